@@ -1,0 +1,65 @@
+//! The two clocks a runtime can run on.
+//!
+//! Owns the [`Clock`] trait and its two implementations. A clock answers "what time is it"
+//! and "let time pass until this instant": [`VirtualClock`] jumps there at once (discrete-event
+//! simulation), [`RealClock`] spins or sleeps on `CLOCK_MONOTONIC`. The kernel is generic over
+//! the clock, so one build carries both modes and nothing above the clock knows which it has.
+
+mod real_time;
+mod virtual_time;
+
+pub use real_time::RealClock;
+pub use virtual_time::VirtualClock;
+
+use crate::time::Time;
+
+/// Which kind of clock a run used.
+///
+/// ```
+/// use tempi::clock::{Clock, ClockMode, VirtualClock};
+/// assert_eq!(VirtualClock::MODE, ClockMode::Virtual);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockMode {
+    /// Deterministic simulated time.
+    Virtual,
+    /// The machine's monotonic clock.
+    Real,
+}
+
+impl ClockMode {
+    /// `"virtual"` or `"real"`.
+    ///
+    /// ```
+    /// assert_eq!(tempi::clock::ClockMode::Real.name(), "real");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockMode::Virtual => "virtual",
+            ClockMode::Real => "real",
+        }
+    }
+}
+
+/// A source of time for the kernel.
+///
+/// `wait_until` is the only way time passes for the kernel. `busy` tells whether the CPU is
+/// executing simulated work (`work(d)`) meanwhile: a real clock spins then, to burn the CPU time
+/// the work stands for, and sleeps otherwise.
+///
+/// ```
+/// use tempi::clock::{Clock, VirtualClock};
+/// use tempi::Time;
+/// let mut c = VirtualClock::default();
+/// assert_eq!(c.wait_until(Time::from_millis(5), false), Time::from_millis(5));
+/// assert_eq!(c.now(), Time::from_millis(5));
+/// ```
+pub trait Clock: Send + 'static {
+    /// Which kind of clock this is.
+    const MODE: ClockMode;
+    /// The current instant.
+    fn now(&mut self) -> Time;
+    /// Let time pass until `target` (or a little after, for a real clock) and return the new
+    /// current instant.
+    fn wait_until(&mut self, target: Time, busy: bool) -> Time;
+}

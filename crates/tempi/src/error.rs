@@ -1,0 +1,81 @@
+//! The error type of every fallible runtime call.
+
+use std::fmt;
+
+use crate::thread::ThreadId;
+
+/// Why a runtime call failed. Every variant says what was wrong and with what.
+///
+/// ```
+/// use tempi::{Error, Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let err = rt.spawn(ThreadSpec::new("x").cpu(3), |_| {}).unwrap_err();
+/// assert_eq!(err, Error::NoSuchCpu { cpu: 3, cpus: 1 });
+/// assert!(err.to_string().contains("CPU 3"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A thread spec is inconsistent.
+    InvalidSpec {
+        /// The thread's name.
+        thread: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The spec names a CPU the runtime does not have.
+    NoSuchCpu {
+        /// The CPU asked for.
+        cpu: usize,
+        /// How many the runtime has.
+        cpus: usize,
+    },
+    /// Every thread slot of the CPU is in use.
+    TooManyThreads {
+        /// The configured maximum.
+        max: usize,
+    },
+    /// No live or finished thread has this id.
+    UnknownThread(ThreadId),
+    /// A thread tried to join itself.
+    JoinSelf,
+    /// Jobs can only be released on demand for sporadic threads.
+    NotSporadic(ThreadId),
+    /// The operation would cross from one real-time dispatcher to another, which this
+    /// version does not support (virtual time has no such limit).
+    CrossCpu {
+        /// The CPU the caller runs on.
+        from: usize,
+        /// The CPU of the target.
+        to: usize,
+    },
+    /// The configuration is unusable.
+    InvalidConfig(String),
+    /// A stack could not be mapped.
+    Stack(String),
+    /// The operating system refused something the runtime needs.
+    Os(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidSpec { thread, reason } => write!(f, "thread `{thread}`: {reason}"),
+            Error::NoSuchCpu { cpu, cpus } => {
+                write!(f, "CPU {cpu} does not exist: the runtime has {cpus} CPU(s), numbered from 0")
+            }
+            Error::TooManyThreads { max } => write!(f, "no free thread slot: at most {max} threads per CPU"),
+            Error::UnknownThread(t) => write!(f, "no thread {t:?}"),
+            Error::JoinSelf => write!(f, "a thread cannot join itself"),
+            Error::NotSporadic(t) => write!(f, "thread {t:?} is not sporadic: its jobs cannot be released on demand"),
+            Error::CrossCpu { from, to } => write!(
+                f,
+                "operation from CPU {from} on a thread of CPU {to}: cross-CPU operations are not supported in real time yet"
+            ),
+            Error::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
+            Error::Stack(why) => write!(f, "cannot allocate a thread stack: {why}"),
+            Error::Os(why) => write!(f, "operating system: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,390 @@
+//! The calls a thread makes into the runtime, and the code that runs on a thread's own stack.
+//!
+//! A thread talks to its kernel only by message: it suspends its coroutine with a [`Request`]
+//! and is resumed with a [`Response`]. The kernel's state is therefore never borrowed while user
+//! code runs, and every runtime call is a preemption point (a task boundary, in Spring's terms).
+//! This module owns [`Ctx`] (the handle a thread body receives), [`EventCtx`] (the handle a
+//! timing-event handler receives) and the per-thread job loop.
+//!
+//! # Cancellation
+//!
+//! Aborting a job or stopping the runtime unwinds the thread's stack from inside the runtime
+//! call it is blocked in, with a private payload: destructors run, and the job loop (or the
+//! thread's end) catches it. A body that catches that unwind itself and calls the runtime again
+//! is unwound again at that call.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use corosensei::Yielder;
+
+use crate::error::Error;
+use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::time::{nanos, Time};
+
+pub(crate) type Body = Box<dyn FnMut(&Ctx<'_>) + Send>;
+
+/// What a thread asks of its kernel.
+pub(crate) enum Request {
+    Work(u64),
+    Yield,
+    SleepUntil(Time),
+    Spawn(Box<(ThreadSpec, Body)>),
+    Join(ThreadId),
+    Release(ThreadId),
+    /// The current job ended; `aborted` if it was abandoned.
+    JobDone { aborted: bool },
+}
+
+/// The kernel's answer.
+pub(crate) enum Reply {
+    /// Go on (or: start the next job, after `JobDone`).
+    Go,
+    /// Abandon the current job.
+    Abort,
+    /// The runtime is stopping: unwind and end.
+    Stop,
+    Spawned(Result<ThreadId, Error>),
+    Joined(Result<ThreadOutcome, Error>),
+    Released(Result<(), Error>),
+}
+
+pub(crate) struct Response {
+    pub(crate) now: Time,
+    pub(crate) job: JobInfo,
+    pub(crate) reply: Reply,
+}
+
+/// The job a thread is executing.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("p").periodic(Duration::from_millis(5)).max_jobs(2), |cx| {
+///     let job = cx.job();
+///     assert_eq!(job.release, Time::from_millis(5 * job.number as u64));
+///     assert_eq!(job.deadline, Some(job.release + Duration::from_millis(5)));
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct JobInfo {
+    /// Job number, from 0.
+    pub number: u32,
+    /// Absolute release.
+    pub release: Time,
+    /// Absolute deadline, if any.
+    pub deadline: Option<Time>,
+}
+
+/// Payload of the unwind that abandons a job.
+pub(crate) struct JobAborted;
+/// Payload of the unwind that ends a thread when the runtime stops.
+pub(crate) struct Shutdown;
+
+/// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
+/// call and a preemption point.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("t"), |cx| {
+///     cx.work(Duration::from_millis(2));
+///     assert_eq!(cx.now(), Time::from_millis(2));
+///     cx.sleep(Duration::from_millis(3));
+///     assert_eq!(cx.now(), Time::from_millis(5));
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+pub struct Ctx<'a> {
+    yielder: &'a Yielder<Response, Request>,
+    id: ThreadId,
+    cpu: usize,
+    now: Cell<Time>,
+    job: Cell<JobInfo>,
+    real_epoch: Option<Instant>,
+}
+
+impl<'a> Ctx<'a> {
+    fn call(&self, request: Request) -> Reply {
+        let r = self.yielder.suspend(request);
+        self.now.set(r.now);
+        self.job.set(r.job);
+        match r.reply {
+            Reply::Abort => resume_unwind(Box::new(JobAborted)),
+            Reply::Stop => resume_unwind(Box::new(Shutdown)),
+            other => other,
+        }
+    }
+
+    /// This thread's id.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let t = rt.spawn(tempi::ThreadSpec::new("me"), |cx| assert_eq!(cx.id().index(), 0)).unwrap();
+    /// # let _ = t; rt.run().unwrap();
+    /// ```
+    pub fn id(&self) -> ThreadId {
+        self.id
+    }
+
+    /// The CPU this thread runs on.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(2);
+    /// rt.spawn(tempi::ThreadSpec::new("c").cpu(1), |cx| assert_eq!(cx.cpu(), 1)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    /// The current instant. In virtual time, code between runtime calls takes no time.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("c"), |cx| assert_eq!(cx.now(), tempi::Time::ZERO)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn now(&self) -> Time {
+        match self.real_epoch {
+            Some(epoch) => Time::from_nanos(nanos(epoch.elapsed())),
+            None => self.now.get(),
+        }
+    }
+
+    /// The job being executed.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("c"), |cx| assert_eq!(cx.job().number, 0)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn job(&self) -> JobInfo {
+        self.job.get()
+    }
+
+    /// Consume `d` of CPU time. In virtual time this is pure demand: the clock advances by
+    /// exactly `d` of this thread's execution, split wherever a more urgent thread preempts. In
+    /// real time the dispatcher spins for `d`, checking its timers meanwhile.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("w"), |cx| cx.work(Duration::from_micros(10))).unwrap();
+    /// assert_eq!(rt.run().unwrap().end, tempi::Time::from_micros(10));
+    /// ```
+    pub fn work(&self, d: Duration) {
+        self.call(Request::Work(nanos(d)));
+    }
+
+    /// Give the CPU to the next ready thread the policy chooses (possibly this one again).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("y"), |cx| cx.yield_now()).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn yield_now(&self) {
+        self.call(Request::Yield);
+    }
+
+    /// Sleep until `t` (returns at once if `t` has passed).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("s"), |cx| {
+    ///     cx.sleep_until(tempi::Time::from_millis(7));
+    ///     assert_eq!(cx.now(), tempi::Time::from_millis(7));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn sleep_until(&self, t: Time) {
+        self.call(Request::SleepUntil(t));
+    }
+
+    /// Sleep for `d`.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("s"), |cx| cx.sleep(std::time::Duration::from_millis(1))).unwrap();
+    /// assert_eq!(rt.run().unwrap().end, tempi::Time::from_millis(1));
+    /// ```
+    pub fn sleep(&self, d: Duration) {
+        let until = self.now() + d;
+        self.sleep_until(until);
+    }
+
+    /// Create a thread from inside a thread. The new thread is placed on the CPU its spec
+    /// names; in real time that must be this thread's CPU.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("parent"), |cx| {
+    ///     let child = cx.spawn(tempi::ThreadSpec::new("child"), |_| {}).unwrap();
+    ///     assert_eq!(cx.join(child), Ok(tempi::ThreadOutcome::Completed));
+    /// }).unwrap();
+    /// assert_eq!(rt.run().unwrap().threads.len(), 2);
+    /// ```
+    pub fn spawn(&self, spec: ThreadSpec, body: impl FnMut(&Ctx<'_>) + Send + 'static) -> Result<ThreadId, Error> {
+        spec.validate()?;
+        match self.call(Request::Spawn(Box::new((spec, Box::new(body))))) {
+            Reply::Spawned(r) => r,
+            _ => unreachable!("the kernel answers a spawn with Spawned"),
+        }
+    }
+
+    /// Wait until thread `t` ends and return how it ended.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("j"), |cx| {
+    ///     assert_eq!(cx.join(cx.id()), Err(tempi::Error::JoinSelf));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn join(&self, t: ThreadId) -> Result<ThreadOutcome, Error> {
+        match self.call(Request::Join(t)) {
+            Reply::Joined(r) => r,
+            _ => unreachable!("the kernel answers a join with Joined"),
+        }
+    }
+
+    /// Release a job of sporadic thread `t` now (deferred if the minimum inter-arrival time
+    /// has not passed since its last release).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = rt.spawn(tempi::ThreadSpec::new("s").sporadic(Duration::from_millis(1)).max_jobs(1), |_| {}).unwrap();
+    /// rt.spawn(tempi::ThreadSpec::new("trigger"), move |cx| cx.release(s).unwrap()).unwrap();
+    /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
+    /// ```
+    pub fn release(&self, t: ThreadId) -> Result<(), Error> {
+        match self.call(Request::Release(t)) {
+            Reply::Released(r) => r,
+            _ => unreachable!("the kernel answers a release with Released"),
+        }
+    }
+}
+
+enum JobEnd {
+    Aborted,
+    Panicked(String),
+    Shutdown,
+}
+
+fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
+    if payload.is::<JobAborted>() {
+        JobEnd::Aborted
+    } else if payload.is::<Shutdown>() {
+        JobEnd::Shutdown
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        JobEnd::Panicked((*s).to_string())
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        JobEnd::Panicked(s.clone())
+    } else {
+        // Not ours and not a message: could be the coroutine library's forced unwind, which
+        // must keep going.
+        resume_unwind(payload)
+    }
+}
+
+/// The code every thread runs on its own stack: jobs, one after another, until told to stop.
+pub(crate) fn thread_main(
+    yielder: &Yielder<Response, Request>,
+    first: Response,
+    id: ThreadId,
+    cpu: usize,
+    real_epoch: Option<Instant>,
+    mut body: Body,
+) -> ThreadOutcome {
+    let cx = Ctx { yielder, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_epoch };
+    let mut reply = first.reply;
+    loop {
+        let aborted = match reply {
+            Reply::Go => match catch_unwind(AssertUnwindSafe(|| body(&cx))) {
+                Ok(()) => false,
+                Err(payload) => match classify(payload) {
+                    JobEnd::Aborted => true,
+                    JobEnd::Panicked(msg) => return ThreadOutcome::Panicked(msg),
+                    JobEnd::Shutdown => return ThreadOutcome::Completed,
+                },
+            },
+            // Abandoned before it could start.
+            Reply::Abort => true,
+            _ => return ThreadOutcome::Completed,
+        };
+        let next = yielder.suspend(Request::JobDone { aborted });
+        cx.now.set(next.now);
+        cx.job.set(next.job);
+        reply = next.reply;
+    }
+}
+
+/// A timing-event handler's handle on the runtime. Handlers run inside the kernel, between
+/// thread executions, on no thread of their own: they must not block.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, TimerSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.add_timer(TimerSpec::every(Duration::from_millis(2)), |ev| {
+///     if ev.now() >= Time::from_millis(6) { ev.cancel() }
+/// }).unwrap();
+/// rt.run_until(Time::from_millis(20)).unwrap();
+/// ```
+pub struct EventCtx<'k> {
+    pub(crate) now: Time,
+    pub(crate) releases: &'k mut Vec<ThreadId>,
+    pub(crate) cancelled: bool,
+}
+
+impl EventCtx<'_> {
+    /// The instant the event fired.
+    ///
+    /// ```
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// rt.add_timer(tempi::TimerSpec::at(tempi::Time::from_millis(3)), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(3))).unwrap();
+    /// # rt.run_until(tempi::Time::from_millis(5)).unwrap();
+    /// ```
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Release a job of sporadic thread `t` (applied when the handler returns).
+    ///
+    /// # Errors
+    /// [`Error::TooManyThreads`] if more releases are requested in one firing than the runtime
+    /// has thread slots (the request list is pre-sized to that).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = rt.spawn(tempi::ThreadSpec::new("s").sporadic(Duration::ZERO).max_jobs(1), |_| {}).unwrap();
+    /// rt.add_timer(tempi::TimerSpec::at(tempi::Time::from_millis(1)), move |ev| ev.release(s).unwrap()).unwrap();
+    /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
+    /// ```
+    pub fn release(&mut self, t: ThreadId) -> Result<(), Error> {
+        if self.releases.len() == self.releases.capacity() {
+            return Err(Error::TooManyThreads { max: self.releases.capacity() });
+        }
+        self.releases.push(t);
+        Ok(())
+    }
+
+    /// Stop a periodic event from firing again.
+    ///
+    /// ```
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// rt.add_timer(tempi::TimerSpec::every(std::time::Duration::from_millis(1)), |ev| ev.cancel()).unwrap();
+    /// # rt.run_until(tempi::Time::from_millis(5)).unwrap();
+    /// ```
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+}

@@ -1,0 +1,962 @@
+//! The kernel: mechanism only. It owns thread control blocks, coroutines and stacks, the timer
+//! queue, job release and deadline tracking, CPU-time accounting and the trace; it makes no
+//! scheduling decision itself and asks its CPUs' [`Scheduler`]s at every transition.
+//!
+//! One kernel drives one or more CPUs on the OS thread that calls [`Kernel::run`]: all of them
+//! in virtual time, exactly one per dispatcher thread in real time. The loop is the same for
+//! both clocks:
+//!
+//! ```text
+//! loop {
+//!     fire every timer that is due            (releases, deadlines, wakes, slices, events)
+//!     on every CPU: preempt if asked, pick, resume the current thread until it makes a
+//!                   request that stops it, or starts `work`
+//!     find the next instant: earliest timer, or the end of a CPU's current work
+//!     let the clock pass to it                (virtual: jump; real: spin if busy, else sleep)
+//!     charge the work done meanwhile
+//! }
+//! ```
+//!
+//! Must not: decide ordering (the scheduler does), allocate on the dispatch path (every
+//! container is sized in [`Kernel::new`]), or know which clock it runs on beyond `C::MODE`
+//! for reading the time after user code ran.
+
+mod ctx;
+mod stacks;
+mod tcb;
+mod timers;
+
+pub use ctx::{Ctx, EventCtx, JobInfo};
+pub(crate) use ctx::Body;
+
+use std::time::{Duration, Instant};
+
+use corosensei::{Coroutine, CoroutineResult};
+
+use self::ctx::{Reply, Request, Response};
+use self::stacks::StackPool;
+use self::tcb::{Backlog, Queued, State, Tcb, Wait};
+use self::timers::{TimerKind, TimerQueue};
+use crate::clock::{Clock, ClockMode};
+use crate::error::Error;
+use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
+use crate::runtime::{Config, ThreadStats, ThreadSummary, TimerSpec};
+use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, ThreadSpec, Timing};
+use crate::time::Time;
+use crate::trace::{StopReason, TraceBuffer, TraceKind, TraceRecord};
+
+pub(crate) type EventHandler = Box<dyn FnMut(&mut EventCtx<'_>) + Send>;
+
+/// What a kernel is built from: settings plus the threads and timing events registered before
+/// the run. It is `Send`, so a real-time dispatcher can build its kernel on its own OS thread
+/// (coroutines must never move between OS threads).
+pub(crate) struct KernelSeed {
+    first_cpu: usize,
+    cpu_count: usize,
+    total_cpus: usize,
+    slot_base: u32,
+    capacity: usize,
+    max_timers: usize,
+    trace_capacity: usize,
+    default_stack: usize,
+    pub(crate) scheduler: SchedulerFactory,
+    threads: Vec<(ThreadId, ThreadSpec, Body)>,
+    timers: Vec<(TimerSpec, EventHandler)>,
+}
+
+impl KernelSeed {
+    /// Seed of kernel `k` of `kernels`: one kernel for all CPUs, or one per CPU.
+    pub(crate) fn new(k: usize, kernels: usize, config: &Config) -> KernelSeed {
+        let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
+        let capacity = config.max_threads * cpu_count;
+        KernelSeed {
+            first_cpu,
+            cpu_count,
+            total_cpus: config.cpus,
+            slot_base: (k * config.max_threads) as u32,
+            capacity,
+            max_timers: config.max_timers * cpu_count,
+            trace_capacity: config.trace_capacity,
+            default_stack: config.default_stack,
+            scheduler: config.scheduler.clone(),
+            threads: Vec::new(),
+            timers: Vec::new(),
+        }
+    }
+
+    pub(crate) fn first_cpu(&self) -> usize {
+        self.first_cpu
+    }
+
+    pub(crate) fn add_thread(&mut self, spec: ThreadSpec, body: Body) -> Result<ThreadId, Error> {
+        if self.threads.len() >= self.capacity {
+            return Err(Error::TooManyThreads { max: self.capacity / self.cpu_count });
+        }
+        let id = ThreadId { slot: self.slot_base + self.threads.len() as u32, generation: 0 };
+        self.threads.push((id, spec, body));
+        Ok(id)
+    }
+
+    pub(crate) fn add_timer(&mut self, spec: TimerSpec, handler: EventHandler) -> Result<(), Error> {
+        if self.timers.len() >= self.max_timers {
+            return Err(Error::InvalidConfig(format!("more than {} timing events", self.max_timers)));
+        }
+        self.timers.push((spec, handler));
+        Ok(())
+    }
+}
+
+/// What one kernel hands back when its run ends.
+pub(crate) struct KernelPart {
+    pub(crate) threads: Vec<ThreadSummary>,
+    pub(crate) trace: Vec<Vec<TraceRecord>>,
+    pub(crate) trace_dropped: u64,
+    pub(crate) end: Time,
+}
+
+struct Cpu {
+    index: usize,
+    scheduler: Box<dyn Scheduler>,
+    current: Option<ThreadId>,
+    /// A more urgent thread became ready: preempt `current` at the next opportunity.
+    preempt: bool,
+    /// When `current` was dispatched (CPU-time accounting).
+    run_start: Time,
+    /// Up to when `current`'s `work` has been charged.
+    work_mark: Time,
+    /// Bumped at every dispatch and stop; a slice timer is valid only for its own dispatch.
+    slice_token: u64,
+    trace: TraceBuffer,
+}
+
+struct TimingEvent {
+    spec: TimerSpec,
+    handler: Option<EventHandler>,
+    cancelled: bool,
+}
+
+pub(crate) struct Kernel<C: Clock> {
+    clock: C,
+    now: Time,
+    real_epoch: Option<Instant>,
+    cpus: Vec<Cpu>,
+    first_cpu: usize,
+    slot_base: u32,
+    slots: Vec<Option<Tcb>>,
+    generations: Vec<u32>,
+    free: Vec<u32>,
+    live: usize,
+    summaries: Vec<ThreadSummary>,
+    timers: TimerQueue,
+    events: Vec<TimingEvent>,
+    release_buf: Vec<ThreadId>,
+    stacks: StackPool,
+    default_stack: usize,
+    total_cpus: usize,
+}
+
+impl<C: Clock> Kernel<C> {
+    /// Build a kernel and size every pool. Threads and events from the seed are installed.
+    pub(crate) fn new(seed: KernelSeed, mut clock: C) -> Result<Kernel<C>, Error> {
+        let cap = seed.capacity;
+        let cpus = (0..seed.cpu_count)
+            .map(|i| Cpu {
+                index: seed.first_cpu + i,
+                scheduler: (seed.scheduler)(),
+                current: None,
+                preempt: false,
+                run_start: Time::ZERO,
+                work_mark: Time::ZERO,
+                slice_token: 0,
+                trace: TraceBuffer::new(seed.trace_capacity),
+            })
+            .collect();
+        let mut stacks = StackPool::default();
+        stacks.reserve(seed.default_stack, cap.min(32))?;
+        let real_epoch = match C::MODE {
+            ClockMode::Real => {
+                let now = clock.now();
+                Some(Instant::now() - now.since_start())
+            }
+            ClockMode::Virtual => None,
+        };
+        let pre = seed.threads.len();
+        let mut k = Kernel {
+            now: clock.now(),
+            clock,
+            real_epoch,
+            cpus,
+            first_cpu: seed.first_cpu,
+            slot_base: seed.slot_base,
+            slots: (0..cap).map(|_| None).collect(),
+            generations: vec![0; cap],
+            free: (pre as u32..cap as u32).rev().collect(),
+            live: 0,
+            summaries: Vec::with_capacity(pre.max(16)),
+            // Per thread: a release, a deadline, an abort time and a wake or slice can be
+            // pending at once; plus one entry per timing event.
+            timers: TimerQueue::with_capacity(cap * 6 + seed.max_timers + 16),
+            events: Vec::with_capacity(seed.max_timers),
+            release_buf: Vec::with_capacity(cap),
+            stacks,
+            default_stack: seed.default_stack,
+            total_cpus: seed.total_cpus,
+        };
+        for (id, spec, body) in seed.threads {
+            k.install(id, spec, body);
+        }
+        for (spec, handler) in seed.timers {
+            let idx = k.events.len() as u32;
+            k.events.push(TimingEvent { spec, handler: Some(handler), cancelled: false });
+            k.timers.push(spec.first, TimerKind::Event(idx));
+        }
+        Ok(k)
+    }
+
+    // ----- lookup -------------------------------------------------------------------------
+
+    fn local(&self, id: ThreadId) -> Option<usize> {
+        let i = id.slot.checked_sub(self.slot_base)? as usize;
+        match self.slots.get(i)? {
+            Some(t) if t.id == id => Some(i),
+            _ => None,
+        }
+    }
+
+    fn tcb(&mut self, id: ThreadId) -> &mut Tcb {
+        let i = self.local(id).expect("kernel refers to a live thread");
+        self.slots[i].as_mut().expect("live slot")
+    }
+
+    fn cpu_local(&self, cpu: usize) -> Option<usize> {
+        cpu.checked_sub(self.first_cpu).filter(|&c| c < self.cpus.len())
+    }
+
+    /// Local index of the CPU thread `id` is on.
+    fn cpu_of(&mut self, id: ThreadId) -> usize {
+        let cpu = self.tcb(id).cpu;
+        self.cpu_local(cpu).expect("thread on this kernel")
+    }
+
+    fn info(&self, id: ThreadId) -> SchedInfo {
+        let t = self.slots[self.local(id).expect("live thread")].as_ref().expect("live slot");
+        SchedInfo {
+            id,
+            cpu: t.cpu,
+            priority: t.priority,
+            urgency: t.urgency,
+            importance: t.importance,
+            release: t.job.release,
+            deadline: t.job.deadline,
+            period: match t.timing {
+                Timing::Periodic { period, .. } => Some(period),
+                _ => None,
+            },
+            relative_deadline: t.rel_deadline,
+            wcet: t.wcet,
+            job_cpu_time: t.job_cpu,
+            job: t.job.number,
+        }
+    }
+
+    fn trace(&mut self, c: usize, kind: TraceKind, id: ThreadId, job: u32, arg: u64) {
+        let cpu = &mut self.cpus[c];
+        cpu.trace.push(TraceRecord { time: self.now, arg, thread: id, job, cpu: cpu.index as u16, kind });
+    }
+
+    fn trace_thread(&mut self, id: ThreadId, kind: TraceKind, arg: u64) {
+        let t = self.tcb(id);
+        let (cpu, job) = (t.cpu, t.job.number);
+        let c = self.cpu_local(cpu).expect("thread on this kernel");
+        self.trace(c, kind, id, job, arg);
+    }
+
+    fn stats(&mut self, id: ThreadId) -> &mut ThreadStats {
+        let s = self.tcb(id).summary;
+        &mut self.summaries[s].stats
+    }
+
+    // ----- thread creation and end ---------------------------------------------------------
+
+    fn install(&mut self, id: ThreadId, spec: ThreadSpec, body: Body) {
+        let i = (id.slot - self.slot_base) as usize;
+        self.generations[i] = id.generation;
+        let summary = self.summaries.len();
+        self.summaries.push(ThreadSummary {
+            id,
+            name: spec.name.clone(),
+            cpu: spec.cpu,
+            timing: spec.timing,
+            priority: spec.priority,
+            wcet: spec.wcet,
+            deadline: spec.relative_deadline(),
+            outcome: None,
+            stats: ThreadStats::default(),
+        });
+        let rel_deadline = spec.relative_deadline();
+        let tcb = Tcb {
+            id,
+            summary,
+            cpu: spec.cpu,
+            timing: spec.timing,
+            wcet: spec.wcet,
+            rel_deadline,
+            abort_after: spec.abort_after,
+            priority: spec.priority,
+            importance: spec.importance,
+            miss_policy: spec.miss_policy,
+            on_miss: spec.on_miss,
+            max_jobs: spec.max_jobs,
+            stack_size: spec.stack_size.unwrap_or(self.default_stack),
+            state: State::Dormant,
+            body: Some(body),
+            coroutine: None,
+            reply: None,
+            abort_pending: false,
+            work_left: 0,
+            in_work: false,
+            wait_token: 0,
+            released: 0,
+            finished: 0,
+            job_active: false,
+            job: JobInfo::default(),
+            job_cpu: Duration::ZERO,
+            backlog: Backlog::default(),
+            skip_next: 0,
+            next_sporadic: Time::ZERO,
+            base_urgency: Urgency::LOWEST,
+            urgency: Urgency::LOWEST,
+        };
+        self.slots[i] = Some(tcb);
+        self.live += 1;
+        let c = self.cpu_local(spec.cpu).expect("placement checked before install");
+        self.trace(c, TraceKind::Spawn, id, 0, spec.cpu as u64);
+        let info = self.info(id);
+        let base = self.cpus[c].scheduler.base_urgency(&info);
+        let t = self.tcb(id);
+        t.base_urgency = base;
+        t.urgency = base;
+        match spec.timing {
+            Timing::OneShot => self.release_job(id, self.now),
+            Timing::Periodic { phase, .. } => self.timers.push(self.now + phase, TimerKind::Release(id)),
+            Timing::Sporadic { .. } => {}
+        }
+    }
+
+    fn spawn_thread(&mut self, spec: ThreadSpec, body: Body, from_cpu: usize) -> Result<ThreadId, Error> {
+        spec.validate()?;
+        if self.cpu_local(spec.cpu).is_none() {
+            return Err(match C::MODE {
+                ClockMode::Real if spec.cpu < self.total_cpus => Error::CrossCpu { from: from_cpu, to: spec.cpu },
+                _ => Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus },
+            });
+        }
+        let Some(i) = self.free.pop() else {
+            return Err(Error::TooManyThreads { max: self.slots.len() / self.cpus.len() });
+        };
+        let generation = self.generations[i as usize].wrapping_add(1);
+        let id = ThreadId { slot: self.slot_base + i, generation };
+        self.install(id, spec, body);
+        Ok(id)
+    }
+
+    fn exit(&mut self, c: usize, id: ThreadId, outcome: ThreadOutcome) {
+        let panicked = matches!(outcome, ThreadOutcome::Panicked(_));
+        if self.cpus[c].current == Some(id) {
+            self.stop_running(c, StopReason::Exited);
+        }
+        self.trace_thread(id, TraceKind::Exit, panicked as u64);
+        let i = self.local(id).expect("exiting thread is live");
+        let tcb = self.slots[i].take().expect("live slot");
+        if tcb.state == State::Ready {
+            self.cpus[c].scheduler.on_removed(id);
+        }
+        if let Some(co) = tcb.coroutine {
+            if co.done() {
+                self.stacks.give_back(tcb.stack_size, co.into_stack());
+            }
+        }
+        self.summaries[tcb.summary].outcome = Some(outcome.clone());
+        self.free.push(i as u32);
+        self.live -= 1;
+        // Wake every joiner.
+        for j in 0..self.slots.len() {
+            let joiner = match &self.slots[j] {
+                Some(t) if t.state == State::Blocked(Wait::Join(id)) => t.id,
+                _ => continue,
+            };
+            self.tcb(joiner).reply = Some(Reply::Joined(Ok(outcome.clone())));
+            self.wake(joiner);
+        }
+    }
+
+    fn outcome_of(&self, id: ThreadId) -> Result<Option<ThreadOutcome>, Error> {
+        if self.local(id).is_some() {
+            return Ok(None);
+        }
+        match self.summaries.iter().find(|s| s.id == id) {
+            Some(s) => Ok(s.outcome.clone()),
+            None => Err(Error::UnknownThread(id)),
+        }
+    }
+
+    // ----- jobs ---------------------------------------------------------------------------
+
+    /// A release instant of thread `id` has come.
+    fn release_job(&mut self, id: ThreadId, at: Time) {
+        let t = self.tcb(id);
+        if t.max_jobs.is_some_and(|m| t.released >= m) {
+            return;
+        }
+        if t.skip_next > 0 || (t.job_active && t.backlog.is_full()) {
+            if t.skip_next > 0 {
+                t.skip_next -= 1;
+            }
+            self.stats(id).skipped += 1;
+            self.trace_thread(id, TraceKind::ReleaseSkipped, at.as_nanos());
+            return;
+        }
+        let number = t.released;
+        t.released += 1;
+        let deadline = t.rel_deadline.map(|d| at + d);
+        let abort_at = t.abort_after.map(|a| at + a);
+        let busy = t.job_active;
+        if busy {
+            t.backlog.push(Queued { number, release: at, deadline, missed: false, abandon: false });
+        }
+        self.stats(id).released += 1;
+        let c = self.cpu_of(id);
+        self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
+        if let Some(d) = deadline {
+            self.timers.push(d, TimerKind::Deadline(id, number));
+        }
+        if let Some(a) = abort_at {
+            self.timers.push(a, TimerKind::AbortTime(id, number));
+        }
+        if !busy {
+            self.start_job(id, Queued { number, release: at, deadline, missed: false, abandon: false });
+        }
+    }
+
+    fn start_job(&mut self, id: ThreadId, q: Queued) {
+        let t = self.tcb(id);
+        t.job = JobInfo { number: q.number, release: q.release, deadline: q.deadline };
+        t.job_active = true;
+        t.job_cpu = Duration::ZERO;
+        t.abort_pending = false;
+        let c = self.cpu_of(id);
+        let info = self.info(id);
+        let base = self.cpus[c].scheduler.base_urgency(&info);
+        let t = self.tcb(id);
+        t.base_urgency = base;
+        t.urgency = base;
+        self.make_ready(id, ReadyReason::Released);
+    }
+
+    /// The running thread `id` on CPU `c` reports its job ended.
+    fn job_done(&mut self, c: usize, id: ThreadId, aborted: bool) {
+        let now = self.now;
+        let t = self.tcb(id);
+        t.job_active = false;
+        t.finished += 1;
+        let release = t.job.release;
+        let more_jobs = !matches!(t.timing, Timing::OneShot) && !t.max_jobs.is_some_and(|m| t.finished >= m);
+        if aborted {
+            self.stats(id).aborted += 1;
+            self.trace_thread(id, TraceKind::JobAbort, 0);
+        } else {
+            let response = now - release;
+            let s = self.stats(id);
+            s.completed += 1;
+            s.response_total += response;
+            s.response_min = Some(s.response_min.map_or(response, |m| m.min(response)));
+            s.response_max = Some(s.response_max.map_or(response, |m| m.max(response)));
+            self.trace_thread(id, TraceKind::JobComplete, crate::time::nanos(response));
+        }
+        if !more_jobs {
+            // It stays current and ends at its next resume.
+            self.tcb(id).reply = Some(Reply::Stop);
+            return;
+        }
+        self.stop_running(c, if aborted { StopReason::Aborted } else { StopReason::JobDone });
+        self.tcb(id).state = State::Dormant;
+        let info = self.info(id);
+        self.cpus[c].scheduler.on_blocked(&info);
+        self.start_next_queued(id);
+    }
+
+    fn start_next_queued(&mut self, id: ThreadId) {
+        while let Some(q) = self.tcb(id).backlog.pop() {
+            let t = self.tcb(id);
+            if q.abandon || (q.missed && t.miss_policy == MissPolicy::AbortJob) {
+                // Late before it could start: abandoned without running.
+                t.finished += 1;
+                t.job = JobInfo { number: q.number, release: q.release, deadline: q.deadline };
+                self.stats(id).aborted += 1;
+                self.trace_thread(id, TraceKind::JobAbort, 0);
+                continue;
+            }
+            self.start_job(id, q);
+            return;
+        }
+    }
+
+    fn on_deadline(&mut self, id: ThreadId, number: u32) {
+        if self.local(id).is_none() {
+            return;
+        }
+        let t = self.tcb(id);
+        if number < t.finished {
+            return;
+        }
+        let active = t.job_active && t.job.number == number;
+        let (release, deadline) = if active {
+            (t.job.release, t.job.deadline)
+        } else {
+            match t.backlog.get_mut(number) {
+                Some(q) => {
+                    q.missed = true;
+                    (q.release, q.deadline)
+                }
+                None => return,
+            }
+        };
+        let policy = t.miss_policy;
+        let deadline = deadline.unwrap_or(self.now);
+        self.stats(id).misses += 1;
+        let c = self.cpu_of(id);
+        self.trace(c, TraceKind::Miss, id, number, deadline.as_nanos());
+        let event = MissEvent { thread: id, job: number, release, deadline, at: self.now };
+        if let Some(h) = self.tcb(id).on_miss.as_mut() {
+            h(&event);
+        }
+        match policy {
+            MissPolicy::Continue => {}
+            MissPolicy::AbortJob => {
+                if active {
+                    self.abort_job(id);
+                }
+            }
+            MissPolicy::SkipNext => self.tcb(id).skip_next += 1,
+        }
+    }
+
+    fn on_abort_time(&mut self, id: ThreadId, number: u32) {
+        if self.local(id).is_none() {
+            return;
+        }
+        let t = self.tcb(id);
+        if t.job_active && t.job.number == number {
+            self.abort_job(id);
+        } else if let Some(q) = t.backlog.get_mut(number) {
+            // Abort time applies whatever the miss policy.
+            q.abandon = true;
+        }
+    }
+
+    /// Abandon the active job at its next task boundary.
+    fn abort_job(&mut self, id: ThreadId) {
+        let t = self.tcb(id);
+        t.abort_pending = true;
+        t.work_left = 0;
+        t.in_work = false;
+        match t.state {
+            State::Sleeping | State::Blocked(_) => self.wake(id),
+            State::Running | State::Ready | State::Dormant => {}
+        }
+    }
+
+    // ----- state transitions -----------------------------------------------------------------
+
+    fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
+        self.tcb(id).state = State::Ready;
+        let c = self.cpu_of(id);
+        let info = self.info(id);
+        self.cpus[c].scheduler.on_ready(&info, why);
+        if let Some(r) = self.cpus[c].current {
+            if r != id && !self.cpus[c].preempt {
+                let running = self.info(r);
+                if self.cpus[c].scheduler.should_preempt(&running, &info) {
+                    self.cpus[c].preempt = true;
+                }
+            }
+        }
+    }
+
+    fn wake(&mut self, id: ThreadId) {
+        let t = self.tcb(id);
+        t.wait_token += 1;
+        self.trace_thread(id, TraceKind::Wake, 0);
+        self.make_ready(id, ReadyReason::Woken);
+    }
+
+    /// Take the current thread of CPU `c` off the CPU, charging its CPU time.
+    fn stop_running(&mut self, c: usize, reason: StopReason) {
+        let now = self.now;
+        let cpu = &mut self.cpus[c];
+        let Some(id) = cpu.current.take() else { return };
+        cpu.slice_token += 1;
+        let ran = now - cpu.run_start;
+        let t = self.tcb(id);
+        t.job_cpu += ran;
+        self.stats(id).cpu_time += ran;
+        if reason == StopReason::Preempted {
+            self.stats(id).preemptions += 1;
+        }
+        self.trace_thread(id, TraceKind::Stop, reason as u64);
+    }
+
+    fn dispatch(&mut self, c: usize, id: ThreadId) {
+        let now = self.now;
+        self.tcb(id).state = State::Running;
+        let cpu = &mut self.cpus[c];
+        cpu.current = Some(id);
+        cpu.run_start = now;
+        cpu.work_mark = now;
+        cpu.slice_token += 1;
+        let token = cpu.slice_token;
+        self.trace_thread(id, TraceKind::Run, 0);
+        let info = self.info(id);
+        if let Some(q) = self.cpus[c].scheduler.time_slice(&info) {
+            self.timers.push(now + q, TimerKind::SliceEnd(c, token));
+        }
+    }
+
+    /// Carry out a pending preemption and pick a thread if the CPU has none.
+    fn reschedule(&mut self, c: usize) {
+        if self.cpus[c].preempt {
+            self.cpus[c].preempt = false;
+            if let Some(r) = self.cpus[c].current {
+                self.stop_running(c, StopReason::Preempted);
+                self.tcb(r).state = State::Ready;
+                let info = self.info(r);
+                self.cpus[c].scheduler.on_ready(&info, ReadyReason::Preempted);
+            }
+        }
+        while self.cpus[c].current.is_none() {
+            let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
+            // A policy may only hand back threads it was given as ready on this CPU.
+            match self.local(next) {
+                Some(i) if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) => {
+                    self.dispatch(c, next)
+                }
+                _ => debug_assert!(false, "scheduler `{}` picked {next:?}, which is not ready here", self.cpus[c].scheduler.name()),
+            }
+        }
+    }
+
+    // ----- running threads --------------------------------------------------------------------
+
+    fn refresh_now(&mut self) {
+        if C::MODE == ClockMode::Real {
+            self.now = self.clock.now();
+        }
+    }
+
+    fn resume(&mut self, c: usize, id: ThreadId) {
+        let now = self.now;
+        let epoch = self.real_epoch;
+        let i = self.local(id).expect("current thread is live");
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.in_work = false;
+        let mut reply = t.reply.take().unwrap_or(Reply::Go);
+        if t.abort_pending {
+            t.abort_pending = false;
+            reply = Reply::Abort;
+        }
+        let response = Response { now, job: t.job, reply };
+        if t.coroutine.is_none() {
+            let stack = self.stacks.take(t.stack_size);
+            let t = self.slots[i].as_mut().expect("live slot");
+            match stack {
+                Ok(stack) => {
+                    let body = t.body.take().expect("a new thread has its body");
+                    let cpu = t.cpu;
+                    t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
+                        ctx::thread_main(y, first, id, cpu, epoch, body)
+                    }));
+                }
+                Err(e) => {
+                    self.exit(c, id, ThreadOutcome::Panicked(e.to_string()));
+                    return;
+                }
+            }
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
+        let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
+        self.refresh_now();
+        match result {
+            CoroutineResult::Yield(request) => self.handle(c, id, request),
+            CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
+        }
+    }
+
+    fn handle(&mut self, c: usize, id: ThreadId, request: Request) {
+        match request {
+            Request::Work(ns) => {
+                if ns > 0 {
+                    let t = self.tcb(id);
+                    t.work_left = ns;
+                    t.in_work = true;
+                    self.cpus[c].work_mark = self.now;
+                }
+            }
+            Request::Yield => {
+                self.stop_running(c, StopReason::Yielded);
+                self.tcb(id).state = State::Ready;
+                let info = self.info(id);
+                self.cpus[c].scheduler.on_yield(&info);
+            }
+            Request::SleepUntil(t) => {
+                if t > self.now {
+                    self.stop_running(c, StopReason::Sleeping);
+                    let tcb = self.tcb(id);
+                    tcb.state = State::Sleeping;
+                    let token = tcb.wait_token;
+                    self.timers.push(t, TimerKind::Wake(id, token));
+                    let info = self.info(id);
+                    self.cpus[c].scheduler.on_blocked(&info);
+                }
+            }
+            Request::Spawn(boxed) => {
+                let (spec, body) = *boxed;
+                let cpu = self.cpus[c].index;
+                let r = self.spawn_thread(spec, body, cpu);
+                self.tcb(id).reply = Some(Reply::Spawned(r));
+            }
+            Request::Join(target) => {
+                let r = if target == id { Err(Error::JoinSelf) } else { self.outcome_of(target) };
+                match r {
+                    Ok(None) => {
+                        self.stop_running(c, StopReason::Blocked);
+                        self.tcb(id).state = State::Blocked(Wait::Join(target));
+                        let info = self.info(id);
+                        self.cpus[c].scheduler.on_blocked(&info);
+                    }
+                    Ok(Some(outcome)) => self.tcb(id).reply = Some(Reply::Joined(Ok(outcome))),
+                    Err(e) => self.tcb(id).reply = Some(Reply::Joined(Err(e))),
+                }
+            }
+            Request::Release(target) => {
+                let from = self.cpus[c].index;
+                let r = self.request_release(target, from);
+                self.tcb(id).reply = Some(Reply::Released(r));
+            }
+            Request::JobDone { aborted } => self.job_done(c, id, aborted),
+        }
+    }
+
+    fn request_release(&mut self, target: ThreadId, from_cpu: usize) -> Result<(), Error> {
+        if self.local(target).is_none() {
+            let ours = target.slot.checked_sub(self.slot_base).is_some_and(|i| (i as usize) < self.slots.len());
+            return Err(match (ours, C::MODE) {
+                (false, ClockMode::Real) => Error::CrossCpu { from: from_cpu, to: usize::MAX },
+                _ => Error::UnknownThread(target),
+            });
+        }
+        let now = self.now;
+        let t = self.tcb(target);
+        let Timing::Sporadic { min_interarrival } = t.timing else {
+            return Err(Error::NotSporadic(target));
+        };
+        let at = now.max(t.next_sporadic);
+        t.next_sporadic = at + min_interarrival;
+        if at <= now {
+            self.release_job(target, at);
+        } else {
+            self.timers.push(at, TimerKind::Release(target));
+        }
+        Ok(())
+    }
+
+    /// Resume threads on every CPU until each is idle or busy with `work`.
+    fn run_cpus(&mut self) {
+        loop {
+            let mut progressed = false;
+            for c in 0..self.cpus.len() {
+                loop {
+                    if self.timers.next_at().is_some_and(|t| t <= self.now) {
+                        self.fire_due_timers();
+                    }
+                    self.reschedule(c);
+                    let Some(id) = self.cpus[c].current else { break };
+                    if self.tcb(id).work_left > 0 {
+                        break;
+                    }
+                    self.resume(c, id);
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    // ----- time ---------------------------------------------------------------------------------
+
+    fn fire_due_timers(&mut self) {
+        while let Some((at, kind)) = self.timers.pop_due(self.now) {
+            match kind {
+                TimerKind::Release(id) => {
+                    if self.local(id).is_none() {
+                        continue;
+                    }
+                    if let Timing::Periodic { period, .. } = self.tcb(id).timing {
+                        let t = self.tcb(id);
+                        if !t.max_jobs.is_some_and(|m| t.released + 1 >= m) {
+                            self.timers.push(at + period, TimerKind::Release(id));
+                        }
+                    }
+                    self.release_job(id, at);
+                }
+                TimerKind::Wake(id, token) => {
+                    if self.local(id).is_some() {
+                        let t = self.tcb(id);
+                        if t.state == State::Sleeping && t.wait_token == token {
+                            self.wake(id);
+                        }
+                    }
+                }
+                TimerKind::Deadline(id, job) => self.on_deadline(id, job),
+                TimerKind::AbortTime(id, job) => self.on_abort_time(id, job),
+                TimerKind::SliceEnd(c, token) => {
+                    if self.cpus[c].slice_token == token {
+                        if let Some(id) = self.cpus[c].current {
+                            self.stop_running(c, StopReason::SliceExpired);
+                            self.tcb(id).state = State::Ready;
+                            let info = self.info(id);
+                            self.cpus[c].scheduler.on_ready(&info, ReadyReason::SliceExpired);
+                        }
+                    }
+                }
+                TimerKind::Event(idx) => self.fire_event(idx as usize, at),
+            }
+        }
+    }
+
+    fn fire_event(&mut self, idx: usize, at: Time) {
+        let ev = &mut self.events[idx];
+        if ev.cancelled {
+            return;
+        }
+        let Some(mut handler) = ev.handler.take() else { return };
+        let spec = ev.spec;
+        let mut releases = std::mem::take(&mut self.release_buf);
+        releases.clear();
+        let mut ecx = EventCtx { now: self.now, releases: &mut releases, cancelled: false };
+        handler(&mut ecx);
+        let cancelled = ecx.cancelled;
+        let c = self.cpu_local(spec.cpu).expect("event on this kernel");
+        let placeholder = ThreadId { slot: u32::MAX, generation: 0 };
+        self.trace(c, TraceKind::Timer, placeholder, 0, idx as u64);
+        for &t in releases.iter() {
+            // A release of an ended thread is simply dropped.
+            let _ = self.request_release(t, spec.cpu);
+        }
+        self.release_buf = releases;
+        let ev = &mut self.events[idx];
+        ev.handler = Some(handler);
+        ev.cancelled = cancelled;
+        if let (Some(p), false) = (spec.period, cancelled) {
+            self.timers.push(at + p, TimerKind::Event(idx as u32));
+        }
+    }
+
+    /// Earliest instant something happens: a timer, or the end of some CPU's work.
+    fn next_instant(&self) -> Option<Time> {
+        let mut next = self.timers.next_at();
+        for cpu in &self.cpus {
+            if let Some(id) = cpu.current {
+                let left = self.slots[self.local(id).expect("live")].as_ref().expect("live").work_left;
+                if left > 0 {
+                    let end = Time::from_nanos(cpu.work_mark.as_nanos().saturating_add(left));
+                    next = Some(next.map_or(end, |n| n.min(end)));
+                }
+            }
+        }
+        next
+    }
+
+    fn advance(&mut self, target: Time) {
+        let busy = self.cpus.iter().any(|cpu| cpu.current.is_some());
+        self.now = self.clock.wait_until(target, busy);
+        for c in 0..self.cpus.len() {
+            let Some(id) = self.cpus[c].current else { continue };
+            let done = self.now - self.cpus[c].work_mark;
+            self.cpus[c].work_mark = self.now;
+            let t = self.tcb(id);
+            t.work_left = t.work_left.saturating_sub(crate::time::nanos(done));
+        }
+    }
+
+    /// Resume the threads whose `work` ended at this instant, once each, before anything else
+    /// due now: a job whose demand is met at `t` completes at `t`, ahead of releases at `t`.
+    fn finish_completed_work(&mut self) {
+        for c in 0..self.cpus.len() {
+            if let Some(id) = self.cpus[c].current {
+                let t = self.tcb(id);
+                if t.in_work && t.work_left == 0 {
+                    self.resume(c, id);
+                }
+            }
+        }
+    }
+
+    /// Run until `until` or until no thread is left.
+    pub(crate) fn run(mut self, until: Time) -> KernelPart {
+        self.now = self.clock.now();
+        loop {
+            self.finish_completed_work();
+            self.fire_due_timers();
+            self.run_cpus();
+            if self.live == 0 {
+                break;
+            }
+            match self.next_instant() {
+                None => break,
+                Some(t) if t > until => {
+                    self.advance(until);
+                    break;
+                }
+                Some(t) => self.advance(t),
+            }
+        }
+        self.shutdown()
+    }
+
+    fn shutdown(mut self) -> KernelPart {
+        // Charge the CPU time of threads still on a CPU; their last segment stays open in the
+        // trace, which exporters close at the run's end.
+        for c in 0..self.cpus.len() {
+            if let Some(id) = self.cpus[c].current {
+                let ran = self.now - self.cpus[c].run_start;
+                self.stats(id).cpu_time += ran;
+            }
+        }
+        // Unwind every suspended thread so its destructors run on its own stack.
+        let now = self.now;
+        for i in 0..self.slots.len() {
+            let Some(t) = self.slots[i].as_mut() else { continue };
+            let Some(mut co) = t.coroutine.take() else { continue };
+            let job = t.job;
+            for _ in 0..4 {
+                if co.done() {
+                    break;
+                }
+                let _ = co.resume(Response { now, job, reply: Reply::Stop });
+            }
+            // A thread that refused to stop four times is dropped: the coroutine library
+            // unwinds it by force.
+            drop(co);
+        }
+        let mut trace = Vec::with_capacity(self.cpus.len());
+        let mut dropped = 0;
+        for cpu in &mut self.cpus {
+            let (records, lost) = cpu.trace.take();
+            trace.push(records);
+            dropped += lost;
+        }
+        KernelPart { threads: std::mem::take(&mut self.summaries), trace, trace_dropped: dropped, end: self.now }
+    }
+}

@@ -1,0 +1,123 @@
+//! Thread control blocks: everything the kernel keeps per thread.
+//!
+//! # States
+//!
+//! | state | meaning | leaves by |
+//! |---|---|---|
+//! | `Dormant` | between jobs (or before the first release) | a release |
+//! | `Ready` | queued in its CPU's scheduler | dispatch |
+//! | `Running` | current on its CPU (possibly inside `work`) | yield, sleep, block, job end, preemption, slice end |
+//! | `Sleeping` | waits for an instant | its wake timer, an abort |
+//! | `Blocked` | waits for another thread | that thread's end, an abort |
+//! | `Exited` | ended; the slot is freed at once | — |
+
+use std::time::Duration;
+
+use corosensei::stack::DefaultStack;
+use corosensei::Coroutine;
+
+use super::ctx::{Body, JobInfo, Reply, Request, Response};
+use crate::policy::sched::Urgency;
+use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
+use crate::time::Time;
+
+pub(crate) type Co = Coroutine<Response, Request, ThreadOutcome, DefaultStack>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    Join(ThreadId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    Dormant,
+    Ready,
+    Running,
+    Sleeping,
+    Blocked(Wait),
+}
+
+/// A release that arrived while the previous job was still running.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Queued {
+    pub(crate) number: u32,
+    pub(crate) release: Time,
+    pub(crate) deadline: Option<Time>,
+    pub(crate) missed: bool,
+    /// Its abort time passed while it waited.
+    pub(crate) abandon: bool,
+}
+
+/// Fixed-capacity FIFO of queued releases: no allocation when a job overruns.
+#[derive(Debug, Default)]
+pub(crate) struct Backlog {
+    items: [Queued; Backlog::CAPACITY],
+    head: usize,
+    len: usize,
+}
+
+impl Backlog {
+    pub(crate) const CAPACITY: usize = 8;
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.len == Self::CAPACITY
+    }
+    pub(crate) fn push(&mut self, q: Queued) {
+        debug_assert!(!self.is_full());
+        self.items[(self.head + self.len) % Self::CAPACITY] = q;
+        self.len += 1;
+    }
+    pub(crate) fn pop(&mut self) -> Option<Queued> {
+        if self.len == 0 {
+            return None;
+        }
+        let q = self.items[self.head];
+        self.head = (self.head + 1) % Self::CAPACITY;
+        self.len -= 1;
+        Some(q)
+    }
+    pub(crate) fn get_mut(&mut self, number: u32) -> Option<&mut Queued> {
+        (0..self.len).map(|i| (self.head + i) % Self::CAPACITY).find(|&i| self.items[i].number == number).map(|i| &mut self.items[i])
+    }
+}
+
+pub(crate) struct Tcb {
+    pub(crate) id: ThreadId,
+    pub(crate) summary: usize,
+    pub(crate) cpu: usize,
+    pub(crate) timing: Timing,
+    pub(crate) wcet: Duration,
+    pub(crate) rel_deadline: Option<Duration>,
+    pub(crate) abort_after: Option<Duration>,
+    pub(crate) priority: i32,
+    pub(crate) importance: u32,
+    pub(crate) miss_policy: MissPolicy,
+    pub(crate) on_miss: Option<MissHandler>,
+    pub(crate) max_jobs: Option<u32>,
+    pub(crate) stack_size: usize,
+
+    pub(crate) state: State,
+    pub(crate) body: Option<Body>,
+    pub(crate) coroutine: Option<Co>,
+    /// Delivered at the next resume; `None` means "go on".
+    pub(crate) reply: Option<Reply>,
+    pub(crate) abort_pending: bool,
+    /// Simulated CPU demand still to execute in the current `work` call, in ns.
+    pub(crate) work_left: u64,
+    /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
+    pub(crate) in_work: bool,
+    /// Bumped whenever a sleep or wait ends, so stale wake timers are ignored.
+    pub(crate) wait_token: u64,
+
+    pub(crate) released: u32,
+    pub(crate) finished: u32,
+    pub(crate) job_active: bool,
+    pub(crate) job: JobInfo,
+    pub(crate) job_cpu: Duration,
+    pub(crate) backlog: Backlog,
+    pub(crate) skip_next: u32,
+    pub(crate) next_sporadic: Time,
+
+    pub(crate) base_urgency: Urgency,
+    pub(crate) urgency: Urgency,
+}

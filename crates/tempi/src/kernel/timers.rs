@@ -1,0 +1,83 @@
+//! The kernel's timer queue: every future instant the kernel must act at.
+//!
+//! A binary heap pre-sized at start-up. Entries are never removed early; an entry that no
+//! longer applies (a thread woke for another reason, a slice ended early) carries a token the
+//! kernel compares on expiry and ignores when stale. Equal instants fire in insertion order,
+//! which keeps virtual-time runs deterministic.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    /// Next release of a periodic thread, or a deferred sporadic release.
+    Release(ThreadId),
+    /// End of a sleep; the token is the thread's wait token when it went to sleep.
+    Wake(ThreadId, u64),
+    /// The deadline of a job.
+    Deadline(ThreadId, u32),
+    /// The abort time of a job.
+    AbortTime(ThreadId, u32),
+    /// End of a time slice on a CPU; the token is the CPU's dispatch count.
+    SliceEnd(usize, u64),
+    /// A timing event, by index.
+    Event(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    at: Time,
+    seq: u64,
+    kind: TimerKind,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed, so the max-heap yields the earliest entry first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct TimerQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+
+impl TimerQueue {
+    pub(crate) fn with_capacity(n: usize) -> TimerQueue {
+        TimerQueue { heap: BinaryHeap::with_capacity(n), seq: 0 }
+    }
+
+    pub(crate) fn push(&mut self, at: Time, kind: TimerKind) {
+        self.seq += 1;
+        self.heap.push(Entry { at, seq: self.seq, kind });
+    }
+
+    pub(crate) fn next_at(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.at)
+    }
+
+    /// The earliest entry due at or before `now`.
+    pub(crate) fn pop_due(&mut self, now: Time) -> Option<(Time, TimerKind)> {
+        if self.heap.peek()?.at <= now {
+            self.heap.pop().map(|e| (e.at, e.kind))
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! # tempi: real-time threads for Rust
+//!
+//! User-level threads with timing attributes (periodic, sporadic, deadlines, miss policies),
+//! an open scheduling meta-interface, and two clocks: a deterministic virtual clock for
+//! simulation and testing, and the machine's real clock with a dispatcher OS thread per CPU.
+//! The same application code runs on both.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tempi::{Runtime, ThreadSpec, Time};
+//!
+//! let ms = Duration::from_millis;
+//! let mut rt = Runtime::simulated(1);
+//! rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+//! rt.spawn(ThreadSpec::new("control").periodic(ms(5)).wcet(ms(2)), move |cx| cx.work(ms(2))).unwrap();
+//! rt.spawn(ThreadSpec::new("logger").periodic(ms(10)).wcet(ms(5)), move |cx| cx.work(ms(5))).unwrap();
+//! let out = rt.run_until(Time::from_millis(100)).unwrap();
+//! assert_eq!(out.total_misses(), 0); // U = 0.9 is feasible under EDF
+//! ```
+//!
+//! ## Layout
+//!
+//! - [`kernel`]: mechanism (threads, stacks, context switches, timers, jobs, accounting).
+//! - [`policy`]: decisions, one folder per family, one built-in policy per file.
+//! - [`clock`]: virtual and real time.
+//! - [`trace`]: fixed-size records and the exporters (Perfetto JSON, SVG Gantt, JSON report).
+//! - [`runtime`]: configuration, spawning, running, results.
+//! - `os`: the operating-system calls a real-time dispatcher makes.
+
+pub mod clock;
+pub mod error;
+pub mod kernel;
+mod os;
+pub mod policy;
+pub mod runtime;
+pub mod thread;
+pub mod time;
+pub mod trace;
+
+pub use error::Error;
+pub use kernel::{Ctx, EventCtx, JobInfo};
+pub use runtime::{Config, RunOutcome, Runtime, ThreadStats, ThreadSummary, TimerSpec};
+pub use thread::{
+    assign_deadline_monotonic, assign_rate_monotonic, Criticality, MissEvent, MissPolicy, ThreadId, ThreadOutcome,
+    ThreadSpec, Timing,
+};
+pub use time::Time;

@@ -1,0 +1,76 @@
+//! The operating-system services a real-time dispatcher asks for: CPU pinning, `SCHED_FIFO`,
+//! memory locking.
+//!
+//! This is one of the two places `unsafe` is allowed (the other is the context switch, which
+//! `corosensei` encapsulates). Every call reports a refusal as a readable warning instead of
+//! failing the run: a machine without the privilege still runs, less predictably, and says so.
+
+use crate::runtime::Config;
+
+/// Prepare the calling OS thread to be the dispatcher of `cpu`. Returns one warning per thing
+/// that could not be done.
+pub(crate) fn prepare_dispatcher(cpu: usize, config: &Config) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if config.pin {
+        if let Err(e) = pin_to_cpu(cpu) {
+            warnings.push(format!("CPU {cpu}: could not pin the dispatcher: {e}"));
+        }
+    }
+    if let Some(prio) = config.fifo_priority {
+        if let Err(e) = set_fifo(prio) {
+            warnings.push(format!(
+                "CPU {cpu}: SCHED_FIFO priority {prio} refused ({e}); running under the default time-sharing policy"
+            ));
+        }
+    }
+    if config.lock_memory && cpu == 0 {
+        if let Err(e) = lock_memory() {
+            warnings.push(format!("mlockall refused ({e}); pages may be swapped out"));
+        }
+    }
+    warnings
+}
+
+/// Pin the calling thread to one CPU.
+pub(crate) fn pin_to_cpu(cpu: usize) -> Result<(), std::io::Error> {
+    let online = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpu >= online || cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::other(format!("the machine has {online} CPU(s)")));
+    }
+    // SAFETY: cpu_set_t is a plain bit array for which all-zero is a valid (empty) value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` was checked against CPU_SETSIZE above, so CPU_SET stays inside `set`.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: pid 0 names the calling thread; `set` is a valid, initialised cpu_set_t of the size
+    // passed.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Put the calling thread under `SCHED_FIFO` at `priority`.
+pub(crate) fn set_fifo(priority: i32) -> Result<(), std::io::Error> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: pid 0 names the calling thread and `param` is a valid sched_param that outlives
+    // the call.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Lock current and future pages of the process in memory.
+pub(crate) fn lock_memory() -> Result<(), std::io::Error> {
+    // SAFETY: mlockall takes only flags and has no memory-safety preconditions.
+    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,419 @@
+//! The scheduling meta-interface: the [`Scheduler`] trait and the ready-queue helper built-in
+//! policies share.
+//!
+//! The kernel owns thread state and calls a `Scheduler` at every transition; the scheduler owns
+//! the ready queue and decides which thread runs next and whether a wakeup preempts. One
+//! instance runs per CPU, and it is only ever called from that CPU's dispatcher, so it needs no
+//! locking.
+//!
+//! | kernel event | hook |
+//! |---|---|
+//! | thread spawned, released, woken, preempted, quantum expired | [`Scheduler::on_ready`] |
+//! | running thread yields | [`Scheduler::on_yield`] |
+//! | running thread blocks, sleeps or ends its job | [`Scheduler::on_blocked`] |
+//! | a thread became ready while another runs | [`Scheduler::should_preempt`] |
+//! | the CPU needs a thread | [`Scheduler::pick_next`] |
+//! | a thread's urgency changed (new job, inheritance) | [`Scheduler::on_urgency_changed`] |
+//! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
+//!
+//! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`].
+//! [`by_name`] maps the names used on the command line and in scenario files to constructors.
+//!
+//! # Writing a policy
+//!
+//! A least-laxity-first policy written only against this public interface:
+//!
+//! ```
+//! use tempi::policy::sched::{ReadyReason, SchedInfo, Scheduler, Urgency};
+//! use tempi::{ThreadId, Time};
+//!
+//! #[derive(Default)]
+//! struct LeastLaxity { ready: Vec<SchedInfo> }
+//!
+//! fn laxity(t: &SchedInfo, now: Time) -> i128 {
+//!     let Some(d) = t.deadline else { return i128::MAX };
+//!     let left = t.wcet.saturating_sub(t.job_cpu_time);
+//!     d.as_nanos() as i128 - now.as_nanos() as i128 - left.as_nanos() as i128
+//! }
+//!
+//! impl Scheduler for LeastLaxity {
+//!     fn name(&self) -> &str { "llf" }
+//!     fn base_urgency(&self, t: &SchedInfo) -> Urgency { Urgency::from_deadline(t.deadline) }
+//!     fn on_ready(&mut self, t: &SchedInfo, _why: ReadyReason) { self.ready.push(*t) }
+//!     fn on_removed(&mut self, id: ThreadId) { self.ready.retain(|t| t.id != id) }
+//!     fn pick_next(&mut self, now: Time) -> Option<ThreadId> {
+//!         let best = (0..self.ready.len()).min_by_key(|&i| laxity(&self.ready[i], now))?;
+//!         Some(self.ready.remove(best).id)
+//!     }
+//! }
+//! # let mut rt = tempi::Runtime::simulated(1);
+//! # rt.set_scheduler(|| Box::new(LeastLaxity::default()));
+//! ```
+
+mod edf;
+mod fifo;
+mod fixed_priority;
+mod round_robin;
+
+pub use edf::Edf;
+pub use fifo::Fifo;
+pub use fixed_priority::FixedPriority;
+pub use round_robin::RoundRobin;
+
+use std::time::Duration;
+
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+/// How urgent a thread is, as one totally ordered number: larger runs first.
+///
+/// A policy maps its own notion (a priority, a deadline) onto this scale in
+/// [`Scheduler::base_urgency`]; the kernel keeps it per thread and raises it when a more urgent
+/// thread waits on it (inheritance), so protocols can compare urgencies without knowing the
+/// policy.
+///
+/// ```
+/// use tempi::policy::sched::Urgency;
+/// use tempi::Time;
+/// assert!(Urgency::from_priority(5) > Urgency::from_priority(2));
+/// assert!(Urgency::from_deadline(Some(Time::from_millis(1))) > Urgency::from_deadline(Some(Time::from_millis(2))));
+/// assert!(Urgency::from_deadline(Some(Time::MAX)) > Urgency::from_deadline(None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Urgency(pub i64);
+
+impl Urgency {
+    /// The least urgent value.
+    ///
+    /// ```
+    /// assert!(tempi::policy::sched::Urgency::LOWEST < tempi::policy::sched::Urgency::from_priority(i32::MIN));
+    /// ```
+    pub const LOWEST: Urgency = Urgency(i64::MIN);
+
+    /// A fixed priority: larger is more urgent.
+    ///
+    /// ```
+    /// assert_eq!(tempi::policy::sched::Urgency::from_priority(3).0, 3);
+    /// ```
+    pub fn from_priority(priority: i32) -> Urgency {
+        Urgency(priority as i64)
+    }
+
+    /// An absolute deadline: earlier is more urgent; no deadline is least urgent.
+    ///
+    /// ```
+    /// use tempi::policy::sched::Urgency;
+    /// assert_eq!(Urgency::from_deadline(None), Urgency::LOWEST);
+    /// ```
+    pub fn from_deadline(deadline: Option<Time>) -> Urgency {
+        match deadline {
+            // Deadlines beyond 292 years clamp; they stay above `LOWEST`.
+            Some(d) => Urgency(-(d.as_nanos().min(i64::MAX as u64) as i64)),
+            None => Urgency::LOWEST,
+        }
+    }
+}
+
+/// What a scheduler may know about a thread: a snapshot the kernel builds at each call.
+///
+/// ```
+/// use tempi::policy::sched::SchedInfo;
+/// fn slack(t: &SchedInfo) -> Option<std::time::Duration> {
+///     Some(t.deadline? - t.release)
+/// }
+/// # let _ = slack;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedInfo {
+    /// The thread.
+    pub id: ThreadId,
+    /// The CPU it is pinned to.
+    pub cpu: usize,
+    /// Base priority from its spec.
+    pub priority: i32,
+    /// Effective urgency: the base urgency, or more while a more urgent thread waits on it.
+    pub urgency: Urgency,
+    /// Semantic importance.
+    pub importance: u32,
+    /// Release of the current job.
+    pub release: Time,
+    /// Absolute deadline of the current job, if it has one.
+    pub deadline: Option<Time>,
+    /// Period of a periodic thread.
+    pub period: Option<Duration>,
+    /// Relative deadline.
+    pub relative_deadline: Option<Duration>,
+    /// Declared worst-case execution time per job.
+    pub wcet: Duration,
+    /// CPU time the current job has consumed so far.
+    pub job_cpu_time: Duration,
+    /// Job number of the current job, from 0.
+    pub job: u32,
+}
+
+/// Why a thread is being put on the ready queue.
+///
+/// ```
+/// use tempi::policy::sched::ReadyReason;
+/// assert_ne!(ReadyReason::Preempted, ReadyReason::Yielded);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadyReason {
+    /// Newly spawned.
+    Spawned,
+    /// A new job was released.
+    Released,
+    /// Woken from sleep or from a wait.
+    Woken,
+    /// Was running and lost the CPU to a more urgent thread. POSIX puts it at the head of its
+    /// priority level; the built-in policies do the same.
+    Preempted,
+    /// Gave up the CPU voluntarily.
+    Yielded,
+    /// Its time slice ran out.
+    SliceExpired,
+}
+
+/// A scheduling policy for one CPU. See the [module docs](self) for when each hook is called
+/// and an example policy.
+///
+/// Every hook runs on the CPU's dispatcher, between two thread executions, with no lock held.
+/// A hook must not block and should not allocate (pre-size queues in the constructor).
+pub trait Scheduler {
+    /// The policy's registry name, e.g. `"edf"`.
+    fn name(&self) -> &str;
+
+    /// The urgency a thread has on its own, without inheritance. Called when the thread is
+    /// spawned and at every release of a new job (deadlines move).
+    fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
+
+    /// The thread became ready and must be queued.
+    fn on_ready(&mut self, thread: &SchedInfo, why: ReadyReason);
+
+    /// The running thread yields; by default it is queued like any ready thread.
+    fn on_yield(&mut self, thread: &SchedInfo) {
+        self.on_ready(thread, ReadyReason::Yielded)
+    }
+
+    /// The running thread stopped being runnable (blocked, sleeping, job done). It is not in
+    /// the queue; nothing to do by default.
+    fn on_blocked(&mut self, _thread: &SchedInfo) {}
+
+    /// A queued thread must leave the queue without running (it was aborted or exited).
+    fn on_removed(&mut self, id: ThreadId);
+
+    /// `woken` just became ready while `running` holds the CPU: should `running` be
+    /// preempted? Default: when `woken` is strictly more urgent.
+    fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
+        woken.urgency > running.urgency
+    }
+
+    /// Remove and return the thread to run next, or `None` to idle.
+    fn pick_next(&mut self, now: Time) -> Option<ThreadId>;
+
+    /// A thread's effective urgency changed from `old` to `thread.urgency`. If it is queued,
+    /// reposition it. The running thread may also be reported; the kernel then re-checks
+    /// preemption itself.
+    fn on_urgency_changed(&mut self, _thread: &SchedInfo, _old: Urgency) {}
+
+    /// The time slice a thread gets when dispatched; `None` runs it until it blocks, yields or
+    /// is preempted.
+    fn time_slice(&self, _thread: &SchedInfo) -> Option<Duration> {
+        None
+    }
+}
+
+/// Builds a fresh scheduler: the runtime calls it once per CPU.
+pub type SchedulerFactory = std::sync::Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
+
+/// The built-in policies' registry names.
+///
+/// ```
+/// assert!(tempi::policy::sched::NAMES.contains(&"edf"));
+/// ```
+pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr"];
+
+/// A built-in policy by registry name: `fp` (fixed priority), `edf`, `fifo`, `rr` (round robin,
+/// which needs `quantum`). Returns `None` for an unknown name or a missing quantum.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::policy::sched::by_name;
+/// assert_eq!(by_name("edf", None).unwrap()().name(), "edf");
+/// assert!(by_name("rr", Some(Duration::from_millis(1))).is_some());
+/// assert!(by_name("rr", None).is_none());
+/// assert!(by_name("lottery", None).is_none());
+/// ```
+pub fn by_name(name: &str, quantum: Option<Duration>) -> Option<SchedulerFactory> {
+    let f: SchedulerFactory = match name {
+        "fp" | "fixed-priority" | "rm" | "dm" => std::sync::Arc::new(|| Box::new(FixedPriority::new())),
+        "edf" => std::sync::Arc::new(|| Box::new(Edf::new())),
+        "fifo" => std::sync::Arc::new(|| Box::new(Fifo::new())),
+        "rr" | "round-robin" => {
+            let q = quantum.filter(|q| !q.is_zero())?;
+            std::sync::Arc::new(move || Box::new(RoundRobin::new(q)))
+        }
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// An urgency-ordered ready queue with FIFO order among equals, stored in one pre-sized vector.
+///
+/// Insertion is a binary search plus a shift, removal of the most urgent thread is O(1). Ready
+/// queues in real-time systems hold tens to hundreds of threads, where this beats pointer-linked
+/// structures; it never allocates once `with_capacity` covers the thread count.
+///
+/// ```
+/// use tempi::policy::sched::{ReadyQueue, Urgency};
+/// # use tempi::{Runtime, ThreadSpec};
+/// # let mut rt = Runtime::simulated(1);
+/// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+/// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+/// let mut q = ReadyQueue::with_capacity(8);
+/// q.push_back(a, Urgency(1));
+/// q.push_back(b, Urgency(2));
+/// assert_eq!(q.pop(), Some(b));
+/// assert_eq!(q.pop(), Some(a));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadyQueue {
+    /// Sorted ascending by (urgency, order); the next to run is last.
+    entries: Vec<(Urgency, i64, ThreadId)>,
+    back: i64,
+    front: i64,
+}
+
+impl ReadyQueue {
+    /// An empty queue with room for `n` threads.
+    ///
+    /// ```
+    /// assert!(tempi::policy::sched::ReadyQueue::with_capacity(4).is_empty());
+    /// ```
+    pub fn with_capacity(n: usize) -> ReadyQueue {
+        ReadyQueue { entries: Vec::with_capacity(n), back: 0, front: 1 }
+    }
+
+    fn insert(&mut self, key: (Urgency, i64, ThreadId)) {
+        let at = self.entries.partition_point(|e| (e.0, e.1) < (key.0, key.1));
+        self.entries.insert(at, key);
+    }
+
+    /// Queue `id` behind every thread of equal urgency.
+    ///
+    /// ```
+    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
+    /// let mut q = ReadyQueue::with_capacity(1);
+    /// q.push_back(a, Urgency(0));
+    /// assert_eq!(q.len(), 1);
+    /// ```
+    pub fn push_back(&mut self, id: ThreadId, urgency: Urgency) {
+        self.back -= 1;
+        self.insert((urgency, self.back, id));
+    }
+
+    /// Queue `id` ahead of every thread of equal urgency.
+    ///
+    /// ```
+    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
+    /// let mut q = ReadyQueue::with_capacity(2);
+    /// q.push_back(a, Urgency(0));
+    /// q.push_front(b, Urgency(0));
+    /// assert_eq!(q.pop(), Some(b));
+    /// ```
+    pub fn push_front(&mut self, id: ThreadId, urgency: Urgency) {
+        self.front += 1;
+        self.insert((urgency, self.front, id));
+    }
+
+    /// Remove and return the most urgent thread (the earliest queued among equals).
+    ///
+    /// ```
+    /// assert_eq!(tempi::policy::sched::ReadyQueue::with_capacity(0).pop(), None);
+    /// ```
+    pub fn pop(&mut self) -> Option<ThreadId> {
+        self.entries.pop().map(|e| e.2)
+    }
+
+    /// The most urgent thread and its urgency, without removing it.
+    ///
+    /// ```
+    /// assert_eq!(tempi::policy::sched::ReadyQueue::with_capacity(0).peek(), None);
+    /// ```
+    pub fn peek(&self) -> Option<(ThreadId, Urgency)> {
+        self.entries.last().map(|e| (e.2, e.0))
+    }
+
+    /// Remove `id` if queued; returns whether it was.
+    ///
+    /// ```
+    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
+    /// let mut q = ReadyQueue::with_capacity(1);
+    /// q.push_back(a, Urgency(0));
+    /// assert!(q.remove(a));
+    /// assert!(!q.remove(a));
+    /// ```
+    pub fn remove(&mut self, id: ThreadId) -> bool {
+        match self.entries.iter().position(|e| e.2 == id) {
+            Some(i) => {
+                self.entries.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Move a queued thread to its new urgency, keeping its place among equals by arrival.
+    /// Returns whether it was queued.
+    ///
+    /// ```
+    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
+    /// let mut q = ReadyQueue::with_capacity(2);
+    /// q.push_back(a, Urgency(0));
+    /// q.push_back(b, Urgency(1));
+    /// q.update(a, Urgency(5));
+    /// assert_eq!(q.pop(), Some(a));
+    /// ```
+    pub fn update(&mut self, id: ThreadId, urgency: Urgency) -> bool {
+        match self.entries.iter().position(|e| e.2 == id) {
+            Some(i) => {
+                let (_, order, _) = self.entries.remove(i);
+                self.insert((urgency, order, id));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Number of queued threads.
+    ///
+    /// ```
+    /// assert_eq!(tempi::policy::sched::ReadyQueue::with_capacity(3).len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no thread is queued.
+    ///
+    /// ```
+    /// assert!(tempi::policy::sched::ReadyQueue::with_capacity(3).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Default ready-queue capacity of the built-in policies; grows only past this many threads
+/// per CPU.
+pub(crate) const DEFAULT_QUEUE: usize = 1024;

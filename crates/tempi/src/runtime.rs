@@ -1,0 +1,595 @@
+//! The public entry point: configure a runtime, spawn threads and timing events, run it, read
+//! what happened.
+//!
+//! Owns [`Runtime`], [`Config`], the run result ([`RunOutcome`], [`ThreadSummary`],
+//! [`ThreadStats`]) and timing-event registration. In virtual time one kernel simulates every
+//! CPU on the calling OS thread; in real time each CPU gets a dispatcher OS thread running its
+//! own kernel, and threads stay on the CPU they were placed on.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
+use crate::error::Error;
+use crate::kernel::{Body, EventHandler, Kernel, KernelSeed};
+use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
+use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec, Timing};
+use crate::time::Time;
+use crate::trace::TraceRecord;
+
+/// Runtime-wide settings, fixed before the run starts. Every pool is sized from these.
+///
+/// ```
+/// let cfg = tempi::Config::new(2).max_threads(64).trace_capacity(10_000);
+/// assert_eq!(cfg.cpus(), 2);
+/// ```
+#[derive(Clone)]
+pub struct Config {
+    pub(crate) cpus: usize,
+    pub(crate) max_threads: usize,
+    pub(crate) max_timers: usize,
+    pub(crate) trace_capacity: usize,
+    pub(crate) default_stack: usize,
+    pub(crate) scheduler: SchedulerFactory,
+    pub(crate) pin: bool,
+    pub(crate) fifo_priority: Option<i32>,
+    pub(crate) lock_memory: bool,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("cpus", &self.cpus)
+            .field("max_threads", &self.max_threads)
+            .field("trace_capacity", &self.trace_capacity)
+            .field("default_stack", &self.default_stack)
+            .field("scheduler", &(self.scheduler)().name().to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Defaults for `cpus` CPUs: fixed-priority scheduling, 256 threads and 256 timing events
+    /// per CPU, 1 Mi trace records per CPU, 256 KiB stacks, real-time dispatchers pinned, no
+    /// `SCHED_FIFO`, no memory locking.
+    ///
+    /// ```
+    /// assert_eq!(tempi::Config::new(1).cpus(), 1);
+    /// ```
+    pub fn new(cpus: usize) -> Config {
+        Config {
+            cpus,
+            max_threads: 256,
+            max_timers: 256,
+            trace_capacity: 1 << 20,
+            default_stack: 256 * 1024,
+            scheduler: Arc::new(|| Box::new(FixedPriority::new())),
+            pin: true,
+            fifo_priority: None,
+            lock_memory: false,
+        }
+    }
+    /// Number of CPUs.
+    ///
+    /// ```
+    /// assert_eq!(tempi::Config::new(3).cpus(), 3);
+    /// ```
+    pub fn cpus(&self) -> usize {
+        self.cpus
+    }
+    /// Thread slots per CPU (live threads at once).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_threads(1000);
+    /// ```
+    pub fn max_threads(mut self, n: usize) -> Config {
+        self.max_threads = n;
+        self
+    }
+    /// Timing events per CPU.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_timers(8);
+    /// ```
+    pub fn max_timers(mut self, n: usize) -> Config {
+        self.max_timers = n;
+        self
+    }
+    /// Trace records kept per CPU; 0 turns tracing off.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).trace_capacity(0);
+    /// ```
+    pub fn trace_capacity(mut self, records: usize) -> Config {
+        self.trace_capacity = records;
+        self
+    }
+    /// Stack size of threads whose spec does not set one.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).default_stack(128 * 1024);
+    /// ```
+    pub fn default_stack(mut self, bytes: usize) -> Config {
+        self.default_stack = bytes;
+        self
+    }
+    /// The scheduling policy: `factory` is called once per CPU.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// ```
+    pub fn scheduler(mut self, factory: impl Fn() -> Box<dyn Scheduler> + Send + Sync + 'static) -> Config {
+        self.scheduler = Arc::new(factory);
+        self
+    }
+    /// The scheduling policy from a shared factory (e.g. from [`crate::policy::sched::by_name`]).
+    ///
+    /// ```
+    /// let f = tempi::policy::sched::by_name("edf", None).unwrap();
+    /// let _ = tempi::Config::new(1).scheduler_factory(f);
+    /// ```
+    pub fn scheduler_factory(mut self, factory: SchedulerFactory) -> Config {
+        self.scheduler = factory;
+        self
+    }
+    /// Real time: pin each dispatcher to its CPU (default on). Ignored in virtual time.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).pin(false);
+    /// ```
+    pub fn pin(mut self, on: bool) -> Config {
+        self.pin = on;
+        self
+    }
+    /// Real time: run dispatchers under `SCHED_FIFO` at this priority (1-99) where the OS
+    /// permits; a refusal is reported in [`RunOutcome::warnings`], not fatal.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).fifo_priority(Some(50));
+    /// ```
+    pub fn fifo_priority(mut self, priority: Option<i32>) -> Config {
+        self.fifo_priority = priority;
+        self
+    }
+    /// Real time: lock all memory (`mlockall`) before running; a refusal is a warning.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).lock_memory(true);
+    /// ```
+    pub fn lock_memory(mut self, on: bool) -> Config {
+        self.lock_memory = on;
+        self
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        if self.cpus == 0 {
+            return Err(Error::InvalidConfig("a runtime needs at least one CPU".into()));
+        }
+        if self.max_threads == 0 {
+            return Err(Error::InvalidConfig("max_threads must be at least 1".into()));
+        }
+        if let Some(p) = self.fifo_priority {
+            if !(1..=99).contains(&p) {
+                return Err(Error::InvalidConfig(format!("SCHED_FIFO priority {p} is outside 1..=99")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// When and how often a timing event fires.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{TimerSpec, Time};
+/// let once = TimerSpec::at(Time::from_millis(5));
+/// let tick = TimerSpec::every(Duration::from_millis(10)).starting(Time::from_millis(1)).cpu(0);
+/// # let _ = (once, tick);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerSpec {
+    pub(crate) first: Time,
+    pub(crate) period: Option<Duration>,
+    pub(crate) cpu: usize,
+}
+
+impl TimerSpec {
+    /// Fire once at `t`.
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::at(tempi::Time::from_millis(1));
+    /// ```
+    pub fn at(t: Time) -> TimerSpec {
+        TimerSpec { first: t, period: None, cpu: 0 }
+    }
+    /// Fire every `period`, first at `period` unless [`TimerSpec::starting`] says otherwise.
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::every(std::time::Duration::from_millis(1));
+    /// ```
+    pub fn every(period: Duration) -> TimerSpec {
+        TimerSpec { first: Time::ZERO + period, period: Some(period), cpu: 0 }
+    }
+    /// The first firing.
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::every(std::time::Duration::from_millis(1)).starting(tempi::Time::ZERO);
+    /// ```
+    pub fn starting(mut self, t: Time) -> TimerSpec {
+        self.first = t;
+        self
+    }
+    /// The CPU whose dispatcher runs the handler (default 0).
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::at(tempi::Time::ZERO).cpu(1);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> TimerSpec {
+        self.cpu = cpu;
+        self
+    }
+}
+
+/// Per-thread statistics, exact whatever the trace capacity.
+///
+/// ```
+/// let s = tempi::ThreadStats::default();
+/// assert_eq!(s.mean_response(), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadStats {
+    /// Jobs released (skipped releases not counted).
+    pub released: u64,
+    /// Jobs that ran to completion.
+    pub completed: u64,
+    /// Jobs abandoned by the miss policy or the abort time.
+    pub aborted: u64,
+    /// Deadlines missed.
+    pub misses: u64,
+    /// Releases dropped (skip policy, or too many overrun jobs queued).
+    pub skipped: u64,
+    /// Times the thread was preempted.
+    pub preemptions: u64,
+    /// Shortest response time (release to completion) of a completed job.
+    pub response_min: Option<Duration>,
+    /// Longest response time of a completed job.
+    pub response_max: Option<Duration>,
+    /// Sum of the response times of completed jobs.
+    pub response_total: Duration,
+    /// CPU time consumed.
+    pub cpu_time: Duration,
+}
+
+impl ThreadStats {
+    /// Mean response time of completed jobs.
+    ///
+    /// ```
+    /// let mut s = tempi::ThreadStats::default();
+    /// s.completed = 2;
+    /// s.response_total = std::time::Duration::from_millis(6);
+    /// assert_eq!(s.mean_response(), Some(std::time::Duration::from_millis(3)));
+    /// ```
+    pub fn mean_response(&self) -> Option<Duration> {
+        (self.completed > 0).then(|| self.response_total / self.completed as u32)
+    }
+}
+
+/// What a run reports about one thread.
+///
+/// ```
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let t = rt.spawn(ThreadSpec::new("w"), |cx| cx.work(std::time::Duration::from_millis(2))).unwrap();
+/// let out = rt.run().unwrap();
+/// let s = out.thread(t).unwrap();
+/// assert_eq!(s.name, "w");
+/// assert_eq!(s.stats.cpu_time, std::time::Duration::from_millis(2));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadSummary {
+    /// The thread.
+    pub id: ThreadId,
+    /// Its name.
+    pub name: String,
+    /// Its CPU.
+    pub cpu: usize,
+    /// Release pattern.
+    pub timing: Timing,
+    /// Base priority.
+    pub priority: i32,
+    /// Declared WCET.
+    pub wcet: Duration,
+    /// Relative deadline.
+    pub deadline: Option<Duration>,
+    /// How it ended; `None` if it was still alive when the run stopped.
+    pub outcome: Option<ThreadOutcome>,
+    /// Statistics.
+    pub stats: ThreadStats,
+}
+
+/// Everything a finished run reports.
+///
+/// ```
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("p").periodic(std::time::Duration::from_millis(10)), |cx| {
+///     cx.work(std::time::Duration::from_millis(1))
+/// }).unwrap();
+/// let out = rt.run_until(Time::from_millis(100)).unwrap();
+/// assert_eq!(out.end, Time::from_millis(100));
+/// assert_eq!(out.threads[0].stats.completed, 10);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// Which clock ran.
+    pub mode: ClockMode,
+    /// Number of CPUs.
+    pub cpus: usize,
+    /// The scheduling policy's name.
+    pub scheduler: String,
+    /// When the run stopped.
+    pub end: Time,
+    /// Every thread ever spawned, in id order.
+    pub threads: Vec<ThreadSummary>,
+    /// All trace records, ordered by time, then CPU.
+    pub trace: Vec<TraceRecord>,
+    /// Records lost because a CPU's buffer was full.
+    pub trace_dropped: u64,
+    /// Things the runtime could not do as configured (e.g. `SCHED_FIFO` refused).
+    pub warnings: Vec<String>,
+}
+
+impl RunOutcome {
+    /// The summary of one thread.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let t = rt.spawn(ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert!(rt.run().unwrap().thread(t).is_some());
+    /// ```
+    pub fn thread(&self, id: ThreadId) -> Option<&ThreadSummary> {
+        self.threads.iter().find(|t| t.id == id)
+    }
+
+    /// The summary of the first thread with this name.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert!(rt.run().unwrap().thread_named("x").is_some());
+    /// ```
+    pub fn thread_named(&self, name: &str) -> Option<&ThreadSummary> {
+        self.threads.iter().find(|t| t.name == name)
+    }
+
+    /// Total deadline misses.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert_eq!(rt.run().unwrap().total_misses(), 0);
+    /// ```
+    pub fn total_misses(&self) -> u64 {
+        self.threads.iter().map(|t| t.stats.misses).sum()
+    }
+}
+
+/// A tempi runtime on clock `C`: [`VirtualClock`] for deterministic simulation,
+/// [`RealClock`] for real time. Application code written against `Runtime<C>` and
+/// [`crate::Ctx`] runs unchanged on both.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::clock::Clock;
+/// use tempi::{Runtime, ThreadSpec, Time};
+///
+/// fn app<C: Clock>(rt: &mut Runtime<C>) {
+///     let ms = Duration::from_millis;
+///     rt.spawn(ThreadSpec::new("ctl").periodic(ms(4)).priority(2), move |cx| cx.work(ms(1))).unwrap();
+///     rt.spawn(ThreadSpec::new("log").periodic(ms(8)).priority(1), move |cx| cx.work(ms(2))).unwrap();
+/// }
+///
+/// let mut sim = Runtime::simulated(1);
+/// app(&mut sim);
+/// let out = sim.run_until(Time::from_millis(16)).unwrap();
+/// assert_eq!(out.total_misses(), 0);
+/// ```
+pub struct Runtime<C: Clock> {
+    config: Config,
+    seeds: Vec<KernelSeed>,
+    _clock: PhantomData<C>,
+}
+
+impl Runtime<VirtualClock> {
+    /// A virtual-time runtime with `cpus` CPUs and default settings.
+    ///
+    /// # Panics
+    /// If `cpus` is zero.
+    ///
+    /// ```
+    /// let rt = tempi::Runtime::simulated(2);
+    /// assert_eq!(rt.config().cpus(), 2);
+    /// ```
+    pub fn simulated(cpus: usize) -> Runtime<VirtualClock> {
+        Runtime::new(Config::new(cpus)).expect("a simulated runtime needs at least one CPU")
+    }
+}
+
+impl Runtime<RealClock> {
+    /// A real-time runtime with `cpus` CPUs and default settings.
+    ///
+    /// # Panics
+    /// If `cpus` is zero.
+    ///
+    /// ```
+    /// let rt = tempi::Runtime::real_time(1);
+    /// assert_eq!(rt.config().cpus(), 1);
+    /// ```
+    pub fn real_time(cpus: usize) -> Runtime<RealClock> {
+        Runtime::new(Config::new(cpus)).expect("a real-time runtime needs at least one CPU")
+    }
+}
+
+impl<C: Clock> Runtime<C> {
+    /// A runtime with the given configuration.
+    ///
+    /// ```
+    /// use tempi::{clock::VirtualClock, Config, Runtime};
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(0)).is_err());
+    /// ```
+    pub fn new(config: Config) -> Result<Runtime<C>, Error> {
+        config.check()?;
+        // Virtual time: one kernel simulates every CPU. Real time: one kernel per CPU.
+        let kernels = match C::MODE {
+            ClockMode::Virtual => 1,
+            ClockMode::Real => config.cpus,
+        };
+        let seeds = (0..kernels).map(|k| KernelSeed::new(k, kernels, &config)).collect();
+        Ok(Runtime { config, seeds, _clock: PhantomData })
+    }
+
+    /// The configuration.
+    ///
+    /// ```
+    /// assert_eq!(tempi::Runtime::simulated(1).config().cpus(), 1);
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Replace the scheduling policy; `factory` is called once per CPU.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// ```
+    pub fn set_scheduler(&mut self, factory: impl Fn() -> Box<dyn Scheduler> + Send + Sync + 'static) {
+        self.config.scheduler = Arc::new(factory);
+        for s in &mut self.seeds {
+            s.scheduler = self.config.scheduler.clone();
+        }
+    }
+
+    fn seed_for(&mut self, cpu: usize) -> Result<&mut KernelSeed, Error> {
+        if cpu >= self.config.cpus {
+            return Err(Error::NoSuchCpu { cpu, cpus: self.config.cpus });
+        }
+        let k = if self.seeds.len() == 1 { 0 } else { cpu };
+        Ok(&mut self.seeds[k])
+    }
+
+    /// Create a thread before the run starts. `body` is called once per job: once for a
+    /// one-shot thread, at every release for periodic and sporadic ones.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let id = rt.spawn(tempi::ThreadSpec::new("hello"), |cx| {
+    ///     cx.work(Duration::from_micros(10));
+    /// }).unwrap();
+    /// # let _ = id;
+    /// ```
+    pub fn spawn(&mut self, spec: ThreadSpec, body: impl FnMut(&crate::Ctx<'_>) + Send + 'static) -> Result<ThreadId, Error> {
+        spec.validate()?;
+        let body: Body = Box::new(body);
+        self.seed_for(spec.cpu)?.add_thread(spec, body)
+    }
+
+    /// Register a timing event: `handler` runs inside the runtime, on no thread of its own,
+    /// at the times `spec` gives.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::{Runtime, ThreadSpec, TimerSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// let s = rt.spawn(ThreadSpec::new("on-demand").sporadic(Duration::ZERO), |cx| cx.work(Duration::from_millis(1))).unwrap();
+    /// rt.add_timer(TimerSpec::every(Duration::from_millis(5)), move |ev| { ev.release(s).unwrap(); }).unwrap();
+    /// let out = rt.run_until(Time::from_millis(20)).unwrap();
+    /// assert_eq!(out.thread(s).unwrap().stats.completed, 3);
+    /// ```
+    pub fn add_timer(&mut self, spec: TimerSpec, handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static) -> Result<(), Error> {
+        if spec.period == Some(Duration::ZERO) {
+            return Err(Error::InvalidConfig("a periodic timing event needs a positive period".into()));
+        }
+        let handler: EventHandler = Box::new(handler);
+        self.seed_for(spec.cpu)?.add_timer(spec, handler)
+    }
+
+    /// Run until every thread has ended (or nothing can happen any more).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert_eq!(rt.run().unwrap().threads.len(), 1);
+    /// ```
+    pub fn run(self) -> Result<RunOutcome, Error> {
+        self.run_until(Time::MAX)
+    }
+
+    /// Run until `until` on the runtime's clock, or until every thread has ended.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let out = rt.run_until(tempi::Time::from_millis(1)).unwrap();
+    /// assert!(out.threads.is_empty());
+    /// ```
+    pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
+        let Runtime { config, seeds, .. } = self;
+        let scheduler = (config.scheduler)().name().to_string();
+        let mut warnings = Vec::new();
+        let parts = match C::MODE {
+            ClockMode::Virtual => {
+                let seed = seeds.into_iter().next().expect("one kernel");
+                vec![Kernel::<VirtualClock>::new(seed, VirtualClock::default())?.run(until)]
+            }
+            ClockMode::Real => {
+                let epoch = Instant::now();
+                let mut handles = Vec::new();
+                for seed in seeds {
+                    let cfg = config.clone();
+                    let h = std::thread::Builder::new()
+                        .name(format!("tempi-cpu{}", seed.first_cpu()))
+                        .spawn(move || {
+                            let notes = crate::os::prepare_dispatcher(seed.first_cpu(), &cfg);
+                            let part = Kernel::<RealClock>::new(seed, RealClock::with_epoch(epoch)).map(|k| k.run(until));
+                            (part, notes)
+                        })
+                        .map_err(|e| Error::Os(format!("cannot start a dispatcher thread: {e}")))?;
+                    handles.push(h);
+                }
+                let mut parts = Vec::new();
+                for h in handles {
+                    let (part, notes) = h.join().map_err(|_| Error::Os("a dispatcher thread panicked".into()))?;
+                    warnings.extend(notes);
+                    parts.push(part?);
+                }
+                parts
+            }
+        };
+        let mut threads = Vec::new();
+        let mut per_cpu = Vec::new();
+        let mut dropped = 0;
+        let mut end = Time::ZERO;
+        for p in parts {
+            threads.extend(p.threads);
+            per_cpu.extend(p.trace);
+            dropped += p.trace_dropped;
+            end = end.max(p.end);
+        }
+        threads.sort_by_key(|t: &ThreadSummary| t.id);
+        Ok(RunOutcome {
+            mode: C::MODE,
+            cpus: config.cpus,
+            scheduler,
+            end,
+            threads,
+            trace: crate::trace::merge(per_cpu),
+            trace_dropped: dropped,
+            warnings,
+        })
+    }
+}

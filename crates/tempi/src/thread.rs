@@ -1,0 +1,536 @@
+//! What a thread is, as the application describes it: identity, timing attributes, miss policy.
+//!
+//! Owns the public description types ([`ThreadSpec`], [`Timing`], [`MissPolicy`]) and the values
+//! the kernel reports back ([`ThreadOutcome`], [`MissEvent`]). It holds no runtime state: the
+//! kernel's thread control blocks live in `kernel::tcb`.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::time::Time;
+
+/// Identifies a thread for the lifetime of a runtime.
+///
+/// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
+/// that reuses the slot.
+///
+/// ```
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+/// let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+/// assert_ne!(a, b);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ThreadId {
+    pub(crate) slot: u32,
+    pub(crate) generation: u32,
+}
+
+impl ThreadId {
+    /// The slot index: small, dense, stable while the thread lives. Useful as an array index
+    /// in user-defined schedulers.
+    ///
+    /// ```
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+    /// assert_eq!(a.index(), 0);
+    /// ```
+    pub fn index(self) -> usize {
+        self.slot as usize
+    }
+}
+
+impl fmt::Debug for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "T{}.{}", self.slot, self.generation)
+    }
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "T{}", self.slot)
+    }
+}
+
+/// How a thread's jobs are released.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::Timing;
+/// let t = Timing::Periodic { period: Duration::from_millis(10), phase: Duration::ZERO };
+/// assert!(matches!(t, Timing::Periodic { .. }));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// One job, released when the thread is spawned. The body runs once.
+    OneShot,
+    /// A job every `period`, the first at `phase` after start (or after spawn, for threads
+    /// spawned while running).
+    Periodic {
+        /// Time between releases (T).
+        period: Duration,
+        /// Offset of the first release (the paper's phase / start time).
+        phase: Duration,
+    },
+    /// Jobs released on demand ([`crate::Ctx::release`], [`crate::EventCtx::release`]); two
+    /// releases are at least `min_interarrival` apart: an early request is deferred to that
+    /// instant. An aperiodic thread is a sporadic one with a zero minimum.
+    Sporadic {
+        /// Minimum time between two releases.
+        min_interarrival: Duration,
+    },
+}
+
+/// Whether a missed deadline is a failure of the system (hard) or a loss of value (soft).
+/// The kernel treats both alike; reports and admission (later) tell them apart.
+///
+/// ```
+/// assert_eq!(tempi::Criticality::default(), tempi::Criticality::Hard);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Criticality {
+    /// Missing the deadline is a fault.
+    #[default]
+    Hard,
+    /// Missing the deadline lowers the value of the result.
+    Soft,
+}
+
+/// What the kernel does to a job that has missed its deadline, after the miss handler ran.
+///
+/// ```
+/// assert_eq!(tempi::MissPolicy::default(), tempi::MissPolicy::Continue);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MissPolicy {
+    /// The late job runs on to completion.
+    #[default]
+    Continue,
+    /// The late job is abandoned at its next task boundary: its current or next runtime call
+    /// unwinds out of the job body (destructors run). The thread waits for its next release.
+    AbortJob,
+    /// The late job runs on, and the thread's next release is dropped so it can catch up.
+    SkipNext,
+}
+
+/// Passed to a miss handler at the instant a deadline passes with its job unfinished.
+///
+/// ```
+/// use tempi::{MissEvent, MissPolicy, Runtime, ThreadSpec, Time};
+/// use std::time::Duration;
+/// use std::sync::{Arc, Mutex};
+/// let seen: Arc<Mutex<Vec<MissEvent>>> = Arc::default();
+/// let log = seen.clone();
+/// let mut rt = Runtime::simulated(1);
+/// let spec = ThreadSpec::new("late")
+///     .deadline(Duration::from_millis(1))
+///     .on_miss(move |m| log.lock().unwrap().push(*m));
+/// rt.spawn(spec, |cx| cx.work(Duration::from_millis(3))).unwrap();
+/// rt.run().unwrap();
+/// let seen = seen.lock().unwrap();
+/// assert_eq!(seen[0].deadline, Time::from_millis(1));
+/// assert_eq!(seen[0].at, Time::from_millis(1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MissEvent {
+    /// The late thread.
+    pub thread: ThreadId,
+    /// Job number, from 0.
+    pub job: u32,
+    /// The job's absolute release.
+    pub release: Time,
+    /// The job's absolute deadline.
+    pub deadline: Time,
+    /// When the kernel noticed: the deadline itself in virtual time; within timer latency in
+    /// real time.
+    pub at: Time,
+}
+
+pub(crate) type MissHandler = Box<dyn FnMut(&MissEvent) + Send>;
+
+/// How a thread ended.
+///
+/// ```
+/// use tempi::{Runtime, ThreadOutcome, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let t = rt.spawn(ThreadSpec::new("boom"), |_| panic!("bad sensor")).unwrap();
+/// let out = rt.run().unwrap();
+/// assert!(matches!(out.thread(t).unwrap().outcome, Some(ThreadOutcome::Panicked(ref m)) if m == "bad sensor"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadOutcome {
+    /// The body returned (one-shot) or the thread was stopped at the end of its jobs.
+    Completed,
+    /// The body panicked; the message is recorded. Other threads were not affected.
+    Panicked(String),
+}
+
+/// Everything the kernel needs to know to create a thread: name, placement, timing and
+/// scheduling attributes, miss handling, stack size.
+///
+/// Built with chained setters; every attribute has a default (one-shot, CPU 0, priority 0, no
+/// deadline, 64 KiB stack).
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{MissPolicy, ThreadSpec};
+/// let ms = Duration::from_millis;
+/// let spec = ThreadSpec::new("sensor")
+///     .periodic(ms(10))
+///     .wcet(ms(2))
+///     .deadline(ms(8))
+///     .priority(5)
+///     .cpu(0)
+///     .miss_policy(MissPolicy::SkipNext);
+/// assert_eq!(spec.relative_deadline(), Some(ms(8)));
+/// ```
+pub struct ThreadSpec {
+    pub(crate) name: String,
+    pub(crate) cpu: usize,
+    pub(crate) timing: Timing,
+    pub(crate) wcet: Duration,
+    pub(crate) deadline: Option<Duration>,
+    pub(crate) abort_after: Option<Duration>,
+    pub(crate) priority: i32,
+    pub(crate) importance: u32,
+    pub(crate) criticality: Criticality,
+    pub(crate) miss_policy: MissPolicy,
+    pub(crate) on_miss: Option<MissHandler>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) max_jobs: Option<u32>,
+}
+
+impl fmt::Debug for ThreadSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadSpec")
+            .field("name", &self.name)
+            .field("cpu", &self.cpu)
+            .field("timing", &self.timing)
+            .field("wcet", &self.wcet)
+            .field("deadline", &self.deadline)
+            .field("priority", &self.priority)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ThreadSpec {
+    /// A one-shot thread named `name` with default attributes.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("worker");
+    /// assert_eq!(s.name(), "worker");
+    /// ```
+    pub fn new(name: impl Into<String>) -> ThreadSpec {
+        ThreadSpec {
+            name: name.into(),
+            cpu: 0,
+            timing: Timing::OneShot,
+            wcet: Duration::ZERO,
+            deadline: None,
+            abort_after: None,
+            priority: 0,
+            importance: 0,
+            criticality: Criticality::Hard,
+            miss_policy: MissPolicy::Continue,
+            on_miss: None,
+            stack_size: None,
+            max_jobs: None,
+        }
+    }
+
+    /// Periodic with `period` and phase zero; the relative deadline defaults to the period.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("p").periodic(Duration::from_millis(5));
+    /// assert_eq!(s.relative_deadline(), Some(Duration::from_millis(5)));
+    /// ```
+    pub fn periodic(mut self, period: Duration) -> ThreadSpec {
+        self.timing = Timing::Periodic { period, phase: Duration::ZERO };
+        self
+    }
+
+    /// Offset of a periodic thread's first release. Ignored for other kinds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("p").periodic(Duration::from_millis(5)).phase(Duration::from_millis(1));
+    /// assert!(matches!(s.timing(), tempi::Timing::Periodic { phase, .. } if phase == Duration::from_millis(1)));
+    /// ```
+    pub fn phase(mut self, offset: Duration) -> ThreadSpec {
+        if let Timing::Periodic { phase, .. } = &mut self.timing {
+            *phase = offset;
+        }
+        self
+    }
+
+    /// Sporadic: jobs released on demand, at least `min_interarrival` apart.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("s").sporadic(Duration::from_millis(20));
+    /// assert!(matches!(s.timing(), tempi::Timing::Sporadic { .. }));
+    /// ```
+    pub fn sporadic(mut self, min_interarrival: Duration) -> ThreadSpec {
+        self.timing = Timing::Sporadic { min_interarrival };
+        self
+    }
+
+    /// Worst-case execution time per job (C). Used by analysis, reports and policies such as
+    /// least laxity; the kernel does not enforce it (budgets do, later).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("w").wcet(Duration::from_millis(1));
+    /// assert_eq!(s.wcet_value(), Duration::from_millis(1));
+    /// ```
+    pub fn wcet(mut self, c: Duration) -> ThreadSpec {
+        self.wcet = c;
+        self
+    }
+
+    /// Relative deadline (D) of every job, from its release.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("d").deadline(Duration::from_millis(3));
+    /// assert_eq!(s.relative_deadline(), Some(Duration::from_millis(3)));
+    /// ```
+    pub fn deadline(mut self, d: Duration) -> ThreadSpec {
+        self.deadline = Some(d);
+        self
+    }
+
+    /// Abort time (Real-Time Mach): a job still unfinished this long after its release is
+    /// abandoned at its next task boundary, whatever the miss policy.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("a").abort_after(Duration::from_millis(9));
+    /// # let _ = s;
+    /// ```
+    pub fn abort_after(mut self, after_release: Duration) -> ThreadSpec {
+        self.abort_after = Some(after_release);
+        self
+    }
+
+    /// Base priority for fixed-priority policies; larger is more urgent.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("p").priority(3);
+    /// assert_eq!(s.priority_value(), 3);
+    /// ```
+    pub fn priority(mut self, priority: i32) -> ThreadSpec {
+        self.priority = priority;
+        self
+    }
+
+    /// Semantic importance (V in the papers): what to keep when not everything fits.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("v").importance(10);
+    /// # let _ = s;
+    /// ```
+    pub fn importance(mut self, importance: u32) -> ThreadSpec {
+        self.importance = importance;
+        self
+    }
+
+    /// Hard or soft deadline.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("v").criticality(tempi::Criticality::Soft);
+    /// # let _ = s;
+    /// ```
+    pub fn criticality(mut self, c: Criticality) -> ThreadSpec {
+        self.criticality = c;
+        self
+    }
+
+    /// The CPU the thread is pinned to, from 0.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("c").cpu(1);
+    /// assert_eq!(s.cpu_index(), 1);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> ThreadSpec {
+        self.cpu = cpu;
+        self
+    }
+
+    /// What happens to a late job after the miss handler ran.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("m").miss_policy(tempi::MissPolicy::AbortJob);
+    /// # let _ = s;
+    /// ```
+    pub fn miss_policy(mut self, policy: MissPolicy) -> ThreadSpec {
+        self.miss_policy = policy;
+        self
+    }
+
+    /// A handler the kernel runs at the instant a deadline passes with the job unfinished. It
+    /// runs inside the runtime, on no thread of its own: keep it short and do not block.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("m").on_miss(|m| eprintln!("late: {m:?}"));
+    /// # let _ = s;
+    /// ```
+    pub fn on_miss(mut self, handler: impl FnMut(&MissEvent) + Send + 'static) -> ThreadSpec {
+        self.on_miss = Some(Box::new(handler));
+        self
+    }
+
+    /// Stack size in bytes for this thread (rounded up to whole pages, plus a guard page).
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("deep").stack_size(1 << 20);
+    /// # let _ = s;
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> ThreadSpec {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Stop the thread after this many jobs (periodic and sporadic threads otherwise run until
+    /// the runtime stops).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("p").periodic(Duration::from_millis(1)).max_jobs(3);
+    /// # let _ = s;
+    /// ```
+    pub fn max_jobs(mut self, jobs: u32) -> ThreadSpec {
+        self.max_jobs = Some(jobs);
+        self
+    }
+
+    /// The thread's name.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").name(), "n");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// How jobs are released.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").timing(), tempi::Timing::OneShot);
+    /// ```
+    pub fn timing(&self) -> Timing {
+        self.timing
+    }
+    /// The relative deadline: the one set, else the period of a periodic thread, else none.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").relative_deadline(), None);
+    /// ```
+    pub fn relative_deadline(&self) -> Option<Duration> {
+        self.deadline.or(match self.timing {
+            Timing::Periodic { period, .. } => Some(period),
+            _ => None,
+        })
+    }
+    /// The period of a periodic thread.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(tempi::ThreadSpec::new("n").periodic(Duration::from_millis(2)).period(), Some(Duration::from_millis(2)));
+    /// ```
+    pub fn period(&self) -> Option<Duration> {
+        match self.timing {
+            Timing::Periodic { period, .. } => Some(period),
+            _ => None,
+        }
+    }
+    /// Worst-case execution time.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").wcet_value(), std::time::Duration::ZERO);
+    /// ```
+    pub fn wcet_value(&self) -> Duration {
+        self.wcet
+    }
+    /// Base priority.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").priority_value(), 0);
+    /// ```
+    pub fn priority_value(&self) -> i32 {
+        self.priority
+    }
+    /// The CPU the thread is pinned to.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").cpu_index(), 0);
+    /// ```
+    pub fn cpu_index(&self) -> usize {
+        self.cpu
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), crate::Error> {
+        use crate::Error::InvalidSpec;
+        let bad = |what: &str| Err(InvalidSpec { thread: self.name.clone(), reason: what.to_string() });
+        match self.timing {
+            Timing::Periodic { period, .. } if period.is_zero() => return bad("period must be positive"),
+            _ => {}
+        }
+        if self.deadline == Some(Duration::ZERO) {
+            return bad("relative deadline must be positive");
+        }
+        if self.max_jobs == Some(0) {
+            return bad("max_jobs must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// Fixed priorities by rate-monotonic order: the shorter the period, the higher the priority.
+/// Threads without a period get the lowest priority. Ties keep their order (earlier = higher).
+/// Priorities assigned are `n-1` down to `0`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{assign_rate_monotonic, ThreadSpec};
+/// let ms = Duration::from_millis;
+/// let mut set = vec![
+///     ThreadSpec::new("slow").periodic(ms(30)),
+///     ThreadSpec::new("fast").periodic(ms(10)),
+/// ];
+/// assign_rate_monotonic(&mut set);
+/// assert!(set[1].priority_value() > set[0].priority_value());
+/// ```
+pub fn assign_rate_monotonic(specs: &mut [ThreadSpec]) {
+    assign_by_key(specs, |s| s.period());
+}
+
+/// Fixed priorities by deadline-monotonic order: the shorter the relative deadline, the higher
+/// the priority. Threads without a deadline get the lowest priority.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{assign_deadline_monotonic, ThreadSpec};
+/// let ms = Duration::from_millis;
+/// let mut set = vec![
+///     ThreadSpec::new("a").periodic(ms(10)).deadline(ms(9)),
+///     ThreadSpec::new("b").periodic(ms(20)).deadline(ms(5)),
+/// ];
+/// assign_deadline_monotonic(&mut set);
+/// assert!(set[1].priority_value() > set[0].priority_value());
+/// ```
+pub fn assign_deadline_monotonic(specs: &mut [ThreadSpec]) {
+    assign_by_key(specs, |s| s.relative_deadline());
+}
+
+fn assign_by_key(specs: &mut [ThreadSpec], key: impl Fn(&ThreadSpec) -> Option<Duration>) {
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    // None sorts last: it is the least urgent.
+    order.sort_by_key(|&i| (key(&specs[i]).is_none(), key(&specs[i]), i));
+    let n = specs.len() as i32;
+    for (rank, i) in order.into_iter().enumerate() {
+        specs[i].priority = n - 1 - rank as i32;
+    }
+}

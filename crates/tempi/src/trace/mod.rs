@@ -1,0 +1,210 @@
+//! The trace: a fixed-size record for every kernel transition, kept in a preallocated buffer
+//! per CPU, and the exporters that turn a finished run into files people read.
+//!
+//! Owns [`TraceRecord`], [`TraceKind`], the per-CPU buffer and the exporters
+//! ([`perfetto`], [`gantt`], [`report`]). The kernel writes records; nothing here reads kernel
+//! state.
+//!
+//! # Reading a trace
+//!
+//! Execution is bracketed: a [`TraceKind::Run`] record starts a segment of a thread on a CPU and
+//! the next [`TraceKind::Stop`] record on that CPU ends it; the stop's `arg` is a [`StopReason`].
+//! Everything else is an instant marker. Records are ordered by time, then CPU, then the order
+//! the kernel wrote them.
+
+#[cfg(feature = "export")]
+pub mod gantt;
+#[cfg(feature = "export")]
+pub mod perfetto;
+#[cfg(feature = "export")]
+pub mod report;
+
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+/// What happened. Stored as one byte.
+///
+/// ```
+/// assert_eq!(tempi::trace::TraceKind::Run.name(), "run");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TraceKind {
+    /// A thread was created; `arg` is its CPU.
+    Spawn,
+    /// A job was released; `job` is its number, `arg` its absolute deadline in ns
+    /// (`u64::MAX` when it has none).
+    Release,
+    /// A release was dropped by the [`crate::MissPolicy::SkipNext`] policy; `arg` is the
+    /// nominal release time.
+    ReleaseSkipped,
+    /// The thread starts executing on the CPU (dispatch or resumption).
+    Run,
+    /// The thread stops executing; `arg` is a [`StopReason`] code.
+    Stop,
+    /// The thread woke up from sleep or a wait and became ready.
+    Wake,
+    /// The job finished; `arg` is its response time in ns.
+    JobComplete,
+    /// The job was abandoned (miss policy or abort time).
+    JobAbort,
+    /// The job's deadline passed unfinished; `arg` is the deadline in ns.
+    Miss,
+    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic.
+    Exit,
+    /// A timing event's handler ran; `arg` is the event's index.
+    Timer,
+}
+
+impl TraceKind {
+    /// A short lowercase name, used by exporters.
+    ///
+    /// ```
+    /// assert_eq!(tempi::trace::TraceKind::JobComplete.name(), "complete");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceKind::Spawn => "spawn",
+            TraceKind::Release => "release",
+            TraceKind::ReleaseSkipped => "release-skipped",
+            TraceKind::Run => "run",
+            TraceKind::Stop => "stop",
+            TraceKind::Wake => "wake",
+            TraceKind::JobComplete => "complete",
+            TraceKind::JobAbort => "abort",
+            TraceKind::Miss => "miss",
+            TraceKind::Exit => "exit",
+            TraceKind::Timer => "timer",
+        }
+    }
+}
+
+/// Why a thread stopped executing: the `arg` of a [`TraceKind::Stop`] record.
+///
+/// ```
+/// use tempi::trace::StopReason;
+/// assert_eq!(StopReason::from_code(StopReason::Preempted as u64), Some(StopReason::Preempted));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum StopReason {
+    /// A more urgent thread took the CPU.
+    Preempted = 0,
+    /// The thread yielded.
+    Yielded = 1,
+    /// Its time slice ran out.
+    SliceExpired = 2,
+    /// It waits for something (a join, later a lock or a message).
+    Blocked = 3,
+    /// It sleeps until a time.
+    Sleeping = 4,
+    /// Its job is done; it waits for the next release.
+    JobDone = 5,
+    /// Its job was abandoned.
+    Aborted = 6,
+    /// It ended.
+    Exited = 7,
+}
+
+impl StopReason {
+    /// Decode a stop record's `arg`.
+    ///
+    /// ```
+    /// assert_eq!(tempi::trace::StopReason::from_code(99), None);
+    /// ```
+    pub fn from_code(code: u64) -> Option<StopReason> {
+        use StopReason::*;
+        Some(match code {
+            0 => Preempted,
+            1 => Yielded,
+            2 => SliceExpired,
+            3 => Blocked,
+            4 => Sleeping,
+            5 => JobDone,
+            6 => Aborted,
+            7 => Exited,
+            _ => return None,
+        })
+    }
+
+    /// A short lowercase name.
+    ///
+    /// ```
+    /// assert_eq!(tempi::trace::StopReason::Yielded.name(), "yield");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Preempted => "preempt",
+            StopReason::Yielded => "yield",
+            StopReason::SliceExpired => "slice",
+            StopReason::Blocked => "block",
+            StopReason::Sleeping => "sleep",
+            StopReason::JobDone => "done",
+            StopReason::Aborted => "abort",
+            StopReason::Exited => "exit",
+        }
+    }
+}
+
+/// One kernel transition. Fixed size (40 bytes), `Copy`, written without allocation.
+///
+/// ```
+/// use tempi::trace::{TraceKind, TraceRecord};
+/// assert!(std::mem::size_of::<TraceRecord>() <= 40);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceRecord {
+    /// When.
+    pub time: Time,
+    /// Kind-specific value; see [`TraceKind`].
+    pub arg: u64,
+    /// The thread concerned (for [`TraceKind::Timer`], a placeholder).
+    pub thread: ThreadId,
+    /// The thread's current job number.
+    pub job: u32,
+    /// The CPU it happened on.
+    pub cpu: u16,
+    /// What happened.
+    pub kind: TraceKind,
+}
+
+/// A per-CPU record buffer with a capacity fixed at start-up. When full, new records are
+/// counted and dropped, never allocated for: the run's statistics stay exact, only the
+/// per-job detail is cut (the report says so).
+#[derive(Debug)]
+pub(crate) struct TraceBuffer {
+    records: Vec<TraceRecord>,
+    dropped: u64,
+    enabled: bool,
+}
+
+impl TraceBuffer {
+    pub(crate) fn new(capacity: usize) -> TraceBuffer {
+        TraceBuffer { records: Vec::with_capacity(capacity), dropped: 0, enabled: capacity > 0 }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, record: TraceRecord) {
+        if !self.enabled {
+            return;
+        }
+        if self.records.len() < self.records.capacity() {
+            self.records.push(record);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    pub(crate) fn take(&mut self) -> (Vec<TraceRecord>, u64) {
+        (std::mem::take(&mut self.records), self.dropped)
+    }
+}
+
+/// Merge per-CPU record lists into one list ordered by time, then CPU, keeping each CPU's own
+/// order. Deterministic for deterministic inputs.
+pub(crate) fn merge(per_cpu: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
+    let mut all: Vec<TraceRecord> = per_cpu.into_iter().flatten().collect();
+    // Stable sort keeps the kernel's write order among equal (time, cpu).
+    all.sort_by_key(|r| (r.time, r.cpu));
+    all
+}
