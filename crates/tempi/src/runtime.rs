@@ -332,7 +332,7 @@ pub struct RunOutcome {
     pub end: Time,
     /// Every thread ever spawned, in id order.
     pub threads: Vec<ThreadSummary>,
-    /// All trace records, ordered by time, then CPU.
+    /// All trace records, ordered by time, then write order.
     pub trace: Vec<TraceRecord>,
     /// Records lost because a CPU's buffer was full.
     pub trace_dropped: u64,
@@ -530,7 +530,9 @@ impl<C: Clock> Runtime<C> {
         self.run_until(Time::MAX)
     }
 
-    /// Run until `until` on the runtime's clock, or until every thread has ended.
+    /// Run until `until` on the runtime's clock, or until every thread has ended. The horizon
+    /// is exclusive: events due exactly at `until` (a release, a work completion) are not
+    /// processed, so a run to the hyperperiod shows exactly one hyperperiod.
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -576,18 +578,21 @@ impl<C: Clock> Runtime<C> {
         let mut end = Time::ZERO;
         for p in parts {
             threads.extend(p.threads);
-            per_cpu.extend(p.trace);
+            per_cpu.push(p.trace);
             dropped += p.trace_dropped;
             end = end.max(p.end);
         }
-        threads.sort_by_key(|t: &ThreadSummary| t.id);
+        if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
+            // Kernels report separately; present threads in id order, as one kernel would.
+            threads.sort_by_key(|t: &ThreadSummary| t.id);
+        }
         Ok(RunOutcome {
             mode: C::MODE,
             cpus: config.cpus,
             scheduler,
             end,
             threads,
-            trace: crate::trace::merge(per_cpu),
+            trace: crate::trace::merge_kernels(per_cpu),
             trace_dropped: dropped,
             warnings,
         })

@@ -109,7 +109,7 @@ impl KernelSeed {
 /// What one kernel hands back when its run ends.
 pub(crate) struct KernelPart {
     pub(crate) threads: Vec<ThreadSummary>,
-    pub(crate) trace: Vec<Vec<TraceRecord>>,
+    pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
     pub(crate) end: Time,
 }
@@ -153,6 +153,7 @@ pub(crate) struct Kernel<C: Clock> {
     stacks: StackPool,
     default_stack: usize,
     total_cpus: usize,
+    trace_seq: u32,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -201,6 +202,7 @@ impl<C: Clock> Kernel<C> {
             stacks,
             default_stack: seed.default_stack,
             total_cpus: seed.total_cpus,
+            trace_seq: 0,
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -260,8 +262,17 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn trace(&mut self, c: usize, kind: TraceKind, id: ThreadId, job: u32, arg: u64) {
+        self.trace_seq = self.trace_seq.wrapping_add(1);
         let cpu = &mut self.cpus[c];
-        cpu.trace.push(TraceRecord { time: self.now, arg, thread: id, job, cpu: cpu.index as u16, kind });
+        cpu.trace.push(TraceRecord {
+            time: self.now,
+            arg,
+            thread: id,
+            job,
+            seq: self.trace_seq,
+            cpu: cpu.index as u16,
+            kind,
+        });
     }
 
     fn trace_thread(&mut self, id: ThreadId, kind: TraceKind, arg: u64) {
@@ -903,7 +914,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// Run until `until` or until no thread is left.
+    /// Run over `[now, until)` or until no thread is left.
     pub(crate) fn run(mut self, until: Time) -> KernelPart {
         self.now = self.clock.now();
         loop {
@@ -915,7 +926,8 @@ impl<C: Clock> Kernel<C> {
             }
             match self.next_instant() {
                 None => break,
-                Some(t) if t > until => {
+                // The horizon is exclusive: what is due at `until` itself belongs to a later run.
+                Some(t) if t >= until => {
                     self.advance(until);
                     break;
                 }
@@ -950,13 +962,14 @@ impl<C: Clock> Kernel<C> {
             // unwinds it by force.
             drop(co);
         }
-        let mut trace = Vec::with_capacity(self.cpus.len());
+        let mut lists = Vec::with_capacity(self.cpus.len());
         let mut dropped = 0;
         for cpu in &mut self.cpus {
             let (records, lost) = cpu.trace.take();
-            trace.push(records);
+            lists.push(records);
             dropped += lost;
         }
+        let trace = crate::trace::merge_by_seq(lists);
         KernelPart { threads: std::mem::take(&mut self.summaries), trace, trace_dropped: dropped, end: self.now }
     }
 }

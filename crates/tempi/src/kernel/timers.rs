@@ -2,7 +2,7 @@
 //!
 //! A binary heap pre-sized at start-up. Entries are never removed early; an entry that no
 //! longer applies (a thread woke for another reason, a slice ended early) carries a token the
-//! kernel compares on expiry and ignores when stale. Equal instants fire in insertion order,
+//! kernel compares on expiry and ignores when stale. Equal instants fire by kind (see `TimerKind::rank`), then in insertion order,
 //! which keeps virtual-time runs deterministic.
 
 use std::cmp::Ordering;
@@ -27,16 +27,34 @@ pub(crate) enum TimerKind {
     Event(u32),
 }
 
+impl TimerKind {
+    /// Order among timers due at the same instant: a deadline that coincides with the next
+    /// release (D = T) is checked before that release, so a miss policy acts on the release
+    /// that follows the late job; releases come before wakes so a woken thread sees the jobs
+    /// released at its wake-up instant.
+    fn rank(self) -> u8 {
+        match self {
+            TimerKind::Deadline(..) => 0,
+            TimerKind::AbortTime(..) => 1,
+            TimerKind::Release(..) => 2,
+            TimerKind::Event(..) => 3,
+            TimerKind::Wake(..) => 4,
+            TimerKind::SliceEnd(..) => 5,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     at: Time,
+    rank: u8,
     seq: u64,
     kind: TimerKind,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
+        (self.at, self.rank, self.seq) == (other.at, other.rank, other.seq)
     }
 }
 impl Eq for Entry {}
@@ -48,7 +66,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed, so the max-heap yields the earliest entry first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        (other.at, other.rank, other.seq).cmp(&(self.at, self.rank, self.seq))
     }
 }
 
@@ -65,7 +83,7 @@ impl TimerQueue {
 
     pub(crate) fn push(&mut self, at: Time, kind: TimerKind) {
         self.seq += 1;
-        self.heap.push(Entry { at, seq: self.seq, kind });
+        self.heap.push(Entry { at, rank: kind.rank(), seq: self.seq, kind });
     }
 
     pub(crate) fn next_at(&self) -> Option<Time> {

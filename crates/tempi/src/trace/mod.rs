@@ -9,8 +9,8 @@
 //!
 //! Execution is bracketed: a [`TraceKind::Run`] record starts a segment of a thread on a CPU and
 //! the next [`TraceKind::Stop`] record on that CPU ends it; the stop's `arg` is a [`StopReason`].
-//! Everything else is an instant marker. Records are ordered by time, then CPU, then the order
-//! the kernel wrote them.
+//! Everything else is an instant marker. Records are ordered by time, then by the order the
+//! kernel wrote them (across independent real-time dispatchers: by time, then CPU).
 
 #[cfg(feature = "export")]
 pub mod gantt;
@@ -162,6 +162,9 @@ pub struct TraceRecord {
     pub thread: ThreadId,
     /// The thread's current job number.
     pub job: u32,
+    /// Order of writing within the kernel that wrote it; breaks ties between records of the
+    /// same instant on different CPUs of one simulated machine.
+    pub seq: u32,
     /// The CPU it happened on.
     pub cpu: u16,
     /// What happened.
@@ -200,11 +203,27 @@ impl TraceBuffer {
     }
 }
 
-/// Merge per-CPU record lists into one list ordered by time, then CPU, keeping each CPU's own
-/// order. Deterministic for deterministic inputs.
-pub(crate) fn merge(per_cpu: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
-    let mut all: Vec<TraceRecord> = per_cpu.into_iter().flatten().collect();
-    // Stable sort keeps the kernel's write order among equal (time, cpu).
+/// Merge record lists into one list ordered by time, then write order (`seq`). Used within one
+/// kernel, whose `seq` is shared by its CPUs, so the merged list keeps cause before effect.
+pub(crate) fn merge_by_seq(lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
+    let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    for records in lists {
+        all.extend(records);
+    }
+    all.sort_by_key(|r| (r.time, r.seq));
+    all
+}
+
+/// Merge the lists of independent kernels (real time: one per CPU) by time, then CPU, keeping
+/// each list's own order. A single list is returned as it is.
+pub(crate) fn merge_kernels(mut lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
+    if lists.len() == 1 {
+        return lists.pop().unwrap_or_default();
+    }
+    let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    for records in lists {
+        all.extend(records);
+    }
     all.sort_by_key(|r| (r.time, r.cpu));
     all
 }
