@@ -160,3 +160,19 @@ fn sched_user_defined_least_laxity_policy() {
     assert_eq!(segments(&out), ["b:0-6:exit", "a:6-7:exit"]);
     assert_eq!(out.total_misses(), 0);
 }
+
+#[test]
+fn sched_urgency_changes_at_run_time() {
+    let mut rt = Runtime::simulated(1);
+    rt.spawn(ThreadSpec::new("a").priority(5), |cx| {
+        cx.work(ms(1));
+        cx.set_priority(9); // still the most urgent: nothing visible happens
+        cx.work(ms(1));
+        cx.set_priority(0); // now below `b`, which takes the CPU here
+        cx.work(ms(1));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("b").priority(1), |cx| cx.work(ms(2))).unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(segments(&out), ["a:0-2:preempt", "b:2-4:exit", "a:4-5:exit"]);
+}

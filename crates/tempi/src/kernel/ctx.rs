@@ -34,6 +34,7 @@ pub(crate) enum Request {
     Spawn(Box<(ThreadSpec, Body)>),
     Join(ThreadId),
     Release(ThreadId),
+    SetPriority(i32),
     /// The current job ended; `aborted` if it was abandoned.
     JobDone { aborted: bool },
 }
@@ -252,6 +253,23 @@ impl<'a> Ctx<'a> {
             Reply::Joined(r) => r,
             _ => unreachable!("the kernel answers a join with Joined"),
         }
+    }
+
+    /// Change this thread's base priority. The policy recomputes its urgency at once; if it
+    /// dropped below a ready thread's, that thread preempts this one here.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("a").priority(5), |cx| {
+    ///     cx.set_priority(0); // `b` (priority 1) runs now
+    ///     assert_eq!(cx.now(), tempi::Time::from_millis(1));
+    /// }).unwrap();
+    /// rt.spawn(tempi::ThreadSpec::new("b").priority(1), |cx| cx.work(Duration::from_millis(1))).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_priority(&self, priority: i32) {
+        self.call(Request::SetPriority(priority));
     }
 
     /// Release a job of sporadic thread `t` now (deferred if the minimum inter-arrival time

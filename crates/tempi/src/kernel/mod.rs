@@ -120,6 +120,8 @@ struct Cpu {
     current: Option<ThreadId>,
     /// A more urgent thread became ready: preempt `current` at the next opportunity.
     preempt: bool,
+    /// `current` became less urgent: offer the CPU to the queue at the next opportunity.
+    requeue_current: bool,
     /// When `current` was dispatched (CPU-time accounting).
     run_start: Time,
     /// Up to when `current`'s `work` has been charged.
@@ -166,6 +168,7 @@ impl<C: Clock> Kernel<C> {
                 scheduler: (seed.scheduler)(),
                 current: None,
                 preempt: false,
+                requeue_current: false,
                 run_start: Time::ZERO,
                 work_mark: Time::ZERO,
                 slice_token: 0,
@@ -336,17 +339,14 @@ impl<C: Clock> Kernel<C> {
             skip_next: 0,
             next_sporadic: Time::ZERO,
             base_urgency: Urgency::LOWEST,
+            inherited: None,
             urgency: Urgency::LOWEST,
         };
         self.slots[i] = Some(tcb);
         self.live += 1;
         let c = self.cpu_local(spec.cpu).expect("placement checked before install");
         self.trace(c, TraceKind::Spawn, id, 0, spec.cpu as u64);
-        let info = self.info(id);
-        let base = self.cpus[c].scheduler.base_urgency(&info);
-        let t = self.tcb(id);
-        t.base_urgency = base;
-        t.urgency = base;
+        self.refresh_urgency(id);
         match spec.timing {
             Timing::OneShot => self.release_job(id, self.now),
             Timing::Periodic { phase, .. } => self.timers.push(self.now + phase, TimerKind::Release(id)),
@@ -455,12 +455,7 @@ impl<C: Clock> Kernel<C> {
         t.job_active = true;
         t.job_cpu = Duration::ZERO;
         t.abort_pending = false;
-        let c = self.cpu_of(id);
-        let info = self.info(id);
-        let base = self.cpus[c].scheduler.base_urgency(&info);
-        let t = self.tcb(id);
-        t.base_urgency = base;
-        t.urgency = base;
+        self.refresh_urgency(id);
         self.make_ready(id, ReadyReason::Released);
     }
 
@@ -577,6 +572,56 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    // ----- urgency ---------------------------------------------------------------------------
+
+    /// Recompute a thread's base urgency (its policy's view of its attributes and current job)
+    /// and its effective urgency; tell the scheduler and re-check preemption if it changed.
+    fn refresh_urgency(&mut self, id: ThreadId) {
+        let c = self.cpu_of(id);
+        let info = self.info(id);
+        let base = self.cpus[c].scheduler.base_urgency(&info);
+        self.tcb(id).base_urgency = base;
+        self.update_effective(id);
+    }
+
+    /// Lend (or with `None`, withdraw) urgency to a thread: what inheritance protocols use.
+    /// The effective urgency becomes the larger of base and lent.
+    #[allow(dead_code)] // the synchronisation protocols are its callers
+    pub(crate) fn set_inherited(&mut self, id: ThreadId, lent: Option<Urgency>) {
+        self.tcb(id).inherited = lent;
+        self.update_effective(id);
+    }
+
+    fn update_effective(&mut self, id: ThreadId) {
+        let t = self.tcb(id);
+        let old = t.urgency;
+        let new = t.inherited.map_or(t.base_urgency, |u| u.max(t.base_urgency));
+        if new == old {
+            return;
+        }
+        t.urgency = new;
+        let state = t.state;
+        let c = self.cpu_of(id);
+        let info = self.info(id);
+        self.cpus[c].scheduler.on_urgency_changed(&info, old);
+        match (state, self.cpus[c].current) {
+            // A queued thread became more urgent than the running one.
+            (State::Ready, Some(r)) if !self.cpus[c].preempt => {
+                let running = self.info(r);
+                if self.cpus[c].scheduler.should_preempt(&running, &info) {
+                    self.cpus[c].preempt = true;
+                }
+            }
+            // The running thread became less urgent: the scheduler decides whether the best
+            // queued thread takes over; the kernel asks it by offering a yield-free re-check.
+            (State::Running, Some(r)) if r == id && new < old => {
+                self.cpus[c].preempt = true;
+                self.cpus[c].requeue_current = true;
+            }
+            _ => {}
+        }
+    }
+
     // ----- state transitions -----------------------------------------------------------------
 
     fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
@@ -635,6 +680,26 @@ impl<C: Clock> Kernel<C> {
 
     /// Carry out a pending preemption and pick a thread if the CPU has none.
     fn reschedule(&mut self, c: usize) {
+        if self.cpus[c].requeue_current {
+            // The running thread lost urgency. Queue it as a preempted thread and let the
+            // policy pick: if it picks the same thread, nothing visible happens.
+            self.cpus[c].requeue_current = false;
+            self.cpus[c].preempt = false;
+            if let Some(r) = self.cpus[c].current {
+                let info = self.info(r);
+                self.cpus[c].scheduler.on_ready(&info, ReadyReason::Preempted);
+                match self.cpus[c].scheduler.pick_next(self.now) {
+                    Some(next) if next == r => {}
+                    next => {
+                        self.stop_running(c, StopReason::Preempted);
+                        self.tcb(r).state = State::Ready;
+                        if let Some(n) = next {
+                            self.dispatch(c, n);
+                        }
+                    }
+                }
+            }
+        }
         if self.cpus[c].preempt {
             self.cpus[c].preempt = false;
             if let Some(r) = self.cpus[c].current {
@@ -754,6 +819,10 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).reply = Some(Reply::Released(r));
             }
             Request::JobDone { aborted } => self.job_done(c, id, aborted),
+            Request::SetPriority(priority) => {
+                self.tcb(id).priority = priority;
+                self.refresh_urgency(id);
+            }
         }
     }
 

@@ -119,5 +119,8 @@ pub(crate) struct Tcb {
     pub(crate) next_sporadic: Time,
 
     pub(crate) base_urgency: Urgency,
+    /// Urgency lent by threads waiting on this one (inheritance protocols set it).
+    pub(crate) inherited: Option<Urgency>,
+    /// Effective urgency: the larger of base and inherited.
     pub(crate) urgency: Urgency,
 }
