@@ -466,7 +466,7 @@ impl<C: Clock> Kernel<C> {
         t.job_active = false;
         t.finished += 1;
         let release = t.job.release;
-        let more_jobs = !matches!(t.timing, Timing::OneShot) && !t.max_jobs.is_some_and(|m| t.finished >= m);
+        let more_jobs = !matches!(t.timing, Timing::OneShot) && t.max_jobs.is_none_or(|m| t.finished < m);
         if aborted {
             self.stats(id).aborted += 1;
             self.trace_thread(id, TraceKind::JobAbort, 0);
@@ -884,7 +884,7 @@ impl<C: Clock> Kernel<C> {
                     }
                     if let Timing::Periodic { period, .. } = self.tcb(id).timing {
                         let t = self.tcb(id);
-                        if !t.max_jobs.is_some_and(|m| t.released + 1 >= m) {
+                        if t.max_jobs.is_none_or(|m| t.released + 1 < m) {
                             self.timers.push(at + period, TimerKind::Release(id));
                         }
                     }
