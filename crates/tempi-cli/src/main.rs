@@ -1,10 +1,276 @@
-//! The `tempi` command line.
+//! The `tempi` command line: simulate a scenario file in virtual time, run it on the real
+//! clock, or benchmark the runtime.
+//!
+//! Owns argument parsing, exit codes and output files. The scenario format lives in
+//! [`scenario`]; the benchmarks in `bench`. Exit codes: 0 success, 1 the run itself failed
+//! (runtime or I/O error), 2 bad input (scenario file or command-line flags).
 
 mod bench;
+mod scenario;
 
-fn main() {
-    if let Err(e) = bench::run(false, true) {
-        eprintln!("tempi: {e}");
-        std::process::exit(1);
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use tempi::clock::{Clock, RealClock, VirtualClock};
+use tempi::{Config, RunOutcome, Runtime, Time};
+
+use scenario::{parse_duration, Scenario};
+
+const AFTER_HELP: &str = "\
+Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds.
+The scenario format is described in docs/SCENARIOS.md.
+
+Examples:
+  tempi simulate examples/rm-textbook.toml --gantt target/rm.svg
+  tempi simulate examples/edf-full-utilisation.toml --policy fp
+  tempi run examples/rm-textbook.toml --until 100ms --fifo 50
+  tempi bench --quick";
+
+/// Real-time user-level threads: simulate or run timing scenarios described in TOML files.
+#[derive(Parser, Debug)]
+#[command(name = "tempi", version, after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario in deterministic virtual time and report what happened.
+    ///
+    /// Work takes exactly the time it asks for and the clock jumps between events, so the
+    /// same file (and seed) always gives the same schedule, byte for byte.
+    Simulate(Outputs),
+    /// Run a scenario on the machine's real clock, one dispatcher OS thread per CPU.
+    ///
+    /// `work` steps spin for their duration. Needs a finite horizon: `until` in the
+    /// scenario or --until.
+    Run(RunArgs),
+    /// Measure the runtime's overheads (context switch, dispatch, release jitter).
+    Bench {
+        /// Print machine-readable JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Fewer iterations: a quick smoke run rather than stable numbers.
+        #[arg(long)]
+        quick: bool,
+    },
+}
+
+/// What to run and what to write: shared by `simulate` and `run`.
+#[derive(Args, Debug)]
+struct Outputs {
+    /// The scenario file (TOML).
+    file: PathBuf,
+    /// Stop at this time, overriding the scenario's `until` (e.g. 100ms).
+    #[arg(long, value_name = "T", value_parser = parse_duration)]
+    until: Option<Duration>,
+    /// Scheduling policy, overriding the scenario's `policy`.
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
+    policy: Option<String>,
+    /// Round-robin time slice, overriding the scenario's `quantum` (e.g. 2ms).
+    #[arg(long, value_name = "T", value_parser = parse_duration)]
+    quantum: Option<Duration>,
+    /// Write the JSON report (per-thread statistics) here.
+    #[arg(long, value_name = "OUT.json")]
+    report: Option<PathBuf>,
+    /// Write a Perfetto / chrome://tracing trace here.
+    #[arg(long, value_name = "OUT.json")]
+    trace: Option<PathBuf>,
+    /// Write an SVG Gantt chart here.
+    #[arg(long, value_name = "OUT.svg")]
+    gantt: Option<PathBuf>,
+    /// Print nothing but warnings and errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `tempi run` flags on top of the shared ones.
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    outputs: Outputs,
+    /// Run dispatchers under SCHED_FIFO at this priority (1-99); a refusal is a warning.
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99))]
+    fifo: Option<i32>,
+    /// Do not pin each dispatcher thread to its CPU.
+    #[arg(long)]
+    no_pin: bool,
+    /// Lock all memory (mlockall) before running; a refusal is a warning.
+    #[arg(long)]
+    lock_memory: bool,
+}
+
+/// Why the command failed, which decides the exit code.
+enum Failure {
+    /// The user's input is wrong: exit code 2.
+    Input(String),
+    /// The run itself failed: exit code 1.
+    Runtime(String),
+}
+
+fn input(e: impl std::fmt::Display) -> Failure {
+    Failure::Input(e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            // Help and version requests are answers, not errors.
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // `tempi` alone: the help is the most useful answer, but it is still a usage error.
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                return ExitCode::from(2);
+            }
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprint!("tempi: {text}");
+            if !text.ends_with('\n') {
+                eprintln!();
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Simulate(out) => simulate(&out),
+        Command::Run(args) => run(&args),
+        Command::Bench { json, quick } => bench::run(json, quick).map_err(Failure::Runtime),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(m)) => {
+            eprintln!("tempi: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(m)) => {
+            eprintln!("tempi: {m}");
+            ExitCode::from(1)
+        }
     }
+}
+
+/// Load the scenario and apply the command-line overrides.
+fn load(out: &Outputs) -> Result<Scenario, Failure> {
+    let mut sc = Scenario::load(&out.file).map_err(input)?;
+    if let Some(q) = out.quantum {
+        sc.set_quantum(q).map_err(input)?;
+    }
+    if let Some(p) = &out.policy {
+        sc.set_policy(p).map_err(input)?;
+    }
+    Ok(sc)
+}
+
+fn simulate(out: &Outputs) -> Result<(), Failure> {
+    let sc = load(out)?;
+    let until = match out.until.or(sc.until) {
+        Some(u) => Time::ZERO + u,
+        // Without a horizon a simulation stops when nothing can happen any more, which is
+        // never if something periodic is left: refuse rather than loop forever.
+        None if sc.never_ends() => {
+            return Err(Failure::Input(format!(
+                "{}: this scenario never ends on its own (periodic threads or timers): set `until` in \
+                 [runtime] or pass --until",
+                sc.file
+            )))
+        }
+        None => Time::MAX,
+    };
+    execute::<VirtualClock>(&sc, sc.config(), until, out)
+}
+
+fn run(args: &RunArgs) -> Result<(), Failure> {
+    let out = &args.outputs;
+    let sc = load(out)?;
+    let Some(until) = out.until.or(sc.until) else {
+        return Err(Failure::Input(format!(
+            "{}: a real-time run needs a finite horizon: set `until` in [runtime] or pass --until",
+            sc.file
+        )));
+    };
+    let config = sc.config().pin(!args.no_pin).fifo_priority(args.fifo).lock_memory(args.lock_memory);
+    execute::<RealClock>(&sc, config, Time::ZERO + until, out)
+}
+
+/// Turns a finished run into the text of one output file.
+type Exporter = fn(&RunOutcome) -> String;
+
+/// Build the runtime on clock `C`, run it, print the summary and write the files asked for.
+fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) -> Result<(), Failure> {
+    let mut rt = Runtime::<C>::new(config).map_err(|e| Failure::Input(format!("{}: {e}", sc.file)))?;
+    sc.populate(&mut rt).map_err(input)?;
+    let outcome = rt.run_until(until).map_err(|e| Failure::Runtime(format!("{}: run failed: {e}", sc.file)))?;
+
+    for w in &outcome.warnings {
+        eprintln!("tempi: warning: {w}");
+    }
+    if outcome.trace_dropped > 0 {
+        eprintln!(
+            "tempi: warning: {} trace records were dropped (per-CPU buffer full); statistics are exact, \
+             the trace and Gantt chart are cut",
+            outcome.trace_dropped
+        );
+    }
+    if !out.quiet {
+        print_summary(sc, &outcome);
+    }
+    let files: [(&Option<PathBuf>, &str, Exporter); 3] = [
+        (&out.report, "report", tempi::trace::report::to_json),
+        (&out.trace, "trace", tempi::trace::perfetto::to_json),
+        (&out.gantt, "Gantt chart", tempi::trace::gantt::to_svg),
+    ];
+    for (path, what, export) in files {
+        if let Some(path) = path {
+            write_file(path, &export(&outcome))?;
+            if !out.quiet {
+                println!("wrote {what} to {}", path.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The library's summary, or a few lines of our own while that is still empty.
+fn print_summary(sc: &Scenario, outcome: &RunOutcome) {
+    let text = tempi::trace::report::summary_text(outcome);
+    if !text.trim().is_empty() {
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
+        return;
+    }
+    println!(
+        "{}: {} run, policy {}, {} CPU(s), ended at {}",
+        sc.file,
+        outcome.mode.name(),
+        outcome.scheduler,
+        outcome.cpus,
+        outcome.end
+    );
+    for t in &outcome.threads {
+        let s = &t.stats;
+        println!(
+            "  {:<16} cpu {} prio {:>3}  released {:>4}  completed {:>4}  misses {:>3}  aborted {:>3}  skipped {:>3}",
+            t.name, t.cpu, t.priority, s.released, s.completed, s.misses, s.aborted, s.skipped
+        );
+    }
+    println!("total deadline misses: {}", outcome.total_misses());
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| Failure::Runtime(format!("cannot write {}: {e}", path.display()));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    std::fs::write(path, contents).map_err(fail)
 }

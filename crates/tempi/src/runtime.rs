@@ -493,7 +493,11 @@ impl<C: Clock> Runtime<C> {
     /// }).unwrap();
     /// # let _ = id;
     /// ```
-    pub fn spawn(&mut self, spec: ThreadSpec, body: impl FnMut(&crate::Ctx<'_>) + Send + 'static) -> Result<ThreadId, Error> {
+    pub fn spawn(
+        &mut self,
+        spec: ThreadSpec,
+        body: impl FnMut(&crate::Ctx<'_>) + Send + 'static,
+    ) -> Result<ThreadId, Error> {
         spec.validate()?;
         let body: Body = Box::new(body);
         self.seed_for(spec.cpu)?.add_thread(spec, body)
@@ -511,7 +515,11 @@ impl<C: Clock> Runtime<C> {
     /// let out = rt.run_until(Time::from_millis(20)).unwrap();
     /// assert_eq!(out.thread(s).unwrap().stats.completed, 3);
     /// ```
-    pub fn add_timer(&mut self, spec: TimerSpec, handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static) -> Result<(), Error> {
+    pub fn add_timer(
+        &mut self,
+        spec: TimerSpec,
+        handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static,
+    ) -> Result<(), Error> {
         if spec.period == Some(Duration::ZERO) {
             return Err(Error::InvalidConfig("a periodic timing event needs a positive period".into()));
         }
@@ -557,7 +565,8 @@ impl<C: Clock> Runtime<C> {
                         .name(format!("tempi-cpu{}", seed.first_cpu()))
                         .spawn(move || {
                             let notes = crate::os::prepare_dispatcher(seed.first_cpu(), &cfg);
-                            let part = Kernel::<RealClock>::new(seed, RealClock::with_epoch(epoch)).map(|k| k.run(until));
+                            let part =
+                                Kernel::<RealClock>::new(seed, RealClock::with_epoch(epoch)).map(|k| k.run(until));
                             (part, notes)
                         })
                         .map_err(|e| Error::Os(format!("cannot start a dispatcher thread: {e}")))?;

@@ -14,10 +14,7 @@ fn overrun(policy: MissPolicy) -> (tempi::RunOutcome, Vec<MissEvent>) {
     let seen: Arc<Mutex<Vec<MissEvent>>> = Arc::default();
     let log = seen.clone();
     let mut rt = Runtime::simulated(1);
-    let spec = ThreadSpec::new("p")
-        .periodic(ms(4))
-        .miss_policy(policy)
-        .on_miss(move |m| log.lock().unwrap().push(*m));
+    let spec = ThreadSpec::new("p").periodic(ms(4)).miss_policy(policy).on_miss(move |m| log.lock().unwrap().push(*m));
     rt.spawn(spec, |cx| cx.work(if cx.job().number == 0 { ms(6) } else { ms(1) })).unwrap();
     let out = rt.run_until(Time::from_millis(16)).unwrap();
     let seen = seen.lock().unwrap().clone();

@@ -68,7 +68,11 @@ fn kernel_spawn_and_join_from_a_thread() {
     let out = rt.run().unwrap();
     assert_eq!(
         *order.lock().unwrap(),
-        [("child done", Time::from_millis(2)), ("parent after spawn", Time::from_millis(2)), ("parent joined", Time::from_millis(2))]
+        [
+            ("child done", Time::from_millis(2)),
+            ("parent after spawn", Time::from_millis(2)),
+            ("parent joined", Time::from_millis(2))
+        ]
     );
     assert_eq!(segments(&out), ["parent:0-0:preempt", "child:0-2:exit", "parent:2-2:exit"]);
 }
@@ -131,10 +135,8 @@ fn kernel_two_cpus_run_in_parallel() {
     let mut rt = Runtime::simulated(2);
     rt.spawn(ThreadSpec::new("a").cpu(0), |cx| cx.work(ms(3))).unwrap();
     rt.spawn(ThreadSpec::new("b").cpu(1), |cx| cx.work(ms(2))).unwrap();
-    rt.spawn(ThreadSpec::new("c").cpu(1).priority(1).periodic(ms(10)).phase(ms(1)).max_jobs(1), |cx| {
-        cx.work(ms(1))
-    })
-    .unwrap();
+    rt.spawn(ThreadSpec::new("c").cpu(1).priority(1).periodic(ms(10)).phase(ms(1)).max_jobs(1), |cx| cx.work(ms(1)))
+        .unwrap();
     let out = rt.run().unwrap();
     assert_eq!(out.end, Time::from_millis(3));
     let mut segs = cpu_segments(&out);
@@ -163,7 +165,10 @@ fn busy_scenario() -> tempi::RunOutcome {
     for i in 0..6u64 {
         let c = ms(1 + i % 3);
         rt.spawn(
-            ThreadSpec::new(format!("p{i}")).cpu((i % 2) as usize).periodic(ms(5 + i)).miss_policy(MissPolicy::SkipNext),
+            ThreadSpec::new(format!("p{i}"))
+                .cpu((i % 2) as usize)
+                .periodic(ms(5 + i))
+                .miss_policy(MissPolicy::SkipNext),
             move |cx| {
                 cx.work(c);
                 if cx.job().number % 3 == 0 {

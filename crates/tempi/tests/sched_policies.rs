@@ -107,8 +107,7 @@ fn sched_fixed_priority_preempted_thread_resumes_before_equals() {
     let mut rt = Runtime::simulated(1);
     rt.spawn(ThreadSpec::new("a").priority(1), |cx| cx.work(ms(3))).unwrap();
     rt.spawn(ThreadSpec::new("b").priority(1), |cx| cx.work(ms(1))).unwrap();
-    rt.spawn(ThreadSpec::new("hi").priority(2).periodic(ms(10)).phase(ms(1)).max_jobs(1), |cx| cx.work(ms(1)))
-        .unwrap();
+    rt.spawn(ThreadSpec::new("hi").priority(2).periodic(ms(10)).phase(ms(1)).max_jobs(1), |cx| cx.work(ms(1))).unwrap();
     let out = rt.run().unwrap();
     assert_eq!(segments(&out), ["a:0-1:preempt", "hi:1-2:exit", "a:2-4:exit", "b:4-5:exit"]);
 }

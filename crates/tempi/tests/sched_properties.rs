@@ -15,7 +15,11 @@ const PERIODS: [u64; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
 
 fn lcm(a: u64, b: u64) -> u64 {
     fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 { a } else { gcd(b, a % b) }
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
     }
     a / gcd(a, b) * b
 }
@@ -50,7 +54,9 @@ fn simulate(set: &[(u64, u64)], hyper: u64, edf: bool) -> u64 {
     let mut specs: Vec<ThreadSpec> = set
         .iter()
         .enumerate()
-        .map(|(i, &(c, t))| ThreadSpec::new(format!("t{i}")).periodic(Duration::from_nanos(t)).wcet(Duration::from_nanos(c)))
+        .map(|(i, &(c, t))| {
+            ThreadSpec::new(format!("t{i}")).periodic(Duration::from_nanos(t)).wcet(Duration::from_nanos(c))
+        })
         .collect();
     assign_rate_monotonic(&mut specs);
     for s in specs {

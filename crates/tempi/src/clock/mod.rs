@@ -62,4 +62,14 @@ pub trait Clock: Send + 'static {
     /// Let time pass until `target` (or a little after, for a real clock) and return the new
     /// current instant.
     fn wait_until(&mut self, target: Time, busy: bool) -> Time;
+    /// The real clock itself, for threads that read the time between runtime calls; `None`
+    /// for clocks under which time does not pass between calls.
+    ///
+    /// ```
+    /// use tempi::clock::{Clock, VirtualClock};
+    /// assert!(VirtualClock::default().as_real().is_none());
+    /// ```
+    fn as_real(&self) -> Option<&RealClock> {
+        None
+    }
 }

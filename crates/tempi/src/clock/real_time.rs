@@ -1,4 +1,10 @@
-//! Real time: `CLOCK_MONOTONIC` through [`std::time::Instant`].
+//! Real time: `CLOCK_MONOTONIC`, read through the CPU's time-stamp counter where it is
+//! invariant.
+//!
+//! The kernel reads the clock at every context switch (CPU-time accounting, timer checks), so
+//! the read must be cheap: `quanta` calibrates the TSC against `CLOCK_MONOTONIC` once and then
+//! reads it in a few nanoseconds, falling back to `clock_gettime` on machines without a
+//! reliable TSC. The epoch is an [`std::time::Instant`], shared by every CPU of a runtime.
 //!
 //! Waiting while idle sleeps until shortly before the target, then spins the rest, which trades
 //! a little CPU for release jitter close to the clock's own resolution. Waiting while busy
@@ -20,6 +26,11 @@ use crate::time::{nanos, Time};
 #[derive(Debug, Clone)]
 pub struct RealClock {
     epoch: Instant,
+    source: quanta::Clock,
+    /// Raw counter reading taken when `offset` was measured.
+    raw_base: u64,
+    /// Nanoseconds from `epoch` to `raw_base`.
+    offset: u64,
     spin_margin: Duration,
 }
 
@@ -39,7 +50,10 @@ impl RealClock {
     /// let _ = tempi::clock::RealClock::with_epoch(std::time::Instant::now());
     /// ```
     pub fn with_epoch(epoch: Instant) -> RealClock {
-        RealClock { epoch, spin_margin: Duration::from_micros(100) }
+        let source = quanta::Clock::new();
+        let raw_base = source.raw();
+        let offset = nanos(epoch.elapsed());
+        RealClock { epoch, source, raw_base, offset, spin_margin: Duration::from_micros(100) }
     }
 
     /// The instant this clock calls zero.
@@ -50,6 +64,17 @@ impl RealClock {
     /// ```
     pub fn epoch(&self) -> Instant {
         self.epoch
+    }
+
+    /// The current instant (the same reading as [`Clock::now`], without needing `&mut`).
+    ///
+    /// ```
+    /// let c = tempi::clock::RealClock::starting_now();
+    /// assert!(c.read() <= c.read());
+    /// ```
+    #[inline]
+    pub fn read(&self) -> Time {
+        Time::from_nanos(self.offset + self.source.delta_as_nanos(self.raw_base, self.source.raw()))
     }
 
     /// How long before a wake-up time an idle wait stops sleeping and starts spinning
@@ -76,7 +101,11 @@ impl Clock for RealClock {
 
     #[inline]
     fn now(&mut self) -> Time {
-        Time::from_nanos(nanos(self.epoch.elapsed()))
+        self.read()
+    }
+
+    fn as_real(&self) -> Option<&RealClock> {
+        Some(self)
     }
 
     fn wait_until(&mut self, target: Time, busy: bool) -> Time {

@@ -16,10 +16,11 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corosensei::Yielder;
 
+use crate::clock::RealClock;
 use crate::error::Error;
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
@@ -36,7 +37,9 @@ pub(crate) enum Request {
     Release(ThreadId),
     SetPriority(i32),
     /// The current job ended; `aborted` if it was abandoned.
-    JobDone { aborted: bool },
+    JobDone {
+        aborted: bool,
+    },
 }
 
 /// The kernel's answer.
@@ -107,7 +110,7 @@ pub struct Ctx<'a> {
     cpu: usize,
     now: Cell<Time>,
     job: Cell<JobInfo>,
-    real_epoch: Option<Instant>,
+    real_clock: Option<RealClock>,
 }
 
 impl<'a> Ctx<'a> {
@@ -152,8 +155,8 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn now(&self) -> Time {
-        match self.real_epoch {
-            Some(epoch) => Time::from_nanos(nanos(epoch.elapsed())),
+        match &self.real_clock {
+            Some(clock) => clock.read(),
             None => self.now.get(),
         }
     }
@@ -318,10 +321,10 @@ pub(crate) fn thread_main(
     first: Response,
     id: ThreadId,
     cpu: usize,
-    real_epoch: Option<Instant>,
+    real_clock: Option<RealClock>,
     mut body: Body,
 ) -> ThreadOutcome {
-    let cx = Ctx { yielder, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_epoch };
+    let cx = Ctx { yielder, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_clock };
     let mut reply = first.reply;
     loop {
         let aborted = match reply {

@@ -26,10 +26,10 @@ mod stacks;
 mod tcb;
 mod timers;
 
-pub use ctx::{Ctx, EventCtx, JobInfo};
 pub(crate) use ctx::Body;
+pub use ctx::{Ctx, EventCtx, JobInfo};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult};
 
@@ -37,7 +37,7 @@ use self::ctx::{Reply, Request, Response};
 use self::stacks::StackPool;
 use self::tcb::{Backlog, Queued, State, Tcb, Wait};
 use self::timers::{TimerKind, TimerQueue};
-use crate::clock::{Clock, ClockMode};
+use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
 use crate::runtime::{Config, ThreadStats, ThreadSummary, TimerSpec};
@@ -140,7 +140,7 @@ struct TimingEvent {
 pub(crate) struct Kernel<C: Clock> {
     clock: C,
     now: Time,
-    real_epoch: Option<Instant>,
+    real_clock: Option<RealClock>,
     cpus: Vec<Cpu>,
     first_cpu: usize,
     slot_base: u32,
@@ -156,6 +156,7 @@ pub(crate) struct Kernel<C: Clock> {
     default_stack: usize,
     total_cpus: usize,
     trace_seq: u32,
+    tracing: bool,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -177,18 +178,12 @@ impl<C: Clock> Kernel<C> {
             .collect();
         let mut stacks = StackPool::default();
         stacks.reserve(seed.default_stack, cap.min(32))?;
-        let real_epoch = match C::MODE {
-            ClockMode::Real => {
-                let now = clock.now();
-                Some(Instant::now() - now.since_start())
-            }
-            ClockMode::Virtual => None,
-        };
+        let real_clock = clock.as_real().cloned();
         let pre = seed.threads.len();
         let mut k = Kernel {
             now: clock.now(),
             clock,
-            real_epoch,
+            real_clock,
             cpus,
             first_cpu: seed.first_cpu,
             slot_base: seed.slot_base,
@@ -206,6 +201,7 @@ impl<C: Clock> Kernel<C> {
             default_stack: seed.default_stack,
             total_cpus: seed.total_cpus,
             trace_seq: 0,
+            tracing: seed.trace_capacity > 0,
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -264,7 +260,11 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    #[inline]
     fn trace(&mut self, c: usize, kind: TraceKind, id: ThreadId, job: u32, arg: u64) {
+        if !self.tracing {
+            return;
+        }
         self.trace_seq = self.trace_seq.wrapping_add(1);
         let cpu = &mut self.cpus[c];
         cpu.trace.push(TraceRecord {
@@ -278,7 +278,11 @@ impl<C: Clock> Kernel<C> {
         });
     }
 
+    #[inline]
     fn trace_thread(&mut self, id: ThreadId, kind: TraceKind, arg: u64) {
+        if !self.tracing {
+            return;
+        }
         let t = self.tcb(id);
         let (cpu, job) = (t.cpu, t.job.number);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
@@ -286,8 +290,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn stats(&mut self, id: ThreadId) -> &mut ThreadStats {
-        let s = self.tcb(id).summary;
-        &mut self.summaries[s].stats
+        &mut self.tcb(id).stats
     }
 
     // ----- thread creation and end ---------------------------------------------------------
@@ -336,6 +339,7 @@ impl<C: Clock> Kernel<C> {
             job: JobInfo::default(),
             job_cpu: Duration::ZERO,
             backlog: Backlog::default(),
+            stats: ThreadStats::default(),
             skip_next: 0,
             next_sporadic: Time::ZERO,
             base_urgency: Urgency::LOWEST,
@@ -388,6 +392,7 @@ impl<C: Clock> Kernel<C> {
             }
         }
         self.summaries[tcb.summary].outcome = Some(outcome.clone());
+        self.summaries[tcb.summary].stats = tcb.stats;
         self.free.push(i as u32);
         self.live -= 1;
         // Wake every joiner.
@@ -713,10 +718,18 @@ impl<C: Clock> Kernel<C> {
             let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
             // A policy may only hand back threads it was given as ready on this CPU.
             match self.local(next) {
-                Some(i) if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) => {
+                Some(i)
+                    if self.slots[i]
+                        .as_ref()
+                        .is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
+                {
                     self.dispatch(c, next)
                 }
-                _ => debug_assert!(false, "scheduler `{}` picked {next:?}, which is not ready here", self.cpus[c].scheduler.name()),
+                _ => debug_assert!(
+                    false,
+                    "scheduler `{}` picked {next:?}, which is not ready here",
+                    self.cpus[c].scheduler.name()
+                ),
             }
         }
     }
@@ -731,7 +744,7 @@ impl<C: Clock> Kernel<C> {
 
     fn resume(&mut self, c: usize, id: ThreadId) {
         let now = self.now;
-        let epoch = self.real_epoch;
+        let real_clock = self.real_clock.clone();
         let i = self.local(id).expect("current thread is live");
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
@@ -749,7 +762,7 @@ impl<C: Clock> Kernel<C> {
                     let body = t.body.take().expect("a new thread has its body");
                     let cpu = t.cpu;
                     t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                        ctx::thread_main(y, first, id, cpu, epoch, body)
+                        ctx::thread_main(y, first, id, cpu, real_clock, body)
                     }));
                 }
                 Err(e) => {
@@ -961,9 +974,14 @@ impl<C: Clock> Kernel<C> {
     fn advance(&mut self, target: Time) {
         let busy = self.cpus.iter().any(|cpu| cpu.current.is_some());
         self.now = self.clock.wait_until(target, busy);
+        // Work is credited only up to `target`, the instant of the next event. A real clock may
+        // return later than asked (the OS descheduled the dispatcher): that excess was not this
+        // CPU's time to give, and crediting it would let a job finish "before" an event that
+        // was due earlier. The events due meanwhile are then handled in their time order.
+        let credited_until = self.now.min(target);
         for c in 0..self.cpus.len() {
             let Some(id) = self.cpus[c].current else { continue };
-            let done = self.now - self.cpus[c].work_mark;
+            let done = credited_until - self.cpus[c].work_mark;
             self.cpus[c].work_mark = self.now;
             let t = self.tcb(id);
             t.work_left = t.work_left.saturating_sub(crate::time::nanos(done));
@@ -1014,6 +1032,9 @@ impl<C: Clock> Kernel<C> {
                 let ran = self.now - self.cpus[c].run_start;
                 self.stats(id).cpu_time += ran;
             }
+        }
+        for t in self.slots.iter().flatten() {
+            self.summaries[t.summary].stats = t.stats;
         }
         // Unwind every suspended thread so its destructors run on its own stack.
         let now = self.now;

@@ -18,6 +18,7 @@ use corosensei::Coroutine;
 
 use super::ctx::{Body, JobInfo, Reply, Request, Response};
 use crate::policy::sched::Urgency;
+use crate::runtime::ThreadStats;
 use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
 use crate::time::Time;
 
@@ -77,7 +78,10 @@ impl Backlog {
         Some(q)
     }
     pub(crate) fn get_mut(&mut self, number: u32) -> Option<&mut Queued> {
-        (0..self.len).map(|i| (self.head + i) % Self::CAPACITY).find(|&i| self.items[i].number == number).map(|i| &mut self.items[i])
+        (0..self.len)
+            .map(|i| (self.head + i) % Self::CAPACITY)
+            .find(|&i| self.items[i].number == number)
+            .map(|i| &mut self.items[i])
     }
 }
 
@@ -115,6 +119,8 @@ pub(crate) struct Tcb {
     pub(crate) job: JobInfo,
     pub(crate) job_cpu: Duration,
     pub(crate) backlog: Backlog,
+    /// Kept here on the hot path; copied to the thread's summary when it ends.
+    pub(crate) stats: ThreadStats,
     pub(crate) skip_next: u32,
     pub(crate) next_sporadic: Time,
 

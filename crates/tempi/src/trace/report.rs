@@ -1,23 +1,434 @@
-//! JSON report and text summary of a run (placeholder until the exporter lands).
+//! The JSON report and the text summary of a run, and the trace reconstruction the other
+//! exporters share.
+//!
+//! Owns the reading of a finished trace into execution [`Segment`]s and per-job
+//! [`JobRecord`]s, the machine-readable report ([`to_json`]) and the human-readable table
+//! ([`summary_text`]). Per-thread figures come from [`crate::ThreadStats`], which the kernel
+//! keeps exactly; per-job figures come from the trace and are cut short when the trace buffer
+//! overflowed (the report then says `"jobs_truncated": true`).
+//!
+//! Every function here accepts any [`RunOutcome`], including an empty or a truncated one,
+//! without panicking: inconsistent records are skipped rather than trusted.
 
-use crate::runtime::RunOutcome;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 
-/// The JSON report of a run.
+use serde::Serialize;
+
+use crate::runtime::{RunOutcome, ThreadSummary};
+use crate::thread::{ThreadId, ThreadOutcome};
+use crate::time::{nanos, Time};
+use crate::trace::{StopReason, TraceKind};
+
+/// One stretch of execution: a thread held a CPU from `start` to `end`.
 ///
 /// ```
-/// let out = tempi::Runtime::simulated(1).run().unwrap();
-/// let _ = tempi::trace::report::to_json(&out);
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("w"), |cx| cx.work(Duration::from_millis(2))).unwrap();
+/// let out = rt.run().unwrap();
+/// let seg = tempi::trace::report::segments(&out)[0];
+/// assert_eq!(seg.end - seg.start, Duration::from_millis(2));
 /// ```
-pub fn to_json(_out: &RunOutcome) -> String {
-    String::from("{}")
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// The thread that ran.
+    pub thread: ThreadId,
+    /// Its current job number while it ran.
+    pub job: u32,
+    /// The CPU it ran on.
+    pub cpu: u16,
+    /// When it was dispatched.
+    pub start: Time,
+    /// When it stopped (or when the segment was closed for want of a stop record).
+    pub end: Time,
+    /// Why it stopped; `None` when no stop record closed the segment (still running when the
+    /// run ended, records lost to a full buffer, or an unknown stop code).
+    pub stop: Option<StopReason>,
 }
 
-/// A readable multi-line summary of a run.
+/// The execution segments of a run, in the order they started.
+///
+/// A segment with no stop record is closed at `out.end`. When records were dropped, the end of
+/// the run is not a credible end for it (the thread may have stopped long before the buffer
+/// filled up), so it is closed at the last record seen on its CPU instead.
 ///
 /// ```
-/// let out = tempi::Runtime::simulated(1).run().unwrap();
-/// let _ = tempi::trace::report::summary_text(&out);
+/// use std::time::Duration;
+/// use tempi::trace::{report, StopReason};
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("w"), |cx| cx.work(Duration::from_millis(1))).unwrap();
+/// let segs = report::segments(&rt.run().unwrap());
+/// assert_eq!(segs.len(), 1);
+/// assert_eq!(segs[0].stop, Some(StopReason::Exited));
 /// ```
-pub fn summary_text(_out: &RunOutcome) -> String {
-    String::new()
+pub fn segments(out: &RunOutcome) -> Vec<Segment> {
+    let mut segs: Vec<Segment> = Vec::new();
+    // Per CPU: the index in `segs` of the segment still running there.
+    let mut open: BTreeMap<u16, usize> = BTreeMap::new();
+    let mut last_seen: BTreeMap<u16, Time> = BTreeMap::new();
+    for r in &out.trace {
+        last_seen.insert(r.cpu, r.time);
+        match r.kind {
+            TraceKind::Run => {
+                // A run with one already open means its stop was lost; end the old one here
+                // rather than let two segments overlap on one CPU.
+                if let Some(i) = open.remove(&r.cpu) {
+                    segs[i].end = r.time.max(segs[i].start);
+                }
+                open.insert(r.cpu, segs.len());
+                segs.push(Segment { thread: r.thread, job: r.job, cpu: r.cpu, start: r.time, end: r.time, stop: None });
+            }
+            TraceKind::Stop => {
+                if let Some(i) = open.remove(&r.cpu) {
+                    segs[i].end = r.time.max(segs[i].start);
+                    segs[i].stop = StopReason::from_code(r.arg);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (cpu, i) in open {
+        let end = if out.trace_dropped > 0 { last_seen.get(&cpu).copied().unwrap_or(out.end) } else { out.end };
+        segs[i].end = end.max(segs[i].start);
+    }
+    segs
+}
+
+/// What the trace tells about one job of one thread.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("w"), |cx| cx.work(Duration::from_millis(2))).unwrap();
+/// let job = &tempi::trace::report::jobs(&rt.run().unwrap())[0];
+/// assert_eq!(job.finish, Some(Time::from_millis(2)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRecord {
+    /// The thread's name (`T<slot>` if the run does not know the thread).
+    pub thread: String,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// Job number, from 0.
+    pub job: u32,
+    /// When the job was released.
+    pub release: Time,
+    /// When it first ran; `None` if it never did.
+    pub start: Option<Time>,
+    /// When it completed or was abandoned; `None` if neither happened within the trace.
+    pub finish: Option<Time>,
+    /// Its absolute deadline, if it had one.
+    pub deadline: Option<Time>,
+    /// Whether its deadline passed with the job unfinished.
+    pub missed: bool,
+    /// Whether it was abandoned rather than completed.
+    pub aborted: bool,
+    /// How many times it was preempted.
+    pub preemptions: u32,
+}
+
+/// Every job released in the trace, ordered by release time, then thread, then job number.
+///
+/// Only jobs whose release record survived are listed; see [`RunOutcome::trace_dropped`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("p").periodic(Duration::from_millis(5)), |cx| cx.work(Duration::from_millis(1))).unwrap();
+/// let jobs = tempi::trace::report::jobs(&rt.run_until(Time::from_millis(10)).unwrap());
+/// assert_eq!(jobs.len(), 2);
+/// assert_eq!(jobs[1].release, Time::from_millis(5));
+/// assert_eq!(jobs[1].deadline, Some(Time::from_millis(10)));
+/// ```
+pub fn jobs(out: &RunOutcome) -> Vec<JobRecord> {
+    let mut list: Vec<JobRecord> = Vec::new();
+    let mut index: HashMap<(ThreadId, u32), usize> = HashMap::new();
+    let names = names(out);
+    for r in &out.trace {
+        if r.kind == TraceKind::Release {
+            index.insert((r.thread, r.job), list.len());
+            list.push(JobRecord {
+                thread: display_name(&names, r.thread),
+                thread_id: r.thread,
+                job: r.job,
+                release: r.time,
+                start: None,
+                finish: None,
+                deadline: (r.arg != u64::MAX).then(|| Time::from_nanos(r.arg)),
+                missed: false,
+                aborted: false,
+                preemptions: 0,
+            });
+            continue;
+        }
+        let Some(&i) = index.get(&(r.thread, r.job)) else { continue };
+        let job = &mut list[i];
+        match r.kind {
+            TraceKind::Run if job.start.is_none() && r.time >= job.release => job.start = Some(r.time),
+            TraceKind::Stop if StopReason::from_code(r.arg) == Some(StopReason::Preempted) => {
+                job.preemptions = job.preemptions.saturating_add(1);
+            }
+            TraceKind::JobComplete => job.finish = Some(r.time),
+            TraceKind::JobAbort => {
+                job.finish = Some(r.time);
+                job.aborted = true;
+            }
+            TraceKind::Miss => job.missed = true,
+            _ => {}
+        }
+    }
+    list.sort_by_key(|j| (j.release, j.thread_id, j.job));
+    list
+}
+
+/// Thread names by id, so exporters walking a long trace need not search `out.threads` for
+/// every record.
+pub(crate) fn names(out: &RunOutcome) -> HashMap<ThreadId, &str> {
+    let mut map = HashMap::with_capacity(out.threads.len());
+    for t in &out.threads {
+        // Ids are unique per run; should one repeat, the first summary wins, as in
+        // `RunOutcome::thread`.
+        map.entry(t.id).or_insert(t.name.as_str());
+    }
+    map
+}
+
+/// The name the run gave a thread, or `T<slot>` when it names no such thread.
+pub(crate) fn display_name(names: &HashMap<ThreadId, &str>, id: ThreadId) -> String {
+    names.get(&id).map_or_else(|| format!("T{}", id.index()), |n| (*n).to_string())
+}
+
+/// Mean response time in ns, computed without [`crate::ThreadStats::mean_response`], whose
+/// `u32` divisor cannot represent every job count.
+fn mean_response_ns(t: &ThreadSummary) -> Option<u64> {
+    let n = t.stats.completed;
+    (n > 0).then(|| (t.stats.response_total.as_nanos() / u128::from(n)).try_into().unwrap_or(u64::MAX))
+}
+
+fn outcome_text(o: &Option<ThreadOutcome>) -> Option<String> {
+    match o {
+        None => None,
+        Some(ThreadOutcome::Completed) => Some("completed".into()),
+        Some(ThreadOutcome::Panicked(msg)) => Some(format!("panicked: {msg}")),
+    }
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    mode: &'static str,
+    scheduler: &'a str,
+    cpus: usize,
+    end: u64,
+    trace_dropped: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    jobs_truncated: bool,
+    warnings: &'a [String],
+    threads: Vec<ThreadJson<'a>>,
+    jobs: Vec<JobJson>,
+}
+
+#[derive(Serialize)]
+struct ThreadJson<'a> {
+    id: usize,
+    name: &'a str,
+    cpu: usize,
+    jobs: u64,
+    completed: u64,
+    aborted: u64,
+    misses: u64,
+    skipped: u64,
+    preemptions: u64,
+    response_min: Option<u64>,
+    response_mean: Option<u64>,
+    response_max: Option<u64>,
+    cpu_time: u64,
+    outcome: Option<String>,
+}
+
+#[derive(Serialize)]
+struct JobJson {
+    thread: String,
+    thread_id: usize,
+    job: u32,
+    release: u64,
+    start: Option<u64>,
+    finish: Option<u64>,
+    deadline: Option<u64>,
+    missed: bool,
+    aborted: bool,
+    preemptions: u32,
+}
+
+/// The JSON report of a run: run settings, per-thread statistics and per-job records, every
+/// time in integer nanoseconds.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("w"), |cx| cx.work(Duration::from_millis(2))).unwrap();
+/// let json = tempi::trace::report::to_json(&rt.run().unwrap());
+/// let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+/// assert_eq!(v["threads"][0]["cpu_time"], 2_000_000);
+/// assert_eq!(v["jobs"][0]["finish"], 2_000_000);
+/// ```
+pub fn to_json(out: &RunOutcome) -> String {
+    let threads = out
+        .threads
+        .iter()
+        .map(|t| ThreadJson {
+            id: t.id.index(),
+            name: &t.name,
+            cpu: t.cpu,
+            jobs: t.stats.released,
+            completed: t.stats.completed,
+            aborted: t.stats.aborted,
+            misses: t.stats.misses,
+            skipped: t.stats.skipped,
+            preemptions: t.stats.preemptions,
+            response_min: t.stats.response_min.map(nanos),
+            response_mean: mean_response_ns(t),
+            response_max: t.stats.response_max.map(nanos),
+            cpu_time: nanos(t.stats.cpu_time),
+            outcome: outcome_text(&t.outcome),
+        })
+        .collect();
+    let jobs = jobs(out)
+        .into_iter()
+        .map(|j| JobJson {
+            thread: j.thread,
+            thread_id: j.thread_id.index(),
+            job: j.job,
+            release: j.release.as_nanos(),
+            start: j.start.map(Time::as_nanos),
+            finish: j.finish.map(Time::as_nanos),
+            deadline: j.deadline.map(Time::as_nanos),
+            missed: j.missed,
+            aborted: j.aborted,
+            preemptions: j.preemptions,
+        })
+        .collect();
+    let report = ReportJson {
+        mode: out.mode.name(),
+        scheduler: &out.scheduler,
+        cpus: out.cpus,
+        end: out.end.as_nanos(),
+        trace_dropped: out.trace_dropped,
+        jobs_truncated: out.trace_dropped > 0,
+        warnings: &out.warnings,
+        threads,
+        jobs,
+    };
+    // Plain data with string keys: serialising it cannot fail, but an empty object beats a panic.
+    serde_json::to_string_pretty(&report).unwrap_or_else(|_| String::from("{}"))
+}
+
+/// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
+fn ms3(ns: u64) -> String {
+    let us = ns / 1_000 + u64::from(ns % 1_000 >= 500);
+    format!("{}.{:03}", us / 1_000, us % 1_000)
+}
+
+/// A readable summary of a run: one aligned row per thread (times in milliseconds), the total
+/// of deadline misses, then warnings, lost trace records and panicked threads, if any.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("worker"), |cx| cx.work(Duration::from_millis(2))).unwrap();
+/// let text = tempi::trace::report::summary_text(&rt.run().unwrap());
+/// assert!(text.contains("worker"));
+/// assert!(text.contains("total misses: 0"));
+/// ```
+pub fn summary_text(out: &RunOutcome) -> String {
+    let mut s = String::new();
+    let cpus = if out.cpus == 1 { "CPU" } else { "CPUs" };
+    let _ = writeln!(
+        s,
+        "run: {} time, scheduler {}, {} {cpus}, end {} ms",
+        out.mode.name(),
+        out.scheduler,
+        out.cpus,
+        ms3(out.end.as_nanos())
+    );
+
+    let header = ["thread", "cpu", "jobs", "done", "misses", "resp min", "resp mean", "resp max", "cpu time"];
+    let dash = || String::from("-");
+    let mut rows: Vec<[String; 9]> = vec![header.map(String::from)];
+    for t in &out.threads {
+        let st = &t.stats;
+        rows.push([
+            t.name.clone(),
+            t.cpu.to_string(),
+            st.released.to_string(),
+            st.completed.to_string(),
+            st.misses.to_string(),
+            st.response_min.map_or_else(dash, |d| ms3(nanos(d))),
+            mean_response_ns(t).map_or_else(dash, ms3),
+            st.response_max.map_or_else(dash, |d| ms3(nanos(d))),
+            ms3(nanos(st.cpu_time)),
+        ]);
+    }
+    let mut widths = [0usize; 9];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c == 0 {
+                // Names read best left-aligned, numbers right-aligned.
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.push_str("  ");
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        if i == 0 {
+            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+        }
+    }
+    if out.threads.is_empty() {
+        let _ = writeln!(s, "(no threads)");
+    }
+    let _ = writeln!(s, "(times in ms)");
+    let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
+
+    for w in &out.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    if out.trace_dropped > 0 {
+        let _ = writeln!(
+            s,
+            "note: {} trace records were dropped (trace buffer full); per-job detail is incomplete, statistics are exact",
+            out.trace_dropped
+        );
+    }
+    let panicked: Vec<(&str, &str)> = out
+        .threads
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Some(ThreadOutcome::Panicked(m)) => Some((t.name.as_str(), m.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !panicked.is_empty() {
+        let _ = writeln!(s, "panicked threads:");
+        for (name, msg) in panicked {
+            let _ = writeln!(s, "  {name}: {msg}");
+        }
+    }
+    s
 }

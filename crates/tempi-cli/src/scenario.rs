@@ -1,0 +1,1119 @@
+//! Scenario files: the TOML format `tempi simulate` and `tempi run` read, and the duration
+//! syntax shared with the command line.
+//!
+//! Owns parsing (with `toml` + serde, so the runtime library stays free of file formats),
+//! validation with `file:line:` error messages, and turning a validated [`Scenario`] into
+//! threads and timing events on a [`Runtime`] of either clock. The format is documented in
+//! `docs/SCENARIOS.md`; keep the two in step.
+//!
+//! Parsing happens in two passes. Serde fills "raw" structs whose validated fields are wrapped
+//! in [`toml::Spanned`], so that the second pass, which checks meaning (durations, names, CPU
+//! numbers, cross references), can still point at the line a value came from. Errors that
+//! `toml` itself raises (syntax, unknown keys, wrong types) carry a byte span, which is turned
+//! into a line number the same way.
+
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+use tempi::clock::{Clock, ClockMode};
+use tempi::policy::sched::{by_name, SchedulerFactory, NAMES};
+use tempi::{
+    assign_deadline_monotonic, assign_rate_monotonic, Config, Criticality, MissPolicy, Runtime, ThreadId, ThreadSpec,
+    Time, TimerSpec, Timing,
+};
+
+/// What a valid duration looks like, quoted in every duration error.
+pub const DURATION_HINT: &str = "expected e.g. 12ms, 500us, 1.5s";
+
+/// Parse a duration: a decimal number followed by a unit (`ns`, `us` or `µs`, `ms`, `s`), or a
+/// bare integer meaning nanoseconds. No spaces, no sign; fractions must come out as whole
+/// nanoseconds.
+///
+/// ```text
+/// "12ms" -> 12 ms, "1.5s" -> 1500 ms, "250" -> 250 ns
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration \"{text}\" ({DURATION_HINT})");
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale: u64 = match unit {
+        "" | "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(bad()),
+    };
+    let (int, frac) = match number.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (number, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    // A bare number is nanoseconds, and a nanosecond has no fraction worth writing.
+    if !digits(int) || (unit.is_empty() && frac.is_some()) {
+        return Err(bad());
+    }
+    let too_big = || format!("invalid duration \"{text}\": too large");
+    let whole = int.parse::<u64>().map_err(|_| too_big())?.checked_mul(scale).ok_or_else(too_big)?;
+    let part = match frac {
+        None => 0,
+        Some(f) if !digits(f) => return Err(bad()),
+        Some(f) => {
+            // Trailing zeros add no precision; dropping them keeps the exponent small.
+            let f = f.trim_end_matches('0');
+            if f.is_empty() {
+                0
+            } else if f.len() > 9 {
+                return Err(format!("invalid duration \"{text}\": finer than a nanosecond"));
+            } else {
+                let numer = f.parse::<u128>().map_err(|_| bad())? * scale as u128;
+                let denom = 10u128.pow(f.len() as u32);
+                if numer % denom != 0 {
+                    return Err(format!("invalid duration \"{text}\": finer than a nanosecond"));
+                }
+                (numer / denom) as u64
+            }
+        }
+    };
+    whole.checked_add(part).map(Duration::from_nanos).ok_or_else(too_big)
+}
+
+/// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`
+/// when no line applies, e.g. the file cannot be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The scenario file as given on the command line.
+    pub file: String,
+    /// 1-based line of the offending value, when known.
+    pub line: Option<usize>,
+    /// What is wrong, naming the thread or timer and the field.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.file, line, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+// ---------------------------------------------------------------------------------------------
+// Raw form: what serde reads. Spanned fields are the ones checked after parsing.
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    runtime: Option<RawRuntime>,
+    #[serde(default)]
+    thread: Vec<Spanned<RawThread>>,
+    #[serde(default)]
+    timer: Vec<Spanned<RawTimer>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRuntime {
+    cpus: Option<Spanned<i64>>,
+    policy: Option<Spanned<String>>,
+    quantum: Option<Spanned<Value>>,
+    until: Option<Spanned<Value>>,
+    priorities: Option<Spanned<String>>,
+    seed: Option<i64>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+enum RawKind {
+    Periodic,
+    Sporadic,
+    #[serde(alias = "one-shot")]
+    Oneshot,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+enum RawCriticality {
+    Hard,
+    Soft,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+enum RawMissPolicy {
+    Continue,
+    Abort,
+    SkipNext,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThread {
+    name: Spanned<String>,
+    kind: Option<Spanned<RawKind>>,
+    period: Option<Spanned<Value>>,
+    phase: Option<Spanned<Value>>,
+    deadline: Option<Spanned<Value>>,
+    wcet: Option<Spanned<Value>>,
+    min_interarrival: Option<Spanned<Value>>,
+    abort_after: Option<Spanned<Value>>,
+    priority: Option<i32>,
+    importance: Option<u32>,
+    cpu: Option<Spanned<usize>>,
+    criticality: Option<RawCriticality>,
+    miss_policy: Option<RawMissPolicy>,
+    max_jobs: Option<Spanned<u32>>,
+    stack: Option<Spanned<usize>>,
+    steps: Option<Spanned<Vec<Spanned<RawStep>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    work: Option<Spanned<Value>>,
+    sleep: Option<Spanned<Value>>,
+    #[serde(rename = "yield")]
+    yield_now: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTimer {
+    every: Option<Spanned<Value>>,
+    at: Option<Spanned<Value>>,
+    start: Option<Spanned<Value>>,
+    cpu: Option<Spanned<usize>>,
+    release: Option<Vec<Spanned<String>>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validated form.
+
+/// How fixed priorities are assigned to threads that do not set one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriorityRule {
+    /// Rate monotonic: shorter period, higher priority.
+    RateMonotonic,
+    /// Deadline monotonic: shorter relative deadline, higher priority.
+    DeadlineMonotonic,
+}
+
+/// One step of a job body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Consume this much CPU time.
+    Work(Duration),
+    /// Consume a uniformly drawn amount in `[lo, hi]`, from the thread's seeded generator.
+    WorkBetween(Duration, Duration),
+    /// Sleep this long.
+    Sleep(Duration),
+    /// Give the CPU to the policy's next choice.
+    Yield,
+}
+
+/// A validated thread description.
+#[derive(Debug, Clone)]
+pub struct ThreadDef {
+    /// Unique name.
+    pub name: String,
+    /// Line of its `[[thread]]` table, for errors raised when it is spawned.
+    pub line: usize,
+    /// Release pattern.
+    pub timing: Timing,
+    /// Declared worst-case execution time.
+    pub wcet: Duration,
+    /// Relative deadline, if set explicitly.
+    pub deadline: Option<Duration>,
+    /// Abort time after release.
+    pub abort_after: Option<Duration>,
+    /// Explicit fixed priority; wins over `priorities = "rm" | "dm"`.
+    pub priority: Option<i32>,
+    /// Semantic importance.
+    pub importance: u32,
+    /// CPU it is pinned to.
+    pub cpu: usize,
+    /// Hard or soft.
+    pub criticality: Criticality,
+    /// What happens to a late job.
+    pub miss_policy: MissPolicy,
+    /// Stop after this many jobs.
+    pub max_jobs: Option<u32>,
+    /// Stack size in bytes.
+    pub stack: Option<usize>,
+    /// The job body.
+    pub steps: Vec<Step>,
+}
+
+/// A validated timing event.
+#[derive(Debug, Clone)]
+pub struct TimerDef {
+    /// Line of its `[[timer]]` table.
+    pub line: usize,
+    /// When it fires and on which CPU.
+    pub spec: TimerSpec,
+    /// Whether it fires periodically.
+    pub periodic: bool,
+    /// The CPU whose dispatcher runs it.
+    pub cpu: usize,
+    /// Indices into [`Scenario::threads`] of the sporadic threads it releases.
+    pub release: Vec<usize>,
+}
+
+/// A scenario ready to run: runtime settings, threads and timing events, all checked.
+#[derive(Clone)]
+pub struct Scenario {
+    /// The file it came from, as named on the command line.
+    pub file: String,
+    /// Number of CPUs.
+    pub cpus: usize,
+    /// Scheduling policy name.
+    pub policy: String,
+    /// Round-robin time slice.
+    pub quantum: Option<Duration>,
+    /// Default horizon.
+    pub until: Option<Duration>,
+    /// Priority assignment rule.
+    pub priorities: Option<PriorityRule>,
+    /// Seed of the work-range generators.
+    pub seed: u64,
+    /// Threads, in file order.
+    pub threads: Vec<ThreadDef>,
+    /// Timing events, in file order.
+    pub timers: Vec<TimerDef>,
+    scheduler: SchedulerFactory,
+}
+
+impl fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scenario")
+            .field("file", &self.file)
+            .field("cpus", &self.cpus)
+            .field("policy", &self.policy)
+            .field("threads", &self.threads)
+            .field("timers", &self.timers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The most CPUs a scenario may ask for: every CPU gets preallocated pools, so a typo such as
+/// `cpus = 10000` should be an error, not an out-of-memory.
+const MAX_CPUS: i64 = 256;
+
+/// Smallest stack a thread may ask for: one page.
+const MIN_STACK: usize = 4096;
+/// Largest stack a thread may ask for: 1 GiB.
+const MAX_STACK: usize = 1 << 30;
+
+/// Where errors are reported: the file name and its text, to turn byte offsets into lines.
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+    }
+
+    fn err(&self, offset: usize, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: self.file.to_string(), line: Some(self.line(offset)), message: message.into() }
+    }
+
+    /// `WHAT: field `FIELD`: MESSAGE` at the value's line.
+    fn field<T>(&self, what: &str, field: &str, at: &Spanned<T>, message: impl fmt::Display) -> ScenarioError {
+        self.err(at.span().start, format!("{what}field `{field}`: {message}"))
+    }
+
+    fn duration(&self, what: &str, field: &str, v: &Spanned<Value>) -> Result<Duration, ScenarioError> {
+        duration_value(v.get_ref()).map_err(|m| self.field(what, field, v, m))
+    }
+
+    fn opt_duration(
+        &self,
+        what: &str,
+        field: &str,
+        v: &Option<Spanned<Value>>,
+    ) -> Result<Option<Duration>, ScenarioError> {
+        v.as_ref().map(|v| self.duration(what, field, v)).transpose()
+    }
+
+    fn positive(&self, what: &str, field: &str, v: &Spanned<Value>) -> Result<Duration, ScenarioError> {
+        let d = self.duration(what, field, v)?;
+        if d.is_zero() {
+            return Err(self.field(what, field, v, "must be positive"));
+        }
+        Ok(d)
+    }
+
+    /// Turn one of `toml`'s own errors into ours: its span gives the line, the text around it
+    /// the field and the table, so the message reads like the ones raised after parsing.
+    fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
+        // toml's messages may span lines ("invalid table header\nexpected ..."); ours are one.
+        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let Some(span) = e.span() else {
+            return ScenarioError { file: self.file.to_string(), line: None, message };
+        };
+        let mut prefix = section_context(self.text, span.start).map(|c| format!("{c}: ")).unwrap_or_default();
+        if !message.contains("field `") {
+            if let Some(key) = key_before(self.text, span.start) {
+                prefix.push_str(&format!("field `{key}`: "));
+            }
+        }
+        self.err(span.start, format!("{prefix}{message}"))
+    }
+}
+
+/// A duration value from the file: a duration string, or an integer number of nanoseconds.
+fn duration_value(v: &Value) -> Result<Duration, String> {
+    match v {
+        Value::String(s) => parse_duration(s),
+        Value::Integer(n) => u64::try_from(*n)
+            .map(Duration::from_nanos)
+            .map_err(|_| format!("invalid duration {n}: durations cannot be negative")),
+        other => Err(format!("invalid duration {other} ({DURATION_HINT}, or an integer number of nanoseconds)")),
+    }
+}
+
+/// A `work` value: a duration or a range `"LO..HI"`.
+fn work_value(v: &Value) -> Result<Step, String> {
+    if let Value::String(s) = v {
+        if let Some((lo, hi)) = s.split_once("..") {
+            let (lo, hi) = (parse_duration(lo)?, parse_duration(hi)?);
+            if lo > hi {
+                return Err(format!("invalid range \"{s}\": the lower bound is above the upper"));
+            }
+            return Ok(if lo == hi { Step::Work(lo) } else { Step::WorkBetween(lo, hi) });
+        }
+    }
+    duration_value(v).map(Step::Work)
+}
+
+/// The key whose value starts at or contains `offset`: the identifier before the last `=`
+/// on that line, left of `offset`. Good enough for `key = value` and inline tables.
+fn key_before(text: &str, offset: usize) -> Option<String> {
+    let offset = floor_char_boundary(text, offset);
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let left = &text[line_start..offset];
+    let eq = left.rfind('=')?;
+    let key = left[..eq].trim_end();
+    let start = key.rfind(|c: char| c.is_whitespace() || c == '{' || c == ',' || c == '[').map_or(0, |i| i + 1);
+    let key = key[start..].trim_matches('"');
+    (!key.is_empty()).then(|| key.to_string())
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// Which table `offset` falls in, from the table headers above it: `thread "NAME"` (or
+/// `thread #N` if the table has no readable name), `timer #N`, `[runtime]`.
+fn section_context(text: &str, offset: usize) -> Option<String> {
+    let offset = floor_char_boundary(text, offset);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let target = text[..offset].matches('\n').count();
+    let mut header: Option<(usize, &str)> = None;
+    let (mut threads, mut timers) = (0, 0);
+    for (i, line) in lines.iter().enumerate().take(target + 1) {
+        let t = line.trim();
+        if t.starts_with("[[thread]]") {
+            threads += 1;
+            header = Some((i, "thread"));
+        } else if t.starts_with("[[timer]]") {
+            timers += 1;
+            header = Some((i, "timer"));
+        } else if t.starts_with('[') {
+            header = Some((i, if t.starts_with("[runtime]") { "runtime" } else { "" }));
+        }
+    }
+    let (at, kind) = header?;
+    match kind {
+        "runtime" => Some("[runtime]".to_string()),
+        "timer" => Some(format!("timer #{timers}")),
+        "thread" => {
+            let name = lines[at + 1..].iter().take_while(|l| !l.trim().starts_with('[')).find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                let v = v.trim();
+                (k.trim() == "name" && v.starts_with('"')).then(|| v[1..].split('"').next().unwrap_or("").to_string())
+            });
+            Some(match name {
+                Some(n) => format!("thread \"{n}\""),
+                None => format!("thread #{threads}"),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Whether `name` is a policy [`by_name`] knows (asking with a quantum, so `rr` counts).
+fn known_policy(name: &str) -> bool {
+    by_name(name, Some(Duration::from_millis(1))).is_some()
+}
+
+fn unknown_policy(name: &str) -> String {
+    format!("unknown policy \"{name}\" (expected one of {})", NAMES.join(", "))
+}
+
+impl Scenario {
+    /// Read and validate a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Scenario::parse(&file, &text)
+    }
+
+    /// Validate scenario `text`; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let src = Source { file, text };
+        let raw: RawFile = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+        let rt = raw.runtime.unwrap_or_default();
+        let what = "[runtime]: ";
+
+        let cpus = match &rt.cpus {
+            None => 1,
+            Some(c) if !(1..=MAX_CPUS).contains(c.get_ref()) => {
+                return Err(src.field(what, "cpus", c, format!("must be between 1 and {MAX_CPUS}")))
+            }
+            Some(c) => *c.get_ref() as usize,
+        };
+        let quantum = match &rt.quantum {
+            Some(q) => Some(src.positive(what, "quantum", q)?),
+            None => None,
+        };
+        let policy = match &rt.policy {
+            Some(p) if !known_policy(p.get_ref()) => {
+                return Err(src.field(what, "policy", p, unknown_policy(p.get_ref())))
+            }
+            Some(p) => p.get_ref().clone(),
+            None => "fp".to_string(),
+        };
+        let scheduler = by_name(&policy, quantum).ok_or_else(|| {
+            let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
+            src.err(
+                at,
+                format!("{what}field `quantum`: policy \"{policy}\" needs a time slice, e.g. quantum = \"2ms\""),
+            )
+        })?;
+        let until = match &rt.until {
+            Some(u) => Some(src.positive(what, "until", u)?),
+            None => None,
+        };
+        let priorities = match &rt.priorities {
+            None => None,
+            Some(p) => match p.get_ref().as_str() {
+                "rm" => Some(PriorityRule::RateMonotonic),
+                "dm" => Some(PriorityRule::DeadlineMonotonic),
+                other => {
+                    return Err(src.field(
+                        what,
+                        "priorities",
+                        p,
+                        format!("unknown rule \"{other}\" (expected rm or dm)"),
+                    ))
+                }
+            },
+        };
+        // The policy names "rm" and "dm" mean fixed priority with that assignment.
+        let priorities = priorities.or(match policy.as_str() {
+            "rm" => Some(PriorityRule::RateMonotonic),
+            "dm" => Some(PriorityRule::DeadlineMonotonic),
+            _ => None,
+        });
+        let seed = rt.seed.unwrap_or(0) as u64;
+
+        let mut threads: Vec<ThreadDef> = Vec::with_capacity(raw.thread.len());
+        for t in &raw.thread {
+            let def = thread_def(&src, t, cpus)?;
+            if threads.iter().any(|o| o.name == def.name) {
+                let n = &t.get_ref().name;
+                return Err(src.field(&format!("thread \"{}\": ", def.name), "name", n, "duplicate thread name"));
+            }
+            threads.push(def);
+        }
+
+        let mut timers = Vec::with_capacity(raw.timer.len());
+        for (i, t) in raw.timer.iter().enumerate() {
+            timers.push(timer_def(&src, t, i + 1, cpus, &threads)?);
+        }
+
+        Ok(Scenario {
+            file: file.to_string(),
+            cpus,
+            policy,
+            quantum,
+            until,
+            priorities,
+            seed,
+            threads,
+            timers,
+            scheduler,
+        })
+    }
+
+    /// Replace the scheduling policy (the command line's `--policy`).
+    pub fn set_policy(&mut self, name: &str) -> Result<(), ScenarioError> {
+        let err = |message: String| ScenarioError { file: self.file.clone(), line: None, message };
+        if !known_policy(name) {
+            return Err(err(unknown_policy(name)));
+        }
+        self.scheduler = by_name(name, self.quantum).ok_or_else(|| {
+            err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
+        })?;
+        self.policy = name.to_string();
+        Ok(())
+    }
+
+    /// Set the round-robin time slice (the command line's `--quantum`), rebuilding the policy.
+    pub fn set_quantum(&mut self, quantum: Duration) -> Result<(), ScenarioError> {
+        if quantum.is_zero() {
+            return Err(ScenarioError {
+                file: self.file.clone(),
+                line: None,
+                message: "--quantum must be positive".into(),
+            });
+        }
+        self.quantum = Some(quantum);
+        let name = self.policy.clone();
+        self.set_policy(&name)
+    }
+
+    /// Whether the scenario would run forever without a horizon: a periodic thread without
+    /// `max_jobs`, or a periodic timer, keeps producing work.
+    pub fn never_ends(&self) -> bool {
+        self.threads.iter().any(|t| matches!(t.timing, Timing::Periodic { .. }) && t.max_jobs.is_none())
+            || self.timers.iter().any(|t| t.periodic)
+    }
+
+    /// The runtime configuration: CPUs, policy, and enough thread slots for every thread.
+    pub fn config(&self) -> Config {
+        Config::new(self.cpus).scheduler_factory(self.scheduler.clone()).max_threads(self.threads.len().max(256))
+    }
+
+    /// Spawn every thread and register every timing event on `rt`. Errors the runtime raises
+    /// are reported at the line of the thread or timer that caused them.
+    pub fn populate<C: Clock>(&self, rt: &mut Runtime<C>) -> Result<(), ScenarioError> {
+        let at = |line: usize, message: String| ScenarioError { file: self.file.clone(), line: Some(line), message };
+        let mut specs: Vec<ThreadSpec> = self.threads.iter().map(ThreadDef::spec).collect();
+        match self.priorities {
+            Some(PriorityRule::RateMonotonic) => assign_rate_monotonic(&mut specs),
+            Some(PriorityRule::DeadlineMonotonic) => assign_deadline_monotonic(&mut specs),
+            None => {}
+        }
+        let mut ids: Vec<ThreadId> = Vec::with_capacity(specs.len());
+        for (index, (spec, def)) in specs.into_iter().zip(&self.threads).enumerate() {
+            let spec = match def.priority {
+                Some(p) => spec.priority(p),
+                None => spec,
+            };
+            let steps = def.steps.clone();
+            let mut rng = SplitMix64::for_thread(self.seed, index);
+            let body = move |cx: &tempi::Ctx<'_>| {
+                for step in &steps {
+                    match *step {
+                        Step::Work(d) => cx.work(d),
+                        Step::WorkBetween(lo, hi) => cx.work(rng.between(lo, hi)),
+                        Step::Sleep(d) => cx.sleep(d),
+                        Step::Yield => cx.yield_now(),
+                    }
+                }
+            };
+            let id = rt.spawn(spec, body).map_err(|e| at(def.line, format!("thread \"{}\": {e}", def.name)))?;
+            ids.push(id);
+        }
+        for (n, timer) in self.timers.iter().enumerate() {
+            // Real-time dispatchers cannot yet release a thread of another CPU; say so at the
+            // timer's line rather than failing inside the run.
+            if C::MODE == ClockMode::Real {
+                if let Some(&i) = timer.release.iter().find(|&&i| self.threads[i].cpu != timer.cpu) {
+                    return Err(at(
+                        timer.line,
+                        format!(
+                            "timer #{}: releases thread \"{}\" on CPU {} from CPU {}: real-time runs only support \
+                             releases on the timer's own CPU (set the timer's `cpu`)",
+                            n + 1,
+                            self.threads[i].name,
+                            self.threads[i].cpu,
+                            timer.cpu
+                        ),
+                    ));
+                }
+            }
+            let targets: Vec<ThreadId> = timer.release.iter().map(|&i| ids[i]).collect();
+            rt.add_timer(timer.spec, move |ev| {
+                for &t in &targets {
+                    // The only failure is more releases in one firing than thread slots, which
+                    // `config` rules out by sizing the slots to the thread count.
+                    let _ = ev.release(t);
+                }
+            })
+            .map_err(|e| at(timer.line, format!("timer #{}: {e}", n + 1)))?;
+        }
+        Ok(())
+    }
+}
+
+impl ThreadDef {
+    fn spec(&self) -> ThreadSpec {
+        let mut s = ThreadSpec::new(self.name.clone())
+            .wcet(self.wcet)
+            .importance(self.importance)
+            .cpu(self.cpu)
+            .criticality(self.criticality)
+            .miss_policy(self.miss_policy);
+        s = match self.timing {
+            Timing::Periodic { period, phase } => s.periodic(period).phase(phase),
+            Timing::Sporadic { min_interarrival } => s.sporadic(min_interarrival),
+            Timing::OneShot => s,
+        };
+        if let Some(d) = self.deadline {
+            s = s.deadline(d);
+        }
+        if let Some(a) = self.abort_after {
+            s = s.abort_after(a);
+        }
+        if let Some(j) = self.max_jobs {
+            s = s.max_jobs(j);
+        }
+        if let Some(b) = self.stack {
+            s = s.stack_size(b);
+        }
+        s
+    }
+}
+
+fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<ThreadDef, ScenarioError> {
+    let line = src.line(t.span().start);
+    let t = t.get_ref();
+    let name = t.name.get_ref().clone();
+    if name.trim().is_empty() {
+        return Err(src.field("thread: ", "name", &t.name, "must not be empty"));
+    }
+    let what = format!("thread \"{name}\": ");
+    let what = what.as_str();
+
+    let kind = match (&t.kind, &t.period) {
+        (Some(k), _) => *k.get_ref(),
+        (None, Some(_)) => RawKind::Periodic,
+        (None, None) if t.min_interarrival.is_some() => RawKind::Sporadic,
+        (None, None) => RawKind::Oneshot,
+    };
+    // Keys that belong to one kind only are errors elsewhere: silently ignoring `period` on a
+    // sporadic thread would hide a mistake.
+    let only_for = |v: &Option<Spanned<Value>>, field: &str, kind_name: &str, wanted: RawKind| match v {
+        Some(v) if kind != wanted => Err(src.field(what, field, v, format!("only applies to {kind_name} threads"))),
+        _ => Ok(()),
+    };
+    only_for(&t.period, "period", "periodic", RawKind::Periodic)?;
+    only_for(&t.phase, "phase", "periodic", RawKind::Periodic)?;
+    only_for(&t.min_interarrival, "min_interarrival", "sporadic", RawKind::Sporadic)?;
+
+    let timing = match kind {
+        RawKind::Periodic => {
+            let Some(p) = &t.period else {
+                let at = t.kind.as_ref().map_or(t.name.span().start, |k| k.span().start);
+                return Err(src.err(at, format!("{what}field `period`: required for a periodic thread")));
+            };
+            let period = src.positive(what, "period", p)?;
+            let phase = src.opt_duration(what, "phase", &t.phase)?.unwrap_or(Duration::ZERO);
+            Timing::Periodic { period, phase }
+        }
+        RawKind::Sporadic => Timing::Sporadic {
+            min_interarrival: src
+                .opt_duration(what, "min_interarrival", &t.min_interarrival)?
+                .unwrap_or(Duration::ZERO),
+        },
+        RawKind::Oneshot => Timing::OneShot,
+    };
+
+    let deadline = match &t.deadline {
+        Some(d) => Some(src.positive(what, "deadline", d)?),
+        None => None,
+    };
+    let abort_after = match &t.abort_after {
+        Some(a) => Some(src.positive(what, "abort_after", a)?),
+        None => None,
+    };
+    let wcet = src.opt_duration(what, "wcet", &t.wcet)?;
+    let cpu = match &t.cpu {
+        Some(c) if *c.get_ref() >= cpus => {
+            return Err(src.field(
+                what,
+                "cpu",
+                c,
+                format!("CPU {} does not exist: [runtime] has cpus = {cpus}, numbered from 0", c.get_ref()),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => 0,
+    };
+    if let Some(j) = &t.max_jobs {
+        if *j.get_ref() == 0 {
+            return Err(src.field(what, "max_jobs", j, "must be at least 1"));
+        }
+    }
+    if let Some(s) = &t.stack {
+        // Stacks are mapped when the thread is spawned; an absurd size would only fail there,
+        // far from the line that asked for it.
+        if !(MIN_STACK..=MAX_STACK).contains(s.get_ref()) {
+            return Err(src.field(what, "stack", s, format!("must be between {MIN_STACK} and {MAX_STACK} bytes")));
+        }
+    }
+
+    let steps = match &t.steps {
+        None => vec![Step::Work(wcet.unwrap_or(Duration::ZERO))],
+        Some(list) => {
+            let mut steps = Vec::with_capacity(list.get_ref().len());
+            for s in list.get_ref() {
+                steps.push(step(src, what, s)?);
+            }
+            steps
+        }
+    };
+    // Without a declared WCET, the largest amount of work a job can ask for is the honest
+    // figure for reports and laxity-based policies.
+    let wcet = wcet.unwrap_or_else(|| {
+        steps
+            .iter()
+            .map(|s| match *s {
+                Step::Work(d) | Step::WorkBetween(_, d) => d,
+                _ => Duration::ZERO,
+            })
+            .sum()
+    });
+
+    Ok(ThreadDef {
+        name,
+        line,
+        timing,
+        wcet,
+        deadline,
+        abort_after,
+        priority: t.priority,
+        importance: t.importance.unwrap_or(0),
+        cpu,
+        criticality: match t.criticality {
+            Some(RawCriticality::Soft) => Criticality::Soft,
+            _ => Criticality::Hard,
+        },
+        miss_policy: match t.miss_policy {
+            None | Some(RawMissPolicy::Continue) => MissPolicy::Continue,
+            Some(RawMissPolicy::Abort) => MissPolicy::AbortJob,
+            Some(RawMissPolicy::SkipNext) => MissPolicy::SkipNext,
+        },
+        max_jobs: t.max_jobs.as_ref().map(|j| *j.get_ref()),
+        stack: t.stack.as_ref().map(|s| *s.get_ref()),
+        steps,
+    })
+}
+
+fn step(src: &Source<'_>, what: &str, s: &Spanned<RawStep>) -> Result<Step, ScenarioError> {
+    let r = s.get_ref();
+    let keys = r.work.is_some() as u8 + r.sleep.is_some() as u8 + r.yield_now.is_some() as u8;
+    if keys != 1 {
+        let how = if keys == 0 { "has none" } else { "has several" };
+        return Err(src.field(
+            what,
+            "steps",
+            s,
+            format!("each step needs exactly one of `work`, `sleep`, `yield`; this one {how}"),
+        ));
+    }
+    if let Some(w) = &r.work {
+        return work_value(w.get_ref()).map_err(|m| src.field(what, "work", w, m));
+    }
+    if let Some(d) = &r.sleep {
+        return src.duration(what, "sleep", d).map(Step::Sleep);
+    }
+    match &r.yield_now {
+        Some(y) if !*y.get_ref() => Err(src.field(what, "yield", y, "must be true (remove the step to not yield)")),
+        _ => Ok(Step::Yield),
+    }
+}
+
+fn timer_def(
+    src: &Source<'_>,
+    t: &Spanned<RawTimer>,
+    number: usize,
+    cpus: usize,
+    threads: &[ThreadDef],
+) -> Result<TimerDef, ScenarioError> {
+    let line = src.line(t.span().start);
+    let what = format!("timer #{number}: ");
+    let what = what.as_str();
+    let r = t.get_ref();
+    let (spec, periodic) = match (&r.every, &r.at) {
+        (Some(e), None) => {
+            let period = src.positive(what, "every", e)?;
+            let mut spec = TimerSpec::every(period);
+            if let Some(s) = &r.start {
+                spec = spec.starting(Time::ZERO + src.duration(what, "start", s)?);
+            }
+            (spec, true)
+        }
+        (None, Some(a)) => {
+            if let Some(s) = &r.start {
+                return Err(src.field(
+                    what,
+                    "start",
+                    s,
+                    "only applies to periodic timers (`every`); `at` is the firing time",
+                ));
+            }
+            (TimerSpec::at(Time::ZERO + src.duration(what, "at", a)?), false)
+        }
+        (Some(e), Some(_)) => return Err(src.field(what, "at", e, "give either `every` or `at`, not both")),
+        (None, None) => {
+            return Err(src.err(t.span().start, format!("{what}field `every`: a timer needs `every` or `at`")))
+        }
+    };
+    let cpu = match &r.cpu {
+        Some(c) if *c.get_ref() >= cpus => {
+            return Err(src.field(
+                what,
+                "cpu",
+                c,
+                format!("CPU {} does not exist: [runtime] has cpus = {cpus}, numbered from 0", c.get_ref()),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => 0,
+    };
+    let mut release = Vec::new();
+    for name in r.release.iter().flatten() {
+        let Some(i) = threads.iter().position(|t| t.name == *name.get_ref()) else {
+            return Err(src.field(what, "release", name, format!("no thread named \"{}\"", name.get_ref())));
+        };
+        if !matches!(threads[i].timing, Timing::Sporadic { .. }) {
+            return Err(src.field(
+                what,
+                "release",
+                name,
+                format!("thread \"{}\" is not sporadic: only sporadic threads are released on demand", name.get_ref()),
+            ));
+        }
+        release.push(i);
+    }
+    Ok(TimerDef { line, spec: spec.cpu(cpu), periodic, release, cpu })
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): a tiny, well-mixed generator, so that work ranges
+/// draw the same values for the same file and seed on every machine and every run.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// One independent stream per thread: the index is mixed into the scenario seed.
+    fn for_thread(seed: u64, index: usize) -> SplitMix64 {
+        SplitMix64(seed ^ (index as u64).wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03))
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[lo, hi]` at nanosecond resolution (multiply-shift: no division, and the
+    /// bias is below 2^-64 per value).
+    fn between(&mut self, lo: Duration, hi: Duration) -> Duration {
+        let span = tempi::time::nanos(hi.saturating_sub(lo)) as u128 + 1;
+        let offset = ((self.next() as u128 * span) >> 64) as u64;
+        lo + Duration::from_nanos(offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration("12ms"), Ok(ms(12)));
+        assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("500µs"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("250ns"), Ok(Duration::from_nanos(250)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1.5s"), Ok(ms(1500)));
+        assert_eq!(parse_duration("0.25ms"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("1.000ms"), Ok(ms(1)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn bare_integers_are_nanoseconds() {
+        assert_eq!(parse_duration("1500"), Ok(Duration::from_nanos(1500)));
+        assert!(parse_duration("1.5").is_err());
+    }
+
+    #[test]
+    fn malformed_durations_are_rejected() {
+        for bad in ["", "4 ms", " 4ms", "4ms ", "ms", "4m", "4min", "-1ms", "1..2ms", ".5ms", "5.ms", "1e3ns", "4MS"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.contains("invalid duration"), "{bad:?}: {e}");
+        }
+        assert_eq!(parse_duration("4 ms").unwrap_err(), "invalid duration \"4 ms\" (expected e.g. 12ms, 500us, 1.5s)");
+    }
+
+    #[test]
+    fn sub_nanosecond_and_overflow_are_rejected() {
+        assert!(parse_duration("1.5ns").unwrap_err().contains("finer than a nanosecond"));
+        assert!(parse_duration("0.0000000001s").unwrap_err().contains("finer than a nanosecond"));
+        assert_eq!(parse_duration("0.000000001s"), Ok(Duration::from_nanos(1)));
+        assert!(parse_duration("99999999999999999999s").unwrap_err().contains("too large"));
+        assert!(parse_duration("18446744074s").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn work_ranges() {
+        assert_eq!(work_value(&Value::String("1ms..3ms".into())), Ok(Step::WorkBetween(ms(1), ms(3))));
+        assert_eq!(work_value(&Value::String("2ms..2ms".into())), Ok(Step::Work(ms(2))));
+        assert!(work_value(&Value::String("3ms..1ms".into())).is_err());
+        assert_eq!(work_value(&Value::Integer(7)), Ok(Step::Work(Duration::from_nanos(7))));
+    }
+
+    #[test]
+    fn generator_is_deterministic_and_in_range() {
+        let mut a = SplitMix64::for_thread(42, 3);
+        let mut b = SplitMix64::for_thread(42, 3);
+        let mut c = SplitMix64::for_thread(42, 4);
+        let xs: Vec<Duration> = (0..100).map(|_| a.between(ms(1), ms(3))).collect();
+        let ys: Vec<Duration> = (0..100).map(|_| b.between(ms(1), ms(3))).collect();
+        let zs: Vec<Duration> = (0..100).map(|_| c.between(ms(1), ms(3))).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(xs, zs);
+        assert!(xs.iter().all(|d| (ms(1)..=ms(3)).contains(d)));
+    }
+
+    fn error(text: &str) -> ScenarioError {
+        Scenario::parse("s.toml", text).unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_line_thread_and_field() {
+        let e = error("[runtime]\npolicy = \"fp\"\n\n[[thread]]\nname = \"t2\"\nwcet = \"1ms\"\nperiod = \"4 ms\"\n");
+        assert_eq!(
+            e.to_string(),
+            "s.toml:7: thread \"t2\": field `period`: invalid duration \"4 ms\" (expected e.g. 12ms, 500us, 1.5s)"
+        );
+    }
+
+    #[test]
+    fn toml_errors_get_lines_and_context() {
+        let e = error("[[thread]]\nname = \"a\"\nperiod = \"4ms\"\nperod = \"4ms\"\n");
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("thread \"a\"") && e.message.contains("perod"), "{e}");
+        let e = error("[[thread]]\nname = \"a\"\npriority = \"high\"\n");
+        assert_eq!(e.line, Some(3));
+        assert!(e.message.contains("field `priority`"), "{e}");
+        let e = error("[runtime]\ncpus = \n");
+        assert_eq!(e.line, Some(2), "{e}");
+    }
+
+    #[test]
+    fn semantic_checks() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("[runtime]\npolicy = \"lottery\"\n", 2, "unknown policy"),
+            ("[runtime]\npolicy = \"rr\"\n", 2, "field `quantum`"),
+            ("[[thread]]\nname = \"a\"\n[[thread]]\nname = \"a\"\n", 4, "duplicate"),
+            ("[[thread]]\nname = \"a\"\ncpu = 1\n", 3, "field `cpu`"),
+            ("[[thread]]\nname = \"a\"\nperiod = \"0ms\"\n", 3, "must be positive"),
+            ("[[thread]]\nname = \"a\"\nsteps = [{ work = \"1ms\", sleep = \"1ms\" }]\n", 3, "exactly one"),
+            ("[[thread]]\nname = \"a\"\nsteps = [{}]\n", 3, "exactly one"),
+            ("[[thread]]\nname = \"a\"\nkind = \"sporadic\"\nperiod = \"1ms\"\n", 4, "field `period`"),
+            ("[[thread]]\nname = \"a\"\nkind = \"periodic\"\n", 3, "required"),
+            ("[[timer]]\nevery = \"1ms\"\nrelease = [\"ghost\"]\n", 3, "no thread named"),
+            (
+                "[[thread]]\nname = \"p\"\nperiod = \"2ms\"\n[[timer]]\nat = \"1ms\"\nrelease = [\"p\"]\n",
+                6,
+                "not sporadic",
+            ),
+            ("[[timer]]\nevery = \"1ms\"\nat = \"1ms\"\n", 2, "not both"),
+            ("[[thread]]\nname = \"a\"\nmax_jobs = 0\n", 3, "max_jobs"),
+            ("[runtime]\ncpus = 0\n", 2, "field `cpus`"),
+        ];
+        for &(text, line, needle) in cases {
+            let e = error(text);
+            assert_eq!(e.line, Some(line), "{text:?} -> {e}");
+            assert!(e.message.contains(needle), "{text:?} -> {e}");
+        }
+    }
+
+    #[test]
+    fn defaults_and_kinds() {
+        let s = Scenario::parse(
+            "s.toml",
+            "[[thread]]\nname = \"p\"\nperiod = \"4ms\"\nwcet = \"1ms\"\n[[thread]]\nname = \"o\"\n\
+             steps = [{ work = \"1ms\" }, { sleep = \"2ms\" }, { yield = true }, { work = \"1ms..3ms\" }]\n",
+        )
+        .unwrap();
+        assert_eq!(s.cpus, 1);
+        assert_eq!(s.policy, "fp");
+        assert_eq!(s.threads[0].timing, Timing::Periodic { period: ms(4), phase: Duration::ZERO });
+        assert_eq!(s.threads[0].steps, vec![Step::Work(ms(1))]);
+        assert_eq!(s.threads[1].timing, Timing::OneShot);
+        assert_eq!(s.threads[1].wcet, ms(4));
+        assert_eq!(s.threads[1].line, 5);
+        assert!(s.never_ends());
+    }
+
+    fn example(name: &str) -> Scenario {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
+        Scenario::load(&path).unwrap()
+    }
+
+    fn simulate(s: &Scenario) -> tempi::RunOutcome {
+        let mut rt = Runtime::<tempi::clock::VirtualClock>::new(s.config()).unwrap();
+        s.populate(&mut rt).unwrap();
+        rt.run_until(Time::ZERO + s.until.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn rm_textbook_meets_every_deadline() {
+        let out = simulate(&example("rm-textbook.toml"));
+        assert_eq!(out.total_misses(), 0);
+        assert_eq!(out.thread_named("t1").unwrap().stats.completed, 6);
+    }
+
+    #[test]
+    fn edf_example_misses_only_under_fixed_priority() {
+        let mut s = example("edf-full-utilisation.toml");
+        assert_eq!(simulate(&s).total_misses(), 0);
+        s.set_policy("fp").unwrap();
+        assert!(simulate(&s).total_misses() > 0);
+    }
+
+    #[test]
+    fn sporadic_timer_releases_the_handler() {
+        let out = simulate(&example("sporadic-timer.toml"));
+        assert!(out.thread_named("handler").unwrap().stats.completed > 0);
+    }
+
+    #[test]
+    fn miss_policies_differ() {
+        let out = simulate(&example("miss-policies.toml"));
+        let stats = |n: &str| out.thread_named(n).unwrap().stats;
+        assert!(stats("continue").misses > 0);
+        assert!(stats("abort").aborted > 0);
+        assert!(stats("skip-next").skipped > 0);
+    }
+}

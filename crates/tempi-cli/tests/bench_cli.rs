@@ -1,0 +1,56 @@
+//! `tempi bench --quick --json`: the output is one JSON object with every metric, and its
+//! numbers are consistent. No timing is asserted: the machine running the tests may be slow or
+//! loaded.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn bench_json() -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_tempi"))
+        .args(["bench", "--quick", "--json"])
+        .output()
+        .expect("run the tempi binary");
+    assert!(out.status.success(), "tempi bench failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).expect("utf-8 output");
+    // Progress lines go to stderr, so stdout must hold exactly one JSON value.
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}"))
+}
+
+fn positive(m: &Value, key: &str) -> f64 {
+    let x = m[key].as_f64().unwrap_or_else(|| panic!("{}: `{key}` is not a number: {m}", m["name"]));
+    assert!(x > 0.0 && x.is_finite(), "{}: `{key}` = {x} is not positive", m["name"]);
+    x
+}
+
+#[test]
+fn quick_json_has_every_metric_with_consistent_numbers() {
+    let v = bench_json();
+    let metrics = v["metrics"].as_array().expect("a `metrics` array");
+    let find = |name: &str| {
+        metrics.iter().find(|m| m["name"] == name).unwrap_or_else(|| panic!("metric `{name}` missing from {v}"))
+    };
+
+    for name in ["switch.roundtrip", "switch.roundtrip.channel", "spawn"] {
+        let m = find(name);
+        let tempi = positive(m, "tempi_ns");
+        let peer = positive(m, "peer_ns");
+        let ratio = positive(m, "ratio");
+        assert!(m["peer"].as_str().is_some_and(|s| !s.is_empty()), "{name}: no peer description");
+        // The ratio is rounded to three decimals from the printed (rounded) times.
+        let expect = peer / tempi;
+        assert!(
+            (ratio - expect).abs() <= 1e-3 + 1e-6 * expect,
+            "{name}: ratio {ratio} != peer_ns / tempi_ns = {expect}"
+        );
+    }
+    assert_eq!(find("switch.roundtrip")["peer"], "os-thread condvar handoff, same CPU");
+
+    for (name, unit) in [("sim.events_per_sec", "events/s"), ("sim.jobs_per_sec", "jobs/s")] {
+        let m = find(name);
+        positive(m, "value");
+        assert_eq!(m["unit"], unit, "{name}: unit");
+    }
+    // Every trace record a job writes is an event, and a job writes several.
+    assert!(find("sim.events_per_sec")["value"].as_f64() > find("sim.jobs_per_sec")["value"].as_f64());
+}
