@@ -50,9 +50,10 @@ pub(crate) enum Reply {
     Abort,
     /// The runtime is stopping: unwind and end.
     Stop,
-    Spawned(Result<ThreadId, Error>),
-    Joined(Result<ThreadOutcome, Error>),
-    Released(Result<(), Error>),
+    // Errors are boxed so the reply, copied at every resume, stays small.
+    Spawned(Result<ThreadId, Box<Error>>),
+    Joined(Result<ThreadOutcome, Box<Error>>),
+    Released(Result<(), Box<Error>>),
 }
 
 pub(crate) struct Response {
@@ -237,7 +238,7 @@ impl<'a> Ctx<'a> {
     pub fn spawn(&self, spec: ThreadSpec, body: impl FnMut(&Ctx<'_>) + Send + 'static) -> Result<ThreadId, Error> {
         spec.validate()?;
         match self.call(Request::Spawn(Box::new((spec, Box::new(body))))) {
-            Reply::Spawned(r) => r,
+            Reply::Spawned(r) => r.map_err(|e| *e),
             _ => unreachable!("the kernel answers a spawn with Spawned"),
         }
     }
@@ -253,7 +254,7 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn join(&self, t: ThreadId) -> Result<ThreadOutcome, Error> {
         match self.call(Request::Join(t)) {
-            Reply::Joined(r) => r,
+            Reply::Joined(r) => r.map_err(|e| *e),
             _ => unreachable!("the kernel answers a join with Joined"),
         }
     }
@@ -287,7 +288,7 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn release(&self, t: ThreadId) -> Result<(), Error> {
         match self.call(Request::Release(t)) {
-            Reply::Released(r) => r,
+            Reply::Released(r) => r.map_err(|e| *e),
             _ => unreachable!("the kernel answers a release with Released"),
         }
     }

@@ -129,6 +129,8 @@ struct Cpu {
     /// Bumped at every dispatch and stop; a slice timer is valid only for its own dispatch.
     slice_token: u64,
     trace: TraceBuffer,
+    /// The policy gives time slices (asked once, at start-up).
+    sliced: bool,
 }
 
 struct TimingEvent {
@@ -164,9 +166,11 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn new(seed: KernelSeed, mut clock: C) -> Result<Kernel<C>, Error> {
         let cap = seed.capacity;
         let cpus = (0..seed.cpu_count)
-            .map(|i| Cpu {
+            .map(|i| (i, (seed.scheduler)()))
+            .map(|(i, scheduler)| Cpu {
                 index: seed.first_cpu + i,
-                scheduler: (seed.scheduler)(),
+                sliced: scheduler.time_sliced(),
+                scheduler,
                 current: None,
                 preempt: false,
                 requeue_current: false,
@@ -339,6 +343,7 @@ impl<C: Clock> Kernel<C> {
             job: JobInfo::default(),
             job_cpu: Duration::ZERO,
             backlog: Backlog::default(),
+            joiners: 0,
             stats: ThreadStats::default(),
             skip_next: 0,
             next_sporadic: Time::ZERO,
@@ -395,6 +400,9 @@ impl<C: Clock> Kernel<C> {
         self.summaries[tcb.summary].stats = tcb.stats;
         self.free.push(i as u32);
         self.live -= 1;
+        if tcb.joiners == 0 {
+            return;
+        }
         // Wake every joiner.
         for j in 0..self.slots.len() {
             let joiner = match &self.slots[j] {
@@ -677,9 +685,11 @@ impl<C: Clock> Kernel<C> {
         cpu.slice_token += 1;
         let token = cpu.slice_token;
         self.trace_thread(id, TraceKind::Run, 0);
-        let info = self.info(id);
-        if let Some(q) = self.cpus[c].scheduler.time_slice(&info) {
-            self.timers.push(now + q, TimerKind::SliceEnd(c, token));
+        if self.cpus[c].sliced {
+            let info = self.info(id);
+            if let Some(q) = self.cpus[c].scheduler.time_slice(&info) {
+                self.timers.push(now + q, TimerKind::SliceEnd(c, token));
+            }
         }
     }
 
@@ -811,25 +821,26 @@ impl<C: Clock> Kernel<C> {
                 let (spec, body) = *boxed;
                 let cpu = self.cpus[c].index;
                 let r = self.spawn_thread(spec, body, cpu);
-                self.tcb(id).reply = Some(Reply::Spawned(r));
+                self.tcb(id).reply = Some(Reply::Spawned(r.map_err(Box::new)));
             }
             Request::Join(target) => {
                 let r = if target == id { Err(Error::JoinSelf) } else { self.outcome_of(target) };
                 match r {
                     Ok(None) => {
+                        self.tcb(target).joiners += 1;
                         self.stop_running(c, StopReason::Blocked);
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
                         let info = self.info(id);
                         self.cpus[c].scheduler.on_blocked(&info);
                     }
                     Ok(Some(outcome)) => self.tcb(id).reply = Some(Reply::Joined(Ok(outcome))),
-                    Err(e) => self.tcb(id).reply = Some(Reply::Joined(Err(e))),
+                    Err(e) => self.tcb(id).reply = Some(Reply::Joined(Err(Box::new(e)))),
                 }
             }
             Request::Release(target) => {
                 let from = self.cpus[c].index;
                 let r = self.request_release(target, from);
-                self.tcb(id).reply = Some(Reply::Released(r));
+                self.tcb(id).reply = Some(Reply::Released(r.map_err(Box::new)));
             }
             Request::JobDone { aborted } => self.job_done(c, id, aborted),
             Request::SetPriority(priority) => {

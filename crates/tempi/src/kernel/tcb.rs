@@ -119,6 +119,8 @@ pub(crate) struct Tcb {
     pub(crate) job: JobInfo,
     pub(crate) job_cpu: Duration,
     pub(crate) backlog: Backlog,
+    /// Threads blocked joining this one (an upper bound: an aborted joiner is not subtracted).
+    pub(crate) joiners: u32,
     /// Kept here on the hot path; copied to the thread's summary when it ends.
     pub(crate) stats: ThreadStats,
     pub(crate) skip_next: u32,

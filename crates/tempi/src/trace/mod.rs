@@ -205,7 +205,11 @@ impl TraceBuffer {
 
 /// Merge record lists into one list ordered by time, then write order (`seq`). Used within one
 /// kernel, whose `seq` is shared by its CPUs, so the merged list keeps cause before effect.
-pub(crate) fn merge_by_seq(lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
+pub(crate) fn merge_by_seq(mut lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
+    // One CPU's buffer is already in order: hand it over without copying.
+    if lists.len() == 1 {
+        return lists.pop().unwrap_or_default();
+    }
     let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
     for records in lists {
         all.extend(records);

@@ -14,6 +14,7 @@
 //! | a thread became ready while another runs | [`Scheduler::should_preempt`] |
 //! | the CPU needs a thread | [`Scheduler::pick_next`] |
 //! | a thread's urgency changed (new job, inheritance) | [`Scheduler::on_urgency_changed`] |
+//! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //!
 //! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`].
@@ -216,8 +217,14 @@ pub trait Scheduler {
     /// preemption itself.
     fn on_urgency_changed(&mut self, _thread: &SchedInfo, _old: Urgency) {}
 
+    /// Whether this policy ever gives time slices. Asked once, when the CPU starts; when
+    /// `false` (the default) the kernel skips [`Scheduler::time_slice`] on every dispatch.
+    fn time_sliced(&self) -> bool {
+        false
+    }
+
     /// The time slice a thread gets when dispatched; `None` runs it until it blocks, yields or
-    /// is preempted.
+    /// is preempted. Only asked when [`Scheduler::time_sliced`] is `true`.
     fn time_slice(&self, _thread: &SchedInfo) -> Option<Duration> {
         None
     }

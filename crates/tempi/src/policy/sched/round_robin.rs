@@ -63,6 +63,9 @@ impl Scheduler for RoundRobin {
     fn on_urgency_changed(&mut self, t: &SchedInfo, _old: Urgency) {
         self.queue.update(t.id, t.urgency);
     }
+    fn time_sliced(&self) -> bool {
+        true
+    }
     fn time_slice(&self, _t: &SchedInfo) -> Option<Duration> {
         Some(self.quantum)
     }
