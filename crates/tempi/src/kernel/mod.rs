@@ -450,7 +450,12 @@ impl<C: Clock> Kernel<C> {
         }
         self.stats(id).released += 1;
         let c = self.cpu_of(id);
+        // Stamped with the nominal release, which a real clock may have passed a little before
+        // the kernel got here: response times and the report count from the nominal instant.
+        let now = self.now;
+        self.now = at;
         self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
+        self.now = now;
         if let Some(d) = deadline {
             self.timers.push(d, TimerKind::Deadline(id, number));
         }

@@ -33,7 +33,7 @@ pub enum TraceKind {
     /// A thread was created; `arg` is its CPU.
     Spawn,
     /// A job was released; `job` is its number, `arg` its absolute deadline in ns
-    /// (`u64::MAX` when it has none).
+    /// (`u64::MAX` when it has none). The record's time is the nominal release instant.
     Release,
     /// A release was dropped by the [`crate::MissPolicy::SkipNext`] policy; `arg` is the
     /// nominal release time.
@@ -206,8 +206,10 @@ impl TraceBuffer {
 /// Merge record lists into one list ordered by time, then write order (`seq`). Used within one
 /// kernel, whose `seq` is shared by its CPUs, so the merged list keeps cause before effect.
 pub(crate) fn merge_by_seq(mut lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
-    // One CPU's buffer is already in order: hand it over without copying.
-    if lists.len() == 1 {
+    // One CPU's buffer is usually already in order (always, in virtual time): hand it over
+    // without copying. Releases are stamped with their nominal instant, which in real time can
+    // precede the record before them; then it is sorted like any other.
+    if lists.len() == 1 && lists[0].is_sorted_by_key(|r| r.time) {
         return lists.pop().unwrap_or_default();
     }
     let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
