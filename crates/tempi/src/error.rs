@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::sets::SetId;
 use crate::thread::ThreadId;
 
 /// Why a runtime call failed. Every variant says what was wrong and with what.
@@ -48,6 +49,29 @@ pub enum Error {
         /// The CPU of the target.
         to: usize,
     },
+    /// No set has this id (or it was destroyed).
+    UnknownSet(SetId),
+    /// Every set slot of the CPU is in use.
+    TooManySets {
+        /// The configured maximum.
+        max: usize,
+    },
+    /// A thread belongs to at most one set.
+    AlreadyInSet {
+        /// The thread.
+        thread: ThreadId,
+        /// The set it already belongs to.
+        set: SetId,
+    },
+    /// The thread is not a member of the set.
+    NotInSet {
+        /// The thread.
+        thread: ThreadId,
+        /// The set.
+        set: SetId,
+    },
+    /// The set has no budget.
+    NoBudget(SetId),
     /// The configuration is unusable.
     InvalidConfig(String),
     /// A stack could not be mapped.
@@ -71,6 +95,13 @@ impl fmt::Display for Error {
                 f,
                 "operation from CPU {from} on a thread of CPU {to}: cross-CPU operations are not supported in real time yet"
             ),
+            Error::UnknownSet(s) => write!(f, "no thread set {s:?}"),
+            Error::TooManySets { max } => write!(f, "no free thread-set slot: at most {max} sets per CPU"),
+            Error::AlreadyInSet { thread, set } => {
+                write!(f, "thread {thread:?} already belongs to set {set:?}: a thread belongs to at most one set")
+            }
+            Error::NotInSet { thread, set } => write!(f, "thread {thread:?} is not a member of set {set:?}"),
+            Error::NoBudget(s) => write!(f, "thread set {s:?} has no budget"),
             Error::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
             Error::Stack(why) => write!(f, "cannot allocate a thread stack: {why}"),
             Error::Os(why) => write!(f, "operating system: {why}"),

@@ -33,6 +33,7 @@ pub mod kernel;
 mod os;
 pub mod policy;
 pub mod runtime;
+pub mod sets;
 pub mod thread;
 pub mod time;
 pub mod trace;
@@ -40,6 +41,7 @@ pub mod trace;
 pub use error::Error;
 pub use kernel::{Ctx, EventCtx, JobInfo};
 pub use runtime::{Config, RunOutcome, Runtime, ThreadStats, ThreadSummary, TimerSpec};
+pub use sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};
 pub use thread::{
     assign_deadline_monotonic, assign_rate_monotonic, Criticality, MissEvent, MissPolicy, ThreadId, ThreadOutcome,
     ThreadSpec, Timing,

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::Error;
-use crate::kernel::{Body, EventHandler, Kernel, KernelSeed};
+use crate::kernel::{Body, EventHandler, Kernel, KernelSeed, SetupOp};
 use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
+use crate::sets::{Accounting, Budget, SetId, SetSummary};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec, Timing};
 use crate::time::Time;
 use crate::trace::TraceRecord;
@@ -35,6 +36,8 @@ pub struct Config {
     pub(crate) pin: bool,
     pub(crate) fifo_priority: Option<i32>,
     pub(crate) lock_memory: bool,
+    pub(crate) max_sets: usize,
+    pub(crate) accounting: Accounting,
 }
 
 impl std::fmt::Debug for Config {
@@ -68,6 +71,8 @@ impl Config {
             pin: true,
             fifo_priority: None,
             lock_memory: false,
+            max_sets: 64,
+            accounting: Accounting::Group,
         }
     }
     /// Number of CPUs.
@@ -159,6 +164,25 @@ impl Config {
     /// ```
     pub fn lock_memory(mut self, on: bool) -> Config {
         self.lock_memory = on;
+        self
+    }
+
+    /// Thread sets per CPU (default 64).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_sets(8);
+    /// ```
+    pub fn max_sets(mut self, n: usize) -> Config {
+        self.max_sets = n;
+        self
+    }
+    /// Which execution-time clocks are kept (default: thread and group).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).accounting(tempi::Accounting::Off);
+    /// ```
+    pub fn accounting(mut self, accounting: Accounting) -> Config {
+        self.accounting = accounting;
         self
     }
 
@@ -271,7 +295,8 @@ impl ThreadStats {
     /// assert_eq!(s.mean_response(), Some(std::time::Duration::from_millis(3)));
     /// ```
     pub fn mean_response(&self) -> Option<Duration> {
-        (self.completed > 0).then(|| self.response_total / self.completed as u32)
+        let n = u128::from(self.completed);
+        (n > 0).then(|| Duration::from_nanos((self.response_total.as_nanos() / n).try_into().unwrap_or(u64::MAX)))
     }
 }
 
@@ -332,6 +357,8 @@ pub struct RunOutcome {
     pub end: Time,
     /// Every thread ever spawned, in id order.
     pub threads: Vec<ThreadSummary>,
+    /// Every thread set, in id order.
+    pub sets: Vec<SetSummary>,
     /// All trace records, ordered by time, then write order.
     pub trace: Vec<TraceRecord>,
     /// Records lost because a CPU's buffer was full.
@@ -527,6 +554,94 @@ impl<C: Clock> Runtime<C> {
         self.seed_for(spec.cpu)?.add_timer(spec, handler)
     }
 
+    /// Create an empty thread set whose members will run on `cpu`.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = rt.create_set("controllers", 0).unwrap();
+    /// # let _ = s;
+    /// ```
+    pub fn create_set(&mut self, name: &str, cpu: usize) -> Result<SetId, Error> {
+        self.seed_for(cpu)?.create_set(name.to_string())
+    }
+
+    fn seed_of_set(&mut self, set: SetId) -> Result<&mut KernelSeed, Error> {
+        self.seeds.iter_mut().find(|s| s.owns_set(set)).ok_or(Error::UnknownSet(set))
+    }
+
+    /// Add a thread to a set before the run. A thread belongs to at most one set; in real time
+    /// the thread must be on the set's CPU.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let t = rt.spawn(tempi::ThreadSpec::new("t").periodic(Duration::from_millis(5)), |_| {}).unwrap();
+    /// let s = rt.create_set("s", 0).unwrap();
+    /// rt.add_to_set(s, t).unwrap();
+    /// // An ended thread leaves its set; this one is still alive when the run stops.
+    /// assert_eq!(rt.run_until(tempi::Time::from_millis(20)).unwrap().sets[0].members, vec![t]);
+    /// ```
+    pub fn add_to_set(&mut self, set: SetId, thread: ThreadId) -> Result<(), Error> {
+        let seed = self.seed_of_set(set)?;
+        if !seed.owns_thread(thread) {
+            return Err(Error::UnknownThread(thread));
+        }
+        seed.push_setup(SetupOp::Add(set, thread));
+        Ok(())
+    }
+
+    /// Give a set a budget before the run.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = rt.create_set("s", 0).unwrap();
+    /// rt.set_budget(s, tempi::Budget::deferrable_server(Duration::from_millis(1), Duration::from_millis(5))).unwrap();
+    /// ```
+    pub fn set_budget(&mut self, set: SetId, budget: Budget) -> Result<(), Error> {
+        budget.validate()?;
+        self.seed_of_set(set)?.push_setup(SetupOp::Budget(set, budget));
+        Ok(())
+    }
+
+    /// Arm an execution-time timer on a set's group clock before the run.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = rt.create_set("s", 0).unwrap();
+    /// rt.arm_set_timer(s, Duration::from_millis(3), |ev| println!("at {}", ev.now())).unwrap();
+    /// ```
+    pub fn arm_set_timer(
+        &mut self,
+        set: SetId,
+        at: Duration,
+        handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static,
+    ) -> Result<(), Error> {
+        self.seed_of_set(set)?.push_setup(SetupOp::SetTimer(set, at, Box::new(handler)));
+        Ok(())
+    }
+
+    /// Arm an execution-time timer on a thread's clock before the run.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let t = rt.spawn(tempi::ThreadSpec::new("t"), |cx| cx.work(Duration::from_millis(5))).unwrap();
+    /// rt.arm_thread_timer(t, Duration::from_millis(2), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(2))).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn arm_thread_timer(
+        &mut self,
+        thread: ThreadId,
+        at: Duration,
+        handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static,
+    ) -> Result<(), Error> {
+        let seed = self.seeds.iter_mut().find(|s| s.owns_thread(thread)).ok_or(Error::UnknownThread(thread))?;
+        seed.push_setup(SetupOp::ThreadTimer(thread, at, Box::new(handler)));
+        Ok(())
+    }
+
     /// Run until every thread has ended (or nothing can happen any more).
     ///
     /// ```
@@ -582,11 +697,13 @@ impl<C: Clock> Runtime<C> {
             }
         };
         let mut threads = Vec::new();
+        let mut sets = Vec::new();
         let mut per_cpu = Vec::new();
         let mut dropped = 0;
         let mut end = Time::ZERO;
         for p in parts {
             threads.extend(p.threads);
+            sets.extend(p.sets);
             per_cpu.push(p.trace);
             dropped += p.trace_dropped;
             end = end.max(p.end);
@@ -601,6 +718,7 @@ impl<C: Clock> Runtime<C> {
             scheduler,
             end,
             threads,
+            sets,
             trace: crate::trace::merge_kernels(per_cpu),
             trace_dropped: dropped,
             warnings,

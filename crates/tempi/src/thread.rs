@@ -165,6 +165,9 @@ pub enum ThreadOutcome {
     Completed,
     /// The body panicked; the message is recorded. Other threads were not affected.
     Panicked(String),
+    /// The thread was killed at a task boundary (its set's budget action was
+    /// [`crate::policy::budget::Kill`]).
+    Killed,
 }
 
 /// Everything the kernel needs to know to create a thread: name, placement, timing and

@@ -22,6 +22,7 @@
 //! for reading the time after user code ran.
 
 mod ctx;
+mod sets;
 mod stacks;
 mod tcb;
 mod timers;
@@ -41,6 +42,7 @@ use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
 use crate::runtime::{Config, ThreadStats, ThreadSummary, TimerSpec};
+use crate::sets::{Accounting, Budget, SetId, SetSummary};
 use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, ThreadSpec, Timing};
 use crate::time::Time;
 use crate::trace::{StopReason, TraceBuffer, TraceKind, TraceRecord};
@@ -62,6 +64,21 @@ pub(crate) struct KernelSeed {
     pub(crate) scheduler: SchedulerFactory,
     threads: Vec<(ThreadId, ThreadSpec, Body)>,
     timers: Vec<(TimerSpec, EventHandler)>,
+    max_sets: usize,
+    set_base: u32,
+    accounting: Accounting,
+    /// Set operations registered before the run, replayed in order when the kernel is built.
+    setup: Vec<SetupOp>,
+    sets_created: u32,
+}
+
+/// A set operation registered before the run.
+pub(crate) enum SetupOp {
+    Create(String),
+    Add(SetId, ThreadId),
+    Budget(SetId, Budget),
+    SetTimer(SetId, Duration, EventHandler),
+    ThreadTimer(ThreadId, Duration, EventHandler),
 }
 
 impl KernelSeed {
@@ -81,7 +98,34 @@ impl KernelSeed {
             scheduler: config.scheduler.clone(),
             threads: Vec::new(),
             timers: Vec::new(),
+            max_sets: config.max_sets * cpu_count,
+            set_base: (k * config.max_sets) as u32,
+            accounting: config.accounting,
+            setup: Vec::new(),
+            sets_created: 0,
         }
+    }
+
+    pub(crate) fn create_set(&mut self, name: String) -> Result<SetId, Error> {
+        if self.sets_created as usize >= self.max_sets {
+            return Err(Error::TooManySets { max: self.max_sets });
+        }
+        let id = SetId(self.set_base + self.sets_created);
+        self.sets_created += 1;
+        self.setup.push(SetupOp::Create(name));
+        Ok(id)
+    }
+
+    pub(crate) fn owns_set(&self, set: SetId) -> bool {
+        set.0.checked_sub(self.set_base).is_some_and(|i| i < self.sets_created)
+    }
+
+    pub(crate) fn owns_thread(&self, id: ThreadId) -> bool {
+        self.threads.iter().any(|(t, _, _)| *t == id)
+    }
+
+    pub(crate) fn push_setup(&mut self, op: SetupOp) {
+        self.setup.push(op);
     }
 
     pub(crate) fn first_cpu(&self) -> usize {
@@ -109,6 +153,7 @@ impl KernelSeed {
 /// What one kernel hands back when its run ends.
 pub(crate) struct KernelPart {
     pub(crate) threads: Vec<ThreadSummary>,
+    pub(crate) sets: Vec<SetSummary>,
     pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
     pub(crate) end: Time,
@@ -123,7 +168,8 @@ struct Cpu {
     /// `current` became less urgent: offer the CPU to the queue at the next opportunity.
     requeue_current: bool,
     /// When `current` was dispatched (CPU-time accounting).
-    run_start: Time,
+    /// Up to when `current`'s CPU time has been charged.
+    charged_at: Time,
     /// Up to when `current`'s `work` has been charged.
     work_mark: Time,
     /// Bumped at every dispatch and stop; a slice timer is valid only for its own dispatch.
@@ -159,6 +205,11 @@ pub(crate) struct Kernel<C: Clock> {
     total_cpus: usize,
     trace_seq: u32,
     tracing: bool,
+    sets: Vec<sets::SetState>,
+    set_base: u32,
+    accounting: Accounting,
+    /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
+    exec_watch: u32,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -174,7 +225,7 @@ impl<C: Clock> Kernel<C> {
                 current: None,
                 preempt: false,
                 requeue_current: false,
-                run_start: Time::ZERO,
+                charged_at: Time::ZERO,
                 work_mark: Time::ZERO,
                 slice_token: 0,
                 trace: TraceBuffer::new(seed.trace_capacity),
@@ -206,9 +257,22 @@ impl<C: Clock> Kernel<C> {
             total_cpus: seed.total_cpus,
             trace_seq: 0,
             tracing: seed.trace_capacity > 0,
+            sets: Vec::with_capacity(seed.max_sets),
+            set_base: seed.set_base,
+            accounting: seed.accounting,
+            exec_watch: 0,
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
+        }
+        for op in seed.setup {
+            match op {
+                SetupOp::Create(name) => k.create_set(name).map(|_| ())?,
+                SetupOp::Add(set, id) => k.add_to_set(set, id)?,
+                SetupOp::Budget(set, b) => k.set_budget(set, b)?,
+                SetupOp::SetTimer(set, at, h) => k.arm_set_timer(set, at, h)?,
+                SetupOp::ThreadTimer(id, at, h) => k.arm_thread_timer(id, at, h)?,
+            }
         }
         for (spec, handler) in seed.timers {
             let idx = k.events.len() as u32;
@@ -334,6 +398,10 @@ impl<C: Clock> Kernel<C> {
             coroutine: None,
             reply: None,
             abort_pending: false,
+            kill_pending: false,
+            set: None,
+            demoted: false,
+            cpu_timer: None,
             work_left: 0,
             in_work: false,
             wait_token: 0,
@@ -381,11 +449,22 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn exit(&mut self, c: usize, id: ThreadId, outcome: ThreadOutcome) {
-        let panicked = matches!(outcome, ThreadOutcome::Panicked(_));
+        let code = match outcome {
+            ThreadOutcome::Completed => 0,
+            ThreadOutcome::Panicked(_) => 1,
+            ThreadOutcome::Killed => 2,
+        };
         if self.cpus[c].current == Some(id) {
             self.stop_running(c, StopReason::Exited);
         }
-        self.trace_thread(id, TraceKind::Exit, panicked as u64);
+        self.trace_thread(id, TraceKind::Exit, code);
+        if let Some(s) = self.tcb(id).set {
+            let set = self.sets[s as usize].id;
+            let _ = self.remove_from_set(set, id);
+        }
+        if self.tcb(id).cpu_timer.take().is_some() {
+            self.exec_watch -= 1;
+        }
         let i = self.local(id).expect("exiting thread is live");
         let tcb = self.slots[i].take().expect("live slot");
         if tcb.state == State::Ready {
@@ -586,7 +665,7 @@ impl<C: Clock> Kernel<C> {
         t.in_work = false;
         match t.state {
             State::Sleeping | State::Blocked(_) => self.wake(id),
-            State::Running | State::Ready | State::Dormant => {}
+            State::Running | State::Ready | State::Dormant | State::Held => {}
         }
     }
 
@@ -596,7 +675,11 @@ impl<C: Clock> Kernel<C> {
     /// and its effective urgency; tell the scheduler and re-check preemption if it changed.
     fn refresh_urgency(&mut self, id: ThreadId) {
         let c = self.cpu_of(id);
-        let info = self.info(id);
+        let mut info = self.info(id);
+        if let Some(d) = self.server_deadline(id) {
+            // A constant bandwidth server schedules its members by the server deadline.
+            info.deadline = Some(d);
+        }
         let base = self.cpus[c].scheduler.base_urgency(&info);
         self.tcb(id).base_urgency = base;
         self.update_effective(id);
@@ -613,7 +696,13 @@ impl<C: Clock> Kernel<C> {
     fn update_effective(&mut self, id: ThreadId) {
         let t = self.tcb(id);
         let old = t.urgency;
-        let new = t.inherited.map_or(t.base_urgency, |u| u.max(t.base_urgency));
+        let new = if t.demoted {
+            // Background: below every thread that is not demoted, under any policy that orders
+            // by urgency.
+            Urgency(i64::MIN + 1)
+        } else {
+            t.inherited.map_or(t.base_urgency, |u| u.max(t.base_urgency))
+        };
         if new == old {
             return;
         }
@@ -643,6 +732,10 @@ impl<C: Clock> Kernel<C> {
     // ----- state transitions -----------------------------------------------------------------
 
     fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
+        if self.tcb(id).set.is_some() && self.member_ready(id) {
+            self.tcb(id).state = State::Held;
+            return;
+        }
         self.tcb(id).state = State::Ready;
         let c = self.cpu_of(id);
         let info = self.info(id);
@@ -666,18 +759,20 @@ impl<C: Clock> Kernel<C> {
 
     /// Take the current thread of CPU `c` off the CPU, charging its CPU time.
     fn stop_running(&mut self, c: usize, reason: StopReason) {
-        let now = self.now;
+        self.charge(c);
         let cpu = &mut self.cpus[c];
         let Some(id) = cpu.current.take() else { return };
         cpu.slice_token += 1;
-        let ran = now - cpu.run_start;
-        let t = self.tcb(id);
-        t.job_cpu += ran;
-        self.stats(id).cpu_time += ran;
         if reason == StopReason::Preempted {
             self.stats(id).preemptions += 1;
         }
         self.trace_thread(id, TraceKind::Stop, reason as u64);
+        let goes_idle = !matches!(reason, StopReason::Preempted | StopReason::Yielded | StopReason::SliceExpired);
+        if goes_idle && self.tcb(id).set.is_some() {
+            // Callers set the real state next; idle is what the set's server must see now.
+            self.tcb(id).state = State::Dormant;
+            self.member_idle(id);
+        }
     }
 
     fn dispatch(&mut self, c: usize, id: ThreadId) {
@@ -685,7 +780,7 @@ impl<C: Clock> Kernel<C> {
         self.tcb(id).state = State::Running;
         let cpu = &mut self.cpus[c];
         cpu.current = Some(id);
-        cpu.run_start = now;
+        cpu.charged_at = now;
         cpu.work_mark = now;
         cpu.slice_token += 1;
         let token = cpu.slice_token;
@@ -764,7 +859,9 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let mut reply = t.reply.take().unwrap_or(Reply::Go);
-        if t.abort_pending {
+        if t.kill_pending {
+            reply = Reply::Kill;
+        } else if t.abort_pending {
             t.abort_pending = false;
             reply = Reply::Abort;
         }
@@ -848,6 +945,10 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).reply = Some(Reply::Released(r.map_err(Box::new)));
             }
             Request::JobDone { aborted } => self.job_done(c, id, aborted),
+            Request::Control(op) => {
+                let r = self.control(*op);
+                self.tcb(id).reply = Some(Reply::Control(r.map_err(Box::new)));
+            }
             Request::SetPriority(priority) => {
                 self.tcb(id).priority = priority;
                 self.refresh_urgency(id);
@@ -886,6 +987,10 @@ impl<C: Clock> Kernel<C> {
                 loop {
                     if self.timers.next_at().is_some_and(|t| t <= self.now) {
                         self.fire_due_timers();
+                    }
+                    if C::MODE == ClockMode::Real {
+                        // A runaway in user code is caught at its next runtime call.
+                        self.check_exec_events();
                     }
                     self.reschedule(c);
                     let Some(id) = self.cpus[c].current else { break };
@@ -940,6 +1045,7 @@ impl<C: Clock> Kernel<C> {
                     }
                 }
                 TimerKind::Event(idx) => self.fire_event(idx as usize, at),
+                TimerKind::Replenish(set, epoch, amount) => self.on_replenish_timer(set as usize, epoch, amount, at),
             }
         }
     }
@@ -975,6 +1081,9 @@ impl<C: Clock> Kernel<C> {
     /// Earliest instant something happens: a timer, or the end of some CPU's work.
     fn next_instant(&self) -> Option<Time> {
         let mut next = self.timers.next_at();
+        if let Some(t) = self.next_exec_instant() {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
         for cpu in &self.cpus {
             if let Some(id) = cpu.current {
                 let left = self.slots[self.local(id).expect("live")].as_ref().expect("live").work_left;
@@ -1023,6 +1132,7 @@ impl<C: Clock> Kernel<C> {
         loop {
             self.finish_completed_work();
             self.fire_due_timers();
+            self.check_exec_events();
             self.run_cpus();
             if self.live == 0 {
                 break;
@@ -1044,10 +1154,7 @@ impl<C: Clock> Kernel<C> {
         // Charge the CPU time of threads still on a CPU; their last segment stays open in the
         // trace, which exporters close at the run's end.
         for c in 0..self.cpus.len() {
-            if let Some(id) = self.cpus[c].current {
-                let ran = self.now - self.cpus[c].run_start;
-                self.stats(id).cpu_time += ran;
-            }
+            self.charge(c);
         }
         for t in self.slots.iter().flatten() {
             self.summaries[t.summary].stats = t.stats;
@@ -1076,6 +1183,12 @@ impl<C: Clock> Kernel<C> {
             dropped += lost;
         }
         let trace = crate::trace::merge_by_seq(lists);
-        KernelPart { threads: std::mem::take(&mut self.summaries), trace, trace_dropped: dropped, end: self.now }
+        KernelPart {
+            threads: std::mem::take(&mut self.summaries),
+            sets: self.set_summaries(),
+            trace,
+            trace_dropped: dropped,
+            end: self.now,
+        }
     }
 }

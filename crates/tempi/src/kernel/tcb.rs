@@ -9,6 +9,7 @@
 //! | `Running` | current on its CPU (possibly inside `work`) | yield, sleep, block, job end, preemption, slice end |
 //! | `Sleeping` | waits for an instant | its wake timer, an abort |
 //! | `Blocked` | waits for another thread | that thread's end, an abort |
+//! | `Held` | would be ready, but its set is suspended (budget exhausted) | replenishment, leaving the set, a kill |
 //! | `Exited` | ended; the slot is freed at once | — |
 
 use std::time::Duration;
@@ -36,6 +37,8 @@ pub(crate) enum State {
     Running,
     Sleeping,
     Blocked(Wait),
+    /// Ready, but its set's budget is exhausted under the suspend action.
+    Held,
 }
 
 /// A release that arrived while the previous job was still running.
@@ -106,6 +109,14 @@ pub(crate) struct Tcb {
     /// Delivered at the next resume; `None` means "go on".
     pub(crate) reply: Option<Reply>,
     pub(crate) abort_pending: bool,
+    /// End the thread at its next task boundary.
+    pub(crate) kill_pending: bool,
+    /// The thread set it belongs to (kernel-local index).
+    pub(crate) set: Option<u32>,
+    /// At background urgency while its set's budget is exhausted.
+    pub(crate) demoted: bool,
+    /// Execution-time timer on this thread's clock.
+    pub(crate) cpu_timer: Option<super::sets::ExecTimer>,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).

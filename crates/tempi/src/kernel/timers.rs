@@ -25,6 +25,8 @@ pub(crate) enum TimerKind {
     SliceEnd(usize, u64),
     /// A timing event, by index.
     Event(u32),
+    /// A budget replenishment: set index, budget epoch, amount (`u64::MAX`: refill to full).
+    Replenish(u32, u32, u64),
 }
 
 impl TimerKind {
@@ -37,6 +39,7 @@ impl TimerKind {
             TimerKind::Deadline(..) => 0,
             TimerKind::AbortTime(..) => 1,
             TimerKind::Release(..) => 2,
+            TimerKind::Replenish(..) => 3,
             TimerKind::Event(..) => 3,
             TimerKind::Wake(..) => 4,
             TimerKind::SliceEnd(..) => 5,

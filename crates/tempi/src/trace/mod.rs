@@ -50,10 +50,16 @@ pub enum TraceKind {
     JobAbort,
     /// The job's deadline passed unfinished; `arg` is the deadline in ns.
     Miss,
-    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic.
+    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic, 2 for a kill.
     Exit,
     /// A timing event's handler ran; `arg` is the event's index.
     Timer,
+    /// A thread set's budget ran out; `job` is the set's index, `arg` its group clock in ns.
+    /// `thread` is a placeholder.
+    BudgetExhausted,
+    /// A thread set's budget got time back; `job` is the set's index, `arg` the budget left
+    /// in ns. `thread` is a placeholder.
+    BudgetReplenished,
 }
 
 impl TraceKind {
@@ -75,6 +81,8 @@ impl TraceKind {
             TraceKind::Miss => "miss",
             TraceKind::Exit => "exit",
             TraceKind::Timer => "timer",
+            TraceKind::BudgetExhausted => "budget-exhausted",
+            TraceKind::BudgetReplenished => "budget-replenished",
         }
     }
 }
@@ -104,6 +112,8 @@ pub enum StopReason {
     Aborted = 6,
     /// It ended.
     Exited = 7,
+    /// Its thread set's budget ran out and the set is suspended.
+    Suspended = 8,
 }
 
 impl StopReason {
@@ -123,6 +133,7 @@ impl StopReason {
             5 => JobDone,
             6 => Aborted,
             7 => Exited,
+            8 => Suspended,
             _ => return None,
         })
     }
@@ -142,6 +153,7 @@ impl StopReason {
             StopReason::JobDone => "done",
             StopReason::Aborted => "abort",
             StopReason::Exited => "exit",
+            StopReason::Suspended => "suspend",
         }
     }
 }

@@ -103,13 +103,19 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::ReleaseSkipped => (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg)),
             TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{}}}"#, r.arg == 1)),
             TraceKind::Timer => (TIMER_TID, format!(r#"{{"event":{}}}"#, r.arg)),
+            TraceKind::BudgetExhausted => (TIMER_TID, format!(r#"{{"set":{},"consumed_ns":{}}}"#, r.job, r.arg)),
+            TraceKind::BudgetReplenished => (TIMER_TID, format!(r#"{{"set":{},"remaining_ns":{}}}"#, r.job, r.arg)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
         let name = match r.kind {
             TraceKind::Timer => js(&format!("timer {}", r.arg)),
             kind => js(kind.name()),
         };
-        let cat = if r.kind == TraceKind::Timer { "timer" } else { "job" };
+        let cat = match r.kind {
+            TraceKind::Timer => "timer",
+            TraceKind::BudgetExhausted | TraceKind::BudgetReplenished => "budget",
+            _ => "job",
+        };
         let t = r.time.as_nanos();
         timed.push((
             t,

@@ -215,6 +215,7 @@ fn outcome_text(o: &Option<ThreadOutcome>) -> Option<String> {
         None => None,
         Some(ThreadOutcome::Completed) => Some("completed".into()),
         Some(ThreadOutcome::Panicked(msg)) => Some(format!("panicked: {msg}")),
+        Some(ThreadOutcome::Killed) => Some("killed".into()),
     }
 }
 
