@@ -1113,14 +1113,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// Resume the threads whose `work` ended at this instant, once each, before anything else
-    /// due now: a job whose demand is met at `t` completes at `t`, ahead of releases at `t`.
+    /// Resume the threads whose `work` ended at this instant before anything else due now, and
+    /// let each run its zero-time code up to its next `work`, wait, yield or end: a job whose
+    /// demand is met at `t` completes (or ends its thread) at `t`, ahead of releases, budget
+    /// events and replenishments at `t`.
     fn finish_completed_work(&mut self) {
         for c in 0..self.cpus.len() {
-            if let Some(id) = self.cpus[c].current {
-                let t = self.tcb(id);
-                if t.in_work && t.work_left == 0 {
-                    self.resume(c, id);
+            let Some(id) = self.cpus[c].current else { continue };
+            let t = self.tcb(id);
+            if !(t.in_work && t.work_left == 0) {
+                continue;
+            }
+            loop {
+                self.resume(c, id);
+                if self.cpus[c].current != Some(id) || self.cpus[c].preempt {
+                    break;
+                }
+                match self.local(id) {
+                    Some(i) if self.slots[i].as_ref().is_some_and(|t| !t.in_work) => {}
+                    _ => break,
                 }
             }
         }

@@ -21,7 +21,7 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::budget::{BudgetAction, Enforcement};
 use crate::policy::sched::ReadyReason;
-use crate::sets::{Accounting, Budget, BudgetHandler, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};
+use crate::sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, BudgetHandler, Replenishment, SetId, SetSummary};
 use crate::thread::ThreadId;
 use crate::time::{nanos, Time};
 use crate::trace::{StopReason, TraceKind};
