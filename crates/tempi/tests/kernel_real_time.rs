@@ -93,3 +93,38 @@ fn kernel_real_time_reports_refused_privileges_as_warnings() {
     assert!(out.warnings.iter().all(|w| w.contains("SCHED_FIFO")));
     assert_eq!(out.threads[0].stats.completed, 1);
 }
+
+#[test]
+fn budget_real_time_runaway_is_stopped_at_its_budget() {
+    let _turn = serial();
+    let cfg = Config::new(1).pin(false).fifo_priority(Some(10)).trace_capacity(0);
+    let mut rt = Runtime::<tempi::clock::RealClock>::new(cfg).unwrap();
+    // Spinning in `work`: the dispatcher itself stops it when the budget runs out.
+    let spinner = rt.spawn(ThreadSpec::new("spinner").priority(9), |cx| loop { cx.work(ms(1)) }).unwrap();
+    // Spinning in its own code: caught at its next runtime call, every 100 µs.
+    let own = rt
+        .spawn(ThreadSpec::new("own-code").priority(8), |cx| loop {
+            let until = std::time::Instant::now() + std::time::Duration::from_micros(100);
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            cx.yield_now();
+        })
+        .unwrap();
+    let ctl = rt.spawn(ThreadSpec::new("control").periodic(ms(10)).priority(5), |cx| cx.work(ms(2))).unwrap();
+    for (name, t) in [("a", spinner), ("b", own)] {
+        let s = rt.create_set(name, 0).unwrap();
+        rt.add_to_set(s, t).unwrap();
+        rt.set_budget(s, tempi::Budget::deferrable_server(ms(2), ms(10))).unwrap();
+    }
+    let out = rt.run_until(Time::from_millis(60)).unwrap();
+    // Six periods: at most 6 x 2 ms each, plus generous slack for detection latency (and one
+    // 100 µs preemption-point interval per period for the thread in its own code).
+    for t in [spinner, own] {
+        let used = out.thread(t).unwrap().stats.cpu_time;
+        assert!(used <= ms(12) + ms(3), "{t:?} used {used:?}");
+        assert!(used >= ms(4), "{t:?} used only {used:?}: the budget should be usable");
+    }
+    assert!(out.thread(ctl).unwrap().stats.completed >= 5);
+    assert!(out.sets.iter().all(|s| s.exhaustions >= 3));
+}
