@@ -34,6 +34,7 @@ mod os;
 pub mod policy;
 pub mod runtime;
 pub mod sets;
+pub mod sync;
 pub mod thread;
 pub mod time;
 pub mod trace;

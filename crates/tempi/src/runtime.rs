@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::kernel::{Body, EventHandler, Kernel, KernelSeed, SetupOp};
 use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
 use crate::sets::{Accounting, Budget, SetId, SetSummary};
+use crate::sync::{LockSpec, Mutex};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec, Timing};
 use crate::time::Time;
 use crate::trace::TraceRecord;
@@ -38,6 +39,7 @@ pub struct Config {
     pub(crate) lock_memory: bool,
     pub(crate) max_sets: usize,
     pub(crate) accounting: Accounting,
+    pub(crate) max_locks: usize,
 }
 
 impl std::fmt::Debug for Config {
@@ -73,6 +75,7 @@ impl Config {
             lock_memory: false,
             max_sets: 64,
             accounting: Accounting::Group,
+            max_locks: 256,
         }
     }
     /// Number of CPUs.
@@ -174,6 +177,15 @@ impl Config {
     /// ```
     pub fn max_sets(mut self, n: usize) -> Config {
         self.max_sets = n;
+        self
+    }
+    /// Locks per CPU (default 256).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_locks(16);
+    /// ```
+    pub fn max_locks(mut self, n: usize) -> Config {
+        self.max_locks = n;
         self
     }
     /// Which execution-time clocks are kept (default: thread and group).
@@ -552,6 +564,20 @@ impl<C: Clock> Runtime<C> {
         }
         let handler: EventHandler = Box::new(handler);
         self.seed_for(spec.cpu)?.add_timer(spec, handler)
+    }
+
+    /// Create a mutex owning `value` before the run (see [`crate::sync`]). Share it between
+    /// threads with an `Arc`.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = rt.create_mutex(0u64, tempi::sync::LockSpec::new("count").protocol("pcp").ceiling(3)).unwrap();
+    /// # let _ = m;
+    /// ```
+    pub fn create_mutex<T>(&mut self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
+        let cpu = spec.cpu;
+        let id = self.seed_for(cpu)?.create_lock(spec)?;
+        Ok(Mutex::new(id, value))
     }
 
     /// Create an empty thread set whose members will run on `cpu`.

@@ -22,7 +22,9 @@ use corosensei::Yielder;
 
 use crate::clock::RealClock;
 use crate::error::Error;
+use crate::policy::sched::Urgency;
 use crate::sets::{Budget, SetId};
+use crate::sync::{LockError, LockId, LockSpec, Mutex};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
@@ -38,6 +40,17 @@ pub(crate) enum Request {
     Release(ThreadId),
     SetPriority(i32),
     Control(Box<ControlOp>),
+    Lock {
+        lock: LockId,
+        deadline: Option<Time>,
+        try_only: bool,
+    },
+    Unlock {
+        lock: LockId,
+        poison: bool,
+    },
+    ClearPoison(LockId),
+    Urgency,
     /// The current job ended; `aborted` if it was abandoned.
     JobDone {
         aborted: bool,
@@ -55,6 +68,10 @@ pub(crate) enum Reply {
     /// The thread is killed: unwind and end as `Killed`.
     Kill,
     Control(Result<ControlValue, Box<Error>>),
+    Locked(Result<(), LockError>),
+    /// The lock was released while waiting: ask again.
+    LockRetry,
+    Urgency(Urgency),
     // Errors are boxed so the reply, copied at every resume, stays small.
     Spawned(Result<ThreadId, Box<Error>>),
     Joined(Result<ThreadOutcome, Box<Error>>),
@@ -117,6 +134,7 @@ pub(crate) enum ControlOp {
     BudgetLeft(SetId),
     Replenish(SetId, Duration),
     AddBudget(SetId, i64),
+    CreateLock(LockSpec),
 }
 
 pub(crate) enum ControlValue {
@@ -127,6 +145,7 @@ pub(crate) enum ControlValue {
     SetOf(Option<SetId>),
     Time(Duration),
     Budget(Duration, bool),
+    Lock(LockId),
 }
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
@@ -314,6 +333,63 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn set_priority(&self, priority: i32) {
         self.call(Request::SetPriority(priority));
+    }
+
+    pub(crate) fn lock_raw(&self, lock: LockId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
+        let deadline = timeout.map(|d| self.now() + d);
+        loop {
+            match self.call(Request::Lock { lock, deadline, try_only }) {
+                Reply::Locked(r) => return r,
+                Reply::LockRetry => continue,
+                _ => unreachable!("the kernel answers a lock request with Locked or LockRetry"),
+            }
+        }
+    }
+
+    /// Unlock without unwinding: it runs in a guard's destructor, possibly while unwinding.
+    pub(crate) fn unlock_raw(&self, lock: LockId, poison: bool) {
+        let r = self.yielder.suspend(Request::Unlock { lock, poison });
+        self.now.set(r.now);
+        self.job.set(r.job);
+    }
+
+    pub(crate) fn clear_poison_raw(&self, lock: LockId) {
+        self.call(Request::ClearPoison(lock));
+    }
+
+    /// This thread's effective urgency: its policy's base urgency, or more while it inherits
+    /// from threads waiting for its locks, or a ceiling it holds.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t").priority(4), |cx| {
+    ///     assert_eq!(cx.urgency(), tempi::policy::sched::Urgency::from_priority(4));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn urgency(&self) -> Urgency {
+        match self.call(Request::Urgency) {
+            Reply::Urgency(u) => u,
+            _ => unreachable!("the kernel answers an urgency query with Urgency"),
+        }
+    }
+
+    /// Create a mutex on this thread's CPU (see [`crate::sync`]).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let m = cx.create_mutex(5, tempi::sync::LockSpec::new("m").protocol("bp")).unwrap();
+    ///     assert_eq!(*m.lock(cx).unwrap(), 5);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn create_mutex<T>(&self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
+        let spec = spec.cpu(self.cpu);
+        match self.control(ControlOp::CreateLock(spec))? {
+            ControlValue::Lock(id) => Ok(Mutex::new(id, value)),
+            _ => unreachable!("creating a lock answers with its id"),
+        }
     }
 
     fn control(&self, op: ControlOp) -> Result<ControlValue, Error> {

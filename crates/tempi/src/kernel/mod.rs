@@ -22,6 +22,7 @@
 //! for reading the time after user code ran.
 
 mod ctx;
+mod locks;
 mod sets;
 mod stacks;
 mod tcb;
@@ -43,6 +44,7 @@ use crate::error::Error;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
 use crate::runtime::{Config, ThreadStats, ThreadSummary, TimerSpec};
 use crate::sets::{Accounting, Budget, SetId, SetSummary};
+use crate::sync::{LockId, LockSpec};
 use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, ThreadSpec, Timing};
 use crate::time::Time;
 use crate::trace::{StopReason, TraceBuffer, TraceKind, TraceRecord};
@@ -70,6 +72,9 @@ pub(crate) struct KernelSeed {
     /// Set operations registered before the run, replayed in order when the kernel is built.
     setup: Vec<SetupOp>,
     sets_created: u32,
+    max_locks: usize,
+    lock_base: u32,
+    locks_created: u32,
 }
 
 /// A set operation registered before the run.
@@ -79,6 +84,7 @@ pub(crate) enum SetupOp {
     Budget(SetId, Budget),
     SetTimer(SetId, Duration, EventHandler),
     ThreadTimer(ThreadId, Duration, EventHandler),
+    CreateLock(LockSpec),
 }
 
 impl KernelSeed {
@@ -103,7 +109,20 @@ impl KernelSeed {
             accounting: config.accounting,
             setup: Vec::new(),
             sets_created: 0,
+            max_locks: config.max_locks * cpu_count,
+            lock_base: (k * config.max_locks) as u32,
+            locks_created: 0,
         }
+    }
+
+    pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
+        if self.locks_created as usize >= self.max_locks {
+            return Err(Error::InvalidConfig(format!("more than {} locks", self.max_locks)));
+        }
+        let id = LockId(self.lock_base + self.locks_created);
+        self.locks_created += 1;
+        self.setup.push(SetupOp::CreateLock(spec));
+        Ok(id)
     }
 
     pub(crate) fn create_set(&mut self, name: String) -> Result<SetId, Error> {
@@ -207,6 +226,8 @@ pub(crate) struct Kernel<C: Clock> {
     tracing: bool,
     sets: Vec<sets::SetState>,
     set_base: u32,
+    locks: Vec<locks::LockState>,
+    lock_base: u32,
     accounting: Accounting,
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
     exec_watch: u32,
@@ -259,6 +280,8 @@ impl<C: Clock> Kernel<C> {
             tracing: seed.trace_capacity > 0,
             sets: Vec::with_capacity(seed.max_sets),
             set_base: seed.set_base,
+            locks: Vec::with_capacity(seed.max_locks),
+            lock_base: seed.lock_base,
             accounting: seed.accounting,
             exec_watch: 0,
         };
@@ -272,6 +295,7 @@ impl<C: Clock> Kernel<C> {
                 SetupOp::Budget(set, b) => k.set_budget(set, b)?,
                 SetupOp::SetTimer(set, at, h) => k.arm_set_timer(set, at, h)?,
                 SetupOp::ThreadTimer(id, at, h) => k.arm_thread_timer(id, at, h)?,
+                SetupOp::CreateLock(spec) => k.create_lock(spec).map(|_| ())?,
             }
         }
         for (spec, handler) in seed.timers {
@@ -402,6 +426,8 @@ impl<C: Clock> Kernel<C> {
             set: None,
             demoted: false,
             cpu_timer: None,
+            held: Vec::with_capacity(4),
+            quiet_reply: false,
             work_left: 0,
             in_work: false,
             wait_token: 0,
@@ -462,6 +488,7 @@ impl<C: Clock> Kernel<C> {
             let set = self.sets[s as usize].id;
             let _ = self.remove_from_set(set, id);
         }
+        self.release_all(id);
         if self.tcb(id).cpu_timer.take().is_some() {
             self.exec_watch -= 1;
         }
@@ -664,6 +691,8 @@ impl<C: Clock> Kernel<C> {
         t.work_left = 0;
         t.in_work = false;
         match t.state {
+            // A thread waiting for a lock while holding another is aborted once it has let go.
+            State::Blocked(Wait::Lock(_)) if !t.held.is_empty() => {}
             State::Sleeping | State::Blocked(_) => self.wake(id),
             State::Running | State::Ready | State::Dormant | State::Held => {}
         }
@@ -751,6 +780,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn wake(&mut self, id: ThreadId) {
+        self.leave_lock_wait(id);
         let t = self.tcb(id);
         t.wait_token += 1;
         self.trace_thread(id, TraceKind::Wake, 0);
@@ -859,9 +889,12 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let mut reply = t.reply.take().unwrap_or(Reply::Go);
-        if t.kill_pending {
+        // Aborts and kills wait for the thread's last lock to be released, and never ride on
+        // the answer to an unlock (it comes back into a destructor).
+        let boundary = t.held.is_empty() && !std::mem::take(&mut t.quiet_reply);
+        if boundary && t.kill_pending {
             reply = Reply::Kill;
-        } else if t.abort_pending {
+        } else if boundary && t.abort_pending {
             t.abort_pending = false;
             reply = Reply::Abort;
         }
@@ -945,6 +978,20 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).reply = Some(Reply::Released(r.map_err(Box::new)));
             }
             Request::JobDone { aborted } => self.job_done(c, id, aborted),
+            Request::Lock { lock, deadline, try_only } => {
+                if let Some(r) = self.lock_request(c, id, lock, deadline, try_only) {
+                    self.tcb(id).reply = Some(Reply::Locked(r));
+                }
+            }
+            Request::Unlock { lock, poison } => {
+                self.tcb(id).quiet_reply = true;
+                self.unlock(id, lock, poison);
+            }
+            Request::ClearPoison(lock) => self.clear_poison(lock),
+            Request::Urgency => {
+                let u = self.tcb(id).urgency;
+                self.tcb(id).reply = Some(Reply::Urgency(u));
+            }
             Request::Control(op) => {
                 let r = self.control(*op);
                 self.tcb(id).reply = Some(Reply::Control(r.map_err(Box::new)));
@@ -1045,6 +1092,7 @@ impl<C: Clock> Kernel<C> {
                     }
                 }
                 TimerKind::Event(idx) => self.fire_event(idx as usize, at),
+                TimerKind::LockTimeout(id, token) => self.on_lock_timeout(id, token),
                 TimerKind::Replenish(set, epoch, amount) => self.on_replenish_timer(set as usize, epoch, amount, at),
             }
         }
@@ -1176,14 +1224,16 @@ impl<C: Clock> Kernel<C> {
             let Some(t) = self.slots[i].as_mut() else { continue };
             let Some(mut co) = t.coroutine.take() else { continue };
             let job = t.job;
-            for _ in 0..4 {
+            // Each resume runs the thread up to its next runtime call: unwinding can make a few
+            // (a guard's unlock per held lock).
+            for _ in 0..64 {
                 if co.done() {
                     break;
                 }
                 let _ = co.resume(Response { now, job, reply: Reply::Stop });
             }
-            // A thread that refused to stop four times is dropped: the coroutine library
-            // unwinds it by force.
+            // A thread that refused to stop is dropped: the coroutine library unwinds it by
+            // force.
             drop(co);
         }
         let mut lists = Vec::with_capacity(self.cpus.len());

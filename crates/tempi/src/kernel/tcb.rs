@@ -28,6 +28,8 @@ pub(crate) type Co = Coroutine<Response, Request, ThreadOutcome, DefaultStack>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wait {
     Join(ThreadId),
+    /// Waits for a lock (kernel-local index): taken, or refused by a ceiling.
+    Lock(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +119,11 @@ pub(crate) struct Tcb {
     pub(crate) demoted: bool,
     /// Execution-time timer on this thread's clock.
     pub(crate) cpu_timer: Option<super::sets::ExecTimer>,
+    /// Locks held (kernel-local indices), in the order taken.
+    pub(crate) held: Vec<u32>,
+    /// The reply to the request just handled must not carry an abort or a kill (an unlock
+    /// made from a destructor cannot unwind).
+    pub(crate) quiet_reply: bool,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).

@@ -17,6 +17,8 @@ pub(crate) enum TimerKind {
     Release(ThreadId),
     /// End of a sleep; the token is the thread's wait token when it went to sleep.
     Wake(ThreadId, u64),
+    /// End of a bounded wait for a lock; the token as for `Wake`.
+    LockTimeout(ThreadId, u64),
     /// The deadline of a job.
     Deadline(ThreadId, u32),
     /// The abort time of a job.
@@ -41,7 +43,7 @@ impl TimerKind {
             TimerKind::Release(..) => 2,
             TimerKind::Replenish(..) => 3,
             TimerKind::Event(..) => 3,
-            TimerKind::Wake(..) => 4,
+            TimerKind::Wake(..) | TimerKind::LockTimeout(..) => 4,
             TimerKind::SliceEnd(..) => 5,
         }
     }

@@ -6,4 +6,5 @@
 //! overrun does). Lock, queue and admission policies arrive with their capabilities.
 
 pub mod budget;
+pub mod lock;
 pub mod sched;

@@ -6,9 +6,16 @@
 //! (upward triangle at the lane bottom), deadline (downward triangle at the lane top), miss (red
 //! dot with a tooltip) and abort (cross). Timing events get a lane of their own.
 //!
+//! Thread sets with a budget show it on the lanes of their members: an exhaustion is a red
+//! vertical bar across the lane, a replenishment a green diamond, and a member stopped because
+//! its set is suspended gets a pause sign (two short bars) where its execution bar ends. A set
+//! whose members have all gone by the end of the run (killed, ended) gets a lane of its own,
+//! `set NAME`, so its events are not lost.
+//!
 //! Output is deterministic: coordinates are printed with two decimals and everything is drawn
 //! in trace order. Bars and markers carry a `class` (`run`, `release`, `deadline`, `miss`,
-//! `abort`, `timer`) so a stylesheet or a script can pick them out.
+//! `abort`, `timer`, `budget-exhausted`, `budget-replenished`, `suspend`) so a stylesheet or a
+//! script can pick them out.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -16,7 +23,7 @@ use std::fmt::Write as _;
 use crate::runtime::RunOutcome;
 use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::report::{display_name, names, segments};
+use crate::trace::report::{display_name, display_set, names, segments, set_names};
 use crate::trace::{StopReason, TraceKind};
 
 /// Width of the plot area in pixels; the time scale is chosen so the run fills it.
@@ -31,6 +38,10 @@ const RIGHT: f64 = 40.0;
 const PALETTE: [&str; 10] =
     ["#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6"];
 const MISS_COLOUR: &str = "#d00000";
+/// Budget exhaustion shares the miss red: both say "this ran out of time".
+const EXHAUSTED_COLOUR: &str = MISS_COLOUR;
+const REPLENISHED_COLOUR: &str = "#1a9641";
+const SUSPEND_COLOUR: &str = "#5a0000";
 
 /// Text made safe for XML content and attribute values. Control characters XML 1.0 forbids
 /// outright become U+FFFD, since no escape can carry them.
@@ -49,6 +60,26 @@ fn esc(s: &str) -> String {
         }
     }
     o
+}
+
+/// The points of a small diamond centred on (`cx`, `cy`).
+fn diamond(cx: f64, cy: f64) -> String {
+    format!("{:.2},{:.2} {:.2},{:.2} {:.2},{:.2} {:.2},{:.2}", cx, cy - 5.0, cx + 4.0, cy, cx, cy + 5.0, cx - 4.0, cy)
+}
+
+/// A pause sign (two vertical strokes 4 px apart) starting at `x`, centred on `cy`.
+fn pause_path(x: f64, cy: f64) -> String {
+    format!(
+        "M{:.2},{:.2} L{:.2},{:.2} M{:.2},{:.2} L{:.2},{:.2}",
+        x,
+        cy - 5.0,
+        x,
+        cy + 5.0,
+        x + 4.0,
+        cy - 5.0,
+        x + 4.0,
+        cy + 5.0
+    )
 }
 
 /// The smallest 1/2/5 × 10^k nanoseconds giving at most about ten ticks over `span`.
@@ -76,11 +107,17 @@ fn tick_unit(step: u64) -> (u64, &'static str) {
     [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs")].into_iter().find(|&(u, _)| step >= u).unwrap_or((1, "ns"))
 }
 
-/// A lane: a thread, or the timing events.
+/// A lane: a thread, the timing events, or a thread set with no member left to carry its
+/// budget markers.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Lane {
     Thread(ThreadId),
     Timers,
+    Set(usize),
+}
+
+fn is_budget(kind: TraceKind) -> bool {
+    matches!(kind, TraceKind::BudgetExhausted | TraceKind::BudgetReplenished)
 }
 
 /// The run as an SVG Gantt chart.
@@ -98,6 +135,7 @@ enum Lane {
 /// ```
 pub fn to_svg(out: &RunOutcome) -> String {
     let names = names(out);
+    let sets = set_names(out);
     let segs = segments(out);
 
     // Lanes: the run's threads in id order, then any thread the trace mentions but the run
@@ -105,9 +143,13 @@ pub fn to_svg(out: &RunOutcome) -> String {
     let mut lanes: Vec<Lane> = out.threads.iter().map(|t| Lane::Thread(t.id)).collect();
     let mut seen: BTreeSet<ThreadId> = out.threads.iter().map(|t| t.id).collect();
     let mut has_timers = false;
+    let mut budget_sets: BTreeSet<usize> = BTreeSet::new();
     for r in &out.trace {
         if r.kind == TraceKind::Timer {
             has_timers = true;
+        } else if is_budget(r.kind) {
+            // Budget records name a set in `job`; their thread is only a placeholder.
+            budget_sets.insert(r.job as usize);
         } else if seen.insert(r.thread) {
             lanes.push(Lane::Thread(r.thread));
         }
@@ -115,10 +157,33 @@ pub fn to_svg(out: &RunOutcome) -> String {
     if has_timers {
         lanes.push(Lane::Timers);
     }
+    // Where each set's budget markers go: its members' lanes, or a lane of its own.
+    let mut set_members: HashMap<usize, Vec<ThreadId>> = HashMap::new();
+    for set in &out.sets {
+        set_members.entry(set.id.index()).or_default().extend(set.members.iter().copied());
+    }
+    for &set in &budget_sets {
+        let has_lane = set_members.get(&set).is_some_and(|m| m.iter().any(|id| seen.contains(id)));
+        if !has_lane {
+            lanes.push(Lane::Set(set));
+        }
+    }
     let lane_of: HashMap<Lane, usize> = lanes.iter().enumerate().map(|(i, &l)| (l, i)).collect();
     let label = |l: Lane| match l {
         Lane::Thread(id) => display_name(&names, id),
         Lane::Timers => String::from("timers"),
+        Lane::Set(i) => format!("set {}", display_set(&sets, i)),
+    };
+    let budget_lanes = |set: usize| -> Vec<usize> {
+        match lane_of.get(&Lane::Set(set)) {
+            Some(&l) => vec![l],
+            None => set_members
+                .get(&set)
+                .into_iter()
+                .flatten()
+                .filter_map(|id| lane_of.get(&Lane::Thread(*id)).copied())
+                .collect(),
+        }
     };
 
     // Scale: the whole run, at least 1 ns so the division below is defined.
@@ -240,10 +305,51 @@ pub fn to_svg(out: &RunOutcome) -> String {
                 );
             }
         }
+        if seg.stop == Some(StopReason::Suspended) {
+            // A pause sign just after the bar: the thread did not finish, it was held.
+            let tip = esc(&format!(
+                "{} job {} suspended at {}: its set's budget ran out",
+                label(Lane::Thread(seg.thread)),
+                seg.job,
+                seg.end
+            ));
+            let _ = writeln!(
+                s,
+                r#"<path class="suspend" d="{}" stroke="{SUSPEND_COLOUR}" stroke-width="2"><title>{tip}</title></path>"#,
+                pause_path(bx + bw + 3.0, by + BAR_H / 2.0)
+            );
+        }
     }
 
     // Markers, drawn after the bars so they stay on top.
     for r in &out.trace {
+        if is_budget(r.kind) {
+            let set = r.job as usize;
+            let name = display_set(&sets, set);
+            let at = x(r.time.as_nanos());
+            let value = Time::from_nanos(r.arg);
+            for lane in budget_lanes(set) {
+                let top = lane_top(lane);
+                if r.kind == TraceKind::BudgetExhausted {
+                    let tip = esc(&format!("budget of set {name} exhausted at {} (consumed {value})", r.time));
+                    let _ = writeln!(
+                        s,
+                        r#"<rect class="budget-exhausted" x="{:.2}" y="{:.2}" width="3.00" height="{:.2}" fill="{EXHAUSTED_COLOUR}"><title>{tip}</title></rect>"#,
+                        at - 1.5,
+                        top + 2.0,
+                        LANE_H - 4.0
+                    );
+                } else {
+                    let tip = esc(&format!("budget of set {name} replenished at {} ({value} left)", r.time));
+                    let _ = writeln!(
+                        s,
+                        r#"<polygon class="budget-replenished" points="{}" fill="{REPLENISHED_COLOUR}" stroke="white" stroke-width="1"><title>{tip}</title></polygon>"#,
+                        diamond(at, top + LANE_H / 2.0)
+                    );
+                }
+            }
+            continue;
+        }
         let lane = match r.kind {
             TraceKind::Timer => lane_of.get(&Lane::Timers),
             _ => lane_of.get(&Lane::Thread(r.thread)),
@@ -357,6 +463,31 @@ pub fn to_svg(out: &RunOutcome) -> String {
         ly - 4.0
     );
     let _ = writeln!(s, r#"<text x="{:.2}" y="{ly:.2}" dominant-baseline="middle">abort</text>"#, lx + 8.0);
+    // Budget entries only when there is something of the kind to explain, so charts of runs
+    // without sets look as they always did.
+    let has_budget = !budget_sets.is_empty();
+    let has_suspend = segs.iter().any(|g| g.stop == Some(StopReason::Suspended));
+    if has_budget {
+        lx += 70.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{:.2}" y="{:.2}" width="3.00" height="12.00" fill="{EXHAUSTED_COLOUR}"/>"#,
+            lx - 1.5,
+            ly - 6.0
+        );
+        let _ =
+            writeln!(s, r#"<text x="{:.2}" y="{ly:.2}" dominant-baseline="middle">budget exhausted</text>"#, lx + 8.0);
+        lx += 130.0;
+        let _ = writeln!(s, r#"<polygon points="{}" fill="{REPLENISHED_COLOUR}"/>"#, diamond(lx, ly));
+        let _ = writeln!(s, r#"<text x="{:.2}" y="{ly:.2}" dominant-baseline="middle">replenished</text>"#, lx + 8.0);
+        lx += 35.0;
+    }
+    if has_suspend {
+        lx += 60.0;
+        let _ = writeln!(s, r#"<path d="{}" stroke="{SUSPEND_COLOUR}" stroke-width="2"/>"#, pause_path(lx - 2.0, ly));
+        let _ = writeln!(s, r#"<text x="{:.2}" y="{ly:.2}" dominant-baseline="middle">suspended</text>"#, lx + 8.0);
+        lx += 25.0;
+    }
     if out.trace_dropped > 0 {
         lx += 70.0;
         let _ = writeln!(

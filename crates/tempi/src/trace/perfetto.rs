@@ -2,9 +2,11 @@
 //!
 //! Owns the mapping from the trace to trace events: one process per CPU (`pid` = CPU index,
 //! named `CPU n`), one track per thread (`tid` = slot index + 1, named after the thread), a
-//! `timers` track (`tid` 0) per CPU that ran timing events. Execution segments become complete
-//! (`"X"`) events; releases, completions, aborts, misses, skipped releases, thread ends and
-//! timing events become thread-scoped instant (`"i"`) events.
+//! `timers` track (`tid` 0) per CPU that ran timing events or handled budget events.
+//! Execution segments become complete (`"X"`) events; releases, completions, aborts, misses,
+//! skipped releases, thread ends and timing events become thread-scoped instant (`"i"`)
+//! events. Budget events are instants on the `timers` track of the set's CPU, named
+//! `budget exhausted: SET` / `budget replenished: SET` so they read without opening them.
 //!
 //! Timestamps are microseconds written with exactly three decimals, so nanoseconds survive
 //! without going through floating point, and the same outcome always gives the same bytes.
@@ -14,7 +16,7 @@ use std::fmt::Write as _;
 
 use crate::runtime::RunOutcome;
 use crate::thread::ThreadId;
-use crate::trace::report::{display_name, names, segments};
+use crate::trace::report::{display_name, display_set, names, segments, set_names};
 use crate::trace::{StopReason, TraceKind};
 
 /// The `tid` of the per-CPU track that shows timing events; thread tracks start at 1.
@@ -78,7 +80,14 @@ pub fn to_json(out: &RunOutcome) -> String {
             r#"{{"name":"process_sort_index","ph":"M","pid":{cpu},"tid":0,"args":{{"sort_index":{cpu}}}}}"#
         ));
     }
-    let timer_cpus: BTreeSet<u16> = out.trace.iter().filter(|r| r.kind == TraceKind::Timer).map(|r| r.cpu).collect();
+    // Budget events share the timers track: they too happen inside the runtime, on no thread.
+    let timer_cpus: BTreeSet<u16> = out
+        .trace
+        .iter()
+        .filter(|r| matches!(r.kind, TraceKind::Timer | TraceKind::BudgetExhausted | TraceKind::BudgetReplenished))
+        .map(|r| r.cpu)
+        .collect();
+    let sets = set_names(out);
     for cpu in timer_cpus {
         meta.push(format!(
             r#"{{"name":"thread_name","ph":"M","pid":{cpu},"tid":{TIMER_TID},"args":{{"name":"timers"}}}}"#
@@ -101,14 +110,32 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::JobAbort => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
             TraceKind::Miss => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, r.arg)),
             TraceKind::ReleaseSkipped => (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg)),
-            TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{}}}"#, r.arg == 1)),
+            TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{},"killed":{}}}"#, r.arg == 1, r.arg == 2)),
             TraceKind::Timer => (TIMER_TID, format!(r#"{{"event":{}}}"#, r.arg)),
-            TraceKind::BudgetExhausted => (TIMER_TID, format!(r#"{{"set":{},"consumed_ns":{}}}"#, r.job, r.arg)),
-            TraceKind::BudgetReplenished => (TIMER_TID, format!(r#"{{"set":{},"remaining_ns":{}}}"#, r.job, r.arg)),
+            TraceKind::BudgetExhausted => (
+                TIMER_TID,
+                format!(
+                    r#"{{"set":{},"set_index":{},"consumed_ns":{}}}"#,
+                    js(&display_set(&sets, r.job as usize)),
+                    r.job,
+                    r.arg
+                ),
+            ),
+            TraceKind::BudgetReplenished => (
+                TIMER_TID,
+                format!(
+                    r#"{{"set":{},"set_index":{},"remaining_ns":{}}}"#,
+                    js(&display_set(&sets, r.job as usize)),
+                    r.job,
+                    r.arg
+                ),
+            ),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
         let name = match r.kind {
             TraceKind::Timer => js(&format!("timer {}", r.arg)),
+            TraceKind::BudgetExhausted => js(&format!("budget exhausted: {}", display_set(&sets, r.job as usize))),
+            TraceKind::BudgetReplenished => js(&format!("budget replenished: {}", display_set(&sets, r.job as usize))),
             kind => js(kind.name()),
         };
         let cat = match r.kind {

@@ -2,8 +2,8 @@
 //! exporters share.
 //!
 //! Owns the reading of a finished trace into execution [`Segment`]s and per-job
-//! [`JobRecord`]s, the machine-readable report ([`to_json`]) and the human-readable table
-//! ([`summary_text`]). Per-thread figures come from [`crate::ThreadStats`], which the kernel
+//! [`JobRecord`]s, the budget events of thread sets ([`budget_events`]), the machine-readable
+//! report ([`to_json`]) and the human-readable table ([`summary_text`]). Per-thread figures come from [`crate::ThreadStats`], which the kernel
 //! keeps exactly; per-job figures come from the trace and are cut short when the trace buffer
 //! overflowed (the report then says `"jobs_truncated": true`).
 //!
@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::runtime::{RunOutcome, ThreadSummary};
+use crate::sets::BudgetEventKind;
 use crate::thread::{ThreadId, ThreadOutcome};
 use crate::time::{nanos, Time};
 use crate::trace::{StopReason, TraceKind};
@@ -203,6 +204,91 @@ pub(crate) fn display_name(names: &HashMap<ThreadId, &str>, id: ThreadId) -> Str
     names.get(&id).map_or_else(|| format!("T{}", id.index()), |n| (*n).to_string())
 }
 
+/// A budget event read back from the trace: a thread set's budget ran out or got time back.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Budget, BudgetEventKind, Runtime, ThreadSpec, Time};
+/// let ms = Duration::from_millis;
+/// let mut rt = Runtime::simulated(1);
+/// let t = rt.spawn(ThreadSpec::new("greedy"), move |cx| cx.work(ms(3))).unwrap();
+/// let set = rt.create_set("box", 0).unwrap();
+/// rt.add_to_set(set, t).unwrap();
+/// rt.set_budget(set, Budget::new(ms(2))).unwrap();
+/// let events = tempi::trace::report::budget_events(&rt.run().unwrap());
+/// assert_eq!(events[0].set, "box");
+/// assert_eq!((events[0].kind, events[0].time, events[0].value), (BudgetEventKind::Exhausted, Time::from_millis(2), ms(2)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetRecord {
+    /// The set's name (`S<index>` if the run does not know the set).
+    pub set: String,
+    /// The set's index ([`crate::SetId::index`]).
+    pub set_index: usize,
+    /// Exhausted or replenished.
+    pub kind: BudgetEventKind,
+    /// When.
+    pub time: Time,
+    /// For an exhaustion, the set's group clock (CPU time consumed so far); for a
+    /// replenishment, the budget left after it.
+    pub value: std::time::Duration,
+}
+
+/// Every budget exhaustion and replenishment in the trace, in trace order.
+///
+/// A constant bandwidth server refills at the instant it runs out; that refill is counted in
+/// [`crate::SetSummary::replenishments`] but leaves no record of its own, so only its
+/// exhaustion is listed.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Budget, Runtime, ThreadSpec, Time};
+/// let ms = Duration::from_millis;
+/// let mut rt = Runtime::simulated(1);
+/// let t = rt.spawn(ThreadSpec::new("busy"), move |cx| cx.work(ms(5))).unwrap();
+/// let set = rt.create_set("srv", 0).unwrap();
+/// rt.add_to_set(set, t).unwrap();
+/// rt.set_budget(set, Budget::deferrable_server(ms(2), ms(10))).unwrap();
+/// let events = tempi::trace::report::budget_events(&rt.run().unwrap());
+/// let times: Vec<u64> = events.iter().map(|e| e.time.as_nanos() / 1_000_000).collect();
+/// assert_eq!(times, [2, 10, 12, 20]);
+/// ```
+pub fn budget_events(out: &RunOutcome) -> Vec<BudgetRecord> {
+    let sets = set_names(out);
+    out.trace
+        .iter()
+        .filter_map(|r| {
+            let kind = match r.kind {
+                TraceKind::BudgetExhausted => BudgetEventKind::Exhausted,
+                TraceKind::BudgetReplenished => BudgetEventKind::Replenished,
+                _ => return None,
+            };
+            let index = r.job as usize;
+            Some(BudgetRecord {
+                set: display_set(&sets, index),
+                set_index: index,
+                kind,
+                time: r.time,
+                value: std::time::Duration::from_nanos(r.arg),
+            })
+        })
+        .collect()
+}
+
+/// Set names by index, for the exporters that label budget records.
+pub(crate) fn set_names(out: &RunOutcome) -> HashMap<usize, &str> {
+    let mut map = HashMap::with_capacity(out.sets.len());
+    for s in &out.sets {
+        map.entry(s.id.index()).or_insert(s.name.as_str());
+    }
+    map
+}
+
+/// The name the run gave a set, or `S<index>` when it names no such set.
+pub(crate) fn display_set(sets: &HashMap<usize, &str>, index: usize) -> String {
+    sets.get(&index).map_or_else(|| format!("S{index}"), |n| (*n).to_string())
+}
+
 /// Mean response time in ns, computed without [`crate::ThreadStats::mean_response`], whose
 /// `u32` divisor cannot represent every job count.
 fn mean_response_ns(t: &ThreadSummary) -> Option<u64> {
@@ -230,7 +316,28 @@ struct ReportJson<'a> {
     jobs_truncated: bool,
     warnings: &'a [String],
     threads: Vec<ThreadJson<'a>>,
+    sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
+    budget_events: Vec<BudgetJson>,
+}
+
+#[derive(Serialize)]
+struct SetJson<'a> {
+    id: usize,
+    name: &'a str,
+    members: Vec<String>,
+    cpu_time: u64,
+    exhaustions: u64,
+    replenishments: u64,
+    destroyed: bool,
+}
+
+#[derive(Serialize)]
+struct BudgetJson {
+    set: String,
+    kind: &'static str,
+    time: u64,
+    value: u64,
 }
 
 #[derive(Serialize)]
@@ -265,8 +372,12 @@ struct JobJson {
     preemptions: u32,
 }
 
-/// The JSON report of a run: run settings, per-thread statistics and per-job records, every
-/// time in integer nanoseconds.
+/// The JSON report of a run: run settings, per-thread statistics, per-set CPU time and budget
+/// counts, per-job records and budget events, every time in integer nanoseconds.
+///
+/// A set's `members` are the threads still in it when the run ended (a thread that ended,
+/// for instance killed by its budget, has left it). A budget event's `value` is the set's
+/// consumed CPU time for `"exhausted"`, the budget left for `"replenished"`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -314,6 +425,29 @@ pub fn to_json(out: &RunOutcome) -> String {
             preemptions: j.preemptions,
         })
         .collect();
+    let names_by_id = names(out);
+    let sets = out
+        .sets
+        .iter()
+        .map(|s| SetJson {
+            id: s.id.index(),
+            name: &s.name,
+            members: s.members.iter().map(|&m| display_name(&names_by_id, m)).collect(),
+            cpu_time: nanos(s.cpu_time),
+            exhaustions: s.exhaustions,
+            replenishments: s.replenishments,
+            destroyed: s.destroyed,
+        })
+        .collect();
+    let budget_events = budget_events(out)
+        .into_iter()
+        .map(|e| BudgetJson {
+            set: e.set,
+            kind: budget_kind_name(e.kind),
+            time: e.time.as_nanos(),
+            value: nanos(e.value),
+        })
+        .collect();
     let report = ReportJson {
         mode: out.mode.name(),
         scheduler: &out.scheduler,
@@ -323,10 +457,20 @@ pub fn to_json(out: &RunOutcome) -> String {
         jobs_truncated: out.trace_dropped > 0,
         warnings: &out.warnings,
         threads,
+        sets,
         jobs,
+        budget_events,
     };
     // Plain data with string keys: serialising it cannot fail, but an empty object beats a panic.
     serde_json::to_string_pretty(&report).unwrap_or_else(|_| String::from("{}"))
+}
+
+/// The report's word for a budget event kind.
+fn budget_kind_name(kind: BudgetEventKind) -> &'static str {
+    match kind {
+        BudgetEventKind::Exhausted => "exhausted",
+        BudgetEventKind::Replenished => "replenished",
+    }
 }
 
 /// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
@@ -335,8 +479,41 @@ fn ms3(ns: u64) -> String {
     format!("{}.{:03}", us / 1_000, us % 1_000)
 }
 
-/// A readable summary of a run: one aligned row per thread (times in milliseconds), the total
-/// of deadline misses, then warnings, lost trace records and panicked threads, if any.
+/// Rows as aligned text: the first column left-aligned (names), the others right-aligned
+/// (numbers, except a last column marked `left_last`), a dashed rule under the header row.
+fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: bool) {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if c == 0 || (left_last && c == N - 1) {
+                // Names read best left-aligned, numbers right-aligned.
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        if i == 0 {
+            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (N - 1)));
+        }
+    }
+}
+
+/// A readable summary of a run: one aligned row per thread (times in milliseconds), one per
+/// thread set (CPU time, budget exhaustions and replenishments, members), the total of
+/// deadline misses, then warnings, lost trace records, panicked and killed threads, if any.
 ///
 /// ```
 /// use std::time::Duration;
@@ -376,33 +553,27 @@ pub fn summary_text(out: &RunOutcome) -> String {
             ms3(nanos(st.cpu_time)),
         ]);
     }
-    let mut widths = [0usize; 9];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for (i, row) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
-            if c == 0 {
-                // Names read best left-aligned, numbers right-aligned.
-                line.push_str(cell);
-                line.extend(std::iter::repeat_n(' ', pad));
-            } else {
-                line.push_str("  ");
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            }
-        }
-        let _ = writeln!(s, "{}", line.trim_end());
-        if i == 0 {
-            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
-        }
-    }
+    write_table(&mut s, &rows, false);
     if out.threads.is_empty() {
         let _ = writeln!(s, "(no threads)");
+    }
+    if !out.sets.is_empty() {
+        let names_by_id = names(out);
+        let header = ["set", "cpu time", "exhaustions", "replenishments", "members"];
+        let mut rows: Vec<[String; 5]> = vec![header.map(String::from)];
+        for set in &out.sets {
+            let members: Vec<String> = set.members.iter().map(|&m| display_name(&names_by_id, m)).collect();
+            let name = if set.destroyed { format!("{} (destroyed)", set.name) } else { set.name.clone() };
+            rows.push([
+                name,
+                ms3(nanos(set.cpu_time)),
+                set.exhaustions.to_string(),
+                set.replenishments.to_string(),
+                if members.is_empty() { String::from("-") } else { members.join(", ") },
+            ]);
+        }
+        let _ = writeln!(s);
+        write_table(&mut s, &rows, true);
     }
     let _ = writeln!(s, "(times in ms)");
     let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
@@ -430,6 +601,11 @@ pub fn summary_text(out: &RunOutcome) -> String {
         for (name, msg) in panicked {
             let _ = writeln!(s, "  {name}: {msg}");
         }
+    }
+    let killed: Vec<&str> =
+        out.threads.iter().filter(|t| t.outcome == Some(ThreadOutcome::Killed)).map(|t| t.name.as_str()).collect();
+    if !killed.is_empty() {
+        let _ = writeln!(s, "killed threads (budget exhausted): {}", killed.join(", "));
     }
     s
 }

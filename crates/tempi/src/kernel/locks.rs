@@ -1,0 +1,312 @@
+//! The lock mechanism: owners, waiters, timeouts, ownership checks, deadlock detection,
+//! poisoning, and the urgency a lock lends its owner.
+//!
+//! Decisions belong to each lock's [`LockPolicy`]: may a requester take a free lock (ceiling
+//! tests), what urgency an owner holds while it holds (kernelized monitor, immediate ceiling),
+//! and whether waiters lend their urgency (inheritance). The mechanism here applies them:
+//!
+//! - **Effective urgency.** A thread's lent urgency is the maximum, over the locks it holds, of
+//!   the policy's holding urgency and (for inheriting policies) of its waiters' effective
+//!   urgencies. It is recomputed from scratch whenever it may change, so releasing one of
+//!   several held locks keeps exactly what the others lend; a change is pushed along the chain
+//!   of blocked owners.
+//! - **Unlock.** Every waiter of the released lock is woken and asks again; the scheduler runs
+//!   the most urgent first, which takes the lock. The others find it taken and wait again.
+//! - **Task boundaries.** Aborts and kills never take effect while a thread holds a lock: they
+//!   wait until its last lock is released.
+
+use super::ctx::Reply;
+use super::tcb::{State, Wait};
+use super::timers::TimerKind;
+use super::Kernel;
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::policy::lock::{LockPolicy, LockView};
+use crate::policy::sched::{ReadyReason, Urgency};
+use crate::sync::{LockError, LockId, LockSpec};
+use crate::thread::ThreadId;
+use crate::time::Time;
+use crate::trace::StopReason;
+
+pub(crate) struct LockState {
+    cpu: usize,
+    policy: Box<dyn LockPolicy>,
+    ceiling: Option<Urgency>,
+    owner: Option<ThreadId>,
+    waiters: Vec<ThreadId>,
+    poisoned: bool,
+}
+
+impl<C: Clock> Kernel<C> {
+    fn lock_local(&self, lock: LockId) -> Result<usize, LockError> {
+        match lock.0.checked_sub(self.lock_base).map(|i| i as usize) {
+            Some(i) if i < self.locks.len() => Ok(i),
+            _ => Err(LockError::CrossCpu),
+        }
+    }
+
+    pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
+        if let Some(p) = spec.unknown_protocol {
+            return Err(Error::InvalidConfig(format!(
+                "lock `{}`: unknown protocol `{p}` (known: {})",
+                spec.name,
+                crate::policy::lock::NAMES.join(", ")
+            )));
+        }
+        if self.locks.len() == self.locks.capacity() {
+            return Err(Error::InvalidConfig(format!("more than {} locks on one CPU", self.locks.capacity())));
+        }
+        if self.cpu_local(spec.cpu).is_none() {
+            return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
+        }
+        let mut ceiling = spec.ceiling.map(Urgency::from_priority);
+        if ceiling.is_none() && !spec.users.is_empty() {
+            for &u in &spec.users {
+                if self.local(u).is_none() {
+                    return Err(Error::UnknownThread(u));
+                }
+                let base = self.tcb(u).base_urgency;
+                ceiling = Some(ceiling.map_or(base, |c: Urgency| c.max(base)));
+            }
+        }
+        if spec.policy.needs_ceiling() && ceiling.is_none() {
+            return Err(Error::InvalidConfig(format!(
+                "lock `{}`: protocol `{}` needs a ceiling: declare one or list the lock's users",
+                spec.name,
+                spec.policy.name()
+            )));
+        }
+        let id = LockId(self.lock_base + self.locks.len() as u32);
+        let cap = self.slots.len();
+        self.locks.push(LockState {
+            cpu: spec.cpu,
+            policy: spec.policy,
+            ceiling,
+            owner: None,
+            waiters: Vec::with_capacity(cap),
+            poisoned: false,
+        });
+        Ok(id)
+    }
+
+    /// The highest ceiling among locks of `cpu` held by threads other than `id`, and the lock
+    /// that has it.
+    fn system_ceiling(&self, id: ThreadId, cpu: usize) -> Option<(Urgency, usize)> {
+        let mut best: Option<(Urgency, usize)> = None;
+        for (i, l) in self.locks.iter().enumerate() {
+            if l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
+                continue;
+            }
+            if let Some(c) = l.ceiling {
+                if best.is_none_or(|(b, _)| c > b) {
+                    best = Some((c, i));
+                }
+            }
+        }
+        best
+    }
+
+    fn view(&self, l: usize, asking: ThreadId) -> LockView {
+        let lock = &self.locks[l];
+        LockView {
+            ceiling: lock.ceiling,
+            owner: lock.owner,
+            system_ceiling: self.system_ceiling(asking, lock.cpu).map(|(c, _)| c),
+        }
+    }
+
+    /// Thread `id`, running on CPU `c`, asks for `lock`. Returns the answer to send, or `None`
+    /// when the thread now waits.
+    pub(crate) fn lock_request(
+        &mut self,
+        c: usize,
+        id: ThreadId,
+        lock: LockId,
+        deadline: Option<Time>,
+        try_only: bool,
+    ) -> Option<Result<(), LockError>> {
+        let l = match self.lock_local(lock) {
+            Ok(l) => l,
+            Err(e) => return Some(Err(e)),
+        };
+        if self.locks[l].cpu != self.cpus[c].index {
+            return Some(Err(LockError::CrossCpu));
+        }
+        if self.locks[l].owner == Some(id) {
+            return Some(Err(LockError::AlreadyHeld));
+        }
+        if self.locks[l].poisoned {
+            return Some(Err(LockError::Poisoned));
+        }
+        let info = self.info(id);
+        let view = self.view(l, id);
+        if view.owner.is_none() && self.locks[l].policy.may_acquire(&info, &view) {
+            self.grant(id, l);
+            return Some(Ok(()));
+        }
+        if try_only {
+            return Some(Err(LockError::WouldBlock));
+        }
+        if deadline.is_some_and(|d| d <= self.now) {
+            return Some(Err(LockError::Timeout));
+        }
+        // Wait on the lock itself if it is taken, else (ceiling blocking) on the lock that
+        // holds the system ceiling, whose owner is the one in the way.
+        let target = match view.owner {
+            Some(_) => l,
+            None => match self.system_ceiling(id, self.locks[l].cpu) {
+                Some((_, holder)) => holder,
+                None => {
+                    // The policy refused without a ceiling in the way: nothing will change by
+                    // waiting, so say so rather than block forever.
+                    return Some(Err(LockError::WouldBlock));
+                }
+            },
+        };
+        if self.locks[target].policy.detects_deadlock() && self.closes_cycle(id, target) {
+            return Some(Err(LockError::Deadlock));
+        }
+        self.stop_running(c, StopReason::Blocked);
+        let t = self.tcb(id);
+        t.state = State::Blocked(Wait::Lock(target as u32));
+        let token = t.wait_token;
+        self.locks[target].waiters.push(id);
+        if let Some(d) = deadline {
+            self.timers.push(d, TimerKind::LockTimeout(id, token));
+        }
+        let info = self.info(id);
+        self.cpus[c].scheduler.on_blocked(&info);
+        if let Some(owner) = self.locks[target].owner {
+            self.recompute_lent(owner);
+        }
+        None
+    }
+
+    /// Whether `id` waiting on lock `l` would close a cycle of owners waiting for each other.
+    fn closes_cycle(&self, id: ThreadId, l: usize) -> bool {
+        let mut lock = l;
+        for _ in 0..=self.slots.len() {
+            let Some(owner) = self.locks[lock].owner else { return false };
+            if owner == id {
+                return true;
+            }
+            let Some(i) = self.local(owner) else { return false };
+            match self.slots[i].as_ref().map(|t| t.state) {
+                Some(State::Blocked(Wait::Lock(next))) => lock = next as usize,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    fn grant(&mut self, id: ThreadId, l: usize) {
+        self.locks[l].owner = Some(id);
+        self.tcb(id).held.push(l as u32);
+        self.recompute_lent(id);
+    }
+
+    /// Thread `id` releases `lock`.
+    pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool) {
+        let Ok(l) = self.lock_local(lock) else { return };
+        if self.locks[l].owner != Some(id) {
+            // The guard API makes this unreachable; a stray request changes nothing.
+            return;
+        }
+        self.release(id, l, poison);
+        self.recompute_lent(id);
+    }
+
+    fn release(&mut self, id: ThreadId, l: usize, poison: bool) {
+        self.locks[l].owner = None;
+        self.locks[l].poisoned |= poison;
+        self.tcb(id).held.retain(|&h| h as usize != l);
+        // Wake every waiter: each asks again, the most urgent first.
+        while let Some(w) = self.locks[l].waiters.pop() {
+            self.tcb(w).reply = Some(Reply::LockRetry);
+            self.wake_from_lock(w);
+        }
+    }
+
+    fn wake_from_lock(&mut self, w: ThreadId) {
+        let t = self.tcb(w);
+        t.wait_token += 1;
+        self.make_ready(w, ReadyReason::Woken);
+    }
+
+    /// Take `id` out of the waiters of the lock it waits on (timeout, abort, kill).
+    pub(crate) fn leave_lock_wait(&mut self, id: ThreadId) {
+        let State::Blocked(Wait::Lock(l)) = self.tcb(id).state else { return };
+        let l = l as usize;
+        self.locks[l].waiters.retain(|&w| w != id);
+        if let Some(owner) = self.locks[l].owner {
+            self.recompute_lent(owner);
+        }
+    }
+
+    pub(crate) fn on_lock_timeout(&mut self, id: ThreadId, token: u64) {
+        if self.local(id).is_none() {
+            return;
+        }
+        let t = self.tcb(id);
+        if !matches!(t.state, State::Blocked(Wait::Lock(_))) || t.wait_token != token {
+            return;
+        }
+        self.leave_lock_wait(id);
+        self.tcb(id).reply = Some(Reply::Locked(Err(LockError::Timeout)));
+        self.wake_from_lock(id);
+    }
+
+    /// Recompute what the locks held by `id` lend it, and push a change along the chain of
+    /// owners it waits for.
+    pub(crate) fn recompute_lent(&mut self, id: ThreadId) {
+        let mut who = id;
+        for _ in 0..=self.slots.len() {
+            let info = self.info(who);
+            let mut lent: Option<Urgency> = None;
+            let held = self.tcb(who).held.len();
+            for k in 0..held {
+                let l = self.tcb(who).held[k] as usize;
+                let view = self.view(l, who);
+                let lock = &self.locks[l];
+                if let Some(u) = lock.policy.holding_urgency(&info, &view) {
+                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
+                }
+                if lock.policy.inherits() {
+                    for &w in &lock.waiters {
+                        let i = self.local(w).expect("waiters are live");
+                        let u = self.slots[i].as_ref().expect("live").urgency;
+                        lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
+                    }
+                }
+            }
+            let before = self.tcb(who).urgency;
+            self.set_inherited(who, lent);
+            if self.tcb(who).urgency == before {
+                return;
+            }
+            let state = self.tcb(who).state;
+            match state {
+                State::Blocked(Wait::Lock(l)) if self.locks[l as usize].policy.inherits() => {
+                    match self.locks[l as usize].owner {
+                        Some(next) => who = next,
+                        None => return,
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// A thread ends: release what it still holds (a guard that was leaked), marked poisoned.
+    pub(crate) fn release_all(&mut self, id: ThreadId) {
+        while let Some(&l) = self.tcb(id).held.last() {
+            self.release(id, l as usize, true);
+        }
+    }
+
+    pub(crate) fn clear_poison(&mut self, lock: LockId) {
+        if let Ok(l) = self.lock_local(lock) {
+            self.locks[l].poisoned = false;
+        }
+    }
+}

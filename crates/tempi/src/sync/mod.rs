@@ -1,0 +1,335 @@
+//! Real-time synchronisation: a mutex that owns its data, under a pluggable locking protocol.
+//!
+//! Owns the user-facing types ([`Mutex`], [`MutexGuard`], [`LockSpec`], [`LockId`],
+//! [`LockError`]). The lock's state (owner, waiters, ceiling) lives in the kernel of the lock's
+//! CPU (`kernel::locks`); the protocol is a [`crate::policy::lock::LockPolicy`]. Locking and
+//! unlocking are runtime calls, so they are preemption points.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use tempi::sync::LockSpec;
+//! use tempi::{Runtime, ThreadSpec};
+//!
+//! let mut rt = Runtime::simulated(1);
+//! let counter = Arc::new(rt.create_mutex(0u32, LockSpec::new("counter").protocol("bpi")).unwrap());
+//! for name in ["a", "b"] {
+//!     let c = counter.clone();
+//!     rt.spawn(ThreadSpec::new(name), move |cx| {
+//!         let mut n = c.lock(cx).unwrap();
+//!         cx.work(Duration::from_millis(1)); // inside the critical section
+//!         *n += 1;
+//!     }).unwrap();
+//! }
+//! rt.run().unwrap();
+//! ```
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::time::Duration;
+
+use crate::kernel::Ctx;
+use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
+use crate::thread::ThreadId;
+
+/// Identifies a lock for the lifetime of a runtime.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let m = rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap();
+/// assert_eq!(m.id().index(), 0);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LockId(pub(crate) u32);
+
+impl LockId {
+    /// A small dense index.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// assert_eq!(rt.create_mutex(1, tempi::sync::LockSpec::new("m")).unwrap().id().index(), 0);
+    /// ```
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for LockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "L{}", self.0)
+    }
+}
+
+/// How to create a lock: name, CPU, protocol, ceiling.
+///
+/// ```
+/// use tempi::sync::LockSpec;
+/// let spec = LockSpec::new("bus").protocol("pcp").ceiling(7).cpu(0);
+/// assert_eq!(spec.protocol_name(), "pcp");
+/// ```
+pub struct LockSpec {
+    pub(crate) name: String,
+    pub(crate) cpu: usize,
+    pub(crate) policy: Box<dyn LockPolicy>,
+    pub(crate) ceiling: Option<i32>,
+    pub(crate) users: Vec<ThreadId>,
+    pub(crate) unknown_protocol: Option<String>,
+}
+
+impl fmt::Debug for LockSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LockSpec")
+            .field("name", &self.name)
+            .field("cpu", &self.cpu)
+            .field("protocol", &self.policy.name())
+            .field("ceiling", &self.ceiling)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LockSpec {
+    /// A lock named `name` on CPU 0 under priority inheritance.
+    ///
+    /// ```
+    /// assert_eq!(tempi::sync::LockSpec::new("m").protocol_name(), "bpi");
+    /// ```
+    pub fn new(name: impl Into<String>) -> LockSpec {
+        LockSpec {
+            name: name.into(),
+            cpu: 0,
+            policy: Box::new(PriorityInheritance),
+            ceiling: None,
+            users: Vec::new(),
+            unknown_protocol: None,
+        }
+    }
+
+    /// A built-in protocol by name: `km`, `bp`, `bpi`, `pcp`, `srp`. An unknown name makes
+    /// lock creation fail with [`crate::Error::InvalidConfig`].
+    ///
+    /// ```
+    /// assert_eq!(tempi::sync::LockSpec::new("m").protocol("km").protocol_name(), "km");
+    /// ```
+    pub fn protocol(mut self, name: &str) -> LockSpec {
+        match by_name(name) {
+            Some(p) => self.policy = p,
+            None => self.unknown_protocol = Some(name.to_string()),
+        }
+        self
+    }
+
+    /// A protocol object (a built-in one or your own).
+    ///
+    /// ```
+    /// let s = tempi::sync::LockSpec::new("m").policy(tempi::policy::lock::BasicPriority);
+    /// assert_eq!(s.protocol_name(), "bp");
+    /// ```
+    pub fn policy(mut self, policy: impl LockPolicy + 'static) -> LockSpec {
+        self.policy = Box::new(policy);
+        self
+    }
+
+    /// The ceiling, as a fixed priority: the priority of the most urgent thread that may lock
+    /// it.
+    ///
+    /// ```
+    /// let _ = tempi::sync::LockSpec::new("m").ceiling(5);
+    /// ```
+    pub fn ceiling(mut self, priority: i32) -> LockSpec {
+        self.ceiling = Some(priority);
+        self
+    }
+
+    /// The threads that may lock it; the ceiling is then computed from their urgencies when
+    /// the lock is created (unless declared).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let t = rt.spawn(tempi::ThreadSpec::new("t").priority(4), |_| {}).unwrap();
+    /// let _ = tempi::sync::LockSpec::new("m").protocol("pcp").users(&[t]);
+    /// ```
+    pub fn users(mut self, users: &[ThreadId]) -> LockSpec {
+        self.users = users.to_vec();
+        self
+    }
+
+    /// The CPU whose threads use the lock (default 0).
+    ///
+    /// ```
+    /// let _ = tempi::sync::LockSpec::new("m").cpu(1);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> LockSpec {
+        self.cpu = cpu;
+        self
+    }
+
+    /// The protocol's name.
+    ///
+    /// ```
+    /// assert_eq!(tempi::sync::LockSpec::new("m").protocol("srp").protocol_name(), "srp");
+    /// ```
+    pub fn protocol_name(&self) -> &str {
+        self.policy.name()
+    }
+}
+
+/// Why a lock operation failed.
+///
+/// ```
+/// assert_ne!(tempi::sync::LockError::Timeout, tempi::sync::LockError::WouldBlock);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockError {
+    /// `try_lock` found the lock taken (or, under PCP, refused by the system ceiling).
+    WouldBlock,
+    /// `lock_timeout` ran out of time.
+    Timeout,
+    /// Waiting would close a cycle of threads waiting for each other's locks.
+    Deadlock,
+    /// The caller already holds this lock (locks are not recursive).
+    AlreadyHeld,
+    /// A thread panicked while holding the lock; the data may be inconsistent. Call
+    /// [`Mutex::clear_poison`] after checking it.
+    Poisoned,
+    /// The lock belongs to another real-time CPU.
+    CrossCpu,
+}
+
+impl fmt::Display for LockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LockError::WouldBlock => "the lock is taken",
+            LockError::Timeout => "timed out waiting for the lock",
+            LockError::Deadlock => "waiting for this lock would deadlock",
+            LockError::AlreadyHeld => "the caller already holds this lock",
+            LockError::Poisoned => "a thread panicked while holding this lock",
+            LockError::CrossCpu => "the lock belongs to another real-time CPU",
+        })
+    }
+}
+
+impl std::error::Error for LockError {}
+
+/// A mutual-exclusion lock that owns its data, under a real-time locking protocol.
+///
+/// Shared between threads with an `Arc`. Only threads of the lock's CPU may lock it. The data
+/// sits in a `std::sync::Mutex` that the kernel's protocol never lets two threads contend for,
+/// so its own lock is always free when taken.
+pub struct Mutex<T> {
+    id: LockId,
+    data: std::sync::Mutex<T>,
+}
+
+impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mutex").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl<T> Mutex<T> {
+    pub(crate) fn new(id: LockId, value: T) -> Mutex<T> {
+        Mutex { id, data: std::sync::Mutex::new(value) }
+    }
+
+    /// The lock's id.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = rt.create_mutex(0, tempi::sync::LockSpec::new("m")).unwrap();
+    /// let _ = m.id();
+    /// ```
+    pub fn id(&self) -> LockId {
+        self.id
+    }
+
+    fn guard<'a>(&'a self, cx: &'a Ctx<'a>) -> MutexGuard<'a, T> {
+        let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
+        MutexGuard { id: self.id, cx, data: Some(data) }
+    }
+
+    /// Lock, waiting as long as it takes (under the lock's protocol).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex(vec![1], tempi::sync::LockSpec::new("m")).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| m.lock(cx).unwrap().push(2)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
+        cx.lock_raw(self.id, None, false)?;
+        Ok(self.guard(cx))
+    }
+
+    /// Lock, or fail with [`LockError::Timeout`] after `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| { m.lock_timeout(cx, Duration::from_millis(1)).unwrap(); }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn lock_timeout<'a>(&'a self, cx: &'a Ctx<'a>, timeout: Duration) -> Result<MutexGuard<'a, T>, LockError> {
+        cx.lock_raw(self.id, Some(timeout), false)?;
+        Ok(self.guard(cx))
+    }
+
+    /// Lock only if that needs no waiting.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| {
+    ///     let g = m.try_lock(cx).unwrap();
+    ///     assert_eq!(m.try_lock(cx).err(), Some(tempi::sync::LockError::AlreadyHeld));
+    ///     drop(g);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn try_lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
+        cx.lock_raw(self.id, None, true)?;
+        Ok(self.guard(cx))
+    }
+
+    /// Clear the poisoned mark after checking the data.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| m.clear_poison(cx)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn clear_poison(&self, cx: &Ctx<'_>) {
+        cx.clear_poison_raw(self.id);
+    }
+}
+
+/// Access to a locked [`Mutex`]'s data; dropping it unlocks (also when a panic, an abort or a
+/// kill unwinds through it, in which case the lock is marked poisoned for a panic).
+pub struct MutexGuard<'a, T> {
+    id: LockId,
+    cx: &'a Ctx<'a>,
+    data: Option<std::sync::MutexGuard<'a, T>>,
+}
+
+impl<T> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.data.as_deref().expect("a live guard has its data")
+    }
+}
+
+impl<T> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.data.as_deref_mut().expect("a live guard has its data")
+    }
+}
+
+impl<T> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        // Let go of the data first: the kernel may hand the lock to another thread at once.
+        self.data = None;
+        let poison = std::thread::panicking();
+        self.cx.unlock_raw(self.id, poison);
+    }
+}

@@ -1,0 +1,262 @@
+//! Locking protocols in virtual time, exact timelines. Protocols: km, bp, bpi, pcp, srp.
+//! Scheduler: fixed priority.
+
+mod common;
+
+use std::sync::{Arc, Mutex as StdMutex};
+
+use common::{ms, segments, us};
+use tempi::policy::sched::Urgency;
+use tempi::sync::{LockError, LockSpec};
+use tempi::trace::{StopReason, TraceKind};
+use tempi::{RunOutcome, Runtime, ThreadSpec, Time};
+
+fn at(t: u64) -> ThreadSpec {
+    at_us(t * 1000)
+}
+
+/// A one-job thread released at `t` µs.
+fn at_us(t: u64) -> ThreadSpec {
+    ThreadSpec::new("x").periodic(ms(1000)).phase(us(t)).max_jobs(1)
+}
+
+/// The classic inversion: `low` holds the lock for 4 ms from 0, `high` wants it at 1,
+/// `medium` (no lock) computes `m` ms from 2.
+fn inversion(protocol: &str, m: u64) -> RunOutcome {
+    let mut rt = Runtime::simulated(1);
+    let mut spec = LockSpec::new("L").protocol(protocol);
+    if matches!(protocol, "pcp" | "srp") {
+        spec = spec.ceiling(3);
+    }
+    let lock = Arc::new(rt.create_mutex((), spec).unwrap());
+    let l = lock.clone();
+    rt.spawn(at(0).priority(1), move |cx| {
+        let _g = l.lock(cx).unwrap();
+        cx.work(ms(4));
+    })
+    .unwrap();
+    let l = lock.clone();
+    rt.spawn(at(1).priority(3), move |cx| {
+        let _g = l.lock(cx).unwrap();
+        cx.work(ms(1));
+    })
+    .unwrap();
+    rt.spawn(at(2).priority(2), move |cx| cx.work(ms(m))).unwrap();
+    let mut out = rt.run().unwrap();
+    for (t, n) in out.threads.iter_mut().zip(["low", "high", "medium"]) {
+        t.name = n.into();
+    }
+    out
+}
+
+fn high_response(out: &RunOutcome) -> u64 {
+    out.thread_named("high").unwrap().stats.response_max.unwrap().as_nanos() as u64 / 1_000_000
+}
+
+#[test]
+fn lock_bp_inversion_grows_with_medium_work() {
+    let out = inversion("bp", 3);
+    assert_eq!(
+        segments(&out),
+        [
+            "low:0-1:preempt",
+            "high:1-1:block",
+            "low:1-2:preempt",
+            "medium:2-5:exit",
+            "low:5-7:preempt", // the unlock is a preemption point: `high` takes over at once
+            "high:7-8:exit",
+            "low:8-8:exit"
+        ]
+    );
+    assert_eq!(high_response(&out), 7);
+    assert_eq!(high_response(&inversion("bp", 6)), 10);
+}
+
+#[test]
+fn lock_bpi_pcp_srp_km_bound_inversion_by_one_critical_section() {
+    for protocol in ["bpi", "pcp"] {
+        let out = inversion(protocol, 3);
+        assert_eq!(
+            segments(&out),
+            [
+                "low:0-1:preempt",
+                "high:1-1:block",
+                "low:1-4:preempt",
+                "high:4-5:exit",
+                "medium:5-8:exit",
+                "low:8-8:exit"
+            ],
+            "{protocol}"
+        );
+        assert_eq!(high_response(&out), 4, "{protocol}");
+        assert_eq!(high_response(&inversion(protocol, 6)), 4, "{protocol}");
+    }
+    for protocol in ["srp", "km"] {
+        // The owner runs at the ceiling (or above everything): `high` is not even dispatched
+        // before the lock is free, and then never blocks.
+        let out = inversion(protocol, 3);
+        assert_eq!(
+            segments(&out),
+            ["low:0-4:preempt", "high:4-5:exit", "medium:5-8:exit", "low:8-8:exit"],
+            "{protocol}"
+        );
+        assert_eq!(high_response(&out), 4, "{protocol}");
+        assert_eq!(high_response(&inversion(protocol, 6)), 4, "{protocol}");
+    }
+}
+
+#[test]
+fn lock_bpi_chain_of_three_inheritances() {
+    // t1 holds A; t2 holds B and waits for A; t3 holds C and waits for B; t4 waits for C.
+    let log = Arc::new(StdMutex::new(Vec::new()));
+    let mut rt = Runtime::simulated(1);
+    let a = Arc::new(rt.create_mutex((), LockSpec::new("A")).unwrap());
+    let b = Arc::new(rt.create_mutex((), LockSpec::new("B")).unwrap());
+    let c = Arc::new(rt.create_mutex((), LockSpec::new("C")).unwrap());
+    let (a1, lg) = (a.clone(), log.clone());
+    rt.spawn(at(0).priority(1), move |cx| {
+        let _ga = a1.lock(cx).unwrap();
+        for _ in 0..6 {
+            cx.work(ms(1));
+            lg.lock().unwrap().push((cx.now(), cx.urgency()));
+        }
+    })
+    .unwrap();
+    let (a2, b2) = (a.clone(), b.clone());
+    rt.spawn(at(1).priority(2), move |cx| {
+        let _gb = b2.lock(cx).unwrap();
+        let _ga = a2.lock(cx).unwrap();
+    })
+    .unwrap();
+    let (b3, c3) = (b.clone(), c.clone());
+    rt.spawn(at(2).priority(3), move |cx| {
+        let _gc = c3.lock(cx).unwrap();
+        let _gb = b3.lock(cx).unwrap();
+    })
+    .unwrap();
+    let c4 = c.clone();
+    rt.spawn(at(3).priority(4), move |cx| {
+        let _gc = c4.lock(cx).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    let urgencies: Vec<(u64, i64)> = log.lock().unwrap().iter().map(|(t, u)| (t.as_nanos() / 1_000_000, u.0)).collect();
+    assert_eq!(urgencies, [(1, 1), (2, 2), (3, 3), (4, 4), (5, 4), (6, 4)]);
+    // Once t1 lets go of A at 6, each unlock hands the next lock to a more urgent thread,
+    // which preempts at once: they end in urgency order.
+    let order: Vec<u32> =
+        out.trace.iter().filter(|r| r.kind == TraceKind::Exit).map(|r| r.thread.index() as u32).collect();
+    assert_eq!(order, [3, 2, 1, 0]);
+    assert_eq!(out.end, Time::from_millis(6));
+}
+
+#[test]
+fn lock_bpi_releasing_one_of_several_locks_restores_the_right_urgency() {
+    let log = Arc::new(StdMutex::new(Vec::new()));
+    let mut rt = Runtime::simulated(1);
+    let a = Arc::new(rt.create_mutex((), LockSpec::new("A")).unwrap());
+    let b = Arc::new(rt.create_mutex((), LockSpec::new("B")).unwrap());
+    let (a1, b1, lg) = (a.clone(), b.clone(), log.clone());
+    rt.spawn(at(0).priority(1), move |cx| {
+        let ga = a1.lock(cx).unwrap();
+        let gb = b1.lock(cx).unwrap();
+        cx.work(ms(3));
+        lg.lock().unwrap().push(("both held", cx.urgency()));
+        drop(ga); // the thread waiting for A (priority 9) leaves; B's waiter (5) stays
+        lg.lock().unwrap().push(("B held", cx.urgency()));
+        drop(gb);
+        lg.lock().unwrap().push(("none held", cx.urgency()));
+    })
+    .unwrap();
+    let b2 = b.clone();
+    rt.spawn(at(1).priority(5), move |cx| drop(b2.lock(cx).unwrap())).unwrap();
+    let a3 = a.clone();
+    rt.spawn(at(2).priority(9), move |cx| drop(a3.lock(cx).unwrap())).unwrap();
+    rt.run().unwrap();
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log, [("both held", Urgency(9)), ("B held", Urgency(5)), ("none held", Urgency(1))]);
+}
+
+/// `low` takes A then B; `high` (arriving while `low` holds A) takes B then A.
+fn crossing(protocol: &str) -> (RunOutcome, Vec<Result<(), LockError>>) {
+    let results = Arc::new(StdMutex::new(Vec::new()));
+    let mut rt = Runtime::simulated(1);
+    let spec = |n: &str| LockSpec::new(n).protocol(protocol).ceiling(2);
+    let a = Arc::new(rt.create_mutex((), spec("A")).unwrap());
+    let b = Arc::new(rt.create_mutex((), spec("B")).unwrap());
+    let (a1, b1, r) = (a.clone(), b.clone(), results.clone());
+    rt.spawn(at(0).priority(1), move |cx| {
+        let _ga = a1.lock(cx).unwrap();
+        cx.work(ms(1));
+        let gb = b1.lock(cx);
+        r.lock().unwrap().push(gb.as_ref().map(|_| ()).map_err(|e| *e));
+        cx.work(ms(1));
+    })
+    .unwrap();
+    let (a2, b2, r) = (a.clone(), b.clone(), results.clone());
+    rt.spawn(at_us(500).priority(2), move |cx| {
+        let _gb = b2.lock(cx).unwrap();
+        cx.work(ms(1));
+        let ga = a2.lock(cx);
+        r.lock().unwrap().push(ga.as_ref().map(|_| ()).map_err(|e| *e));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    let results = results.lock().unwrap().clone();
+    (out, results)
+}
+
+#[test]
+fn lock_bpi_detects_the_deadlock_pcp_prevents() {
+    let (_, results) = crossing("bpi");
+    // `high` waits for A (held by `low`); `low` asking for B would close the cycle.
+    assert_eq!(results[0], Err(LockError::Deadlock));
+    let (out, results) = crossing("pcp");
+    assert_eq!(results, [Ok(()), Ok(())]);
+    // `high` is held off by the ceiling at 0.5 and runs once `low` is done with both locks.
+    let high_blocks = out
+        .trace
+        .iter()
+        .filter(|r| r.kind == TraceKind::Stop && r.arg == StopReason::Blocked as u64 && r.thread.index() == 1)
+        .count();
+    assert_eq!(high_blocks, 1);
+    assert_eq!(out.total_misses(), 0);
+}
+
+/// `t1` holds A (2 ms), `t2` takes B at 0.5 (2 ms), `t3` needs A then B at 1.
+fn chained(protocol: &str) -> usize {
+    let mut rt = Runtime::simulated(1);
+    let spec = |n: &str| LockSpec::new(n).protocol(protocol).ceiling(3);
+    let a = Arc::new(rt.create_mutex((), spec("A")).unwrap());
+    let b = Arc::new(rt.create_mutex((), spec("B")).unwrap());
+    let a1 = a.clone();
+    rt.spawn(at(0).priority(1), move |cx| {
+        let _g = a1.lock(cx).unwrap();
+        cx.work(ms(2));
+    })
+    .unwrap();
+    let b2 = b.clone();
+    rt.spawn(at_us(500).priority(2), move |cx| {
+        let _g = b2.lock(cx).unwrap();
+        cx.work(ms(2));
+    })
+    .unwrap();
+    let (a3, b3) = (a.clone(), b.clone());
+    rt.spawn(at(1).priority(3), move |cx| {
+        let _ga = a3.lock(cx).unwrap();
+        let _gb = b3.lock(cx).unwrap();
+        cx.work(ms(1));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    out.trace
+        .iter()
+        .filter(|r| r.kind == TraceKind::Stop && r.arg == StopReason::Blocked as u64 && r.thread.index() == 2)
+        .count()
+}
+
+#[test]
+fn lock_pcp_prevents_chained_blocking() {
+    assert_eq!(chained("bpi"), 2, "under BPI t3 blocks on A, then again on B");
+    assert_eq!(chained("pcp"), 1, "under PCP t3 blocks at most once");
+}
