@@ -9,7 +9,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use tempi::policy::sched::Edf;
 use tempi::trace::TraceKind;
-use tempi::{Budget, Config, Runtime, RunOutcome, ThreadId, ThreadSpec, Time};
+use tempi::{Budget, Config, RunOutcome, Runtime, ThreadId, ThreadSpec, Time};
 
 const PERIODS_MS: [u64; 4] = [5, 10, 20, 40];
 

@@ -100,7 +100,11 @@ fn budget_real_time_runaway_is_stopped_at_its_budget() {
     let cfg = Config::new(1).pin(false).fifo_priority(Some(10)).trace_capacity(0);
     let mut rt = Runtime::<tempi::clock::RealClock>::new(cfg).unwrap();
     // Spinning in `work`: the dispatcher itself stops it when the budget runs out.
-    let spinner = rt.spawn(ThreadSpec::new("spinner").priority(9), |cx| loop { cx.work(ms(1)) }).unwrap();
+    let spinner = rt
+        .spawn(ThreadSpec::new("spinner").priority(9), |cx| loop {
+            cx.work(ms(1))
+        })
+        .unwrap();
     // Spinning in its own code: caught at its next runtime call, every 100 µs.
     let own = rt
         .spawn(ThreadSpec::new("own-code").priority(8), |cx| loop {
