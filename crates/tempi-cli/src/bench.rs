@@ -1,32 +1,51 @@
 //! `tempi bench`: measure tempi against what a user would reach for instead, in the same run.
 //!
 //! Every comparison metric times tempi and its peer back to back in this process and reports
-//! `ratio = peer_ns / tempi_ns`, i.e. how many times faster tempi is. Absolute numbers depend
-//! on the machine and its load; the ratios are what the project tracks. Each number is the
-//! median of several repetitions taken after a warm-up run. Progress goes to stderr, results to
-//! stdout (a table, or one JSON object with `--json`).
+//! `ratio = peer_ns / tempi_ns`, i.e. how many times faster tempi is. The exception is the
+//! `switch.accounting.*` overhead metrics, where the "peer" is tempi itself with accounting off
+//! and `ratio = tempi_ns / peer_ns` is the overhead factor (above 1 means slower). Absolute
+//! numbers depend on the machine and its load; the ratios are what the project tracks. Each
+//! number is the median of several repetitions taken after a warm-up run. Progress goes to
+//! stderr, results to stdout (a table, or one JSON object with `--json`).
 //!
 //! Metrics:
 //! - `switch.roundtrip`: two equal-priority tempi threads on one real-time CPU yielding to each
 //!   other (A -> B -> A), against two OS threads pinned to one CPU handing a token through a
 //!   mutex and condition variable (`switch.roundtrip.channel`: through two `mpsc` channels).
+//! - `switch.accounting.thread` / `.group` / `.budget`: the same round trip with both threads
+//!   in one thread set, under `Accounting::Thread`, `Accounting::Group`, and `Group` with a
+//!   never-exhausted budget armed on the set, each against `Accounting::Off`. The variants run
+//!   interleaved (Off, Thread, Group, Budget, Off, ...) so drift hits them alike.
+//! - `budget.notify`: real-time overrun notification latency, from the instant a set's budget
+//!   runs out to its handler starting, against a POSIX CPU-time timer whose real-time signal
+//!   wakes a handler thread blocked in `sigtimedwait`.
 //! - `spawn`: create a tempi thread from a thread, let it run to completion and join it,
 //!   against `std::thread::spawn(|| {}).join()`.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`]).
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tempi::clock::{RealClock, VirtualClock};
 use tempi::policy::sched::Edf;
-use tempi::{Config, Runtime, ThreadOutcome, ThreadSpec, Time};
+use tempi::{
+    Accounting, Budget, BudgetEvent, BudgetEventKind, Config, Runtime, SetId, ThreadOutcome, ThreadSpec, Time,
+};
 
 /// The CPU both tempi's dispatcher and the OS-thread peers are pinned to.
 const BENCH_CPU: usize = 0;
+
+/// `SCHED_FIFO` priority of both sides of `budget.notify` (the POSIX handler thread gets one
+/// more, so it preempts the spinner the moment its signal arrives, as tempi's handler does).
+const NOTIFY_FIFO: i32 = 10;
+
+/// The budget the `budget.notify` member overruns, and how far past it each job works.
+const NOTIFY_BUDGET: Duration = Duration::from_micros(200);
+const NOTIFY_OVERRUN: Duration = Duration::from_micros(100);
 
 /// Number of periodic threads in the simulator workload.
 const SIM_THREADS: u64 = 20;
@@ -43,6 +62,12 @@ struct Sizes {
     spawn_tempi: u64,
     spawn_peer: u64,
     sim_seconds: u64,
+    /// Interleaved repetitions of every accounting variant (after one warm-up round).
+    acct_reps: usize,
+    acct_switches: u64,
+    /// Overruns per `budget.notify` run, tempi side and POSIX side.
+    notify_tempi: usize,
+    notify_peer: usize,
 }
 
 impl Sizes {
@@ -55,6 +80,10 @@ impl Sizes {
                 spawn_tempi: 2_000,
                 spawn_peer: 300,
                 sim_seconds: 5,
+                acct_reps: 3,
+                acct_switches: 20_000,
+                notify_tempi: 100,
+                notify_peer: 8,
             }
         } else {
             Sizes {
@@ -64,6 +93,10 @@ impl Sizes {
                 spawn_tempi: 30_000,
                 spawn_peer: 4_000,
                 sim_seconds: 200,
+                acct_reps: 31,
+                acct_switches: 100_000,
+                notify_tempi: 500,
+                notify_peer: 40,
             }
         }
     }
@@ -115,6 +148,29 @@ fn compare(name: &str, tempi_ns: f64, peer: &str, peer_ns: f64, note: Option<Str
         unit: None,
         note,
     }
+}
+
+/// An overhead metric: tempi with a feature against tempi without it. Here
+/// `ratio = tempi_ns / peer_ns`, the overhead factor (above 1 means the feature costs time).
+fn overhead(name: &str, with_ns: f64, without: &str, without_ns: f64, note: String) -> Metric {
+    let tempi_ns = round_to(with_ns, 1);
+    let peer_ns = round_to(without_ns, 1);
+    let ratio = if peer_ns > 0.0 { round_to(tempi_ns / peer_ns, 3) } else { 0.0 };
+    Metric {
+        name: name.into(),
+        tempi_ns: Some(tempi_ns),
+        peer: Some(without.into()),
+        peer_ns: Some(peer_ns),
+        ratio: Some(ratio),
+        value: None,
+        unit: None,
+        note: Some(note),
+    }
+}
+
+/// Whether a metric's ratio is an overhead factor (tempi / peer) rather than a speed-up.
+fn is_overhead(m: &Metric) -> bool {
+    m.name.starts_with("switch.accounting.")
 }
 
 fn throughput(name: &str, value: f64, unit: &str, note: &str) -> Metric {
@@ -202,31 +258,59 @@ where
 
 // ----- switch.roundtrip ---------------------------------------------------------------------
 
+/// What surrounds the two yielding threads of a switch measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SwitchSetup {
+    /// The default runtime, no thread set: what `switch.roundtrip` measures.
+    Plain,
+    /// Both threads in one thread set, under this accounting.
+    InSet(Accounting),
+    /// Both threads in one set with a budget armed that never runs out (`Accounting::Group`),
+    /// so the kernel also tracks when the set's execution-time event would be reached.
+    InSetWithBudget,
+}
+
 /// tempi: two equal-priority threads on one pinned real-time CPU, each yielding `n` times.
 /// Returns ns per round trip (A -> B -> A) and the runtime's warnings.
-fn tempi_switch(n: u64) -> Result<(f64, Vec<String>), String> {
-    let cfg = Config::new(1).trace_capacity(0).pin(true);
+fn tempi_switch(n: u64, setup: SwitchSetup) -> Result<(f64, Vec<String>), String> {
+    let accounting = match setup {
+        SwitchSetup::Plain | SwitchSetup::InSetWithBudget => Accounting::Group,
+        SwitchSetup::InSet(a) => a,
+    };
+    let cfg = Config::new(1).trace_capacity(0).pin(true).accounting(accounting);
     let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
     let base = Instant::now();
     let start = Arc::new(AtomicU64::new(0));
     let end = Arc::new(AtomicU64::new(0));
     let (s, e) = (start.clone(), end.clone());
     // The first yield also creates B's coroutine, so the clock starts after it.
-    rt.spawn(ThreadSpec::new("a"), move |cx| {
-        cx.yield_now();
-        s.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        for _ in 0..n {
+    let a = rt
+        .spawn(ThreadSpec::new("a"), move |cx| {
             cx.yield_now();
+            s.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            for _ in 0..n {
+                cx.yield_now();
+            }
+            e.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        })
+        .map_err(|e| e.to_string())?;
+    let b = rt
+        .spawn(ThreadSpec::new("b"), move |cx| {
+            for _ in 0..=n {
+                cx.yield_now();
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    if setup != SwitchSetup::Plain {
+        let set = rt.create_set("s", 0).map_err(|e| e.to_string())?;
+        for t in [a, b] {
+            rt.add_to_set(set, t).map_err(|e| e.to_string())?;
         }
-        e.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    })
-    .map_err(|e| e.to_string())?;
-    rt.spawn(ThreadSpec::new("b"), move |cx| {
-        for _ in 0..=n {
-            cx.yield_now();
+        if setup == SwitchSetup::InSetWithBudget {
+            // An hour of CPU time: armed for the whole run, never reached.
+            rt.set_budget(set, Budget::new(Duration::from_secs(3600))).map_err(|e| e.to_string())?;
         }
-    })
-    .map_err(|e| e.to_string())?;
+    }
     let out = rt.run().map_err(|e| e.to_string())?;
     check_completed(&out)?;
     let span = end.load(Ordering::Relaxed).saturating_sub(start.load(Ordering::Relaxed));
@@ -295,6 +379,370 @@ fn channel_switch(n: u64) -> Result<(f64, Vec<String>), String> {
         ns
     };
     pinned_pair(a, b)
+}
+
+// ----- switch.accounting --------------------------------------------------------------------
+
+/// The variants of the accounting comparison, in the order they are interleaved; the first is
+/// the baseline.
+const ACCT_VARIANTS: [(&str, SwitchSetup); 4] = [
+    ("off", SwitchSetup::InSet(Accounting::Off)),
+    ("switch.accounting.thread", SwitchSetup::InSet(Accounting::Thread)),
+    ("switch.accounting.group", SwitchSetup::InSet(Accounting::Group)),
+    ("switch.accounting.budget", SwitchSetup::InSetWithBudget),
+];
+
+/// Round-trip times of every accounting variant, interleaved (A B C D A B C D ...) after one
+/// warm-up round, so slow drift of a shared VM (frequency, neighbours) hits every variant
+/// alike. Returns one median per variant and the runtime's warnings.
+fn accounting_switch(reps: usize, n: u64) -> Result<(Vec<f64>, Vec<String>), String> {
+    let mut xs = vec![Vec::with_capacity(reps); ACCT_VARIANTS.len()];
+    let mut notes = Vec::new();
+    for rep in 0..=reps {
+        for (i, &(_, setup)) in ACCT_VARIANTS.iter().enumerate() {
+            let (ns, w) = tempi_switch(n, setup)?;
+            if rep > 0 {
+                xs[i].push(ns);
+            }
+            notes = w;
+        }
+    }
+    Ok((xs.into_iter().map(median).collect(), notes))
+}
+
+// ----- budget.notify ------------------------------------------------------------------------
+
+/// The `p`-th percentile (0..=100, nearest rank) of `xs`.
+fn percentile(mut xs: Vec<f64>, p: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
+    xs[rank.clamp(1, xs.len()) - 1]
+}
+
+/// Latencies of one `budget.notify` run, in ns, one entry per overrun.
+#[derive(Default)]
+struct NotifyRun {
+    /// From the instant the budget (or CPU-time timer) ran out to the handler running.
+    total: Vec<f64>,
+    /// The consumer's own clock past the limit when noticed: tempi's group clock at the
+    /// handler minus the limit; the spinner's CPU clock read by the woken handler thread minus
+    /// the timer value.
+    clock: Vec<f64>,
+    /// tempi only: from the dispatcher noticing (the event's `at`) to the handler's first line.
+    entry: Vec<f64>,
+    notes: Vec<String>,
+}
+
+/// tempi: one thread in a set with a budget of [`NOTIFY_BUDGET`]; each job replenishes the
+/// budget and works [`NOTIFY_OVERRUN`] longer than it, so each job overruns exactly once. The
+/// first overrun is a warm-up and is dropped.
+///
+/// The member runs the whole time, so its group clock advances with the wall clock and the
+/// budget ran out at `event.at - (event.consumed - limit)`. The handler's first action reads a
+/// second [`RealClock`] (the same calibrated counter), mapped onto the runtime's timeline by a
+/// pair of readings the thread takes just before each `work`.
+fn tempi_notify(overruns: usize) -> Result<NotifyRun, String> {
+    let cfg = Config::new(1).trace_capacity(0).pin(true).fifo_priority(Some(NOTIFY_FIFO));
+    let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
+    let set: SetId = rt.create_set("overrun", 0).map_err(|e| e.to_string())?;
+    let clock = RealClock::starting_now();
+    let offset = Arc::new(AtomicI64::new(0));
+    let log = Arc::new(Mutex::new(Vec::<(i64, i64)>::with_capacity(overruns + 1)));
+    let (h_clock, h_offset, h_log) = (clock.clone(), offset.clone(), log.clone());
+    // Group-clock value at which the budget runs out, learnt from the replenishment event.
+    let mut limit: Option<Duration> = None;
+    let handler = move |e: &BudgetEvent| {
+        let now = h_clock.read().as_nanos() as i64;
+        match e.kind {
+            BudgetEventKind::Replenished => limit = Some(e.consumed + e.remaining),
+            BudgetEventKind::Exhausted => {
+                if let Some(l) = limit.take() {
+                    let over = e.consumed.saturating_sub(l).as_nanos() as i64;
+                    let entry = now - h_offset.load(Ordering::Relaxed) - e.at.as_nanos() as i64;
+                    h_log.lock().expect("log lock").push((over, entry));
+                }
+            }
+        }
+    };
+    let t = rt
+        .spawn(ThreadSpec::new("overrun"), move |cx| {
+            for _ in 0..=overruns {
+                cx.replenish_budget(set, NOTIFY_BUDGET).expect("the set has a budget");
+                let a = cx.now().as_nanos() as i64;
+                let m = clock.read().as_nanos() as i64;
+                let b = cx.now().as_nanos() as i64;
+                offset.store(m - (a + b) / 2, Ordering::Relaxed);
+                cx.work(NOTIFY_BUDGET + NOTIFY_OVERRUN);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    rt.add_to_set(set, t).map_err(|e| e.to_string())?;
+    rt.set_budget(set, Budget::new(NOTIFY_BUDGET).on_event(handler)).map_err(|e| e.to_string())?;
+    let out = rt.run().map_err(|e| e.to_string())?;
+    check_completed(&out)?;
+    let log = std::mem::take(&mut *log.lock().expect("log lock"));
+    if log.len() != overruns + 1 {
+        return Err(format!("budget.notify: expected {} overruns, the handler saw {}", overruns + 1, log.len()));
+    }
+    let mut run = NotifyRun { notes: out.warnings, ..NotifyRun::default() };
+    for &(over, entry) in &log[1..] {
+        run.clock.push(over as f64);
+        run.entry.push(entry as f64);
+        run.total.push((over + entry) as f64);
+    }
+    Ok(run)
+}
+
+/// Thin wrappers over the POSIX calls the `budget.notify` peer needs, one `unsafe` block each.
+mod posix {
+    use std::time::Duration;
+
+    fn os_error(what: &str) -> String {
+        format!("{what}: {}", std::io::Error::last_os_error())
+    }
+
+    /// Put the calling thread under `SCHED_FIFO` at `priority`.
+    pub fn set_fifo(priority: i32) -> Result<(), String> {
+        let param = libc::sched_param { sched_priority: priority };
+        // SAFETY: pid 0 names the calling thread; `param` is a valid sched_param that outlives
+        // the call, which only reads it.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(os_error("sched_setscheduler"))
+        }
+    }
+
+    /// The calling thread's CPU-time clock and its kernel thread id.
+    pub fn this_thread() -> Result<(libc::clockid_t, libc::pid_t), String> {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: pthread_self() names the calling thread, alive for the whole call; `clock` is
+        // a valid, writable clockid_t. gettid has no preconditions.
+        let (rc, tid) = unsafe { (libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock), libc::gettid()) };
+        if rc == 0 {
+            Ok((clock, tid))
+        } else {
+            Err(format!("pthread_getcpuclockid: {}", std::io::Error::from_raw_os_error(rc)))
+        }
+    }
+
+    /// Read `clock` in nanoseconds.
+    pub fn read(clock: libc::clockid_t) -> Result<u64, String> {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec; an invalid clock id is reported through the
+        // return value, not by touching other memory.
+        let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+        if rc == 0 {
+            Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+        } else {
+            Err(os_error("clock_gettime"))
+        }
+    }
+
+    /// A signal blocked in the calling thread, so that it stays pending until accepted.
+    pub struct BlockedSignal {
+        set: libc::sigset_t,
+    }
+
+    impl BlockedSignal {
+        /// Block `sig` in the calling thread (other threads keep their masks).
+        pub fn new(sig: libc::c_int) -> Result<BlockedSignal, String> {
+            // SAFETY: sigset_t is a plain bit array for which all-zero is a valid value;
+            // sigemptyset and sigaddset write only into `set`, which we own; pthread_sigmask
+            // reads `set` and changes only the calling thread's mask (old mask not wanted:
+            // null is allowed).
+            let (set, rc) = unsafe {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, sig);
+                let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                (set, rc)
+            };
+            if rc == 0 {
+                Ok(BlockedSignal { set })
+            } else {
+                Err(format!("pthread_sigmask: {}", std::io::Error::from_raw_os_error(rc)))
+            }
+        }
+
+        /// Wait for the signal; `false` if `timeout` passed first.
+        pub fn wait(&self, timeout: Duration) -> Result<bool, String> {
+            let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as _ };
+            loop {
+                // SAFETY: `self.set` is an initialised sigset_t; a null siginfo pointer is
+                // allowed (we do not need the details); `ts` is a valid timespec. All three
+                // outlive the call.
+                let rc = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
+                if rc >= 0 {
+                    return Ok(true);
+                }
+                match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) => return Ok(false),
+                    Some(libc::EINTR) => continue,
+                    _ => return Err(os_error("sigtimedwait")),
+                }
+            }
+        }
+    }
+
+    /// A POSIX timer on a CPU-time clock that sends a signal to one thread when it expires.
+    pub struct CpuTimer(libc::timer_t);
+
+    impl CpuTimer {
+        /// A disarmed timer on `clock` that sends `sig` to thread `tid` (`SIGEV_THREAD_ID`).
+        pub fn new(clock: libc::clockid_t, sig: libc::c_int, tid: libc::pid_t) -> Result<CpuTimer, String> {
+            let mut timer: libc::timer_t = std::ptr::null_mut();
+            // SAFETY: sigevent is plain data for which all-zero is valid; we then fill in the
+            // fields SIGEV_THREAD_ID needs. timer_create only reads `ev` and writes the new
+            // timer's id into `timer`, both valid for the call.
+            let rc = unsafe {
+                let mut ev: libc::sigevent = std::mem::zeroed();
+                ev.sigev_notify = libc::SIGEV_THREAD_ID;
+                ev.sigev_signo = sig;
+                ev.sigev_notify_thread_id = tid;
+                libc::timer_create(clock, &mut ev, &mut timer)
+            };
+            if rc == 0 {
+                Ok(CpuTimer(timer))
+            } else {
+                Err(os_error("timer_create"))
+            }
+        }
+
+        /// Expire once, when the clock reaches `at_ns`.
+        pub fn arm_at(&self, at_ns: u64) -> Result<(), String> {
+            let value = libc::timespec {
+                tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
+                tv_nsec: (at_ns % 1_000_000_000) as _,
+            };
+            let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: value };
+            // SAFETY: `self.0` came from a successful timer_create and is deleted only in Drop;
+            // `spec` is valid for the call; the old value is not wanted (null is allowed).
+            let rc = unsafe { libc::timer_settime(self.0, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(os_error("timer_settime"))
+            }
+        }
+    }
+
+    impl Drop for CpuTimer {
+        fn drop(&mut self) {
+            // SAFETY: `self.0` came from a successful timer_create and is deleted exactly once,
+            // here.
+            unsafe { libc::timer_delete(self.0) };
+        }
+    }
+}
+
+/// Peer: the POSIX route the seed paper compares against. A spinner thread (the consumer)
+/// runs; a POSIX timer on its CPU-time clock (`pthread_getcpuclockid`) is armed at its current
+/// CPU time plus [`NOTIFY_BUDGET`] and sends `SIGRTMIN` to a handler thread
+/// (`SIGEV_THREAD_ID`) that has the signal blocked and waits in `sigtimedwait`. Both threads
+/// are pinned to [`BENCH_CPU`], the spinner under `SCHED_FIFO` [`NOTIFY_FIFO`], the handler
+/// one above. The first overrun is a warm-up and is dropped.
+///
+/// The spinner reads its CPU clock and the wall clock together when it starts spinning, so the
+/// wall instant its CPU clock reached the timer value is known; the handler thread reads the
+/// wall clock first thing after waking, then the spinner's CPU clock.
+fn posix_notify(overruns: usize) -> Result<NotifyRun, String> {
+    let base = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Where the spinner's timeline starts: (wall ns since `base`, own CPU-time ns).
+    let start_wall = Arc::new(AtomicU64::new(0));
+    let start_cpu = Arc::new(AtomicU64::new(0));
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(libc::clockid_t, Vec<String>), String>>();
+    let (s_stop, s_wall, s_cpu) = (stop.clone(), start_wall.clone(), start_cpu.clone());
+    let spinner = std::thread::spawn(move || {
+        let mut notes = Vec::new();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            notes.push(format!("spinner not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(NOTIFY_FIFO) {
+            notes.push(format!("spinner: SCHED_FIFO refused ({e})"));
+        }
+        let clock = match posix::this_thread() {
+            Ok((clock, _)) => clock,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let _ = ready_tx.send(Ok((clock, notes)));
+        while go_rx.recv().is_ok() {
+            let w0 = base.elapsed().as_nanos() as u64;
+            let c = posix::read(clock).unwrap_or(0);
+            let w1 = base.elapsed().as_nanos() as u64;
+            s_wall.store(w0 + (w1 - w0) / 2, Ordering::Relaxed);
+            s_cpu.store(c, Ordering::Release);
+            // Spin until the handler thread has run (or, should the timer never fire, 2 s).
+            let cap = Instant::now() + Duration::from_secs(2);
+            while !s_stop.load(Ordering::Acquire) && Instant::now() < cap {
+                std::hint::spin_loop();
+            }
+            if done_tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let waiter = std::thread::spawn(move || -> Result<NotifyRun, String> {
+        let mut run = NotifyRun::default();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            run.notes.push(format!("handler thread not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(NOTIFY_FIFO + 1) {
+            run.notes.push(format!("handler thread: SCHED_FIFO refused ({e})"));
+        }
+        let sig = libc::SIGRTMIN();
+        let blocked = posix::BlockedSignal::new(sig)?;
+        let (_, tid) = posix::this_thread()?;
+        let (clock, spin_notes) = ready_rx.recv().map_err(|_| "spinner thread died".to_string())??;
+        run.notes.extend(spin_notes);
+        let timer = posix::CpuTimer::new(clock, sig, tid)?;
+        let budget = NOTIFY_BUDGET.as_nanos() as u64;
+        for i in 0..=overruns {
+            // Linux checks CPU-time timers at the scheduler tick. Back to back, every overrun
+            // would start just after the tick that ended the previous one, so its delay would
+            // always be nearly a full tick; a pause spread evenly over [0, 4 ms) (golden-ratio
+            // sequence) puts the overrun at every phase of a 250 Hz or 1000 Hz tick instead.
+            let phase = (i as f64 * 0.618_033_988_75).fract();
+            std::thread::sleep(Duration::from_secs_f64(phase * 0.004));
+            // The spinner is parked (or preempted by us on the shared CPU): its clock is still.
+            let expiry = posix::read(clock)? + budget;
+            timer.arm_at(expiry)?;
+            stop.store(false, Ordering::Release);
+            go_tx.send(()).map_err(|_| "spinner thread died".to_string())?;
+            let fired = blocked.wait(Duration::from_secs(1));
+            let woke = base.elapsed().as_nanos() as i64;
+            let cpu_then = posix::read(clock);
+            stop.store(true, Ordering::Release);
+            done_rx.recv().map_err(|_| "spinner thread died".to_string())?;
+            if !fired? {
+                return Err("budget.notify: the POSIX CPU-time timer did not fire within 1 s".into());
+            }
+            let cpu_then = cpu_then? as i64;
+            if i == 0 {
+                continue;
+            }
+            let (c0, w0) = (start_cpu.load(Ordering::Acquire) as i64, start_wall.load(Ordering::Relaxed) as i64);
+            let expired_wall = w0 + (expiry as i64 - c0);
+            run.total.push((woke - expired_wall) as f64);
+            run.clock.push((cpu_then - expiry as i64) as f64);
+        }
+        drop(timer);
+        // Dropping `go_tx` ends the spinner's loop.
+        Ok(run)
+    });
+    let run = waiter.join().map_err(|_| "peer thread panicked".to_string())?;
+    spinner.join().map_err(|_| "peer thread panicked".to_string())?;
+    run
 }
 
 // ----- spawn --------------------------------------------------------------------------------
@@ -393,7 +841,7 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
     progress(&format!("switch.roundtrip: tempi, {} round trips x {} (+ warm-up)", sz.switch_tempi, sz.reps));
     let mut tempi_notes = Vec::new();
     let t_switch = sample(sz.reps, || {
-        let (ns, w) = tempi_switch(sz.switch_tempi)?;
+        let (ns, w) = tempi_switch(sz.switch_tempi, SwitchSetup::Plain)?;
         tempi_notes = w;
         Ok(ns)
     })?;
@@ -426,6 +874,63 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         "os-thread mpsc channel pair, same CPU",
         p_channel,
         pin_note,
+    ));
+
+    // switch.accounting.*
+    progress(&format!(
+        "switch.accounting: {} variants interleaved, {} round trips x {} (+ warm-up round)",
+        ACCT_VARIANTS.len(),
+        sz.acct_switches,
+        sz.acct_reps
+    ));
+    let (acct, acct_warnings) = accounting_switch(sz.acct_reps, sz.acct_switches)?;
+    let off_ns = acct[0];
+    let mut acct_note = format!(
+        "ratio = tempi_ns / peer_ns here (overhead factor, >1 = slower), not a speed-up; both threads in one \
+         thread set in every variant; variants interleaved over {} repetitions, medians",
+        sz.acct_reps
+    );
+    if !acct_warnings.is_empty() {
+        acct_note.push_str(&format!(" | tempi: {}", acct_warnings.join("; ")));
+    }
+    for (i, &(name, _)) in ACCT_VARIANTS.iter().enumerate().skip(1) {
+        let what = match name {
+            "switch.accounting.thread" => "Accounting::Thread",
+            "switch.accounting.group" => "Accounting::Group",
+            _ => "Accounting::Group + budget armed on the set (never exhausted)",
+        };
+        let note = format!("{what}; {acct_note}");
+        metrics.push(overhead(name, acct[i], "same round trip, accounting off", off_ns, note));
+    }
+
+    // budget.notify
+    progress(&format!(
+        "budget.notify: tempi, {} overruns of a {} us budget x {} (+ warm-up)",
+        sz.notify_tempi,
+        NOTIFY_BUDGET.as_micros(),
+        sz.reps
+    ));
+    let mut tempi_runs = Vec::new();
+    let t_notify = sample(sz.reps, || {
+        let run = tempi_notify(sz.notify_tempi)?;
+        let m = median(run.total.clone());
+        tempi_runs.push(run);
+        Ok(m)
+    })?;
+    progress(&format!("budget.notify: POSIX CPU-time timer peer, {} overruns x {}", sz.notify_peer, sz.reps));
+    let mut peer_runs = Vec::new();
+    let p_notify = sample(sz.reps, || {
+        let run = posix_notify(sz.notify_peer)?;
+        let m = median(run.total.clone());
+        peer_runs.push(run);
+        Ok(m)
+    })?;
+    metrics.push(compare(
+        "budget.notify",
+        t_notify,
+        "POSIX CPU-time timer + SIGRTMIN to a thread in sigtimedwait, same CPU",
+        p_notify,
+        Some(notify_note(&tempi_runs, &peer_runs)),
     ));
 
     // spawn
@@ -468,6 +973,41 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
     Ok(metrics)
 }
 
+/// Breakdown and tails of `budget.notify`, over every measured overrun (warm-up runs
+/// included in neither: `sample`'s first run is the first element and is skipped).
+fn notify_note(tempi: &[NotifyRun], peer: &[NotifyRun]) -> String {
+    let pool = |runs: &[NotifyRun], f: fn(&NotifyRun) -> &Vec<f64>| -> Vec<f64> {
+        runs.iter().skip(1).flat_map(|r| f(r).iter().copied()).collect()
+    };
+    let t_total = pool(tempi, |r| &r.total);
+    let p_total = pool(peer, |r| &r.total);
+    // Wall minus CPU clock: from the spinner being switched out to the handler thread running.
+    let p_switch: Vec<f64> = p_total.iter().zip(pool(peer, |r| &r.clock)).map(|(t, c)| t - c).collect();
+    let mut note = format!(
+        "from budget exhausted to handler running, wall clock; tempi: work() overrun detected by \
+         the spinning dispatcher, group-clock overshoot (consumed - limit) {:.0} ns + handler entry {:.0} ns, \
+         p99 {}; POSIX: spinner CPU clock read by the woken thread - timer value {} (Linux checks \
+         CPU-time timers at the scheduler tick), then spinner switched out -> handler thread running {}, \
+         p99 {}; budget {} us, {} + {} overruns pooled",
+        median(pool(tempi, |r| &r.clock)),
+        median(pool(tempi, |r| &r.entry)),
+        fmt_ns(percentile(t_total.clone(), 99.0)),
+        fmt_ns(median(pool(peer, |r| &r.clock))),
+        fmt_ns(median(p_switch)),
+        fmt_ns(percentile(p_total.clone(), 99.0)),
+        NOTIFY_BUDGET.as_micros(),
+        t_total.len(),
+        p_total.len(),
+    );
+    let mut notes: Vec<String> = tempi.iter().chain(peer).flat_map(|r| r.notes.iter().cloned()).collect();
+    notes.sort();
+    notes.dedup();
+    if !notes.is_empty() {
+        note.push_str(&format!(" | {}", notes.join("; ")));
+    }
+    note
+}
+
 fn pin_note(tempi: &[String], peer: &[String]) -> Option<String> {
     let mut parts = Vec::new();
     if !tempi.is_empty() {
@@ -505,7 +1045,9 @@ fn table(metrics: &[Metric]) -> String {
         .iter()
         .map(|m| match (m.tempi_ns, m.peer_ns, m.ratio) {
             (Some(t), Some(p), Some(r)) => {
-                [m.name.clone(), fmt_ns(t), m.peer.clone().unwrap_or_default(), fmt_ns(p), format!("{r:.1}x")]
+                let ratio =
+                    if is_overhead(m) { format!("{r:.3}x ({:+.1}%)", (r - 1.0) * 100.0) } else { format!("{r:.1}x") };
+                [m.name.clone(), fmt_ns(t), m.peer.clone().unwrap_or_default(), fmt_ns(p), ratio]
             }
             _ => [
                 m.name.clone(),
@@ -553,6 +1095,12 @@ fn table(metrics: &[Metric]) -> String {
         }
     }
     out.push_str("\nratio = peer time / tempi time (how many times faster tempi is); medians of repeated runs.\n");
+    if metrics.iter().any(is_overhead) {
+        out.push_str(
+            "except switch.accounting.*: ratio = tempi time / peer time, the overhead factor of the accounting \
+             (above 1 = slower; +x% is the added switch time).\n",
+        );
+    }
     out
 }
 
@@ -583,6 +1131,21 @@ mod tests {
         let m = compare("x", 123.456, "p", 9876.54, None);
         let r = m.peer_ns.unwrap() / m.tempi_ns.unwrap();
         assert!((m.ratio.unwrap() - r).abs() < 1e-3);
+    }
+
+    #[test]
+    fn overhead_ratio_is_with_over_without() {
+        let m = overhead("switch.accounting.group", 105.0, "off", 100.0, "n".into());
+        assert_eq!(m.ratio, Some(1.05));
+        assert!(table(&[m]).contains("1.050x (+5.0%)"));
+    }
+
+    #[test]
+    fn percentile_nearest_rank() {
+        let xs: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(xs.clone(), 99.0), 99.0);
+        assert_eq!(percentile(xs, 100.0), 100.0);
+        assert_eq!(percentile(vec![], 50.0), 0.0);
     }
 
     #[test]

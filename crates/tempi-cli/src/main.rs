@@ -26,6 +26,8 @@ The scenario format is described in docs/SCENARIOS.md.
 Examples:
   tempi simulate examples/rm-textbook.toml --gantt target/rm.svg
   tempi simulate examples/edf-full-utilisation.toml --policy fp
+  tempi simulate examples/temporal-isolation.toml --gantt target/isolation.svg
+  tempi simulate examples/servers.toml --report target/servers.json
   tempi run examples/rm-textbook.toml --until 100ms --fifo 50
   tempi bench --quick";
 
@@ -74,7 +76,7 @@ struct Outputs {
     /// Round-robin time slice, overriding the scenario's `quantum` (e.g. 2ms).
     #[arg(long, value_name = "T", value_parser = parse_duration)]
     quantum: Option<Duration>,
-    /// Write the JSON report (per-thread statistics) here.
+    /// Write the JSON report (per-thread and per-set statistics, jobs, budget events) here.
     #[arg(long, value_name = "OUT.json")]
     report: Option<PathBuf>,
     /// Write a Perfetto / chrome://tracing trace here.

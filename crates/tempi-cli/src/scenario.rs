@@ -3,7 +3,8 @@
 //!
 //! Owns parsing (with `toml` + serde, so the runtime library stays free of file formats),
 //! validation with `file:line:` error messages, and turning a validated [`Scenario`] into
-//! threads and timing events on a [`Runtime`] of either clock. The format is documented in
+//! threads, timing events and thread sets (with their budgets) on a [`Runtime`] of either
+//! clock. The format is documented in
 //! `docs/SCENARIOS.md`; keep the two in step.
 //!
 //! Parsing happens in two passes. Serde fills "raw" structs whose validated fields are wrapped
@@ -22,8 +23,8 @@ use toml::{Spanned, Value};
 use tempi::clock::{Clock, ClockMode};
 use tempi::policy::sched::{by_name, SchedulerFactory, NAMES};
 use tempi::{
-    assign_deadline_monotonic, assign_rate_monotonic, Config, Criticality, MissPolicy, Runtime, ThreadId, ThreadSpec,
-    Time, TimerSpec, Timing,
+    assign_deadline_monotonic, assign_rate_monotonic, Accounting, Budget, Config, Criticality, MissPolicy,
+    Replenishment, Runtime, ThreadId, ThreadSpec, Time, TimerSpec, Timing,
 };
 
 /// What a valid duration looks like, quoted in every duration error.
@@ -115,6 +116,8 @@ struct RawFile {
     thread: Vec<Spanned<RawThread>>,
     #[serde(default)]
     timer: Vec<Spanned<RawTimer>>,
+    #[serde(default)]
+    set: Vec<Spanned<RawSet>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -126,6 +129,7 @@ struct RawRuntime {
     until: Option<Spanned<Value>>,
     priorities: Option<Spanned<String>>,
     seed: Option<i64>,
+    accounting: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +175,7 @@ struct RawThread {
     max_jobs: Option<Spanned<u32>>,
     stack: Option<Spanned<usize>>,
     steps: Option<Spanned<Vec<Spanned<RawStep>>>>,
+    forever: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -190,6 +195,19 @@ struct RawTimer {
     start: Option<Spanned<Value>>,
     cpu: Option<Spanned<usize>>,
     release: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSet {
+    name: Spanned<String>,
+    cpu: Option<Spanned<usize>>,
+    members: Option<Vec<Spanned<String>>>,
+    budget: Option<Spanned<Value>>,
+    replenish: Option<Spanned<String>>,
+    period: Option<Spanned<Value>>,
+    action: Option<Spanned<String>>,
+    server: Option<Spanned<String>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,6 +266,8 @@ pub struct ThreadDef {
     pub stack: Option<usize>,
     /// The job body.
     pub steps: Vec<Step>,
+    /// Whether the body repeats forever inside one job (a runaway that never completes).
+    pub forever: bool,
 }
 
 /// A validated timing event.
@@ -265,7 +285,97 @@ pub struct TimerDef {
     pub release: Vec<usize>,
 }
 
-/// A scenario ready to run: runtime settings, threads and timing events, all checked.
+/// The server shorthand of a `[[set]]`: a ready-made budget from the library.
+///
+/// ```text
+/// server = "deferrable"  ->  Budget::deferrable_server(budget, period)
+/// server = "sporadic"    ->  Budget::sporadic_server(budget, period)
+/// server = "cbs"         ->  Budget::constant_bandwidth_server(budget, period)
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    /// Full refill every period, members suspended when it runs out.
+    Deferrable,
+    /// Sporadic-server replenishment, members suspended when it runs out.
+    Sporadic,
+    /// Constant bandwidth server (meant for EDF).
+    ConstantBandwidth,
+}
+
+/// A validated budget of a thread set.
+///
+/// ```text
+/// budget = "2ms", replenish = "periodic", period = "10ms", action = "suspend"
+///   -> BudgetDef { amount: 2ms, replenish: Periodic { period: 10ms }, action: "suspend", server: None }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetDef {
+    /// CPU time per replenishment period (or in total, when replenished by hand).
+    pub amount: Duration,
+    /// How it comes back (servers fill this in from their kind).
+    pub replenish: Replenishment,
+    /// What exhaustion does to the members: `notify`, `demote`, `suspend` or `kill`.
+    pub action: String,
+    /// Set when the table used the `server` shorthand.
+    pub server: Option<ServerKind>,
+}
+
+impl BudgetDef {
+    /// The library budget this describes.
+    ///
+    /// ```text
+    /// BudgetDef { amount: 2ms, server: Some(Deferrable), replenish: Periodic { period: 10ms }, .. }.budget()
+    ///   == Budget::deferrable_server(2ms, 10ms)
+    /// ```
+    pub fn budget(&self) -> Budget {
+        let period = match self.replenish {
+            Replenishment::Manual => Duration::ZERO,
+            Replenishment::Periodic { period }
+            | Replenishment::Sporadic { period }
+            | Replenishment::ConstantBandwidth { period } => period,
+        };
+        match self.server {
+            // The library's constructors are the reference definition of each server; going
+            // through them keeps the file format and the API from drifting apart.
+            Some(ServerKind::Deferrable) => Budget::deferrable_server(self.amount, period),
+            Some(ServerKind::Sporadic) => Budget::sporadic_server(self.amount, period),
+            Some(ServerKind::ConstantBandwidth) => Budget::constant_bandwidth_server(self.amount, period),
+            None => {
+                // Names were checked when the file was read; notify is the harmless fallback.
+                let action = budget_action(&self.action).unwrap_or_else(|| Box::new(tempi::policy::budget::Notify));
+                Budget::new(self.amount).replenish(self.replenish).boxed_action(action)
+            }
+        }
+    }
+}
+
+/// A validated `[[set]]`: a named group of threads sharing one execution-time clock, with an
+/// optional budget.
+///
+/// ```text
+/// [[set]]
+/// name = "sandbox"
+/// members = ["runaway"]
+/// budget = "2ms"
+/// period = "10ms"
+/// server = "deferrable"
+/// ```
+#[derive(Debug, Clone)]
+pub struct SetDef {
+    /// Unique set name.
+    pub name: String,
+    /// Line of its `[[set]]` table.
+    pub line: usize,
+    /// The CPU the set is created on (its budget events are handled there).
+    pub cpu: usize,
+    /// Indices into [`Scenario::threads`] of its members.
+    pub members: Vec<usize>,
+    /// Its budget, if any.
+    pub budget: Option<BudgetDef>,
+}
+
+/// A scenario ready to run: runtime settings, threads, timing events and thread sets, all
+/// checked.
 #[derive(Clone)]
 pub struct Scenario {
     /// The file it came from, as named on the command line.
@@ -286,6 +396,10 @@ pub struct Scenario {
     pub threads: Vec<ThreadDef>,
     /// Timing events, in file order.
     pub timers: Vec<TimerDef>,
+    /// Thread sets, in file order.
+    pub sets: Vec<SetDef>,
+    /// Which execution-time clocks the kernel keeps.
+    pub accounting: Accounting,
     scheduler: SchedulerFactory,
 }
 
@@ -297,6 +411,8 @@ impl fmt::Debug for Scenario {
             .field("policy", &self.policy)
             .field("threads", &self.threads)
             .field("timers", &self.timers)
+            .field("sets", &self.sets)
+            .field("accounting", &self.accounting)
             .finish_non_exhaustive()
     }
 }
@@ -417,13 +533,14 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 }
 
 /// Which table `offset` falls in, from the table headers above it: `thread "NAME"` (or
-/// `thread #N` if the table has no readable name), `timer #N`, `[runtime]`.
+/// `thread #N` if the table has no readable name), `set "NAME"` (or `set #N`), `timer #N`,
+/// `[runtime]`.
 fn section_context(text: &str, offset: usize) -> Option<String> {
     let offset = floor_char_boundary(text, offset);
     let lines: Vec<&str> = text.split('\n').collect();
     let target = text[..offset].matches('\n').count();
     let mut header: Option<(usize, &str)> = None;
-    let (mut threads, mut timers) = (0, 0);
+    let (mut threads, mut timers, mut sets) = (0, 0, 0);
     for (i, line) in lines.iter().enumerate().take(target + 1) {
         let t = line.trim();
         if t.starts_with("[[thread]]") {
@@ -432,6 +549,9 @@ fn section_context(text: &str, offset: usize) -> Option<String> {
         } else if t.starts_with("[[timer]]") {
             timers += 1;
             header = Some((i, "timer"));
+        } else if t.starts_with("[[set]]") {
+            sets += 1;
+            header = Some((i, "set"));
         } else if t.starts_with('[') {
             header = Some((i, if t.starts_with("[runtime]") { "runtime" } else { "" }));
         }
@@ -440,15 +560,16 @@ fn section_context(text: &str, offset: usize) -> Option<String> {
     match kind {
         "runtime" => Some("[runtime]".to_string()),
         "timer" => Some(format!("timer #{timers}")),
-        "thread" => {
+        "thread" | "set" => {
             let name = lines[at + 1..].iter().take_while(|l| !l.trim().starts_with('[')).find_map(|l| {
                 let (k, v) = l.split_once('=')?;
                 let v = v.trim();
                 (k.trim() == "name" && v.starts_with('"')).then(|| v[1..].split('"').next().unwrap_or("").to_string())
             });
+            let number = if kind == "set" { sets } else { threads };
             Some(match name {
-                Some(n) => format!("thread \"{n}\""),
-                None => format!("thread #{threads}"),
+                Some(n) => format!("{kind} \"{n}\""),
+                None => format!("{kind} #{number}"),
             })
         }
         _ => None,
@@ -462,6 +583,14 @@ fn known_policy(name: &str) -> bool {
 
 fn unknown_policy(name: &str) -> String {
     format!("unknown policy \"{name}\" (expected one of {})", NAMES.join(", "))
+}
+
+/// Budget action names the file accepts, in the order errors list them.
+const ACTIONS: [&str; 4] = ["notify", "demote", "suspend", "kill"];
+
+/// A built-in budget action by name (the library's own lookup).
+fn budget_action(name: &str) -> Option<Box<dyn tempi::policy::budget::BudgetAction>> {
+    tempi::policy::budget::by_name(name)
 }
 
 impl Scenario {
@@ -534,6 +663,22 @@ impl Scenario {
             _ => None,
         });
         let seed = rt.seed.unwrap_or(0) as u64;
+        let accounting = match &rt.accounting {
+            None => Accounting::Group,
+            Some(a) => match a.get_ref().as_str() {
+                "off" => Accounting::Off,
+                "thread" => Accounting::Thread,
+                "group" => Accounting::Group,
+                other => {
+                    return Err(src.field(
+                        what,
+                        "accounting",
+                        a,
+                        format!("unknown accounting \"{other}\" (expected off, thread or group)"),
+                    ))
+                }
+            },
+        };
 
         let mut threads: Vec<ThreadDef> = Vec::with_capacity(raw.thread.len());
         for t in &raw.thread {
@@ -550,6 +695,27 @@ impl Scenario {
             timers.push(timer_def(&src, t, i + 1, cpus, &threads)?);
         }
 
+        let mut sets: Vec<SetDef> = Vec::with_capacity(raw.set.len());
+        for t in &raw.set {
+            let def = set_def(&src, t, cpus, &threads, &sets)?;
+            sets.push(def);
+        }
+        // Budgets are measured on the group clocks; with those switched off a budget would
+        // silently never run out, which is worse than refusing the file.
+        if accounting != Accounting::Group {
+            if let (Some(a), Some(set)) = (&rt.accounting, sets.iter().find(|s| s.budget.is_some())) {
+                return Err(src.field(
+                    what,
+                    "accounting",
+                    a,
+                    format!(
+                        "set \"{}\" (line {}) has a budget, which needs accounting = \"group\"",
+                        set.name, set.line
+                    ),
+                ));
+            }
+        }
+
         Ok(Scenario {
             file: file.to_string(),
             cpus,
@@ -560,6 +726,8 @@ impl Scenario {
             seed,
             threads,
             timers,
+            sets,
+            accounting,
             scheduler,
         })
     }
@@ -592,15 +760,20 @@ impl Scenario {
     }
 
     /// Whether the scenario would run forever without a horizon: a periodic thread without
-    /// `max_jobs`, or a periodic timer, keeps producing work.
+    /// `max_jobs`, a `forever` thread, or a periodic timer keeps producing work.
     pub fn never_ends(&self) -> bool {
-        self.threads.iter().any(|t| matches!(t.timing, Timing::Periodic { .. }) && t.max_jobs.is_none())
+        self.threads.iter().any(|t| t.forever || (matches!(t.timing, Timing::Periodic { .. }) && t.max_jobs.is_none()))
             || self.timers.iter().any(|t| t.periodic)
     }
 
-    /// The runtime configuration: CPUs, policy, and enough thread slots for every thread.
+    /// The runtime configuration: CPUs, policy, accounting, and enough thread and set slots
+    /// for every thread and set.
     pub fn config(&self) -> Config {
-        Config::new(self.cpus).scheduler_factory(self.scheduler.clone()).max_threads(self.threads.len().max(256))
+        Config::new(self.cpus)
+            .scheduler_factory(self.scheduler.clone())
+            .max_threads(self.threads.len().max(256))
+            .max_sets(self.sets.len().max(64))
+            .accounting(self.accounting)
     }
 
     /// Spawn every thread and register every timing event on `rt`. Errors the runtime raises
@@ -620,8 +793,9 @@ impl Scenario {
                 None => spec,
             };
             let steps = def.steps.clone();
+            let forever = def.forever;
             let mut rng = SplitMix64::for_thread(self.seed, index);
-            let body = move |cx: &tempi::Ctx<'_>| {
+            let body = move |cx: &tempi::Ctx<'_>| loop {
                 for step in &steps {
                     match *step {
                         Step::Work(d) => cx.work(d),
@@ -629,6 +803,12 @@ impl Scenario {
                         Step::Sleep(d) => cx.sleep(d),
                         Step::Yield => cx.yield_now(),
                     }
+                }
+                // A runaway never leaves its first job; only the horizon, a budget action or
+                // the end of the run stops it. Validation made sure each pass takes time, so
+                // virtual time always advances.
+                if !forever {
+                    break;
                 }
             };
             let id = rt.spawn(spec, body).map_err(|e| at(def.line, format!("thread \"{}\": {e}", def.name)))?;
@@ -661,6 +841,30 @@ impl Scenario {
                 }
             })
             .map_err(|e| at(timer.line, format!("timer #{}: {e}", n + 1)))?;
+        }
+        for set in &self.sets {
+            let fail = |e: tempi::Error| at(set.line, format!("set \"{}\": {e}", set.name));
+            // A real-time dispatcher only charges the threads it runs, so a set's members must
+            // share its CPU there; virtual time simulates every CPU in one kernel and can mix.
+            if C::MODE == ClockMode::Real {
+                if let Some(&i) = set.members.iter().find(|&&i| self.threads[i].cpu != set.cpu) {
+                    return Err(at(
+                        set.line,
+                        format!(
+                            "set \"{}\": member \"{}\" is on CPU {} but the set is on CPU {}: real-time runs need \
+                             every member on the set's CPU (set the set's `cpu`)",
+                            set.name, self.threads[i].name, self.threads[i].cpu, set.cpu
+                        ),
+                    ));
+                }
+            }
+            let id = rt.create_set(&set.name, set.cpu).map_err(fail)?;
+            for &m in &set.members {
+                rt.add_to_set(id, ids[m]).map_err(fail)?;
+            }
+            if let Some(b) = &set.budget {
+                rt.set_budget(id, b.budget()).map_err(fail)?;
+            }
         }
         Ok(())
     }
@@ -783,6 +987,26 @@ fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<T
             steps
         }
     };
+    let forever = t.forever.as_ref().is_some_and(|f| *f.get_ref());
+    if let Some(f) = t.forever.as_ref().filter(|_| forever) {
+        // Repeating steps that take no time would loop at one instant: the simulation would
+        // never advance and the run would hang instead of failing.
+        let least: Duration = steps
+            .iter()
+            .map(|s| match *s {
+                Step::Work(d) | Step::WorkBetween(d, _) | Step::Sleep(d) => d,
+                Step::Yield => Duration::ZERO,
+            })
+            .sum();
+        if least.is_zero() {
+            return Err(src.field(
+                what,
+                "forever",
+                f,
+                "the repeated steps must take time (some `work` or `sleep` with a positive lower bound)",
+            ));
+        }
+    }
     // Without a declared WCET, the largest amount of work a job can ask for is the honest
     // figure for reports and laxity-based policies.
     let wcet = wcet.unwrap_or_else(|| {
@@ -817,6 +1041,7 @@ fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<T
         max_jobs: t.max_jobs.as_ref().map(|j| *j.get_ref()),
         stack: t.stack.as_ref().map(|s| *s.get_ref()),
         steps,
+        forever,
     })
 }
 
@@ -908,6 +1133,204 @@ fn timer_def(
         release.push(i);
     }
     Ok(TimerDef { line, spec: spec.cpu(cpu), periodic, release, cpu })
+}
+
+fn set_def(
+    src: &Source<'_>,
+    t: &Spanned<RawSet>,
+    cpus: usize,
+    threads: &[ThreadDef],
+    earlier: &[SetDef],
+) -> Result<SetDef, ScenarioError> {
+    let line = src.line(t.span().start);
+    let r = t.get_ref();
+    let name = r.name.get_ref().clone();
+    if name.trim().is_empty() {
+        return Err(src.field("set: ", "name", &r.name, "must not be empty"));
+    }
+    let what = format!("set \"{name}\": ");
+    let what = what.as_str();
+    if let Some(o) = earlier.iter().find(|o| o.name == name) {
+        return Err(src.field(what, "name", &r.name, format!("duplicate set name (first used at line {})", o.line)));
+    }
+    let cpu = match &r.cpu {
+        Some(c) if *c.get_ref() >= cpus => {
+            return Err(src.field(
+                what,
+                "cpu",
+                c,
+                format!("CPU {} does not exist: [runtime] has cpus = {cpus}, numbered from 0", c.get_ref()),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => 0,
+    };
+
+    let mut members: Vec<usize> = Vec::new();
+    for m in r.members.iter().flatten() {
+        let Some(i) = threads.iter().position(|t| t.name == *m.get_ref()) else {
+            return Err(src.field(what, "members", m, format!("no thread named \"{}\"", m.get_ref())));
+        };
+        if members.contains(&i) {
+            return Err(src.field(what, "members", m, format!("thread \"{}\" is listed twice", m.get_ref())));
+        }
+        // As in MaRTE OS and Ada 2005, a thread is charged to at most one group clock.
+        if let Some(o) = earlier.iter().find(|o| o.members.contains(&i)) {
+            return Err(src.field(
+                what,
+                "members",
+                m,
+                format!(
+                    "thread \"{}\" is already in set \"{}\" (line {}): a thread belongs to at most one set",
+                    m.get_ref(),
+                    o.name,
+                    o.line
+                ),
+            ));
+        }
+        members.push(i);
+    }
+
+    let budget = match &r.budget {
+        None => {
+            // Budget keys without a budget would be silently meaningless: point at the first.
+            let stray = [
+                ("replenish", r.replenish.as_ref().map(|v| v.span())),
+                ("action", r.action.as_ref().map(|v| v.span())),
+                ("server", r.server.as_ref().map(|v| v.span())),
+                ("period", r.period.as_ref().map(|v| v.span())),
+            ]
+            .into_iter()
+            .find_map(|(k, span)| span.map(|s| (k, s)));
+            if let Some((key, span)) = stray {
+                return Err(src.err(span.start, format!("{what}field `{key}`: only applies with a `budget`")));
+            }
+            None
+        }
+        Some(b) => Some(budget_def(src, what, r, b)?),
+    };
+    Ok(SetDef { name, line, cpu, members, budget })
+}
+
+fn budget_def(src: &Source<'_>, what: &str, r: &RawSet, b: &Spanned<Value>) -> Result<BudgetDef, ScenarioError> {
+    let amount = src.positive(what, "budget", b)?;
+    // The rule comes from `server` or from `replenish`; remember which key chose it, so a
+    // missing period is reported where the rule was written.
+    let (server, replenish_name, rule_at) = match (&r.server, &r.replenish, &r.action) {
+        (Some(_), Some(other), _) | (Some(_), None, Some(other)) => {
+            let key = if r.replenish.is_some() { "replenish" } else { "action" };
+            return Err(src.field(
+                what,
+                key,
+                other,
+                "give either `server` or `replenish`/`action`, not both (a server sets both)",
+            ));
+        }
+        (Some(s), None, None) => {
+            let kind = match s.get_ref().as_str() {
+                "deferrable" => ServerKind::Deferrable,
+                "sporadic" => ServerKind::Sporadic,
+                "cbs" => ServerKind::ConstantBandwidth,
+                other => {
+                    return Err(src.field(
+                        what,
+                        "server",
+                        s,
+                        format!("unknown server \"{other}\" (expected deferrable, sporadic or cbs)"),
+                    ))
+                }
+            };
+            let name = match kind {
+                ServerKind::Deferrable => "periodic",
+                ServerKind::Sporadic => "sporadic",
+                ServerKind::ConstantBandwidth => "cbs",
+            };
+            (Some(kind), name, Some(s.span().start))
+        }
+        (None, replenish, _) => {
+            let name = match replenish {
+                None => "manual",
+                Some(p) => match p.get_ref().as_str() {
+                    n @ ("manual" | "periodic" | "sporadic" | "cbs") => n,
+                    other => {
+                        return Err(src.field(
+                            what,
+                            "replenish",
+                            p,
+                            format!("unknown replenishment \"{other}\" (expected manual, periodic, sporadic or cbs)"),
+                        ))
+                    }
+                },
+            };
+            (None, name, replenish.as_ref().map(|p| p.span().start))
+        }
+    };
+
+    let period = match (replenish_name, &r.period) {
+        ("manual", Some(p)) => {
+            return Err(src.field(
+                what,
+                "period",
+                p,
+                "a manual budget has no period (set replenish = \"periodic\", \"sporadic\" or \"cbs\")",
+            ))
+        }
+        ("manual", None) => Duration::ZERO,
+        (_, Some(p)) => src.positive(what, "period", p)?,
+        (rule, None) => {
+            let at = rule_at.unwrap_or(b.span().start);
+            let how = match server {
+                Some(_) => format!("required by server = \"{}\"", server_name(server)),
+                None => format!("required when replenish = \"{rule}\""),
+            };
+            return Err(src.err(at, format!("{what}field `period`: {how}")));
+        }
+    };
+    let replenish = match replenish_name {
+        "periodic" => Replenishment::Periodic { period },
+        "sporadic" => Replenishment::Sporadic { period },
+        "cbs" => Replenishment::ConstantBandwidth { period },
+        _ => Replenishment::Manual,
+    };
+
+    let action = match (server, &r.action) {
+        (Some(ServerKind::ConstantBandwidth), _) => "notify".to_string(),
+        (Some(_), _) => "suspend".to_string(),
+        (None, None) => "notify".to_string(),
+        (None, Some(a)) => {
+            let name = a.get_ref().as_str();
+            if budget_action(name).is_none() {
+                return Err(src.field(
+                    what,
+                    "action",
+                    a,
+                    format!("unknown action \"{name}\" (expected one of {})", ACTIONS.join(", ")),
+                ));
+            }
+            // A constant bandwidth server refills the moment it runs out, so nothing would
+            // ever lift a demotion or a suspension: the members would be held for good.
+            if replenish == (Replenishment::ConstantBandwidth { period }) && name != "notify" {
+                return Err(src.field(
+                    what,
+                    "action",
+                    a,
+                    "a constant bandwidth server (replenish = \"cbs\") refills at once and only supports \
+                     action = \"notify\"",
+                ));
+            }
+            name.to_string()
+        }
+    };
+    Ok(BudgetDef { amount, replenish, action, server })
+}
+
+fn server_name(kind: Option<ServerKind>) -> &'static str {
+    match kind {
+        Some(ServerKind::Deferrable) => "deferrable",
+        Some(ServerKind::Sporadic) => "sporadic",
+        Some(ServerKind::ConstantBandwidth) => "cbs",
+        None => "",
+    }
 }
 
 /// SplitMix64 (Steele, Lea and Flood 2014): a tiny, well-mixed generator, so that work ranges
@@ -1050,12 +1473,118 @@ mod tests {
             ("[[timer]]\nevery = \"1ms\"\nat = \"1ms\"\n", 2, "not both"),
             ("[[thread]]\nname = \"a\"\nmax_jobs = 0\n", 3, "max_jobs"),
             ("[runtime]\ncpus = 0\n", 2, "field `cpus`"),
+            ("[runtime]\naccounting = \"some\"\n", 2, "field `accounting`"),
+            ("[[thread]]\nname = \"a\"\nforever = true\nsteps = [{ yield = true }]\n", 3, "field `forever`"),
         ];
         for &(text, line, needle) in cases {
             let e = error(text);
             assert_eq!(e.line, Some(line), "{text:?} -> {e}");
             assert!(e.message.contains(needle), "{text:?} -> {e}");
         }
+    }
+
+    /// Two threads, then `extra` (set tables).
+    fn set_error(extra: &str) -> ScenarioError {
+        error(&format!("[[thread]]\nname = \"a\"\n[[thread]]\nname = \"b\"\n{extra}"))
+    }
+
+    #[test]
+    fn set_checks_name_line_and_field() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("[[set]]\nname = \"s\"\nmembers = [\"a\",\n  \"ghost\"]\n", 8, "field `members`: no thread named \"ghost\""),
+            ("[[set]]\nname = \"s\"\nmembers = [\"a\", \"a\"]\n", 7, "listed twice"),
+            (
+                "[[set]]\nname = \"s\"\nmembers = [\"a\"]\n[[set]]\nname = \"t\"\nmembers = [\"b\", \"a\"]\n",
+                10,
+                "set \"t\": field `members`: thread \"a\" is already in set \"s\" (line 5)",
+            ),
+            (
+                "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nreplenish = \"periodic\"\n",
+                8,
+                "field `period`: required when replenish = \"periodic\"",
+            ),
+            ("[[set]]\nname = \"s\"\nbudget = \"2ms\"\nserver = \"cbs\"\n", 8, "field `period`: required by server"),
+            (
+                "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nperiod = \"5ms\"\nserver = \"sporadic\"\nreplenish = \"periodic\"\n",
+                10,
+                "field `replenish`: give either `server` or `replenish`/`action`",
+            ),
+            (
+                "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nperiod = \"5ms\"\nserver = \"deferrable\"\naction = \"kill\"\n",
+                10,
+                "field `action`: give either",
+            ),
+            ("[[set]]\nname = \"s\"\nbudget = \"2ms\"\naction = \"explode\"\n", 8, "unknown action \"explode\""),
+            ("[[set]]\nname = \"s\"\nbudget = \"2ms\"\nserver = \"polling\"\n", 8, "unknown server"),
+            ("[[set]]\nname = \"s\"\nbudget = \"2ms\"\nreplenish = \"weekly\"\n", 8, "unknown replenishment"),
+            (
+                "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nreplenish = \"periodic\"\nperiod = \"0ms\"\n",
+                9,
+                "field `period`: must be positive",
+            ),
+            ("[[set]]\nname = \"s\"\nbudget = \"2ms\"\nperiod = \"5ms\"\n", 8, "a manual budget has no period"),
+            ("[[set]]\nname = \"s\"\nbudget = \"0ms\"\n", 7, "field `budget`: must be positive"),
+            ("[[set]]\nname = \"s\"\naction = \"kill\"\n", 7, "field `action`: only applies with a `budget`"),
+            (
+                "[[set]]\nname = \"s\"\nbudget = \"1ms\"\nreplenish = \"cbs\"\nperiod = \"4ms\"\naction = \"demote\"\n",
+                10,
+                "only supports action = \"notify\"",
+            ),
+            ("[[set]]\nname = \"s\"\ncpu = 1\n", 7, "field `cpu`"),
+            ("[[set]]\nname = \"s\"\n[[set]]\nname = \"s\"\n", 8, "duplicate set name (first used at line 5)"),
+            ("[[set]]\nname = \"s\"\nbugdet = \"1ms\"\n", 7, "set \"s\": unknown field `bugdet`"),
+            (
+                "[runtime]\naccounting = \"thread\"\n[[set]]\nname = \"s\"\nbudget = \"1ms\"\n",
+                6,
+                "field `accounting`: set \"s\" (line 7) has a budget",
+            ),
+        ];
+        for &(extra, line, needle) in cases {
+            let e = set_error(extra);
+            assert_eq!(e.line, Some(line), "{extra:?} -> {e}");
+            assert!(e.message.contains(needle), "{extra:?} -> {e}");
+            assert!(e.message.starts_with("set \"") || e.message.starts_with("[runtime]"), "{extra:?} -> {e}");
+        }
+    }
+
+    #[test]
+    fn sets_budgets_and_servers() {
+        let s = Scenario::parse(
+            "s.toml",
+            "[runtime]\naccounting = \"group\"\n[[thread]]\nname = \"a\"\nforever = true\nsteps = [{ work = \"1ms\" }]\n\
+             [[thread]]\nname = \"b\"\n[[set]]\nname = \"box\"\nmembers = [\"a\"]\nbudget = \"2ms\"\n\
+             replenish = \"sporadic\"\nperiod = \"10ms\"\naction = \"kill\"\n[[set]]\nname = \"srv\"\n\
+             members = [\"b\"]\nbudget = \"1ms\"\nperiod = \"4ms\"\nserver = \"cbs\"\n[[set]]\nname = \"plain\"\n",
+        )
+        .unwrap();
+        assert!(s.threads[0].forever && !s.threads[1].forever);
+        assert!(s.never_ends(), "a runaway never ends");
+        assert_eq!(s.sets.len(), 3);
+        assert_eq!((s.sets[0].line, s.sets[0].cpu, s.sets[0].members.clone()), (9, 0, vec![0]));
+        let b = s.sets[0].budget.as_ref().unwrap();
+        assert_eq!(
+            (b.amount, b.replenish, b.action.as_str(), b.server),
+            (ms(2), Replenishment::Sporadic { period: ms(10) }, "kill", None)
+        );
+        assert_eq!(b.budget().action_name(), "kill");
+        let c = s.sets[1].budget.as_ref().unwrap();
+        assert_eq!(c.server, Some(ServerKind::ConstantBandwidth));
+        assert_eq!(c.budget().replenishment(), Replenishment::ConstantBandwidth { period: ms(4) });
+        assert!(s.sets[2].budget.is_none() && s.sets[2].members.is_empty());
+        let d = Scenario::parse(
+            "d.toml",
+            "[[set]]\nname = \"d\"\nbudget = \"2ms\"\nperiod = \"10ms\"\nserver = \"deferrable\"\n",
+        )
+        .unwrap();
+        let b = d.sets[0].budget.as_ref().unwrap().budget();
+        assert_eq!((b.replenishment(), b.action_name()), (Replenishment::Periodic { period: ms(10) }, "suspend"));
+    }
+
+    #[test]
+    fn accounting_reaches_the_config() {
+        let s = Scenario::parse("s.toml", "[runtime]\naccounting = \"off\"\n[[set]]\nname = \"x\"\n").unwrap();
+        assert_eq!(s.accounting, Accounting::Off);
+        assert_eq!(Scenario::parse("s.toml", "").unwrap().accounting, Accounting::Group);
     }
 
     #[test]
@@ -1106,6 +1635,29 @@ mod tests {
     fn sporadic_timer_releases_the_handler() {
         let out = simulate(&example("sporadic-timer.toml"));
         assert!(out.thread_named("handler").unwrap().stats.completed > 0);
+    }
+
+    #[test]
+    fn temporal_isolation_caps_the_runaway() {
+        let out = simulate(&example("temporal-isolation.toml"));
+        assert_eq!(out.total_misses(), 0);
+        assert_eq!(out.thread_named("runaway").unwrap().stats.cpu_time, ms(40));
+        assert_eq!((out.sets[0].name.as_str(), out.sets[0].cpu_time, out.sets[0].exhaustions), ("sandbox", ms(40), 20));
+    }
+
+    #[test]
+    fn sporadic_server_serves_the_requests() {
+        let out = simulate(&example("servers.toml"));
+        assert_eq!(out.total_misses(), 0);
+        let requests = out.thread_named("requests").unwrap().stats;
+        assert_eq!((requests.completed, requests.response_max), (2, Some(ms(6))));
+        // Swapping the server for a deferrable one shortens the first response to 4 ms.
+        let mut s = example("servers.toml");
+        let b = s.sets[0].budget.as_mut().unwrap();
+        b.server = Some(ServerKind::Deferrable);
+        b.replenish = Replenishment::Periodic { period: ms(5) };
+        let out = simulate(&s);
+        assert_eq!(out.thread_named("requests").unwrap().stats.response_min, Some(ms(4)));
     }
 
     #[test]

@@ -23,6 +23,11 @@ fn positive(m: &Value, key: &str) -> f64 {
     x
 }
 
+/// The ratio is rounded to three decimals from the printed (rounded) times.
+fn assert_ratio(name: &str, ratio: f64, expect: f64) {
+    assert!((ratio - expect).abs() <= 1e-3 + 1e-6 * expect, "{name}: ratio {ratio} != {expect}");
+}
+
 #[test]
 fn quick_json_has_every_metric_with_consistent_numbers() {
     let v = bench_json();
@@ -31,20 +36,32 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
         metrics.iter().find(|m| m["name"] == name).unwrap_or_else(|| panic!("metric `{name}` missing from {v}"))
     };
 
-    for name in ["switch.roundtrip", "switch.roundtrip.channel", "spawn"] {
+    // Speed-ups: ratio = peer_ns / tempi_ns.
+    for name in ["switch.roundtrip", "switch.roundtrip.channel", "budget.notify", "spawn"] {
         let m = find(name);
         let tempi = positive(m, "tempi_ns");
         let peer = positive(m, "peer_ns");
         let ratio = positive(m, "ratio");
         assert!(m["peer"].as_str().is_some_and(|s| !s.is_empty()), "{name}: no peer description");
-        // The ratio is rounded to three decimals from the printed (rounded) times.
-        let expect = peer / tempi;
-        assert!(
-            (ratio - expect).abs() <= 1e-3 + 1e-6 * expect,
-            "{name}: ratio {ratio} != peer_ns / tempi_ns = {expect}"
-        );
+        assert_ratio(name, ratio, peer / tempi);
     }
     assert_eq!(find("switch.roundtrip")["peer"], "os-thread condvar handoff, same CPU");
+    assert!(find("budget.notify")["note"].as_str().is_some_and(|n| n.contains("overshoot")));
+
+    // Overheads: ratio = tempi_ns / peer_ns, the peer being the same round trip without
+    // accounting, so every variant has the same peer time.
+    let mut off = Vec::new();
+    for name in ["switch.accounting.thread", "switch.accounting.group", "switch.accounting.budget"] {
+        let m = find(name);
+        let with = positive(m, "tempi_ns");
+        let without = positive(m, "peer_ns");
+        let ratio = positive(m, "ratio");
+        assert_eq!(m["peer"], "same round trip, accounting off", "{name}: peer");
+        assert_ratio(name, ratio, with / without);
+        assert!(m["note"].as_str().is_some_and(|n| n.contains("overhead factor")), "{name}: note");
+        off.push(without);
+    }
+    assert!(off.windows(2).all(|w| w[0] == w[1]), "accounting variants disagree on the baseline: {off:?}");
 
     for (name, unit) in [("sim.events_per_sec", "events/s"), ("sim.jobs_per_sec", "jobs/s")] {
         let m = find(name);

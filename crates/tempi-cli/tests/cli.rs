@@ -1,6 +1,6 @@
 //! End-to-end tests of the `tempi` binary: every example simulates, bad input is reported with
 //! file, line and field and exit code 2, simulations are reproducible, a short real-time run
-//! works.
+//! works, thread sets and budgets show up in the reports with exact values.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,6 +12,8 @@ const EXAMPLES: &[&str] = &[
     "sporadic-timer.toml",
     "miss-policies.toml",
     "two-cpus.toml",
+    "temporal-isolation.toml",
+    "servers.toml",
 ];
 
 fn tempi(args: &[&str]) -> Output {
@@ -114,6 +116,162 @@ fn bad_scenarios_are_input_errors() {
 }
 
 #[test]
+fn bad_sets_are_input_errors() {
+    let threads = "[runtime]\nuntil = \"10ms\"\n[[thread]]\nname = \"a\"\n[[thread]]\nname = \"b\"\n";
+    let bad = |test: &str, set: &str, line: usize, needles: &[&str]| {
+        assert_bad(test, &format!("{threads}{set}"), line, needles);
+    };
+    bad(
+        "set_unknown_member",
+        "[[set]]\nname = \"s\"\nmembers = [\"a\", \"ghost\"]\n",
+        9,
+        &["set \"s\"", "field `members`", "no thread named \"ghost\""],
+    );
+    bad(
+        "set_double_membership",
+        "[[set]]\nname = \"s\"\nmembers = [\"a\"]\n\n[[set]]\nname = \"t\"\nmembers = [\"b\", \"a\"]\n",
+        13,
+        &["set \"t\"", "field `members`", "already in set \"s\" (line 7)"],
+    );
+    bad(
+        "set_budget_without_period",
+        "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nreplenish = \"sporadic\"\n",
+        10,
+        &["set \"s\"", "field `period`", "required"],
+    );
+    bad(
+        "set_server_and_action",
+        "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nperiod = \"10ms\"\nserver = \"deferrable\"\naction = \"kill\"\n",
+        12,
+        &["field `action`", "not both"],
+    );
+    bad(
+        "set_unknown_action",
+        "[[set]]\nname = \"s\"\nbudget = \"2ms\"\naction = \"explode\"\n",
+        10,
+        &["field `action`", "explode", "notify, demote, suspend, kill"],
+    );
+    bad(
+        "set_zero_period",
+        "[[set]]\nname = \"s\"\nbudget = \"2ms\"\nreplenish = \"periodic\"\nperiod = \"0ms\"\n",
+        11,
+        &["field `period`", "must be positive"],
+    );
+    bad("set_unknown_key", "[[set]]\nname = \"s\"\nbugdet = \"2ms\"\n", 9, &["set \"s\"", "bugdet"]);
+    bad(
+        "runaway_without_time",
+        "[[thread]]\nname = \"c\"\nforever = true\nsteps = [{ sleep = \"0ms\" }]\n",
+        9,
+        &["thread \"c\"", "field `forever`"],
+    );
+}
+
+/// Simulate an example with a JSON report and return the parsed report and stdout.
+fn report_of(test: &str, name: &str, extra: &[&str]) -> (serde_json::Value, String) {
+    let dir = scratch(test);
+    let report = dir.join("report.json");
+    let file = example(name);
+    let mut args = vec!["simulate", file.as_str(), "--report", report.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = tempi(&args);
+    assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+    let json = std::fs::read_to_string(&report).unwrap();
+    (serde_json::from_str(&json).unwrap(), text(&out.stdout))
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn temporal_isolation_caps_the_runaway_exactly() {
+    let (v, stdout) = report_of("isolation", "temporal-isolation.toml", &[]);
+    assert!(stdout.contains("total misses: 0"), "{stdout}");
+    for t in v["threads"].as_array().unwrap() {
+        assert_eq!(t["misses"], 0, "{}", t["name"]);
+    }
+    let runaway = &v["threads"][0];
+    assert_eq!((runaway["name"].as_str(), runaway["cpu_time"].as_u64()), (Some("runaway"), Some(40 * MS)));
+    assert_eq!((runaway["completed"].as_u64(), runaway["outcome"].is_null()), (Some(0), true));
+    assert_eq!(v["threads"][1]["completed"], 20);
+    assert_eq!(v["threads"][2]["completed"], 10);
+    // Exactly one set: 2 ms per 10 ms over 200 ms, refilled at 10, 20, ..., 190.
+    let sets = v["sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 1);
+    let sandbox = &sets[0];
+    assert_eq!(sandbox["id"], 0);
+    assert_eq!(sandbox["name"], "sandbox");
+    assert_eq!(sandbox["members"], serde_json::json!(["runaway"]));
+    assert_eq!(sandbox["cpu_time"], 40 * MS);
+    assert_eq!(sandbox["exhaustions"], 20);
+    assert_eq!(sandbox["replenishments"], 19);
+    assert_eq!(sandbox["destroyed"], false);
+    let events = v["budget_events"].as_array().unwrap();
+    assert_eq!(events.len(), 39);
+    // Exhausted at 2 ms past every period boundary, with 2 ms more consumed each time;
+    // refilled to the full 2 ms at each boundary.
+    for (k, e) in events.iter().enumerate() {
+        let n = k as u64 / 2;
+        let expected = if k % 2 == 0 {
+            serde_json::json!({"set": "sandbox", "kind": "exhausted", "time": (10 * n + 2) * MS, "value": 2 * (n + 1) * MS})
+        } else {
+            serde_json::json!({"set": "sandbox", "kind": "replenished", "time": 10 * (n + 1) * MS, "value": 2 * MS})
+        };
+        assert_eq!(e, &expected, "event {k}");
+    }
+    // The summary lists the set.
+    let row = stdout.lines().find(|l| l.starts_with("sandbox")).expect("a row for the set");
+    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["sandbox", "40.000", "20", "19", "runaway"]);
+}
+
+#[test]
+fn servers_example_serves_requests_and_keeps_the_task_on_time() {
+    let (v, _) = report_of("servers", "servers.toml", &[]);
+    let requests = v["threads"].as_array().unwrap().iter().find(|t| t["name"] == "requests").unwrap();
+    // 3 ms each, 2 ms at once, the rest one server period after the activation began.
+    assert_eq!((requests["completed"].as_u64(), requests["response_max"].as_u64()), (Some(2), Some(6 * MS)));
+    assert_eq!(v["threads"][0]["misses"], 0);
+    let server = &v["sets"][0];
+    assert_eq!((server["cpu_time"].as_u64(), server["exhaustions"].as_u64()), (Some(6 * MS), Some(2)));
+    let times: Vec<(String, u64)> = v["budget_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["kind"].as_str().unwrap().to_string(), e["time"].as_u64().unwrap() / MS))
+        .collect();
+    let expected: Vec<(String, u64)> = [
+        ("exhausted", 4),
+        ("replenished", 7),
+        ("replenished", 12),
+        ("exhausted", 23),
+        ("replenished", 26),
+        ("replenished", 31),
+    ]
+    .iter()
+    .map(|&(k, t)| (k.to_string(), t))
+    .collect();
+    assert_eq!(times, expected);
+}
+
+#[test]
+fn killed_runaway_is_reported() {
+    let dir = scratch("killed");
+    let file = dir.join("kill.toml");
+    let body = std::fs::read_to_string(example("temporal-isolation.toml"))
+        .unwrap()
+        .replace("server = \"deferrable\"", "replenish = \"periodic\"\naction = \"kill\"");
+    std::fs::write(&file, body).unwrap();
+    let report = dir.join("report.json");
+    let out = tempi(&["simulate", file.to_str().unwrap(), "--until", "40ms", "--report", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("killed threads (budget exhausted): runaway"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["threads"][0]["outcome"], "killed");
+    assert_eq!(v["threads"][0]["cpu_time"], 2 * MS);
+    // Killed threads leave their set.
+    assert_eq!(v["sets"][0]["members"], serde_json::json!([]));
+}
+
+#[test]
 fn bad_flags_exit_with_2() {
     let out = tempi(&["simulate", &example("rm-textbook.toml"), "--until", "4 ms"]);
     assert_eq!(out.status.code(), Some(2));
@@ -143,7 +301,7 @@ fn help_describes_every_subcommand() {
 #[test]
 fn simulation_is_byte_for_byte_reproducible() {
     let dir = scratch("determinism");
-    for name in ["rm-textbook.toml", "miss-policies.toml"] {
+    for name in ["rm-textbook.toml", "miss-policies.toml", "temporal-isolation.toml"] {
         let mut traces = Vec::new();
         for run in 0..2 {
             let trace = dir.join(format!("{name}-{run}.json"));

@@ -1,14 +1,19 @@
 //! Exporters on virtual-time runs: the JSON report and the Perfetto trace are parsed back and
 //! checked value by value; the SVG chart and the text summary are checked for content and
 //! well-formedness. Odd outcomes (empty, truncated, hand-damaged) must export without panicking.
+//! Thread sets and budgets: exact set figures and budget events in the report, named budget
+//! instants in the Perfetto trace, exhaustion, replenishment and suspension markers in the SVG.
 #![cfg(feature = "export")]
 
 use std::time::Duration;
 
 use serde_json::Value;
 use tempi::clock::VirtualClock;
+use tempi::policy::budget::Kill;
 use tempi::trace::{gantt, perfetto, report, StopReason, TraceKind};
-use tempi::{assign_rate_monotonic, Config, MissPolicy, RunOutcome, Runtime, ThreadSpec, Time, TimerSpec};
+use tempi::{
+    assign_rate_monotonic, Budget, Config, MissPolicy, Replenishment, RunOutcome, Runtime, ThreadSpec, Time, TimerSpec,
+};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -468,4 +473,174 @@ fn export_survives_damaged_outcomes() {
         assert_eq!(w[0].end, w[1].start);
     }
     assert_eq!(segs.last().unwrap().stop, None::<StopReason>);
+}
+
+/// A runaway (never stops computing, highest priority) in a set `sandbox` with 2 ms every
+/// 10 ms, above two periodic threads (C/T = 5/10, 4/20), for 40 ms. `budget` picks the
+/// enforcement.
+fn sandbox_run(budget: Budget) -> RunOutcome {
+    let mut rt = Runtime::simulated(1);
+    let runaway = rt
+        .spawn(ThreadSpec::new("runaway").priority(9), |cx| loop {
+            cx.work(ms(1));
+        })
+        .unwrap();
+    rt.spawn(ThreadSpec::new("control").periodic(ms(10)).priority(5), |cx| cx.work(ms(5))).unwrap();
+    rt.spawn(ThreadSpec::new("logger").periodic(ms(20)).priority(4), |cx| cx.work(ms(4))).unwrap();
+    let set = rt.create_set("sandbox", 0).unwrap();
+    rt.add_to_set(set, runaway).unwrap();
+    rt.set_budget(set, budget).unwrap();
+    rt.run_until(Time::from_millis(40)).unwrap()
+}
+
+fn deferrable_run() -> RunOutcome {
+    sandbox_run(Budget::deferrable_server(ms(2), ms(10)))
+}
+
+fn kill_run() -> RunOutcome {
+    sandbox_run(Budget::new(ms(2)).replenish(Replenishment::Periodic { period: ms(10) }).action(Kill))
+}
+
+#[test]
+fn export_report_sets_and_budget_events_are_exact() {
+    let out = deferrable_run();
+    let v = parse(&report::to_json(&out));
+    assert_eq!(
+        v["sets"],
+        serde_json::json!([{
+            "id": 0,
+            "name": "sandbox",
+            "members": ["runaway"],
+            "cpu_time": 8 * MS,
+            "exhaustions": 4,
+            "replenishments": 3,
+            "destroyed": false
+        }])
+    );
+    let ev = |kind: &str, time: u64, value: u64| serde_json::json!({"set": "sandbox", "kind": kind, "time": time * MS, "value": value * MS});
+    assert_eq!(
+        v["budget_events"],
+        Value::Array(vec![
+            ev("exhausted", 2, 2),
+            ev("replenished", 10, 2),
+            ev("exhausted", 12, 4),
+            ev("replenished", 20, 2),
+            ev("exhausted", 22, 6),
+            ev("replenished", 30, 2),
+            ev("exhausted", 32, 8),
+        ])
+    );
+    assert_eq!(v["threads"][0]["cpu_time"], 8 * MS);
+    assert_eq!(v["threads"][0]["outcome"], Value::Null);
+    // Suspensions are not preemptions.
+    assert_eq!(v["threads"][0]["preemptions"], 0);
+
+    let records = report::budget_events(&out);
+    assert_eq!(records.len(), count(&out, TraceKind::BudgetExhausted) + count(&out, TraceKind::BudgetReplenished));
+    assert!(records.iter().all(|r| r.set == "sandbox" && r.set_index == 0));
+
+    // Runs without sets still report both lists, empty.
+    let v = parse(&report::to_json(&rm_run()));
+    assert_eq!((v["sets"].clone(), v["budget_events"].clone()), (Value::Array(vec![]), Value::Array(vec![])));
+}
+
+#[test]
+fn export_summary_lists_sets_and_killed_threads() {
+    let text = report::summary_text(&deferrable_run());
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("set ")).expect("a set table");
+    assert_eq!(
+        lines[header].split_whitespace().collect::<Vec<_>>(),
+        ["set", "cpu", "time", "exhaustions", "replenishments", "members"]
+    );
+    assert!(lines[header + 1].chars().all(|c| c == '-'));
+    assert_eq!(lines[header + 2].split_whitespace().collect::<Vec<_>>(), ["sandbox", "8.000", "4", "3", "runaway"]);
+    assert!(!text.contains("killed"));
+
+    let text = report::summary_text(&kill_run());
+    assert!(text.contains("killed threads (budget exhausted): runaway\n"), "{text}");
+    // The killed thread has left its set: no members are listed.
+    let row = text.lines().find(|l| l.starts_with("sandbox")).unwrap();
+    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["sandbox", "2.000", "1", "3", "-"]);
+    assert!(!report::summary_text(&rm_run()).contains("exhaustions"));
+}
+
+#[test]
+fn export_report_killed_outcome() {
+    let out = kill_run();
+    let v = parse(&report::to_json(&out));
+    assert_eq!(v["threads"][0]["outcome"], "killed");
+    assert_eq!(v["threads"][0]["cpu_time"], 2 * MS);
+    assert_eq!(v["sets"][0]["members"], Value::Array(vec![]));
+    assert_eq!(v["sets"][0]["exhaustions"], 1);
+    let p = parse(&perfetto::to_json(&out));
+    let exit = p["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == "exit" && e["tid"] == 1).unwrap();
+    assert_eq!((exit["args"]["killed"].as_bool(), exit["args"]["panicked"].as_bool()), (Some(true), Some(false)));
+}
+
+#[test]
+fn export_perfetto_names_budget_events() {
+    let out = deferrable_run();
+    let v = parse(&perfetto::to_json(&out));
+    let events = v["traceEvents"].as_array().unwrap();
+    let budget: Vec<&Value> = events.iter().filter(|e| e["cat"] == "budget").collect();
+    assert_eq!(budget.len(), 7);
+    assert!(budget.iter().all(|e| e["ph"] == "i" && e["pid"] == 0 && e["tid"] == 0 && e["s"] == "t"));
+    let first = budget[0];
+    assert_eq!(first["name"], "budget exhausted: sandbox");
+    assert_eq!(first["ts"].as_f64(), Some(2000.0));
+    assert_eq!(first["args"], serde_json::json!({"set": "sandbox", "set_index": 0, "consumed_ns": 2 * MS}));
+    let second = budget[1];
+    assert_eq!(second["name"], "budget replenished: sandbox");
+    assert_eq!(second["ts"].as_f64(), Some(10_000.0));
+    assert_eq!(second["args"], serde_json::json!({"set": "sandbox", "set_index": 0, "remaining_ns": 2 * MS}));
+    // The track that carries them is named even though no timing event ran.
+    assert_eq!(count(&out, TraceKind::Timer), 0);
+    assert!(events.iter().any(|e| e["ph"] == "M" && e["pid"] == 0 && e["tid"] == 0 && e["args"]["name"] == "timers"));
+    // Suspended segments say so.
+    let suspended: Vec<f64> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["args"]["stop"] == "suspend")
+        .map(|e| e["ts"].as_f64().unwrap() / 1000.0)
+        .collect();
+    assert_eq!(suspended, [0.0, 10.0, 20.0, 30.0]);
+}
+
+#[test]
+fn export_gantt_budget_markers() {
+    let out = deferrable_run();
+    let svg = gantt::to_svg(&out);
+    assert_well_formed(&svg);
+    assert_eq!(svg.matches(r#"class="budget-exhausted""#).count(), 4);
+    assert_eq!(svg.matches(r#"class="budget-replenished""#).count(), 3);
+    assert_eq!(svg.matches(r#"class="suspend""#).count(), 4);
+    // Labels are short, so the plot starts at x = 80 with 1200 px for 40 ms: 30 px per ms.
+    // The runaway's lane is the first (top 36): exhaustion at 2 ms is a bar at x = 140.
+    assert!(svg.contains(
+        r##"<rect class="budget-exhausted" x="138.50" y="38.00" width="3.00" height="26.00" fill="#d00000"><title>budget of set sandbox exhausted at 2.000000ms (consumed 2.000000ms)</title></rect>"##
+    ));
+    assert!(svg.contains(
+        r##"<polygon class="budget-replenished" points="380.00,46.00 384.00,51.00 380.00,56.00 376.00,51.00" fill="#1a9641" stroke="white" stroke-width="1"><title>budget of set sandbox replenished at 10.000000ms (2.000000ms left)</title></polygon>"##
+    ));
+    // The first segment (0-2 ms) ends in a suspension: a pause sign just after it.
+    assert!(svg.contains(
+        r##"<path class="suspend" d="M143.00,46.00 L143.00,56.00 M147.00,46.00 L147.00,56.00" stroke="#5a0000" stroke-width="2"><title>runaway job 0 suspended at 2.000000ms: its set&apos;s budget ran out</title></path>"##
+    ));
+    assert!(svg.contains(">budget exhausted</text>") && svg.contains(">replenished</text>"));
+    assert!(svg.contains(">suspended</text>"));
+    // Budget records carry no thread: they must not open a lane of their own.
+    assert_eq!(svg.matches(r#"text-anchor="end""#).count(), 3);
+    assert!(!svg.contains(">T4294967295</text>"));
+
+    // Killed: the set has no member left, so its markers get a lane named after it.
+    let svg = gantt::to_svg(&kill_run());
+    assert_well_formed(&svg);
+    assert!(svg.contains(">set sandbox</text>"));
+    assert_eq!(svg.matches(r#"class="budget-exhausted""#).count(), 1);
+    assert_eq!(svg.matches(r#"class="budget-replenished""#).count(), 3);
+    assert!(!svg.contains(">suspended</text>"));
+
+    // No sets, no budget legend.
+    let svg = gantt::to_svg(&rm_run());
+    assert!(!svg.contains("budget") && !svg.contains("suspend"));
 }

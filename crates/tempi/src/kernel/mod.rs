@@ -688,8 +688,12 @@ impl<C: Clock> Kernel<C> {
     fn abort_job(&mut self, id: ThreadId) {
         let t = self.tcb(id);
         t.abort_pending = true;
-        t.work_left = 0;
-        t.in_work = false;
+        if t.held.is_empty() {
+            // Cut the current `work` short: the abort lands now. Inside a critical section it
+            // waits for the last unlock instead.
+            t.work_left = 0;
+            t.in_work = false;
+        }
         match t.state {
             // A thread waiting for a lock while holding another is aborted once it has let go.
             State::Blocked(Wait::Lock(_)) if !t.held.is_empty() => {}
@@ -928,8 +932,11 @@ impl<C: Clock> Kernel<C> {
     fn handle(&mut self, c: usize, id: ThreadId, request: Request) {
         match request {
             Request::Work(ns) => {
-                if ns > 0 {
-                    let t = self.tcb(id);
+                let t = self.tcb(id);
+                // An abort or a kill that waited for a critical section to end lands here,
+                // instead of after this demand.
+                let signalled = t.held.is_empty() && (t.abort_pending || t.kill_pending);
+                if ns > 0 && !signalled {
                     t.work_left = ns;
                     t.in_work = true;
                     self.cpus[c].work_mark = self.now;
