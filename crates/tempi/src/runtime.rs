@@ -40,6 +40,32 @@ pub struct Config {
     pub(crate) max_sets: usize,
     pub(crate) accounting: Accounting,
     pub(crate) max_locks: usize,
+    pub(crate) costs: Costs,
+}
+
+/// Simulated overheads, in the cost model of Real-Time Mach's evaluation: CPU time the
+/// runtime charges to a thread for its own operations, on top of its `work`. All zero by
+/// default; set them to reproduce a measured system in virtual time. (In real time they are
+/// spun like `work`, which is rarely what you want.)
+///
+/// ```
+/// use std::time::Duration;
+/// let us = Duration::from_micros;
+/// let costs = tempi::Costs { context_switch: us(50), lock_acquired: us(120), ..Default::default() };
+/// let _ = tempi::Config::new(1).costs(costs);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Costs {
+    /// Charged to a thread when it is dispatched after another thread ran on its CPU.
+    pub context_switch: Duration,
+    /// Charged to a thread when it gets a lock.
+    pub lock_acquired: Duration,
+    /// Charged to a thread when it finds a lock taken, before it waits.
+    pub lock_not_acquired: Duration,
+    /// Charged to a thread when it releases a lock.
+    pub unlock: Duration,
+    /// Charged to a thread whose restartable critical section is aborted, for its recovery.
+    pub abort: Duration,
 }
 
 impl std::fmt::Debug for Config {
@@ -76,6 +102,7 @@ impl Config {
             max_sets: 64,
             accounting: Accounting::Group,
             max_locks: 256,
+            costs: Costs::default(),
         }
     }
     /// Number of CPUs.
@@ -177,6 +204,15 @@ impl Config {
     /// ```
     pub fn max_sets(mut self, n: usize) -> Config {
         self.max_sets = n;
+        self
+    }
+    /// Simulated overheads of context switches and lock operations (default: none).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).costs(tempi::Costs::default());
+    /// ```
+    pub fn costs(mut self, costs: Costs) -> Config {
+        self.costs = costs;
         self
     }
     /// Locks per CPU (default 256).

@@ -152,3 +152,37 @@ fn lock_ceiling_from_declared_users() {
     rt.run().unwrap();
     assert_eq!(*seen.lock().unwrap(), Some(tempi::policy::sched::Urgency::from_priority(7)));
 }
+
+#[test]
+fn lock_simulated_costs_are_charged_as_cpu_time() {
+    let costs = tempi::Costs {
+        context_switch: us(100),
+        lock_acquired: us(20),
+        lock_not_acquired: us(30),
+        unlock: us(10),
+        abort: std::time::Duration::ZERO,
+    };
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(tempi::Config::new(1).costs(costs)).unwrap();
+    let m = Arc::new(rt.create_mutex((), LockSpec::new("m")).unwrap());
+    let m1 = m.clone();
+    rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
+        let _g = m1.lock(cx).unwrap(); // +20 µs
+        cx.work(ms(1));
+    }) // unlock +10 µs
+    .unwrap();
+    let m2 = m.clone();
+    rt.spawn(at_us(500).priority(2), move |cx| {
+        let _g = m2.lock(cx).unwrap(); // refused: +30 µs, waits; later acquired: +20 µs
+        cx.work(ms(1));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    let cpu = |n: usize| out.threads[n].stats.cpu_time;
+    // low: lock 20, work 1000, unlock 10, and two switches back in (at 0.63 after `high`
+    // blocked, at 2.39 after `high` ended): 1230.
+    assert_eq!(cpu(0), us(1_230));
+    // high: switch in at 0.5 (100), refused attempt (30), switch in at 1.26 once the unlock
+    // is paid (100), lock 20, work 1000, unlock 10: 1260.
+    assert_eq!(cpu(1), us(1_260));
+    assert_eq!(out.end, Time::from_micros(2_490));
+}

@@ -141,7 +141,9 @@ impl<C: Clock> Kernel<C> {
         let info = self.info(id);
         let view = self.view(l, id);
         if view.owner.is_none() && self.locks[l].policy.may_acquire(&info, &view) {
+            self.tcb(id).paid_block_cost = false;
             self.grant(id, l);
+            self.charge_overhead(id, self.costs.lock_acquired);
             return Some(Ok(()));
         }
         if try_only {
@@ -166,6 +168,16 @@ impl<C: Clock> Kernel<C> {
         if self.locks[target].policy.detects_deadlock() && self.closes_cycle(id, target) {
             return Some(Err(LockError::Deadlock));
         }
+        let cost = self.costs.lock_not_acquired;
+        if !cost.is_zero() && !self.tcb(id).paid_block_cost {
+            // Spend the cost of the failed attempt first, then ask again (the lock may be free
+            // by then); the second refusal waits without paying twice.
+            self.tcb(id).paid_block_cost = true;
+            self.tcb(id).reply = Some(Reply::LockRetry);
+            self.charge_overhead(id, cost);
+            return None;
+        }
+        self.tcb(id).paid_block_cost = false;
         self.stop_running(c, StopReason::Blocked);
         let t = self.tcb(id);
         t.state = State::Blocked(Wait::Lock(target as u32));

@@ -42,7 +42,7 @@ use self::timers::{TimerKind, TimerQueue};
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
-use crate::runtime::{Config, ThreadStats, ThreadSummary, TimerSpec};
+use crate::runtime::{Config, Costs, ThreadStats, ThreadSummary, TimerSpec};
 use crate::sets::{Accounting, Budget, SetId, SetSummary};
 use crate::sync::{LockId, LockSpec};
 use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, ThreadSpec, Timing};
@@ -75,6 +75,7 @@ pub(crate) struct KernelSeed {
     max_locks: usize,
     lock_base: u32,
     locks_created: u32,
+    costs: Costs,
 }
 
 /// A set operation registered before the run.
@@ -112,6 +113,7 @@ impl KernelSeed {
             max_locks: config.max_locks * cpu_count,
             lock_base: (k * config.max_locks) as u32,
             locks_created: 0,
+            costs: config.costs,
         }
     }
 
@@ -196,6 +198,8 @@ struct Cpu {
     trace: TraceBuffer,
     /// The policy gives time slices (asked once, at start-up).
     sliced: bool,
+    /// The thread that last ran here (context-switch cost).
+    last_ran: Option<ThreadId>,
 }
 
 struct TimingEvent {
@@ -228,6 +232,7 @@ pub(crate) struct Kernel<C: Clock> {
     set_base: u32,
     locks: Vec<locks::LockState>,
     lock_base: u32,
+    costs: Costs,
     accounting: Accounting,
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
     exec_watch: u32,
@@ -242,6 +247,7 @@ impl<C: Clock> Kernel<C> {
             .map(|(i, scheduler)| Cpu {
                 index: seed.first_cpu + i,
                 sliced: scheduler.time_sliced(),
+                last_ran: None,
                 scheduler,
                 current: None,
                 preempt: false,
@@ -282,6 +288,7 @@ impl<C: Clock> Kernel<C> {
             set_base: seed.set_base,
             locks: Vec::with_capacity(seed.max_locks),
             lock_base: seed.lock_base,
+            costs: seed.costs,
             accounting: seed.accounting,
             exec_watch: 0,
         };
@@ -428,6 +435,8 @@ impl<C: Clock> Kernel<C> {
             cpu_timer: None,
             held: Vec::with_capacity(4),
             quiet_reply: false,
+            paid_block_cost: false,
+            pending_unlock: None,
             work_left: 0,
             in_work: false,
             wait_token: 0,
@@ -818,12 +827,34 @@ impl<C: Clock> Kernel<C> {
         cpu.work_mark = now;
         cpu.slice_token += 1;
         let token = cpu.slice_token;
+        let switched = cpu.last_ran.is_some_and(|prev| prev != id);
+        cpu.last_ran = Some(id);
         self.trace_thread(id, TraceKind::Run, 0);
+        if switched {
+            self.charge_overhead(id, self.costs.context_switch);
+        }
         if self.cpus[c].sliced {
             let info = self.info(id);
             if let Some(q) = self.cpus[c].scheduler.time_slice(&info) {
                 self.timers.push(now + q, TimerKind::SliceEnd(c, token));
             }
+        }
+    }
+
+    /// Make a thread spend `cost` of CPU time before its pending reply is delivered: simulated
+    /// runtime overhead, consumed exactly like `work`.
+    pub(crate) fn charge_overhead(&mut self, id: ThreadId, cost: Duration) {
+        if cost.is_zero() {
+            return;
+        }
+        let now = self.now;
+        let t = self.tcb(id);
+        let fresh = t.work_left == 0;
+        t.work_left += crate::time::nanos(cost);
+        t.in_work = true;
+        if fresh && t.state == State::Running {
+            let c = self.cpu_of(id);
+            self.cpus[c].work_mark = now;
         }
     }
 
@@ -889,6 +920,13 @@ impl<C: Clock> Kernel<C> {
     fn resume(&mut self, c: usize, id: ThreadId) {
         let now = self.now;
         let real_clock = self.real_clock.clone();
+        if let Some((lock, poison)) = self.tcb(id).pending_unlock.take() {
+            self.unlock(id, lock, poison);
+            if self.cpus[c].preempt {
+                // A waiter more urgent than this thread takes over first.
+                return;
+            }
+        }
         let i = self.local(id).expect("current thread is live");
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
@@ -992,7 +1030,14 @@ impl<C: Clock> Kernel<C> {
             }
             Request::Unlock { lock, poison } => {
                 self.tcb(id).quiet_reply = true;
-                self.unlock(id, lock, poison);
+                let cost = self.costs.unlock;
+                if cost.is_zero() {
+                    self.unlock(id, lock, poison);
+                } else {
+                    // The unlock takes effect once its cost is paid, before any waiter runs.
+                    self.tcb(id).pending_unlock = Some((lock, poison));
+                    self.charge_overhead(id, cost);
+                }
             }
             Request::ClearPoison(lock) => self.clear_poison(lock),
             Request::Urgency => {

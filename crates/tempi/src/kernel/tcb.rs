@@ -124,6 +124,10 @@ pub(crate) struct Tcb {
     /// The reply to the request just handled must not carry an abort or a kill (an unlock
     /// made from a destructor cannot unwind).
     pub(crate) quiet_reply: bool,
+    /// The cost of a refused lock attempt has been charged; the next refusal waits.
+    pub(crate) paid_block_cost: bool,
+    /// An unlock waiting for its simulated cost to be paid.
+    pub(crate) pending_unlock: Option<(crate::sync::LockId, bool)>,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
