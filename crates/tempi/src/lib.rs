@@ -27,6 +27,7 @@
 //! - [`runtime`]: configuration, spawning, running, results.
 //! - `os`: the operating-system calls a real-time dispatcher makes.
 
+pub mod analysis;
 pub mod clock;
 pub mod error;
 pub mod kernel;

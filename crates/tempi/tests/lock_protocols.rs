@@ -260,3 +260,68 @@ fn lock_pcp_prevents_chained_blocking() {
     assert_eq!(chained("bpi"), 2, "under BPI t3 blocks on A, then again on B");
     assert_eq!(chained("pcp"), 1, "under PCP t3 blocks at most once");
 }
+
+/// `low` runs a 4 ms restartable section from 0 (adding 1), `high` wants the lock at 1
+/// (adding 10).
+fn restartable(protocol: &str, abort_cost: std::time::Duration) -> (RunOutcome, u32) {
+    let costs = tempi::Costs { abort: abort_cost, ..Default::default() };
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(tempi::Config::new(1).costs(costs)).unwrap();
+    let m = Arc::new(rt.create_mutex(0u32, LockSpec::new("shared").protocol(protocol)).unwrap());
+    let m1 = m.clone();
+    rt.spawn(at(0).priority(1), move |cx| {
+        m1.critical(cx, |n| {
+            *n += 1;
+            cx.work(ms(4));
+        })
+        .unwrap();
+    })
+    .unwrap();
+    let m2 = m.clone();
+    rt.spawn(at(1).priority(3), move |cx| {
+        m2.critical(cx, |n| {
+            *n += 10;
+            cx.work(ms(1));
+        })
+        .unwrap();
+    })
+    .unwrap();
+    let m3 = m.clone();
+    let total = Arc::new(StdMutex::new(0));
+    let t = total.clone();
+    rt.spawn(at(10).priority(2), move |cx| *t.lock().unwrap() = *m3.lock(cx).unwrap()).unwrap();
+    let mut out = rt.run().unwrap();
+    for (t, n) in out.threads.iter_mut().zip(["low", "high", "reader"]) {
+        t.name = n.into();
+    }
+    let total = *total.lock().unwrap();
+    (out, total)
+}
+
+#[test]
+fn lock_rcs_restores_the_data_and_restarts_the_holder() {
+    let (out, total) = restartable("rcs", std::time::Duration::ZERO);
+    assert_eq!(
+        segments(&out),
+        [
+            "low:0-1:preempt",
+            "high:1-1:block",
+            "low:1-1:preempt", // recovery: restore the data, release, at high's urgency
+            "high:1-2:exit",
+            "low:2-6:exit", // the section reruns from the start
+            "reader:10-10:exit"
+        ]
+    );
+    assert_eq!(total, 11, "low's first, abandoned increment was undone");
+    // The aborter never waits for the whole section: 1 ms response instead of 4.
+    assert_eq!(high_response(&out), 1);
+    let (bpi, total) = restartable("bpi", std::time::Duration::ZERO);
+    assert_eq!(high_response(&bpi), 4);
+    assert_eq!(total, 11);
+}
+
+#[test]
+fn lock_rcs_charges_the_abort_cost_to_the_recovery() {
+    let (out, _) = restartable("rcs", us(300));
+    assert_eq!(segments(&out)[2], "low:1-1.3:preempt");
+    assert_eq!(out.threads[1].stats.response_max, Some(us(1_300)));
+}

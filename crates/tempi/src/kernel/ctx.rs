@@ -44,6 +44,7 @@ pub(crate) enum Request {
         lock: LockId,
         deadline: Option<Time>,
         try_only: bool,
+        restartable: bool,
     },
     Unlock {
         lock: LockId,
@@ -67,6 +68,8 @@ pub(crate) enum Reply {
     Stop,
     /// The thread is killed: unwind and end as `Killed`.
     Kill,
+    /// Abandon the restartable critical section (RCS): unwind to `Mutex::critical`.
+    Restart,
     Control(Result<ControlValue, Box<Error>>),
     Locked(Result<(), LockError>),
     /// The lock was released while waiting: ask again.
@@ -113,6 +116,8 @@ pub(crate) struct JobAborted;
 pub(crate) struct Shutdown;
 /// Payload of the unwind that ends a killed thread.
 pub(crate) struct Killed;
+/// Payload of the unwind that abandons a restartable critical section.
+pub(crate) struct RestartSection;
 
 /// Operations on thread sets, execution-time clocks and budgets, made from a thread.
 pub(crate) enum ControlOp {
@@ -181,6 +186,7 @@ impl<'a> Ctx<'a> {
             Reply::Abort => resume_unwind(Box::new(JobAborted)),
             Reply::Stop => resume_unwind(Box::new(Shutdown)),
             Reply::Kill => resume_unwind(Box::new(Killed)),
+            Reply::Restart => resume_unwind(Box::new(RestartSection)),
             other => other,
         }
     }
@@ -335,10 +341,16 @@ impl<'a> Ctx<'a> {
         self.call(Request::SetPriority(priority));
     }
 
-    pub(crate) fn lock_raw(&self, lock: LockId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
+    pub(crate) fn lock_raw(
+        &self,
+        lock: LockId,
+        timeout: Option<Duration>,
+        try_only: bool,
+        restartable: bool,
+    ) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
         loop {
-            match self.call(Request::Lock { lock, deadline, try_only }) {
+            match self.call(Request::Lock { lock, deadline, try_only, restartable }) {
                 Reply::Locked(r) => return r,
                 Reply::LockRetry => continue,
                 _ => unreachable!("the kernel answers a lock request with Locked or LockRetry"),
@@ -763,8 +775,25 @@ enum JobEnd {
     Shutdown,
 }
 
+/// Whether an unwind payload is the restart of a critical section.
+pub(crate) fn is_restart(payload: &(dyn Any + Send)) -> bool {
+    payload.is::<RestartSection>()
+}
+
+/// Whether an unwind payload is a genuine panic (not one of the runtime's own unwinds).
+pub(crate) fn is_panic(payload: &(dyn Any + Send)) -> bool {
+    !(payload.is::<JobAborted>()
+        || payload.is::<Shutdown>()
+        || payload.is::<Killed>()
+        || payload.is::<RestartSection>())
+}
+
 fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
     if payload.is::<JobAborted>() {
+        JobEnd::Aborted
+    } else if payload.is::<RestartSection>() {
+        // Only delivered inside `Mutex::critical`, which catches it; one that escapes (the
+        // section was left some other way) ends the job like an abort.
         JobEnd::Aborted
     } else if payload.is::<Killed>() {
         JobEnd::Killed

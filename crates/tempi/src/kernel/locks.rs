@@ -35,6 +35,8 @@ pub(crate) struct LockState {
     owner: Option<ThreadId>,
     waiters: Vec<ThreadId>,
     poisoned: bool,
+    /// The owner entered through `Mutex::critical`: its section may be restarted.
+    restartable: bool,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -85,6 +87,7 @@ impl<C: Clock> Kernel<C> {
             owner: None,
             waiters: Vec::with_capacity(cap),
             poisoned: false,
+            restartable: false,
         });
         Ok(id)
     }
@@ -124,6 +127,7 @@ impl<C: Clock> Kernel<C> {
         lock: LockId,
         deadline: Option<Time>,
         try_only: bool,
+        restartable: bool,
     ) -> Option<Result<(), LockError>> {
         let l = match self.lock_local(lock) {
             Ok(l) => l,
@@ -143,6 +147,7 @@ impl<C: Clock> Kernel<C> {
         if view.owner.is_none() && self.locks[l].policy.may_acquire(&info, &view) {
             self.tcb(id).paid_block_cost = false;
             self.grant(id, l);
+            self.locks[l].restartable = restartable;
             self.charge_overhead(id, self.costs.lock_acquired);
             return Some(Ok(()));
         }
@@ -178,6 +183,9 @@ impl<C: Clock> Kernel<C> {
             return None;
         }
         self.tcb(id).paid_block_cost = false;
+        if target == l {
+            self.maybe_abort_owner(id, l);
+        }
         self.stop_running(c, StopReason::Blocked);
         let t = self.tcb(id);
         t.state = State::Blocked(Wait::Lock(target as u32));
@@ -192,6 +200,28 @@ impl<C: Clock> Kernel<C> {
             self.recompute_lent(owner);
         }
         None
+    }
+
+    /// RCS: abort the owner's restartable section if the policy says so and the owner is
+    /// preempted (not waiting inside its section, where it cannot unwind now).
+    fn maybe_abort_owner(&mut self, requester: ThreadId, l: usize) {
+        let Some(owner) = self.locks[l].owner else { return };
+        if !self.locks[l].restartable {
+            return;
+        }
+        let o = self.tcb(owner);
+        if o.state != State::Ready || o.restart_pending || o.held.last() != Some(&(l as u32)) {
+            return;
+        }
+        let (req, own) = (self.info(requester), self.info(owner));
+        if !self.locks[l].policy.aborts_owner(&req, &own) {
+            return;
+        }
+        let o = self.tcb(owner);
+        o.restart_pending = true;
+        o.work_left = 0;
+        o.in_work = false;
+        self.charge_overhead(owner, self.costs.abort);
     }
 
     /// Whether `id` waiting on lock `l` would close a cycle of owners waiting for each other.

@@ -29,6 +29,7 @@ mod tcb;
 mod timers;
 
 pub(crate) use ctx::Body;
+pub(crate) use ctx::{is_panic, is_restart};
 pub use ctx::{Ctx, EventCtx, JobInfo};
 
 use std::time::Duration;
@@ -437,6 +438,7 @@ impl<C: Clock> Kernel<C> {
             quiet_reply: false,
             paid_block_cost: false,
             pending_unlock: None,
+            restart_pending: false,
             work_left: 0,
             in_work: false,
             wait_token: 0,
@@ -934,7 +936,10 @@ impl<C: Clock> Kernel<C> {
         // Aborts and kills wait for the thread's last lock to be released, and never ride on
         // the answer to an unlock (it comes back into a destructor).
         let boundary = t.held.is_empty() && !std::mem::take(&mut t.quiet_reply);
-        if boundary && t.kill_pending {
+        if t.restart_pending {
+            t.restart_pending = false;
+            reply = Reply::Restart;
+        } else if boundary && t.kill_pending {
             reply = Reply::Kill;
         } else if boundary && t.abort_pending {
             t.abort_pending = false;
@@ -1023,8 +1028,8 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).reply = Some(Reply::Released(r.map_err(Box::new)));
             }
             Request::JobDone { aborted } => self.job_done(c, id, aborted),
-            Request::Lock { lock, deadline, try_only } => {
-                if let Some(r) = self.lock_request(c, id, lock, deadline, try_only) {
+            Request::Lock { lock, deadline, try_only, restartable } => {
+                if let Some(r) = self.lock_request(c, id, lock, deadline, try_only, restartable) {
                     self.tcb(id).reply = Some(Reply::Locked(r));
                 }
             }

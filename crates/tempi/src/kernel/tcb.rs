@@ -128,6 +128,8 @@ pub(crate) struct Tcb {
     pub(crate) paid_block_cost: bool,
     /// An unlock waiting for its simulated cost to be paid.
     pub(crate) pending_unlock: Option<(crate::sync::LockId, bool)>,
+    /// Its restartable critical section was aborted (RCS): unwind it at the next resume.
+    pub(crate) restart_pending: bool,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).

@@ -247,6 +247,53 @@ impl<T> Mutex<T> {
         MutexGuard { id: self.id, cx, data: Some(data) }
     }
 
+    /// Run `section` on the data under the lock, as a *restartable* critical section: under
+    /// the RCS protocol a more urgent thread that wants the lock while this one is preempted
+    /// inside `section` aborts it; the data is put back as it was on entry (a clone taken
+    /// then), the lock is released, and `section` runs again from the start once the lock is
+    /// free. Under the other protocols this is plainly lock, run, unlock. `section` must
+    /// therefore have no effect outside the data that it cannot repeat.
+    ///
+    /// A panic inside `section` releases the lock and marks it poisoned.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex(0u32, tempi::sync::LockSpec::new("m").protocol("rcs")).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| {
+    ///     let n = m.critical(cx, |n| { *n += 1; *n }).unwrap();
+    ///     assert_eq!(n, 1);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn critical<R>(&self, cx: &Ctx<'_>, mut section: impl FnMut(&mut T) -> R) -> Result<R, LockError>
+    where
+        T: Clone,
+    {
+        loop {
+            cx.lock_raw(self.id, None, false, true)?;
+            let mut data = self.data.lock().unwrap_or_else(|e| e.into_inner());
+            let snapshot = data.clone();
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| section(&mut data)));
+            match outcome {
+                Ok(r) => {
+                    drop(data);
+                    cx.unlock_raw(self.id, false);
+                    return Ok(r);
+                }
+                Err(payload) if crate::kernel::is_restart(&*payload) => {
+                    *data = snapshot;
+                    drop(data);
+                    cx.unlock_raw(self.id, false);
+                }
+                Err(payload) => {
+                    drop(data);
+                    cx.unlock_raw(self.id, crate::kernel::is_panic(&*payload));
+                    std::panic::resume_unwind(payload);
+                }
+            }
+        }
+    }
+
     /// Lock, waiting as long as it takes (under the lock's protocol).
     ///
     /// ```
@@ -256,7 +303,7 @@ impl<T> Mutex<T> {
     /// rt.run().unwrap();
     /// ```
     pub fn lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
-        cx.lock_raw(self.id, None, false)?;
+        cx.lock_raw(self.id, None, false, false)?;
         Ok(self.guard(cx))
     }
 
@@ -270,7 +317,7 @@ impl<T> Mutex<T> {
     /// rt.run().unwrap();
     /// ```
     pub fn lock_timeout<'a>(&'a self, cx: &'a Ctx<'a>, timeout: Duration) -> Result<MutexGuard<'a, T>, LockError> {
-        cx.lock_raw(self.id, Some(timeout), false)?;
+        cx.lock_raw(self.id, Some(timeout), false, false)?;
         Ok(self.guard(cx))
     }
 
@@ -287,7 +334,7 @@ impl<T> Mutex<T> {
     /// rt.run().unwrap();
     /// ```
     pub fn try_lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
-        cx.lock_raw(self.id, None, true)?;
+        cx.lock_raw(self.id, None, true, false)?;
         Ok(self.guard(cx))
     }
 

@@ -9,23 +9,27 @@
 //! | acquire | may the requester take the free lock now? ([`LockPolicy::may_acquire`]) | yes | yes | yes | only above the system ceiling | yes |
 //! | while held | at what urgency does the owner run at least? ([`LockPolicy::holding_urgency`]) | above everything | — | — | — | the ceiling |
 //! | conflict | do waiters lend their urgency to the owner? ([`LockPolicy::inherits`]) | — | no | yes, transitively | yes | — |
+//! | conflict | abort a preempted owner's restartable section? ([`LockPolicy::aborts_owner`]) | — | — | — | — | — |
 //! | unlock | who gets the lock? | the most urgent waiter runs first and takes it (waiters are woken in urgency order) ||||||
 //!
 //! Built-in policies, one per file: [`KernelizedMonitor`], [`BasicPriority`],
-//! [`PriorityInheritance`], [`PriorityCeiling`], [`ImmediateCeiling`]. The restartable critical
-//! section protocol (RCS) is not built yet.
+//! [`PriorityInheritance`], [`PriorityCeiling`], [`ImmediateCeiling`], [`Restartable`] (RCS:
+//! yes to the last question when the requester is more urgent, and inheritance during the
+//! owner's recovery).
 
 mod basic_priority;
 mod ceiling;
 mod immediate_ceiling;
 mod inheritance;
 mod kernelized_monitor;
+mod restartable;
 
 pub use basic_priority::BasicPriority;
 pub use ceiling::PriorityCeiling;
 pub use immediate_ceiling::ImmediateCeiling;
 pub use inheritance::PriorityInheritance;
 pub use kernelized_monitor::KernelizedMonitor;
+pub use restartable::Restartable;
 
 use crate::policy::sched::{SchedInfo, Urgency};
 
@@ -70,6 +74,14 @@ pub trait LockPolicy: Send {
         false
     }
 
+    /// The lock is held by `owner`, preempted inside a restartable critical section
+    /// ([`crate::sync::Mutex::critical`]), and `requester` asks for it: abort the owner's
+    /// section (its data is restored and it reruns later) instead of waiting for it? Default:
+    /// no.
+    fn aborts_owner(&self, _requester: &SchedInfo, _owner: &SchedInfo) -> bool {
+        false
+    }
+
     /// Whether the lock must have a ceiling (declared or computed from its users); creating
     /// it without one is an error. Default: no.
     fn needs_ceiling(&self) -> bool {
@@ -88,9 +100,10 @@ pub trait LockPolicy: Send {
 /// ```
 /// assert!(tempi::policy::lock::NAMES.contains(&"pcp"));
 /// ```
-pub const NAMES: &[&str] = &["km", "bp", "bpi", "pcp", "srp"];
+pub const NAMES: &[&str] = &["km", "bp", "bpi", "pcp", "srp", "rcs"];
 
-/// A built-in protocol by registry name: `km`, `bp`, `bpi`, `pcp`, `srp` (also `icpp`).
+/// A built-in protocol by registry name: `km`, `bp`, `bpi`, `pcp`, `srp` (also `icpp`),
+/// `rcs`.
 ///
 /// ```
 /// assert_eq!(tempi::policy::lock::by_name("bpi").unwrap().name(), "bpi");
@@ -103,6 +116,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn LockPolicy>> {
         "bpi" | "pi" => Box::new(PriorityInheritance),
         "pcp" => Box::new(PriorityCeiling),
         "srp" | "icpp" => Box::new(ImmediateCeiling),
+        "rcs" => Box::new(Restartable),
         _ => return None,
     })
 }

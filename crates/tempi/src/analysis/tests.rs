@@ -1,0 +1,208 @@
+//! Worked examples with numbers checked by hand.
+
+use super::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Three tasks, two resources: R1 shared by t1 and t3, R2 by t2 and t3.
+/// Ceilings: R1 = 3 (t1), R2 = 2 (t2).
+fn three_tasks(protocol: Protocol) -> TaskSet {
+    let mut ts = TaskSet::new();
+    let r1 = ts.add_resource(Resource::new("R1", protocol));
+    let r2 = ts.add_resource(Resource::new("R2", protocol));
+    ts.add_task(Task::new("t1", ms(2), ms(10)).priority(3).section(r1, ms(1)));
+    ts.add_task(Task::new("t2", ms(3), ms(15)).priority(2).section(r2, ms(2)));
+    ts.add_task(Task::new("t3", ms(5), ms(30)).priority(1).section(r1, ms(3)).section(r2, ms(2)));
+    ts
+}
+
+#[test]
+fn ceilings_are_computed_from_users() {
+    let ts = three_tasks(Protocol::Pcp);
+    assert_eq!((ts.ceiling(0), ts.ceiling(1)), (Some(3), Some(2)));
+    assert_eq!(ts.validate(), Ok(()));
+}
+
+#[test]
+fn pcp_and_srp_block_for_one_section() {
+    for p in [Protocol::Pcp, Protocol::Srp] {
+        let ts = three_tasks(p);
+        // t1: t3's section on R1 (ceiling 3). t2: t3's longest on R1 or R2 (both ceilings >= 2).
+        assert_eq!((0..3).map(|i| ts.blocking(i)).collect::<Vec<_>>(), [Some(ms(3)), Some(ms(3)), Some(ms(0))]);
+    }
+}
+
+#[test]
+fn pcp_response_times_by_hand() {
+    let ts = three_tasks(Protocol::Pcp);
+    // R1 = 2 + 3 = 5. R2 = 3 + 3 + ceil(R/10)*2 = 8. R3 = 5 + ceil(R/10)*2 + ceil(R/15)*3 = 10.
+    assert_eq!(ts.response_times(), [Response::Bounded(ms(5)), Response::Bounded(ms(8)), Response::Bounded(ms(10))]);
+    let ll = ts.liu_layland().unwrap();
+    let loads: Vec<f64> = ll.rows.iter().map(|r| r.load.unwrap()).collect();
+    // 0.2 + 0.3; 0.2 + 0.2 + 0.2; 0.2 + 0.2 + 1/6.
+    assert!(
+        (loads[0] - 0.5).abs() < 1e-9 && (loads[1] - 0.6).abs() < 1e-9 && (loads[2] - (0.4 + 1.0 / 6.0)).abs() < 1e-9
+    );
+    assert!((ll.rows[1].bound - 0.828427).abs() < 1e-6 && (ll.rows[2].bound - 0.779763).abs() < 1e-6);
+    assert!(ll.passed && ts.analyze().schedulable);
+}
+
+#[test]
+fn inheritance_takes_the_smaller_of_its_two_bounds() {
+    // One resource, two lower users: blocked at most once (by resource), not twice (by task).
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("R", Protocol::Bpi));
+    ts.add_task(Task::new("h", ms(1), ms(20)).priority(3).section(r, ms(1)));
+    ts.add_task(Task::new("m", ms(3), ms(40)).priority(2).section(r, ms(2)));
+    ts.add_task(Task::new("l", ms(5), ms(80)).priority(1).section(r, ms(4)));
+    assert_eq!(ts.blocking(0), Some(ms(4)));
+    // m: only l is lower; R's ceiling (3) >= 2, so l's section counts.
+    assert_eq!(ts.blocking(1), Some(ms(4)));
+    // Two resources, one lower task: blocked at most once (by task).
+    let mut ts = TaskSet::new();
+    let a = ts.add_resource(Resource::new("A", Protocol::Bpi));
+    let b = ts.add_resource(Resource::new("B", Protocol::Bpi));
+    ts.add_task(Task::new("h", ms(2), ms(20)).priority(2).section(a, ms(1)).section(b, ms(1)));
+    ts.add_task(Task::new("l", ms(5), ms(80)).priority(1).section(a, ms(2)).section(b, ms(3)));
+    assert_eq!(ts.blocking_under(0, Protocol::Bpi), Some(ms(3)));
+}
+
+#[test]
+fn bpi_sums_across_tasks_where_pcp_takes_one() {
+    let ts = three_tasks(Protocol::Bpi);
+    // t2: only t3 is lower; its longest section on a resource with ceiling >= 2 is 3.
+    assert_eq!(ts.blocking(1), Some(ms(3)));
+    let mut ts = TaskSet::new();
+    let a = ts.add_resource(Resource::new("A", Protocol::Bpi));
+    let b = ts.add_resource(Resource::new("B", Protocol::Bpi));
+    ts.add_task(Task::new("h", ms(2), ms(10)).priority(3).section(a, ms(1)).section(b, ms(1)));
+    ts.add_task(Task::new("m", ms(3), ms(20)).priority(2).section(a, ms(2)));
+    ts.add_task(Task::new("l", ms(4), ms(40)).priority(1).section(b, ms(3)));
+    assert_eq!(ts.blocking_under(0, Protocol::Bpi), Some(ms(5)));
+    assert_eq!(ts.blocking_under(0, Protocol::Pcp), Some(ms(3)));
+    // Push-through: m never locks B, but l may run B at h's priority: blocks m under BPI.
+    assert_eq!(ts.blocking_under(1, Protocol::Bpi), Some(ms(3)));
+}
+
+#[test]
+fn kernelized_monitor_blocks_everyone_by_the_longest_lower_section() {
+    let ts = three_tasks(Protocol::Km);
+    assert_eq!(ts.blocking(0), Some(ms(3)));
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("R", Protocol::Km));
+    ts.add_task(Task::new("free", ms(1), ms(5)).priority(3));
+    ts.add_task(Task::new("a", ms(2), ms(10)).priority(2).section(r, ms(1)));
+    ts.add_task(Task::new("b", ms(3), ms(20)).priority(1).section(r, ms(2)));
+    // `free` never locks, yet b's non-preemptable section delays it.
+    assert_eq!(ts.blocking(0), Some(ms(2)));
+    assert_eq!(ts.blocking_under(0, Protocol::Pcp), Some(ms(0)));
+}
+
+#[test]
+fn basic_priority_is_unbounded_only_with_a_task_in_between() {
+    // Tokuda and Nakajima's Benchmark-1 shape: A and D share a lock, B and C are in between.
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("obj", Protocol::Bp));
+    ts.add_task(Task::new("A", ms(10), ms(100)).priority(4).section(r, ms(10)));
+    ts.add_task(Task::new("B", ms(50), ms(300)).priority(3));
+    ts.add_task(Task::new("C", ms(60), ms(400)).priority(2));
+    ts.add_task(Task::new("D", ms(30), ms(1000)).priority(1).section(r, ms(30)));
+    assert_eq!(ts.blocking(0), None);
+    assert_eq!(ts.response_time(0), Response::Unbounded);
+    assert_eq!(ts.liu_layland().unwrap().rows[0].load, None);
+    for p in [Protocol::Bpi, Protocol::Pcp, Protocol::Srp, Protocol::Km] {
+        assert_eq!(ts.blocking_under(0, p), Some(ms(30)), "{p}");
+    }
+    // B does not lock, but D's section can run at A's priority (bpi, pcp) or at the ceiling.
+    assert_eq!(ts.blocking_under(1, Protocol::Bpi), Some(ms(30)));
+    // Under bp, B is never blocked: it does not want the lock and nothing is inherited.
+    assert_eq!(ts.blocking_under(1, Protocol::Bp), Some(ms(0)));
+    // Two tasks only: no one in between, the inversion is one section.
+    let mut two = TaskSet::new();
+    two.add_resource(Resource::new("obj", Protocol::Bp));
+    two.add_task(Task::new("A", ms(20), ms(100)).priority(2).section(0, ms(5)));
+    two.add_task(Task::new("B", ms(50), ms(200)).priority(1).section(0, ms(40)));
+    assert_eq!(two.blocking(0), Some(ms(40)));
+}
+
+#[test]
+fn restartable_sections_cost_the_restart_not_the_section() {
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("obj", Protocol::Rcs).restart_cost(Duration::from_micros(816)));
+    ts.add_task(Task::new("A", ms(10), ms(100)).priority(2).section(r, ms(10)));
+    ts.add_task(Task::new("D", ms(30), ms(1000)).priority(1).section(r, ms(30)));
+    assert_eq!(ts.blocking(0), Some(Duration::from_micros(816)));
+    assert_eq!(ts.blocking(1), Some(ms(0)));
+    // D may redo its 30 ms section (plus the restart) once per job of A in its window:
+    // R = 30 + ceil(R/100) * (10 + 30.816) = 70.816.
+    assert_eq!(ts.response_time(1), Response::Bounded(Duration::from_micros(70_816)));
+}
+
+#[test]
+fn textbook_response_times_without_resources() {
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("t1", ms(1), ms(4)).priority(3));
+    ts.add_task(Task::new("t2", ms(2), ms(6)).priority(2));
+    ts.add_task(Task::new("t3", ms(3), ms(13)).priority(1));
+    assert_eq!(ts.response_times(), [Response::Bounded(ms(1)), Response::Bounded(ms(3)), Response::Bounded(ms(10))]);
+    // U = 0.25 + 0.333 + 0.231 = 0.814 <= 0.7798? No: L&L is inconclusive, RTA says yes.
+    let ll = ts.liu_layland().unwrap();
+    assert!(!ll.passed);
+    assert!(ts.analyze().schedulable);
+    assert_eq!(ts.hyperperiod(), Some(ms(156)));
+}
+
+#[test]
+fn deadline_misses_and_non_rm_orders() {
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("a", ms(3), ms(5)).priority(2));
+    ts.add_task(Task::new("b", ms(3), ms(10)).priority(1).deadline(ms(5)));
+    // b: 3 + 3 = 6 > 5.
+    assert_eq!(ts.response_time(1), Response::ExceedsDeadline(ms(6)));
+    assert!(!ts.analyze().schedulable);
+    assert!(ts.liu_layland().is_none(), "D < T: not applicable");
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("a", ms(1), ms(5)).priority(1));
+    ts.add_task(Task::new("b", ms(1), ms(10)).priority(2));
+    assert!(ts.liu_layland().is_none(), "not rate monotonic");
+}
+
+#[test]
+fn edf_tests_by_hand() {
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("R", Protocol::Srp));
+    ts.add_task(Task::new("a", ms(1), ms(4)).section(r, ms(1)));
+    ts.add_task(Task::new("b", ms(2), ms(8)).section(r, ms(1)));
+    ts.add_task(Task::new("c", ms(3), ms(12)));
+    let e = ts.edf_tests();
+    // km: (1+1)/4 + (2+1)/8 + (3+1)/12 = 0.5 + 0.375 + 0.333.
+    assert!((e.km_bound.load - (0.5 + 0.375 + 1.0 / 3.0)).abs() < 1e-9 && !e.km_bound.passed);
+    // Baker: k=a: 0.25 + 1/4 = 0.5; k=b: 0.5 + 0 = 0.5; k=c: 0.75. Max 0.75.
+    let b = e.baker.unwrap();
+    assert!((b.load - 0.75).abs() < 1e-9 && b.passed);
+    ts.resources[0].protocol = Protocol::Bpi;
+    assert!(ts.edf_tests().baker.is_none());
+}
+
+#[test]
+fn mixed_protocols_add_their_terms() {
+    let mut ts = TaskSet::new();
+    let k = ts.add_resource(Resource::new("K", Protocol::Km));
+    let p = ts.add_resource(Resource::new("P", Protocol::Pcp));
+    ts.add_task(Task::new("h", ms(2), ms(10)).priority(2).section(p, ms(1)));
+    ts.add_task(Task::new("l", ms(6), ms(40)).priority(1).section(k, ms(2)).section(p, ms(3)));
+    assert_eq!(ts.blocking(0), Some(ms(5)));
+}
+
+#[test]
+fn model_errors() {
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("t", ms(1), ms(4)).section(0, ms(1)));
+    assert_eq!(ts.validate(), Err(ModelError::UnknownResource { task: "t".into(), resource: 0 }));
+    ts.add_resource(Resource::new("R", Protocol::Bpi));
+    ts.tasks[0].sections[0].duration = ms(2);
+    assert_eq!(ts.validate(), Err(ModelError::SectionsExceedWcet { task: "t".into() }));
+    assert!(ModelError::ZeroDeadline { task: "x".into() }.to_string().contains("deadline"));
+}
