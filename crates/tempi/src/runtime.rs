@@ -616,6 +616,31 @@ impl<C: Clock> Runtime<C> {
         Ok(Mutex::new(id, value))
     }
 
+    /// Create a condition variable for the mutexes of `cpu` before the run.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let cv = rt.create_condvar(0).unwrap();
+    /// # let _ = cv;
+    /// ```
+    pub fn create_condvar(&mut self, cpu: usize) -> Result<crate::sync::Condvar, Error> {
+        let id = self.seed_for(cpu)?.create_cond(cpu)?;
+        Ok(crate::sync::Condvar::new(id))
+    }
+
+    /// Create a counting semaphore before the run.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = rt.create_semaphore(tempi::sync::SemSpec::new("pool", 3)).unwrap();
+    /// # let _ = s;
+    /// ```
+    pub fn create_semaphore(&mut self, spec: crate::sync::SemSpec) -> Result<crate::sync::Semaphore, Error> {
+        let cpu = spec.cpu;
+        let id = self.seed_for(cpu)?.create_sem(spec)?;
+        Ok(crate::sync::Semaphore::new(id))
+    }
+
     /// Create an empty thread set whose members will run on `cpu`.
     ///
     /// ```

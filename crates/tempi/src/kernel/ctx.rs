@@ -24,7 +24,7 @@ use crate::clock::RealClock;
 use crate::error::Error;
 use crate::policy::sched::Urgency;
 use crate::sets::{Budget, SetId};
-use crate::sync::{LockError, LockId, LockSpec, Mutex};
+use crate::sync::{CondId, Condvar, LockError, LockId, LockSpec, Mutex, SemId, SemSpec, Semaphore};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
@@ -51,6 +51,21 @@ pub(crate) enum Request {
         poison: bool,
     },
     ClearPoison(LockId),
+    CondWait {
+        cond: CondId,
+        lock: LockId,
+        deadline: Option<Time>,
+    },
+    CondSignal {
+        cond: CondId,
+        all: bool,
+    },
+    Procure {
+        sem: SemId,
+        deadline: Option<Time>,
+        try_only: bool,
+    },
+    Vacate(SemId),
     Urgency,
     /// The current job ended; `aborted` if it was abandoned.
     JobDone {
@@ -74,6 +89,8 @@ pub(crate) enum Reply {
     Locked(Result<(), LockError>),
     /// The lock was released while waiting: ask again.
     LockRetry,
+    /// Back from a condition-variable wait; `true` if it timed out.
+    CondWoken(bool),
     Urgency(Urgency),
     // Errors are boxed so the reply, copied at every resume, stays small.
     Spawned(Result<ThreadId, Box<Error>>),
@@ -140,6 +157,8 @@ pub(crate) enum ControlOp {
     Replenish(SetId, Duration),
     AddBudget(SetId, i64),
     CreateLock(LockSpec),
+    CreateCond(usize),
+    CreateSem(SemSpec),
 }
 
 pub(crate) enum ControlValue {
@@ -151,6 +170,8 @@ pub(crate) enum ControlValue {
     Time(Duration),
     Budget(Duration, bool),
     Lock(LockId),
+    Cond(CondId),
+    Sem(SemId),
 }
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
@@ -363,6 +384,74 @@ impl<'a> Ctx<'a> {
         let r = self.yielder.suspend(Request::Unlock { lock, poison });
         self.now.set(r.now);
         self.job.set(r.job);
+    }
+
+    /// Release `lock` and wait on `cond`; returns whether the wait timed out. The caller
+    /// reacquires the lock.
+    pub(crate) fn cond_wait_raw(
+        &self,
+        cond: CondId,
+        lock: LockId,
+        timeout: Option<Duration>,
+    ) -> Result<bool, LockError> {
+        let deadline = timeout.map(|d| self.now() + d);
+        match self.call(Request::CondWait { cond, lock, deadline }) {
+            Reply::CondWoken(timed_out) => Ok(timed_out),
+            Reply::Locked(Err(e)) => Err(e),
+            _ => unreachable!("the kernel answers a condition wait with CondWoken"),
+        }
+    }
+
+    pub(crate) fn cond_signal_raw(&self, cond: CondId, all: bool) {
+        self.call(Request::CondSignal { cond, all });
+    }
+
+    pub(crate) fn procure_raw(&self, sem: SemId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
+        let deadline = timeout.map(|d| self.now() + d);
+        match self.call(Request::Procure { sem, deadline, try_only }) {
+            Reply::Locked(r) => r,
+            _ => unreachable!("the kernel answers a procure with Locked"),
+        }
+    }
+
+    pub(crate) fn vacate_raw(&self, sem: SemId) {
+        self.call(Request::Vacate(sem));
+    }
+
+    /// Create a condition variable on this thread's CPU.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let cv = cx.create_condvar().unwrap();
+    ///     cv.notify_one(cx); // nobody waits: nothing happens
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn create_condvar(&self) -> Result<Condvar, Error> {
+        match self.control(ControlOp::CreateCond(self.cpu))? {
+            ControlValue::Cond(id) => Ok(Condvar::new(id)),
+            _ => unreachable!("creating a condition variable answers with its id"),
+        }
+    }
+
+    /// Create a counting semaphore on this thread's CPU.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_semaphore(tempi::sync::SemSpec::new("slots", 2)).unwrap();
+    ///     s.procure(cx).unwrap();
+    ///     s.vacate(cx);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn create_semaphore(&self, spec: SemSpec) -> Result<Semaphore, Error> {
+        let spec = spec.cpu(self.cpu);
+        match self.control(ControlOp::CreateSem(spec))? {
+            ControlValue::Sem(id) => Ok(Semaphore::new(id)),
+            _ => unreachable!("creating a semaphore answers with its id"),
+        }
     }
 
     pub(crate) fn clear_poison_raw(&self, lock: LockId) {

@@ -285,19 +285,6 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    pub(crate) fn on_lock_timeout(&mut self, id: ThreadId, token: u64) {
-        if self.local(id).is_none() {
-            return;
-        }
-        let t = self.tcb(id);
-        if !matches!(t.state, State::Blocked(Wait::Lock(_))) || t.wait_token != token {
-            return;
-        }
-        self.leave_lock_wait(id);
-        self.tcb(id).reply = Some(Reply::Locked(Err(LockError::Timeout)));
-        self.wake_from_lock(id);
-    }
-
     /// Recompute what the locks held by `id` lend it, and push a change along the chain of
     /// owners it waits for.
     pub(crate) fn recompute_lent(&mut self, id: ThreadId) {

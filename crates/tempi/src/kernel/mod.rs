@@ -27,6 +27,7 @@ mod sets;
 mod stacks;
 mod tcb;
 mod timers;
+mod waits;
 
 pub(crate) use ctx::Body;
 pub(crate) use ctx::{is_panic, is_restart};
@@ -45,7 +46,7 @@ use crate::error::Error;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
 use crate::runtime::{Config, Costs, ThreadStats, ThreadSummary, TimerSpec};
 use crate::sets::{Accounting, Budget, SetId, SetSummary};
-use crate::sync::{LockId, LockSpec};
+use crate::sync::{CondId, LockId, LockSpec, SemId, SemSpec};
 use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, ThreadSpec, Timing};
 use crate::time::Time;
 use crate::trace::{StopReason, TraceBuffer, TraceKind, TraceRecord};
@@ -76,6 +77,8 @@ pub(crate) struct KernelSeed {
     max_locks: usize,
     lock_base: u32,
     locks_created: u32,
+    conds_created: u32,
+    sems_created: u32,
     costs: Costs,
 }
 
@@ -87,6 +90,8 @@ pub(crate) enum SetupOp {
     SetTimer(SetId, Duration, EventHandler),
     ThreadTimer(ThreadId, Duration, EventHandler),
     CreateLock(LockSpec),
+    CreateCond(usize),
+    CreateSem(SemSpec),
 }
 
 impl KernelSeed {
@@ -114,8 +119,30 @@ impl KernelSeed {
             max_locks: config.max_locks * cpu_count,
             lock_base: (k * config.max_locks) as u32,
             locks_created: 0,
+            conds_created: 0,
+            sems_created: 0,
             costs: config.costs,
         }
+    }
+
+    pub(crate) fn create_cond(&mut self, cpu: usize) -> Result<CondId, Error> {
+        if self.conds_created as usize >= self.max_locks {
+            return Err(Error::InvalidConfig(format!("more than {} condition variables", self.max_locks)));
+        }
+        let id = CondId(self.lock_base + self.conds_created);
+        self.conds_created += 1;
+        self.setup.push(SetupOp::CreateCond(cpu));
+        Ok(id)
+    }
+
+    pub(crate) fn create_sem(&mut self, spec: SemSpec) -> Result<SemId, Error> {
+        if self.sems_created as usize >= self.max_locks {
+            return Err(Error::InvalidConfig(format!("more than {} semaphores", self.max_locks)));
+        }
+        let id = SemId(self.lock_base + self.sems_created);
+        self.sems_created += 1;
+        self.setup.push(SetupOp::CreateSem(spec));
+        Ok(id)
     }
 
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
@@ -233,6 +260,8 @@ pub(crate) struct Kernel<C: Clock> {
     set_base: u32,
     locks: Vec<locks::LockState>,
     lock_base: u32,
+    conds: Vec<waits::CondState>,
+    sems: Vec<waits::SemState>,
     costs: Costs,
     accounting: Accounting,
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
@@ -289,6 +318,8 @@ impl<C: Clock> Kernel<C> {
             set_base: seed.set_base,
             locks: Vec::with_capacity(seed.max_locks),
             lock_base: seed.lock_base,
+            conds: Vec::with_capacity(seed.max_locks),
+            sems: Vec::with_capacity(seed.max_locks),
             costs: seed.costs,
             accounting: seed.accounting,
             exec_watch: 0,
@@ -304,6 +335,8 @@ impl<C: Clock> Kernel<C> {
                 SetupOp::SetTimer(set, at, h) => k.arm_set_timer(set, at, h)?,
                 SetupOp::ThreadTimer(id, at, h) => k.arm_thread_timer(id, at, h)?,
                 SetupOp::CreateLock(spec) => k.create_lock(spec).map(|_| ())?,
+                SetupOp::CreateCond(cpu) => k.create_cond(cpu).map(|_| ())?,
+                SetupOp::CreateSem(spec) => k.create_sem(spec).map(|_| ())?,
             }
         }
         for (spec, handler) in seed.timers {
@@ -796,6 +829,7 @@ impl<C: Clock> Kernel<C> {
 
     fn wake(&mut self, id: ThreadId) {
         self.leave_lock_wait(id);
+        self.leave_queue_wait(id);
         let t = self.tcb(id);
         t.wait_token += 1;
         self.trace_thread(id, TraceKind::Wake, 0);
@@ -1045,6 +1079,18 @@ impl<C: Clock> Kernel<C> {
                 }
             }
             Request::ClearPoison(lock) => self.clear_poison(lock),
+            Request::CondWait { cond, lock, deadline } => {
+                if let Some(r) = self.cond_wait(c, id, cond, lock, deadline) {
+                    self.tcb(id).reply = Some(r);
+                }
+            }
+            Request::CondSignal { cond, all } => self.cond_signal(cond, all),
+            Request::Procure { sem, deadline, try_only } => {
+                if let Some(r) = self.procure(c, id, sem, deadline, try_only) {
+                    self.tcb(id).reply = Some(Reply::Locked(r));
+                }
+            }
+            Request::Vacate(sem) => self.vacate(sem),
             Request::Urgency => {
                 let u = self.tcb(id).urgency;
                 self.tcb(id).reply = Some(Reply::Urgency(u));
@@ -1149,7 +1195,7 @@ impl<C: Clock> Kernel<C> {
                     }
                 }
                 TimerKind::Event(idx) => self.fire_event(idx as usize, at),
-                TimerKind::LockTimeout(id, token) => self.on_lock_timeout(id, token),
+                TimerKind::LockTimeout(id, token) => self.on_wait_timeout(id, token),
                 TimerKind::Replenish(set, epoch, amount) => self.on_replenish_timer(set as usize, epoch, amount, at),
             }
         }

@@ -30,6 +30,10 @@ pub(crate) enum Wait {
     Join(ThreadId),
     /// Waits for a lock (kernel-local index): taken, or refused by a ceiling.
     Lock(u32),
+    /// Waits on a condition variable (kernel-local index).
+    Cond(u32),
+    /// Waits for a semaphore unit (kernel-local index).
+    Sem(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,4 +7,5 @@
 
 pub mod budget;
 pub mod lock;
+pub mod queue;
 pub mod sched;

@@ -244,7 +244,7 @@ impl<T> Mutex<T> {
 
     fn guard<'a>(&'a self, cx: &'a Ctx<'a>) -> MutexGuard<'a, T> {
         let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
-        MutexGuard { id: self.id, cx, data: Some(data) }
+        MutexGuard { id: self.id, cx, data: Some(data), mutex: self }
     }
 
     /// Run `section` on the data under the lock, as a *restartable* critical section: under
@@ -356,7 +356,9 @@ impl<T> Mutex<T> {
 pub struct MutexGuard<'a, T> {
     id: LockId,
     cx: &'a Ctx<'a>,
+    /// `None` once the guard has let go of the lock (dropped, or handed to a condition wait).
     data: Option<std::sync::MutexGuard<'a, T>>,
+    mutex: &'a Mutex<T>,
 }
 
 impl<T> Deref for MutexGuard<'_, T> {
@@ -375,8 +377,276 @@ impl<T> DerefMut for MutexGuard<'_, T> {
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         // Let go of the data first: the kernel may hand the lock to another thread at once.
-        self.data = None;
-        let poison = std::thread::panicking();
-        self.cx.unlock_raw(self.id, poison);
+        if self.data.take().is_some() {
+            let poison = std::thread::panicking();
+            self.cx.unlock_raw(self.id, poison);
+        }
+    }
+}
+
+/// Identifies a condition variable.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let cv = rt.create_condvar(0).unwrap();
+/// let _ = cv.id();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CondId(pub(crate) u32);
+
+/// A condition variable for [`Mutex`]es of its CPU. Waiters are served most urgent first
+/// (arrival order among equals), as the locking protocols order their waiters; waiting
+/// releases the lock, and waking reacquires it under the lock's protocol.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec};
+/// use tempi::sync::LockSpec;
+///
+/// let mut rt = Runtime::simulated(1);
+/// let ready = Arc::new(rt.create_mutex(false, LockSpec::new("ready")).unwrap());
+/// let cv = Arc::new(rt.create_condvar(0).unwrap());
+/// let (r, c) = (ready.clone(), cv.clone());
+/// rt.spawn(ThreadSpec::new("consumer").priority(2), move |cx| {
+///     let mut g = r.lock(cx).unwrap();
+///     while !*g {
+///         g = c.wait(cx, g).unwrap();
+///     }
+///     assert_eq!(cx.now(), tempi::Time::from_millis(3));
+/// }).unwrap();
+/// rt.spawn(ThreadSpec::new("producer").priority(1), move |cx| {
+///     cx.work(Duration::from_millis(3));
+///     *ready.lock(cx).unwrap() = true;
+///     cv.notify_one(cx);
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Condvar {
+    id: CondId,
+}
+
+impl Condvar {
+    pub(crate) fn new(id: CondId) -> Condvar {
+        Condvar { id }
+    }
+
+    /// The condition variable's id.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// assert_ne!(rt.create_condvar(0).unwrap().id(), rt.create_condvar(0).unwrap().id());
+    /// ```
+    pub fn id(&self) -> CondId {
+        self.id
+    }
+
+    /// Release the guard's lock, wait for a notification, and lock again.
+    ///
+    /// ```
+    /// # let _ = tempi::sync::Condvar::wait::<()>;
+    /// ```
+    pub fn wait<'a, T>(&self, cx: &'a Ctx<'a>, guard: MutexGuard<'a, T>) -> Result<MutexGuard<'a, T>, LockError> {
+        self.wait_timeout(cx, guard, None).map(|(g, _)| g)
+    }
+
+    /// Like [`Condvar::wait`], giving up after `timeout`; the flag says whether it timed out.
+    /// The lock is held again either way.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap());
+    /// let cv = std::sync::Arc::new(rt.create_condvar(0).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| {
+    ///     let g = m.lock(cx).unwrap();
+    ///     let (_g, timed_out) = cv.wait_timeout(cx, g, Some(Duration::from_millis(2))).unwrap();
+    ///     assert!(timed_out);
+    ///     assert_eq!(cx.now(), tempi::Time::from_millis(2));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn wait_timeout<'a, T>(
+        &self,
+        cx: &'a Ctx<'a>,
+        mut guard: MutexGuard<'a, T>,
+        timeout: Option<Duration>,
+    ) -> Result<(MutexGuard<'a, T>, bool), LockError> {
+        let mutex = guard.mutex;
+        // Hand the lock to the kernel: the guard must not unlock it again when dropped.
+        guard.data = None;
+        drop(guard);
+        let timed_out = cx.cond_wait_raw(self.id, mutex.id, timeout)?;
+        cx.lock_raw(mutex.id, None, false, false)?;
+        Ok((mutex.guard(cx), timed_out))
+    }
+
+    /// Wake the most urgent waiter, if any.
+    ///
+    /// ```
+    /// # let _ = tempi::sync::Condvar::notify_one;
+    /// ```
+    pub fn notify_one(&self, cx: &Ctx<'_>) {
+        cx.cond_signal_raw(self.id, false);
+    }
+
+    /// Wake every waiter.
+    ///
+    /// ```
+    /// # let _ = tempi::sync::Condvar::notify_all;
+    /// ```
+    pub fn notify_all(&self, cx: &Ctx<'_>) {
+        cx.cond_signal_raw(self.id, true);
+    }
+}
+
+/// Identifies a semaphore.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let s = rt.create_semaphore(tempi::sync::SemSpec::new("s", 1)).unwrap();
+/// let _ = s.id();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SemId(pub(crate) u32);
+
+/// How to create a counting semaphore: name, initial count, CPU, waiter order.
+///
+/// ```
+/// let spec = tempi::sync::SemSpec::new("buffers", 4).queue_name("urgency");
+/// # let _ = spec;
+/// ```
+pub struct SemSpec {
+    pub(crate) name: String,
+    pub(crate) count: u64,
+    pub(crate) cpu: usize,
+    pub(crate) queue: Box<dyn crate::policy::queue::QueuePolicy>,
+    pub(crate) unknown_queue: Option<String>,
+}
+
+impl fmt::Debug for SemSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SemSpec")
+            .field("name", &self.name)
+            .field("count", &self.count)
+            .field("queue", &self.queue.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SemSpec {
+    /// A semaphore with `count` units on CPU 0, FIFO waiters.
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0);
+    /// ```
+    pub fn new(name: impl Into<String>, count: u64) -> SemSpec {
+        SemSpec { name: name.into(), count, cpu: 0, queue: Box::new(crate::policy::queue::Fifo), unknown_queue: None }
+    }
+    /// The waiter order (a built-in or your own [`crate::policy::queue::QueuePolicy`]).
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0).queue(tempi::policy::queue::ByDeadline);
+    /// ```
+    pub fn queue(mut self, policy: impl crate::policy::queue::QueuePolicy + 'static) -> SemSpec {
+        self.queue = Box::new(policy);
+        self
+    }
+    /// A built-in waiter order by name: `fifo`, `urgency`, `deadline`.
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0).queue_name("fifo");
+    /// ```
+    pub fn queue_name(mut self, name: &str) -> SemSpec {
+        match crate::policy::queue::by_name(name) {
+            Some(q) => self.queue = q,
+            None => self.unknown_queue = Some(name.to_string()),
+        }
+        self
+    }
+    /// The CPU whose threads use it (default 0).
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0).cpu(0);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> SemSpec {
+        self.cpu = cpu;
+        self
+    }
+}
+
+/// A counting semaphore (FREE JAZZ's `procure` / `vacate`), with a pluggable waiter order.
+/// When a thread blocks on it the scheduler is told (`Scheduler::on_blocked`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let s = Arc::new(rt.create_semaphore(tempi::sync::SemSpec::new("one", 1)).unwrap());
+/// for name in ["a", "b"] {
+///     let s = s.clone();
+///     rt.spawn(tempi::ThreadSpec::new(name), move |cx| {
+///         s.procure(cx).unwrap();
+///         cx.work(Duration::from_millis(1));
+///         s.vacate(cx);
+///     }).unwrap();
+/// }
+/// assert_eq!(rt.run().unwrap().end, tempi::Time::from_millis(2));
+/// ```
+#[derive(Debug)]
+pub struct Semaphore {
+    id: SemId,
+}
+
+impl Semaphore {
+    pub(crate) fn new(id: SemId) -> Semaphore {
+        Semaphore { id }
+    }
+    /// The semaphore's id.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let _ = rt.create_semaphore(tempi::sync::SemSpec::new("s", 1)).unwrap().id();
+    /// ```
+    pub fn id(&self) -> SemId {
+        self.id
+    }
+    /// Take a unit, waiting as long as it takes.
+    ///
+    /// ```
+    /// # let _ = tempi::sync::Semaphore::procure;
+    /// ```
+    pub fn procure(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        cx.procure_raw(self.id, None, false)
+    }
+    /// Take a unit, or fail with [`LockError::Timeout`] after `timeout`.
+    ///
+    /// ```
+    /// # let _ = tempi::sync::Semaphore::procure_timeout;
+    /// ```
+    pub fn procure_timeout(&self, cx: &Ctx<'_>, timeout: Duration) -> Result<(), LockError> {
+        cx.procure_raw(self.id, Some(timeout), false)
+    }
+    /// Take a unit only if one is free ([`LockError::WouldBlock`] otherwise).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = std::sync::Arc::new(rt.create_semaphore(tempi::sync::SemSpec::new("s", 0)).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| {
+    ///     assert_eq!(s.try_procure(cx), Err(tempi::sync::LockError::WouldBlock));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn try_procure(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        cx.procure_raw(self.id, None, true)
+    }
+    /// Give a unit back: to the first waiter, if any, else to the count.
+    ///
+    /// ```
+    /// # let _ = tempi::sync::Semaphore::vacate;
+    /// ```
+    pub fn vacate(&self, cx: &Ctx<'_>) {
+        cx.vacate_raw(self.id);
     }
 }

@@ -1,0 +1,226 @@
+//! Wait queues for condition variables and counting semaphores.
+//!
+//! One queue mechanism: waiters ranked when they join (by urgency for condition variables, by
+//! the semaphore's [`QueuePolicy`]), the highest rank served first, arrival order among equal
+//! ranks; bounded waits through the kernel's timer queue. Semaphores hand a vacated unit
+//! straight to the first waiter; a condition variable's waiter, once signalled, reacquires
+//! its lock under the lock's own protocol.
+
+use super::ctx::Reply;
+use super::tcb::{State, Wait};
+use super::timers::TimerKind;
+use super::Kernel;
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::policy::queue::QueuePolicy;
+use crate::policy::sched::ReadyReason;
+use crate::sync::{CondId, LockError, LockId, SemId, SemSpec};
+use crate::thread::ThreadId;
+use crate::time::Time;
+use crate::trace::StopReason;
+
+/// Ranked waiters: highest rank first, then arrival order. Pre-sized, so joining never
+/// allocates.
+pub(crate) struct WaitQueue {
+    /// Sorted ascending by (rank, -arrival): the next to serve is last.
+    entries: Vec<(i64, i64, ThreadId)>,
+    arrivals: i64,
+}
+
+impl WaitQueue {
+    fn with_capacity(n: usize) -> WaitQueue {
+        WaitQueue { entries: Vec::with_capacity(n), arrivals: 0 }
+    }
+    fn push(&mut self, rank: i64, id: ThreadId) {
+        self.arrivals += 1;
+        let key = (rank, -self.arrivals);
+        let at = self.entries.partition_point(|e| (e.0, e.1) < key);
+        self.entries.insert(at, (rank, -self.arrivals, id));
+    }
+    fn pop(&mut self) -> Option<ThreadId> {
+        self.entries.pop().map(|e| e.2)
+    }
+    fn remove(&mut self, id: ThreadId) {
+        self.entries.retain(|e| e.2 != id);
+    }
+}
+
+pub(crate) struct CondState {
+    cpu: usize,
+    waiters: WaitQueue,
+}
+
+pub(crate) struct SemState {
+    cpu: usize,
+    count: u64,
+    policy: Box<dyn QueuePolicy>,
+    waiters: WaitQueue,
+}
+
+impl<C: Clock> Kernel<C> {
+    pub(crate) fn create_cond(&mut self, cpu: usize) -> Result<CondId, Error> {
+        if self.cpu_local(cpu).is_none() {
+            return Err(Error::NoSuchCpu { cpu, cpus: self.total_cpus });
+        }
+        if self.conds.len() == self.conds.capacity() {
+            return Err(Error::InvalidConfig(format!(
+                "more than {} condition variables on one CPU",
+                self.conds.capacity()
+            )));
+        }
+        let id = CondId(self.lock_base + self.conds.len() as u32);
+        let cap = self.slots.len();
+        self.conds.push(CondState { cpu, waiters: WaitQueue::with_capacity(cap) });
+        Ok(id)
+    }
+
+    pub(crate) fn create_sem(&mut self, spec: SemSpec) -> Result<SemId, Error> {
+        if let Some(q) = spec.unknown_queue {
+            return Err(Error::InvalidConfig(format!("semaphore `{}`: unknown queue policy `{q}`", spec.name)));
+        }
+        if self.cpu_local(spec.cpu).is_none() {
+            return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
+        }
+        if self.sems.len() == self.sems.capacity() {
+            return Err(Error::InvalidConfig(format!("more than {} semaphores on one CPU", self.sems.capacity())));
+        }
+        let id = SemId(self.lock_base + self.sems.len() as u32);
+        let cap = self.slots.len();
+        self.sems.push(SemState {
+            cpu: spec.cpu,
+            count: spec.count,
+            policy: spec.queue,
+            waiters: WaitQueue::with_capacity(cap),
+        });
+        Ok(id)
+    }
+
+    fn cond_local(&self, cond: CondId) -> Option<usize> {
+        let i = cond.0.checked_sub(self.lock_base)? as usize;
+        (i < self.conds.len()).then_some(i)
+    }
+
+    fn sem_local(&self, sem: SemId) -> Option<usize> {
+        let i = sem.0.checked_sub(self.lock_base)? as usize;
+        (i < self.sems.len()).then_some(i)
+    }
+
+    /// Block the running thread `id` of CPU `c` in a wait queue, with an optional deadline.
+    fn block_in(&mut self, c: usize, id: ThreadId, wait: Wait, deadline: Option<Time>) {
+        self.stop_running(c, StopReason::Blocked);
+        let t = self.tcb(id);
+        t.state = State::Blocked(wait);
+        let token = t.wait_token;
+        if let Some(d) = deadline {
+            self.timers.push(d, TimerKind::LockTimeout(id, token));
+        }
+        let info = self.info(id);
+        self.cpus[c].scheduler.on_blocked(&info);
+    }
+
+    /// `id` waits on `cond`, releasing `lock` first. Returns an immediate answer, or `None`
+    /// when it now waits.
+    pub(crate) fn cond_wait(
+        &mut self,
+        c: usize,
+        id: ThreadId,
+        cond: CondId,
+        lock: LockId,
+        deadline: Option<Time>,
+    ) -> Option<Reply> {
+        let Some(k) = self.cond_local(cond).filter(|&k| self.conds[k].cpu == self.cpus[c].index) else {
+            return Some(Reply::Locked(Err(LockError::CrossCpu)));
+        };
+        self.unlock(id, lock, false);
+        if deadline.is_some_and(|d| d <= self.now) {
+            return Some(Reply::CondWoken(true));
+        }
+        let rank = self.tcb(id).urgency.0;
+        self.conds[k].waiters.push(rank, id);
+        self.block_in(c, id, Wait::Cond(k as u32), deadline);
+        None
+    }
+
+    pub(crate) fn cond_signal(&mut self, cond: CondId, all: bool) {
+        let Some(k) = self.cond_local(cond) else { return };
+        while let Some(w) = self.conds[k].waiters.pop() {
+            self.tcb(w).reply = Some(Reply::CondWoken(false));
+            self.wake_waiter(w);
+            if !all {
+                break;
+            }
+        }
+    }
+
+    /// FREE JAZZ's `procure`: take a unit, waiting unless `try_only`.
+    pub(crate) fn procure(
+        &mut self,
+        c: usize,
+        id: ThreadId,
+        sem: SemId,
+        deadline: Option<Time>,
+        try_only: bool,
+    ) -> Option<Result<(), LockError>> {
+        let Some(k) = self.sem_local(sem).filter(|&k| self.sems[k].cpu == self.cpus[c].index) else {
+            return Some(Err(LockError::CrossCpu));
+        };
+        if self.sems[k].count > 0 {
+            self.sems[k].count -= 1;
+            return Some(Ok(()));
+        }
+        if try_only {
+            return Some(Err(LockError::WouldBlock));
+        }
+        if deadline.is_some_and(|d| d <= self.now) {
+            return Some(Err(LockError::Timeout));
+        }
+        let info = self.info(id);
+        let rank = self.sems[k].policy.rank(&info);
+        self.sems[k].waiters.push(rank, id);
+        self.block_in(c, id, Wait::Sem(k as u32), deadline);
+        None
+    }
+
+    /// FREE JAZZ's `vacate`: give a unit back, straight to the first waiter if there is one.
+    pub(crate) fn vacate(&mut self, sem: SemId) {
+        let Some(k) = self.sem_local(sem) else { return };
+        match self.sems[k].waiters.pop() {
+            Some(w) => {
+                self.tcb(w).reply = Some(Reply::Locked(Ok(())));
+                self.wake_waiter(w);
+            }
+            None => self.sems[k].count += 1,
+        }
+    }
+
+    fn wake_waiter(&mut self, w: ThreadId) {
+        self.tcb(w).wait_token += 1;
+        self.make_ready(w, ReadyReason::Woken);
+    }
+
+    /// Take `id` out of the condition-variable or semaphore queue it waits in.
+    pub(crate) fn leave_queue_wait(&mut self, id: ThreadId) {
+        match self.tcb(id).state {
+            State::Blocked(Wait::Cond(k)) => self.conds[k as usize].waiters.remove(id),
+            State::Blocked(Wait::Sem(k)) => self.sems[k as usize].waiters.remove(id),
+            _ => {}
+        }
+    }
+
+    /// A bounded wait ran out: for a lock, a condition variable or a semaphore.
+    pub(crate) fn on_wait_timeout(&mut self, id: ThreadId, token: u64) {
+        if self.local(id).is_none() || self.tcb(id).wait_token != token {
+            return;
+        }
+        let reply = match self.tcb(id).state {
+            State::Blocked(Wait::Lock(_)) => Reply::Locked(Err(LockError::Timeout)),
+            State::Blocked(Wait::Cond(_)) => Reply::CondWoken(true),
+            State::Blocked(Wait::Sem(_)) => Reply::Locked(Err(LockError::Timeout)),
+            _ => return,
+        };
+        self.leave_lock_wait(id);
+        self.leave_queue_wait(id);
+        self.tcb(id).reply = Some(reply);
+        self.wake_waiter(id);
+    }
+}
