@@ -41,6 +41,7 @@ pub struct Config {
     pub(crate) accounting: Accounting,
     pub(crate) max_locks: usize,
     pub(crate) costs: Costs,
+    pub(crate) verify: bool,
 }
 
 /// Simulated overheads, in the cost model of Real-Time Mach's evaluation: CPU time the
@@ -103,6 +104,7 @@ impl Config {
             accounting: Accounting::Group,
             max_locks: 256,
             costs: Costs::default(),
+            verify: false,
         }
     }
     /// Number of CPUs.
@@ -213,6 +215,17 @@ impl Config {
     /// ```
     pub fn costs(mut self, costs: Costs) -> Config {
         self.costs = costs;
+        self
+    }
+    /// Check the kernel's invariants after every transition and panic on a violation (slow;
+    /// meant for tests): every thread's effective urgency equals the larger of its base urgency
+    /// and what the locks it holds lend it, recomputed from scratch.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).verify(true);
+    /// ```
+    pub fn verify(mut self, on: bool) -> Config {
+        self.verify = on;
         self
     }
     /// Locks per CPU (default 256).

@@ -189,6 +189,7 @@ impl<C: Clock> Kernel<C> {
         self.stop_running(c, StopReason::Blocked);
         let t = self.tcb(id);
         t.state = State::Blocked(Wait::Lock(target as u32));
+        t.wants = Some(l as u32);
         let token = t.wait_token;
         self.locks[target].waiters.push(id);
         if let Some(d) = deadline {
@@ -262,16 +263,42 @@ impl<C: Clock> Kernel<C> {
         self.locks[l].owner = None;
         self.locks[l].poisoned |= poison;
         self.tcb(id).held.retain(|&h| h as usize != l);
-        // Wake every waiter: each asks again, the most urgent first.
+        // Wake every waiter: each asks again, the most urgent first. A thread held off by a
+        // ceiling that is still too high for it moves to the lock now holding that ceiling
+        // without waking: it stays blocked by the same critical section.
         while let Some(w) = self.locks[l].waiters.pop() {
+            if let Some(holder) = self.still_ceiling_blocked(w, l) {
+                self.tcb(w).state = State::Blocked(Wait::Lock(holder as u32));
+                self.locks[holder].waiters.push(w);
+                if let Some(owner) = self.locks[holder].owner {
+                    self.recompute_lent(owner);
+                }
+                continue;
+            }
             self.tcb(w).reply = Some(Reply::LockRetry);
             self.wake_from_lock(w);
         }
     }
 
+    /// For a waiter of the just-released lock `released` that asked for another lock: the lock
+    /// whose ceiling still keeps it off, if any.
+    fn still_ceiling_blocked(&mut self, w: ThreadId, released: usize) -> Option<usize> {
+        let wanted = self.tcb(w).wants? as usize;
+        if wanted == released || self.locks[wanted].owner.is_some() {
+            return None;
+        }
+        let info = self.info(w);
+        let view = self.view(wanted, w);
+        if self.locks[wanted].policy.may_acquire(&info, &view) {
+            return None;
+        }
+        self.system_ceiling(w, self.locks[wanted].cpu).map(|(_, holder)| holder)
+    }
+
     fn wake_from_lock(&mut self, w: ThreadId) {
         let t = self.tcb(w);
         t.wait_token += 1;
+        t.wants = None;
         self.make_ready(w, ReadyReason::Woken);
     }
 
@@ -323,6 +350,54 @@ impl<C: Clock> Kernel<C> {
                 }
                 _ => return,
             }
+        }
+    }
+
+    /// Panic unless every thread's effective urgency is what its base urgency and its held
+    /// locks give, recomputed from scratch (`Config::verify`).
+    pub(crate) fn verify_urgencies(&self) {
+        let live: Vec<&super::tcb::Tcb> = self.slots.iter().flatten().collect();
+        let urgency_of = |id: ThreadId, guess: &[(ThreadId, Urgency)]| {
+            guess.iter().find(|(t, _)| *t == id).map(|(_, u)| *u).expect("live thread")
+        };
+        // Fixpoint from the base urgencies: chains are acyclic, so this settles in at most as
+        // many rounds as there are threads.
+        let mut guess: Vec<(ThreadId, Urgency)> = live.iter().map(|t| (t.id, t.base_urgency)).collect();
+        for _ in 0..=live.len() {
+            let mut next = guess.clone();
+            for (k, t) in live.iter().enumerate() {
+                if t.demoted {
+                    next[k].1 = Urgency(i64::MIN + 1);
+                    continue;
+                }
+                let mut u = t.base_urgency;
+                for &l in &t.held {
+                    let lock = &self.locks[l as usize];
+                    let mut info = self.info(t.id);
+                    info.urgency = urgency_of(t.id, &guess);
+                    let view = self.view(l as usize, t.id);
+                    if let Some(h) = lock.policy.holding_urgency(&info, &view) {
+                        u = u.max(h);
+                    }
+                    if lock.policy.inherits() {
+                        for &w in &lock.waiters {
+                            u = u.max(urgency_of(w, &guess));
+                        }
+                    }
+                }
+                next[k].1 = u;
+            }
+            if next == guess {
+                break;
+            }
+            guess = next;
+        }
+        for (t, (_, expected)) in live.iter().zip(&guess) {
+            assert_eq!(
+                t.urgency, *expected,
+                "thread {:?}: effective urgency {:?}, but its base and held locks give {:?}",
+                t.id, t.urgency, expected
+            );
         }
     }
 

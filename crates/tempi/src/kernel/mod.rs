@@ -80,6 +80,7 @@ pub(crate) struct KernelSeed {
     conds_created: u32,
     sems_created: u32,
     costs: Costs,
+    verify: bool,
 }
 
 /// A set operation registered before the run.
@@ -122,6 +123,7 @@ impl KernelSeed {
             conds_created: 0,
             sems_created: 0,
             costs: config.costs,
+            verify: config.verify,
         }
     }
 
@@ -260,6 +262,7 @@ pub(crate) struct Kernel<C: Clock> {
     set_base: u32,
     locks: Vec<locks::LockState>,
     lock_base: u32,
+    verify: bool,
     conds: Vec<waits::CondState>,
     sems: Vec<waits::SemState>,
     costs: Costs,
@@ -318,6 +321,7 @@ impl<C: Clock> Kernel<C> {
             set_base: seed.set_base,
             locks: Vec::with_capacity(seed.max_locks),
             lock_base: seed.lock_base,
+            verify: seed.verify,
             conds: Vec::with_capacity(seed.max_locks),
             sems: Vec::with_capacity(seed.max_locks),
             costs: seed.costs,
@@ -472,6 +476,7 @@ impl<C: Clock> Kernel<C> {
             paid_block_cost: false,
             pending_unlock: None,
             restart_pending: false,
+            wants: None,
             work_left: 0,
             in_work: false,
             wait_token: 0,
@@ -1003,6 +1008,9 @@ impl<C: Clock> Kernel<C> {
         match result {
             CoroutineResult::Yield(request) => self.handle(c, id, request),
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
+        }
+        if self.verify {
+            self.verify_urgencies();
         }
     }
 

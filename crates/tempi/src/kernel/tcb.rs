@@ -134,6 +134,9 @@ pub(crate) struct Tcb {
     pub(crate) pending_unlock: Option<(crate::sync::LockId, bool)>,
     /// Its restartable critical section was aborted (RCS): unwind it at the next resume.
     pub(crate) restart_pending: bool,
+    /// The lock it asked for while it waits (it may be queued on another lock: ceiling
+    /// blocking).
+    pub(crate) wants: Option<u32>,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
