@@ -267,7 +267,7 @@ impl<C: Clock> Kernel<C> {
         // ceiling that is still too high for it moves to the lock now holding that ceiling
         // without waking: it stays blocked by the same critical section.
         while let Some(w) = self.locks[l].waiters.pop() {
-            if let Some(holder) = self.still_ceiling_blocked(w, l) {
+            if let Some(holder) = self.still_ceiling_blocked(w) {
                 self.tcb(w).state = State::Blocked(Wait::Lock(holder as u32));
                 self.locks[holder].waiters.push(w);
                 if let Some(owner) = self.locks[holder].owner {
@@ -280,11 +280,13 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// For a waiter of the just-released lock `released` that asked for another lock: the lock
-    /// whose ceiling still keeps it off, if any.
-    fn still_ceiling_blocked(&mut self, w: ThreadId, released: usize) -> Option<usize> {
+    /// For a waiter of a just-released lock: the lock whose ceiling would still refuse what it
+    /// asked for, if any.
+    fn still_ceiling_blocked(&mut self, w: ThreadId) -> Option<usize> {
         let wanted = self.tcb(w).wants? as usize;
-        if wanted == released || self.locks[wanted].owner.is_some() {
+        // The released lock itself, or another free one, that the ceiling still refuses: the
+        // waiter stays blocked by the same outer critical section.
+        if self.locks[wanted].owner.is_some() {
             return None;
         }
         let info = self.info(w);
