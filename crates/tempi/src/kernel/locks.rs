@@ -26,7 +26,7 @@ use crate::policy::sched::{ReadyReason, Urgency};
 use crate::sync::{LockError, LockId, LockSpec};
 use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::StopReason;
+use crate::trace::{StopReason, TraceKind};
 
 pub(crate) struct LockState {
     cpu: usize,
@@ -243,6 +243,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn grant(&mut self, id: ThreadId, l: usize) {
+        self.trace_thread(id, TraceKind::LockAcquired, l as u64);
         self.locks[l].owner = Some(id);
         self.tcb(id).held.push(l as u32);
         self.recompute_lent(id);
@@ -260,6 +261,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn release(&mut self, id: ThreadId, l: usize, poison: bool) {
+        self.trace_thread(id, TraceKind::LockReleased, l as u64);
         self.locks[l].owner = None;
         self.locks[l].poisoned |= poison;
         self.tcb(id).held.retain(|&h| h as usize != l);
@@ -339,9 +341,11 @@ impl<C: Clock> Kernel<C> {
             }
             let before = self.tcb(who).urgency;
             self.set_inherited(who, lent);
-            if self.tcb(who).urgency == before {
+            let after = self.tcb(who).urgency;
+            if after == before {
                 return;
             }
+            self.trace_thread(who, TraceKind::Inherit, after.0 as u64);
             let state = self.tcb(who).state;
             match state {
                 State::Blocked(Wait::Lock(l)) if self.locks[l as usize].policy.inherits() => {

@@ -60,6 +60,13 @@ pub enum TraceKind {
     /// A thread set's budget got time back; `job` is the set's index, `arg` the budget left
     /// in ns. `thread` is a placeholder.
     BudgetReplenished,
+    /// The thread got a lock; `arg` is the lock's index.
+    LockAcquired,
+    /// The thread released a lock; `arg` is the lock's index.
+    LockReleased,
+    /// The thread's effective urgency changed because of the locks it holds (inheritance, a
+    /// ceiling); `arg` is the new urgency as the bits of an `i64`.
+    Inherit,
 }
 
 impl TraceKind {
@@ -83,6 +90,9 @@ impl TraceKind {
             TraceKind::Timer => "timer",
             TraceKind::BudgetExhausted => "budget-exhausted",
             TraceKind::BudgetReplenished => "budget-replenished",
+            TraceKind::LockAcquired => "lock",
+            TraceKind::LockReleased => "unlock",
+            TraceKind::Inherit => "inherit",
         }
     }
 }

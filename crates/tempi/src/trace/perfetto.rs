@@ -130,6 +130,8 @@ pub fn to_json(out: &RunOutcome) -> String {
                     r.arg
                 ),
             ),
+            TraceKind::LockAcquired | TraceKind::LockReleased => (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg)),
+            TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
         let name = match r.kind {
@@ -141,6 +143,7 @@ pub fn to_json(out: &RunOutcome) -> String {
         let cat = match r.kind {
             TraceKind::Timer => "timer",
             TraceKind::BudgetExhausted | TraceKind::BudgetReplenished => "budget",
+            TraceKind::LockAcquired | TraceKind::LockReleased | TraceKind::Inherit => "lock",
             _ => "job",
         };
         let t = r.time.as_nanos();
