@@ -28,9 +28,9 @@ fn name(out: &RunOutcome, r: &tempi::trace::TraceRecord) -> String {
     out.thread(r.thread).map(|t| t.name.clone()).unwrap_or_else(|| "?".into())
 }
 
-/// Execution segments as `name:start-end:reason`, in trace order. Open segments end at `out.end`
-/// with reason `open`.
-pub fn segments(out: &RunOutcome) -> Vec<String> {
+/// Every execution segment as (cpu, name, start ns, end ns, stop reason); segments still open
+/// end at `out.end` with reason `open`.
+fn raw_segments(out: &RunOutcome) -> Vec<(usize, String, u64, u64, &'static str)> {
     let mut open: Vec<Option<(String, u64)>> = vec![None; out.cpus];
     let mut segs = Vec::new();
     for r in &out.trace {
@@ -40,33 +40,31 @@ pub fn segments(out: &RunOutcome) -> Vec<String> {
             TraceKind::Stop => {
                 let (n, s) = open[cpu].take().expect("stop without run");
                 let reason = StopReason::from_code(r.arg).unwrap().name();
-                segs.push(format!("{n}:{}-{}:{reason}", fmt_ms(s), fmt_ms(r.time.as_nanos())));
+                segs.push((cpu, n, s, r.time.as_nanos(), reason));
             }
             _ => {}
         }
     }
-    for (n, s) in open.into_iter().flatten() {
-        segs.push(format!("{n}:{}-{}:open", fmt_ms(s), fmt_ms(out.end.as_nanos())));
+    for (cpu, o) in open.into_iter().enumerate() {
+        if let Some((n, s)) = o {
+            segs.push((cpu, n, s, out.end.as_nanos(), "open"));
+        }
     }
     segs
 }
 
-/// Segments with CPU prefix, for multi-CPU runs: `cpuN/name:start-end`.
+/// Execution segments as `name:start-end:reason`, in trace order.
+pub fn segments(out: &RunOutcome) -> Vec<String> {
+    raw_segments(out).into_iter().map(|(_, n, s, e, why)| format!("{n}:{}-{}:{why}", fmt_ms(s), fmt_ms(e))).collect()
+}
+
+/// Closed segments with CPU prefix, for multi-CPU runs: `cpuN/name:start-end`.
 pub fn cpu_segments(out: &RunOutcome) -> Vec<String> {
-    let mut open: Vec<Option<(String, u64)>> = vec![None; out.cpus];
-    let mut segs = Vec::new();
-    for r in &out.trace {
-        let cpu = r.cpu as usize;
-        match r.kind {
-            TraceKind::Run => open[cpu] = Some((name(out, r), r.time.as_nanos())),
-            TraceKind::Stop => {
-                let (n, s) = open[cpu].take().expect("stop without run");
-                segs.push(format!("cpu{cpu}/{n}:{}-{}", fmt_ms(s), fmt_ms(r.time.as_nanos())));
-            }
-            _ => {}
-        }
-    }
-    segs
+    raw_segments(out)
+        .into_iter()
+        .filter(|seg| seg.4 != "open")
+        .map(|(cpu, n, s, e, _)| format!("cpu{cpu}/{n}:{}-{}", fmt_ms(s), fmt_ms(e)))
+        .collect()
 }
 
 /// Instant markers of one kind as `name#job@time`.
