@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -22,8 +23,9 @@ use toml::{Spanned, Value};
 
 use tempi::clock::{Clock, ClockMode};
 use tempi::policy::sched::{by_name, SchedulerFactory, NAMES};
+use tempi::sync::{LockSpec, Mutex, MutexGuard};
 use tempi::{
-    assign_deadline_monotonic, assign_rate_monotonic, Accounting, Budget, Config, Criticality, MissPolicy,
+    assign_deadline_monotonic, assign_rate_monotonic, Accounting, Budget, Config, Costs, Criticality, MissPolicy,
     Replenishment, Runtime, ThreadId, ThreadSpec, Time, TimerSpec, Timing,
 };
 
@@ -118,6 +120,17 @@ struct RawFile {
     timer: Vec<Spanned<RawTimer>>,
     #[serde(default)]
     set: Vec<Spanned<RawSet>>,
+    #[serde(default)]
+    resource: Vec<Spanned<RawResource>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResource {
+    name: Spanned<String>,
+    protocol: Option<Spanned<String>>,
+    ceiling: Option<Spanned<i32>>,
+    cpu: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -130,6 +143,18 @@ struct RawRuntime {
     priorities: Option<Spanned<String>>,
     seed: Option<i64>,
     accounting: Option<Spanned<String>>,
+    costs: Option<RawCosts>,
+}
+
+/// `[runtime.costs]`: simulated overheads of the runtime's own operations.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCosts {
+    context_switch: Option<Spanned<Value>>,
+    lock_acquired: Option<Spanned<Value>>,
+    lock_not_acquired: Option<Spanned<Value>>,
+    unlock: Option<Spanned<Value>>,
+    abort: Option<Spanned<Value>>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +210,8 @@ struct RawStep {
     sleep: Option<Spanned<Value>>,
     #[serde(rename = "yield")]
     yield_now: Option<Spanned<bool>>,
+    lock: Option<Spanned<String>>,
+    unlock: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -233,6 +260,34 @@ pub enum Step {
     Sleep(Duration),
     /// Give the CPU to the policy's next choice.
     Yield,
+    /// Lock a resource (index into [`Scenario::resources`]).
+    Lock(usize),
+    /// Unlock a resource; validation made sure it is the innermost one held.
+    Unlock(usize),
+}
+
+/// A validated `[[resource]]`: a lock the threads' `lock`/`unlock` steps use.
+///
+/// ```text
+/// [[resource]]
+/// name = "bus"
+/// protocol = "pcp"   # km, bp, bpi (default), pcp, srp
+/// ceiling = 3        # optional: else computed from the threads that lock it
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceDef {
+    /// Unique name.
+    pub name: String,
+    /// Line of its `[[resource]]` table.
+    pub line: usize,
+    /// Locking protocol (a name `tempi::policy::lock::by_name` knows).
+    pub protocol: String,
+    /// Declared ceiling priority.
+    pub ceiling: Option<i32>,
+    /// The CPU whose threads use it.
+    pub cpu: usize,
+    /// Indices into [`Scenario::threads`] of the threads that lock it.
+    pub users: Vec<usize>,
 }
 
 /// A validated thread description.
@@ -398,8 +453,12 @@ pub struct Scenario {
     pub timers: Vec<TimerDef>,
     /// Thread sets, in file order.
     pub sets: Vec<SetDef>,
+    /// Resources (locks), in file order.
+    pub resources: Vec<ResourceDef>,
     /// Which execution-time clocks the kernel keeps.
     pub accounting: Accounting,
+    /// Simulated overheads (`[runtime.costs]`), zero unless given.
+    pub costs: Costs,
     scheduler: SchedulerFactory,
 }
 
@@ -412,6 +471,7 @@ impl fmt::Debug for Scenario {
             .field("threads", &self.threads)
             .field("timers", &self.timers)
             .field("sets", &self.sets)
+            .field("resources", &self.resources)
             .field("accounting", &self.accounting)
             .finish_non_exhaustive()
     }
@@ -540,7 +600,7 @@ fn section_context(text: &str, offset: usize) -> Option<String> {
     let lines: Vec<&str> = text.split('\n').collect();
     let target = text[..offset].matches('\n').count();
     let mut header: Option<(usize, &str)> = None;
-    let (mut threads, mut timers, mut sets) = (0, 0, 0);
+    let (mut threads, mut timers, mut sets, mut resources) = (0, 0, 0, 0);
     for (i, line) in lines.iter().enumerate().take(target + 1) {
         let t = line.trim();
         if t.starts_with("[[thread]]") {
@@ -552,6 +612,9 @@ fn section_context(text: &str, offset: usize) -> Option<String> {
         } else if t.starts_with("[[set]]") {
             sets += 1;
             header = Some((i, "set"));
+        } else if t.starts_with("[[resource]]") {
+            resources += 1;
+            header = Some((i, "resource"));
         } else if t.starts_with('[') {
             header = Some((i, if t.starts_with("[runtime]") { "runtime" } else { "" }));
         }
@@ -560,13 +623,17 @@ fn section_context(text: &str, offset: usize) -> Option<String> {
     match kind {
         "runtime" => Some("[runtime]".to_string()),
         "timer" => Some(format!("timer #{timers}")),
-        "thread" | "set" => {
+        "thread" | "set" | "resource" => {
             let name = lines[at + 1..].iter().take_while(|l| !l.trim().starts_with('[')).find_map(|l| {
                 let (k, v) = l.split_once('=')?;
                 let v = v.trim();
                 (k.trim() == "name" && v.starts_with('"')).then(|| v[1..].split('"').next().unwrap_or("").to_string())
             });
-            let number = if kind == "set" { sets } else { threads };
+            let number = match kind {
+                "set" => sets,
+                "resource" => resources,
+                _ => threads,
+            };
             Some(match name {
                 Some(n) => format!("{kind} \"{n}\""),
                 None => format!("{kind} #{number}"),
@@ -663,6 +730,21 @@ impl Scenario {
             _ => None,
         });
         let seed = rt.seed.unwrap_or(0) as u64;
+        let costs = match &rt.costs {
+            None => Costs::default(),
+            Some(c) => {
+                let get = |field: &str, v: &Option<Spanned<Value>>| {
+                    src.opt_duration(what, &format!("costs.{field}"), v).map(Option::unwrap_or_default)
+                };
+                Costs {
+                    context_switch: get("context_switch", &c.context_switch)?,
+                    lock_acquired: get("lock_acquired", &c.lock_acquired)?,
+                    lock_not_acquired: get("lock_not_acquired", &c.lock_not_acquired)?,
+                    unlock: get("unlock", &c.unlock)?,
+                    abort: get("abort", &c.abort)?,
+                }
+            }
+        };
         let accounting = match &rt.accounting {
             None => Accounting::Group,
             Some(a) => match a.get_ref().as_str() {
@@ -680,9 +762,22 @@ impl Scenario {
             },
         };
 
+        let mut resources: Vec<ResourceDef> = Vec::with_capacity(raw.resource.len());
+        for r in &raw.resource {
+            let def = resource_def(&src, r, cpus, &resources)?;
+            resources.push(def);
+        }
+
         let mut threads: Vec<ThreadDef> = Vec::with_capacity(raw.thread.len());
         for t in &raw.thread {
-            let def = thread_def(&src, t, cpus)?;
+            let def = thread_def(&src, t, cpus, &resources)?;
+            for s in &def.steps {
+                if let Step::Lock(r) = *s {
+                    if !resources[r].users.contains(&threads.len()) {
+                        resources[r].users.push(threads.len());
+                    }
+                }
+            }
             if threads.iter().any(|o| o.name == def.name) {
                 let n = &t.get_ref().name;
                 return Err(src.field(&format!("thread \"{}\": ", def.name), "name", n, "duplicate thread name"));
@@ -727,9 +822,41 @@ impl Scenario {
             threads,
             timers,
             sets,
+            resources,
             accounting,
+            costs,
             scheduler,
         })
+    }
+
+    /// Replace every resource's locking protocol (the command line's `--lock-protocol`).
+    pub fn set_lock_protocol(&mut self, name: &str) -> Result<(), ScenarioError> {
+        if !known_lock_protocol(name) {
+            return Err(ScenarioError { file: self.file.clone(), line: None, message: unknown_lock_protocol(name) });
+        }
+        for r in &mut self.resources {
+            r.protocol = name.to_string();
+        }
+        Ok(())
+    }
+
+    /// Every thread's spawn description, with the priority rule and explicit priorities
+    /// applied (what [`Scenario::populate`] spawns).
+    pub fn specs(&self) -> Vec<ThreadSpec> {
+        let mut specs: Vec<ThreadSpec> = self.threads.iter().map(ThreadDef::spec).collect();
+        match self.priorities {
+            Some(PriorityRule::RateMonotonic) => assign_rate_monotonic(&mut specs),
+            Some(PriorityRule::DeadlineMonotonic) => assign_deadline_monotonic(&mut specs),
+            None => {}
+        }
+        specs
+            .into_iter()
+            .zip(&self.threads)
+            .map(|(spec, def)| match def.priority {
+                Some(p) => spec.priority(p),
+                None => spec,
+            })
+            .collect()
     }
 
     /// Replace the scheduling policy (the command line's `--policy`).
@@ -774,35 +901,45 @@ impl Scenario {
             .max_threads(self.threads.len().max(256))
             .max_sets(self.sets.len().max(64))
             .accounting(self.accounting)
+            .costs(self.costs)
     }
 
     /// Spawn every thread and register every timing event on `rt`. Errors the runtime raises
     /// are reported at the line of the thread or timer that caused them.
     pub fn populate<C: Clock>(&self, rt: &mut Runtime<C>) -> Result<(), ScenarioError> {
         let at = |line: usize, message: String| ScenarioError { file: self.file.clone(), line: Some(line), message };
-        let mut specs: Vec<ThreadSpec> = self.threads.iter().map(ThreadDef::spec).collect();
-        match self.priorities {
-            Some(PriorityRule::RateMonotonic) => assign_rate_monotonic(&mut specs),
-            Some(PriorityRule::DeadlineMonotonic) => assign_deadline_monotonic(&mut specs),
-            None => {}
-        }
-        let mut ids: Vec<ThreadId> = Vec::with_capacity(specs.len());
-        for (index, (spec, def)) in specs.into_iter().zip(&self.threads).enumerate() {
-            let spec = match def.priority {
-                Some(p) => spec.priority(p),
-                None => spec,
-            };
+        // The locks need the threads' ids (their ceilings are computed from their users), and
+        // the bodies need the locks: the bodies reach them through a cell filled once every
+        // thread is spawned, before the run starts.
+        let cell: Arc<OnceLock<Vec<Mutex<()>>>> = Arc::new(OnceLock::new());
+        let names: Arc<Vec<String>> = Arc::new(self.resources.iter().map(|r| r.name.clone()).collect());
+        let mut ids: Vec<ThreadId> = Vec::with_capacity(self.threads.len());
+        for (index, (spec, def)) in self.specs().into_iter().zip(&self.threads).enumerate() {
             let steps = def.steps.clone();
             let forever = def.forever;
             let mut rng = SplitMix64::for_thread(self.seed, index);
+            let (cell, names) = (cell.clone(), names.clone());
             let body = move |cx: &tempi::Ctx<'_>| loop {
+                let locks = cell.get().map(Vec::as_slice).unwrap_or_default();
+                // Guards of the locks held, innermost last.
+                let mut held: Vec<MutexGuard<'_, ()>> = Vec::new();
                 for step in &steps {
                     match *step {
                         Step::Work(d) => cx.work(d),
                         Step::WorkBetween(lo, hi) => cx.work(rng.between(lo, hi)),
                         Step::Sleep(d) => cx.sleep(d),
                         Step::Yield => cx.yield_now(),
+                        Step::Lock(r) => match locks[r].lock(cx) {
+                            Ok(g) => held.push(g),
+                            // A deadlock, a poisoned lock: the job cannot go on as written.
+                            Err(e) => panic!("lock \"{}\": {e}", names[r]),
+                        },
+                        Step::Unlock(_) => drop(held.pop()),
                     }
+                }
+                // Locks still held at the end of a pass are released innermost first.
+                while let Some(g) = held.pop() {
+                    drop(g);
                 }
                 // A runaway never leaves its first job; only the horizon, a budget action or
                 // the end of the run stops it. Validation made sure each pass takes time, so
@@ -814,6 +951,18 @@ impl Scenario {
             let id = rt.spawn(spec, body).map_err(|e| at(def.line, format!("thread \"{}\": {e}", def.name)))?;
             ids.push(id);
         }
+        let mut locks = Vec::with_capacity(self.resources.len());
+        for r in &self.resources {
+            let users: Vec<ThreadId> = r.users.iter().map(|&i| ids[i]).collect();
+            let mut spec = LockSpec::new(r.name.clone()).protocol(&r.protocol).cpu(r.cpu).users(&users);
+            if let Some(c) = r.ceiling {
+                spec = spec.ceiling(c);
+            }
+            let m = rt.create_mutex((), spec).map_err(|e| at(r.line, format!("resource \"{}\": {e}", r.name)))?;
+            locks.push(m);
+        }
+        // Filled exactly once, here; no body has run yet.
+        let _ = cell.set(locks);
         for (n, timer) in self.timers.iter().enumerate() {
             // Real-time dispatchers cannot yet release a thread of another CPU; say so at the
             // timer's line rather than failing inside the run.
@@ -899,7 +1048,12 @@ impl ThreadDef {
     }
 }
 
-fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<ThreadDef, ScenarioError> {
+fn thread_def(
+    src: &Source<'_>,
+    t: &Spanned<RawThread>,
+    cpus: usize,
+    resources: &[ResourceDef],
+) -> Result<ThreadDef, ScenarioError> {
     let line = src.line(t.span().start);
     let t = t.get_ref();
     let name = t.name.get_ref().clone();
@@ -981,8 +1135,69 @@ fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<T
         None => vec![Step::Work(wcet.unwrap_or(Duration::ZERO))],
         Some(list) => {
             let mut steps = Vec::with_capacity(list.get_ref().len());
+            // The locks held so far, innermost last, to check that the steps nest.
+            let mut held: Vec<usize> = Vec::new();
             for s in list.get_ref() {
-                steps.push(step(src, what, s)?);
+                let st = step(src, what, s, resources)?;
+                match st {
+                    Step::Lock(r) => {
+                        let at = s.get_ref().lock.as_ref().unwrap_or(&t.name);
+                        if resources[r].cpu != cpu {
+                            return Err(src.field(
+                                what,
+                                "lock",
+                                at,
+                                format!(
+                                    "resource \"{}\" is on CPU {} but the thread runs on CPU {cpu} (set the resource's \
+                                     `cpu`)",
+                                    resources[r].name, resources[r].cpu
+                                ),
+                            ));
+                        }
+                        if held.contains(&r) {
+                            return Err(src.field(
+                                what,
+                                "lock",
+                                at,
+                                format!(
+                                    "resource \"{}\" is already held here (locks are not recursive)",
+                                    resources[r].name
+                                ),
+                            ));
+                        }
+                        held.push(r);
+                    }
+                    Step::Unlock(r) => {
+                        let at = s.get_ref().unlock.as_ref().unwrap_or(&t.name);
+                        match held.last() {
+                            Some(&top) if top == r => {
+                                held.pop();
+                            }
+                            Some(&top) => {
+                                return Err(src.field(
+                                    what,
+                                    "unlock",
+                                    at,
+                                    format!(
+                                        "resource \"{}\" is not the innermost lock held (that is \"{}\"): unlock in \
+                                         reverse order of locking",
+                                        resources[r].name, resources[top].name
+                                    ),
+                                ))
+                            }
+                            None => {
+                                return Err(src.field(
+                                    what,
+                                    "unlock",
+                                    at,
+                                    format!("resource \"{}\" is not held at this step", resources[r].name),
+                                ))
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                steps.push(st);
             }
             steps
         }
@@ -995,7 +1210,7 @@ fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<T
             .iter()
             .map(|s| match *s {
                 Step::Work(d) | Step::WorkBetween(d, _) | Step::Sleep(d) => d,
-                Step::Yield => Duration::ZERO,
+                Step::Yield | Step::Lock(_) | Step::Unlock(_) => Duration::ZERO,
             })
             .sum();
         if least.is_zero() {
@@ -1045,17 +1260,34 @@ fn thread_def(src: &Source<'_>, t: &Spanned<RawThread>, cpus: usize) -> Result<T
     })
 }
 
-fn step(src: &Source<'_>, what: &str, s: &Spanned<RawStep>) -> Result<Step, ScenarioError> {
+fn step(src: &Source<'_>, what: &str, s: &Spanned<RawStep>, resources: &[ResourceDef]) -> Result<Step, ScenarioError> {
     let r = s.get_ref();
-    let keys = r.work.is_some() as u8 + r.sleep.is_some() as u8 + r.yield_now.is_some() as u8;
+    let keys = r.work.is_some() as u8
+        + r.sleep.is_some() as u8
+        + r.yield_now.is_some() as u8
+        + r.lock.is_some() as u8
+        + r.unlock.is_some() as u8;
     if keys != 1 {
         let how = if keys == 0 { "has none" } else { "has several" };
         return Err(src.field(
             what,
             "steps",
             s,
-            format!("each step needs exactly one of `work`, `sleep`, `yield`; this one {how}"),
+            format!("each step needs exactly one of `work`, `sleep`, `yield`, `lock`, `unlock`; this one {how}"),
         ));
+    }
+    for (key, name, make) in [("lock", &r.lock, Step::Lock as fn(usize) -> Step), ("unlock", &r.unlock, Step::Unlock)] {
+        if let Some(n) = name {
+            let Some(i) = resources.iter().position(|x| x.name == *n.get_ref()) else {
+                return Err(src.field(
+                    what,
+                    key,
+                    n,
+                    format!("no resource named \"{}\" (declare it in a [[resource]] table)", n.get_ref()),
+                ));
+            };
+            return Ok(make(i));
+        }
     }
     if let Some(w) = &r.work {
         return work_value(w.get_ref()).map_err(|m| src.field(what, "work", w, m));
@@ -1067,6 +1299,59 @@ fn step(src: &Source<'_>, what: &str, s: &Spanned<RawStep>) -> Result<Step, Scen
         Some(y) if !*y.get_ref() => Err(src.field(what, "yield", y, "must be true (remove the step to not yield)")),
         _ => Ok(Step::Yield),
     }
+}
+
+/// Whether `name` is a locking protocol the library knows.
+fn known_lock_protocol(name: &str) -> bool {
+    tempi::policy::lock::by_name(name).is_some()
+}
+
+fn unknown_lock_protocol(name: &str) -> String {
+    format!("unknown locking protocol \"{name}\" (expected one of {})", tempi::policy::lock::NAMES.join(", "))
+}
+
+fn resource_def(
+    src: &Source<'_>,
+    t: &Spanned<RawResource>,
+    cpus: usize,
+    earlier: &[ResourceDef],
+) -> Result<ResourceDef, ScenarioError> {
+    let line = src.line(t.span().start);
+    let r = t.get_ref();
+    let name = r.name.get_ref().clone();
+    if name.trim().is_empty() {
+        return Err(src.field("resource: ", "name", &r.name, "must not be empty"));
+    }
+    let what = format!("resource \"{name}\": ");
+    let what = what.as_str();
+    if let Some(o) = earlier.iter().find(|o| o.name == name) {
+        return Err(src.field(
+            what,
+            "name",
+            &r.name,
+            format!("duplicate resource name (first used at line {})", o.line),
+        ));
+    }
+    let protocol = match &r.protocol {
+        None => "bpi".to_string(),
+        Some(p) if !known_lock_protocol(p.get_ref()) => {
+            return Err(src.field(what, "protocol", p, unknown_lock_protocol(p.get_ref())))
+        }
+        Some(p) => p.get_ref().clone(),
+    };
+    let cpu = match &r.cpu {
+        Some(c) if *c.get_ref() >= cpus => {
+            return Err(src.field(
+                what,
+                "cpu",
+                c,
+                format!("CPU {} does not exist: [runtime] has cpus = {cpus}, numbered from 0", c.get_ref()),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => 0,
+    };
+    Ok(ResourceDef { name, line, protocol, ceiling: r.ceiling.as_ref().map(|c| *c.get_ref()), cpu, users: Vec::new() })
 }
 
 fn timer_def(
@@ -1581,6 +1866,22 @@ mod tests {
     }
 
     #[test]
+    fn resources_record_their_users_and_take_overrides() {
+        let mut s = Scenario::parse(
+            "s.toml",
+            "[[resource]]\nname = \"R\"\n[[thread]]\nname = \"a\"\nsteps = [{ lock = \"R\" }, { work = \"1ms\" }]\n\
+             [[thread]]\nname = \"b\"\n",
+        )
+        .unwrap();
+        let r = &s.resources[0];
+        assert_eq!((r.protocol.as_str(), r.ceiling, r.users.clone(), r.line), ("bpi", None, vec![0], 1));
+        assert_eq!(s.threads[0].steps, vec![Step::Lock(0), Step::Work(ms(1))]);
+        s.set_lock_protocol("pcp").unwrap();
+        assert_eq!(s.resources[0].protocol, "pcp");
+        assert!(s.set_lock_protocol("spin").unwrap_err().message.contains("unknown locking protocol"));
+    }
+
+    #[test]
     fn accounting_reaches_the_config() {
         let s = Scenario::parse("s.toml", "[runtime]\naccounting = \"off\"\n[[set]]\nname = \"x\"\n").unwrap();
         assert_eq!(s.accounting, Accounting::Off);
@@ -1667,5 +1968,22 @@ mod tests {
         assert!(stats("continue").misses > 0);
         assert!(stats("abort").aborted > 0);
         assert!(stats("skip-next").skipped > 0);
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn costs_reach_the_config_and_bad_ones_name_their_field() {
+        let s = Scenario::parse("c.toml", "[runtime]\n[runtime.costs]\ncontext_switch = \"50us\"\nunlock = \"10us\"\n")
+            .unwrap();
+        assert_eq!(s.costs.context_switch, Duration::from_micros(50));
+        assert_eq!(s.costs.unlock, Duration::from_micros(10));
+        assert_eq!(s.costs.lock_acquired, Duration::ZERO);
+        let err = Scenario::parse("c.toml", "[runtime]\n[runtime.costs]\nabort = \"fast\"\n").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("c.toml:3") && text.contains("costs.abort"), "{text}");
     }
 }

@@ -14,6 +14,8 @@ const EXAMPLES: &[&str] = &[
     "two-cpus.toml",
     "temporal-isolation.toml",
     "servers.toml",
+    "locks-inversion.toml",
+    "locks-pcp.toml",
 ];
 
 fn tempi(args: &[&str]) -> Output {
@@ -288,10 +290,10 @@ fn help_describes_every_subcommand() {
     let out = tempi(&["--help"]);
     assert!(out.status.success());
     let help = text(&out.stdout);
-    for cmd in ["simulate", "run", "bench"] {
+    for cmd in ["simulate", "run", "bench", "analyze"] {
         assert!(help.contains(cmd), "{help}");
     }
-    for cmd in ["simulate", "run", "bench"] {
+    for cmd in ["simulate", "run", "bench", "analyze"] {
         let out = tempi(&[cmd, "--help"]);
         assert!(out.status.success(), "{cmd} --help");
     }
@@ -336,4 +338,79 @@ fn real_time_run_needs_a_horizon() {
     let out = tempi(&["run", file.to_str().unwrap(), "--no-pin"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--until"));
+}
+
+#[test]
+fn lock_protocol_flag_shows_the_inversion() {
+    let out = tempi(&["simulate", &example("locks-inversion.toml")]);
+    assert!(text(&out.stdout).contains("total misses: 2"), "{}", text(&out.stdout));
+    let out = tempi(&["simulate", &example("locks-inversion.toml"), "--lock-protocol", "bpi"]);
+    assert!(text(&out.stdout).contains("total misses: 0"), "{}", text(&out.stdout));
+    let out = tempi(&["simulate", &example("locks-inversion.toml"), "--lock-protocol", "spin"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown locking protocol \"spin\""), "{}", text(&out.stderr));
+}
+
+#[test]
+fn bad_locks_are_input_errors() {
+    let two = "[[resource]]\nname = \"R\"\n[[resource]]\nname = \"S\"\n";
+    let cases: &[(&str, usize, &[&str])] = &[
+        (
+            "[[resource]]\nname = \"R\"\nprotocol = \"spin\"\n",
+            3,
+            &["resource \"R\"", "field `protocol`", "unknown locking protocol"],
+        ),
+        ("[[resource]]\nname = \"R\"\ncpu = 2\n", 3, &["field `cpu`"]),
+        ("[[resource]]\nname = \"R\"\n[[resource]]\nname = \"R\"\n", 4, &["duplicate resource name"]),
+        ("[[resource]]\nname = \"R\"\nceling = 3\n", 3, &["resource \"R\"", "celing"]),
+        (
+            "[[thread]]\nname = \"a\"\nsteps = [{ lock = \"Q\" }]\n",
+            3,
+            &["thread \"a\"", "field `lock`", "no resource named \"Q\""],
+        ),
+    ];
+    for (i, (body, line, needles)) in cases.iter().enumerate() {
+        assert_bad(&format!("lock{i}"), body, *line, needles);
+    }
+    let nested = [
+        (
+            "steps = [\n  { lock = \"R\" },\n  { lock = \"S\" },\n  { unlock = \"R\" },\n]\n",
+            10,
+            "field `unlock`: resource \"R\" is not the innermost lock held (that is \"S\")",
+        ),
+        ("steps = [{ unlock = \"R\" }]\n", 7, "field `unlock`: resource \"R\" is not held"),
+        ("steps = [{ lock = \"R\" }, { lock = \"R\" }]\n", 7, "already held"),
+        ("steps = [{ lock = \"R\", work = \"1ms\" }]\n", 7, "exactly one"),
+    ];
+    for (i, (steps, line, needle)) in nested.iter().enumerate() {
+        let body = format!("{two}[[thread]]\nname = \"a\"\n{steps}");
+        assert_bad(&format!("nest{i}"), &body, *line, &["thread \"a\"", needle]);
+    }
+}
+
+#[test]
+fn analyze_prints_blocking_response_times_and_verdict() {
+    let out = tempi(&["analyze", &example("locks-pcp.toml")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in ["sensor", "3ms", "Liu & Layland with blocking: passes", "overall: schedulable", "bpi 3ms"] {
+        assert!(s.contains(needle), "{needle:?} in {s}");
+    }
+    let out = tempi(&["analyze", &example("locks-inversion.toml")]);
+    let s = text(&out.stdout);
+    assert!(s.contains("unbounded") && s.contains("overall: NOT schedulable"), "{s}");
+    let out = tempi(&["analyze", &example("locks-inversion.toml"), "--lock-protocol", "bpi", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schedulable"], true);
+    let high = &v["cpus"][0]["tasks"][0];
+    assert_eq!((high["thread"].as_str(), high["blocking_ns"].as_u64()), (Some("high"), Some(4_000_000)));
+    assert_eq!(high["response"]["ns"].as_u64(), Some(5_000_000));
+    assert_eq!(high["blocking_by_protocol"]["bp"], serde_json::Value::Null);
+    // EDF: the EDF tests, no response times.
+    let out = tempi(&["analyze", &example("edf-full-utilisation.toml")]);
+    let s = text(&out.stdout);
+    assert!(s.contains("EDF, kernelized-monitor bound") && s.contains("not applicable under EDF"), "{s}");
+    // Round robin: nothing applies, and it says so.
+    let out = tempi(&["analyze", &example("round-robin.toml")]);
+    assert!(text(&out.stdout).contains("no analysis applies"), "{}", text(&out.stdout));
 }

@@ -1,0 +1,357 @@
+//! `tempi analyze`: schedulability analysis of a scenario, without running it.
+//!
+//! Owns turning a [`Scenario`] into [`tempi::analysis::TaskSet`]s (one per CPU) and printing
+//! the results as text or JSON. The formulas live in the library (`tempi::analysis`) and are
+//! documented in `docs/ANALYSIS.md`.
+//!
+//! Model: every periodic thread is a task (`C` = its `wcet`, else the sum of its work steps,
+//! a range counting as its upper bound; `T` = period; `D` = deadline, else `T`); a sporadic
+//! thread with a positive `min_interarrival` is a task with that as `T`; one-shot threads are
+//! left out (and listed). A critical section is the work between a `lock` step and its
+//! `unlock` (or the end of the job), nested sections included in the outer one.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
+use tempi::Timing;
+
+use crate::scenario::{Scenario, Step};
+
+/// How the scenario's policy is analysed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    FixedPriority,
+    Edf,
+    Other,
+}
+
+/// One CPU's task set, with the scenario's thread index of each task and remarks.
+struct CpuModel {
+    cpu: usize,
+    tasks: TaskSet,
+    threads: Vec<usize>,
+}
+
+/// What the model leaves out or cannot vouch for.
+struct Notes(Vec<String>);
+
+/// Build the per-CPU task sets.
+fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
+    let specs = sc.specs();
+    let mut cpus: Vec<CpuModel> = Vec::new();
+    for (i, def) in sc.threads.iter().enumerate() {
+        let period = match def.timing {
+            Timing::Periodic { period, .. } => period,
+            Timing::Sporadic { min_interarrival } if !min_interarrival.is_zero() => min_interarrival,
+            Timing::Sporadic { .. } => {
+                notes.0.push(format!("thread \"{}\": sporadic without min_interarrival: not analysed", def.name));
+                continue;
+            }
+            Timing::OneShot => {
+                notes.0.push(format!("thread \"{}\": one-shot: not analysed", def.name));
+                continue;
+            }
+        };
+        if def.forever {
+            notes.0.push(format!("thread \"{}\": `forever` never completes a job: its C is unbounded", def.name));
+        }
+        let deadline = def.deadline.unwrap_or(period);
+        let mut task =
+            Task::new(def.name.clone(), def.wcet, period).deadline(deadline).priority(specs[i].priority_value());
+        // Walk the steps: each open lock accumulates the work done while it is held.
+        let mut open: Vec<(usize, Duration)> = Vec::new();
+        let mut sections: Vec<(usize, Duration)> = Vec::new();
+        let mut nested = false;
+        let mut suspends = false;
+        for s in &def.steps {
+            match *s {
+                Step::Work(d) | Step::WorkBetween(_, d) => open.iter_mut().for_each(|(_, acc)| *acc += d),
+                Step::Sleep(_) if !open.is_empty() => suspends = true,
+                Step::Lock(r) => {
+                    nested |= !open.is_empty();
+                    open.push((r, Duration::ZERO));
+                }
+                Step::Unlock(_) => sections.extend(open.pop()),
+                _ => {}
+            }
+        }
+        while let Some(s) = open.pop() {
+            sections.push(s);
+        }
+        if nested {
+            notes.0.push(format!(
+                "thread \"{}\": nested critical sections are analysed as separate sections; the bpi bound ignores \
+                 the chains nesting can add",
+                def.name
+            ));
+        }
+        if suspends {
+            notes.0.push(format!(
+                "thread \"{}\": sleeps while holding a lock; self-suspension is not in the analysis",
+                def.name
+            ));
+        }
+        for (r, d) in sections {
+            task = task.section(r, d);
+        }
+        let at = match cpus.iter().position(|c| c.cpu == def.cpu) {
+            Some(at) => at,
+            None => {
+                cpus.push(CpuModel { cpu: def.cpu, tasks: resources(sc), threads: Vec::new() });
+                cpus.len() - 1
+            }
+        };
+        cpus[at].tasks.add_task(task);
+        cpus[at].threads.push(i);
+    }
+    cpus.sort_by_key(|c| c.cpu);
+    cpus
+}
+
+/// The scenario's resources as analysis resources (all of them, so indices match).
+fn resources(sc: &Scenario) -> TaskSet {
+    let mut ts = TaskSet::new();
+    for r in &sc.resources {
+        // A protocol the analysis does not know is analysed as bpi, with a note.
+        let protocol = Protocol::from_name(&r.protocol).unwrap_or(Protocol::Bpi);
+        let mut res = Resource::new(r.name.clone(), protocol);
+        if let Some(c) = r.ceiling {
+            res = res.ceiling(c);
+        }
+        ts.add_resource(res);
+    }
+    ts
+}
+
+/// A CPU that could not be shown schedulable: the overall verdict becomes unknown, unless
+/// another CPU is already known to miss.
+fn inconclusive(overall: Option<bool>) -> Option<bool> {
+    match overall {
+        Some(false) => Some(false),
+        _ => None,
+    }
+}
+
+fn kind(policy: &str) -> Kind {
+    match policy {
+        "fp" | "rm" | "dm" => Kind::FixedPriority,
+        "edf" => Kind::Edf,
+        _ => Kind::Other,
+    }
+}
+
+fn dur(d: Duration) -> String {
+    format!("{d:?}")
+}
+
+fn opt(d: Option<Duration>) -> String {
+    d.map_or_else(|| "unbounded".to_string(), dur)
+}
+
+fn response_text(r: Response) -> (String, &'static str) {
+    match r {
+        Response::Bounded(d) => (dur(d), "ok"),
+        Response::ExceedsDeadline(d) => (format!(">{}", dur(d)), "MISS"),
+        Response::Unbounded => ("unbounded".into(), "MISS"),
+        Response::NotCovered(d) => (format!("{}?", dur(d)), "n/a"),
+    }
+}
+
+fn response_json(r: Response) -> Value {
+    match r {
+        Response::Bounded(d) => json!({ "kind": "bounded", "ns": d.as_nanos() as u64 }),
+        Response::ExceedsDeadline(d) => json!({ "kind": "exceeds_deadline", "ns": d.as_nanos() as u64 }),
+        Response::Unbounded => json!({ "kind": "unbounded" }),
+        Response::NotCovered(d) => json!({ "kind": "not_covered", "ns": d.as_nanos() as u64 }),
+    }
+}
+
+fn ns(d: Option<Duration>) -> Value {
+    d.map_or(Value::Null, |d| json!(d.as_nanos() as u64))
+}
+
+/// Run the analysis and print it. Returns the text (or JSON) to print.
+pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
+    let mut notes = Notes(Vec::new());
+    for r in &sc.resources {
+        if Protocol::from_name(&r.protocol).is_none() {
+            notes.0.push(format!(
+                "resource \"{}\": protocol \"{}\" is unknown to the analysis: taken as bpi",
+                r.name, r.protocol
+            ));
+        }
+    }
+    let cpus = model(sc, &mut notes);
+    for c in &cpus {
+        c.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
+    }
+    let kind = kind(&sc.policy);
+    let mut out = String::new();
+    let mut json_cpus = Vec::new();
+    let mut overall = Some(true);
+    let protocols: Vec<String> = {
+        let mut p: Vec<String> = sc.resources.iter().map(|r| r.protocol.clone()).collect();
+        p.dedup();
+        p
+    };
+    out.push_str(&format!(
+        "{}: policy {}, locking {}\n",
+        sc.file,
+        sc.policy,
+        if protocols.is_empty() { "none (no resources)".to_string() } else { protocols.join("+") }
+    ));
+    if cpus.is_empty() {
+        out.push_str("no periodic or sporadic thread to analyse\n");
+        overall = None;
+        if kind == Kind::Other {
+            out.push_str(&format!("policy \"{}\": no analysis applies (fixed priority or EDF only)\n", sc.policy));
+        }
+    }
+    for c in &cpus {
+        let ts = &c.tasks;
+        out.push_str(&format!("CPU {}: {} task(s)\n", c.cpu, ts.tasks.len()));
+        match kind {
+            Kind::FixedPriority => {
+                let v = ts.analyze();
+                out.push_str(&format!(
+                    "  {:<14} {:>9} {:>9} {:>9} {:>5} {:>10} {:>11} {:>5}\n",
+                    "thread", "C", "T", "D", "prio", "B", "R", "RTA"
+                ));
+                let mut rows = Vec::new();
+                for (k, tv) in v.tasks.iter().enumerate() {
+                    let t = &ts.tasks[k];
+                    let (r, verdict) = response_text(tv.response);
+                    out.push_str(&format!(
+                        "  {:<14} {:>9} {:>9} {:>9} {:>5} {:>10} {:>11} {:>5}\n",
+                        t.name,
+                        dur(t.wcet),
+                        dur(t.period),
+                        dur(t.deadline),
+                        t.priority,
+                        opt(tv.blocking),
+                        r,
+                        verdict
+                    ));
+                    let by: Vec<String> =
+                        tv.blocking_by_protocol.iter().map(|(p, b)| format!("{p} {}", opt(*b))).collect();
+                    if !ts.resources.is_empty() {
+                        out.push_str(&format!("  {:<14} B under each protocol: {}\n", "", by.join(", ")));
+                    }
+                    rows.push(json!({
+                        "thread": t.name,
+                        "c_ns": t.wcet.as_nanos() as u64,
+                        "t_ns": t.period.as_nanos() as u64,
+                        "d_ns": t.deadline.as_nanos() as u64,
+                        "priority": t.priority,
+                        "blocking_ns": ns(tv.blocking),
+                        "blocking_by_protocol": tv.blocking_by_protocol.iter().map(|(p, b)| (p.name().to_string(), ns(*b))).collect::<serde_json::Map<_, _>>(),
+                        "sections": t.sections.iter().map(|s| json!({ "resource": ts.resources[s.resource].name, "ns": s.duration.as_nanos() as u64 })).collect::<Vec<_>>(),
+                        "response": response_json(tv.response),
+                        "schedulable": tv.schedulable,
+                    }));
+                }
+                let ll = match &v.liu_layland {
+                    None => {
+                        out.push_str(
+                            "  Liu & Layland with blocking: not applicable (needs rate-monotonic priorities and D >= T)\n",
+                        );
+                        Value::Null
+                    }
+                    Some(ll) => {
+                        let loads: Vec<String> = ll
+                            .rows
+                            .iter()
+                            .map(|r| {
+                                let name = &ts.tasks[r.task].name;
+                                match r.load {
+                                    Some(l) => {
+                                        format!("{name} {l:.3}<={:.3}{}", r.bound, if r.passed { "" } else { " FAIL" })
+                                    }
+                                    None => format!("{name} unbounded"),
+                                }
+                            })
+                            .collect();
+                        out.push_str(&format!(
+                            "  Liu & Layland with blocking: {} ({})\n",
+                            if ll.passed { "passes" } else { "inconclusive" },
+                            loads.join(", ")
+                        ));
+                        json!({ "passed": ll.passed, "rows": ll.rows.iter().map(|r| json!({ "thread": ts.tasks[r.task].name, "load": r.load, "bound": r.bound, "passed": r.passed })).collect::<Vec<_>>() })
+                    }
+                };
+                out.push_str(&format!(
+                    "  response-time analysis: {}\n",
+                    if v.schedulable { "schedulable" } else { "NOT schedulable" }
+                ));
+                if !v.schedulable {
+                    overall = Some(false);
+                }
+                json_cpus.push(json!({ "cpu": c.cpu, "tasks": rows, "liu_layland": ll, "schedulable": v.schedulable }));
+            }
+            Kind::Edf => {
+                let e = ts.edf_tests();
+                let u: f64 = ts.tasks.iter().map(Task::utilisation).sum();
+                out.push_str(&format!("  utilisation {u:.3}\n"));
+                out.push_str(&format!(
+                    "  EDF, kernelized-monitor bound sum (C+CS)/T <= 1: {:.3} {}\n",
+                    e.km_bound.load,
+                    if e.km_bound.passed { "passes" } else { "inconclusive" }
+                ));
+                let passed = match e.baker {
+                    Some(b) => {
+                        out.push_str(&format!(
+                            "  EDF, Baker's SRP test max_k sum_(j<=k) C/D + B_k/D_k <= 1: {:.3} {}\n",
+                            b.load,
+                            if b.passed { "passes" } else { "inconclusive" }
+                        ));
+                        b.passed || e.km_bound.passed
+                    }
+                    None => {
+                        out.push_str("  EDF, Baker's SRP test: not applicable (covers km, pcp and srp only)\n");
+                        e.km_bound.passed
+                    }
+                };
+                out.push_str("  response-time analysis: not applicable under EDF\n");
+                if !passed {
+                    overall = inconclusive(overall);
+                }
+                json_cpus.push(json!({
+                    "cpu": c.cpu,
+                    "utilisation": u,
+                    "edf_km_bound": { "load": e.km_bound.load, "passed": e.km_bound.passed },
+                    "edf_baker": e.baker.map(|b| json!({ "load": b.load, "passed": b.passed })),
+                    "schedulable": if passed { Value::Bool(true) } else { Value::Null },
+                }));
+            }
+            Kind::Other => {
+                out.push_str(&format!(
+                    "  policy \"{}\": no analysis applies (fixed priority or EDF only)\n",
+                    sc.policy
+                ));
+                overall = inconclusive(overall);
+                json_cpus.push(json!({ "cpu": c.cpu, "schedulable": Value::Null }));
+            }
+        }
+    }
+    for n in &notes.0 {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push_str(match overall {
+        Some(true) => "overall: schedulable\n",
+        Some(false) => "overall: NOT schedulable\n",
+        None => "overall: not shown schedulable (a sufficient test failed or no test applies)\n",
+    });
+    if as_json {
+        let v = json!({
+            "file": sc.file,
+            "policy": sc.policy,
+            "resources": sc.resources.iter().map(|r| json!({ "name": r.name, "protocol": r.protocol, "ceiling": r.ceiling, "cpu": r.cpu })).collect::<Vec<_>>(),
+            "cpus": json_cpus,
+            "notes": notes.0,
+            "schedulable": overall.map_or(Value::Null, Value::Bool),
+        });
+        return serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string());
+    }
+    Ok(out)
+}
