@@ -325,3 +325,46 @@ fn lock_rcs_charges_the_abort_cost_to_the_recovery() {
     assert_eq!(segments(&out)[2], "low:1-1.3:preempt");
     assert_eq!(out.threads[1].stats.response_max, Some(us(1_300)));
 }
+
+#[test]
+fn lock_srp_under_edf_uses_preemption_levels_from_relative_deadlines() {
+    // EDF. `low` (D = 20) locks L at 0 for 4 ms; `high` (D = 5, a user of L) arrives at 1 and
+    // must not start before L is free; `other` (D = 2, no lock) arrives at 1 and may preempt.
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    let low_spec = at(0).deadline(ms(20));
+    let high_spec = at(1).deadline(ms(5));
+    let other_spec = at(1).deadline(ms(2));
+    // Users must exist before the lock that names them.
+    let holder = Arc::new(StdMutex::new(None::<Arc<tempi::sync::Mutex<()>>>));
+    let h1 = holder.clone();
+    let low = rt
+        .spawn(low_spec, move |cx| {
+            let m = h1.lock().unwrap().clone().unwrap();
+            let _g = m.lock(cx).unwrap();
+            cx.work(ms(4));
+        })
+        .unwrap();
+    let h2 = holder.clone();
+    let high = rt
+        .spawn(high_spec, move |cx| {
+            let m = h2.lock().unwrap().clone().unwrap();
+            let _g = m.lock(cx).unwrap();
+            cx.work(ms(1));
+        })
+        .unwrap();
+    rt.spawn(other_spec, |cx| cx.work(ms(1))).unwrap();
+    let m = rt.create_mutex((), LockSpec::new("L").protocol("srp").users(&[low, high])).unwrap();
+    *holder.lock().unwrap() = Some(Arc::new(m));
+    let mut out = rt.run().unwrap();
+    for (t, n) in out.threads.iter_mut().zip(["low", "high", "other"]) {
+        t.name = n.into();
+    }
+    assert_eq!(
+        segments(&out),
+        ["low:0-1:preempt", "other:1-2:exit", "low:2-5:preempt", "high:5-6:exit", "low:6-6:exit"]
+    );
+    assert_eq!(out.total_misses(), 0);
+    // `high` never blocked on the lock: SRP blocks before a job starts, never after.
+    assert!(!out.trace.iter().any(|r| r.kind == TraceKind::Stop && r.arg == StopReason::Blocked as u64));
+}

@@ -22,16 +22,30 @@ use super::Kernel;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
-use crate::policy::sched::{ReadyReason, Urgency};
+use crate::policy::sched::{ReadyReason, SchedInfo, Urgency};
 use crate::sync::{LockError, LockId, LockSpec};
 use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::{StopReason, TraceKind};
 
+/// Where a lock's ceiling comes from.
+enum Ceiling {
+    None,
+    /// A declared fixed priority.
+    Declared(Urgency),
+    /// Computed from the declared users: for each, the urgency its policy would give a job of
+    /// it released *now* (its priority under fixed priority; now + its relative deadline under
+    /// EDF, which is SRP's preemption level expressed as a deadline).
+    Users(Vec<(i32, Option<std::time::Duration>)>),
+}
+
 pub(crate) struct LockState {
     cpu: usize,
     policy: Box<dyn LockPolicy>,
-    ceiling: Option<Urgency>,
+    ceiling: Ceiling,
+    /// The ceiling as it stood when the current owner took the lock: what it imposes on
+    /// others (the system ceiling) until it is released.
+    held_ceiling: Option<Urgency>,
     owner: Option<ThreadId>,
     waiters: Vec<ThreadId>,
     poisoned: bool,
@@ -61,17 +75,22 @@ impl<C: Clock> Kernel<C> {
         if self.cpu_local(spec.cpu).is_none() {
             return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
         }
-        let mut ceiling = spec.ceiling.map(Urgency::from_priority);
-        if ceiling.is_none() && !spec.users.is_empty() {
-            for &u in &spec.users {
-                if self.local(u).is_none() {
-                    return Err(Error::UnknownThread(u));
+        let ceiling = match (spec.ceiling, spec.users.is_empty()) {
+            (Some(p), _) => Ceiling::Declared(Urgency::from_priority(p)),
+            (None, false) => {
+                let mut users = Vec::with_capacity(spec.users.len());
+                for &u in &spec.users {
+                    if self.local(u).is_none() {
+                        return Err(Error::UnknownThread(u));
+                    }
+                    let t = self.tcb(u);
+                    users.push((t.priority, t.rel_deadline));
                 }
-                let base = self.tcb(u).base_urgency;
-                ceiling = Some(ceiling.map_or(base, |c: Urgency| c.max(base)));
+                Ceiling::Users(users)
             }
-        }
-        if spec.policy.needs_ceiling() && ceiling.is_none() {
+            (None, true) => Ceiling::None,
+        };
+        if spec.policy.needs_ceiling() && matches!(ceiling, Ceiling::None) {
             return Err(Error::InvalidConfig(format!(
                 "lock `{}`: protocol `{}` needs a ceiling: declare one or list the lock's users",
                 spec.name,
@@ -84,6 +103,7 @@ impl<C: Clock> Kernel<C> {
             cpu: spec.cpu,
             policy: spec.policy,
             ceiling,
+            held_ceiling: None,
             owner: None,
             waiters: Vec::with_capacity(cap),
             poisoned: false,
@@ -100,7 +120,7 @@ impl<C: Clock> Kernel<C> {
             if l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
                 continue;
             }
-            if let Some(c) = l.ceiling {
+            if let Some(c) = l.held_ceiling {
                 if best.is_none_or(|(b, _)| c > b) {
                     best = Some((c, i));
                 }
@@ -109,10 +129,42 @@ impl<C: Clock> Kernel<C> {
         best
     }
 
+    /// The ceiling of lock `l` at this instant.
+    fn ceiling_now(&self, l: usize) -> Option<Urgency> {
+        match &self.locks[l].ceiling {
+            Ceiling::None => None,
+            Ceiling::Declared(u) => Some(*u),
+            Ceiling::Users(users) => {
+                let c = self.cpu_local(self.locks[l].cpu).expect("lock on this kernel");
+                let scheduler = &self.cpus[c].scheduler;
+                users
+                    .iter()
+                    .map(|&(priority, rel)| {
+                        let job = SchedInfo {
+                            id: ThreadId { slot: u32::MAX, generation: 0 },
+                            cpu: self.locks[l].cpu,
+                            priority,
+                            urgency: Urgency::LOWEST,
+                            importance: 0,
+                            release: self.now,
+                            deadline: rel.map(|d| self.now + d),
+                            period: None,
+                            relative_deadline: rel,
+                            wcet: std::time::Duration::ZERO,
+                            job_cpu_time: std::time::Duration::ZERO,
+                            job: 0,
+                        };
+                        scheduler.base_urgency(&job)
+                    })
+                    .max()
+            }
+        }
+    }
+
     fn view(&self, l: usize, asking: ThreadId) -> LockView {
         let lock = &self.locks[l];
         LockView {
-            ceiling: lock.ceiling,
+            ceiling: if lock.owner.is_some() { lock.held_ceiling } else { self.ceiling_now(l) },
             owner: lock.owner,
             system_ceiling: self.system_ceiling(asking, lock.cpu).map(|(c, _)| c),
         }
@@ -244,6 +296,7 @@ impl<C: Clock> Kernel<C> {
 
     fn grant(&mut self, id: ThreadId, l: usize) {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
+        self.locks[l].held_ceiling = self.ceiling_now(l);
         self.locks[l].owner = Some(id);
         self.tcb(id).held.push(l as u32);
         self.recompute_lent(id);

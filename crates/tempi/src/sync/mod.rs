@@ -140,8 +140,10 @@ impl LockSpec {
         self
     }
 
-    /// The threads that may lock it; the ceiling is then computed from their urgencies when
-    /// the lock is created (unless declared).
+    /// The threads that may lock it; unless a ceiling is declared, the ceiling is computed
+    /// from them: the urgency the CPU's policy would give a job of the most urgent user
+    /// released at the moment of asking (its priority under fixed priority, the current time
+    /// plus its relative deadline under EDF: SRP's preemption levels).
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
