@@ -21,6 +21,13 @@
 //!   wakes a handler thread blocked in `sigtimedwait`.
 //! - `spawn`: create a tempi thread from a thread, let it run to completion and join it,
 //!   against `std::thread::spawn(|| {}).join()`.
+//! - `lock.uncontended.<protocol>` (`km`, `bp`, `bpi`, `pcp`, `srp`): one tempi thread locking
+//!   and unlocking a free [`tempi::sync::Mutex`], against `std::sync::Mutex` lock + unlock on a
+//!   pinned OS thread; `lock.uncontended.<protocol>.pthread-pi` is the same tempi number against
+//!   a pthread mutex with `PTHREAD_PRIO_INHERIT`. All seven variants run interleaved.
+//! - `lock.handoff.bpi`: from a low-priority owner's unlock to the blocked high-priority waiter
+//!   holding the lock (priority inheritance), against the same hand-off between two
+//!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`]).
 
@@ -32,6 +39,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tempi::clock::{RealClock, VirtualClock};
 use tempi::policy::sched::Edf;
+use tempi::sync::LockSpec;
 use tempi::{
     Accounting, Budget, BudgetEvent, BudgetEventKind, Config, Runtime, SetId, ThreadOutcome, ThreadSpec, Time,
 };
@@ -46,6 +54,22 @@ const NOTIFY_FIFO: i32 = 10;
 /// The budget the `budget.notify` member overruns, and how far past it each job works.
 const NOTIFY_BUDGET: Duration = Duration::from_micros(200);
 const NOTIFY_OVERRUN: Duration = Duration::from_micros(100);
+
+/// The protocols `lock.uncontended.<protocol>` measures.
+const LOCK_PROTOCOLS: [&str; 5] = ["km", "bp", "bpi", "pcp", "srp"];
+
+/// Priority of the `lock.uncontended` thread, and the ceiling of its PCP and SRP locks.
+const LOCK_PRIO: i32 = 1;
+
+/// `lock.handoff.bpi`: priorities of the owner and of the more urgent waiter, used both as
+/// tempi priorities and as the `SCHED_FIFO` priorities of the OS-thread peer.
+const HANDOFF_LOW: i32 = 10;
+const HANDOFF_HIGH: i32 = 20;
+
+/// `lock.handoff.bpi`: period of tempi's waiter, sleep of the peer's waiter between hand-offs,
+/// and how long the tempi owner works between looks at whether the waiter is blocked.
+const HANDOFF_PERIOD: Duration = Duration::from_micros(100);
+const HANDOFF_POLL: Duration = Duration::from_micros(2);
 
 /// Number of periodic threads in the simulator workload.
 const SIM_THREADS: u64 = 20;
@@ -68,6 +92,12 @@ struct Sizes {
     /// Overruns per `budget.notify` run, tempi side and POSIX side.
     notify_tempi: usize,
     notify_peer: usize,
+    /// Lock + unlock pairs per `lock.uncontended` run, tempi side and OS-thread side.
+    lock_tempi: u64,
+    lock_peer: u64,
+    /// Hand-offs per `lock.handoff.bpi` run, tempi side and OS-thread side.
+    handoff_tempi: usize,
+    handoff_peer: usize,
 }
 
 impl Sizes {
@@ -84,6 +114,10 @@ impl Sizes {
                 acct_switches: 20_000,
                 notify_tempi: 100,
                 notify_peer: 8,
+                lock_tempi: 5_000,
+                lock_peer: 50_000,
+                handoff_tempi: 100,
+                handoff_peer: 30,
             }
         } else {
             Sizes {
@@ -97,6 +131,10 @@ impl Sizes {
                 acct_switches: 100_000,
                 notify_tempi: 500,
                 notify_peer: 40,
+                lock_tempi: 200_000,
+                lock_peer: 2_000_000,
+                handoff_tempi: 2_000,
+                handoff_peer: 1_000,
             }
         }
     }
@@ -517,6 +555,69 @@ mod posix {
         }
     }
 
+    /// A pthread mutex with `PTHREAD_PRIO_INHERIT`: a waiter lends its priority to the owner
+    /// (Linux: a PI futex, so an uncontended lock or unlock stays in user space). Boxed, so it
+    /// never moves once initialised.
+    pub struct PiMutex(Box<std::cell::UnsafeCell<libc::pthread_mutex_t>>);
+
+    // SAFETY: a pthread mutex exists to be locked and unlocked from several threads; the value
+    // is only ever touched through pthread calls, never read or written directly.
+    unsafe impl Send for PiMutex {}
+    // SAFETY: as above; every access goes through pthread_mutex_lock / _unlock.
+    unsafe impl Sync for PiMutex {}
+
+    impl PiMutex {
+        pub fn new() -> Result<PiMutex, String> {
+            let m = Box::new(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
+            // SAFETY: pthread_mutexattr_t is plain data, and pthread_mutexattr_init initialises
+            // it before any other use; it is destroyed once, after the mutex is initialised
+            // (the mutex does not keep a reference to it). The mutex lives in a Box that is
+            // neither moved nor freed while the PiMutex exists, and `m.get()` is valid for
+            // writes.
+            let rc = unsafe {
+                let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+                let mut rc = libc::pthread_mutexattr_init(&mut attr);
+                if rc == 0 {
+                    rc = libc::pthread_mutexattr_setprotocol(&mut attr, libc::PTHREAD_PRIO_INHERIT);
+                    if rc == 0 {
+                        rc = libc::pthread_mutex_init(m.get(), &attr);
+                    }
+                    libc::pthread_mutexattr_destroy(&mut attr);
+                }
+                rc
+            };
+            if rc == 0 {
+                Ok(PiMutex(m))
+            } else {
+                Err(format!("PTHREAD_PRIO_INHERIT mutex: {}", std::io::Error::from_raw_os_error(rc)))
+            }
+        }
+
+        #[inline]
+        pub fn lock(&self) {
+            // SAFETY: the mutex was initialised in `new`, has not moved (boxed) and is destroyed
+            // only in Drop, which cannot run while `&self` is alive.
+            let rc = unsafe { libc::pthread_mutex_lock(self.0.get()) };
+            assert_eq!(rc, 0, "pthread_mutex_lock");
+        }
+
+        /// Callers unlock only what they locked.
+        #[inline]
+        pub fn unlock(&self) {
+            // SAFETY: as in `lock`; the benchmark unlocks only from the thread that locked.
+            let rc = unsafe { libc::pthread_mutex_unlock(self.0.get()) };
+            assert_eq!(rc, 0, "pthread_mutex_unlock");
+        }
+    }
+
+    impl Drop for PiMutex {
+        fn drop(&mut self) {
+            // SAFETY: initialised in `new`, destroyed exactly once, here; `&mut self` means no
+            // thread can be using it.
+            unsafe { libc::pthread_mutex_destroy(self.0.get()) };
+        }
+    }
+
     /// The calling thread's CPU-time clock and its kernel thread id.
     pub fn this_thread() -> Result<(libc::clockid_t, libc::pid_t), String> {
         let mut clock: libc::clockid_t = 0;
@@ -745,6 +846,288 @@ fn posix_notify(overruns: usize) -> Result<NotifyRun, String> {
     run
 }
 
+// ----- lock.uncontended ---------------------------------------------------------------------
+
+/// One variant of the interleaved `lock.uncontended` runs.
+#[derive(Clone, Copy)]
+enum LockVariant {
+    Tempi(&'static str),
+    Std,
+    PthreadPi,
+}
+
+/// tempi: one thread on one pinned real-time CPU (tracing off) locking and unlocking a free
+/// mutex under `protocol` `n` times. Returns ns per lock + unlock.
+fn tempi_uncontended(protocol: &str, n: u64) -> Result<f64, String> {
+    let cfg = Config::new(1).trace_capacity(0).pin(true);
+    let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
+    let mut spec = LockSpec::new("m").protocol(protocol);
+    if matches!(protocol, "pcp" | "srp") {
+        spec = spec.ceiling(LOCK_PRIO);
+    }
+    let m = rt.create_mutex(0u64, spec).map_err(|e| e.to_string())?;
+    let ns = Arc::new(AtomicU64::new(0));
+    let out_ns = ns.clone();
+    rt.spawn(ThreadSpec::new("locker").priority(LOCK_PRIO), move |cx| {
+        drop(m.lock(cx).expect("uncontended lock"));
+        let t0 = Instant::now();
+        for _ in 0..n {
+            drop(black_box(black_box(&m).lock(cx).expect("uncontended lock")));
+        }
+        out_ns.store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    })
+    .map_err(|e| e.to_string())?;
+    let out = rt.run().map_err(|e| e.to_string())?;
+    check_completed(&out)?;
+    Ok(ns.load(Ordering::Relaxed) as f64 / n as f64)
+}
+
+/// Run `f` on an OS thread pinned to [`BENCH_CPU`]; returns its result and the pinning error.
+fn on_pinned_thread(f: impl FnOnce() -> f64 + Send + 'static) -> Result<(f64, Vec<String>), String> {
+    let h = std::thread::spawn(move || {
+        let pinned = pin_current(BENCH_CPU);
+        (f(), pinned)
+    });
+    let (ns, pinned) = h.join().map_err(|_| "peer thread panicked".to_string())?;
+    Ok((ns, pinned.err().into_iter().collect()))
+}
+
+/// Peer: `std::sync::Mutex` lock + unlock `n` times on a pinned OS thread.
+fn std_uncontended(n: u64) -> Result<(f64, Vec<String>), String> {
+    on_pinned_thread(move || {
+        let m = Mutex::new(0u64);
+        drop(m.lock());
+        let t0 = Instant::now();
+        for _ in 0..n {
+            drop(black_box(black_box(&m).lock()));
+        }
+        t0.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// Peer: pthread mutex with `PTHREAD_PRIO_INHERIT`, lock + unlock `n` times on a pinned OS
+/// thread.
+fn pthread_pi_uncontended(n: u64) -> Result<(f64, Vec<String>), String> {
+    let m = posix::PiMutex::new()?;
+    on_pinned_thread(move || {
+        m.lock();
+        m.unlock();
+        let t0 = Instant::now();
+        for _ in 0..n {
+            let m = black_box(&m);
+            m.lock();
+            m.unlock();
+        }
+        t0.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// Medians of every `lock.uncontended` variant (the tempi protocols, then `std`, then pthread
+/// PI), interleaved over `reps` rounds after a warm-up round, and the pinning notes.
+fn uncontended_all(reps: usize, tempi_n: u64, peer_n: u64) -> Result<(Vec<f64>, Vec<String>), String> {
+    let variants: Vec<LockVariant> = LOCK_PROTOCOLS
+        .iter()
+        .map(|&p| LockVariant::Tempi(p))
+        .chain([LockVariant::Std, LockVariant::PthreadPi])
+        .collect();
+    let mut xs = vec![Vec::with_capacity(reps); variants.len()];
+    let mut notes = Vec::new();
+    for rep in 0..=reps {
+        for (i, v) in variants.iter().enumerate() {
+            let ns = match *v {
+                LockVariant::Tempi(p) => tempi_uncontended(p, tempi_n)?,
+                LockVariant::Std => {
+                    let (ns, w) = std_uncontended(peer_n)?;
+                    notes.extend(w);
+                    ns
+                }
+                LockVariant::PthreadPi => {
+                    let (ns, w) = pthread_pi_uncontended(peer_n)?;
+                    notes.extend(w);
+                    ns
+                }
+            };
+            if rep > 0 {
+                xs[i].push(ns);
+            }
+        }
+    }
+    notes.sort();
+    notes.dedup();
+    Ok((xs.into_iter().map(median).collect(), notes))
+}
+
+// ----- lock.handoff.bpi ---------------------------------------------------------------------
+
+/// What the owner and the waiter of a hand-off share.
+#[derive(Default)]
+struct HandoffState {
+    /// Set by the waiter just before it asks for the lock. On one CPU the waiter, the more
+    /// urgent of the two, runs until it blocks, so when the owner sees the flag the waiter is
+    /// blocked on the lock.
+    waiting: AtomicBool,
+    /// Clock reading (ns) the owner takes right before unlocking to a waiter; 0: none.
+    unlock_at: AtomicU64,
+    /// The waiter has finished: the owner stops.
+    done: AtomicBool,
+}
+
+/// Latencies of one hand-off run (ns) and its notes.
+#[derive(Default)]
+struct HandoffRun {
+    lat: Vec<f64>,
+    notes: Vec<String>,
+}
+
+/// tempi: on one pinned real-time CPU (dispatcher under `SCHED_FIFO` [`HANDOFF_LOW`] where
+/// allowed, tracing off), a low-priority thread (priority [`HANDOFF_LOW`]) holds a BPI lock
+/// and works in [`HANDOFF_POLL`] steps; a periodic thread (priority [`HANDOFF_HIGH`], period
+/// [`HANDOFF_PERIOD`]) is released, preempts it, and blocks on the lock. The low thread sees
+/// it waiting, reads the clock and unlocks; the high thread reads the clock when it holds the
+/// lock. The high thread's first job (before the low thread has run) finds the lock free and
+/// gives no sample.
+fn tempi_handoff(n: usize) -> Result<HandoffRun, String> {
+    let cfg = Config::new(1).trace_capacity(0).pin(true).fifo_priority(Some(HANDOFF_LOW));
+    let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
+    let m = Arc::new(rt.create_mutex((), LockSpec::new("m").protocol("bpi")).map_err(|e| e.to_string())?);
+    let clock = RealClock::starting_now();
+    let st = Arc::new(HandoffState::default());
+    let lat = Arc::new(Mutex::new(Vec::<f64>::with_capacity(n)));
+    let jobs = n as u32 + 1;
+    let (hm, hs, hc, hl) = (m.clone(), st.clone(), clock.clone(), lat.clone());
+    let mut job = 0u32;
+    rt.spawn(ThreadSpec::new("high").periodic(HANDOFF_PERIOD).priority(HANDOFF_HIGH).max_jobs(jobs), move |cx| {
+        job += 1;
+        hs.waiting.store(true, Ordering::Relaxed);
+        let g = hm.lock(cx).expect("hand-off lock");
+        let t = hc.read().as_nanos();
+        hs.waiting.store(false, Ordering::Relaxed);
+        let u = hs.unlock_at.swap(0, Ordering::Relaxed);
+        if u != 0 {
+            hl.lock().expect("latency log").push(t.saturating_sub(u) as f64);
+        }
+        if job == jobs {
+            hs.done.store(true, Ordering::Relaxed);
+        }
+        drop(g);
+    })
+    .map_err(|e| e.to_string())?;
+    rt.spawn(ThreadSpec::new("low").priority(HANDOFF_LOW), move |cx| {
+        while !st.done.load(Ordering::Relaxed) {
+            let g = m.lock(cx).expect("hand-off lock");
+            while !st.waiting.load(Ordering::Relaxed) && !st.done.load(Ordering::Relaxed) {
+                cx.work(HANDOFF_POLL);
+            }
+            if st.waiting.load(Ordering::Relaxed) {
+                st.unlock_at.store(clock.read().as_nanos(), Ordering::Relaxed);
+            }
+            drop(g);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    let out = rt.run().map_err(|e| e.to_string())?;
+    check_completed(&out)?;
+    let lat = std::mem::take(&mut *lat.lock().expect("latency log"));
+    if lat.len() < n / 2 {
+        return Err(format!("lock.handoff.bpi: only {} of {n} tempi jobs found the lock held", lat.len()));
+    }
+    Ok(HandoffRun { lat, notes: out.warnings.iter().map(|w| format!("tempi: {w}")).collect() })
+}
+
+/// Peer: two OS threads pinned to [`BENCH_CPU`], the owner under `SCHED_FIFO` [`HANDOFF_LOW`]
+/// and the waiter under `SCHED_FIFO` [`HANDOFF_HIGH`], sharing a `PTHREAD_PRIO_INHERIT`
+/// mutex. The owner holds it and spins; the waiter sleeps [`HANDOFF_PERIOD`], wakes
+/// (preempting the owner), and blocks on the mutex (the kernel boosts the owner). The owner
+/// sees it waiting, reads the clock and unlocks; the kernel hands the mutex to the waiter, which
+/// preempts the owner and reads the clock. Both read the same [`RealClock`].
+fn pthread_handoff(n: usize) -> Result<HandoffRun, String> {
+    let m = Arc::new(posix::PiMutex::new()?);
+    let st = Arc::new(HandoffState::default());
+    let clock = RealClock::starting_now();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let (hm, hs, hc) = (m.clone(), st.clone(), clock.clone());
+    let high = std::thread::spawn(move || {
+        let mut run = HandoffRun { lat: Vec::with_capacity(n), notes: Vec::new() };
+        if let Err(e) = pin_current(BENCH_CPU) {
+            run.notes.push(format!("waiter not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(HANDOFF_HIGH) {
+            run.notes.push(format!("waiter: SCHED_FIFO refused ({e}), measured under the default policy"));
+        }
+        let _ = ready_tx.send(());
+        // Bounded, should the owner never be holding the mutex when the waiter wakes.
+        for _ in 0..n * 4 + 16 {
+            if run.lat.len() >= n {
+                break;
+            }
+            std::thread::sleep(HANDOFF_PERIOD);
+            hs.waiting.store(true, Ordering::SeqCst);
+            hm.lock();
+            let t = hc.read().as_nanos();
+            hs.waiting.store(false, Ordering::SeqCst);
+            let u = hs.unlock_at.swap(0, Ordering::SeqCst);
+            hm.unlock();
+            if u != 0 {
+                run.lat.push(t.saturating_sub(u) as f64);
+            }
+        }
+        hs.done.store(true, Ordering::SeqCst);
+        run
+    });
+    // The owner spins under SCHED_FIFO on the waiter's CPU: start it only once the waiter is
+    // pinned and real-time, or the waiter could starve behind it.
+    let _ = ready_rx.recv();
+    let low = std::thread::spawn(move || {
+        let mut notes = Vec::new();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            notes.push(format!("owner not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(HANDOFF_LOW) {
+            notes.push(format!("owner: SCHED_FIFO refused ({e}), measured under the default policy"));
+        }
+        while !st.done.load(Ordering::SeqCst) {
+            m.lock();
+            while !st.waiting.load(Ordering::SeqCst) && !st.done.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            if st.waiting.load(Ordering::SeqCst) {
+                st.unlock_at.store(clock.read().as_nanos(), Ordering::SeqCst);
+            }
+            m.unlock();
+        }
+        notes
+    });
+    let mut run = high.join().map_err(|_| "peer thread panicked".to_string())?;
+    run.notes.extend(low.join().map_err(|_| "peer thread panicked".to_string())?);
+    if run.lat.len() < n / 2 {
+        return Err(format!("lock.handoff.bpi: only {} of {n} pthread hand-offs found the mutex held", run.lat.len()));
+    }
+    Ok(run)
+}
+
+/// Breakdown of `lock.handoff.bpi` over every measured hand-off (warm-up runs excluded).
+fn handoff_note(tempi: &[HandoffRun], peer: &[HandoffRun]) -> String {
+    let pool = |runs: &[HandoffRun]| -> Vec<f64> { runs.iter().skip(1).flat_map(|r| r.lat.iter().copied()).collect() };
+    let (t, p) = (pool(tempi), pool(peer));
+    let mut note = format!(
+        "from the owner's unlock call to the blocked, more urgent waiter holding the lock; tempi: BPI, priorities \
+         {HANDOFF_LOW}/{HANDOFF_HIGH}, waiter periodic {} us, p99 {}; peer: pthread PTHREAD_PRIO_INHERIT mutex, \
+         SCHED_FIFO {HANDOFF_LOW}/{HANDOFF_HIGH} both pinned to CPU {BENCH_CPU}, p99 {}; {} + {} hand-offs pooled",
+        HANDOFF_PERIOD.as_micros(),
+        fmt_ns(percentile(t.clone(), 99.0)),
+        fmt_ns(percentile(p.clone(), 99.0)),
+        t.len(),
+        p.len(),
+    );
+    let mut notes: Vec<String> = tempi.iter().chain(peer).flat_map(|r| r.notes.iter().cloned()).collect();
+    notes.sort();
+    notes.dedup();
+    if !notes.is_empty() {
+        note.push_str(&format!(" | {}", notes.join("; ")));
+    }
+    note
+}
+
 // ----- spawn --------------------------------------------------------------------------------
 
 /// tempi: one thread spawning and joining `n` empty threads, one at a time.
@@ -946,6 +1329,69 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
     let spawn_note = (!spawn_notes.is_empty()).then(|| format!("peer not pinned: {}", spawn_notes.join("; ")));
     metrics.push(compare("spawn", t_spawn, "std::thread::spawn + join", p_spawn, spawn_note));
 
+    // lock.uncontended.*
+    progress(&format!(
+        "lock.uncontended: {} protocols + std + pthread PI interleaved, {} / {} lock+unlock x {} (+ warm-up round)",
+        LOCK_PROTOCOLS.len(),
+        sz.lock_tempi,
+        sz.lock_peer,
+        sz.reps
+    ));
+    let (lock_ns, lock_notes) = uncontended_all(sz.reps, sz.lock_tempi, sz.lock_peer)?;
+    let (std_ns, pi_ns) = (lock_ns[LOCK_PROTOCOLS.len()], lock_ns[LOCK_PROTOCOLS.len() + 1]);
+    let pin_problem = (!lock_notes.is_empty()).then(|| format!("peer could not pin: {}", lock_notes.join("; ")));
+    for (i, p) in LOCK_PROTOCOLS.iter().enumerate() {
+        let mut note = format!(
+            "free lock, one thread, `drop(m.lock(cx))` in a loop; {} variants interleaved over {} rounds, medians; \
+             pthread PI mutex {}",
+            LOCK_PROTOCOLS.len() + 2,
+            sz.reps,
+            fmt_ns(pi_ns)
+        );
+        if let Some(pin) = &pin_problem {
+            note.push_str(&format!(" | {pin}"));
+        }
+        metrics.push(compare(
+            &format!("lock.uncontended.{p}"),
+            lock_ns[i],
+            "std::sync::Mutex lock+unlock, OS thread, same CPU",
+            std_ns,
+            Some(note),
+        ));
+        metrics.push(compare(
+            &format!("lock.uncontended.{p}.pthread-pi"),
+            lock_ns[i],
+            "pthread PTHREAD_PRIO_INHERIT mutex lock+unlock, OS thread, same CPU",
+            pi_ns,
+            pin_problem.clone(),
+        ));
+    }
+
+    // lock.handoff.bpi
+    progress(&format!("lock.handoff.bpi: tempi, {} hand-offs x {} (+ warm-up)", sz.handoff_tempi, sz.reps));
+    let mut t_runs = Vec::new();
+    let t_handoff = sample(sz.reps, || {
+        let run = tempi_handoff(sz.handoff_tempi)?;
+        let m = median(run.lat.clone());
+        t_runs.push(run);
+        Ok(m)
+    })?;
+    progress(&format!("lock.handoff.bpi: pthread PI peer, {} hand-offs x {} (+ warm-up)", sz.handoff_peer, sz.reps));
+    let mut p_runs = Vec::new();
+    let p_handoff = sample(sz.reps, || {
+        let run = pthread_handoff(sz.handoff_peer)?;
+        let m = median(run.lat.clone());
+        p_runs.push(run);
+        Ok(m)
+    })?;
+    metrics.push(compare(
+        "lock.handoff.bpi",
+        t_handoff,
+        "pthread PI mutex, SCHED_FIFO 10/20 OS threads, same CPU",
+        p_handoff,
+        Some(handoff_note(&t_runs, &p_runs)),
+    ));
+
     // sim throughput
     progress(&format!("sim: {} simulated s of the workload x {}", sz.sim_seconds, sz.reps));
     // Warm-up on a shorter run, then keep every repetition and take medians of both rates.
@@ -1045,8 +1491,14 @@ fn table(metrics: &[Metric]) -> String {
         .iter()
         .map(|m| match (m.tempi_ns, m.peer_ns, m.ratio) {
             (Some(t), Some(p), Some(r)) => {
-                let ratio =
-                    if is_overhead(m) { format!("{r:.3}x ({:+.1}%)", (r - 1.0) * 100.0) } else { format!("{r:.1}x") };
+                let ratio = if is_overhead(m) {
+                    format!("{r:.3}x ({:+.1}%)", (r - 1.0) * 100.0)
+                } else if r < 1.0 {
+                    // tempi slower than its peer: keep the digits that matter.
+                    format!("{r:.3}x")
+                } else {
+                    format!("{r:.1}x")
+                };
                 [m.name.clone(), fmt_ns(t), m.peer.clone().unwrap_or_default(), fmt_ns(p), ratio]
             }
             _ => [
@@ -1146,6 +1598,12 @@ mod tests {
         assert_eq!(percentile(xs.clone(), 99.0), 99.0);
         assert_eq!(percentile(xs, 100.0), 100.0);
         assert_eq!(percentile(vec![], 50.0), 0.0);
+    }
+
+    #[test]
+    fn ratio_below_one_keeps_its_digits() {
+        let m = compare("lock.uncontended.bpi", 200.0, "std", 5.0, None);
+        assert!(table(&[m]).contains("0.025x"));
     }
 
     #[test]

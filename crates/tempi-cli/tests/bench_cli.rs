@@ -63,6 +63,36 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
     }
     assert!(off.windows(2).all(|w| w[0] == w[1]), "accounting variants disagree on the baseline: {off:?}");
 
+    // Locks: every protocol against std::sync::Mutex and against a pthread PI mutex, the same
+    // tempi time on both lines and the same peer time on every protocol's line.
+    let mut std_ns = Vec::new();
+    let mut pi_ns = Vec::new();
+    for p in ["km", "bp", "bpi", "pcp", "srp"] {
+        let name = format!("lock.uncontended.{p}");
+        let m = find(&name);
+        let tempi = positive(m, "tempi_ns");
+        let peer = positive(m, "peer_ns");
+        assert_ratio(&name, positive(m, "ratio"), peer / tempi);
+        assert_eq!(m["peer"], "std::sync::Mutex lock+unlock, OS thread, same CPU", "{name}: peer");
+        assert!(m["note"].as_str().is_some_and(|n| n.contains("pthread PI mutex")), "{name}: note");
+        std_ns.push(peer);
+        let pi_name = format!("{name}.pthread-pi");
+        let pi = find(&pi_name);
+        assert_eq!(positive(pi, "tempi_ns"), tempi, "{pi_name}: tempi time differs from {name}");
+        let pi_peer = positive(pi, "peer_ns");
+        assert_ratio(&pi_name, positive(pi, "ratio"), pi_peer / tempi);
+        assert!(pi["peer"].as_str().is_some_and(|s| s.contains("PTHREAD_PRIO_INHERIT")), "{pi_name}: peer");
+        pi_ns.push(pi_peer);
+    }
+    assert!(std_ns.windows(2).all(|w| w[0] == w[1]), "lock.uncontended.*: std peer times differ: {std_ns:?}");
+    assert!(pi_ns.windows(2).all(|w| w[0] == w[1]), "lock.uncontended.*.pthread-pi: peer times differ: {pi_ns:?}");
+
+    let h = find("lock.handoff.bpi");
+    let (tempi, peer) = (positive(h, "tempi_ns"), positive(h, "peer_ns"));
+    assert_ratio("lock.handoff.bpi", positive(h, "ratio"), peer / tempi);
+    assert!(h["peer"].as_str().is_some_and(|s| s.contains("pthread PI mutex")), "lock.handoff.bpi: peer");
+    assert!(h["note"].as_str().is_some_and(|n| n.contains("p99")), "lock.handoff.bpi: note");
+
     for (name, unit) in [("sim.events_per_sec", "events/s"), ("sim.jobs_per_sec", "jobs/s")] {
         let m = find(name);
         positive(m, "value");
