@@ -242,6 +242,7 @@ impl<C: Clock> Kernel<C> {
         let t = self.tcb(id);
         t.state = State::Blocked(Wait::Lock(target as u32));
         t.wants = Some(l as u32);
+        t.wants_restartable = restartable;
         let token = t.wait_token;
         self.locks[target].waiters.push(id);
         if let Some(d) = deadline {
@@ -318,10 +319,31 @@ impl<C: Clock> Kernel<C> {
         self.locks[l].owner = None;
         self.locks[l].poisoned |= poison;
         self.tcb(id).held.retain(|&h| h as usize != l);
-        // Wake every waiter: each asks again, the most urgent first. A thread held off by a
-        // ceiling that is still too high for it moves to the lock now holding that ceiling
-        // without waking: it stays blocked by the same critical section.
-        while let Some(w) = self.locks[l].waiters.pop() {
+        // Hand the lock straight to the most urgent waiter that asked for it and may take it
+        // now: it wakes up holding it (no second round trip to ask again).
+        let heir = if self.locks[l].poisoned { None } else { self.heir(l) };
+        if let Some(w) = heir {
+            self.locks[l].waiters.retain(|&x| x != w);
+            let restartable = self.tcb(w).wants_restartable;
+            self.tcb(w).paid_block_cost = false;
+            self.grant(w, l);
+            self.locks[l].restartable = restartable;
+            self.tcb(w).reply = Some(Reply::Locked(Ok(())));
+            self.wake_from_lock(w);
+            self.charge_overhead(w, self.costs.lock_acquired);
+        }
+        // The others: those that want this lock keep waiting, now on the heir (if any); the
+        // rest ask again, except a thread held off by a ceiling that is still too high for it,
+        // which moves to the lock now holding that ceiling without waking: it stays blocked by
+        // the same critical section. The list is swapped with a pre-sized scratch list so the
+        // lock path never allocates.
+        std::mem::swap(&mut self.lock_scratch, &mut self.locks[l].waiters);
+        for k in 0..self.lock_scratch.len() {
+            let w = self.lock_scratch[k];
+            if heir.is_some() && self.tcb(w).wants == Some(l as u32) {
+                self.locks[l].waiters.push(w);
+                continue;
+            }
             if let Some(holder) = self.still_ceiling_blocked(w) {
                 self.tcb(w).state = State::Blocked(Wait::Lock(holder as u32));
                 self.locks[holder].waiters.push(w);
@@ -333,6 +355,30 @@ impl<C: Clock> Kernel<C> {
             self.tcb(w).reply = Some(Reply::LockRetry);
             self.wake_from_lock(w);
         }
+        self.lock_scratch.clear();
+        if let Some(w) = heir {
+            self.recompute_lent(w);
+        }
+    }
+
+    /// The waiter of free lock `l` that should get it: the most urgent one that asked for
+    /// this lock (the earliest among equals) and that the policy lets take it now.
+    fn heir(&mut self, l: usize) -> Option<ThreadId> {
+        let mut best: Option<(Urgency, ThreadId)> = None;
+        for &w in &self.locks[l].waiters {
+            let i = self.local(w).expect("waiters are live");
+            let t = self.slots[i].as_ref().expect("live");
+            if t.wants != Some(l as u32) {
+                continue;
+            }
+            if best.is_none_or(|(u, _)| t.urgency > u) {
+                best = Some((t.urgency, w));
+            }
+        }
+        let (_, w) = best?;
+        let info = self.info(w);
+        let view = self.view(l, w);
+        self.locks[l].policy.may_acquire(&info, &view).then_some(w)
     }
 
     /// For a waiter of a just-released lock: the lock whose ceiling would still refuse what it

@@ -137,6 +137,8 @@ pub(crate) struct Tcb {
     /// The lock it asked for while it waits (it may be queued on another lock: ceiling
     /// blocking).
     pub(crate) wants: Option<u32>,
+    /// Whether that request came from `Mutex::critical`.
+    pub(crate) wants_restartable: bool,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
