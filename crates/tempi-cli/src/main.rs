@@ -5,7 +5,9 @@
 //! [`scenario`]; the benchmarks in `bench`. Exit codes: 0 success, 1 the run itself failed
 //! (runtime or I/O error), 2 bad input (scenario file or command-line flags).
 
+mod analyze;
 mod bench;
+mod experiment;
 mod scenario;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,8 @@ Examples:
   tempi simulate examples/temporal-isolation.toml --gantt target/isolation.svg
   tempi simulate examples/servers.toml --report target/servers.json
   tempi run examples/rm-textbook.toml --until 100ms --fifo 50
+  tempi simulate examples/locks-inversion.toml --lock-protocol bp
+  tempi analyze examples/locks-pcp.toml
   tempi bench --quick";
 
 /// Real-time user-level threads: simulate or run timing scenarios described in TOML files.
@@ -51,6 +55,21 @@ enum Command {
     /// `work` steps spin for their duration. Needs a finite horizon: `until` in the
     /// scenario or --until.
     Run(RunArgs),
+    /// Analyse a scenario's schedulability without running it: blocking terms per locking
+    /// protocol, Liu & Layland with blocking, response times (see docs/ANALYSIS.md).
+    Analyze {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Print machine-readable JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Locking protocol of every resource, overriding the scenario's.
+        #[arg(long, value_name = "NAME")]
+        lock_protocol: Option<String>,
+        /// Scheduling policy, overriding the scenario's `policy`.
+        #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
+        policy: Option<String>,
+    },
     /// Measure the runtime's overheads (context switch, dispatch, release jitter).
     Bench {
         /// Print machine-readable JSON instead of a table.
@@ -60,6 +79,9 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
+    /// Rebuild a published experiment in virtual time (rtmach-1, rtmach-2, rtmach-3: the
+    /// Real-Time Mach locking benchmarks) and check its conclusions; see docs/EXPERIMENTS.md.
+    Experiment(experiment::ExperimentArgs),
 }
 
 /// What to run and what to write: shared by `simulate` and `run`.
@@ -73,6 +95,10 @@ struct Outputs {
     /// Scheduling policy, overriding the scenario's `policy`.
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
     policy: Option<String>,
+    /// Locking protocol of every `[[resource]]`, overriding the scenario's (km, bp, bpi, pcp,
+    /// srp, ...).
+    #[arg(long, value_name = "NAME")]
+    lock_protocol: Option<String>,
     /// Round-robin time slice, overriding the scenario's `quantum` (e.g. 2ms).
     #[arg(long, value_name = "T", value_parser = parse_duration)]
     quantum: Option<Duration>,
@@ -145,7 +171,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(out) => simulate(&out),
         Command::Run(args) => run(&args),
+        Command::Analyze { file, json, lock_protocol, policy } => {
+            analyze(&file, json, lock_protocol.as_deref(), policy.as_deref())
+        }
         Command::Bench { json, quick } => bench::run(json, quick).map_err(Failure::Runtime),
+        Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -169,7 +199,23 @@ fn load(out: &Outputs) -> Result<Scenario, Failure> {
     if let Some(p) = &out.policy {
         sc.set_policy(p).map_err(input)?;
     }
+    if let Some(p) = &out.lock_protocol {
+        sc.set_lock_protocol(p).map_err(input)?;
+    }
     Ok(sc)
+}
+
+fn analyze(file: &Path, json: bool, lock_protocol: Option<&str>, policy: Option<&str>) -> Result<(), Failure> {
+    let mut sc = Scenario::load(file).map_err(input)?;
+    if let Some(p) = policy {
+        sc.set_policy(p).map_err(input)?;
+    }
+    if let Some(p) = lock_protocol {
+        sc.set_lock_protocol(p).map_err(input)?;
+    }
+    let text = analyze::analyze(&sc, json).map_err(Failure::Input)?;
+    print!("{text}");
+    Ok(())
 }
 
 fn simulate(out: &Outputs) -> Result<(), Failure> {
