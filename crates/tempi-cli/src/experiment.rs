@@ -227,13 +227,6 @@ impl Benchmark {
     /// deadline, with their miss counts (empty: all deadlines met). Misses of thread `exempt`
     /// are not counted.
     fn run(&self, policy: &str, exe_us: u64, costs: Costs, exempt: Option<&str>) -> Result<Vec<(String, u64)>, String> {
-        // Work-around (see RCS_ACQUIRE_IN_SECTION): under RCS the lock-acquired cost is spent
-        // as the first work of the section instead of by the kernel. The timing is the same.
-        let mut costs = costs;
-        let mut entry = Duration::ZERO;
-        if RCS_ACQUIRE_IN_SECTION && policy == "rcs" {
-            entry = std::mem::take(&mut costs.lock_acquired);
-        }
         let config = Config::new(1).costs(costs).trace_capacity(0).default_stack(64 * 1024);
         let mut rt = Runtime::<VirtualClock>::new(config).map_err(|e| e.to_string())?;
         let mut objects: Vec<Arc<Mutex<u64>>> = Vec::new();
@@ -248,7 +241,7 @@ impl Benchmark {
             match t.object {
                 Some(k) => {
                     let object = objects[k].clone();
-                    rt.spawn(spec, move |cx| critical_section(&object, cx, entry + c))
+                    rt.spawn(spec, move |cx| critical_section(&object, cx, c))
                 }
                 None => rt.spawn(spec, move |cx| cx.work(c)),
             }
@@ -269,14 +262,6 @@ impl Benchmark {
             .collect())
     }
 }
-
-/// Under RCS, charge the lock-acquired cost as `work` at the start of the section rather than
-/// through [`Costs::lock_acquired`]. Both spend the same CPU time at the same point (right
-/// after the grant, while owning the lock, preemptible); the work-around exists because the
-/// kernel, when an RCS owner is aborted while still paying the kernel-charged acquire cost
-/// (it has not entered its section yet), aborts the whole job and leaves the lock held or
-/// poisoned instead of restarting the section. Set to `false` once that is fixed.
-const RCS_ACQUIRE_IN_SECTION: bool = true;
 
 /// A whole job inside one critical section: lock, compute `c`, update the object, unlock. It
 /// goes through [`Mutex::critical`], which is a plain lock and unlock under every protocol but

@@ -368,3 +368,42 @@ fn lock_srp_under_edf_uses_preemption_levels_from_relative_deadlines() {
     // `high` never blocked on the lock: SRP blocks before a job starts, never after.
     assert!(!out.trace.iter().any(|r| r.kind == TraceKind::Stop && r.arg == StopReason::Blocked as u64));
 }
+
+#[test]
+fn lock_rcs_abort_before_the_section_begins_gives_the_lock_back() {
+    // `low` is granted the lock but preempted by `mid` while still paying the 1 ms acquisition
+    // cost; `high` then asks: `low` has not entered its section, so it just gives the lock back
+    // and asks again; nothing is aborted, nothing stays held.
+    let costs = tempi::Costs { lock_acquired: ms(1), ..Default::default() };
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(tempi::Config::new(1).costs(costs)).unwrap();
+    let m = Arc::new(rt.create_mutex(0u32, LockSpec::new("shared").protocol("rcs")).unwrap());
+    let m1 = m.clone();
+    rt.spawn(at(0).priority(1), move |cx| {
+        m1.critical(cx, |n| {
+            *n += 1;
+            cx.work(ms(5));
+        })
+        .unwrap();
+    })
+    .unwrap();
+    rt.spawn(at_us(500).priority(2), |cx| cx.work(ms(2))).unwrap();
+    let m3 = m.clone();
+    let got = Arc::new(StdMutex::new(None));
+    let g = got.clone();
+    rt.spawn(at(1).priority(3), move |cx| {
+        *g.lock().unwrap() = Some(m3.critical(cx, |n| {
+            *n += 10;
+            *n
+        }));
+    })
+    .unwrap();
+    let (m4, total) = (m.clone(), Arc::new(StdMutex::new(0)));
+    let t = total.clone();
+    rt.spawn(at(20), move |cx| *t.lock().unwrap() = *m4.try_lock(cx).unwrap()).unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(*got.lock().unwrap(), Some(Ok(10)));
+    let low = &out.threads[0];
+    assert_eq!((low.stats.completed, low.stats.aborted), (1, 0));
+    assert_eq!(low.outcome, Some(tempi::ThreadOutcome::Completed));
+    assert_eq!(*total.lock().unwrap(), 11, "the lock is free and both sections ran once");
+}

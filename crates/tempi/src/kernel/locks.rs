@@ -381,6 +381,13 @@ impl<C: Clock> Kernel<C> {
         self.locks[l].policy.may_acquire(&info, &view).then_some(w)
     }
 
+    /// Release lock `l` held by `id` outside any request (an RCS owner that had not entered its
+    /// section), handing it on as an unlock would.
+    pub(crate) fn give_back(&mut self, id: ThreadId, l: usize) {
+        self.release(id, l, false);
+        self.recompute_lent(id);
+    }
+
     /// For a waiter of a just-released lock: the lock whose ceiling would still refuse what it
     /// asked for, if any.
     fn still_ceiling_blocked(&mut self, w: ThreadId) -> Option<usize> {

@@ -965,6 +965,19 @@ impl<C: Clock> Kernel<C> {
     fn resume(&mut self, c: usize, id: ThreadId) {
         let now = self.now;
         let real_clock = self.real_clock.clone();
+        let t = self.tcb(id);
+        if t.restart_pending && matches!(t.reply, Some(Reply::Locked(Ok(())))) {
+            // RCS aborted a section that has not begun (the owner was still paying for the
+            // acquisition): give the lock back and let the owner ask again, behind the aborter.
+            t.restart_pending = false;
+            t.reply = Some(Reply::LockRetry);
+            if let Some(&l) = t.held.last() {
+                self.give_back(id, l as usize);
+                if self.cpus[c].preempt {
+                    return;
+                }
+            }
+        }
         if let Some((lock, poison)) = self.tcb(id).pending_unlock.take() {
             self.unlock(id, lock, poison);
             if self.cpus[c].preempt {
