@@ -625,8 +625,9 @@ impl<C: Clock> Runtime<C> {
     /// ```
     pub fn create_mutex<T>(&mut self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
         let cpu = spec.cpu;
+        let word = spec.word.clone();
         let id = self.seed_for(cpu)?.create_lock(spec)?;
-        Ok(Mutex::new(id, value))
+        Ok(Mutex::new(id, cpu, word, value))
     }
 
     /// Create a condition variable for the mutexes of `cpu` before the run.

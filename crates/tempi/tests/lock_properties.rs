@@ -32,7 +32,11 @@ fn plan() -> impl Strategy<Value = Plan> {
 }
 
 fn run(plans: &[Plan], protocol: &'static str) -> tempi::RunOutcome {
-    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(Config::new(1).verify(true)).unwrap();
+    run_with(plans, protocol, Config::new(1).verify(true))
+}
+
+fn run_with(plans: &[Plan], protocol: &'static str, config: Config) -> tempi::RunOutcome {
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
     // Ceilings: the highest priority among the users of each resource.
     let ceiling =
         |r: usize| plans.iter().filter(|p| p.sections.iter().any(|s| s.0 == r)).map(|p| p.priority).max().unwrap_or(0);
@@ -118,6 +122,23 @@ proptest! {
         let out = run(&plans, protocol);
         for t in &out.threads {
             prop_assert_eq!(&t.outcome, &Some(ThreadOutcome::Completed), "{} under {}", t.name, protocol);
+        }
+    }
+
+    #[test]
+    fn lock_fast_path_keeps_the_invariants_and_the_outcome(
+        plans in prop::collection::vec(plan(), 2..6),
+        protocol in prop::sample::select(vec!["bp", "bpi"]),
+    ) {
+        // Tracing off opens the uncontended fast path for BP and BPI: the kernel adopts a
+        // fast-path ownership when someone has to wait. Same checks, and the same CPU time for
+        // every thread as with the fast path closed (tracing on).
+        let fast = run_with(&plans, protocol, Config::new(1).verify(true).trace_capacity(0));
+        let slow = run(&plans, protocol);
+        for (f, s) in fast.threads.iter().zip(&slow.threads) {
+            prop_assert_eq!(&f.outcome, &Some(ThreadOutcome::Completed), "{} under {}", f.name, protocol);
+            prop_assert_eq!(f.stats.cpu_time, s.stats.cpu_time, "{}", f.name);
+            prop_assert_eq!(f.stats.response_max, s.stats.response_max, "{}", f.name);
         }
     }
 

@@ -16,6 +16,7 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::rc::Rc;
 use std::time::Duration;
 
 use corosensei::Yielder;
@@ -51,6 +52,8 @@ pub(crate) enum Request {
         poison: bool,
     },
     ClearPoison(LockId),
+    /// Make the kernel manage a fast-path ownership (before a condition wait).
+    Adopt(LockId),
     CondWait {
         cond: CondId,
         lock: LockId,
@@ -196,6 +199,8 @@ pub struct Ctx<'a> {
     now: Cell<Time>,
     job: Cell<JobInfo>,
     real_clock: Option<RealClock>,
+    /// Locks this thread holds through the fast path; shared with its control block.
+    fast_held: Rc<Cell<u32>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -454,6 +459,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    pub(crate) fn adopt_raw(&self, lock: LockId) {
+        self.call(Request::Adopt(lock));
+    }
+
+    /// Count a lock taken (`1`) or released (`-1`) through the fast path: the kernel defers
+    /// aborts and kills while any lock is held.
+    pub(crate) fn fast_held_add(&self, delta: i32) {
+        self.fast_held.set(self.fast_held.get().wrapping_add_signed(delta));
+    }
+
     pub(crate) fn clear_poison_raw(&self, lock: LockId) {
         self.call(Request::ClearPoison(lock));
     }
@@ -487,8 +502,9 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn create_mutex<T>(&self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
         let spec = spec.cpu(self.cpu);
+        let word = spec.word.clone();
         match self.control(ControlOp::CreateLock(spec))? {
-            ControlValue::Lock(id) => Ok(Mutex::new(id, value)),
+            ControlValue::Lock(id) => Ok(Mutex::new(id, self.cpu, word, value)),
             _ => unreachable!("creating a lock answers with its id"),
         }
     }
@@ -906,9 +922,10 @@ pub(crate) fn thread_main(
     id: ThreadId,
     cpu: usize,
     real_clock: Option<RealClock>,
+    fast_held: Rc<Cell<u32>>,
     mut body: Body,
 ) -> ThreadOutcome {
-    let cx = Ctx { yielder, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_clock };
+    let cx = Ctx { yielder, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_clock, fast_held };
     let mut reply = first.reply;
     loop {
         let aborted = match reply {

@@ -23,7 +23,10 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
 use crate::policy::sched::{ReadyReason, SchedInfo, Urgency};
-use crate::sync::{LockError, LockId, LockSpec};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::sync::{decode_owner, encode_owner, LockError, LockId, LockSpec, LockWord};
 use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::{StopReason, TraceKind};
@@ -47,6 +50,10 @@ pub(crate) struct LockState {
     /// others (the system ceiling) until it is released.
     held_ceiling: Option<Urgency>,
     owner: Option<ThreadId>,
+    /// Shared with the `Mutex`: fast-path ownership, and whether the fast path is open.
+    word: Arc<LockWord>,
+    /// The protocol, the costs and tracing allow the fast path (poisoning closes it).
+    fast_ok: bool,
     waiters: Vec<ThreadId>,
     poisoned: bool,
     /// The owner entered through `Mutex::critical`: its section may be restarted.
@@ -54,7 +61,7 @@ pub(crate) struct LockState {
 }
 
 impl<C: Clock> Kernel<C> {
-    fn lock_local(&self, lock: LockId) -> Result<usize, LockError> {
+    pub(crate) fn lock_local(&self, lock: LockId) -> Result<usize, LockError> {
         match lock.0.checked_sub(self.lock_base).map(|i| i as usize) {
             Some(i) if i < self.locks.len() => Ok(i),
             _ => Err(LockError::CrossCpu),
@@ -99,7 +106,15 @@ impl<C: Clock> Kernel<C> {
         }
         let id = LockId(self.lock_base + self.locks.len() as u32);
         let cap = self.slots.len();
+        let costs_free =
+            self.costs.lock_acquired.is_zero() && self.costs.lock_not_acquired.is_zero() && self.costs.unlock.is_zero();
+        // Fast-path acquisitions are invisible to the trace, so tracing keeps every lock on
+        // the kernel path.
+        let fast_ok = spec.policy.uncontended_fast_path() && costs_free && !self.tracing;
+        spec.word.fast.store(fast_ok, Ordering::Relaxed);
         self.locks.push(LockState {
+            word: spec.word,
+            fast_ok,
             cpu: spec.cpu,
             policy: spec.policy,
             ceiling,
@@ -185,6 +200,7 @@ impl<C: Clock> Kernel<C> {
             Ok(l) => l,
             Err(e) => return Some(Err(e)),
         };
+        self.sync_owner(l);
         if self.locks[l].cpu != self.cpus[c].index {
             return Some(Err(LockError::CrossCpu));
         }
@@ -299,6 +315,9 @@ impl<C: Clock> Kernel<C> {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
         self.locks[l].held_ceiling = self.ceiling_now(l);
         self.locks[l].owner = Some(id);
+        let word = &self.locks[l].word;
+        word.owner.store(encode_owner(id), Ordering::Relaxed);
+        word.managed.store(true, Ordering::Relaxed);
         self.tcb(id).held.push(l as u32);
         self.recompute_lent(id);
     }
@@ -306,6 +325,7 @@ impl<C: Clock> Kernel<C> {
     /// Thread `id` releases `lock`.
     pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool) {
         let Ok(l) = self.lock_local(lock) else { return };
+        self.sync_owner(l);
         if self.locks[l].owner != Some(id) {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
@@ -318,6 +338,12 @@ impl<C: Clock> Kernel<C> {
         self.trace_thread(id, TraceKind::LockReleased, l as u64);
         self.locks[l].owner = None;
         self.locks[l].poisoned |= poison;
+        let word = &self.locks[l].word;
+        word.owner.store(0, Ordering::Relaxed);
+        word.managed.store(false, Ordering::Relaxed);
+        if self.locks[l].poisoned {
+            word.fast.store(false, Ordering::Relaxed);
+        }
         self.tcb(id).held.retain(|&h| h as usize != l);
         // Hand the lock straight to the most urgent waiter that asked for it and may take it
         // now: it wakes up holding it (no second round trip to ask again).
@@ -523,6 +549,27 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn clear_poison(&mut self, lock: LockId) {
         if let Ok(l) = self.lock_local(lock) {
             self.locks[l].poisoned = false;
+            let fast = self.locks[l].fast_ok;
+            self.locks[l].word.fast.store(fast, Ordering::Relaxed);
         }
+    }
+
+    /// Take over an ownership the fast path established without the kernel: from now on the
+    /// kernel knows the owner holds the lock (for inheritance, deadlock detection, aborts),
+    /// and the owner unlocks through the kernel.
+    pub(crate) fn sync_owner(&mut self, l: usize) {
+        if self.locks[l].owner.is_some() {
+            return;
+        }
+        let Some(owner) = decode_owner(self.locks[l].word.owner.load(Ordering::Relaxed)) else { return };
+        if self.local(owner).is_none() {
+            return;
+        }
+        self.locks[l].owner = Some(owner);
+        self.locks[l].held_ceiling = self.ceiling_now(l);
+        self.locks[l].word.managed.store(true, Ordering::Relaxed);
+        let t = self.tcb(owner);
+        t.held.push(l as u32);
+        t.fast_held.set(t.fast_held.get().saturating_sub(1));
     }
 }

@@ -475,6 +475,7 @@ impl<C: Clock> Kernel<C> {
             demoted: false,
             cpu_timer: None,
             held: Vec::with_capacity(4),
+            fast_held: std::rc::Rc::new(std::cell::Cell::new(0)),
             quiet_reply: false,
             paid_block_cost: false,
             pending_unlock: None,
@@ -741,7 +742,7 @@ impl<C: Clock> Kernel<C> {
     fn abort_job(&mut self, id: ThreadId) {
         let t = self.tcb(id);
         t.abort_pending = true;
-        if t.held.is_empty() {
+        if t.holds_nothing() {
             // Cut the current `work` short: the abort lands now. Inside a critical section it
             // waits for the last unlock instead.
             t.work_left = 0;
@@ -749,7 +750,7 @@ impl<C: Clock> Kernel<C> {
         }
         match t.state {
             // A thread waiting for a lock while holding another is aborted once it has let go.
-            State::Blocked(Wait::Lock(_)) if !t.held.is_empty() => {}
+            State::Blocked(Wait::Lock(_)) if !t.holds_nothing() => {}
             State::Sleeping | State::Blocked(_) => self.wake(id),
             State::Running | State::Ready | State::Dormant | State::Held => {}
         }
@@ -991,7 +992,7 @@ impl<C: Clock> Kernel<C> {
         let mut reply = t.reply.take().unwrap_or(Reply::Go);
         // Aborts and kills wait for the thread's last lock to be released, and never ride on
         // the answer to an unlock (it comes back into a destructor).
-        let boundary = t.held.is_empty() && !std::mem::take(&mut t.quiet_reply);
+        let boundary = t.holds_nothing() && !std::mem::take(&mut t.quiet_reply);
         if t.restart_pending {
             t.restart_pending = false;
             reply = Reply::Restart;
@@ -1009,8 +1010,9 @@ impl<C: Clock> Kernel<C> {
                 Ok(stack) => {
                     let body = t.body.take().expect("a new thread has its body");
                     let cpu = t.cpu;
+                    let fast_held = t.fast_held.clone();
                     t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                        ctx::thread_main(y, first, id, cpu, real_clock, body)
+                        ctx::thread_main(y, first, id, cpu, real_clock, fast_held, body)
                     }));
                 }
                 Err(e) => {
@@ -1037,7 +1039,7 @@ impl<C: Clock> Kernel<C> {
                 let t = self.tcb(id);
                 // An abort or a kill that waited for a critical section to end lands here,
                 // instead of after this demand.
-                let signalled = t.held.is_empty() && (t.abort_pending || t.kill_pending);
+                let signalled = t.holds_nothing() && (t.abort_pending || t.kill_pending);
                 if ns > 0 && !signalled {
                     t.work_left = ns;
                     t.in_work = true;
@@ -1104,6 +1106,11 @@ impl<C: Clock> Kernel<C> {
                 }
             }
             Request::ClearPoison(lock) => self.clear_poison(lock),
+            Request::Adopt(lock) => {
+                if let Ok(l) = self.lock_local(lock) {
+                    self.sync_owner(l);
+                }
+            }
             Request::CondWait { cond, lock, deadline } => {
                 if let Some(r) = self.cond_wait(c, id, cond, lock, deadline) {
                     self.tcb(id).reply = Some(r);

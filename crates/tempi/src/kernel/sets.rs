@@ -755,12 +755,12 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         t.kill_pending = true;
-        if t.held.is_empty() {
+        if t.holds_nothing() {
             t.work_left = 0;
             t.in_work = false;
         }
         match t.state {
-            State::Blocked(super::tcb::Wait::Lock(_)) if !t.held.is_empty() => {}
+            State::Blocked(super::tcb::Wait::Lock(_)) if !t.holds_nothing() => {}
             State::Sleeping | State::Blocked(_) => self.wake(id),
             State::Dormant | State::Held => self.make_ready(id, ReadyReason::Woken),
             State::Running | State::Ready => {}

@@ -125,6 +125,9 @@ pub(crate) struct Tcb {
     pub(crate) cpu_timer: Option<super::sets::ExecTimer>,
     /// Locks held (kernel-local indices), in the order taken.
     pub(crate) held: Vec<u32>,
+    /// Locks taken through the fast path and not yet known to the kernel; shared with the
+    /// thread's `Ctx`, which counts them.
+    pub(crate) fast_held: std::rc::Rc<std::cell::Cell<u32>>,
     /// The reply to the request just handled must not carry an abort or a kill (an unlock
     /// made from a destructor cannot unwind).
     pub(crate) quiet_reply: bool,
@@ -164,4 +167,12 @@ pub(crate) struct Tcb {
     pub(crate) inherited: Option<Urgency>,
     /// Effective urgency: the larger of base and inherited.
     pub(crate) urgency: Urgency,
+}
+
+impl Tcb {
+    /// Whether the thread holds no lock at all (kernel-managed or fast-path): the condition
+    /// for an abort or a kill to take effect.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.held.is_empty() && self.fast_held.get() == 0
+    }
 }

@@ -26,6 +26,8 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::kernel::Ctx;
@@ -60,6 +62,32 @@ impl fmt::Debug for LockId {
     }
 }
 
+/// The part of a lock's state its threads may read and write without a kernel call: who owns
+/// it, whether the uncontended fast path is open, and whether the kernel manages the current
+/// ownership. Only threads of the lock's CPU touch it, and they never run at the same time
+/// (they share one dispatcher), so relaxed loads and stores suffice; atomics keep the type
+/// `Sync` and any misuse from another OS thread free of undefined behaviour.
+#[derive(Debug, Default)]
+pub(crate) struct LockWord {
+    /// 0 when free, else the owner encoded by [`encode_owner`].
+    pub(crate) owner: AtomicU64,
+    /// The fast path is allowed (protocol, costs, tracing and poisoning permitting).
+    pub(crate) fast: AtomicBool,
+    /// The kernel tracks the current ownership (it was granted by the kernel, or adopted when
+    /// another thread had to wait): the owner must unlock through the kernel.
+    pub(crate) managed: AtomicBool,
+}
+
+/// A thread id as a non-zero lock-word value.
+pub(crate) fn encode_owner(id: ThreadId) -> u64 {
+    (id.slot as u64 + 1) | ((id.generation as u64) << 32)
+}
+
+/// The thread a lock-word value names.
+pub(crate) fn decode_owner(word: u64) -> Option<ThreadId> {
+    (word != 0).then(|| ThreadId { slot: (word & 0xffff_ffff) as u32 - 1, generation: (word >> 32) as u32 })
+}
+
 /// How to create a lock: name, CPU, protocol, ceiling.
 ///
 /// ```
@@ -74,6 +102,7 @@ pub struct LockSpec {
     pub(crate) ceiling: Option<i32>,
     pub(crate) users: Vec<ThreadId>,
     pub(crate) unknown_protocol: Option<String>,
+    pub(crate) word: Arc<LockWord>,
 }
 
 impl fmt::Debug for LockSpec {
@@ -101,6 +130,7 @@ impl LockSpec {
             ceiling: None,
             users: Vec::new(),
             unknown_protocol: None,
+            word: Arc::default(),
         }
     }
 
@@ -219,6 +249,8 @@ impl std::error::Error for LockError {}
 /// so its own lock is always free when taken.
 pub struct Mutex<T> {
     id: LockId,
+    cpu: usize,
+    word: Arc<LockWord>,
     data: std::sync::Mutex<T>,
 }
 
@@ -229,8 +261,21 @@ impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
 }
 
 impl<T> Mutex<T> {
-    pub(crate) fn new(id: LockId, value: T) -> Mutex<T> {
-        Mutex { id, data: std::sync::Mutex::new(value) }
+    pub(crate) fn new(id: LockId, cpu: usize, word: Arc<LockWord>, value: T) -> Mutex<T> {
+        Mutex { id, cpu, word, data: std::sync::Mutex::new(value) }
+    }
+
+    /// Take the lock without a kernel call if it is free and the fast path is open: the
+    /// running thread is the only one of its CPU executing, so nothing can slip in between the
+    /// check and the store.
+    fn try_fast(&self, cx: &Ctx<'_>) -> bool {
+        let w = &self.word;
+        if cx.cpu() != self.cpu || !w.fast.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != 0 {
+            return false;
+        }
+        w.owner.store(encode_owner(cx.id()), Ordering::Relaxed);
+        cx.fast_held_add(1);
+        true
     }
 
     /// The lock's id.
@@ -247,6 +292,17 @@ impl<T> Mutex<T> {
     fn guard<'a>(&'a self, cx: &'a Ctx<'a>) -> MutexGuard<'a, T> {
         let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
         MutexGuard { id: self.id, cx, data: Some(data), mutex: self }
+    }
+
+    /// Release through the fast path if the kernel does not manage this ownership.
+    fn release_fast(&self, cx: &Ctx<'_>) -> bool {
+        let w = &self.word;
+        if w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != encode_owner(cx.id()) {
+            return false;
+        }
+        w.owner.store(0, Ordering::Relaxed);
+        cx.fast_held_add(-1);
+        true
     }
 
     /// Run `section` on the data under the lock, as a *restartable* critical section: under
@@ -305,7 +361,9 @@ impl<T> Mutex<T> {
     /// rt.run().unwrap();
     /// ```
     pub fn lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
-        cx.lock_raw(self.id, None, false, false)?;
+        if !self.try_fast(cx) {
+            cx.lock_raw(self.id, None, false, false)?;
+        }
         Ok(self.guard(cx))
     }
 
@@ -336,7 +394,9 @@ impl<T> Mutex<T> {
     /// rt.run().unwrap();
     /// ```
     pub fn try_lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
-        cx.lock_raw(self.id, None, true, false)?;
+        if !self.try_fast(cx) {
+            cx.lock_raw(self.id, None, true, false)?;
+        }
         Ok(self.guard(cx))
     }
 
@@ -381,7 +441,9 @@ impl<T> Drop for MutexGuard<'_, T> {
         // Let go of the data first: the kernel may hand the lock to another thread at once.
         if self.data.take().is_some() {
             let poison = std::thread::panicking();
-            self.cx.unlock_raw(self.id, poison);
+            if poison || !self.mutex.release_fast(self.cx) {
+                self.cx.unlock_raw(self.id, poison);
+            }
         }
     }
 }
@@ -479,8 +541,14 @@ impl Condvar {
         // Hand the lock to the kernel: the guard must not unlock it again when dropped.
         guard.data = None;
         drop(guard);
+        // The kernel must know this ownership to release it inside the wait.
+        if !mutex.word.managed.load(Ordering::Relaxed) {
+            cx.adopt_raw(mutex.id);
+        }
         let timed_out = cx.cond_wait_raw(self.id, mutex.id, timeout)?;
-        cx.lock_raw(mutex.id, None, false, false)?;
+        if !mutex.try_fast(cx) {
+            cx.lock_raw(mutex.id, None, false, false)?;
+        }
         Ok((mutex.guard(cx), timed_out))
     }
 

@@ -14,6 +14,9 @@ use super::LockPolicy;
 pub struct BasicPriority;
 
 impl LockPolicy for BasicPriority {
+    fn uncontended_fast_path(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "bp"
     }

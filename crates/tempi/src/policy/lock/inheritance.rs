@@ -14,6 +14,9 @@ use super::LockPolicy;
 pub struct PriorityInheritance;
 
 impl LockPolicy for PriorityInheritance {
+    fn uncontended_fast_path(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "bpi"
     }

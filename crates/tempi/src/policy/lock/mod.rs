@@ -82,6 +82,13 @@ pub trait LockPolicy: Send {
         false
     }
 
+    /// Whether a free, uncontended lock may be taken and released without a kernel call (the
+    /// thread's side checks and sets the owner). Only for protocols whose acquisition of a
+    /// free lock decides nothing: no ceiling test, no urgency change. Default: no.
+    fn uncontended_fast_path(&self) -> bool {
+        false
+    }
+
     /// Whether the lock must have a ceiling (declared or computed from its users); creating
     /// it without one is an error. Default: no.
     fn needs_ceiling(&self) -> bool {
