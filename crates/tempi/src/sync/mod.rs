@@ -354,6 +354,10 @@ impl<T> Mutex<T> {
 
     /// Lock, waiting as long as it takes (under the lock's protocol).
     ///
+    /// Under BP and BPI, with tracing off and no simulated lock costs, a free lock is taken
+    /// without a runtime call (the kernel takes the ownership over if another thread has to
+    /// wait); such an acquisition is then not a preemption point.
+    ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
     /// let m = std::sync::Arc::new(rt.create_mutex(vec![1], tempi::sync::LockSpec::new("m")).unwrap());
