@@ -24,6 +24,7 @@
 //! rt.run().unwrap();
 //! ```
 
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -244,15 +245,21 @@ impl std::error::Error for LockError {}
 
 /// A mutual-exclusion lock that owns its data, under a real-time locking protocol.
 ///
-/// Shared between threads with an `Arc`. Only threads of the lock's CPU may lock it. The data
-/// sits in a `std::sync::Mutex` that the kernel's protocol never lets two threads contend for,
-/// so its own lock is always free when taken.
+/// Shared between threads with an `Arc`. Only threads of the lock's CPU may lock it.
 pub struct Mutex<T> {
     id: LockId,
     cpu: usize,
     word: Arc<LockWord>,
-    data: std::sync::Mutex<T>,
+    data: UnsafeCell<T>,
 }
+
+// SAFETY: the data is only reached through a `MutexGuard` (or inside `Mutex::critical`), which
+// exist only while the calling thread owns the lock. Ownership is exclusive: the kernel grants a
+// lock to one thread at a time and refuses threads of other CPUs (`LockError::CrossCpu`); the
+// fast path runs only on the lock's CPU, whose threads never execute at the same time, and
+// takes a lock only when its word says free. So no two threads ever reach the data at once,
+// and `T: Send` lets it be used from whichever OS thread runs the lock's CPU.
+unsafe impl<T: Send> Sync for Mutex<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -262,7 +269,7 @@ impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
 
 impl<T> Mutex<T> {
     pub(crate) fn new(id: LockId, cpu: usize, word: Arc<LockWord>, value: T) -> Mutex<T> {
-        Mutex { id, cpu, word, data: std::sync::Mutex::new(value) }
+        Mutex { id, cpu, word, data: UnsafeCell::new(value) }
     }
 
     /// Take the lock without a kernel call if it is free and the fast path is open: the
@@ -290,8 +297,7 @@ impl<T> Mutex<T> {
     }
 
     fn guard<'a>(&'a self, cx: &'a Ctx<'a>) -> MutexGuard<'a, T> {
-        let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
-        MutexGuard { id: self.id, cx, data: Some(data), mutex: self }
+        MutexGuard { id: self.id, cx, held: true, mutex: self }
     }
 
     /// Release through the fast path if the kernel does not manage this ownership.
@@ -329,22 +335,21 @@ impl<T> Mutex<T> {
     {
         loop {
             cx.lock_raw(self.id, None, false, true)?;
-            let mut data = self.data.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: this thread owns the lock from `lock_raw` until the `unlock_raw` below
+            // (see the `Sync` impl), and `data` does not outlive that span.
+            let data = unsafe { &mut *self.data.get() };
             let snapshot = data.clone();
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| section(&mut data)));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| section(data)));
             match outcome {
                 Ok(r) => {
-                    drop(data);
                     cx.unlock_raw(self.id, false);
                     return Ok(r);
                 }
                 Err(payload) if crate::kernel::is_restart(&*payload) => {
                     *data = snapshot;
-                    drop(data);
                     cx.unlock_raw(self.id, false);
                 }
                 Err(payload) => {
-                    drop(data);
                     cx.unlock_raw(self.id, crate::kernel::is_panic(&*payload));
                     std::panic::resume_unwind(payload);
                 }
@@ -422,28 +427,30 @@ impl<T> Mutex<T> {
 pub struct MutexGuard<'a, T> {
     id: LockId,
     cx: &'a Ctx<'a>,
-    /// `None` once the guard has let go of the lock (dropped, or handed to a condition wait).
-    data: Option<std::sync::MutexGuard<'a, T>>,
+    /// `false` once the guard has let go of the lock (dropped, or handed to a condition wait).
+    held: bool,
     mutex: &'a Mutex<T>,
 }
 
 impl<T> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.data.as_deref().expect("a live guard has its data")
+        // SAFETY: a guard exists only while its thread owns the lock (see the `Sync` impl);
+        // `held` is cleared only by the condition wait that consumes the guard.
+        unsafe { &*self.mutex.data.get() }
     }
 }
 
 impl<T> DerefMut for MutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        self.data.as_deref_mut().expect("a live guard has its data")
+        // SAFETY: as for `deref`; `&mut self` makes this the only reference through the guard.
+        unsafe { &mut *self.mutex.data.get() }
     }
 }
 
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
-        // Let go of the data first: the kernel may hand the lock to another thread at once.
-        if self.data.take().is_some() {
+        if std::mem::take(&mut self.held) {
             let poison = std::thread::panicking();
             if poison || !self.mutex.release_fast(self.cx) {
                 self.cx.unlock_raw(self.id, poison);
@@ -543,7 +550,7 @@ impl Condvar {
     ) -> Result<(MutexGuard<'a, T>, bool), LockError> {
         let mutex = guard.mutex;
         // Hand the lock to the kernel: the guard must not unlock it again when dropped.
-        guard.data = None;
+        guard.held = false;
         drop(guard);
         // The kernel must know this ownership to release it inside the wait.
         if !mutex.word.managed.load(Ordering::Relaxed) {
