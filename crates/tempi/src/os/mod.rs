@@ -1,8 +1,8 @@
 //! The operating-system services a real-time dispatcher asks for: CPU pinning, `SCHED_FIFO`,
 //! memory locking.
 //!
-//! This is one of the two places `unsafe` is allowed (the other is the context switch, which
-//! `corosensei` encapsulates). Every call reports a refusal as a readable warning instead of
+//! One of the few places `unsafe` is allowed (with `sync`'s data cell; the context switch is
+//! `corosensei`'s). Every call reports a refusal as a readable warning instead of
 //! failing the run: a machine without the privilege still runs, less predictably, and says so.
 
 use crate::runtime::Config;

@@ -3,7 +3,9 @@
 //! Owns the user-facing types ([`Mutex`], [`MutexGuard`], [`LockSpec`], [`LockId`],
 //! [`LockError`]). The lock's state (owner, waiters, ceiling) lives in the kernel of the lock's
 //! CPU (`kernel::locks`); the protocol is a [`crate::policy::lock::LockPolicy`]. Locking and
-//! unlocking are runtime calls, so they are preemption points.
+//! unlocking are runtime calls, so they are preemption points, except on the uncontended fast
+//! path of BP and BPI locks (see [`Mutex::lock`]). This module holds the `unsafe` that lets the
+//! lock's owner reach the data without a second lock.
 //!
 //! ```
 //! use std::sync::Arc;
