@@ -233,7 +233,35 @@ fn simulate(out: &Outputs) -> Result<(), Failure> {
         }
         None => Time::MAX,
     };
-    execute::<VirtualClock>(&sc, sc.config(), until, out)
+    let config = if out.quiet { sc.config() } else { sc.config().progress(progress_reporter(until)) };
+    execute::<VirtualClock>(&sc, config, until, out)
+}
+
+/// Progress on long simulations: once a run has taken more than a second of wall time, a line
+/// on stderr at most every second with how far the simulated clock has got.
+fn progress_reporter(until: Time) -> impl Fn(Time) + Send + Sync + 'static {
+    let started = std::time::Instant::now();
+    let last = std::sync::Mutex::new(started);
+    move |now: Time| {
+        let wall = std::time::Instant::now();
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if wall.duration_since(*last) < std::time::Duration::from_secs(1) {
+            return;
+        }
+        *last = wall;
+        let elapsed = wall.duration_since(started).as_secs_f64();
+        let secs = |t: Time| t.as_nanos() as f64 / 1e9;
+        if until == Time::MAX {
+            eprintln!("tempi: simulated {:.3} s ({elapsed:.0} s of wall time)", secs(now));
+        } else {
+            let pct = now.as_nanos() as f64 * 100.0 / until.as_nanos().max(1) as f64;
+            eprintln!(
+                "tempi: simulated {:.3} s of {:.3} s ({pct:.0}%, {elapsed:.0} s of wall time)",
+                secs(now),
+                secs(until)
+            );
+        }
+    }
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {

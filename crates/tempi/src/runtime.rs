@@ -42,7 +42,11 @@ pub struct Config {
     pub(crate) max_locks: usize,
     pub(crate) costs: Costs,
     pub(crate) verify: bool,
+    pub(crate) progress: Option<ProgressHook>,
 }
+
+/// Called now and then during a run with the runtime's current time (see [`Config::progress`]).
+pub type ProgressHook = Arc<dyn Fn(Time) + Send + Sync>;
 
 /// Simulated overheads, in the cost model of Real-Time Mach's evaluation: CPU time the
 /// runtime charges to a thread for its own operations, on top of its `work`. All zero by
@@ -105,6 +109,7 @@ impl Config {
             max_locks: 256,
             costs: Costs::default(),
             verify: false,
+            progress: None,
         }
     }
     /// Number of CPUs.
@@ -226,6 +231,17 @@ impl Config {
     /// ```
     pub fn verify(mut self, on: bool) -> Config {
         self.verify = on;
+        self
+    }
+    /// A hook the kernel calls about every 65 536 turns of its loop with the current time, for
+    /// progress reports on long runs. It runs inside the runtime: keep it short.
+    ///
+    /// ```
+    /// let cfg = tempi::Config::new(1).progress(|t| eprintln!("at {t}"));
+    /// # let _ = cfg;
+    /// ```
+    pub fn progress(mut self, hook: impl Fn(Time) + Send + Sync + 'static) -> Config {
+        self.progress = Some(Arc::new(hook));
         self
     }
     /// Locks per CPU (default 256).

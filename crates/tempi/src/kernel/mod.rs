@@ -81,6 +81,7 @@ pub(crate) struct KernelSeed {
     sems_created: u32,
     costs: Costs,
     verify: bool,
+    progress: Option<crate::runtime::ProgressHook>,
 }
 
 /// A set operation registered before the run.
@@ -124,6 +125,7 @@ impl KernelSeed {
             sems_created: 0,
             costs: config.costs,
             verify: config.verify,
+            progress: config.progress.clone(),
         }
     }
 
@@ -265,6 +267,7 @@ pub(crate) struct Kernel<C: Clock> {
     /// Pre-sized list the lock mechanism swaps with a lock's waiters to walk them.
     lock_scratch: Vec<ThreadId>,
     verify: bool,
+    progress: Option<crate::runtime::ProgressHook>,
     conds: Vec<waits::CondState>,
     sems: Vec<waits::SemState>,
     costs: Costs,
@@ -325,6 +328,7 @@ impl<C: Clock> Kernel<C> {
             lock_base: seed.lock_base,
             lock_scratch: Vec::with_capacity(cap),
             verify: seed.verify,
+            progress: seed.progress,
             conds: Vec::with_capacity(seed.max_locks),
             sems: Vec::with_capacity(seed.max_locks),
             costs: seed.costs,
@@ -1323,7 +1327,14 @@ impl<C: Clock> Kernel<C> {
     /// Run over `[now, until)` or until no thread is left.
     pub(crate) fn run(mut self, until: Time) -> KernelPart {
         self.now = self.clock.now();
+        let mut turns: u32 = 0;
         loop {
+            turns = turns.wrapping_add(1);
+            if turns & 0xffff == 0 {
+                if let Some(hook) = &self.progress {
+                    hook(self.now);
+                }
+            }
             self.finish_completed_work();
             self.fire_due_timers();
             self.check_exec_events();
