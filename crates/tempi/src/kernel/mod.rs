@@ -778,7 +778,6 @@ impl<C: Clock> Kernel<C> {
 
     /// Lend (or with `None`, withdraw) urgency to a thread: what inheritance protocols use.
     /// The effective urgency becomes the larger of base and lent.
-    #[allow(dead_code)] // the synchronisation protocols are its callers
     pub(crate) fn set_inherited(&mut self, id: ThreadId, lent: Option<Urgency>) {
         self.tcb(id).inherited = lent;
         self.update_effective(id);
