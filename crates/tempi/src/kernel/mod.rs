@@ -2,7 +2,7 @@
 //! queue, job release and deadline tracking, CPU-time accounting and the trace; it makes no
 //! scheduling decision itself and asks its CPUs' [`Scheduler`]s at every transition.
 //!
-//! One kernel drives one or more CPUs on the OS thread that calls [`Kernel::run`]: all of them
+//! One kernel drives one or more CPUs on the OS thread that calls `Kernel::run`: all of them
 //! in virtual time, exactly one per dispatcher thread in real time. The loop is the same for
 //! both clocks:
 //!
@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Must not: decide ordering (the scheduler does), allocate on the dispatch path (every
-//! container is sized in [`Kernel::new`]), or know which clock it runs on beyond `C::MODE`
+//! container is sized in `Kernel::new`), or know which clock it runs on beyond `C::MODE`
 //! for reading the time after user code ran.
 
 mod ctx;
