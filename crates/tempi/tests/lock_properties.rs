@@ -97,6 +97,15 @@ fn run_with(plans: &[Plan], protocol: &'static str, config: Config) -> tempi::Ru
     rt.run_until(Time::from_millis(50)).unwrap()
 }
 
+fn distinct_priorities(mut plans: Vec<Plan>) -> Vec<Plan> {
+    let mut order: Vec<usize> = (0..plans.len()).collect();
+    order.sort_by_key(|&i| (plans[i].priority, i));
+    for (rank, &i) in order.iter().enumerate() {
+        plans[i].priority = rank as i32 + 1;
+    }
+    plans
+}
+
 fn blocks_per_job(out: &tempi::RunOutcome) -> Vec<usize> {
     out.threads
         .iter()
@@ -146,6 +155,10 @@ proptest! {
     fn lock_pcp_blocks_each_job_at_most_once_and_never_deadlocks(
         plans in prop::collection::vec(plan(), 2..6),
     ) {
+        // The theorem bounds blocking by lower-priority jobs; equal priorities take turns in
+        // arrival order, which is not priority inversion. Give every thread its own priority
+        // (same order, ties broken by position).
+        let plans = distinct_priorities(plans);
         let out = run(&plans, "pcp");
         for (t, blocks) in out.threads.iter().zip(blocks_per_job(&out)) {
             prop_assert_eq!(&t.outcome, &Some(ThreadOutcome::Completed), "{} did not finish: deadlock?", t.name);
