@@ -346,8 +346,16 @@ impl<C: Clock> Kernel<C> {
         }
         self.tcb(id).held.retain(|&h| h as usize != l);
         // Hand the lock straight to the most urgent waiter that asked for it and may take it
-        // now: it wakes up holding it (no second round trip to ask again).
+        // now, if that waiter is more urgent than the releaser without this lock's lending: it
+        // preempts at once and wakes up holding the lock (no second round trip to ask again).
+        // A less urgent waiter is only woken to ask again when it runs: owning the lock while
+        // the releaser runs on would let it block the releaser (and, under PCP, add a second
+        // blocking by a lower-priority job).
+        self.recompute_lent(id);
+        let releaser = self.tcb(id).urgency;
+        let exiting = self.tcb(id).exiting;
         let heir = if self.locks[l].poisoned { None } else { self.heir(l) };
+        let heir = heir.filter(|&w| exiting || self.tcb(w).urgency > releaser);
         if let Some(w) = heir {
             self.locks[l].waiters.retain(|&x| x != w);
             let restartable = self.tcb(w).wants_restartable;
@@ -541,6 +549,7 @@ impl<C: Clock> Kernel<C> {
 
     /// A thread ends: release what it still holds (a guard that was leaked), marked poisoned.
     pub(crate) fn release_all(&mut self, id: ThreadId) {
+        self.tcb(id).exiting = true;
         while let Some(&l) = self.tcb(id).held.last() {
             self.release(id, l as usize, true);
         }

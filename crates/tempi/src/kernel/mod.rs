@@ -486,6 +486,7 @@ impl<C: Clock> Kernel<C> {
             restart_pending: false,
             wants: None,
             wants_restartable: false,
+            exiting: false,
             work_left: 0,
             in_work: false,
             wait_token: 0,

@@ -142,6 +142,8 @@ pub(crate) struct Tcb {
     pub(crate) wants: Option<u32>,
     /// Whether that request came from `Mutex::critical`.
     pub(crate) wants_restartable: bool,
+    /// The thread is ending: what it still holds goes to the next waiters unconditionally.
+    pub(crate) exiting: bool,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
