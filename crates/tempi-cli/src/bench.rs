@@ -253,23 +253,9 @@ fn progress(msg: &str) {
 
 // ----- OS helpers ---------------------------------------------------------------------------
 
-/// Pin the calling OS thread to `cpu`.
+/// Pin the calling OS thread to `cpu`, as tempi's dispatchers are pinned.
 fn pin_current(cpu: usize) -> Result<(), String> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(format!("CPU {cpu} is beyond CPU_SETSIZE"));
-    }
-    // SAFETY: cpu_set_t is a plain bit array; the all-zero pattern is the valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is below CPU_SETSIZE (checked above), so the bit written lies inside `set`.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: pid 0 means the calling thread; the pointer is to a live, initialised cpu_set_t
-    // and the size passed is exactly its size, so the kernel reads only memory we own.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error().to_string())
-    }
+    tempi::os::pin_to_cpu(cpu).map_err(|e| e.to_string())
 }
 
 /// Run `a` and `b` on two OS threads, each first pinned to `BENCH_CPU`. Returns what `a`

@@ -25,13 +25,13 @@
 //! - [`clock`]: virtual and real time.
 //! - [`trace`]: fixed-size records and the exporters (Perfetto JSON, SVG Gantt, JSON report).
 //! - [`runtime`]: configuration, spawning, running, results.
-//! - `os`: the operating-system calls a real-time dispatcher makes.
+//! - [`os`]: the operating-system calls a real-time dispatcher makes.
 
 pub mod analysis;
 pub mod clock;
 pub mod error;
 pub mod kernel;
-mod os;
+pub mod os;
 pub mod policy;
 pub mod runtime;
 pub mod sets;

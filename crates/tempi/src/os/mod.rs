@@ -31,8 +31,13 @@ pub(crate) fn prepare_dispatcher(cpu: usize, config: &Config) -> Vec<String> {
     warnings
 }
 
-/// Pin the calling thread to one CPU.
-pub(crate) fn pin_to_cpu(cpu: usize) -> Result<(), std::io::Error> {
+/// Pin the calling OS thread to one CPU (what a real-time dispatcher does for its CPU; useful
+/// for the OS threads of a comparison, too).
+///
+/// ```no_run
+/// tempi::os::pin_to_cpu(0).expect("CPU 0 exists");
+/// ```
+pub fn pin_to_cpu(cpu: usize) -> Result<(), std::io::Error> {
     let online = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     if cpu >= online || cpu >= libc::CPU_SETSIZE as usize {
         return Err(std::io::Error::other(format!("the machine has {online} CPU(s)")));
@@ -51,8 +56,12 @@ pub(crate) fn pin_to_cpu(cpu: usize) -> Result<(), std::io::Error> {
     }
 }
 
-/// Put the calling thread under `SCHED_FIFO` at `priority`.
-pub(crate) fn set_fifo(priority: i32) -> Result<(), std::io::Error> {
+/// Put the calling OS thread under `SCHED_FIFO` at `priority` (1-99); needs the privilege.
+///
+/// ```no_run
+/// if let Err(e) = tempi::os::set_fifo(10) { eprintln!("SCHED_FIFO refused: {e}"); }
+/// ```
+pub fn set_fifo(priority: i32) -> Result<(), std::io::Error> {
     let param = libc::sched_param { sched_priority: priority };
     // SAFETY: pid 0 names the calling thread and `param` is a valid sched_param that outlives
     // the call.
@@ -64,8 +73,12 @@ pub(crate) fn set_fifo(priority: i32) -> Result<(), std::io::Error> {
     }
 }
 
-/// Lock current and future pages of the process in memory.
-pub(crate) fn lock_memory() -> Result<(), std::io::Error> {
+/// Lock current and future pages of the process in memory (`mlockall`).
+///
+/// ```no_run
+/// if let Err(e) = tempi::os::lock_memory() { eprintln!("mlockall refused: {e}"); }
+/// ```
+pub fn lock_memory() -> Result<(), std::io::Error> {
     // SAFETY: mlockall takes only flags and has no memory-safety preconditions.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc == 0 {
