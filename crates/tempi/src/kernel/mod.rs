@@ -399,7 +399,7 @@ impl<C: Clock> Kernel<C> {
             },
             relative_deadline: t.rel_deadline,
             wcet: t.wcet,
-            job_cpu_time: t.job_cpu,
+            job_cpu_time: Duration::from_nanos(t.job_cpu),
             job: t.job.number,
         }
     }
@@ -422,11 +422,14 @@ impl<C: Clock> Kernel<C> {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn trace_thread(&mut self, id: ThreadId, kind: TraceKind, arg: u64) {
-        if !self.tracing {
-            return;
+        if self.tracing {
+            self.trace_thread_record(id, kind, arg);
         }
+    }
+
+    fn trace_thread_record(&mut self, id: ThreadId, kind: TraceKind, arg: u64) {
         let t = self.tcb(id);
         let (cpu, job) = (t.cpu, t.job.number);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
@@ -494,7 +497,8 @@ impl<C: Clock> Kernel<C> {
             finished: 0,
             job_active: false,
             job: JobInfo::default(),
-            job_cpu: Duration::ZERO,
+            job_cpu: 0,
+            cpu_ns: 0,
             backlog: Backlog::default(),
             joiners: 0,
             stats: ThreadStats::default(),
@@ -562,7 +566,7 @@ impl<C: Clock> Kernel<C> {
             }
         }
         self.summaries[tcb.summary].outcome = Some(outcome.clone());
-        self.summaries[tcb.summary].stats = tcb.stats;
+        self.summaries[tcb.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
         self.free.push(i as u32);
         self.live -= 1;
         if tcb.joiners == 0 {
@@ -636,7 +640,7 @@ impl<C: Clock> Kernel<C> {
         let t = self.tcb(id);
         t.job = JobInfo { number: q.number, release: q.release, deadline: q.deadline };
         t.job_active = true;
-        t.job_cpu = Duration::ZERO;
+        t.job_cpu = 0;
         t.abort_pending = false;
         self.refresh_urgency(id);
         self.make_ready(id, ReadyReason::Released);
@@ -1174,7 +1178,7 @@ impl<C: Clock> Kernel<C> {
                     if self.timers.next_at().is_some_and(|t| t <= self.now) {
                         self.fire_due_timers();
                     }
-                    if C::MODE == ClockMode::Real {
+                    if C::MODE == ClockMode::Real && self.exec_watch > 0 {
                         // A runaway in user code is caught at its next runtime call.
                         self.check_exec_events();
                     }
@@ -1362,7 +1366,7 @@ impl<C: Clock> Kernel<C> {
             self.charge(c);
         }
         for t in self.slots.iter().flatten() {
-            self.summaries[t.summary].stats = t.stats;
+            self.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
         }
         // Unwind every suspended thread so its destructors run on its own stack.
         let now = self.now;

@@ -195,7 +195,7 @@ impl<C: Clock> Kernel<C> {
         let now = self.now;
         let cpu = &mut self.cpus[c];
         let Some(id) = cpu.current else { return };
-        let ran = now - cpu.charged_at;
+        let ran = now.as_nanos().saturating_sub(cpu.charged_at.as_nanos());
         cpu.charged_at = now;
         let accounting = self.accounting;
         if accounting == Accounting::Off {
@@ -203,10 +203,10 @@ impl<C: Clock> Kernel<C> {
         }
         let t = self.tcb(id);
         t.job_cpu += ran;
-        t.stats.cpu_time += ran;
+        t.cpu_ns += ran;
         if accounting == Accounting::Group {
             if let Some(s) = t.set {
-                self.sets[s as usize].consumed += nanos(ran);
+                self.sets[s as usize].consumed += ran;
             }
         }
     }
@@ -229,12 +229,12 @@ impl<C: Clock> Kernel<C> {
             return Err(Error::UnknownThread(id));
         }
         self.charge_thread(id);
-        Ok(self.tcb(id).stats.cpu_time)
+        Ok(Duration::from_nanos(self.tcb(id).cpu_ns))
     }
 
     pub(crate) fn set_thread_clock(&mut self, id: ThreadId, value: Duration) -> Result<(), Error> {
         self.thread_clock(id)?;
-        self.tcb(id).stats.cpu_time = value;
+        self.tcb(id).cpu_ns = nanos(value);
         Ok(())
     }
 
@@ -676,7 +676,7 @@ impl<C: Clock> Kernel<C> {
             let t = self.slots[self.local(id).expect("live")].as_ref().expect("live");
             let running_part = nanos(now - cpu.charged_at);
             if let Some(timer) = &t.cpu_timer {
-                let value = nanos(t.stats.cpu_time) + running_part;
+                let value = t.cpu_ns + running_part;
                 earliest(now + Duration::from_nanos(timer.at.saturating_sub(value)));
             }
             let Some(s) = t.set.map(|s| s as usize) else { continue };
@@ -716,7 +716,7 @@ impl<C: Clock> Kernel<C> {
         for c in 0..self.cpus.len() {
             let Some(id) = self.cpus[c].current else { continue };
             let t = self.tcb(id);
-            if t.cpu_timer.as_ref().is_some_and(|tm| nanos(t.stats.cpu_time) >= tm.at) {
+            if t.cpu_timer.as_ref().is_some_and(|tm| t.cpu_ns >= tm.at) {
                 let timer = t.cpu_timer.take().expect("checked");
                 self.exec_watch -= 1;
                 self.run_exec_handler(c, timer.handler);

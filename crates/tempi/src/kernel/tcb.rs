@@ -155,7 +155,10 @@ pub(crate) struct Tcb {
     pub(crate) finished: u32,
     pub(crate) job_active: bool,
     pub(crate) job: JobInfo,
-    pub(crate) job_cpu: Duration,
+    /// CPU time of the current job, in ns (plain integers: charged at every switch).
+    pub(crate) job_cpu: u64,
+    /// The thread's execution-time clock, in ns; copied into `stats.cpu_time` when read out.
+    pub(crate) cpu_ns: u64,
     pub(crate) backlog: Backlog,
     /// Threads blocked joining this one (an upper bound: an aborted joiner is not subtracted).
     pub(crate) joiners: u32,
