@@ -121,14 +121,16 @@ fn budget_real_time_runaway_is_stopped_at_its_budget() {
         rt.add_to_set(s, t).unwrap();
         rt.set_budget(s, tempi::Budget::deferrable_server(ms(2), ms(10))).unwrap();
     }
-    let out = rt.run_until(Time::from_millis(60)).unwrap();
-    // Six periods: at most 6 x 2 ms each, plus generous slack for detection latency (and one
-    // 100 µs preemption-point interval per period for the thread in its own code).
+    let out = rt.run_until(Time::from_millis(100)).unwrap();
+    // Ten periods: at most 10 x 2 ms each, plus generous slack for detection latency (and one
+    // 100 µs preemption-point interval per period for the thread in its own code). The bounds
+    // on `control` leave room for a machine that delays the dispatcher now and then.
     for t in [spinner, own] {
         let used = out.thread(t).unwrap().stats.cpu_time;
-        assert!(used <= ms(12) + ms(3), "{t:?} used {used:?}");
+        assert!(used <= ms(20) + ms(5), "{t:?} used {used:?}");
         assert!(used >= ms(4), "{t:?} used only {used:?}: the budget should be usable");
     }
-    assert!(out.thread(ctl).unwrap().stats.completed >= 5);
-    assert!(out.sets.iter().all(|s| s.exhaustions >= 3));
+    let control = out.thread(ctl).unwrap().stats;
+    assert!(control.completed >= 6, "control completed only {} jobs: {control:?}", control.completed);
+    assert!(out.sets.iter().all(|s| s.exhaustions >= 5), "{:?}", out.sets);
 }
