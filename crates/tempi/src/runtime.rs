@@ -789,6 +789,9 @@ impl<C: Clock> Runtime<C> {
                 vec![Kernel::<VirtualClock>::new(seed, VirtualClock::default())?.run(until)]
             }
             ClockMode::Real => {
+                // The first real clock of a process calibrates the TSC, which takes a while: do
+                // it before time zero, so the run does not start late.
+                RealClock::calibrate();
                 let epoch = Instant::now();
                 let mut handles = Vec::new();
                 for seed in seeds {

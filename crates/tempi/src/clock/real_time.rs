@@ -56,6 +56,17 @@ impl RealClock {
         RealClock { epoch, source, raw_base, offset, spin_margin: Duration::from_micros(100) }
     }
 
+    /// Calibrate the TSC against `CLOCK_MONOTONIC` now, if this process has not yet (it is
+    /// done once per process, and takes milliseconds). A real-time runtime does this before
+    /// its time zero.
+    ///
+    /// ```
+    /// tempi::clock::RealClock::calibrate();
+    /// ```
+    pub fn calibrate() {
+        let _ = quanta::Clock::new();
+    }
+
     /// The instant this clock calls zero.
     ///
     /// ```
