@@ -70,7 +70,8 @@ enum Command {
         #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
         policy: Option<String>,
     },
-    /// Measure the runtime's overheads (context switch, dispatch, release jitter).
+    /// Measure tempi against what a user would pick instead, in the same run, and print ratios:
+    /// context switch, spawn, simulator throughput, accounting, budget notification, locks.
     Bench {
         /// Print machine-readable JSON instead of a table.
         #[arg(long)]
