@@ -247,6 +247,23 @@ fn sample(reps: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64
     Ok(median(xs))
 }
 
+/// Like [`sample`] for runs that keep their raw data: the median of `value(run)` over the
+/// repetitions, and every run (the warm-up first) for the notes.
+fn sample_runs<R>(
+    reps: usize,
+    mut run: impl FnMut() -> Result<R, String>,
+    value: impl Fn(&R) -> &[f64],
+) -> Result<(f64, Vec<R>), String> {
+    let mut runs = Vec::with_capacity(reps + 1);
+    let m = sample(reps, || {
+        let r = run()?;
+        let m = median(value(&r).to_vec());
+        runs.push(r);
+        Ok(m)
+    })?;
+    Ok((m, runs))
+}
+
 fn progress(msg: &str) {
     eprintln!("bench: {msg}");
 }
@@ -1279,21 +1296,9 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         NOTIFY_BUDGET.as_micros(),
         sz.reps
     ));
-    let mut tempi_runs = Vec::new();
-    let t_notify = sample(sz.reps, || {
-        let run = tempi_notify(sz.notify_tempi)?;
-        let m = median(run.total.clone());
-        tempi_runs.push(run);
-        Ok(m)
-    })?;
+    let (t_notify, tempi_runs) = sample_runs(sz.reps, || tempi_notify(sz.notify_tempi), |r| &r.total)?;
     progress(&format!("budget.notify: POSIX CPU-time timer peer, {} overruns x {}", sz.notify_peer, sz.reps));
-    let mut peer_runs = Vec::new();
-    let p_notify = sample(sz.reps, || {
-        let run = posix_notify(sz.notify_peer)?;
-        let m = median(run.total.clone());
-        peer_runs.push(run);
-        Ok(m)
-    })?;
+    let (p_notify, peer_runs) = sample_runs(sz.reps, || posix_notify(sz.notify_peer), |r| &r.total)?;
     metrics.push(compare(
         "budget.notify",
         t_notify,
@@ -1355,21 +1360,9 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
 
     // lock.handoff.bpi
     progress(&format!("lock.handoff.bpi: tempi, {} hand-offs x {} (+ warm-up)", sz.handoff_tempi, sz.reps));
-    let mut t_runs = Vec::new();
-    let t_handoff = sample(sz.reps, || {
-        let run = tempi_handoff(sz.handoff_tempi)?;
-        let m = median(run.lat.clone());
-        t_runs.push(run);
-        Ok(m)
-    })?;
+    let (t_handoff, t_runs) = sample_runs(sz.reps, || tempi_handoff(sz.handoff_tempi), |r| &r.lat)?;
     progress(&format!("lock.handoff.bpi: pthread PI peer, {} hand-offs x {} (+ warm-up)", sz.handoff_peer, sz.reps));
-    let mut p_runs = Vec::new();
-    let p_handoff = sample(sz.reps, || {
-        let run = pthread_handoff(sz.handoff_peer)?;
-        let m = median(run.lat.clone());
-        p_runs.push(run);
-        Ok(m)
-    })?;
+    let (p_handoff, p_runs) = sample_runs(sz.reps, || pthread_handoff(sz.handoff_peer), |r| &r.lat)?;
     metrics.push(compare(
         "lock.handoff.bpi",
         t_handoff,
