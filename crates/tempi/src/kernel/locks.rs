@@ -17,19 +17,18 @@
 
 use super::ctx::Reply;
 use super::tcb::{State, Wait};
-use super::timers::TimerKind;
 use super::Kernel;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
-use crate::policy::sched::{ReadyReason, SchedInfo, Urgency};
+use crate::policy::sched::{SchedInfo, Urgency};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::sync::{decode_owner, encode_owner, LockError, LockId, LockSpec, LockWord};
 use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
+use crate::trace::TraceKind;
 
 /// Where a lock's ceiling comes from.
 enum Ceiling {
@@ -254,18 +253,11 @@ impl<C: Clock> Kernel<C> {
         if target == l {
             self.maybe_abort_owner(id, l);
         }
-        self.stop_running(c, StopReason::Blocked);
         let t = self.tcb(id);
-        t.state = State::Blocked(Wait::Lock(target as u32));
         t.wants = Some(l as u32);
         t.wants_restartable = restartable;
-        let token = t.wait_token;
+        self.block_in(c, id, Wait::Lock(target as u32), deadline);
         self.locks[target].waiters.push(id);
-        if let Some(d) = deadline {
-            self.timers.push(d, TimerKind::LockTimeout(id, token));
-        }
-        let info = self.info(id);
-        self.cpus[c].scheduler.on_blocked(&info);
         if let Some(owner) = self.locks[target].owner {
             self.recompute_lent(owner);
         }
@@ -363,7 +355,7 @@ impl<C: Clock> Kernel<C> {
             self.grant(w, l);
             self.locks[l].restartable = restartable;
             self.tcb(w).reply = Some(Reply::Locked(Ok(())));
-            self.wake_from_lock(w);
+            self.wake_from_wait(w);
             self.charge_overhead(w, self.costs.lock_acquired);
         }
         // The others: those that want this lock keep waiting, now on the heir (if any); the
@@ -387,7 +379,7 @@ impl<C: Clock> Kernel<C> {
                 continue;
             }
             self.tcb(w).reply = Some(Reply::LockRetry);
-            self.wake_from_lock(w);
+            self.wake_from_wait(w);
         }
         self.lock_scratch.clear();
         if let Some(w) = heir {
@@ -437,13 +429,6 @@ impl<C: Clock> Kernel<C> {
             return None;
         }
         self.system_ceiling(w, self.locks[wanted].cpu).map(|(_, holder)| holder)
-    }
-
-    fn wake_from_lock(&mut self, w: ThreadId) {
-        let t = self.tcb(w);
-        t.wait_token += 1;
-        t.wants = None;
-        self.make_ready(w, ReadyReason::Woken);
     }
 
     /// Take `id` out of the waiters of the lock it waits on (timeout, abort, kill).

@@ -17,8 +17,9 @@ pub(crate) enum TimerKind {
     Release(ThreadId),
     /// End of a sleep; the token is the thread's wait token when it went to sleep.
     Wake(ThreadId, u64),
-    /// End of a bounded wait for a lock; the token as for `Wake`.
-    LockTimeout(ThreadId, u64),
+    /// End of a bounded wait for a lock, a condition variable or a semaphore; the token as for
+    /// `Wake`.
+    WaitTimeout(ThreadId, u64),
     /// The deadline of a job.
     Deadline(ThreadId, u32),
     /// The abort time of a job.
@@ -43,7 +44,7 @@ impl TimerKind {
             TimerKind::Release(..) => 2,
             TimerKind::Replenish(..) => 3,
             TimerKind::Event(..) => 3,
-            TimerKind::Wake(..) | TimerKind::LockTimeout(..) => 4,
+            TimerKind::Wake(..) | TimerKind::WaitTimeout(..) => 4,
             TimerKind::SliceEnd(..) => 5,
         }
     }

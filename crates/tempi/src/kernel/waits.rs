@@ -105,14 +105,15 @@ impl<C: Clock> Kernel<C> {
         (i < self.sems.len()).then_some(i)
     }
 
-    /// Block the running thread `id` of CPU `c` in a wait queue, with an optional deadline.
-    fn block_in(&mut self, c: usize, id: ThreadId, wait: Wait, deadline: Option<Time>) {
+    /// Block the running thread `id` of CPU `c` on `wait` (a lock, a condition variable, a
+    /// semaphore), with an optional deadline; the caller queues it where it waits.
+    pub(crate) fn block_in(&mut self, c: usize, id: ThreadId, wait: Wait, deadline: Option<Time>) {
         self.stop_running(c, StopReason::Blocked);
         let t = self.tcb(id);
         t.state = State::Blocked(wait);
         let token = t.wait_token;
         if let Some(d) = deadline {
-            self.timers.push(d, TimerKind::LockTimeout(id, token));
+            self.timers.push(d, TimerKind::WaitTimeout(id, token));
         }
         let info = self.info(id);
         self.cpus[c].scheduler.on_blocked(&info);
@@ -145,7 +146,7 @@ impl<C: Clock> Kernel<C> {
         let Some(k) = self.cond_local(cond) else { return };
         while let Some(w) = self.conds[k].waiters.pop() {
             self.tcb(w).reply = Some(Reply::CondWoken(false));
-            self.wake_waiter(w);
+            self.wake_from_wait(w);
             if !all {
                 break;
             }
@@ -187,14 +188,18 @@ impl<C: Clock> Kernel<C> {
         match self.sems[k].waiters.pop() {
             Some(w) => {
                 self.tcb(w).reply = Some(Reply::Locked(Ok(())));
-                self.wake_waiter(w);
+                self.wake_from_wait(w);
             }
             None => self.sems[k].count += 1,
         }
     }
 
-    fn wake_waiter(&mut self, w: ThreadId) {
-        self.tcb(w).wait_token += 1;
+    /// End a wait on a lock, a condition variable or a semaphore: the thread becomes ready and
+    /// any timeout armed for the wait goes stale.
+    pub(crate) fn wake_from_wait(&mut self, w: ThreadId) {
+        let t = self.tcb(w);
+        t.wait_token += 1;
+        t.wants = None;
         self.make_ready(w, ReadyReason::Woken);
     }
 
@@ -221,6 +226,6 @@ impl<C: Clock> Kernel<C> {
         self.leave_lock_wait(id);
         self.leave_queue_wait(id);
         self.tcb(id).reply = Some(reply);
-        self.wake_waiter(id);
+        self.wake_from_wait(id);
     }
 }

@@ -112,24 +112,11 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::ReleaseSkipped => (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg)),
             TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{},"killed":{}}}"#, r.arg == 1, r.arg == 2)),
             TraceKind::Timer => (TIMER_TID, format!(r#"{{"event":{}}}"#, r.arg)),
-            TraceKind::BudgetExhausted => (
-                TIMER_TID,
-                format!(
-                    r#"{{"set":{},"set_index":{},"consumed_ns":{}}}"#,
-                    js(&display_set(&sets, r.job as usize)),
-                    r.job,
-                    r.arg
-                ),
-            ),
-            TraceKind::BudgetReplenished => (
-                TIMER_TID,
-                format!(
-                    r#"{{"set":{},"set_index":{},"remaining_ns":{}}}"#,
-                    js(&display_set(&sets, r.job as usize)),
-                    r.job,
-                    r.arg
-                ),
-            ),
+            TraceKind::BudgetExhausted | TraceKind::BudgetReplenished => {
+                let field = if r.kind == TraceKind::BudgetExhausted { "consumed_ns" } else { "remaining_ns" };
+                let set = js(&display_set(&sets, r.job as usize));
+                (TIMER_TID, format!(r#"{{"set":{set},"set_index":{},"{field}":{}}}"#, r.job, r.arg))
+            }
             TraceKind::LockAcquired | TraceKind::LockReleased => (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg)),
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
