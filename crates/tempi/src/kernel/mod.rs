@@ -129,34 +129,31 @@ impl KernelSeed {
         }
     }
 
-    pub(crate) fn create_cond(&mut self, cpu: usize) -> Result<CondId, Error> {
-        if self.conds_created as usize >= self.max_locks {
-            return Err(Error::InvalidConfig(format!("more than {} condition variables", self.max_locks)));
+    /// The next of `max` per-kernel ids counted by `created`, numbered from `base`.
+    fn next_id(created: &mut u32, max: usize, base: u32, what: &str) -> Result<u32, Error> {
+        if *created as usize >= max {
+            return Err(Error::InvalidConfig(format!("more than {max} {what}")));
         }
-        let id = CondId(self.lock_base + self.conds_created);
-        self.conds_created += 1;
+        *created += 1;
+        Ok(base + *created - 1)
+    }
+
+    pub(crate) fn create_cond(&mut self, cpu: usize) -> Result<CondId, Error> {
+        let id = Self::next_id(&mut self.conds_created, self.max_locks, self.lock_base, "condition variables")?;
         self.setup.push(SetupOp::CreateCond(cpu));
-        Ok(id)
+        Ok(CondId(id))
     }
 
     pub(crate) fn create_sem(&mut self, spec: SemSpec) -> Result<SemId, Error> {
-        if self.sems_created as usize >= self.max_locks {
-            return Err(Error::InvalidConfig(format!("more than {} semaphores", self.max_locks)));
-        }
-        let id = SemId(self.lock_base + self.sems_created);
-        self.sems_created += 1;
+        let id = Self::next_id(&mut self.sems_created, self.max_locks, self.lock_base, "semaphores")?;
         self.setup.push(SetupOp::CreateSem(spec));
-        Ok(id)
+        Ok(SemId(id))
     }
 
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
-        if self.locks_created as usize >= self.max_locks {
-            return Err(Error::InvalidConfig(format!("more than {} locks", self.max_locks)));
-        }
-        let id = LockId(self.lock_base + self.locks_created);
-        self.locks_created += 1;
+        let id = Self::next_id(&mut self.locks_created, self.max_locks, self.lock_base, "locks")?;
         self.setup.push(SetupOp::CreateLock(spec));
-        Ok(id)
+        Ok(LockId(id))
     }
 
     pub(crate) fn create_set(&mut self, name: String) -> Result<SetId, Error> {
