@@ -1219,11 +1219,40 @@ fn sim_run(seconds: u64) -> Result<SimSample, String> {
 
 // ----- driver -------------------------------------------------------------------------------
 
-fn measure(quick: bool) -> Result<Vec<Metric>, String> {
+/// The benchmark groups, in the order they run; `--only` takes these names.
+pub const GROUPS: &[&str] =
+    &["switch.roundtrip", "switch.accounting", "budget.notify", "spawn", "lock.uncontended", "lock.handoff", "sim"];
+
+fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     let sz = Sizes::new(quick);
     let mut metrics = Vec::new();
+    let wanted = |group: &str| only.is_empty() || only.iter().any(|o| o == group);
 
-    // switch.roundtrip
+    if wanted("switch.roundtrip") {
+        switch_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("switch.accounting") {
+        accounting_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("budget.notify") {
+        notify_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("spawn") {
+        spawn_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("lock.uncontended") {
+        uncontended_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("lock.handoff") {
+        handoff_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("sim") {
+        sim_metrics(&sz, &mut metrics)?;
+    }
+    Ok(metrics)
+}
+
+fn switch_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!("switch.roundtrip: tempi, {} round trips x {} (+ warm-up)", sz.switch_tempi, sz.reps));
     let mut tempi_notes = Vec::new();
     let t_switch = sample(sz.reps, || {
@@ -1262,7 +1291,10 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         pin_note,
     ));
 
-    // switch.accounting.*
+    Ok(())
+}
+
+fn accounting_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!(
         "switch.accounting: {} variants interleaved, {} round trips x {} (+ warm-up round)",
         ACCT_VARIANTS.len(),
@@ -1289,7 +1321,10 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         metrics.push(overhead(name, acct[i], "same round trip, accounting off", off_ns, note));
     }
 
-    // budget.notify
+    Ok(())
+}
+
+fn notify_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!(
         "budget.notify: tempi, {} overruns of a {} us budget x {} (+ warm-up)",
         sz.notify_tempi,
@@ -1307,7 +1342,10 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         Some(notify_note(&tempi_runs, &peer_runs)),
     ));
 
-    // spawn
+    Ok(())
+}
+
+fn spawn_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!("spawn: tempi, {} spawn+join x {}", sz.spawn_tempi, sz.reps));
     let t_spawn = sample(sz.reps, || tempi_spawn(sz.spawn_tempi))?;
     progress(&format!("spawn: std::thread peer, {} spawn+join x {}", sz.spawn_peer, sz.reps));
@@ -1320,7 +1358,10 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
     let spawn_note = (!spawn_notes.is_empty()).then(|| format!("peer not pinned: {}", spawn_notes.join("; ")));
     metrics.push(compare("spawn", t_spawn, "std::thread::spawn + join", p_spawn, spawn_note));
 
-    // lock.uncontended.*
+    Ok(())
+}
+
+fn uncontended_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!(
         "lock.uncontended: {} protocols + std + pthread PI interleaved, {} / {} lock+unlock x {} (+ warm-up round)",
         LOCK_PROTOCOLS.len(),
@@ -1358,7 +1399,10 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         ));
     }
 
-    // lock.handoff.bpi
+    Ok(())
+}
+
+fn handoff_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!("lock.handoff.bpi: tempi, {} hand-offs x {} (+ warm-up)", sz.handoff_tempi, sz.reps));
     let (t_handoff, t_runs) = sample_runs(sz.reps, || tempi_handoff(sz.handoff_tempi), |r| &r.lat)?;
     progress(&format!("lock.handoff.bpi: pthread PI peer, {} hand-offs x {} (+ warm-up)", sz.handoff_peer, sz.reps));
@@ -1371,7 +1415,10 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
         Some(handoff_note(&t_runs, &p_runs)),
     ));
 
-    // sim throughput
+    Ok(())
+}
+
+fn sim_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     progress(&format!("sim: {} simulated s of the workload x {}", sz.sim_seconds, sz.reps));
     // Warm-up on a shorter run, then keep every repetition and take medians of both rates.
     sim_run(sz.sim_seconds.div_ceil(5))?;
@@ -1395,7 +1442,7 @@ fn measure(quick: bool) -> Result<Vec<Metric>, String> {
     );
     metrics.push(throughput("sim.events_per_sec", median(ev), "events/s", &note));
     metrics.push(throughput("sim.jobs_per_sec", median(jobs), "jobs/s", "same runs as sim.events_per_sec"));
-    Ok(metrics)
+    Ok(())
 }
 
 /// Breakdown and tails of `budget.notify`, over every measured overrun (warm-up runs
@@ -1535,9 +1582,10 @@ fn table(metrics: &[Metric]) -> String {
     out
 }
 
-/// Run every benchmark and print a table, or JSON with `json`.
-pub fn run(json: bool, quick: bool) -> Result<(), String> {
-    let metrics = measure(quick)?;
+/// Run the benchmarks (every group, or those named in `only`, see [`GROUPS`]) and print a
+/// table, or JSON with `json`.
+pub fn run(json: bool, quick: bool, only: &[String]) -> Result<(), String> {
+    let metrics = measure(quick, only)?;
     if json {
         let s = serde_json::to_string(&Report { metrics }).map_err(|e| e.to_string())?;
         println!("{s}");

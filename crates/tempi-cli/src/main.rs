@@ -33,7 +33,8 @@ Examples:
   tempi run examples/rm-textbook.toml --until 100ms --fifo 50
   tempi simulate examples/locks-inversion.toml --lock-protocol bp
   tempi analyze examples/locks-pcp.toml
-  tempi bench --quick";
+  tempi bench --quick
+  tempi bench --only lock.uncontended,lock.handoff";
 
 /// Real-time user-level threads: simulate or run timing scenarios described in TOML files.
 #[derive(Parser, Debug)]
@@ -79,6 +80,9 @@ enum Command {
         /// Fewer iterations: a quick smoke run rather than stable numbers.
         #[arg(long)]
         quick: bool,
+        /// Run only these groups (comma-separated or repeated); default: all.
+        #[arg(long, value_name = "GROUP", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(bench::GROUPS))]
+        only: Vec<String>,
     },
     /// Rebuild a published experiment in virtual time (rtmach-1, rtmach-2, rtmach-3: the
     /// Real-Time Mach locking benchmarks) and check its conclusions; see docs/EXPERIMENTS.md.
@@ -175,7 +179,7 @@ fn main() -> ExitCode {
         Command::Analyze { file, json, lock_protocol, policy } => {
             analyze(&file, json, lock_protocol.as_deref(), policy.as_deref())
         }
-        Command::Bench { json, quick } => bench::run(json, quick).map_err(Failure::Runtime),
+        Command::Bench { json, quick, only } => bench::run(json, quick, &only).map_err(Failure::Runtime),
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
     };
     match result {

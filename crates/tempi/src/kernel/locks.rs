@@ -44,6 +44,9 @@ enum Ceiling {
 pub(crate) struct LockState {
     cpu: usize,
     policy: Box<dyn LockPolicy>,
+    /// The policy's [`LockPolicy::inherits`] and [`LockPolicy::raises_holder`], asked once.
+    inherits: bool,
+    raises_holder: bool,
     ceiling: Ceiling,
     /// The ceiling as it stood when the current owner took the lock: what it imposes on
     /// others (the system ceiling) until it is released.
@@ -112,6 +115,8 @@ impl<C: Clock> Kernel<C> {
         let fast_ok = spec.policy.uncontended_fast_path() && costs_free && !self.tracing;
         spec.word.fast.store(fast_ok, Ordering::Relaxed);
         self.locks.push(LockState {
+            inherits: spec.policy.inherits(),
+            raises_holder: spec.policy.raises_holder(),
             word: spec.word,
             fast_ok,
             cpu: spec.cpu,
@@ -129,6 +134,9 @@ impl<C: Clock> Kernel<C> {
     /// The highest ceiling among locks of `cpu` held by threads other than `id`, and the lock
     /// that has it.
     fn system_ceiling(&self, id: ThreadId, cpu: usize) -> Option<(Urgency, usize)> {
+        if self.ceilings_held == 0 {
+            return None;
+        }
         let mut best: Option<(Urgency, usize)> = None;
         for (i, l) in self.locks.iter().enumerate() {
             if l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
@@ -141,6 +149,24 @@ impl<C: Clock> Kernel<C> {
             }
         }
         best
+    }
+
+    /// `id` becomes the owner of lock `l`, which imposes its ceiling as it stands now.
+    fn set_owner(&mut self, l: usize, id: ThreadId) {
+        let ceiling = self.ceiling_now(l);
+        let lock = &mut self.locks[l];
+        debug_assert!(lock.owner.is_none());
+        lock.held_ceiling = ceiling;
+        lock.owner = Some(id);
+        self.ceilings_held += u32::from(ceiling.is_some());
+    }
+
+    /// Lock `l` has no owner any more.
+    fn clear_owner(&mut self, l: usize) {
+        let lock = &mut self.locks[l];
+        if lock.owner.take().is_some() && lock.held_ceiling.take().is_some() {
+            self.ceilings_held -= 1;
+        }
     }
 
     /// The ceiling of lock `l` at this instant.
@@ -214,6 +240,7 @@ impl<C: Clock> Kernel<C> {
         if view.owner.is_none() && self.locks[l].policy.may_acquire(&info, &view) {
             self.tcb(id).paid_block_cost = false;
             self.grant(id, l);
+            self.recompute_lent(id);
             self.locks[l].restartable = restartable;
             self.charge_overhead(id, self.costs.lock_acquired);
             return Some(Ok(()));
@@ -303,15 +330,14 @@ impl<C: Clock> Kernel<C> {
         true
     }
 
+    /// Make `id` the owner of free lock `l`. The caller recomputes what `id` is lent.
     fn grant(&mut self, id: ThreadId, l: usize) {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
-        self.locks[l].held_ceiling = self.ceiling_now(l);
-        self.locks[l].owner = Some(id);
+        self.set_owner(l, id);
         let word = &self.locks[l].word;
         word.owner.store(encode_owner(id), Ordering::Relaxed);
         word.managed.store(true, Ordering::Relaxed);
         self.tcb(id).held.push(l as u32);
-        self.recompute_lent(id);
     }
 
     /// Thread `id` releases `lock`.
@@ -323,12 +349,13 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         self.release(id, l, poison);
-        self.recompute_lent(id);
     }
 
+    /// `id` releases lock `l` and the lock goes to its heir, if any; what `id` and the heir
+    /// are lent is recomputed.
     fn release(&mut self, id: ThreadId, l: usize, poison: bool) {
         self.trace_thread(id, TraceKind::LockReleased, l as u64);
-        self.locks[l].owner = None;
+        self.clear_owner(l);
         self.locks[l].poisoned |= poison;
         let word = &self.locks[l].word;
         word.owner.store(0, Ordering::Relaxed);
@@ -336,7 +363,11 @@ impl<C: Clock> Kernel<C> {
         if self.locks[l].poisoned {
             word.fast.store(false, Ordering::Relaxed);
         }
-        self.tcb(id).held.retain(|&h| h as usize != l);
+        let held = &mut self.tcb(id).held;
+        // Locks are usually released in the reverse order of taking them.
+        if let Some(k) = held.iter().rposition(|&h| h as usize == l) {
+            held.remove(k);
+        }
         // Hand the lock straight to the most urgent waiter that asked for it and may take it
         // now, if that waiter is more urgent than the releaser without this lock's lending: it
         // preempts at once and wakes up holding the lock (no second round trip to ask again).
@@ -349,7 +380,10 @@ impl<C: Clock> Kernel<C> {
         let heir = if self.locks[l].poisoned { None } else { self.heir(l) };
         let heir = heir.filter(|&w| exiting || self.tcb(w).urgency > releaser);
         if let Some(w) = heir {
-            self.locks[l].waiters.retain(|&x| x != w);
+            let waiters = &mut self.locks[l].waiters;
+            if let Some(k) = waiters.iter().position(|&x| x == w) {
+                waiters.remove(k);
+            }
             let restartable = self.tcb(w).wants_restartable;
             self.tcb(w).paid_block_cost = false;
             self.grant(w, l);
@@ -363,6 +397,12 @@ impl<C: Clock> Kernel<C> {
         // which moves to the lock now holding that ceiling without waking: it stays blocked by
         // the same critical section. The list is swapped with a pre-sized scratch list so the
         // lock path never allocates.
+        if self.locks[l].waiters.is_empty() {
+            if let Some(w) = heir {
+                self.recompute_lent(w);
+            }
+            return;
+        }
         std::mem::swap(&mut self.lock_scratch, &mut self.locks[l].waiters);
         for k in 0..self.lock_scratch.len() {
             let w = self.lock_scratch[k];
@@ -411,7 +451,6 @@ impl<C: Clock> Kernel<C> {
     /// section), handing it on as an unlock would.
     pub(crate) fn give_back(&mut self, id: ThreadId, l: usize) {
         self.release(id, l, false);
-        self.recompute_lent(id);
     }
 
     /// For a waiter of a just-released lock: the lock whose ceiling would still refuse what it
@@ -446,25 +485,12 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn recompute_lent(&mut self, id: ThreadId) {
         let mut who = id;
         for _ in 0..=self.slots.len() {
-            let info = self.info(who);
-            let mut lent: Option<Urgency> = None;
-            let held = self.tcb(who).held.len();
-            for k in 0..held {
-                let l = self.tcb(who).held[k] as usize;
-                let view = self.view(l, who);
-                let lock = &self.locks[l];
-                if let Some(u) = lock.policy.holding_urgency(&info, &view) {
-                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
-                }
-                if lock.policy.inherits() {
-                    for &w in &lock.waiters {
-                        let i = self.local(w).expect("waiters are live");
-                        let u = self.slots[i].as_ref().expect("live").urgency;
-                        lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
-                    }
-                }
+            let lent = self.lent_to(who);
+            let t = self.tcb(who);
+            if t.inherited == lent {
+                return;
             }
-            let before = self.tcb(who).urgency;
+            let before = t.urgency;
             self.set_inherited(who, lent);
             let after = self.tcb(who).urgency;
             if after == before {
@@ -482,6 +508,32 @@ impl<C: Clock> Kernel<C> {
                 _ => return,
             }
         }
+    }
+
+    /// What the locks `who` holds lend it: the maximum of their policies' holding urgencies
+    /// and, for inheriting policies, of their waiters' effective urgencies.
+    fn lent_to(&self, who: ThreadId) -> Option<Urgency> {
+        let t = self.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
+        let mut lent: Option<Urgency> = None;
+        let mut info = None;
+        for &l in &t.held {
+            let lock = &self.locks[l as usize];
+            if lock.raises_holder {
+                let info = info.get_or_insert_with(|| self.info(who));
+                let view = self.view(l as usize, who);
+                if let Some(u) = lock.policy.holding_urgency(info, &view) {
+                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
+                }
+            }
+            if lock.inherits {
+                for &w in &lock.waiters {
+                    let i = self.local(w).expect("waiters are live");
+                    let u = self.slots[i].as_ref().expect("live").urgency;
+                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
+                }
+            }
+        }
+        lent
     }
 
     /// Panic unless every thread's effective urgency is what its base urgency and its held
@@ -559,8 +611,7 @@ impl<C: Clock> Kernel<C> {
         if self.local(owner).is_none() {
             return;
         }
-        self.locks[l].owner = Some(owner);
-        self.locks[l].held_ceiling = self.ceiling_now(l);
+        self.set_owner(l, owner);
         self.locks[l].word.managed.store(true, Ordering::Relaxed);
         let t = self.tcb(owner);
         t.held.push(l as u32);

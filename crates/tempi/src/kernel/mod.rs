@@ -263,6 +263,9 @@ pub(crate) struct Kernel<C: Clock> {
     lock_base: u32,
     /// Pre-sized list the lock mechanism swaps with a lock's waiters to walk them.
     lock_scratch: Vec<ThreadId>,
+    /// How many owned locks impose a ceiling: none, and no lock request needs the system
+    /// ceiling.
+    ceilings_held: u32,
     verify: bool,
     progress: Option<crate::runtime::ProgressHook>,
     conds: Vec<waits::CondState>,
@@ -324,6 +327,7 @@ impl<C: Clock> Kernel<C> {
             locks: Vec::with_capacity(seed.max_locks),
             lock_base: seed.lock_base,
             lock_scratch: Vec::with_capacity(cap),
+            ceilings_held: 0,
             verify: seed.verify,
             progress: seed.progress,
             conds: Vec::with_capacity(seed.max_locks),

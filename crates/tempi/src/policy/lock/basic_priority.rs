@@ -20,4 +20,7 @@ impl LockPolicy for BasicPriority {
     fn name(&self) -> &str {
         "bp"
     }
+    fn raises_holder(&self) -> bool {
+        false
+    }
 }

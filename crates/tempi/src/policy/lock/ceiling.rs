@@ -24,6 +24,9 @@ impl LockPolicy for PriorityCeiling {
     fn name(&self) -> &str {
         "pcp"
     }
+    fn raises_holder(&self) -> bool {
+        false
+    }
     fn may_acquire(&self, requester: &SchedInfo, lock: &LockView) -> bool {
         lock.system_ceiling.is_none_or(|c| requester.urgency > c)
     }

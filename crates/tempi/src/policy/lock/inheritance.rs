@@ -20,6 +20,9 @@ impl LockPolicy for PriorityInheritance {
     fn name(&self) -> &str {
         "bpi"
     }
+    fn raises_holder(&self) -> bool {
+        false
+    }
     fn inherits(&self) -> bool {
         true
     }

@@ -68,8 +68,17 @@ pub trait LockPolicy: Send {
         None
     }
 
+    /// Whether [`LockPolicy::holding_urgency`] may ever answer something. A policy that
+    /// says no spares the kernel the question on every urgency recomputation (lock, unlock,
+    /// hand-off). Asked once, when the lock is created, as is [`LockPolicy::inherits`].
+    /// Default: yes.
+    fn raises_holder(&self) -> bool {
+        true
+    }
+
     /// Whether threads blocked on this lock lend their urgency to its owner (and, through
-    /// it, along a chain of blocked owners). Default: no.
+    /// it, along a chain of blocked owners). Asked once, when the lock is created. Default:
+    /// no.
     fn inherits(&self) -> bool {
         false
     }

@@ -21,6 +21,9 @@ impl LockPolicy for Restartable {
     fn name(&self) -> &str {
         "rcs"
     }
+    fn raises_holder(&self) -> bool {
+        false
+    }
     fn inherits(&self) -> bool {
         true
     }
