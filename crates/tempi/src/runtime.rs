@@ -42,6 +42,7 @@ pub struct Config {
     pub(crate) max_locks: usize,
     pub(crate) costs: Costs,
     pub(crate) verify: bool,
+    pub(crate) direct_hand_off: bool,
     pub(crate) progress: Option<ProgressHook>,
 }
 
@@ -109,6 +110,7 @@ impl Config {
             max_locks: 256,
             costs: Costs::default(),
             verify: false,
+            direct_hand_off: true,
             progress: None,
         }
     }
@@ -224,13 +226,26 @@ impl Config {
     }
     /// Check the kernel's invariants after every transition and panic on a violation (slow;
     /// meant for tests): every thread's effective urgency equals the larger of its base urgency
-    /// and what the locks it holds lend it, recomputed from scratch.
+    /// and what the locks it holds lend it, recomputed from scratch; every lock the kernel
+    /// gives an owner is in that owner's list of held locks, and the other way round.
     ///
     /// ```
     /// let _ = tempi::Config::new(1).verify(true);
     /// ```
     pub fn verify(mut self, on: bool) -> Config {
         self.verify = on;
+        self
+    }
+    /// Whether an unlock with one more urgent waiter hands the lock over on the kernel's
+    /// short path (default: yes). The short path has exactly the effects, trace records and
+    /// scheduler calls of the general one, only fewer steps; turning it off lets tests and
+    /// measurements compare the two.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).direct_hand_off(false);
+    /// ```
+    pub fn direct_hand_off(mut self, on: bool) -> Config {
+        self.direct_hand_off = on;
         self
     }
     /// A hook the kernel calls about every 65 536 turns of its loop with the current time, for

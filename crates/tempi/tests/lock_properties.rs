@@ -4,6 +4,8 @@
 //! - At every step, each thread's effective urgency equals the larger of its base urgency and
 //!   what its held locks lend it (the kernel's own check, `Config::verify`).
 //! - Under PCP no job blocks more than once and no deadlock occurs.
+//! - The kernel's short hand-off path (`Config::direct_hand_off`) changes nothing: the same
+//!   trace, record for record, and the same outcomes as the general path.
 
 mod common;
 
@@ -148,6 +150,47 @@ proptest! {
             prop_assert_eq!(&f.outcome, &Some(ThreadOutcome::Completed), "{} under {}", f.name, protocol);
             prop_assert_eq!(f.stats.cpu_time, s.stats.cpu_time, "{}", f.name);
             prop_assert_eq!(f.stats.response_max, s.stats.response_max, "{}", f.name);
+        }
+    }
+
+    #[test]
+    fn lock_direct_hand_off_is_the_general_path_in_fewer_steps(
+        plans in prop::collection::vec(plan(), 2..6),
+        protocol in prop::sample::select(vec!["bp", "bpi", "pcp", "srp", "km", "rcs"]),
+        edf in any::<bool>(),
+        costs in any::<bool>(),
+    ) {
+        let config = |direct: bool| {
+            let mut c = Config::new(1).verify(true).direct_hand_off(direct);
+            if edf {
+                c = c.scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+            }
+            if costs {
+                // The paper's overheads (in µs: switch 30, acquired 40, not acquired 60,
+                // unlock 70, abort 20), so unlocks take effect after their cost is paid.
+                let us = Duration::from_micros;
+                c = c.costs(tempi::Costs {
+                    context_switch: us(30),
+                    lock_acquired: us(40),
+                    lock_not_acquired: us(60),
+                    unlock: us(70),
+                    abort: us(20),
+                });
+            }
+            c
+        };
+        let short = run_with(&plans, protocol, config(true));
+        let general = run_with(&plans, protocol, config(false));
+        prop_assert_eq!(short.trace.len(), general.trace.len());
+        for (a, b) in short.trace.iter().zip(&general.trace) {
+            prop_assert_eq!(
+                (a.time, a.cpu, a.thread, a.job, a.kind, a.arg),
+                (b.time, b.cpu, b.thread, b.job, b.kind, b.arg)
+            );
+        }
+        for (a, b) in short.threads.iter().zip(&general.threads) {
+            prop_assert_eq!(&a.outcome, &b.outcome, "{}", a.name);
+            prop_assert_eq!(a.stats.cpu_time, b.stats.cpu_time, "{}", a.name);
         }
     }
 

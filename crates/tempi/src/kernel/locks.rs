@@ -21,14 +21,14 @@ use super::Kernel;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
-use crate::policy::sched::{SchedInfo, Urgency};
+use crate::policy::sched::{ReadyReason, SchedInfo, Urgency};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::sync::{decode_owner, encode_owner, LockError, LockId, LockSpec, LockWord};
 use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
+use crate::trace::{StopReason, TraceKind};
 
 /// Where a lock's ceiling comes from.
 enum Ceiling {
@@ -134,12 +134,17 @@ impl<C: Clock> Kernel<C> {
     /// The highest ceiling among locks of `cpu` held by threads other than `id`, and the lock
     /// that has it.
     fn system_ceiling(&self, id: ThreadId, cpu: usize) -> Option<(Urgency, usize)> {
+        self.system_ceiling_except(id, cpu, usize::MAX)
+    }
+
+    /// [`Kernel::system_ceiling`] as it will be once lock `except` is released.
+    fn system_ceiling_except(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
         if self.ceilings_held == 0 {
             return None;
         }
         let mut best: Option<(Urgency, usize)> = None;
         for (i, l) in self.locks.iter().enumerate() {
-            if l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
+            if i == except || l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
                 continue;
             }
             if let Some(c) = l.held_ceiling {
@@ -340,15 +345,127 @@ impl<C: Clock> Kernel<C> {
         self.tcb(id).held.push(l as u32);
     }
 
-    /// Thread `id` releases `lock`.
-    pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool) {
+    /// Thread `id` releases `lock`; when `switch` is set, `id` is the running thread and
+    /// nothing else remains to be done for it before the reschedule, so the lock may go to a
+    /// more urgent waiter on the short path, which also switches the CPU to it.
+    pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool, switch: bool) {
         let Ok(l) = self.lock_local(lock) else { return };
         self.sync_owner(l);
         if self.locks[l].owner != Some(id) {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
         }
-        self.release(id, l, poison);
+        if !switch || poison || !self.direct_hand_off || !self.hand_off(id, l) {
+            self.release(id, l, poison);
+        }
+    }
+
+    /// The contended unlock's common case, without the general machinery of
+    /// [`Kernel::release`] and of the reschedule that follows it: `id`, running, holds only
+    /// lock `l`; exactly one thread waits, for `l` itself, and it is more urgent than `id`
+    /// will be once `l` no longer lends to it; the protocol does not raise its holder and
+    /// neither thread is in a thread set. The lock goes straight to the
+    /// waiter and the CPU goes to whom the scheduler picks, with the same effects, trace
+    /// records and scheduler calls, in the same order, as `release` and `reschedule` make;
+    /// each thread's [`SchedInfo`] is built once instead of at every step. Returns false,
+    /// having changed nothing, when the case does not apply.
+    fn hand_off(&mut self, id: ThreadId, l: usize) -> bool {
+        let lock = &self.locks[l];
+        if lock.waiters.len() != 1 || lock.raises_holder || lock.poisoned {
+            return false;
+        }
+        let w = lock.waiters[0];
+        let (Some(i), Some(wi)) = (self.local(id), self.local(w)) else { return false };
+        let t = self.slots[i].as_ref().expect("live slot");
+        let Some(c) = self.cpu_local(t.cpu) else { return false };
+        let cpu = &self.cpus[c];
+        if t.held.len() != 1
+            || t.exiting
+            || t.demoted
+            || t.set.is_some()
+            || cpu.current != Some(id)
+            || cpu.preempt
+            || cpu.requeue_current
+        {
+            return false;
+        }
+        // What `id` runs at once `l` lends it nothing (see `update_effective`).
+        let released_urgency = t.base_urgency;
+        let heir = self.slots[wi].as_ref().expect("live slot");
+        if heir.wants != Some(l as u32)
+            || heir.state != State::Blocked(Wait::Lock(l as u32))
+            || heir.set.is_some()
+            || heir.urgency <= released_urgency
+        {
+            return false;
+        }
+        let restartable = heir.wants_restartable;
+        // Nothing below changes what the scheduler sees of the heir.
+        let heir_info = self.info_at(wi);
+        let lock_cpu = self.locks[l].cpu;
+        let free = LockView {
+            ceiling: self.ceiling_now(l),
+            owner: None,
+            system_ceiling: self.system_ceiling_except(w, lock_cpu, l).map(|(u, _)| u),
+        };
+        if !self.locks[l].policy.may_acquire(&heir_info, &free) {
+            return false;
+        }
+
+        // The releaser gives up the lock and what it lent.
+        self.trace_thread(id, TraceKind::LockReleased, l as u64);
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.held.clear();
+        t.inherited = None;
+        let lowered_from = t.urgency;
+        t.urgency = released_urgency;
+        let info = self.info_at(i);
+        if released_urgency != lowered_from {
+            self.cpus[c].scheduler.on_urgency_changed(&info, lowered_from);
+            self.trace_thread(id, TraceKind::Inherit, released_urgency.0 as u64);
+        }
+
+        // The heir owns the lock and is ready.
+        self.trace_thread(w, TraceKind::LockAcquired, l as u64);
+        self.clear_owner(l);
+        self.set_owner(l, w);
+        let lock = &mut self.locks[l];
+        lock.waiters.clear();
+        lock.restartable = restartable;
+        lock.word.owner.store(encode_owner(w), Ordering::Relaxed);
+        lock.word.managed.store(true, Ordering::Relaxed);
+        let heir = self.slots[wi].as_mut().expect("live slot");
+        heir.held.push(l as u32);
+        heir.paid_block_cost = false;
+        heir.reply = Some(Reply::Locked(Ok(())));
+        heir.wait_token += 1;
+        heir.wants = None;
+        heir.state = State::Ready;
+        let scheduler = &mut self.cpus[c].scheduler;
+        scheduler.on_ready(&heir_info, ReadyReason::Woken);
+        let preempts = scheduler.should_preempt(&info, &heir_info);
+        self.charge_overhead(w, self.costs.lock_acquired);
+        if released_urgency == lowered_from {
+            // The releaser kept its urgency: the heir preempts it if the policy says so, at
+            // the reschedule.
+            self.cpus[c].preempt |= preempts;
+            return true;
+        }
+        // The releaser lost urgency: it is offered the CPU back whatever `should_preempt`
+        // said, as `reschedule` does for a running thread that lost urgency.
+        let scheduler = &mut self.cpus[c].scheduler;
+        scheduler.on_ready(&info, ReadyReason::Preempted);
+        match scheduler.pick_next(self.now) {
+            Some(next) if next == id => {}
+            next => {
+                self.stop_running(c, StopReason::Preempted);
+                self.tcb(id).state = State::Ready;
+                if let Some(n) = next {
+                    self.dispatch_picked(c, n);
+                }
+            }
+        }
+        true
     }
 
     /// `id` releases lock `l` and the lock goes to its heir, if any; what `id` and the heir
@@ -574,6 +691,20 @@ impl<C: Clock> Kernel<C> {
                 break;
             }
             guess = next;
+        }
+        for (l, lock) in self.locks.iter().enumerate() {
+            if let Some(o) = lock.owner {
+                let holder = live.iter().find(|t| t.id == o).expect("a lock's owner is live");
+                assert!(
+                    holder.held.contains(&(l as u32)),
+                    "lock {l} is owned by {o:?}, which does not list it as held"
+                );
+            }
+        }
+        for t in &live {
+            for &l in &t.held {
+                assert_eq!(self.locks[l as usize].owner, Some(t.id), "thread {:?} lists lock {l} as held", t.id);
+            }
         }
         for (t, (_, expected)) in live.iter().zip(&guess) {
             assert_eq!(

@@ -81,6 +81,7 @@ pub(crate) struct KernelSeed {
     sems_created: u32,
     costs: Costs,
     verify: bool,
+    direct_hand_off: bool,
     progress: Option<crate::runtime::ProgressHook>,
 }
 
@@ -125,6 +126,7 @@ impl KernelSeed {
             sems_created: 0,
             costs: config.costs,
             verify: config.verify,
+            direct_hand_off: config.direct_hand_off,
             progress: config.progress.clone(),
         }
     }
@@ -267,6 +269,7 @@ pub(crate) struct Kernel<C: Clock> {
     /// ceiling.
     ceilings_held: u32,
     verify: bool,
+    direct_hand_off: bool,
     progress: Option<crate::runtime::ProgressHook>,
     conds: Vec<waits::CondState>,
     sems: Vec<waits::SemState>,
@@ -329,6 +332,7 @@ impl<C: Clock> Kernel<C> {
             lock_scratch: Vec::with_capacity(cap),
             ceilings_held: 0,
             verify: seed.verify,
+            direct_hand_off: seed.direct_hand_off,
             progress: seed.progress,
             conds: Vec::with_capacity(seed.max_locks),
             sems: Vec::with_capacity(seed.max_locks),
@@ -385,9 +389,14 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn info(&self, id: ThreadId) -> SchedInfo {
-        let t = self.slots[self.local(id).expect("live thread")].as_ref().expect("live slot");
+        self.info_at(self.local(id).expect("live thread"))
+    }
+
+    /// [`Kernel::info`] of the thread in slot `i`.
+    fn info_at(&self, i: usize) -> SchedInfo {
+        let t = self.slots[i].as_ref().expect("live slot");
         SchedInfo {
-            id,
+            id: t.id,
             cpu: t.cpu,
             priority: t.priority,
             urgency: t.urgency,
@@ -790,7 +799,8 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn update_effective(&mut self, id: ThreadId) {
-        let t = self.tcb(id);
+        let i = self.local(id).expect("live thread");
+        let t = self.slots[i].as_mut().expect("live slot");
         let old = t.urgency;
         let new = if t.demoted {
             // Background: below every thread that is not demoted, under any policy that orders
@@ -803,9 +813,9 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         t.urgency = new;
-        let state = t.state;
-        let c = self.cpu_of(id);
-        let info = self.info(id);
+        let (state, cpu) = (t.state, t.cpu);
+        let c = self.cpu_local(cpu).expect("thread on this kernel");
+        let info = self.info_at(i);
         self.cpus[c].scheduler.on_urgency_changed(&info, old);
         match (state, self.cpus[c].current) {
             // A queued thread became more urgent than the running one.
@@ -828,13 +838,16 @@ impl<C: Clock> Kernel<C> {
     // ----- state transitions -----------------------------------------------------------------
 
     fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
-        if self.tcb(id).set.is_some() && self.member_ready(id) {
+        let i = self.local(id).expect("live thread");
+        if self.slots[i].as_ref().expect("live slot").set.is_some() && self.member_ready(id) {
             self.tcb(id).state = State::Held;
             return;
         }
-        self.tcb(id).state = State::Ready;
-        let c = self.cpu_of(id);
-        let info = self.info(id);
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.state = State::Ready;
+        let cpu = t.cpu;
+        let c = self.cpu_local(cpu).expect("thread on this kernel");
+        let info = self.info_at(i);
         self.cpus[c].scheduler.on_ready(&info, why);
         if let Some(r) = self.cpus[c].current {
             if r != id && !self.cpus[c].preempt {
@@ -946,21 +959,24 @@ impl<C: Clock> Kernel<C> {
         }
         while self.cpus[c].current.is_none() {
             let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
-            // A policy may only hand back threads it was given as ready on this CPU.
-            match self.local(next) {
-                Some(i)
-                    if self.slots[i]
-                        .as_ref()
-                        .is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
-                {
-                    self.dispatch(c, next)
-                }
-                _ => debug_assert!(
-                    false,
-                    "scheduler `{}` picked {next:?}, which is not ready here",
-                    self.cpus[c].scheduler.name()
-                ),
+            self.dispatch_picked(c, next);
+        }
+    }
+
+    /// Dispatch the thread the scheduler of CPU `c` picked, if it may run there: a policy
+    /// may only hand back threads it was given as ready on this CPU.
+    fn dispatch_picked(&mut self, c: usize, next: ThreadId) {
+        match self.local(next) {
+            Some(i)
+                if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
+            {
+                self.dispatch(c, next)
             }
+            _ => debug_assert!(
+                false,
+                "scheduler `{}` picked {next:?}, which is not ready here",
+                self.cpus[c].scheduler.name()
+            ),
         }
     }
 
@@ -974,7 +990,6 @@ impl<C: Clock> Kernel<C> {
 
     fn resume(&mut self, c: usize, id: ThreadId) {
         let now = self.now;
-        let real_clock = self.real_clock.clone();
         let t = self.tcb(id);
         if t.restart_pending && matches!(t.reply, Some(Reply::Locked(Ok(())))) {
             // RCS aborted a section that has not begun (the owner was still paying for the
@@ -989,8 +1004,8 @@ impl<C: Clock> Kernel<C> {
             }
         }
         if let Some((lock, poison)) = self.tcb(id).pending_unlock.take() {
-            self.unlock(id, lock, poison);
-            if self.cpus[c].preempt {
+            self.unlock(id, lock, poison, true);
+            if self.cpus[c].preempt || self.cpus[c].current != Some(id) {
                 // A waiter more urgent than this thread takes over first.
                 return;
             }
@@ -1014,9 +1029,10 @@ impl<C: Clock> Kernel<C> {
         let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() {
             let stack = self.stacks.take(t.stack_size);
-            let t = self.slots[i].as_mut().expect("live slot");
             match stack {
                 Ok(stack) => {
+                    let real_clock = self.real_clock.clone();
+                    let t = self.slots[i].as_mut().expect("live slot");
                     let body = t.body.take().expect("a new thread has its body");
                     let cpu = t.cpu;
                     let fast_held = t.fast_held.clone();
@@ -1107,7 +1123,7 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).quiet_reply = true;
                 let cost = self.costs.unlock;
                 if cost.is_zero() {
-                    self.unlock(id, lock, poison);
+                    self.unlock(id, lock, poison, true);
                 } else {
                     // The unlock takes effect once its cost is paid, before any waiter runs.
                     self.tcb(id).pending_unlock = Some((lock, poison));
