@@ -427,8 +427,12 @@ impl<C: Clock> Kernel<C> {
 
         // The heir owns the lock and is ready.
         self.trace_thread(w, TraceKind::LockAcquired, l as u64);
-        self.clear_owner(l);
-        self.set_owner(l, w);
+        let lock = &mut self.locks[l];
+        // The ceiling the lock imposes is now the one it has for its new owner.
+        let (was, now) = (lock.held_ceiling.is_some(), free.ceiling.is_some());
+        lock.held_ceiling = free.ceiling;
+        lock.owner = Some(w);
+        self.ceilings_held = self.ceilings_held + u32::from(now) - u32::from(was);
         let lock = &mut self.locks[l];
         lock.waiters.clear();
         lock.restartable = restartable;

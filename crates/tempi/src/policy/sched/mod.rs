@@ -302,6 +302,12 @@ impl ReadyQueue {
     }
 
     fn insert(&mut self, key: (Urgency, i64, ThreadId)) {
+        // The new entry is often the next to run (a wake-up or a preempted thread that is
+        // the most urgent): then it goes on the end without a search or a shift.
+        if self.entries.last().is_none_or(|e| (e.0, e.1) < (key.0, key.1)) {
+            self.entries.push(key);
+            return;
+        }
         let at = self.entries.partition_point(|e| (e.0, e.1) < (key.0, key.1));
         self.entries.insert(at, key);
     }
