@@ -101,3 +101,27 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
     // Every trace record a job writes is an event, and a job writes several.
     assert!(find("sim.events_per_sec")["value"].as_f64() > find("sim.jobs_per_sec")["value"].as_f64());
 }
+
+#[test]
+fn only_runs_the_named_groups() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tempi"))
+        .args(["bench", "--quick", "--json", "--only", "lock.uncontended,spawn"])
+        .output()
+        .expect("run the tempi binary");
+    assert!(out.status.success(), "tempi bench failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let names: Vec<&str> = v["metrics"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"spawn") && names.contains(&"lock.uncontended.bpi"), "{names:?}");
+    assert!(names.iter().all(|n| *n == "spawn" || n.starts_with("lock.uncontended.")), "{names:?}");
+}
+
+#[test]
+fn only_rejects_an_unknown_group() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tempi"))
+        .args(["bench", "--only", "lock.nothing"])
+        .output()
+        .expect("run the tempi binary");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lock.handoff") && err.contains("lock.nothing"), "{err}");
+}
