@@ -426,20 +426,11 @@ impl<C: Clock> Kernel<C> {
         }
 
         // The heir owns the lock and is ready.
-        self.trace_thread(w, TraceKind::LockAcquired, l as u64);
-        let lock = &mut self.locks[l];
-        // The ceiling the lock imposes is now the one it has for its new owner.
-        let (was, now) = (lock.held_ceiling.is_some(), free.ceiling.is_some());
-        lock.held_ceiling = free.ceiling;
-        lock.owner = Some(w);
-        self.ceilings_held = self.ceilings_held + u32::from(now) - u32::from(was);
-        let lock = &mut self.locks[l];
-        lock.waiters.clear();
-        lock.restartable = restartable;
-        lock.word.owner.store(encode_owner(w), Ordering::Relaxed);
-        lock.word.managed.store(true, Ordering::Relaxed);
+        self.clear_owner(l);
+        self.locks[l].waiters.clear();
+        self.grant(w, l);
+        self.locks[l].restartable = restartable;
         let heir = self.slots[wi].as_mut().expect("live slot");
-        heir.held.push(l as u32);
         heir.paid_block_cost = false;
         heir.reply = Some(Reply::Locked(Ok(())));
         heir.wait_token += 1;
