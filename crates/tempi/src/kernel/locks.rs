@@ -93,7 +93,7 @@ impl<C: Clock> Kernel<C> {
                         return Err(Error::UnknownThread(u));
                     }
                     let t = self.tcb(u);
-                    users.push((t.priority, t.rel_deadline));
+                    users.push((t.sched.priority, t.rel_deadline));
                 }
                 Ceiling::Users(users)
             }
@@ -159,6 +159,11 @@ impl<C: Clock> Kernel<C> {
     /// `id` becomes the owner of lock `l`, which imposes its ceiling as it stands now.
     fn set_owner(&mut self, l: usize, id: ThreadId) {
         let ceiling = self.ceiling_now(l);
+        self.set_owner_at(l, id, ceiling);
+    }
+
+    /// [`Kernel::set_owner`] with the ceiling as it stands now.
+    fn set_owner_at(&mut self, l: usize, id: ThreadId, ceiling: Option<Urgency>) {
         let lock = &mut self.locks[l];
         debug_assert!(lock.owner.is_none());
         lock.held_ceiling = ceiling;
@@ -337,8 +342,14 @@ impl<C: Clock> Kernel<C> {
 
     /// Make `id` the owner of free lock `l`. The caller recomputes what `id` is lent.
     fn grant(&mut self, id: ThreadId, l: usize) {
+        let ceiling = self.ceiling_now(l);
+        self.grant_at(id, l, ceiling);
+    }
+
+    /// [`Kernel::grant`], with the lock's ceiling as it stands now already known.
+    fn grant_at(&mut self, id: ThreadId, l: usize, ceiling: Option<Urgency>) {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
-        self.set_owner(l, id);
+        self.set_owner_at(l, id, ceiling);
         let word = &self.locks[l].word;
         word.owner.store(encode_owner(id), Ordering::Relaxed);
         word.managed.store(true, Ordering::Relaxed);
@@ -395,40 +406,44 @@ impl<C: Clock> Kernel<C> {
         if heir.wants != Some(l as u32)
             || heir.state != State::Blocked(Wait::Lock(l as u32))
             || heir.set.is_some()
-            || heir.urgency <= released_urgency
+            || heir.urgency() <= released_urgency
         {
             return false;
         }
         let restartable = heir.wants_restartable;
-        // Nothing below changes what the scheduler sees of the heir.
-        let heir_info = self.info_at(wi);
         let lock_cpu = self.locks[l].cpu;
+        let ceiling = self.ceiling_now(l);
         let free = LockView {
-            ceiling: self.ceiling_now(l),
+            ceiling,
             owner: None,
             system_ceiling: self.system_ceiling_except(w, lock_cpu, l).map(|(u, _)| u),
         };
-        if !self.locks[l].policy.may_acquire(&heir_info, &free) {
+        if !self.locks[l].policy.may_acquire(&heir.sched, &free) {
             return false;
         }
 
-        // The releaser gives up the lock and what it lent.
-        self.trace_thread(id, TraceKind::LockReleased, l as u64);
+        // The releaser gives up the lock and what it lent. Scheduler calls borrow each
+        // thread's `sched` in place; nothing below changes what the scheduler sees of the heir.
         let t = self.slots[i].as_mut().expect("live slot");
         t.held.clear();
         t.inherited = None;
-        let lowered_from = t.urgency;
-        t.urgency = released_urgency;
-        let info = self.info_at(i);
-        if released_urgency != lowered_from {
-            self.cpus[c].scheduler.on_urgency_changed(&info, lowered_from);
-            self.trace_thread(id, TraceKind::Inherit, released_urgency.0 as u64);
+        let lowered_from = t.sched.urgency;
+        t.sched.urgency = released_urgency;
+        let lowered = released_urgency != lowered_from;
+        if lowered {
+            self.cpus[c].scheduler.on_urgency_changed(&t.sched, lowered_from);
+        }
+        if self.tracing {
+            self.trace_thread_record(id, TraceKind::LockReleased, l as u64);
+            if lowered {
+                self.trace_thread_record(id, TraceKind::Inherit, released_urgency.0 as u64);
+            }
         }
 
         // The heir owns the lock and is ready.
         self.clear_owner(l);
         self.locks[l].waiters.clear();
-        self.grant(w, l);
+        self.grant_at(w, l, ceiling);
         self.locks[l].restartable = restartable;
         let heir = self.slots[wi].as_mut().expect("live slot");
         heir.paid_block_cost = false;
@@ -436,11 +451,15 @@ impl<C: Clock> Kernel<C> {
         heir.wait_token += 1;
         heir.wants = None;
         heir.state = State::Ready;
+        let releaser = &self.slots[i].as_ref().expect("live slot").sched;
+        let heir = &self.slots[wi].as_ref().expect("live slot").sched;
         let scheduler = &mut self.cpus[c].scheduler;
-        scheduler.on_ready(&heir_info, ReadyReason::Woken);
-        let preempts = scheduler.should_preempt(&info, &heir_info);
-        self.charge_overhead(w, self.costs.lock_acquired);
-        if released_urgency == lowered_from {
+        scheduler.on_ready(heir, ReadyReason::Woken);
+        let preempts = scheduler.should_preempt(releaser, heir);
+        if !self.costs.lock_acquired.is_zero() {
+            self.charge_overhead(w, self.costs.lock_acquired);
+        }
+        if !lowered {
             // The releaser kept its urgency: the heir preempts it if the policy says so, at
             // the reschedule.
             self.cpus[c].preempt |= preempts;
@@ -448,13 +467,14 @@ impl<C: Clock> Kernel<C> {
         }
         // The releaser lost urgency: it is offered the CPU back whatever `should_preempt`
         // said, as `reschedule` does for a running thread that lost urgency.
+        let releaser = &self.slots[i].as_ref().expect("live slot").sched;
         let scheduler = &mut self.cpus[c].scheduler;
-        scheduler.on_ready(&info, ReadyReason::Preempted);
+        scheduler.on_ready(releaser, ReadyReason::Preempted);
         match scheduler.pick_next(self.now) {
             Some(next) if next == id => {}
             next => {
                 self.stop_running(c, StopReason::Preempted);
-                self.tcb(id).state = State::Ready;
+                self.slots[i].as_mut().expect("live slot").state = State::Ready;
                 if let Some(n) = next {
                     self.dispatch_picked(c, n);
                 }
@@ -487,10 +507,10 @@ impl<C: Clock> Kernel<C> {
         // the releaser runs on would let it block the releaser (and, under PCP, add a second
         // blocking by a lower-priority job).
         self.recompute_lent(id);
-        let releaser = self.tcb(id).urgency;
+        let releaser = self.tcb(id).urgency();
         let exiting = self.tcb(id).exiting;
         let heir = if self.locks[l].poisoned { None } else { self.heir(l) };
-        let heir = heir.filter(|&w| exiting || self.tcb(w).urgency > releaser);
+        let heir = heir.filter(|&w| exiting || self.tcb(w).urgency() > releaser);
         if let Some(w) = heir {
             let waiters = &mut self.locks[l].waiters;
             if let Some(k) = waiters.iter().position(|&x| x == w) {
@@ -549,8 +569,8 @@ impl<C: Clock> Kernel<C> {
             if t.wants != Some(l as u32) {
                 continue;
             }
-            if best.is_none_or(|(u, _)| t.urgency > u) {
-                best = Some((t.urgency, w));
+            if best.is_none_or(|(u, _)| t.urgency() > u) {
+                best = Some((t.urgency(), w));
             }
         }
         let (_, w) = best?;
@@ -602,9 +622,9 @@ impl<C: Clock> Kernel<C> {
             if t.inherited == lent {
                 return;
             }
-            let before = t.urgency;
+            let before = t.urgency();
             self.set_inherited(who, lent);
-            let after = self.tcb(who).urgency;
+            let after = self.tcb(who).urgency();
             if after == before {
                 return;
             }
@@ -640,7 +660,7 @@ impl<C: Clock> Kernel<C> {
             if lock.inherits {
                 for &w in &lock.waiters {
                     let i = self.local(w).expect("waiters are live");
-                    let u = self.slots[i].as_ref().expect("live").urgency;
+                    let u = self.slots[i].as_ref().expect("live").urgency();
                     lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
                 }
             }
@@ -703,10 +723,14 @@ impl<C: Clock> Kernel<C> {
         }
         for (t, (_, expected)) in live.iter().zip(&guess) {
             assert_eq!(
-                t.urgency, *expected,
+                t.urgency(),
+                *expected,
                 "thread {:?}: effective urgency {:?}, but its base and held locks give {:?}",
-                t.id, t.urgency, expected
+                t.id,
+                t.urgency(),
+                expected
             );
+            assert_eq!(t.sched, Self::assemble_info(t), "thread {:?}: the scheduler's view of it is stale", t.id);
         }
     }
 

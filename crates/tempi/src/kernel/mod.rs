@@ -394,12 +394,17 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::info`] of the thread in slot `i`.
     fn info_at(&self, i: usize) -> SchedInfo {
-        let t = self.slots[i].as_ref().expect("live slot");
+        self.slots[i].as_ref().expect("live slot").sched
+    }
+
+    /// What the scheduler should be shown of a thread, assembled from its attributes and
+    /// state; `Tcb::sched` must always equal it (checked under `Config::verify`).
+    fn assemble_info(t: &Tcb) -> SchedInfo {
         SchedInfo {
             id: t.id,
             cpu: t.cpu,
-            priority: t.priority,
-            urgency: t.urgency,
+            priority: t.sched.priority,
+            urgency: t.sched.urgency,
             importance: t.importance,
             release: t.job.release,
             deadline: t.job.deadline,
@@ -476,7 +481,6 @@ impl<C: Clock> Kernel<C> {
             wcet: spec.wcet,
             rel_deadline,
             abort_after: spec.abort_after,
-            priority: spec.priority,
             importance: spec.importance,
             miss_policy: spec.miss_policy,
             on_miss: spec.on_miss,
@@ -516,7 +520,23 @@ impl<C: Clock> Kernel<C> {
             next_sporadic: Time::ZERO,
             base_urgency: Urgency::LOWEST,
             inherited: None,
-            urgency: Urgency::LOWEST,
+            sched: SchedInfo {
+                id,
+                cpu: spec.cpu,
+                priority: spec.priority,
+                urgency: Urgency::LOWEST,
+                importance: spec.importance,
+                release: Time::ZERO,
+                deadline: None,
+                period: match spec.timing {
+                    Timing::Periodic { period, .. } => Some(period),
+                    _ => None,
+                },
+                relative_deadline: rel_deadline,
+                wcet: spec.wcet,
+                job_cpu_time: Duration::ZERO,
+                job: 0,
+            },
         };
         self.slots[i] = Some(tcb);
         self.live += 1;
@@ -648,9 +668,8 @@ impl<C: Clock> Kernel<C> {
 
     fn start_job(&mut self, id: ThreadId, q: Queued) {
         let t = self.tcb(id);
-        t.job = JobInfo { number: q.number, release: q.release, deadline: q.deadline };
+        t.set_job(JobInfo { number: q.number, release: q.release, deadline: q.deadline });
         t.job_active = true;
-        t.job_cpu = 0;
         t.abort_pending = false;
         self.refresh_urgency(id);
         self.make_ready(id, ReadyReason::Released);
@@ -694,7 +713,7 @@ impl<C: Clock> Kernel<C> {
             if q.abandon || (q.missed && t.miss_policy == MissPolicy::AbortJob) {
                 // Late before it could start: abandoned without running.
                 t.finished += 1;
-                t.job = JobInfo { number: q.number, release: q.release, deadline: q.deadline };
+                t.set_job(JobInfo { number: q.number, release: q.release, deadline: q.deadline });
                 self.stats(id).aborted += 1;
                 self.trace_thread(id, TraceKind::JobAbort, 0);
                 continue;
@@ -801,7 +820,7 @@ impl<C: Clock> Kernel<C> {
     fn update_effective(&mut self, id: ThreadId) {
         let i = self.local(id).expect("live thread");
         let t = self.slots[i].as_mut().expect("live slot");
-        let old = t.urgency;
+        let old = t.sched.urgency;
         let new = if t.demoted {
             // Background: below every thread that is not demoted, under any policy that orders
             // by urgency.
@@ -812,7 +831,7 @@ impl<C: Clock> Kernel<C> {
         if new == old {
             return;
         }
-        t.urgency = new;
+        t.sched.urgency = new;
         let (state, cpu) = (t.state, t.cpu);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
         let info = self.info_at(i);
@@ -1149,7 +1168,7 @@ impl<C: Clock> Kernel<C> {
             }
             Request::Vacate(sem) => self.vacate(sem),
             Request::Urgency => {
-                let u = self.tcb(id).urgency;
+                let u = self.tcb(id).urgency();
                 self.tcb(id).reply = Some(Reply::Urgency(u));
             }
             Request::Control(op) => {
@@ -1157,7 +1176,7 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).reply = Some(Reply::Control(r.map_err(Box::new)));
             }
             Request::SetPriority(priority) => {
-                self.tcb(id).priority = priority;
+                self.tcb(id).sched.priority = priority;
                 self.refresh_urgency(id);
             }
         }

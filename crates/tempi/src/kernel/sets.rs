@@ -203,6 +203,7 @@ impl<C: Clock> Kernel<C> {
         }
         let t = self.tcb(id);
         t.job_cpu += ran;
+        t.sched.job_cpu_time = std::time::Duration::from_nanos(t.job_cpu);
         t.cpu_ns += ran;
         if accounting == Accounting::Group {
             if let Some(s) = t.set {

@@ -18,7 +18,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
 
 use super::ctx::{Body, JobInfo, Reply, Request, Response};
-use crate::policy::sched::Urgency;
+use crate::policy::sched::{SchedInfo, Urgency};
 use crate::runtime::ThreadStats;
 use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
 use crate::time::Time;
@@ -102,7 +102,6 @@ pub(crate) struct Tcb {
     pub(crate) wcet: Duration,
     pub(crate) rel_deadline: Option<Duration>,
     pub(crate) abort_after: Option<Duration>,
-    pub(crate) priority: i32,
     pub(crate) importance: u32,
     pub(crate) miss_policy: MissPolicy,
     pub(crate) on_miss: Option<MissHandler>,
@@ -154,6 +153,7 @@ pub(crate) struct Tcb {
     pub(crate) released: u32,
     pub(crate) finished: u32,
     pub(crate) job_active: bool,
+    /// The current job; change it with [`Tcb::set_job`].
     pub(crate) job: JobInfo,
     /// CPU time of the current job, in ns (plain integers: charged at every switch).
     pub(crate) job_cpu: u64,
@@ -170,8 +170,11 @@ pub(crate) struct Tcb {
     pub(crate) base_urgency: Urgency,
     /// Urgency lent by threads waiting on this one (inheritance protocols set it).
     pub(crate) inherited: Option<Urgency>,
-    /// Effective urgency: the larger of base and inherited.
-    pub(crate) urgency: Urgency,
+    /// What the scheduler is shown of this thread, kept current as it changes (its
+    /// priority, effective urgency, current job and that job's CPU time), so scheduler
+    /// calls borrow it instead of assembling one. `sched.urgency` is the effective urgency:
+    /// the larger of base and inherited (or background while demoted).
+    pub(crate) sched: SchedInfo,
 }
 
 impl Tcb {
@@ -179,5 +182,21 @@ impl Tcb {
     /// for an abort or a kill to take effect.
     pub(crate) fn holds_nothing(&self) -> bool {
         self.held.is_empty() && self.fast_held.get() == 0
+    }
+
+    /// Effective urgency.
+    #[inline]
+    pub(crate) fn urgency(&self) -> Urgency {
+        self.sched.urgency
+    }
+
+    /// Start showing `job` as the current one, with no CPU time yet.
+    pub(crate) fn set_job(&mut self, job: JobInfo) {
+        self.job = job;
+        self.job_cpu = 0;
+        self.sched.release = job.release;
+        self.sched.deadline = job.deadline;
+        self.sched.job = job.number;
+        self.sched.job_cpu_time = Duration::ZERO;
     }
 }

@@ -136,7 +136,7 @@ impl<C: Clock> Kernel<C> {
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(Reply::CondWoken(true));
         }
-        let rank = self.tcb(id).urgency.0;
+        let rank = self.tcb(id).urgency().0;
         self.conds[k].waiters.push(rank, id);
         self.block_in(c, id, Wait::Cond(k as u32), deadline);
         None
