@@ -96,3 +96,78 @@ fn sched_overloaded_set_is_caught() {
     let set = [(2_100_000, 4_000_000), (2_100_000, 4_000_000)];
     assert!(simulate(&set, 4_000_000, true) > 0);
 }
+
+/// One operation on a ready queue: thread index, urgency, kind.
+#[derive(Clone, Debug)]
+enum QueueOp {
+    Back(usize, i64),
+    Front(usize, i64),
+    Update(usize, i64),
+    Remove(usize),
+    Pop,
+}
+
+fn queue_op() -> impl Strategy<Value = QueueOp> {
+    prop_oneof![
+        4 => (0..40usize, 0..6i64).prop_map(|(t, u)| QueueOp::Back(t, u)),
+        2 => (0..40usize, 0..6i64).prop_map(|(t, u)| QueueOp::Front(t, u)),
+        1 => (0..40usize, 0..6i64).prop_map(|(t, u)| QueueOp::Update(t, u)),
+        1 => (0..40usize).prop_map(QueueOp::Remove),
+        2 => Just(QueueOp::Pop),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The ready queue serves the most urgent first; among equals, threads queued at the
+    /// front (the last of them first), then threads queued at the back in arrival order; an
+    /// urgency update keeps a thread's place among equals. Checked against a plain list,
+    /// through short queues and queues long enough to be searched.
+    #[test]
+    fn sched_ready_queue_orders_like_its_specification(ops in proptest::collection::vec(queue_op(), 1..300)) {
+        use tempi::policy::sched::{ReadyQueue, Urgency};
+        let mut rt = Runtime::simulated(1);
+        let ids: Vec<_> = (0..40).map(|i| rt.spawn(ThreadSpec::new(format!("t{i}")), |_| {}).unwrap()).collect();
+        let mut queue = ReadyQueue::with_capacity(4);
+        // Model: (urgency, rank, thread); the next to run has the largest (urgency, rank).
+        let mut model: Vec<(i64, i64, usize)> = Vec::new();
+        let (mut back, mut front) = (0i64, 0i64);
+        for op in ops {
+            match op {
+                QueueOp::Back(t, u) | QueueOp::Front(t, u) if model.iter().any(|e| e.2 == t) => {
+                    let _ = (t, u);
+                }
+                QueueOp::Back(t, u) => {
+                    back -= 1;
+                    model.push((u, back, t));
+                    queue.push_back(ids[t], Urgency(u));
+                }
+                QueueOp::Front(t, u) => {
+                    front += 1;
+                    model.push((u, front, t));
+                    queue.push_front(ids[t], Urgency(u));
+                }
+                QueueOp::Update(t, u) => {
+                    let queued = model.iter_mut().find(|e| e.2 == t).map(|e| e.0 = u).is_some();
+                    prop_assert_eq!(queue.update(ids[t], Urgency(u)), queued);
+                }
+                QueueOp::Remove(t) => {
+                    let at = model.iter().position(|e| e.2 == t);
+                    if let Some(at) = at {
+                        model.remove(at);
+                    }
+                    prop_assert_eq!(queue.remove(ids[t]), at.is_some());
+                }
+                QueueOp::Pop => {
+                    let best = model.iter().enumerate().max_by_key(|(_, e)| (e.0, e.1)).map(|(i, _)| i);
+                    let expected = best.map(|i| ids[model.remove(i).2]);
+                    prop_assert_eq!(queue.pop(), expected);
+                }
+            }
+            prop_assert_eq!(queue.len(), model.len());
+            let best = model.iter().max_by_key(|e| (e.0, e.1)).map(|e| (ids[e.2], Urgency(e.0)));
+            prop_assert_eq!(queue.peek(), best);
+        }
+    }
+}

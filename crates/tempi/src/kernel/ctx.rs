@@ -177,6 +177,13 @@ pub(crate) enum ControlValue {
     Sem(SemId),
 }
 
+/// A reply the protocol rules out; dropped out of line so the expected replies need no drop.
+#[cold]
+fn unexpected_reply(reply: Reply, what: &str) -> ! {
+    drop(reply);
+    unreachable!("{what}")
+}
+
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
 /// call and a preemption point.
 ///
@@ -203,16 +210,31 @@ pub struct Ctx<'a> {
     fast_held: Rc<Cell<u32>>,
 }
 
+/// Unwind the thread's stack for a reply that ends its job, its critical section or the
+/// thread itself.
+#[cold]
+fn unwind_for(reply: Reply) -> ! {
+    match reply {
+        Reply::Abort => resume_unwind(Box::new(JobAborted)),
+        Reply::Stop => resume_unwind(Box::new(Shutdown)),
+        Reply::Kill => resume_unwind(Box::new(Killed)),
+        Reply::Restart => resume_unwind(Box::new(RestartSection)),
+        other => unexpected_reply(other, "only abort, stop, kill and restart unwind"),
+    }
+}
+
 impl<'a> Ctx<'a> {
+    // Inlined into every runtime call, as are the lock calls: a thread resumed by the
+    // dispatcher then continues in its own code instead of returning through frames whose
+    // return addresses the CPU's return predictor no longer holds (the dispatcher's calls
+    // and returns replaced them while the thread was suspended).
+    #[inline(always)]
     fn call(&self, request: Request) -> Reply {
         let r = self.yielder.suspend(request);
         self.now.set(r.now);
         self.job.set(r.job);
         match r.reply {
-            Reply::Abort => resume_unwind(Box::new(JobAborted)),
-            Reply::Stop => resume_unwind(Box::new(Shutdown)),
-            Reply::Kill => resume_unwind(Box::new(Killed)),
-            Reply::Restart => resume_unwind(Box::new(RestartSection)),
+            reply @ (Reply::Abort | Reply::Stop | Reply::Kill | Reply::Restart) => unwind_for(reply),
             other => other,
         }
     }
@@ -274,6 +296,7 @@ impl<'a> Ctx<'a> {
     /// rt.spawn(tempi::ThreadSpec::new("w"), |cx| cx.work(Duration::from_micros(10))).unwrap();
     /// assert_eq!(rt.run().unwrap().end, tempi::Time::from_micros(10));
     /// ```
+    #[inline]
     pub fn work(&self, d: Duration) {
         self.call(Request::Work(nanos(d)));
     }
@@ -367,6 +390,7 @@ impl<'a> Ctx<'a> {
         self.call(Request::SetPriority(priority));
     }
 
+    #[inline(always)]
     pub(crate) fn lock_raw(
         &self,
         lock: LockId,
@@ -379,12 +403,13 @@ impl<'a> Ctx<'a> {
             match self.call(Request::Lock { lock, deadline, try_only, restartable }) {
                 Reply::Locked(r) => return r,
                 Reply::LockRetry => continue,
-                _ => unreachable!("the kernel answers a lock request with Locked or LockRetry"),
+                other => unexpected_reply(other, "the kernel answers a lock request with Locked or LockRetry"),
             }
         }
     }
 
     /// Unlock without unwinding: it runs in a guard's destructor, possibly while unwinding.
+    #[inline(always)]
     pub(crate) fn unlock_raw(&self, lock: LockId, poison: bool) {
         let r = self.yielder.suspend(Request::Unlock { lock, poison });
         self.now.set(r.now);

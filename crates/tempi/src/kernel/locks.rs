@@ -138,10 +138,16 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// [`Kernel::system_ceiling`] as it will be once lock `except` is released.
+    #[inline]
     fn system_ceiling_except(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
         if self.ceilings_held == 0 {
             return None;
         }
+        self.highest_held_ceiling(id, cpu, except)
+    }
+
+    /// The search behind [`Kernel::system_ceiling_except`].
+    fn highest_held_ceiling(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
         let mut best: Option<(Urgency, usize)> = None;
         for (i, l) in self.locks.iter().enumerate() {
             if i == except || l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
@@ -180,35 +186,39 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The ceiling of lock `l` at this instant.
+    #[inline]
     fn ceiling_now(&self, l: usize) -> Option<Urgency> {
         match &self.locks[l].ceiling {
             Ceiling::None => None,
             Ceiling::Declared(u) => Some(*u),
-            Ceiling::Users(users) => {
-                let c = self.cpu_local(self.locks[l].cpu).expect("lock on this kernel");
-                let scheduler = &self.cpus[c].scheduler;
-                users
-                    .iter()
-                    .map(|&(priority, rel)| {
-                        let job = SchedInfo {
-                            id: ThreadId { slot: u32::MAX, generation: 0 },
-                            cpu: self.locks[l].cpu,
-                            priority,
-                            urgency: Urgency::LOWEST,
-                            importance: 0,
-                            release: self.now,
-                            deadline: rel.map(|d| self.now + d),
-                            period: None,
-                            relative_deadline: rel,
-                            wcet: std::time::Duration::ZERO,
-                            job_cpu_time: std::time::Duration::ZERO,
-                            job: 0,
-                        };
-                        scheduler.base_urgency(&job)
-                    })
-                    .max()
-            }
+            Ceiling::Users(users) => self.users_ceiling(l, users),
         }
+    }
+
+    /// The ceiling of lock `l`, computed from its declared users.
+    fn users_ceiling(&self, l: usize, users: &[(i32, Option<std::time::Duration>)]) -> Option<Urgency> {
+        let c = self.cpu_local(self.locks[l].cpu).expect("lock on this kernel");
+        let scheduler = &self.cpus[c].scheduler;
+        users
+            .iter()
+            .map(|&(priority, rel)| {
+                let job = SchedInfo {
+                    id: ThreadId { slot: u32::MAX, generation: 0 },
+                    cpu: self.locks[l].cpu,
+                    priority,
+                    urgency: Urgency::LOWEST,
+                    importance: 0,
+                    release: self.now,
+                    deadline: rel.map(|d| self.now + d),
+                    period: None,
+                    relative_deadline: rel,
+                    wcet: std::time::Duration::ZERO,
+                    job_cpu_time: std::time::Duration::ZERO,
+                    job: 0,
+                };
+                scheduler.base_urgency(&job)
+            })
+            .max()
     }
 
     fn view(&self, l: usize, asking: ThreadId) -> LockView {
@@ -753,10 +763,15 @@ impl<C: Clock> Kernel<C> {
     /// Take over an ownership the fast path established without the kernel: from now on the
     /// kernel knows the owner holds the lock (for inheritance, deadlock detection, aborts),
     /// and the owner unlocks through the kernel.
+    #[inline]
     pub(crate) fn sync_owner(&mut self, l: usize) {
-        if self.locks[l].owner.is_some() {
-            return;
+        if self.locks[l].owner.is_none() {
+            self.adopt_fast_owner(l);
         }
+    }
+
+    /// [`Kernel::sync_owner`] of a lock the kernel sees as free.
+    fn adopt_fast_owner(&mut self, l: usize) {
         let Some(owner) = decode_owner(self.locks[l].word.owner.load(Ordering::Relaxed)) else { return };
         if self.local(owner).is_none() {
             return;

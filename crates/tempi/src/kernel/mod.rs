@@ -893,12 +893,14 @@ impl<C: Clock> Kernel<C> {
         let cpu = &mut self.cpus[c];
         let Some(id) = cpu.current.take() else { return };
         cpu.slice_token += 1;
+        let t = self.tcb(id);
         if reason == StopReason::Preempted {
-            self.stats(id).preemptions += 1;
+            t.stats.preemptions += 1;
         }
+        let in_set = t.set.is_some();
         self.trace_thread(id, TraceKind::Stop, reason as u64);
         let goes_idle = !matches!(reason, StopReason::Preempted | StopReason::Yielded | StopReason::SliceExpired);
-        if goes_idle && self.tcb(id).set.is_some() {
+        if goes_idle && in_set {
             // Callers set the real state next; idle is what the set's server must see now.
             self.tcb(id).state = State::Dormant;
             self.member_idle(id);
@@ -906,8 +908,16 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn dispatch(&mut self, c: usize, id: ThreadId) {
+        let i = self.local(id).expect("kernel refers to a live thread");
+        self.dispatch_at(c, i);
+    }
+
+    /// [`Kernel::dispatch`] of the thread in slot `i`.
+    fn dispatch_at(&mut self, c: usize, i: usize) {
         let now = self.now;
-        self.tcb(id).state = State::Running;
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.state = State::Running;
+        let id = t.id;
         let cpu = &mut self.cpus[c];
         cpu.current = Some(id);
         cpu.charged_at = now;
@@ -921,8 +931,8 @@ impl<C: Clock> Kernel<C> {
             self.charge_overhead(id, self.costs.context_switch);
         }
         if self.cpus[c].sliced {
-            let info = self.info(id);
-            if let Some(q) = self.cpus[c].scheduler.time_slice(&info) {
+            let t = self.slots[i].as_ref().expect("live slot");
+            if let Some(q) = self.cpus[c].scheduler.time_slice(&t.sched) {
                 self.timers.push(now + q, TimerKind::SliceEnd(c, token));
             }
         }
@@ -930,10 +940,14 @@ impl<C: Clock> Kernel<C> {
 
     /// Make a thread spend `cost` of CPU time before its pending reply is delivered: simulated
     /// runtime overhead, consumed exactly like `work`.
+    #[inline]
     pub(crate) fn charge_overhead(&mut self, id: ThreadId, cost: Duration) {
-        if cost.is_zero() {
-            return;
+        if !cost.is_zero() {
+            self.charge_overhead_now(id, cost);
         }
+    }
+
+    fn charge_overhead_now(&mut self, id: ThreadId, cost: Duration) {
         let now = self.now;
         let t = self.tcb(id);
         let fresh = t.work_left == 0;
@@ -989,7 +1003,7 @@ impl<C: Clock> Kernel<C> {
             Some(i)
                 if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
             {
-                self.dispatch(c, next)
+                self.dispatch_at(c, i)
             }
             _ => debug_assert!(
                 false,
@@ -1009,61 +1023,34 @@ impl<C: Clock> Kernel<C> {
 
     fn resume(&mut self, c: usize, id: ThreadId) {
         let now = self.now;
-        let t = self.tcb(id);
-        if t.restart_pending && matches!(t.reply, Some(Reply::Locked(Ok(())))) {
-            // RCS aborted a section that has not begun (the owner was still paying for the
-            // acquisition): give the lock back and let the owner ask again, behind the aborter.
-            t.restart_pending = false;
-            t.reply = Some(Reply::LockRetry);
-            if let Some(&l) = t.held.last() {
-                self.give_back(id, l as usize);
-                if self.cpus[c].preempt {
-                    return;
-                }
-            }
-        }
-        if let Some((lock, poison)) = self.tcb(id).pending_unlock.take() {
-            self.unlock(id, lock, poison, true);
-            if self.cpus[c].preempt || self.cpus[c].current != Some(id) {
-                // A waiter more urgent than this thread takes over first.
-                return;
-            }
-        }
         let i = self.local(id).expect("current thread is live");
         let t = self.slots[i].as_mut().expect("live slot");
+        if (t.restart_pending || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
+            return;
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
-        let mut reply = t.reply.take().unwrap_or(Reply::Go);
+        let mut reply = match t.reply.take() {
+            Some(reply) => reply,
+            None => Reply::Go,
+        };
         // Aborts and kills wait for the thread's last lock to be released, and never ride on
         // the answer to an unlock (it comes back into a destructor).
-        let boundary = t.holds_nothing() && !std::mem::take(&mut t.quiet_reply);
+        let quiet = std::mem::take(&mut t.quiet_reply);
         if t.restart_pending {
             t.restart_pending = false;
             reply = Reply::Restart;
-        } else if boundary && t.kill_pending {
-            reply = Reply::Kill;
-        } else if boundary && t.abort_pending {
-            t.abort_pending = false;
-            reply = Reply::Abort;
+        } else if (t.kill_pending || t.abort_pending) && !quiet && t.holds_nothing() {
+            if t.kill_pending {
+                reply = Reply::Kill;
+            } else {
+                t.abort_pending = false;
+                reply = Reply::Abort;
+            }
         }
         let response = Response { now, job: t.job, reply };
-        if t.coroutine.is_none() {
-            let stack = self.stacks.take(t.stack_size);
-            match stack {
-                Ok(stack) => {
-                    let real_clock = self.real_clock.clone();
-                    let t = self.slots[i].as_mut().expect("live slot");
-                    let body = t.body.take().expect("a new thread has its body");
-                    let cpu = t.cpu;
-                    let fast_held = t.fast_held.clone();
-                    t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                        ctx::thread_main(y, first, id, cpu, real_clock, fast_held, body)
-                    }));
-                }
-                Err(e) => {
-                    self.exit(c, id, ThreadOutcome::Panicked(e.to_string()));
-                    return;
-                }
-            }
+        if t.coroutine.is_none() && !self.create_coroutine(c, i) {
+            return;
         }
         let t = self.slots[i].as_mut().expect("live slot");
         let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
@@ -1074,6 +1061,59 @@ impl<C: Clock> Kernel<C> {
         }
         if self.verify {
             self.verify_urgencies();
+        }
+    }
+
+    /// What must happen before thread `id` is resumed with its reply: an RCS restart of a
+    /// section that has not begun, an unlock whose simulated cost has been paid. Returns
+    /// false when the thread must not be resumed now (a more urgent one takes over first).
+    #[cold]
+    fn settle_before_resume(&mut self, c: usize, id: ThreadId) -> bool {
+        let t = self.tcb(id);
+        if t.restart_pending && matches!(t.reply, Some(Reply::Locked(Ok(())))) {
+            // RCS aborted a section that has not begun (the owner was still paying for the
+            // acquisition): give the lock back and let the owner ask again, behind the aborter.
+            t.restart_pending = false;
+            t.reply = Some(Reply::LockRetry);
+            if let Some(&l) = t.held.last() {
+                self.give_back(id, l as usize);
+                if self.cpus[c].preempt {
+                    return false;
+                }
+            }
+        }
+        if let Some((lock, poison)) = self.tcb(id).pending_unlock.take() {
+            self.unlock(id, lock, poison, true);
+            if self.cpus[c].preempt || self.cpus[c].current != Some(id) {
+                // A waiter more urgent than this thread takes over first.
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Give the thread in slot `i` (on CPU `c`) its coroutine, at its first resume. Returns
+    /// false when no stack could be had: the thread has then ended.
+    #[cold]
+    fn create_coroutine(&mut self, c: usize, i: usize) -> bool {
+        let t = self.slots[i].as_mut().expect("live slot");
+        let id = t.id;
+        match self.stacks.take(t.stack_size) {
+            Ok(stack) => {
+                let real_clock = self.real_clock.clone();
+                let t = self.slots[i].as_mut().expect("live slot");
+                let body = t.body.take().expect("a new thread has its body");
+                let cpu = t.cpu;
+                let fast_held = t.fast_held.clone();
+                t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
+                    ctx::thread_main(y, first, id, cpu, real_clock, fast_held, body)
+                }));
+                true
+            }
+            Err(e) => {
+                self.exit(c, id, ThreadOutcome::Panicked(e.to_string()));
+                false
+            }
         }
     }
 

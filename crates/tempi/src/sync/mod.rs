@@ -277,6 +277,7 @@ impl<T> Mutex<T> {
     /// Take the lock without a kernel call if it is free and the fast path is open: the
     /// running thread is the only one of its CPU executing, so nothing can slip in between the
     /// check and the store.
+    #[inline(always)]
     fn try_fast(&self, cx: &Ctx<'_>) -> bool {
         let w = &self.word;
         if cx.cpu() != self.cpu || !w.fast.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != 0 {
@@ -298,11 +299,13 @@ impl<T> Mutex<T> {
         self.id
     }
 
+    #[inline(always)]
     fn guard<'a>(&'a self, cx: &'a Ctx<'a>) -> MutexGuard<'a, T> {
         MutexGuard { id: self.id, cx, held: true, mutex: self }
     }
 
     /// Release through the fast path if the kernel does not manage this ownership.
+    #[inline(always)]
     fn release_fast(&self, cx: &Ctx<'_>) -> bool {
         let w = &self.word;
         if w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != encode_owner(cx.id()) {
@@ -371,6 +374,7 @@ impl<T> Mutex<T> {
     /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| m.lock(cx).unwrap().push(2)).unwrap();
     /// rt.run().unwrap();
     /// ```
+    #[inline(always)]
     pub fn lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
         if !self.try_fast(cx) {
             cx.lock_raw(self.id, None, false, false)?;
@@ -451,6 +455,7 @@ impl<T> DerefMut for MutexGuard<'_, T> {
 }
 
 impl<T> Drop for MutexGuard<'_, T> {
+    #[inline(always)]
     fn drop(&mut self) {
         if std::mem::take(&mut self.held) {
             let poison = std::thread::panicking();

@@ -292,6 +292,9 @@ pub struct ReadyQueue {
 }
 
 impl ReadyQueue {
+    /// Up to this many entries, an insertion steps back from the end instead of searching.
+    const SHORT: usize = 16;
+
     /// An empty queue with room for `n` threads.
     ///
     /// ```
@@ -302,13 +305,20 @@ impl ReadyQueue {
     }
 
     fn insert(&mut self, key: (Urgency, i64, ThreadId)) {
-        // The new entry is often the next to run (a wake-up or a preempted thread that is
-        // the most urgent): then it goes on the end without a search or a shift.
-        if self.entries.last().is_none_or(|e| (e.0, e.1) < (key.0, key.1)) {
+        let before = |e: &(Urgency, i64, ThreadId)| (e.0, e.1) < (key.0, key.1);
+        let n = self.entries.len();
+        // Ready queues are short: the new entry is found a place by stepping back from the
+        // end (often it is the next to run and stays there); long queues are searched.
+        if n <= Self::SHORT {
             self.entries.push(key);
+            let mut at = n;
+            while at > 0 && !before(&self.entries[at - 1]) {
+                self.entries.swap(at - 1, at);
+                at -= 1;
+            }
             return;
         }
-        let at = self.entries.partition_point(|e| (e.0, e.1) < (key.0, key.1));
+        let at = self.entries.partition_point(before);
         self.entries.insert(at, key);
     }
 
