@@ -1021,7 +1021,39 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    fn resume(&mut self, c: usize, id: ThreadId) {
+    /// Resume the current thread `id` of CPU `c` and handle its request. On a kernel of one
+    /// CPU, while the request leaves a thread current that can be resumed at once (nothing
+    /// pending: no preemption, no timer due, no execution-time event watched, no `work` left),
+    /// that thread is resumed here too, as the run loop would do next anyway.
+    fn resume(&mut self, c: usize, mut id: ThreadId) {
+        loop {
+            self.resume_once(c, id);
+            match self.continuation(c) {
+                Some(next) => id = next,
+                None => return,
+            }
+        }
+    }
+
+    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any.
+    #[inline]
+    fn continuation(&self, c: usize) -> Option<ThreadId> {
+        let cpu = &self.cpus[c];
+        let next = cpu.current?;
+        if self.cpus.len() != 1
+            || cpu.preempt
+            || cpu.requeue_current
+            || self.exec_watch > 0
+            || self.timers.next_at().is_some_and(|t| t <= self.now)
+        {
+            return None;
+        }
+        let t = self.slots[self.local(next)?].as_ref()?;
+        (t.work_left == 0).then_some(next)
+    }
+
+    #[inline]
+    fn resume_once(&mut self, c: usize, id: ThreadId) {
         let now = self.now;
         let i = self.local(id).expect("current thread is live");
         let t = self.slots[i].as_mut().expect("live slot");
