@@ -414,7 +414,7 @@ impl<C: Clock> Kernel<C> {
             },
             relative_deadline: t.rel_deadline,
             wcet: t.wcet,
-            job_cpu_time: Duration::from_nanos(t.job_cpu),
+            job_cpu_time: t.sched.job_cpu_time,
             job: t.job.number,
         }
     }
@@ -511,7 +511,6 @@ impl<C: Clock> Kernel<C> {
             finished: 0,
             job_active: false,
             job: JobInfo::default(),
-            job_cpu: 0,
             cpu_ns: 0,
             backlog: Backlog::default(),
             joiners: 0,

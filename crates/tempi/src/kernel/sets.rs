@@ -202,8 +202,12 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let t = self.tcb(id);
-        t.job_cpu += ran;
-        t.sched.job_cpu_time = std::time::Duration::from_nanos(t.job_cpu);
+        // A switch's share is far below a second: adding it needs no division.
+        t.sched.job_cpu_time += if ran < 1_000_000_000 {
+            std::time::Duration::new(0, ran as u32)
+        } else {
+            std::time::Duration::from_nanos(ran)
+        };
         t.cpu_ns += ran;
         if accounting == Accounting::Group {
             if let Some(s) = t.set {

@@ -155,8 +155,6 @@ pub(crate) struct Tcb {
     pub(crate) job_active: bool,
     /// The current job; change it with [`Tcb::set_job`].
     pub(crate) job: JobInfo,
-    /// CPU time of the current job, in ns (plain integers: charged at every switch).
-    pub(crate) job_cpu: u64,
     /// The thread's execution-time clock, in ns; copied into `stats.cpu_time` when read out.
     pub(crate) cpu_ns: u64,
     pub(crate) backlog: Backlog,
@@ -193,7 +191,6 @@ impl Tcb {
     /// Start showing `job` as the current one, with no CPU time yet.
     pub(crate) fn set_job(&mut self, job: JobInfo) {
         self.job = job;
-        self.job_cpu = 0;
         self.sched.release = job.release;
         self.sched.deadline = job.deadline;
         self.sched.job = job.number;
