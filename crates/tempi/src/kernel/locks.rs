@@ -443,11 +443,9 @@ impl<C: Clock> Kernel<C> {
         if lowered {
             self.cpus[c].scheduler.on_urgency_changed(&t.sched, lowered_from);
         }
-        if self.tracing {
-            self.trace_thread_record(id, TraceKind::LockReleased, l as u64);
-            if lowered {
-                self.trace_thread_record(id, TraceKind::Inherit, released_urgency.0 as u64);
-            }
+        self.trace_thread(id, TraceKind::LockReleased, l as u64);
+        if lowered {
+            self.trace_thread(id, TraceKind::Inherit, released_urgency.0 as u64);
         }
 
         // The heir owns the lock and is ready.
@@ -466,9 +464,7 @@ impl<C: Clock> Kernel<C> {
         let scheduler = &mut self.cpus[c].scheduler;
         scheduler.on_ready(heir, ReadyReason::Woken);
         let preempts = scheduler.should_preempt(releaser, heir);
-        if !self.costs.lock_acquired.is_zero() {
-            self.charge_overhead(w, self.costs.lock_acquired);
-        }
+        self.charge_overhead(w, self.costs.lock_acquired);
         if !lowered {
             // The releaser kept its urgency: the heir preempts it if the policy says so, at
             // the reschedule.

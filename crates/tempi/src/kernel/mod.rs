@@ -473,6 +473,7 @@ impl<C: Clock> Kernel<C> {
             stats: ThreadStats::default(),
         });
         let rel_deadline = spec.relative_deadline();
+        let period = spec.period();
         let tcb = Tcb {
             id,
             summary,
@@ -527,10 +528,7 @@ impl<C: Clock> Kernel<C> {
                 importance: spec.importance,
                 release: Time::ZERO,
                 deadline: None,
-                period: match spec.timing {
-                    Timing::Periodic { period, .. } => Some(period),
-                    _ => None,
-                },
+                period,
                 relative_deadline: rel_deadline,
                 wcet: spec.wcet,
                 job_cpu_time: Duration::ZERO,
