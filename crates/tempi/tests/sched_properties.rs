@@ -105,6 +105,8 @@ enum QueueOp {
     Update(usize, i64),
     Remove(usize),
     Pop,
+    /// `push_back_front_pop`: the first thread queued at the back, the second at the front.
+    HandOver(usize, i64, usize, i64),
 }
 
 fn queue_op() -> impl Strategy<Value = QueueOp> {
@@ -114,6 +116,7 @@ fn queue_op() -> impl Strategy<Value = QueueOp> {
         1 => (0..40usize, 0..6i64).prop_map(|(t, u)| QueueOp::Update(t, u)),
         1 => (0..40usize).prop_map(QueueOp::Remove),
         2 => Just(QueueOp::Pop),
+        2 => (0..40usize, 0..6i64, 0..40usize, 0..6i64).prop_map(|(a, u, b, v)| QueueOp::HandOver(a, u, b, v)),
     ]
 }
 
@@ -122,8 +125,9 @@ proptest! {
 
     /// The ready queue serves the most urgent first; among equals, threads queued at the
     /// front (the last of them first), then threads queued at the back in arrival order; an
-    /// urgency update keeps a thread's place among equals. Checked against a plain list,
-    /// through short queues and queues long enough to be searched.
+    /// urgency update keeps a thread's place among equals; the fused hand-over step leaves
+    /// what its three steps leave. Checked against a plain list, through short queues and
+    /// queues long enough to be searched.
     #[test]
     fn sched_ready_queue_orders_like_its_specification(ops in proptest::collection::vec(queue_op(), 1..300)) {
         use tempi::policy::sched::{ReadyQueue, Urgency};
@@ -137,6 +141,16 @@ proptest! {
             match op {
                 QueueOp::Back(t, u) | QueueOp::Front(t, u) if model.iter().any(|e| e.2 == t) => {
                     let _ = (t, u);
+                }
+                QueueOp::HandOver(a, _, b, _) if a == b || model.iter().any(|e| e.2 == a || e.2 == b) => {}
+                QueueOp::HandOver(a, u, b, v) => {
+                    back -= 1;
+                    model.push((u, back, a));
+                    front += 1;
+                    model.push((v, front, b));
+                    let best = model.iter().enumerate().max_by_key(|(_, e)| (e.0, e.1)).map(|(i, _)| i);
+                    let expected = best.map(|i| ids[model.remove(i).2]);
+                    prop_assert_eq!(queue.push_back_front_pop((ids[a], Urgency(u)), (ids[b], Urgency(v))), expected);
                 }
                 QueueOp::Back(t, u) => {
                     back -= 1;

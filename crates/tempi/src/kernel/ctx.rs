@@ -15,6 +15,7 @@
 
 use std::any::Any;
 use std::cell::Cell;
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::time::Duration;
@@ -99,6 +100,14 @@ pub(crate) enum Reply {
     Spawned(Result<ThreadId, Box<Error>>),
     Joined(Result<ThreadOutcome, Box<Error>>),
     Released(Result<(), Box<Error>>),
+}
+
+impl Reply {
+    /// Whether dropping this reply frees memory (its error or value is boxed).
+    #[inline(always)]
+    fn owns_heap(&self) -> bool {
+        matches!(self, Reply::Control(_) | Reply::Spawned(_) | Reply::Joined(_) | Reply::Released(_))
+    }
 }
 
 pub(crate) struct Response {
@@ -400,10 +409,16 @@ impl<'a> Ctx<'a> {
     ) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
         loop {
-            match self.call(Request::Lock { lock, deadline, try_only, restartable }) {
+            // Copying the result out of a `Reply` would leave the reply to its drop glue, an
+            // out-of-line call on every hand-off; `Locked` and `LockRetry` own nothing.
+            let reply = ManuallyDrop::new(self.call(Request::Lock { lock, deadline, try_only, restartable }));
+            match *reply {
                 Reply::Locked(r) => return r,
                 Reply::LockRetry => continue,
-                other => unexpected_reply(other, "the kernel answers a lock request with Locked or LockRetry"),
+                _ => unexpected_reply(
+                    ManuallyDrop::into_inner(reply),
+                    "the kernel answers a lock request with Locked or LockRetry",
+                ),
             }
         }
     }
@@ -411,9 +426,12 @@ impl<'a> Ctx<'a> {
     /// Unlock without unwinding: it runs in a guard's destructor, possibly while unwinding.
     #[inline(always)]
     pub(crate) fn unlock_raw(&self, lock: LockId, poison: bool) {
-        let r = self.yielder.suspend(Request::Unlock { lock, poison });
+        let r = ManuallyDrop::new(self.yielder.suspend(Request::Unlock { lock, poison }));
         self.now.set(r.now);
         self.job.set(r.job);
+        if r.reply.owns_heap() {
+            drop(ManuallyDrop::into_inner(r));
+        }
     }
 
     /// Release `lock` and wait on `cond`; returns whether the wait timed out. The caller

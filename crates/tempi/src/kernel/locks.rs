@@ -459,30 +459,28 @@ impl<C: Clock> Kernel<C> {
         heir.wait_token += 1;
         heir.wants = None;
         heir.state = State::Ready;
+        self.charge_overhead(w, self.costs.lock_acquired);
         let releaser = &self.slots[i].as_ref().expect("live slot").sched;
         let heir = &self.slots[wi].as_ref().expect("live slot").sched;
         let scheduler = &mut self.cpus[c].scheduler;
-        scheduler.on_ready(heir, ReadyReason::Woken);
-        let preempts = scheduler.should_preempt(releaser, heir);
-        self.charge_overhead(w, self.costs.lock_acquired);
         if !lowered {
             // The releaser kept its urgency: the heir preempts it if the policy says so, at
             // the reschedule.
-            self.cpus[c].preempt |= preempts;
+            scheduler.on_ready(heir, ReadyReason::Woken);
+            self.cpus[c].preempt |= scheduler.should_preempt(releaser, heir);
             return true;
         }
         // The releaser lost urgency: it is offered the CPU back whatever `should_preempt`
-        // said, as `reschedule` does for a running thread that lost urgency.
-        let releaser = &self.slots[i].as_ref().expect("live slot").sched;
-        let scheduler = &mut self.cpus[c].scheduler;
-        scheduler.on_ready(releaser, ReadyReason::Preempted);
-        match scheduler.pick_next(self.now) {
+        // would say, as `reschedule` does for a running thread that lost urgency.
+        match scheduler.on_handed_over(heir, releaser, self.now) {
             Some(next) if next == id => {}
             next => {
                 self.stop_running(c, StopReason::Preempted);
                 self.slots[i].as_mut().expect("live slot").state = State::Ready;
-                if let Some(n) = next {
-                    self.dispatch_picked(c, n);
+                match next {
+                    Some(n) if n == w => self.dispatch_at(c, wi),
+                    Some(n) => self.dispatch_picked(c, n),
+                    None => {}
                 }
             }
         }

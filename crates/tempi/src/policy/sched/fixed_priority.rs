@@ -57,6 +57,9 @@ impl Scheduler for FixedPriority {
     fn pick_next(&mut self, _now: Time) -> Option<ThreadId> {
         self.queue.pop()
     }
+    fn on_handed_over(&mut self, woken: &SchedInfo, running: &SchedInfo, _now: Time) -> Option<ThreadId> {
+        self.queue.push_back_front_pop((woken.id, woken.urgency), (running.id, running.urgency))
+    }
     fn on_urgency_changed(&mut self, t: &SchedInfo, _old: Urgency) {
         self.queue.update(t.id, t.urgency);
     }

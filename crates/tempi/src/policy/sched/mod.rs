@@ -13,6 +13,7 @@
 //! | running thread blocks, sleeps or ends its job | [`Scheduler::on_blocked`] |
 //! | a thread became ready while another runs | [`Scheduler::should_preempt`] |
 //! | the CPU needs a thread | [`Scheduler::pick_next`] |
+//! | a lock went to a waiter, its releaser lost urgency | [`Scheduler::on_handed_over`] |
 //! | a thread's urgency changed (new job, inheritance) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
@@ -212,6 +213,37 @@ pub trait Scheduler {
     /// Remove and return the thread to run next, or `None` to idle.
     fn pick_next(&mut self, now: Time) -> Option<ThreadId>;
 
+    /// A contended unlock handed the lock to `woken`, which became ready, while `running`,
+    /// the releaser, lost the urgency the lock lent it and is offered the CPU again as a
+    /// preempted thread: queue both and return the thread to run next.
+    ///
+    /// The default is exactly [`Scheduler::on_ready`] for `woken` (`Woken`), `on_ready` for
+    /// `running` (`Preempted`), then [`Scheduler::pick_next`]. A policy may answer faster
+    /// (the built-in ones skip queueing `woken` when it would come straight back out), but
+    /// must leave the same queue and return the same thread.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
+    /// # use tempi::{Runtime, ThreadSpec, Time};
+    /// # let mut rt = Runtime::simulated(1);
+    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+    /// # let info = |id, u| SchedInfo {
+    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+    /// #     job_cpu_time: Default::default(), job: 0,
+    /// # };
+    /// let mut fp = FixedPriority::new();
+    /// let (waiter, releaser) = (info(a, 20), info(b, 10));
+    /// assert_eq!(fp.on_handed_over(&waiter, &releaser, Time::ZERO), Some(a));
+    /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
+    /// ```
+    fn on_handed_over(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> Option<ThreadId> {
+        self.on_ready(woken, ReadyReason::Woken);
+        self.on_ready(running, ReadyReason::Preempted);
+        self.pick_next(now)
+    }
+
     /// A thread's effective urgency changed from `old` to `thread.urgency`. If it is queued,
     /// reposition it. The running thread may also be reported; the kernel then re-checks
     /// preemption itself.
@@ -352,6 +384,32 @@ impl ReadyQueue {
     pub fn push_front(&mut self, id: ThreadId, urgency: Urgency) {
         self.front += 1;
         self.insert((urgency, self.front, id));
+    }
+
+    /// [`ReadyQueue::push_back`] of `back`, [`ReadyQueue::push_front`] of `front`, then
+    /// [`ReadyQueue::pop`], in one step: when `back` is more urgent than `front` and than
+    /// every queued thread it is returned without ever being queued.
+    ///
+    /// ```
+    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
+    /// let mut q = ReadyQueue::with_capacity(2);
+    /// assert_eq!(q.push_back_front_pop((a, Urgency(2)), (b, Urgency(1))), Some(a));
+    /// assert_eq!(q.pop(), Some(b));
+    /// ```
+    pub fn push_back_front_pop(&mut self, back: (ThreadId, Urgency), front: (ThreadId, Urgency)) -> Option<ThreadId> {
+        if back.1 > front.1 && self.entries.last().is_none_or(|e| back.1 > e.0) {
+            // Among equals a later `push_back` only ever comes after an earlier one, so
+            // skipping the queue position changes no order.
+            self.back -= 1;
+            self.push_front(front.0, front.1);
+            return Some(back.0);
+        }
+        self.push_back(back.0, back.1);
+        self.push_front(front.0, front.1);
+        self.pop()
     }
 
     /// Remove and return the most urgent thread (the earliest queued among equals).
