@@ -157,13 +157,18 @@ proptest! {
     fn lock_direct_hand_off_is_the_general_path_in_fewer_steps(
         plans in prop::collection::vec(plan(), 2..6),
         protocol in prop::sample::select(vec!["bp", "bpi", "pcp", "srp", "km", "rcs"]),
-        edf in any::<bool>(),
+        policy in prop::sample::select(vec!["fp", "edf", "rr"]),
         costs in any::<bool>(),
     ) {
         let config = |direct: bool| {
             let mut c = Config::new(1).verify(true).direct_hand_off(direct);
-            if edf {
-                c = c.scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+            match policy {
+                "edf" => c = c.scheduler(|| Box::new(tempi::policy::sched::Edf::new())),
+                // Time slices: a dispatch on the short path arms the slice timer too.
+                "rr" => {
+                    c = c.scheduler(|| Box::new(tempi::policy::sched::RoundRobin::new(Duration::from_micros(300))))
+                }
+                _ => {}
             }
             if costs {
                 // The paper's overheads (in µs: switch 30, acquired 40, not acquired 60,

@@ -105,7 +105,7 @@ pub(crate) enum Reply {
 impl Reply {
     /// Whether dropping this reply frees memory (its error or value is boxed).
     #[inline(always)]
-    fn owns_heap(&self) -> bool {
+    pub(crate) fn owns_heap(&self) -> bool {
         matches!(self, Reply::Control(_) | Reply::Spawned(_) | Reply::Joined(_) | Reply::Released(_))
     }
 }

@@ -22,6 +22,7 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
 use crate::policy::sched::{ReadyReason, SchedInfo, Urgency};
+use crate::sets::Accounting;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -60,6 +61,31 @@ pub(crate) struct LockState {
     poisoned: bool,
     /// The owner entered through `Mutex::critical`: its section may be restarted.
     restartable: bool,
+}
+
+impl LockState {
+    /// `id` owns the free lock, which imposes `ceiling` until released; returns whether it
+    /// imposes one (the kernel counts them).
+    #[inline]
+    fn set_owner(&mut self, id: ThreadId, ceiling: Option<Urgency>) -> bool {
+        debug_assert!(self.owner.is_none());
+        self.held_ceiling = ceiling;
+        self.owner = Some(id);
+        ceiling.is_some()
+    }
+
+    /// The lock has no owner any more; returns whether it imposed a ceiling.
+    #[inline]
+    fn clear_owner(&mut self) -> bool {
+        self.owner.take().is_some() && self.held_ceiling.take().is_some()
+    }
+
+    /// Tell the `Mutex` that `id` owns the lock through the kernel.
+    #[inline]
+    fn publish_owner(&self, id: ThreadId) {
+        self.word.owner.store(encode_owner(id), Ordering::Relaxed);
+        self.word.managed.store(true, Ordering::Relaxed);
+    }
 }
 
 impl<C: Clock> Kernel<C> {
@@ -170,19 +196,12 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::set_owner`] with the ceiling as it stands now.
     fn set_owner_at(&mut self, l: usize, id: ThreadId, ceiling: Option<Urgency>) {
-        let lock = &mut self.locks[l];
-        debug_assert!(lock.owner.is_none());
-        lock.held_ceiling = ceiling;
-        lock.owner = Some(id);
-        self.ceilings_held += u32::from(ceiling.is_some());
+        self.ceilings_held += u32::from(self.locks[l].set_owner(id, ceiling));
     }
 
     /// Lock `l` has no owner any more.
     fn clear_owner(&mut self, l: usize) {
-        let lock = &mut self.locks[l];
-        if lock.owner.take().is_some() && lock.held_ceiling.take().is_some() {
-            self.ceilings_held -= 1;
-        }
+        self.ceilings_held -= u32::from(self.locks[l].clear_owner());
     }
 
     /// The ceiling of lock `l` at this instant.
@@ -360,9 +379,7 @@ impl<C: Clock> Kernel<C> {
     fn grant_at(&mut self, id: ThreadId, l: usize, ceiling: Option<Urgency>) {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
         self.set_owner_at(l, id, ceiling);
-        let word = &self.locks[l].word;
-        word.owner.store(encode_owner(id), Ordering::Relaxed);
-        word.managed.store(true, Ordering::Relaxed);
+        self.locks[l].publish_owner(id);
         self.tcb(id).held.push(l as u32);
     }
 
@@ -432,55 +449,91 @@ impl<C: Clock> Kernel<C> {
             return false;
         }
 
-        // The releaser gives up the lock and what it lent. Scheduler calls borrow each
-        // thread's `sched` in place; nothing below changes what the scheduler sees of the heir.
-        let t = self.slots[i].as_mut().expect("live slot");
+        // Commit. Both control blocks, the CPU and the lock are borrowed once, side by side;
+        // the effects, trace records and scheduler calls are those `release` and
+        // `reschedule` make, in the same order.
+        let (now, costs, accounting) = (self.now, self.costs, self.accounting);
+        let (t, heir) = match i.cmp(&wi) {
+            std::cmp::Ordering::Less => {
+                let (low, high) = self.slots.split_at_mut(wi);
+                (&mut low[i], &mut high[0])
+            }
+            std::cmp::Ordering::Greater => {
+                let (low, high) = self.slots.split_at_mut(i);
+                (&mut high[0], &mut low[wi])
+            }
+            std::cmp::Ordering::Equal => return false,
+        };
+        let (Some(t), Some(heir)) = (t.as_mut(), heir.as_mut()) else { return false };
+        let cpu = &mut self.cpus[c];
+        let mut trace_seq = self.tracing.then_some(&mut self.trace_seq);
+
+        // The releaser gives up the lock and what it lent.
         t.held.clear();
         t.inherited = None;
         let lowered_from = t.sched.urgency;
         t.sched.urgency = released_urgency;
         let lowered = released_urgency != lowered_from;
         if lowered {
-            self.cpus[c].scheduler.on_urgency_changed(&t.sched, lowered_from);
+            cpu.scheduler.on_urgency_changed(&t.sched, lowered_from);
         }
-        self.trace_thread(id, TraceKind::LockReleased, l as u64);
-        if lowered {
-            self.trace_thread(id, TraceKind::Inherit, released_urgency.0 as u64);
+        if let Some(seq) = trace_seq.as_deref_mut() {
+            cpu.record(seq, now, TraceKind::LockReleased, id, t.job.number, l as u64);
+            if lowered {
+                cpu.record(seq, now, TraceKind::Inherit, id, t.job.number, released_urgency.0 as u64);
+            }
         }
 
         // The heir owns the lock and is ready.
-        self.clear_owner(l);
-        self.locks[l].waiters.clear();
-        self.grant_at(w, l, ceiling);
-        self.locks[l].restartable = restartable;
-        let heir = self.slots[wi].as_mut().expect("live slot");
+        let lock = &mut self.locks[l];
+        self.ceilings_held -= u32::from(lock.clear_owner());
+        lock.waiters.clear();
+        if let Some(seq) = trace_seq.as_deref_mut() {
+            cpu.record(seq, now, TraceKind::LockAcquired, w, heir.job.number, l as u64);
+        }
+        self.ceilings_held += u32::from(lock.set_owner(w, ceiling));
+        lock.publish_owner(w);
+        lock.restartable = restartable;
+        heir.held.push(l as u32);
         heir.paid_block_cost = false;
-        heir.reply = Some(Reply::Locked(Ok(())));
+        heir.set_reply(Reply::Locked(Ok(())));
         heir.wait_token += 1;
         heir.wants = None;
         heir.state = State::Ready;
-        self.charge_overhead(w, self.costs.lock_acquired);
-        let releaser = &self.slots[i].as_ref().expect("live slot").sched;
-        let heir = &self.slots[wi].as_ref().expect("live slot").sched;
-        let scheduler = &mut self.cpus[c].scheduler;
+        if !costs.lock_acquired.is_zero() {
+            heir.add_overhead(costs.lock_acquired);
+        }
+
         if !lowered {
             // The releaser kept its urgency: the heir preempts it if the policy says so, at
             // the reschedule.
-            scheduler.on_ready(heir, ReadyReason::Woken);
-            self.cpus[c].preempt |= scheduler.should_preempt(releaser, heir);
+            cpu.scheduler.on_ready(&heir.sched, ReadyReason::Woken);
+            cpu.preempt |= cpu.scheduler.should_preempt(&t.sched, &heir.sched);
             return true;
         }
         // The releaser lost urgency: it is offered the CPU back whatever `should_preempt`
         // would say, as `reschedule` does for a running thread that lost urgency.
-        match scheduler.on_handed_over(heir, releaser, self.now) {
+        match cpu.scheduler.on_handed_over(&heir.sched, &t.sched, now) {
             Some(next) if next == id => {}
+            Some(next) if next == w => {
+                // `stop_running` for a thread in no set, then the heir's dispatch.
+                let ran = cpu.ran_until(now);
+                if accounting != Accounting::Off {
+                    t.add_cpu_time(ran);
+                }
+                cpu.stop();
+                t.stats.preemptions += 1;
+                if let Some(seq) = trace_seq.as_deref_mut() {
+                    cpu.record(seq, now, TraceKind::Stop, id, t.job.number, StopReason::Preempted as u64);
+                }
+                t.state = State::Ready;
+                Self::dispatch_tcb(cpu, c, heir, &mut self.timers, trace_seq, now, costs.context_switch);
+            }
             next => {
                 self.stop_running(c, StopReason::Preempted);
                 self.slots[i].as_mut().expect("live slot").state = State::Ready;
-                match next {
-                    Some(n) if n == w => self.dispatch_at(c, wi),
-                    Some(n) => self.dispatch_picked(c, n),
-                    None => {}
+                if let Some(n) = next {
+                    self.dispatch_picked(c, n);
                 }
             }
         }

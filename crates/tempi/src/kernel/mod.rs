@@ -233,6 +233,44 @@ struct Cpu {
     last_ran: Option<ThreadId>,
 }
 
+impl Cpu {
+    /// CPU time `current` ran since it was last charged; it is charged up to `now`.
+    #[inline]
+    fn ran_until(&mut self, now: Time) -> u64 {
+        let ran = now.as_nanos().saturating_sub(self.charged_at.as_nanos());
+        self.charged_at = now;
+        ran
+    }
+
+    /// `current` leaves the CPU.
+    #[inline]
+    fn stop(&mut self) -> Option<ThreadId> {
+        let id = self.current.take()?;
+        self.slice_token += 1;
+        Some(id)
+    }
+
+    /// `id` becomes `current` at `now`; returns whether another thread ran here last (a
+    /// context switch).
+    #[inline]
+    fn start(&mut self, id: ThreadId, now: Time) -> bool {
+        self.current = Some(id);
+        self.charged_at = now;
+        self.work_mark = now;
+        self.slice_token += 1;
+        let switched = self.last_ran.is_some_and(|prev| prev != id);
+        self.last_ran = Some(id);
+        switched
+    }
+
+    /// Append a record to this CPU's trace, numbered from `seq` (tracing is on).
+    #[inline]
+    fn record(&mut self, seq: &mut u32, now: Time, kind: TraceKind, thread: ThreadId, job: u32, arg: u64) {
+        *seq = seq.wrapping_add(1);
+        self.trace.push(TraceRecord { time: now, arg, thread, job, seq: *seq, cpu: self.index as u16, kind });
+    }
+}
+
 struct TimingEvent {
     spec: TimerSpec,
     handler: Option<EventHandler>,
@@ -424,17 +462,7 @@ impl<C: Clock> Kernel<C> {
         if !self.tracing {
             return;
         }
-        self.trace_seq = self.trace_seq.wrapping_add(1);
-        let cpu = &mut self.cpus[c];
-        cpu.trace.push(TraceRecord {
-            time: self.now,
-            arg,
-            thread: id,
-            job,
-            seq: self.trace_seq,
-            cpu: cpu.index as u16,
-            kind,
-        });
+        self.cpus[c].record(&mut self.trace_seq, self.now, kind, id, job, arg);
     }
 
     #[inline(always)]
@@ -887,9 +915,7 @@ impl<C: Clock> Kernel<C> {
     /// Take the current thread of CPU `c` off the CPU, charging its CPU time.
     fn stop_running(&mut self, c: usize, reason: StopReason) {
         self.charge(c);
-        let cpu = &mut self.cpus[c];
-        let Some(id) = cpu.current.take() else { return };
-        cpu.slice_token += 1;
+        let Some(id) = self.cpus[c].stop() else { return };
         let t = self.tcb(id);
         if reason == StopReason::Preempted {
             t.stats.preemptions += 1;
@@ -911,26 +937,37 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::dispatch`] of the thread in slot `i`.
     fn dispatch_at(&mut self, c: usize, i: usize) {
-        let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
+        let seq = self.tracing.then_some(&mut self.trace_seq);
+        Self::dispatch_tcb(&mut self.cpus[c], c, t, &mut self.timers, seq, self.now, self.costs.context_switch);
+    }
+
+    /// Dispatch `t` on `cpu` (local index `c`) at `now`: its state, the CPU's bookkeeping,
+    /// the trace record (numbered from `trace_seq` when tracing), the context-switch cost,
+    /// the time slice. Takes the parts of the kernel it needs, so that a caller holding
+    /// other parts (the lock hand-off) dispatches the same way.
+    #[inline]
+    fn dispatch_tcb(
+        cpu: &mut Cpu,
+        c: usize,
+        t: &mut Tcb,
+        timers: &mut TimerQueue,
+        trace_seq: Option<&mut u32>,
+        now: Time,
+        context_switch: Duration,
+    ) {
         t.state = State::Running;
-        let id = t.id;
-        let cpu = &mut self.cpus[c];
-        cpu.current = Some(id);
-        cpu.charged_at = now;
-        cpu.work_mark = now;
-        cpu.slice_token += 1;
-        let token = cpu.slice_token;
-        let switched = cpu.last_ran.is_some_and(|prev| prev != id);
-        cpu.last_ran = Some(id);
-        self.trace_thread(id, TraceKind::Run, 0);
-        if switched {
-            self.charge_overhead(id, self.costs.context_switch);
+        let switched = cpu.start(t.id, now);
+        if let Some(seq) = trace_seq {
+            cpu.record(seq, now, TraceKind::Run, t.id, t.job.number, 0);
         }
-        if self.cpus[c].sliced {
-            let t = self.slots[i].as_ref().expect("live slot");
-            if let Some(q) = self.cpus[c].scheduler.time_slice(&t.sched) {
-                self.timers.push(now + q, TimerKind::SliceEnd(c, token));
+        if switched && !context_switch.is_zero() {
+            // The CPU's work mark is `now` already: the cost is consumed from here.
+            t.add_overhead(context_switch);
+        }
+        if cpu.sliced {
+            if let Some(q) = cpu.scheduler.time_slice(&t.sched) {
+                timers.push(now + q, TimerKind::SliceEnd(c, cpu.slice_token));
             }
         }
     }
@@ -947,10 +984,7 @@ impl<C: Clock> Kernel<C> {
     fn charge_overhead_now(&mut self, id: ThreadId, cost: Duration) {
         let now = self.now;
         let t = self.tcb(id);
-        let fresh = t.work_left == 0;
-        t.work_left += crate::time::nanos(cost);
-        t.in_work = true;
-        if fresh && t.state == State::Running {
+        if t.add_overhead(cost) && t.state == State::Running {
             let c = self.cpu_of(id);
             self.cpus[c].work_mark = now;
         }

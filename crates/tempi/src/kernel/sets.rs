@@ -195,20 +195,13 @@ impl<C: Clock> Kernel<C> {
         let now = self.now;
         let cpu = &mut self.cpus[c];
         let Some(id) = cpu.current else { return };
-        let ran = now.as_nanos().saturating_sub(cpu.charged_at.as_nanos());
-        cpu.charged_at = now;
+        let ran = cpu.ran_until(now);
         let accounting = self.accounting;
         if accounting == Accounting::Off {
             return;
         }
         let t = self.tcb(id);
-        // A switch's share is far below a second: adding it needs no division.
-        t.sched.job_cpu_time += if ran < 1_000_000_000 {
-            std::time::Duration::new(0, ran as u32)
-        } else {
-            std::time::Duration::from_nanos(ran)
-        };
-        t.cpu_ns += ran;
+        t.add_cpu_time(ran);
         if accounting == Accounting::Group {
             if let Some(s) = t.set {
                 self.sets[s as usize].consumed += ran;

@@ -188,6 +188,38 @@ impl Tcb {
         self.sched.urgency
     }
 
+    /// Add `ran` ns to the thread's execution-time clock and its job's CPU time.
+    #[inline]
+    pub(crate) fn add_cpu_time(&mut self, ran: u64) {
+        // A switch's share is far below a second: adding it needs no division.
+        self.sched.job_cpu_time +=
+            if ran < 1_000_000_000 { Duration::new(0, ran as u32) } else { Duration::from_nanos(ran) };
+        self.cpu_ns += ran;
+    }
+
+    /// Make the thread spend `cost` of simulated runtime overhead before its next reply, as
+    /// `work` would. Returns whether that starts its demand (it had none left).
+    #[inline]
+    pub(crate) fn add_overhead(&mut self, cost: Duration) -> bool {
+        let fresh = self.work_left == 0;
+        self.work_left += crate::time::nanos(cost);
+        self.in_work = true;
+        fresh
+    }
+
+    /// Give the thread `reply` for its next resume. Replies are taken at every resume, so
+    /// there is normally none to drop, and one that owns no memory needs no drop glue.
+    #[inline]
+    pub(crate) fn set_reply(&mut self, reply: Reply) {
+        if let Some(old) = self.reply.replace(reply) {
+            if old.owns_heap() {
+                drop(old);
+            } else {
+                std::mem::forget(old);
+            }
+        }
+    }
+
     /// Start showing `job` as the current one, with no CPU time yet.
     pub(crate) fn set_job(&mut self, job: JobInfo) {
         self.job = job;
