@@ -205,7 +205,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The ceiling of lock `l` at this instant.
-    #[inline]
+    #[inline(always)]
     fn ceiling_now(&self, l: usize) -> Option<Urgency> {
         match &self.locks[l].ceiling {
             Ceiling::None => None,
@@ -474,9 +474,6 @@ impl<C: Clock> Kernel<C> {
         let lowered_from = t.sched.urgency;
         t.sched.urgency = released_urgency;
         let lowered = released_urgency != lowered_from;
-        if lowered {
-            cpu.scheduler.on_urgency_changed(&t.sched, lowered_from);
-        }
         if let Some(seq) = trace_seq.as_deref_mut() {
             cpu.record(seq, now, TraceKind::LockReleased, id, t.job.number, l as u64);
             if lowered {
@@ -512,8 +509,9 @@ impl<C: Clock> Kernel<C> {
             return true;
         }
         // The releaser lost urgency: it is offered the CPU back whatever `should_preempt`
-        // would say, as `reschedule` does for a running thread that lost urgency.
-        match cpu.scheduler.on_handed_over(&heir.sched, &t.sched, now) {
+        // would say, as `reschedule` does for a running thread that lost urgency. The
+        // scheduler learns of the lowering in the same call.
+        match cpu.scheduler.on_handed_over(&heir.sched, &t.sched, lowered_from, now) {
             Some(next) if next == id => {}
             Some(next) if next == w => {
                 // `stop_running` for a thread in no set, then the heir's dispatch.

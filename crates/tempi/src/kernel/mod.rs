@@ -946,7 +946,7 @@ impl<C: Clock> Kernel<C> {
     /// the trace record (numbered from `trace_seq` when tracing), the context-switch cost,
     /// the time slice. Takes the parts of the kernel it needs, so that a caller holding
     /// other parts (the lock hand-off) dispatches the same way.
-    #[inline]
+    #[inline(always)]
     fn dispatch_tcb(
         cpu: &mut Cpu,
         c: usize,

@@ -189,7 +189,7 @@ impl Tcb {
     }
 
     /// Add `ran` ns to the thread's execution-time clock and its job's CPU time.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add_cpu_time(&mut self, ran: u64) {
         // A switch's share is far below a second: adding it needs no division.
         self.sched.job_cpu_time +=

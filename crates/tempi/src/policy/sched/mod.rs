@@ -214,13 +214,16 @@ pub trait Scheduler {
     fn pick_next(&mut self, now: Time) -> Option<ThreadId>;
 
     /// A contended unlock handed the lock to `woken`, which became ready, while `running`,
-    /// the releaser, lost the urgency the lock lent it and is offered the CPU again as a
-    /// preempted thread: queue both and return the thread to run next.
+    /// the releaser, lost the urgency the lock lent it (it ran at `running_was`) and is
+    /// offered the CPU again as a preempted thread: queue both and return the thread to run
+    /// next.
     ///
-    /// The default is exactly [`Scheduler::on_ready`] for `woken` (`Woken`), `on_ready` for
-    /// `running` (`Preempted`), then [`Scheduler::pick_next`]. A policy may answer faster
-    /// (the built-in ones skip queueing `woken` when it would come straight back out), but
-    /// must leave the same queue and return the same thread.
+    /// The default is exactly [`Scheduler::on_urgency_changed`] for `running`,
+    /// [`Scheduler::on_ready`] for `woken` (`Woken`), `on_ready` for `running`
+    /// (`Preempted`), then [`Scheduler::pick_next`]. A policy may answer faster (the built-in
+    /// ones skip the urgency change of a thread they do not queue, and queueing `woken` when
+    /// it would come straight back out), but must leave the same queue and return the same
+    /// thread.
     ///
     /// ```
     /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
@@ -235,10 +238,17 @@ pub trait Scheduler {
     /// # };
     /// let mut fp = FixedPriority::new();
     /// let (waiter, releaser) = (info(a, 20), info(b, 10));
-    /// assert_eq!(fp.on_handed_over(&waiter, &releaser, Time::ZERO), Some(a));
+    /// assert_eq!(fp.on_handed_over(&waiter, &releaser, Urgency(20), Time::ZERO), Some(a));
     /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
     /// ```
-    fn on_handed_over(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> Option<ThreadId> {
+    fn on_handed_over(
+        &mut self,
+        woken: &SchedInfo,
+        running: &SchedInfo,
+        running_was: Urgency,
+        now: Time,
+    ) -> Option<ThreadId> {
+        self.on_urgency_changed(running, running_was);
         self.on_ready(woken, ReadyReason::Woken);
         self.on_ready(running, ReadyReason::Preempted);
         self.pick_next(now)
