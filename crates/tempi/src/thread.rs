@@ -5,6 +5,7 @@
 //! kernel's thread control blocks live in `kernel::tcb`.
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use crate::time::Time;
@@ -22,12 +23,39 @@ use crate::time::Time;
 /// assert_ne!(a, b);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ThreadId {
-    pub(crate) slot: u32,
-    pub(crate) generation: u32,
-}
+pub struct ThreadId(NonZeroU64);
 
 impl ThreadId {
+    /// Slot and generation packed in one word, slot first, so ids compare as one word and in
+    /// (slot, generation) order; the `+ 1` keeps zero free, so `Option<ThreadId>` is one word
+    /// too. The kernel compares ids on every switch.
+    pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
+        let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
+        ThreadId(NonZeroU64::new(packed).expect("slot and generation are not both at their maximum"))
+    }
+
+    #[inline]
+    pub(crate) fn slot(self) -> u32 {
+        ((self.0.get() - 1) >> 32) as u32
+    }
+
+    #[inline]
+    pub(crate) fn generation(self) -> u32 {
+        (self.0.get() - 1) as u32
+    }
+
+    /// The id as a non-zero word (a lock's owner word).
+    #[inline]
+    pub(crate) fn to_word(self) -> u64 {
+        self.0.get()
+    }
+
+    /// The id a word from [`ThreadId::to_word`] holds; `None` for zero.
+    #[inline]
+    pub(crate) fn from_word(word: u64) -> Option<ThreadId> {
+        NonZeroU64::new(word).map(ThreadId)
+    }
+
     /// The slot index: small, dense, stable while the thread lives. Useful as an array index
     /// in user-defined schedulers.
     ///
@@ -38,19 +66,19 @@ impl ThreadId {
     /// assert_eq!(a.index(), 0);
     /// ```
     pub fn index(self) -> usize {
-        self.slot as usize
+        self.slot() as usize
     }
 }
 
 impl fmt::Debug for ThreadId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}.{}", self.slot, self.generation)
+        write!(f, "T{}.{}", self.slot(), self.generation())
     }
 }
 
 impl fmt::Display for ThreadId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}", self.slot)
+        write!(f, "T{}", self.slot())
     }
 }
 

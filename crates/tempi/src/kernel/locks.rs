@@ -222,7 +222,7 @@ impl<C: Clock> Kernel<C> {
             .iter()
             .map(|&(priority, rel)| {
                 let job = SchedInfo {
-                    id: ThreadId { slot: u32::MAX, generation: 0 },
+                    id: ThreadId::new(u32::MAX, 0),
                     cpu: self.locks[l].cpu,
                     priority,
                     urgency: Urgency::LOWEST,

@@ -188,7 +188,7 @@ impl KernelSeed {
         if self.threads.len() >= self.capacity {
             return Err(Error::TooManyThreads { max: self.capacity / self.cpu_count });
         }
-        let id = ThreadId { slot: self.slot_base + self.threads.len() as u32, generation: 0 };
+        let id = ThreadId::new(self.slot_base + self.threads.len() as u32, 0);
         self.threads.push((id, spec, body));
         Ok(id)
     }
@@ -404,7 +404,7 @@ impl<C: Clock> Kernel<C> {
     // ----- lookup -------------------------------------------------------------------------
 
     fn local(&self, id: ThreadId) -> Option<usize> {
-        let i = id.slot.checked_sub(self.slot_base)? as usize;
+        let i = id.slot().checked_sub(self.slot_base)? as usize;
         match self.slots.get(i)? {
             Some(t) if t.id == id => Some(i),
             _ => None,
@@ -486,8 +486,8 @@ impl<C: Clock> Kernel<C> {
     // ----- thread creation and end ---------------------------------------------------------
 
     fn install(&mut self, id: ThreadId, spec: ThreadSpec, body: Body) {
-        let i = (id.slot - self.slot_base) as usize;
-        self.generations[i] = id.generation;
+        let i = (id.slot() - self.slot_base) as usize;
+        self.generations[i] = id.generation();
         let summary = self.summaries.len();
         self.summaries.push(ThreadSummary {
             id,
@@ -587,7 +587,7 @@ impl<C: Clock> Kernel<C> {
             return Err(Error::TooManyThreads { max: self.slots.len() / self.cpus.len() });
         };
         let generation = self.generations[i as usize].wrapping_add(1);
-        let id = ThreadId { slot: self.slot_base + i, generation };
+        let id = ThreadId::new(self.slot_base + i, generation);
         self.install(id, spec, body);
         Ok(id)
     }
@@ -1287,7 +1287,7 @@ impl<C: Clock> Kernel<C> {
 
     fn request_release(&mut self, target: ThreadId, from_cpu: usize) -> Result<(), Error> {
         if self.local(target).is_none() {
-            let ours = target.slot.checked_sub(self.slot_base).is_some_and(|i| (i as usize) < self.slots.len());
+            let ours = target.slot().checked_sub(self.slot_base).is_some_and(|i| (i as usize) < self.slots.len());
             return Err(match (ours, C::MODE) {
                 (false, ClockMode::Real) => Error::CrossCpu { from: from_cpu, to: usize::MAX },
                 _ => Error::UnknownThread(target),
@@ -1393,7 +1393,7 @@ impl<C: Clock> Kernel<C> {
         handler(&mut ecx);
         let cancelled = ecx.cancelled;
         let c = self.cpu_local(spec.cpu).expect("event on this kernel");
-        let placeholder = ThreadId { slot: u32::MAX, generation: 0 };
+        let placeholder = ThreadId::new(u32::MAX, 0);
         self.trace(c, TraceKind::Timer, placeholder, 0, idx as u64);
         for &t in releases.iter() {
             // A release of an ended thread is simply dropped.

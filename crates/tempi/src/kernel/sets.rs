@@ -386,7 +386,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn trace_set(&mut self, s: usize, kind: TraceKind, arg: u64) {
-        let placeholder = ThreadId { slot: u32::MAX, generation: 0 };
+        let placeholder = ThreadId::new(u32::MAX, 0);
         let id = self.sets[s].id.0;
         let c = self.set_cpu(s);
         self.trace(c, kind, placeholder, id, arg);

@@ -83,12 +83,12 @@ pub(crate) struct LockWord {
 
 /// A thread id as a non-zero lock-word value.
 pub(crate) fn encode_owner(id: ThreadId) -> u64 {
-    (id.slot as u64 + 1) | ((id.generation as u64) << 32)
+    id.to_word()
 }
 
 /// The thread a lock-word value names.
 pub(crate) fn decode_owner(word: u64) -> Option<ThreadId> {
-    (word != 0).then(|| ThreadId { slot: (word & 0xffff_ffff) as u32 - 1, generation: (word >> 32) as u32 })
+    ThreadId::from_word(word)
 }
 
 /// How to create a lock: name, CPU, protocol, ceiling.
