@@ -1119,6 +1119,9 @@ impl<C: Clock> Kernel<C> {
         let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
         self.refresh_now();
         match result {
+            // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
+            // general dispatch on the request kind.
+            CoroutineResult::Yield(Request::Unlock { lock, poison }) => self.handle_unlock(id, lock, poison),
             CoroutineResult::Yield(request) => self.handle(c, id, request),
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
         }
@@ -1177,6 +1180,20 @@ impl<C: Clock> Kernel<C> {
                 self.exit(c, id, ThreadOutcome::Panicked(e.to_string()));
                 false
             }
+        }
+    }
+
+    /// The running thread `id` unlocks `lock`.
+    #[inline]
+    fn handle_unlock(&mut self, id: ThreadId, lock: LockId, poison: bool) {
+        self.tcb(id).quiet_reply = true;
+        let cost = self.costs.unlock;
+        if cost.is_zero() {
+            self.unlock(id, lock, poison, true);
+        } else {
+            // The unlock takes effect once its cost is paid, before any waiter runs.
+            self.tcb(id).pending_unlock = Some((lock, poison));
+            self.charge_overhead(id, cost);
         }
     }
 
@@ -1241,17 +1258,7 @@ impl<C: Clock> Kernel<C> {
                     self.tcb(id).reply = Some(Reply::Locked(r));
                 }
             }
-            Request::Unlock { lock, poison } => {
-                self.tcb(id).quiet_reply = true;
-                let cost = self.costs.unlock;
-                if cost.is_zero() {
-                    self.unlock(id, lock, poison, true);
-                } else {
-                    // The unlock takes effect once its cost is paid, before any waiter runs.
-                    self.tcb(id).pending_unlock = Some((lock, poison));
-                    self.charge_overhead(id, cost);
-                }
-            }
+            Request::Unlock { lock, poison } => self.handle_unlock(id, lock, poison),
             Request::ClearPoison(lock) => self.clear_poison(lock),
             Request::Adopt(lock) => {
                 if let Ok(l) = self.lock_local(lock) {

@@ -346,6 +346,7 @@ impl ReadyQueue {
         ReadyQueue { entries: Vec::with_capacity(n), back: 0, front: 1 }
     }
 
+    #[inline]
     fn insert(&mut self, key: (Urgency, i64, ThreadId)) {
         let before = |e: &(Urgency, i64, ThreadId)| (e.0, e.1) < (key.0, key.1);
         let n = self.entries.len();
@@ -360,7 +361,12 @@ impl ReadyQueue {
             }
             return;
         }
-        let at = self.entries.partition_point(before);
+        self.insert_searched(key);
+    }
+
+    /// [`ReadyQueue::insert`] into a long queue.
+    fn insert_searched(&mut self, key: (Urgency, i64, ThreadId)) {
+        let at = self.entries.partition_point(|e| (e.0, e.1) < (key.0, key.1));
         self.entries.insert(at, key);
     }
 
