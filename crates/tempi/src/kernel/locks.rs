@@ -431,7 +431,7 @@ impl<C: Clock> Kernel<C> {
         let released_urgency = t.base_urgency;
         let heir = self.slots[wi].as_ref().expect("live slot");
         if heir.wants != Some(l as u32)
-            || heir.state != State::Blocked(Wait::Lock(l as u32))
+            || !matches!(heir.state, State::Blocked(Wait::Lock(x)) if x as usize == l)
             || heir.set.is_some()
             || heir.urgency() <= released_urgency
         {

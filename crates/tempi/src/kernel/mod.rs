@@ -1121,8 +1121,15 @@ impl<C: Clock> Kernel<C> {
         match result {
             // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
             // general dispatch on the request kind.
-            CoroutineResult::Yield(Request::Unlock { lock, poison }) => self.handle_unlock(id, lock, poison),
-            CoroutineResult::Yield(request) => self.handle(c, id, request),
+            CoroutineResult::Yield(request) => {
+                if let Request::Unlock { lock, poison } = request {
+                    // An unlock owns nothing: there is no drop glue to run.
+                    std::mem::forget(request);
+                    self.handle_unlock(id, lock, poison);
+                } else {
+                    self.handle(c, id, request);
+                }
+            }
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
         }
         if self.verify {

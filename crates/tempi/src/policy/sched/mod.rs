@@ -346,7 +346,7 @@ impl ReadyQueue {
         ReadyQueue { entries: Vec::with_capacity(n), back: 0, front: 1 }
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, key: (Urgency, i64, ThreadId)) {
         let before = |e: &(Urgency, i64, ThreadId)| (e.0, e.1) < (key.0, key.1);
         let n = self.entries.len();
