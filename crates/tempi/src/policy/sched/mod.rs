@@ -380,6 +380,7 @@ impl ReadyQueue {
     /// q.push_back(a, Urgency(0));
     /// assert_eq!(q.len(), 1);
     /// ```
+    #[inline]
     pub fn push_back(&mut self, id: ThreadId, urgency: Urgency) {
         self.back -= 1;
         self.insert((urgency, self.back, id));
@@ -397,6 +398,7 @@ impl ReadyQueue {
     /// q.push_front(b, Urgency(0));
     /// assert_eq!(q.pop(), Some(b));
     /// ```
+    #[inline]
     pub fn push_front(&mut self, id: ThreadId, urgency: Urgency) {
         self.front += 1;
         self.insert((urgency, self.front, id));
@@ -415,6 +417,7 @@ impl ReadyQueue {
     /// assert_eq!(q.push_back_front_pop((a, Urgency(2)), (b, Urgency(1))), Some(a));
     /// assert_eq!(q.pop(), Some(b));
     /// ```
+    #[inline]
     pub fn push_back_front_pop(&mut self, back: (ThreadId, Urgency), front: (ThreadId, Urgency)) -> Option<ThreadId> {
         if back.1 > front.1 && self.entries.last().is_none_or(|e| back.1 > e.0) {
             // Among equals a later `push_back` only ever comes after an earlier one, so
