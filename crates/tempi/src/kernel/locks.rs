@@ -48,6 +48,9 @@ pub(crate) struct LockState {
     /// The policy's [`LockPolicy::inherits`] and [`LockPolicy::raises_holder`], asked once.
     inherits: bool,
     raises_holder: bool,
+    /// The policy's [`LockPolicy::uncontended_fast_path`], asked once: taking the free lock
+    /// decides nothing (no ceiling test), so `may_acquire` needs no asking.
+    acquire_decides_nothing: bool,
     ceiling: Ceiling,
     /// The ceiling as it stood when the current owner took the lock: what it imposes on
     /// others (the system ceiling) until it is released.
@@ -143,6 +146,7 @@ impl<C: Clock> Kernel<C> {
         self.locks.push(LockState {
             inherits: spec.policy.inherits(),
             raises_holder: spec.policy.raises_holder(),
+            acquire_decides_nothing: spec.policy.uncontended_fast_path(),
             word: spec.word,
             fast_ok,
             cpu: spec.cpu,
@@ -438,15 +442,17 @@ impl<C: Clock> Kernel<C> {
             return false;
         }
         let restartable = heir.wants_restartable;
-        let lock_cpu = self.locks[l].cpu;
+        let lock = &self.locks[l];
         let ceiling = self.ceiling_now(l);
-        let free = LockView {
-            ceiling,
-            owner: None,
-            system_ceiling: self.system_ceiling_except(w, lock_cpu, l).map(|(u, _)| u),
-        };
-        if !self.locks[l].policy.may_acquire(&heir.sched, &free) {
-            return false;
+        if !lock.acquire_decides_nothing {
+            let free = LockView {
+                ceiling,
+                owner: None,
+                system_ceiling: self.system_ceiling_except(w, lock.cpu, l).map(|(u, _)| u),
+            };
+            if !lock.policy.may_acquire(&heir.sched, &free) {
+                return false;
+            }
         }
 
         // Commit. Both control blocks, the CPU and the lock are borrowed once, side by side;

@@ -93,7 +93,9 @@ pub trait LockPolicy: Send {
 
     /// Whether a free, uncontended lock may be taken and released without a kernel call (the
     /// thread's side checks and sets the owner). Only for protocols whose acquisition of a
-    /// free lock decides nothing: no ceiling test, no urgency change. Default: no.
+    /// free lock decides nothing: no ceiling test, no urgency change; the kernel then takes
+    /// [`LockPolicy::may_acquire`] to be yes and does not ask it when it hands such a lock
+    /// to a waiter. Default: no.
     fn uncontended_fast_path(&self) -> bool {
         false
     }
