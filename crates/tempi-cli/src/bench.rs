@@ -969,7 +969,9 @@ struct HandoffState {
     /// urgent of the two, runs until it blocks, so when the owner sees the flag the waiter is
     /// blocked on the lock.
     waiting: AtomicBool,
-    /// Clock reading (ns) the owner takes right before unlocking to a waiter; 0: none.
+    /// Raw clock reading ([`RealClock::raw`]) the owner takes right before unlocking to a
+    /// waiter; 0: none. Both ends read the raw counter and convert after the interval, so
+    /// the clock's own arithmetic stays out of what is measured (on both sides).
     unlock_at: AtomicU64,
     /// The waiter has finished: the owner stops.
     done: AtomicBool,
@@ -1003,11 +1005,11 @@ fn tempi_handoff(n: usize) -> Result<HandoffRun, String> {
         job += 1;
         hs.waiting.store(true, Ordering::Relaxed);
         let g = hm.lock(cx).expect("hand-off lock");
-        let t = hc.read().as_nanos();
+        let t = hc.raw();
         hs.waiting.store(false, Ordering::Relaxed);
         let u = hs.unlock_at.swap(0, Ordering::Relaxed);
         if u != 0 {
-            hl.lock().expect("latency log").push(t.saturating_sub(u) as f64);
+            hl.lock().expect("latency log").push(hc.raw_delta(u, t).as_nanos() as f64);
         }
         if job == jobs {
             hs.done.store(true, Ordering::Relaxed);
@@ -1022,7 +1024,7 @@ fn tempi_handoff(n: usize) -> Result<HandoffRun, String> {
                 cx.work(HANDOFF_POLL);
             }
             if st.waiting.load(Ordering::Relaxed) {
-                st.unlock_at.store(clock.read().as_nanos(), Ordering::Relaxed);
+                st.unlock_at.store(clock.raw().max(1), Ordering::Relaxed);
             }
             drop(g);
         }
@@ -1066,12 +1068,12 @@ fn pthread_handoff(n: usize) -> Result<HandoffRun, String> {
             std::thread::sleep(HANDOFF_PERIOD);
             hs.waiting.store(true, Ordering::SeqCst);
             hm.lock();
-            let t = hc.read().as_nanos();
+            let t = hc.raw();
             hs.waiting.store(false, Ordering::SeqCst);
             let u = hs.unlock_at.swap(0, Ordering::SeqCst);
             hm.unlock();
             if u != 0 {
-                run.lat.push(t.saturating_sub(u) as f64);
+                run.lat.push(hc.raw_delta(u, t).as_nanos() as f64);
             }
         }
         hs.done.store(true, Ordering::SeqCst);
@@ -1094,7 +1096,7 @@ fn pthread_handoff(n: usize) -> Result<HandoffRun, String> {
                 std::hint::spin_loop();
             }
             if st.waiting.load(Ordering::SeqCst) {
-                st.unlock_at.store(clock.read().as_nanos(), Ordering::SeqCst);
+                st.unlock_at.store(clock.raw().max(1), Ordering::SeqCst);
             }
             m.unlock();
         }

@@ -88,6 +88,31 @@ impl RealClock {
         Time::from_nanos(self.offset + self.source.delta_as_nanos(self.raw_base, self.source.raw()))
     }
 
+    /// The raw counter behind [`RealClock::read`] (the TSC where it is invariant), without
+    /// the conversion to nanoseconds: the least a timestamp can add to an interval it
+    /// measures. Convert two readings with [`RealClock::raw_delta`].
+    ///
+    /// ```
+    /// let c = tempi::clock::RealClock::starting_now();
+    /// let start = c.raw();
+    /// assert!(c.raw_delta(start, c.raw()) < std::time::Duration::from_secs(1));
+    /// ```
+    #[inline]
+    pub fn raw(&self) -> u64 {
+        self.source.raw()
+    }
+
+    /// The time between two [`RealClock::raw`] readings; zero unless `end` is later.
+    ///
+    /// ```
+    /// let c = tempi::clock::RealClock::starting_now();
+    /// let t = c.raw();
+    /// assert_eq!(c.raw_delta(t, t), std::time::Duration::ZERO);
+    /// ```
+    pub fn raw_delta(&self, start: u64, end: u64) -> Duration {
+        Duration::from_nanos(self.source.delta_as_nanos(start, end))
+    }
+
     /// How long before a wake-up time an idle wait stops sleeping and starts spinning
     /// (default 100 µs; zero sleeps the whole way).
     ///
