@@ -56,13 +56,7 @@ impl Scheduler for Edf {
     fn pick_next(&mut self, _now: Time) -> Option<ThreadId> {
         self.queue.pop()
     }
-    fn on_handed_over(
-        &mut self,
-        woken: &SchedInfo,
-        running: &SchedInfo,
-        _running_was: Urgency,
-        _now: Time,
-    ) -> Option<ThreadId> {
+    fn on_handed_over(&mut self, woken: &SchedInfo, running: &SchedInfo, _: Urgency, _: Time) -> Option<ThreadId> {
         // The running thread is not queued: its urgency change moves nothing.
         self.queue.push_back_front_pop((woken.id, woken.urgency), (running.id, running.urgency))
     }
