@@ -1056,19 +1056,20 @@ impl<C: Clock> Kernel<C> {
     /// CPU, while the request leaves a thread current that can be resumed at once (nothing
     /// pending: no preemption, no timer due, no execution-time event watched, no `work` left),
     /// that thread is resumed here too, as the run loop would do next anyway.
-    fn resume(&mut self, c: usize, mut id: ThreadId) {
+    fn resume(&mut self, c: usize, id: ThreadId) {
+        let mut next = (id, self.local(id).expect("current thread is live"));
         loop {
-            self.resume_once(c, id);
+            self.resume_once(c, next.0, next.1);
             match self.continuation(c) {
-                Some(next) => id = next,
+                Some(then) => next = then,
                 None => return,
             }
         }
     }
 
-    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any.
+    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any, and its slot.
     #[inline]
-    fn continuation(&self, c: usize) -> Option<ThreadId> {
+    fn continuation(&self, c: usize) -> Option<(ThreadId, usize)> {
         let cpu = &self.cpus[c];
         let next = cpu.current?;
         if self.cpus.len() != 1
@@ -1079,14 +1080,15 @@ impl<C: Clock> Kernel<C> {
         {
             return None;
         }
-        let t = self.slots[self.local(next)?].as_ref()?;
-        (t.work_left == 0).then_some(next)
+        let i = self.local(next)?;
+        let t = self.slots[i].as_ref()?;
+        (t.work_left == 0).then_some((next, i))
     }
 
+    /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.
     #[inline]
-    fn resume_once(&mut self, c: usize, id: ThreadId) {
+    fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
         let now = self.now;
-        let i = self.local(id).expect("current thread is live");
         let t = self.slots[i].as_mut().expect("live slot");
         if (t.restart_pending || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
             return;
@@ -1125,7 +1127,7 @@ impl<C: Clock> Kernel<C> {
                 if let Request::Unlock { lock, poison } = request {
                     // An unlock owns nothing: there is no drop glue to run.
                     std::mem::forget(request);
-                    self.handle_unlock(id, lock, poison);
+                    self.handle_unlock(i, id, lock, poison);
                 } else {
                     self.handle(c, id, request);
                 }
@@ -1190,16 +1192,17 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The running thread `id` unlocks `lock`.
+    /// The running thread `id`, in slot `i`, unlocks `lock`.
     #[inline]
-    fn handle_unlock(&mut self, id: ThreadId, lock: LockId, poison: bool) {
-        self.tcb(id).quiet_reply = true;
+    fn handle_unlock(&mut self, i: usize, id: ThreadId, lock: LockId, poison: bool) {
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.quiet_reply = true;
         let cost = self.costs.unlock;
         if cost.is_zero() {
             self.unlock(id, lock, poison, true);
         } else {
             // The unlock takes effect once its cost is paid, before any waiter runs.
-            self.tcb(id).pending_unlock = Some((lock, poison));
+            t.pending_unlock = Some((lock, poison));
             self.charge_overhead(id, cost);
         }
     }
@@ -1265,7 +1268,10 @@ impl<C: Clock> Kernel<C> {
                     self.tcb(id).reply = Some(Reply::Locked(r));
                 }
             }
-            Request::Unlock { lock, poison } => self.handle_unlock(id, lock, poison),
+            Request::Unlock { lock, poison } => {
+                let i = self.local(id).expect("the requesting thread is live");
+                self.handle_unlock(i, id, lock, poison);
+            }
             Request::ClearPoison(lock) => self.clear_poison(lock),
             Request::Adopt(lock) => {
                 if let Ok(l) = self.lock_local(lock) {
