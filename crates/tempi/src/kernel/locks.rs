@@ -387,37 +387,41 @@ impl<C: Clock> Kernel<C> {
         self.tcb(id).held.push(l as u32);
     }
 
-    /// Thread `id` releases `lock`; when `switch` is set, `id` is the running thread and
-    /// nothing else remains to be done for it before the reschedule, so the lock may go to a
-    /// more urgent waiter on the short path, which also switches the CPU to it.
-    pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool, switch: bool) {
+    /// Thread `id` releases `lock`. When `running` is its slot, `id` is the running thread
+    /// and nothing else remains to be done for it before the reschedule, so the lock may go to
+    /// a more urgent waiter on the short path, which also switches the CPU to it.
+    pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool, running: Option<usize>) {
         let Ok(l) = self.lock_local(lock) else { return };
         self.sync_owner(l);
         if self.locks[l].owner != Some(id) {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
         }
-        if !switch || poison || !self.direct_hand_off || !self.hand_off(id, l) {
+        let handed = match running {
+            Some(i) if !poison && self.direct_hand_off => self.hand_off(id, i, l),
+            _ => false,
+        };
+        if !handed {
             self.release(id, l, poison);
         }
     }
 
     /// The contended unlock's common case, without the general machinery of
-    /// [`Kernel::release`] and of the reschedule that follows it: `id`, running, holds only
-    /// lock `l`; exactly one thread waits, for `l` itself, and it is more urgent than `id`
+    /// [`Kernel::release`] and of the reschedule that follows it: `id`, running (in slot
+    /// `i`), holds only lock `l`; exactly one thread waits, for `l` itself, and it is more urgent than `id`
     /// will be once `l` no longer lends to it; the protocol does not raise its holder and
     /// neither thread is in a thread set. The lock goes straight to the
     /// waiter and the CPU goes to whom the scheduler picks, with the same effects, trace
     /// records and scheduler calls, in the same order, as `release` and `reschedule` make;
     /// each thread's [`SchedInfo`] is built once instead of at every step. Returns false,
     /// having changed nothing, when the case does not apply.
-    fn hand_off(&mut self, id: ThreadId, l: usize) -> bool {
+    fn hand_off(&mut self, id: ThreadId, i: usize, l: usize) -> bool {
         let lock = &self.locks[l];
         if lock.waiters.len() != 1 || lock.raises_holder || lock.poisoned {
             return false;
         }
         let w = lock.waiters[0];
-        let (Some(i), Some(wi)) = (self.local(id), self.local(w)) else { return false };
+        let Some(wi) = self.local(w) else { return false };
         let t = self.slots[i].as_ref().expect("live slot");
         let Some(c) = self.cpu_local(t.cpu) else { return false };
         let cpu = &self.cpus[c];

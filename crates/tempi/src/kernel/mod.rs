@@ -1157,8 +1157,10 @@ impl<C: Clock> Kernel<C> {
                 }
             }
         }
-        if let Some((lock, poison)) = self.tcb(id).pending_unlock.take() {
-            self.unlock(id, lock, poison, true);
+        let i = self.local(id).expect("the resumed thread is live");
+        let t = self.slots[i].as_mut().expect("live slot");
+        if let Some((lock, poison)) = t.pending_unlock.take() {
+            self.unlock(id, lock, poison, Some(i));
             if self.cpus[c].preempt || self.cpus[c].current != Some(id) {
                 // A waiter more urgent than this thread takes over first.
                 return false;
@@ -1199,7 +1201,7 @@ impl<C: Clock> Kernel<C> {
         t.quiet_reply = true;
         let cost = self.costs.unlock;
         if cost.is_zero() {
-            self.unlock(id, lock, poison, true);
+            self.unlock(id, lock, poison, Some(i));
         } else {
             // The unlock takes effect once its cost is paid, before any waiter runs.
             t.pending_unlock = Some((lock, poison));

@@ -132,7 +132,7 @@ impl<C: Clock> Kernel<C> {
         let Some(k) = self.cond_local(cond).filter(|&k| self.conds[k].cpu == self.cpus[c].index) else {
             return Some(Reply::Locked(Err(LockError::CrossCpu)));
         };
-        self.unlock(id, lock, false, false);
+        self.unlock(id, lock, false, None);
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(Reply::CondWoken(true));
         }
