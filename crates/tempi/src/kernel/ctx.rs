@@ -426,12 +426,9 @@ impl<'a> Ctx<'a> {
     /// Unlock without unwinding: it runs in a guard's destructor, possibly while unwinding.
     #[inline(always)]
     pub(crate) fn unlock_raw(&self, lock: LockId, poison: bool) {
-        let r = ManuallyDrop::new(self.yielder.suspend(Request::Unlock { lock, poison }));
+        let r = self.yielder.suspend(Request::Unlock { lock, poison });
         self.now.set(r.now);
         self.job.set(r.job);
-        if r.reply.owns_heap() {
-            drop(ManuallyDrop::into_inner(r));
-        }
     }
 
     /// Release `lock` and wait on `cond`; returns whether the wait timed out. The caller
