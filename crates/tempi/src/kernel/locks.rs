@@ -408,13 +408,16 @@ impl<C: Clock> Kernel<C> {
 
     /// The contended unlock's common case, without the general machinery of
     /// [`Kernel::release`] and of the reschedule that follows it: `id`, running (in slot
-    /// `i`), holds only lock `l`; exactly one thread waits, for `l` itself, and it is more urgent than `id`
-    /// will be once `l` no longer lends to it; the protocol does not raise its holder and
-    /// neither thread is in a thread set. The lock goes straight to the
-    /// waiter and the CPU goes to whom the scheduler picks, with the same effects, trace
-    /// records and scheduler calls, in the same order, as `release` and `reschedule` make;
-    /// each thread's [`SchedInfo`] is built once instead of at every step. Returns false,
-    /// having changed nothing, when the case does not apply.
+    /// `i`), holds only lock `l`; exactly one thread waits, for `l` itself, and it is more
+    /// urgent than `id` will be once `l` no longer lends to it; the protocol does not raise
+    /// its holder and neither thread is in a thread set. The lock goes straight to the waiter
+    /// and the CPU goes to whom the scheduler picks, with the same effects, trace records and
+    /// scheduler calls, in the same order, as `release` and `reschedule` make (the scheduler's
+    /// three calls and pick fused in [`Scheduler::on_handed_over`]); each thread's
+    /// [`SchedInfo`] is borrowed from its control block. Returns false, having changed
+    /// nothing, when the case does not apply.
+    ///
+    /// [`Scheduler::on_handed_over`]: crate::policy::sched::Scheduler::on_handed_over
     fn hand_off(&mut self, id: ThreadId, i: usize, l: usize) -> bool {
         let lock = &self.locks[l];
         if lock.waiters.len() != 1 || lock.raises_holder || lock.poisoned {
