@@ -102,14 +102,6 @@ pub(crate) enum Reply {
     Released(Result<(), Box<Error>>),
 }
 
-impl Reply {
-    /// Whether dropping this reply frees memory (its error or value is boxed).
-    #[inline(always)]
-    pub(crate) fn owns_heap(&self) -> bool {
-        matches!(self, Reply::Control(_) | Reply::Spawned(_) | Reply::Joined(_) | Reply::Released(_))
-    }
-}
-
 pub(crate) struct Response {
     pub(crate) now: Time,
     pub(crate) job: JobInfo,

@@ -26,7 +26,7 @@ use crate::sets::Accounting;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::sync::{decode_owner, encode_owner, LockError, LockId, LockSpec, LockWord};
+use crate::sync::{LockError, LockId, LockSpec, LockWord};
 use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::{StopReason, TraceKind};
@@ -86,7 +86,7 @@ impl LockState {
     /// Tell the `Mutex` that `id` owns the lock through the kernel.
     #[inline]
     fn publish_owner(&self, id: ThreadId) {
-        self.word.owner.store(encode_owner(id), Ordering::Relaxed);
+        self.word.owner.store(id.to_word(), Ordering::Relaxed);
         self.word.managed.store(true, Ordering::Relaxed);
     }
 }
@@ -830,7 +830,7 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::sync_owner`] of a lock the kernel sees as free.
     fn adopt_fast_owner(&mut self, l: usize) {
-        let Some(owner) = decode_owner(self.locks[l].word.owner.load(Ordering::Relaxed)) else { return };
+        let Some(owner) = ThreadId::from_word(self.locks[l].word.owner.load(Ordering::Relaxed)) else { return };
         if self.local(owner).is_none() {
             return;
         }

@@ -208,15 +208,12 @@ impl Tcb {
     }
 
     /// Give the thread `reply` for its next resume. Replies are taken at every resume, so
-    /// there is normally none to drop, and one that owns no memory needs no drop glue.
+    /// there is normally none to drop: the drop glue runs only when there is one (a plain
+    /// assignment would call it every time).
     #[inline]
     pub(crate) fn set_reply(&mut self, reply: Reply) {
         if let Some(old) = self.reply.replace(reply) {
-            if old.owns_heap() {
-                drop(old);
-            } else {
-                std::mem::forget(old);
-            }
+            drop(old);
         }
     }
 

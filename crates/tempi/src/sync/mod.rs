@@ -72,23 +72,13 @@ impl fmt::Debug for LockId {
 /// `Sync` and any misuse from another OS thread free of undefined behaviour.
 #[derive(Debug, Default)]
 pub(crate) struct LockWord {
-    /// 0 when free, else the owner encoded by [`encode_owner`].
+    /// 0 when free, else the owner as [`ThreadId::to_word`] gives it.
     pub(crate) owner: AtomicU64,
     /// The fast path is allowed (protocol, costs, tracing and poisoning permitting).
     pub(crate) fast: AtomicBool,
     /// The kernel tracks the current ownership (it was granted by the kernel, or adopted when
     /// another thread had to wait): the owner must unlock through the kernel.
     pub(crate) managed: AtomicBool,
-}
-
-/// A thread id as a non-zero lock-word value.
-pub(crate) fn encode_owner(id: ThreadId) -> u64 {
-    id.to_word()
-}
-
-/// The thread a lock-word value names.
-pub(crate) fn decode_owner(word: u64) -> Option<ThreadId> {
-    ThreadId::from_word(word)
 }
 
 /// How to create a lock: name, CPU, protocol, ceiling.
@@ -283,7 +273,7 @@ impl<T> Mutex<T> {
         if cx.cpu() != self.cpu || !w.fast.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != 0 {
             return false;
         }
-        w.owner.store(encode_owner(cx.id()), Ordering::Relaxed);
+        w.owner.store(cx.id().to_word(), Ordering::Relaxed);
         cx.fast_held_add(1);
         true
     }
@@ -308,7 +298,7 @@ impl<T> Mutex<T> {
     #[inline(always)]
     fn release_fast(&self, cx: &Ctx<'_>) -> bool {
         let w = &self.word;
-        if w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != encode_owner(cx.id()) {
+        if w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != cx.id().to_word() {
             return false;
         }
         w.owner.store(0, Ordering::Relaxed);
