@@ -37,6 +37,11 @@ pub enum Error {
     },
     /// No live or finished thread has this id.
     UnknownThread(ThreadId),
+    /// The thread id was made by another runtime: ids are bound to their runtime (see
+    /// [`ThreadId`]).
+    ForeignThread(ThreadId),
+    /// The set id was made by another runtime.
+    ForeignSet(SetId),
     /// A thread tried to join itself.
     JoinSelf,
     /// Jobs can only be released on demand for sporadic threads.
@@ -89,6 +94,8 @@ impl fmt::Display for Error {
             }
             Error::TooManyThreads { max } => write!(f, "no free thread slot: at most {max} threads per CPU"),
             Error::UnknownThread(t) => write!(f, "no thread {t:?}"),
+            Error::ForeignThread(t) => write!(f, "thread id {t:?} belongs to another runtime"),
+            Error::ForeignSet(s) => write!(f, "thread set id {s:?} belongs to another runtime"),
             Error::JoinSelf => write!(f, "a thread cannot join itself"),
             Error::NotSporadic(t) => write!(f, "thread {t:?} is not sporadic: its jobs cannot be released on demand"),
             Error::CrossCpu { from, to } => write!(

@@ -7,6 +7,7 @@
 //! own kernel, and threads stay on the CPU they were placed on.
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,28 @@ use crate::time::Time;
 use crate::trace::TraceRecord;
 
 /// Runtime-wide settings, fixed before the run starts. Every pool is sized from these.
+///
+/// # Limits
+///
+/// Every pool is allocated when the run starts and never grows, so each has a fixed limit;
+/// creating one object more than its limit allows is refused with an error at creation
+/// (before the run, or from a thread during it), never a panic or a reallocation:
+///
+/// | what | per | default | setting | error |
+/// |---|---|---|---|---|
+/// | live threads | CPU | 256 | [`Config::max_threads`] | [`Error::TooManyThreads`] |
+/// | timing events | CPU | 256 | [`Config::max_timers`] | [`Error::InvalidConfig`] |
+/// | thread sets | CPU | 64 | [`Config::max_sets`] | [`Error::TooManySets`] |
+/// | mutexes | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | condition variables | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | semaphores | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
+///
+/// In virtual time one kernel simulates every CPU, so a per-CPU limit is pooled: a runtime
+/// of `n` CPUs holds `n` times the limit, wherever the objects are placed. A runtime has at
+/// most 65 536 thread slots and 65 536 set slots in all (`cpus × max_threads` and
+/// `cpus × max_sets`): ids carry the runtime's tag above their index (see
+/// [`crate::ThreadId`]); [`Runtime::new`] refuses more.
 ///
 /// ```
 /// let cfg = tempi::Config::new(2).max_threads(64).trace_capacity(10_000);
@@ -285,6 +308,16 @@ impl Config {
         if self.max_threads == 0 {
             return Err(Error::InvalidConfig("max_threads must be at least 1".into()));
         }
+        // Ids keep the runtime's tag above their index.
+        let slots = 1usize << ThreadId::TAG_SHIFT;
+        for (what, per_cpu) in [("max_threads", self.max_threads), ("max_sets", self.max_sets)] {
+            if self.cpus.checked_mul(per_cpu).is_none_or(|n| n > slots) {
+                return Err(Error::InvalidConfig(format!(
+                    "cpus × {what} = {} × {per_cpu} exceeds {slots}, the most a runtime can number",
+                    self.cpus
+                )));
+            }
+        }
         if let Some(p) = self.fifo_priority {
             if !(1..=99).contains(&p) {
                 return Err(Error::InvalidConfig(format!("SCHED_FIFO priority {p} is outside 1..=99")));
@@ -518,8 +551,13 @@ impl RunOutcome {
 /// assert_eq!(out.total_misses(), 0);
 /// ```
 pub struct Runtime<C: Clock> {
+    /// This runtime's identity, unique in the process: its objects carry it, and refuse to
+    /// be used by threads of another runtime.
+    id: u64,
     config: Config,
     seeds: Vec<KernelSeed>,
+    /// Threads added to sets before the run, to refuse a second set at once.
+    memberships: Vec<(ThreadId, SetId)>,
     _clock: PhantomData<C>,
 }
 
@@ -567,8 +605,11 @@ impl<C: Clock> Runtime<C> {
             ClockMode::Virtual => 1,
             ClockMode::Real => config.cpus,
         };
-        let seeds = (0..kernels).map(|k| KernelSeed::new(k, kernels, &config)).collect();
-        Ok(Runtime { config, seeds, _clock: PhantomData })
+        // Handed out in sequence and never reused: 64 bits do not wrap in a process's life.
+        static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
+        let seeds = (0..kernels).map(|k| KernelSeed::new(id, k, kernels, &config)).collect();
+        Ok(Runtime { id, config, seeds, memberships: Vec::new(), _clock: PhantomData })
     }
 
     /// The configuration.
@@ -591,6 +632,22 @@ impl<C: Clock> Runtime<C> {
         for s in &mut self.seeds {
             s.scheduler = self.config.scheduler.clone();
         }
+    }
+
+    /// Refuse an id made by another runtime.
+    fn check_thread(&self, thread: ThreadId) -> Result<(), Error> {
+        if thread.tag() != self.id as u16 {
+            return Err(Error::ForeignThread(thread));
+        }
+        Ok(())
+    }
+
+    /// Refuse a set id made by another runtime.
+    fn check_set(&self, set: SetId) -> Result<(), Error> {
+        if set.tag() != self.id as u16 {
+            return Err(Error::ForeignSet(set));
+        }
+        Ok(())
     }
 
     fn seed_for(&mut self, cpu: usize) -> Result<&mut KernelSeed, Error> {
@@ -647,7 +704,14 @@ impl<C: Clock> Runtime<C> {
     }
 
     /// Create a mutex owning `value` before the run (see [`crate::sync`]). Share it between
-    /// threads with an `Arc`.
+    /// threads with an `Arc`. The mutex belongs to this runtime: threads of another runtime
+    /// get [`crate::sync::LockError::ForeignRuntime`].
+    ///
+    /// # Errors
+    /// The spec is checked here, not when the run starts: an unknown protocol, a protocol
+    /// that needs a ceiling without one (declared or computed from users), a user that is
+    /// not a thread of this runtime on the lock's kernel, a CPU the runtime does not have,
+    /// or more locks than [`Config::max_locks`].
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -655,10 +719,19 @@ impl<C: Clock> Runtime<C> {
     /// # let _ = m;
     /// ```
     pub fn create_mutex<T>(&mut self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
+        spec.check()?;
+        for &u in &spec.users {
+            self.check_thread(u)?;
+        }
         let cpu = spec.cpu;
+        let runtime = self.id;
+        let seed = self.seed_for(cpu)?;
+        if let Some(&u) = spec.users.iter().find(|&&u| !seed.owns_thread(u)) {
+            return Err(Error::UnknownThread(u));
+        }
         let word = spec.word.clone();
-        let id = self.seed_for(cpu)?.create_lock(spec)?;
-        Ok(Mutex::new(id, cpu, word, value))
+        let id = seed.create_lock(spec)?;
+        Ok(Mutex::new(id, cpu, runtime, word, value))
     }
 
     /// Create a condition variable for the mutexes of `cpu` before the run.
@@ -670,10 +743,14 @@ impl<C: Clock> Runtime<C> {
     /// ```
     pub fn create_condvar(&mut self, cpu: usize) -> Result<crate::sync::Condvar, Error> {
         let id = self.seed_for(cpu)?.create_cond(cpu)?;
-        Ok(crate::sync::Condvar::new(id))
+        Ok(crate::sync::Condvar::new(id, cpu, self.id))
     }
 
     /// Create a counting semaphore before the run.
+    ///
+    /// # Errors
+    /// Checked here: an unknown queue policy, a CPU the runtime does not have, or more
+    /// semaphores than [`Config::max_locks`].
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -681,9 +758,10 @@ impl<C: Clock> Runtime<C> {
     /// # let _ = s;
     /// ```
     pub fn create_semaphore(&mut self, spec: crate::sync::SemSpec) -> Result<crate::sync::Semaphore, Error> {
+        spec.check()?;
         let cpu = spec.cpu;
         let id = self.seed_for(cpu)?.create_sem(spec)?;
-        Ok(crate::sync::Semaphore::new(id))
+        Ok(crate::sync::Semaphore::new(id, cpu, self.id))
     }
 
     /// Create an empty thread set whose members will run on `cpu`.
@@ -698,11 +776,17 @@ impl<C: Clock> Runtime<C> {
     }
 
     fn seed_of_set(&mut self, set: SetId) -> Result<&mut KernelSeed, Error> {
+        self.check_set(set)?;
         self.seeds.iter_mut().find(|s| s.owns_set(set)).ok_or(Error::UnknownSet(set))
     }
 
     /// Add a thread to a set before the run. A thread belongs to at most one set; in real time
     /// the thread must be on the set's CPU.
+    ///
+    /// # Errors
+    /// Checked here: [`Error::AlreadyInSet`] for a thread already added to a set,
+    /// [`Error::ForeignThread`] / [`Error::ForeignSet`] for ids of another runtime,
+    /// [`Error::UnknownThread`] for a thread not on the set's kernel.
     ///
     /// ```
     /// use std::time::Duration;
@@ -714,11 +798,16 @@ impl<C: Clock> Runtime<C> {
     /// assert_eq!(rt.run_until(tempi::Time::from_millis(20)).unwrap().sets[0].members, vec![t]);
     /// ```
     pub fn add_to_set(&mut self, set: SetId, thread: ThreadId) -> Result<(), Error> {
+        self.check_thread(thread)?;
+        if let Some(&(_, old)) = self.memberships.iter().find(|(t, _)| *t == thread) {
+            return Err(Error::AlreadyInSet { thread, set: old });
+        }
         let seed = self.seed_of_set(set)?;
         if !seed.owns_thread(thread) {
             return Err(Error::UnknownThread(thread));
         }
         seed.push_setup(SetupOp::Add(set, thread));
+        self.memberships.push((thread, set));
         Ok(())
     }
 
@@ -769,6 +858,7 @@ impl<C: Clock> Runtime<C> {
         at: Duration,
         handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static,
     ) -> Result<(), Error> {
+        self.check_thread(thread)?;
         let seed = self.seeds.iter_mut().find(|s| s.owns_thread(thread)).ok_or(Error::UnknownThread(thread))?;
         seed.push_setup(SetupOp::ThreadTimer(thread, at, Box::new(handler)));
         Ok(())

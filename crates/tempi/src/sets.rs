@@ -16,6 +16,9 @@ use crate::time::Time;
 
 /// Identifies a thread set for the lifetime of a runtime.
 ///
+/// Like a [`ThreadId`], it carries a tag of its runtime: another runtime refuses it with
+/// [`crate::Error::ForeignSet`].
+///
 /// ```
 /// let mut rt = tempi::Runtime::simulated(1);
 /// let a = rt.create_set("a", 0).unwrap();
@@ -33,13 +36,19 @@ impl SetId {
     /// assert_eq!(rt.create_set("a", 0).unwrap().index(), 0);
     /// ```
     pub fn index(self) -> usize {
-        self.0 as usize
+        (self.0 & ((1 << crate::thread::ThreadId::TAG_SHIFT) - 1)) as usize
+    }
+
+    /// The tag of the runtime that made this id, above the index as in a
+    /// [`crate::ThreadId`].
+    pub(crate) fn tag(self) -> u16 {
+        (self.0 >> crate::thread::ThreadId::TAG_SHIFT) as u16
     }
 }
 
 impl fmt::Debug for SetId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "S{}", self.0)
+        write!(f, "S{}", self.index())
     }
 }
 

@@ -13,7 +13,14 @@ use crate::time::Time;
 /// Identifies a thread for the lifetime of a runtime.
 ///
 /// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
-/// that reuses the slot.
+/// that reuses the slot, plus a tag of the runtime that made it: the low 16 bits of the
+/// runtime's identity, which a process hands out in sequence. A runtime refuses an id whose
+/// tag is not its own with [`crate::Error::ForeignThread`]; so ids of any two of 65 536
+/// runtimes created one after the other in a process are never confused. (Only a runtime
+/// created 65 536 runtimes later than another could take one of its ids for its own; the tag
+/// costs nothing, being part of the word the kernel already compares.) Ids of two runtimes
+/// therefore never compare equal, even when the runs are identical: compare
+/// [`ThreadId::index`] (and the order of spawning) across runs instead.
 ///
 /// ```
 /// use tempi::{Runtime, ThreadSpec};
@@ -29,11 +36,25 @@ impl ThreadId {
     /// Slot and generation packed in one word, slot first, so ids compare as one word and in
     /// (slot, generation) order; the `+ 1` keeps zero free, so `Option<ThreadId>` is one word
     /// too. The kernel compares ids on every switch.
+    ///
+    /// `slot` is the runtime's tag in its top 16 bits and the slot index below
+    /// ([`ThreadId::TAG_SHIFT`]).
     pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
         let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
         ThreadId(NonZeroU64::new(packed).expect("slot and generation are not both at their maximum"))
     }
 
+    /// Where the runtime's tag starts in the slot field; the slot index is below it, so a
+    /// runtime has at most `1 << TAG_SHIFT` thread slots.
+    pub(crate) const TAG_SHIFT: u32 = 16;
+
+    /// The tag of the runtime that made this id.
+    #[inline]
+    pub(crate) fn tag(self) -> u16 {
+        (self.slot() >> Self::TAG_SHIFT) as u16
+    }
+
+    /// The slot field: the runtime's tag, then the slot index.
     #[inline]
     pub(crate) fn slot(self) -> u32 {
         ((self.0.get() - 1) >> 32) as u32
@@ -66,19 +87,19 @@ impl ThreadId {
     /// assert_eq!(a.index(), 0);
     /// ```
     pub fn index(self) -> usize {
-        self.slot() as usize
+        (self.slot() & ((1 << Self::TAG_SHIFT) - 1)) as usize
     }
 }
 
 impl fmt::Debug for ThreadId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}.{}", self.slot(), self.generation())
+        write!(f, "T{}.{}", self.index(), self.generation())
     }
 }
 
 impl fmt::Display for ThreadId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}", self.slot())
+        write!(f, "T{}", self.index())
     }
 }
 

@@ -2,6 +2,10 @@
 //!
 //! Owns the [`Time`] type: an instant measured in whole nanoseconds since the runtime started.
 //! Spans are plain [`std::time::Duration`]s. Nothing here reads a clock; see [`crate::clock`].
+//!
+//! Arithmetic saturates: an instant or a span past [`Time::MAX`] (about 584 years) is
+//! [`Time::MAX`], which the runtime reads as "never"; a span before an earlier instant is
+//! zero. Nothing here wraps or panics.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -44,29 +48,33 @@ impl Time {
     pub const fn from_nanos(ns: u64) -> Time {
         Time(ns)
     }
-    /// An instant `us` microseconds after start.
+    /// An instant `us` microseconds after start, clamped to [`Time::MAX`] (as `Time + Duration`
+    /// is).
     ///
     /// ```
     /// assert_eq!(tempi::Time::from_micros(2).as_nanos(), 2_000);
+    /// assert_eq!(tempi::Time::from_micros(u64::MAX), tempi::Time::MAX);
     /// ```
     pub const fn from_micros(us: u64) -> Time {
-        Time(us * 1_000)
+        Time(us.saturating_mul(1_000))
     }
-    /// An instant `ms` milliseconds after start.
+    /// An instant `ms` milliseconds after start, clamped to [`Time::MAX`].
     ///
     /// ```
     /// assert_eq!(tempi::Time::from_millis(2).as_nanos(), 2_000_000);
+    /// assert_eq!(tempi::Time::from_millis(u64::MAX), tempi::Time::MAX);
     /// ```
     pub const fn from_millis(ms: u64) -> Time {
-        Time(ms * 1_000_000)
+        Time(ms.saturating_mul(1_000_000))
     }
-    /// An instant `s` seconds after start.
+    /// An instant `s` seconds after start, clamped to [`Time::MAX`] (about 584 years).
     ///
     /// ```
     /// assert_eq!(tempi::Time::from_secs(1).as_nanos(), 1_000_000_000);
+    /// assert_eq!(tempi::Time::from_secs(u64::MAX), tempi::Time::MAX);
     /// ```
     pub const fn from_secs(s: u64) -> Time {
-        Time(s * 1_000_000_000)
+        Time(s.saturating_mul(1_000_000_000))
     }
     /// Nanoseconds since start.
     ///

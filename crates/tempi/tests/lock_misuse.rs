@@ -69,7 +69,7 @@ fn lock_panic_inside_critical_section_releases_and_poisons() {
     let (m2, s) = (m.clone(), seen.clone());
     rt.spawn(ThreadSpec::new("next").priority(1), move |cx| {
         s.lock().unwrap().push(m2.lock(cx).map(|g| g.clone()));
-        m2.clear_poison(cx);
+        m2.clear_poison(cx).unwrap();
         s.lock().unwrap().push(m2.lock(cx).map(|g| g.clone()));
     })
     .unwrap();
@@ -128,12 +128,13 @@ fn lock_kill_and_shutdown_leave_no_lock_held() {
 
 #[test]
 fn lock_pcp_needs_a_ceiling_and_unknown_protocols_are_errors() {
+    // Refused at creation, not when the run starts.
     let mut rt = Runtime::simulated(1);
-    rt.create_mutex((), LockSpec::new("no-ceiling").protocol("pcp")).unwrap();
-    assert!(matches!(rt.run(), Err(tempi::Error::InvalidConfig(m)) if m.contains("ceiling")));
-    let mut rt = Runtime::simulated(1);
-    rt.create_mutex((), LockSpec::new("odd").protocol("spin")).unwrap();
-    assert!(matches!(rt.run(), Err(tempi::Error::InvalidConfig(m)) if m.contains("spin")));
+    let r = rt.create_mutex((), LockSpec::new("no-ceiling").protocol("pcp"));
+    assert!(matches!(r, Err(tempi::Error::InvalidConfig(m)) if m.contains("ceiling")));
+    let r = rt.create_mutex((), LockSpec::new("odd").protocol("spin"));
+    assert!(matches!(r, Err(tempi::Error::InvalidConfig(m)) if m.contains("spin")));
+    rt.run().unwrap();
 }
 
 #[test]

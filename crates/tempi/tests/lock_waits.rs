@@ -40,7 +40,7 @@ fn lock_condvar_wakes_the_most_urgent_waiter_first() {
     rt.spawn(at_us(1000).priority(1), move |cx| {
         for _ in 0..3 {
             *m2.lock(cx).unwrap() += 1;
-            cv2.notify_one(cx);
+            cv2.notify_one(cx).unwrap();
             cx.work(ms(1));
         }
     })
@@ -65,7 +65,7 @@ fn lock_condvar_notify_all_and_timeout() {
         .unwrap();
     }
     let cv2 = cv.clone();
-    rt.spawn(at_us(5000), move |cx| cv2.notify_all(cx)).unwrap();
+    rt.spawn(at_us(5000), move |cx| cv2.notify_all(cx).unwrap()).unwrap();
     rt.run().unwrap();
     assert_eq!(*log.lock().unwrap(), ["w1 true @2.000000ms", "w0 false @5.000000ms", "w2 false @5.000000ms"]);
 }
@@ -100,7 +100,7 @@ fn semaphore_order(queue: &str, edf: bool) -> Vec<String> {
         ThreadSpec::new("giver").periodic(ms(1000)).phase(ms(10)).max_jobs(1).priority(0).deadline(ms(500)),
         move |cx| {
             for _ in 0..3 {
-                s2.vacate(cx);
+                s2.vacate(cx).unwrap();
                 cx.work(ms(1));
             }
         },
@@ -130,7 +130,7 @@ fn lock_semaphore_counts_and_times_out_exactly() {
         assert_eq!(s1.try_procure(cx), Err(LockError::WouldBlock));
         let r = s1.procure_timeout(cx, Duration::from_micros(1500));
         l1.lock().unwrap().push(format!("{r:?} @{}", cx.now()));
-        s1.vacate(cx);
+        s1.vacate(cx).unwrap();
         assert_eq!(s1.try_procure(cx), Ok(()));
     })
     .unwrap();

@@ -202,6 +202,8 @@ fn unexpected_reply(reply: Reply, what: &str) -> ! {
 /// ```
 pub struct Ctx<'a> {
     yielder: &'a Yielder<Response, Request>,
+    /// The identity of the thread's runtime: objects of other runtimes are refused.
+    runtime: u64,
     id: ThreadId,
     cpu: usize,
     now: Cell<Time>,
@@ -260,6 +262,12 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn cpu(&self) -> usize {
         self.cpu
+    }
+
+    /// The identity of this thread's runtime.
+    #[inline(always)]
+    pub(crate) fn runtime(&self) -> u64 {
+        self.runtime
     }
 
     /// The current instant. In virtual time, code between runtime calls takes no time.
@@ -439,8 +447,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(crate) fn cond_signal_raw(&self, cond: CondId, all: bool) {
-        self.call(Request::CondSignal { cond, all });
+    pub(crate) fn cond_signal_raw(&self, cond: CondId, all: bool) -> Result<(), LockError> {
+        match self.call(Request::CondSignal { cond, all }) {
+            Reply::Locked(r) => r,
+            _ => Ok(()),
+        }
     }
 
     pub(crate) fn procure_raw(&self, sem: SemId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
@@ -451,8 +462,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(crate) fn vacate_raw(&self, sem: SemId) {
-        self.call(Request::Vacate(sem));
+    pub(crate) fn vacate_raw(&self, sem: SemId) -> Result<(), LockError> {
+        match self.call(Request::Vacate(sem)) {
+            Reply::Locked(r) => r,
+            _ => Ok(()),
+        }
     }
 
     /// Create a condition variable on this thread's CPU.
@@ -461,13 +475,13 @@ impl<'a> Ctx<'a> {
     /// let mut rt = tempi::Runtime::simulated(1);
     /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
     ///     let cv = cx.create_condvar().unwrap();
-    ///     cv.notify_one(cx); // nobody waits: nothing happens
+    ///     cv.notify_one(cx).unwrap(); // nobody waits: nothing happens
     /// }).unwrap();
     /// rt.run().unwrap();
     /// ```
     pub fn create_condvar(&self) -> Result<Condvar, Error> {
         match self.control(ControlOp::CreateCond(self.cpu))? {
-            ControlValue::Cond(id) => Ok(Condvar::new(id)),
+            ControlValue::Cond(id) => Ok(Condvar::new(id, self.cpu, self.runtime)),
             _ => unreachable!("creating a condition variable answers with its id"),
         }
     }
@@ -479,14 +493,14 @@ impl<'a> Ctx<'a> {
     /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
     ///     let s = cx.create_semaphore(tempi::sync::SemSpec::new("slots", 2)).unwrap();
     ///     s.procure(cx).unwrap();
-    ///     s.vacate(cx);
+    ///     s.vacate(cx).unwrap();
     /// }).unwrap();
     /// rt.run().unwrap();
     /// ```
     pub fn create_semaphore(&self, spec: SemSpec) -> Result<Semaphore, Error> {
         let spec = spec.cpu(self.cpu);
         match self.control(ControlOp::CreateSem(spec))? {
-            ControlValue::Sem(id) => Ok(Semaphore::new(id)),
+            ControlValue::Sem(id) => Ok(Semaphore::new(id, self.cpu, self.runtime)),
             _ => unreachable!("creating a semaphore answers with its id"),
         }
     }
@@ -536,7 +550,7 @@ impl<'a> Ctx<'a> {
         let spec = spec.cpu(self.cpu);
         let word = spec.word.clone();
         match self.control(ControlOp::CreateLock(spec))? {
-            ControlValue::Lock(id) => Ok(Mutex::new(id, self.cpu, word, value)),
+            ControlValue::Lock(id) => Ok(Mutex::new(id, self.cpu, self.runtime, word, value)),
             _ => unreachable!("creating a lock answers with its id"),
         }
     }
@@ -951,13 +965,13 @@ fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
 pub(crate) fn thread_main(
     yielder: &Yielder<Response, Request>,
     first: Response,
-    id: ThreadId,
-    cpu: usize,
+    (runtime, id, cpu): (u64, ThreadId, usize),
     real_clock: Option<RealClock>,
     fast_held: Rc<Cell<u32>>,
     mut body: Body,
 ) -> ThreadOutcome {
-    let cx = Ctx { yielder, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_clock, fast_held };
+    let cx =
+        Ctx { yielder, runtime, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_clock, fast_held };
     let mut reply = first.reply;
     loop {
         let aborted = match reply {

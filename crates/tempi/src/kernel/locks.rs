@@ -92,21 +92,17 @@ impl LockState {
 }
 
 impl<C: Clock> Kernel<C> {
-    pub(crate) fn lock_local(&self, lock: LockId) -> Result<usize, LockError> {
+    /// The local index of `lock`, if it is a lock of this kernel. (The `Mutex` has already
+    /// refused callers of another runtime or CPU.)
+    pub(crate) fn lock_local(&self, lock: LockId) -> Option<usize> {
         match lock.0.checked_sub(self.lock_base).map(|i| i as usize) {
-            Some(i) if i < self.locks.len() => Ok(i),
-            _ => Err(LockError::CrossCpu),
+            Some(i) if i < self.locks.len() => Some(i),
+            _ => None,
         }
     }
 
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
-        if let Some(p) = spec.unknown_protocol {
-            return Err(Error::InvalidConfig(format!(
-                "lock `{}`: unknown protocol `{p}` (known: {})",
-                spec.name,
-                crate::policy::lock::NAMES.join(", ")
-            )));
-        }
+        spec.check()?;
         if self.locks.len() == self.locks.capacity() {
             return Err(Error::InvalidConfig(format!("more than {} locks on one CPU", self.locks.capacity())));
         }
@@ -119,7 +115,7 @@ impl<C: Clock> Kernel<C> {
                 let mut users = Vec::with_capacity(spec.users.len());
                 for &u in &spec.users {
                     if self.local(u).is_none() {
-                        return Err(Error::UnknownThread(u));
+                        return Err(self.no_thread(u));
                     }
                     let t = self.tcb(u);
                     users.push((t.sched.priority, t.rel_deadline));
@@ -264,14 +260,14 @@ impl<C: Clock> Kernel<C> {
         try_only: bool,
         restartable: bool,
     ) -> Option<Result<(), LockError>> {
-        let l = match self.lock_local(lock) {
-            Ok(l) => l,
-            Err(e) => return Some(Err(e)),
+        let from = self.cpus[c].index;
+        let Some(l) = self.lock_local(lock) else {
+            return Some(Err(LockError::CrossCpu { from, to: usize::MAX }));
         };
-        self.sync_owner(l);
-        if self.locks[l].cpu != self.cpus[c].index {
-            return Some(Err(LockError::CrossCpu));
+        if self.locks[l].cpu != from {
+            return Some(Err(LockError::CrossCpu { from, to: self.locks[l].cpu }));
         }
+        self.sync_owner(l);
         if self.locks[l].owner == Some(id) {
             return Some(Err(LockError::AlreadyHeld));
         }
@@ -391,7 +387,7 @@ impl<C: Clock> Kernel<C> {
     /// and nothing else remains to be done for it before the reschedule, so the lock may go to
     /// a more urgent waiter on the short path, which also switches the CPU to it.
     pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool, running: Option<usize>) {
-        let Ok(l) = self.lock_local(lock) else { return };
+        let Some(l) = self.lock_local(lock) else { return };
         self.sync_owner(l);
         if self.locks[l].owner != Some(id) {
             // The guard API makes this unreachable; a stray request changes nothing.
@@ -805,13 +801,41 @@ impl<C: Clock> Kernel<C> {
     /// A thread ends: release what it still holds (a guard that was leaked), marked poisoned.
     pub(crate) fn release_all(&mut self, id: ThreadId) {
         self.tcb(id).exiting = true;
+        self.adopt_fast_held(id);
         while let Some(&l) = self.tcb(id).held.last() {
             self.release(id, l as usize, true);
         }
     }
 
+    /// A job of `id` has ended. No guard outlives its job (it borrows the job's `Ctx`), so a
+    /// lock still held was leaked (`mem::forget`): release it, marked poisoned, whether it
+    /// was taken on the fast path or through the kernel.
+    #[inline]
+    pub(crate) fn release_leaked(&mut self, id: ThreadId) {
+        if self.tcb(id).holds_nothing() {
+            return;
+        }
+        self.adopt_fast_held(id);
+        while let Some(&l) = self.tcb(id).held.last() {
+            self.release(id, l as usize, true);
+        }
+    }
+
+    /// Adopt every lock `id` holds through the fast path, so the kernel can release it.
+    fn adopt_fast_held(&mut self, id: ThreadId) {
+        if self.tcb(id).fast_held.get() == 0 {
+            return;
+        }
+        let word = id.to_word();
+        for l in 0..self.locks.len() {
+            if self.locks[l].owner.is_none() && self.locks[l].word.owner.load(Ordering::Relaxed) == word {
+                self.adopt_fast_owner(l);
+            }
+        }
+    }
+
     pub(crate) fn clear_poison(&mut self, lock: LockId) {
-        if let Ok(l) = self.lock_local(lock) {
+        if let Some(l) = self.lock_local(lock) {
             self.locks[l].poisoned = false;
             let fast = self.locks[l].fast_ok;
             self.locks[l].word.fast.store(fast, Ordering::Relaxed);

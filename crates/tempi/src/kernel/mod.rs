@@ -57,6 +57,8 @@ pub(crate) type EventHandler = Box<dyn FnMut(&mut EventCtx<'_>) + Send>;
 /// the run. It is `Send`, so a real-time dispatcher can build its kernel on its own OS thread
 /// (coroutines must never move between OS threads).
 pub(crate) struct KernelSeed {
+    /// The identity of the runtime this kernel belongs to (see `Runtime`).
+    runtime: u64,
     first_cpu: usize,
     cpu_count: usize,
     total_cpus: usize,
@@ -98,15 +100,19 @@ pub(crate) enum SetupOp {
 }
 
 impl KernelSeed {
-    /// Seed of kernel `k` of `kernels`: one kernel for all CPUs, or one per CPU.
-    pub(crate) fn new(k: usize, kernels: usize, config: &Config) -> KernelSeed {
+    /// Seed of kernel `k` of `kernels`: one kernel for all CPUs, or one per CPU, of runtime
+    /// `runtime`. Thread and set ids carry the runtime's tag above their index
+    /// (`Config::check` keeps the indices below it).
+    pub(crate) fn new(runtime: u64, k: usize, kernels: usize, config: &Config) -> KernelSeed {
         let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
         let capacity = config.max_threads * cpu_count;
+        let tag = (runtime as u16 as u32) << ThreadId::TAG_SHIFT;
         KernelSeed {
+            runtime,
             first_cpu,
             cpu_count,
             total_cpus: config.cpus,
-            slot_base: (k * config.max_threads) as u32,
+            slot_base: tag | (k * config.max_threads) as u32,
             capacity,
             max_timers: config.max_timers * cpu_count,
             trace_capacity: config.trace_capacity,
@@ -115,7 +121,7 @@ impl KernelSeed {
             threads: Vec::new(),
             timers: Vec::new(),
             max_sets: config.max_sets * cpu_count,
-            set_base: (k * config.max_sets) as u32,
+            set_base: tag | (k * config.max_sets) as u32,
             accounting: config.accounting,
             setup: Vec::new(),
             sets_created: 0,
@@ -278,6 +284,8 @@ struct TimingEvent {
 }
 
 pub(crate) struct Kernel<C: Clock> {
+    /// The identity of the runtime this kernel belongs to; its threads' `Ctx` carry it.
+    runtime: u64,
     clock: C,
     now: Time,
     real_clock: Option<RealClock>,
@@ -342,6 +350,7 @@ impl<C: Clock> Kernel<C> {
         let real_clock = clock.as_real().cloned();
         let pre = seed.threads.len();
         let mut k = Kernel {
+            runtime: seed.runtime,
             now: clock.now(),
             clock,
             real_clock,
@@ -702,6 +711,7 @@ impl<C: Clock> Kernel<C> {
 
     /// The running thread `id` on CPU `c` reports its job ended.
     fn job_done(&mut self, c: usize, id: ThreadId, aborted: bool) {
+        self.release_leaked(id);
         let now = self.now;
         let t = self.tcb(id);
         t.job_active = false;
@@ -1182,8 +1192,9 @@ impl<C: Clock> Kernel<C> {
                 let body = t.body.take().expect("a new thread has its body");
                 let cpu = t.cpu;
                 let fast_held = t.fast_held.clone();
+                let runtime = self.runtime;
                 t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                    ctx::thread_main(y, first, id, cpu, real_clock, fast_held, body)
+                    ctx::thread_main(y, first, (runtime, id, cpu), real_clock, fast_held, body)
                 }));
                 true
             }
@@ -1246,7 +1257,12 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).reply = Some(Reply::Spawned(r.map_err(Box::new)));
             }
             Request::Join(target) => {
-                let r = if target == id { Err(Error::JoinSelf) } else { self.outcome_of(target) };
+                let from = Some(self.cpus[c].index);
+                let r = if target == id {
+                    Err(Error::JoinSelf)
+                } else {
+                    self.outcome_of(target).map_err(|_| self.no_thread_from(target, from))
+                };
                 match r {
                     Ok(None) => {
                         self.tcb(target).joiners += 1;
@@ -1276,7 +1292,7 @@ impl<C: Clock> Kernel<C> {
             }
             Request::ClearPoison(lock) => self.clear_poison(lock),
             Request::Adopt(lock) => {
-                if let Ok(l) = self.lock_local(lock) {
+                if let Some(l) = self.lock_local(lock) {
                     self.sync_owner(l);
                 }
             }
@@ -1285,13 +1301,21 @@ impl<C: Clock> Kernel<C> {
                     self.tcb(id).reply = Some(r);
                 }
             }
-            Request::CondSignal { cond, all } => self.cond_signal(cond, all),
+            Request::CondSignal { cond, all } => {
+                if let Err(e) = self.cond_signal(c, cond, all) {
+                    self.tcb(id).reply = Some(Reply::Locked(Err(e)));
+                }
+            }
             Request::Procure { sem, deadline, try_only } => {
                 if let Some(r) = self.procure(c, id, sem, deadline, try_only) {
                     self.tcb(id).reply = Some(Reply::Locked(r));
                 }
             }
-            Request::Vacate(sem) => self.vacate(sem),
+            Request::Vacate(sem) => {
+                if let Err(e) = self.vacate(c, sem) {
+                    self.tcb(id).reply = Some(Reply::Locked(Err(e)));
+                }
+            }
             Request::Urgency => {
                 let u = self.tcb(id).urgency();
                 self.tcb(id).reply = Some(Reply::Urgency(u));
@@ -1309,11 +1333,7 @@ impl<C: Clock> Kernel<C> {
 
     fn request_release(&mut self, target: ThreadId, from_cpu: usize) -> Result<(), Error> {
         if self.local(target).is_none() {
-            let ours = target.slot().checked_sub(self.slot_base).is_some_and(|i| (i as usize) < self.slots.len());
-            return Err(match (ours, C::MODE) {
-                (false, ClockMode::Real) => Error::CrossCpu { from: from_cpu, to: usize::MAX },
-                _ => Error::UnknownThread(target),
-            });
+            return Err(self.no_thread_from(target, Some(from_cpu)));
         }
         let now = self.now;
         let t = self.tcb(target);

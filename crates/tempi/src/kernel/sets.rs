@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::ctx::{ControlOp, ControlValue};
 use super::{EventHandler, Kernel};
-use crate::clock::Clock;
+use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::policy::budget::{BudgetAction, Enforcement};
 use crate::policy::sched::ReadyReason;
@@ -107,8 +107,36 @@ impl<C: Clock> Kernel<C> {
         let i = set.0.checked_sub(self.set_base).map(|i| i as usize);
         match i.and_then(|i| self.sets.get(i).map(|s| (i, s))) {
             Some((i, s)) if !s.destroyed => Ok(i),
+            _ if set.tag() != self.runtime_tag() => Err(Error::ForeignSet(set)),
             _ => Err(Error::UnknownSet(set)),
         }
+    }
+
+    /// The tag this kernel's runtime puts in its thread and set ids.
+    fn runtime_tag(&self) -> u16 {
+        (self.slot_base >> ThreadId::TAG_SHIFT) as u16
+    }
+
+    /// Why `id` names no live thread of this kernel: an id of another runtime, or an
+    /// unknown (or ended) thread.
+    pub(crate) fn no_thread(&self, id: ThreadId) -> Error {
+        self.no_thread_from(id, None)
+    }
+
+    /// [`Kernel::no_thread`], for a caller on CPU `from`: in real time, a thread of another
+    /// CPU (whose kernel is another) is [`Error::CrossCpu`] with both CPUs.
+    pub(crate) fn no_thread_from(&self, id: ThreadId, from: Option<usize>) -> Error {
+        if id.tag() != self.runtime_tag() {
+            return Error::ForeignThread(id);
+        }
+        if let (Some(from), ClockMode::Real) = (from, C::MODE) {
+            // One kernel per CPU, each numbering `slots.len()` slots from `CPU × slots.len()`.
+            let to = id.index() / self.slots.len();
+            if to != from && to < self.total_cpus {
+                return Error::CrossCpu { from, to };
+            }
+        }
+        Error::UnknownThread(id)
     }
 
     pub(crate) fn create_set(&mut self, name: String) -> Result<SetId, Error> {
@@ -143,7 +171,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn add_to_set(&mut self, set: SetId, id: ThreadId) -> Result<(), Error> {
         let s = self.set_local(set)?;
         if self.local(id).is_none() {
-            return Err(Error::UnknownThread(id));
+            return Err(self.no_thread(id));
         }
         if let Some(other) = self.tcb(id).set {
             return Err(Error::AlreadyInSet { thread: id, set: self.sets[other as usize].id });
@@ -204,7 +232,7 @@ impl<C: Clock> Kernel<C> {
         t.add_cpu_time(ran);
         if accounting == Accounting::Group {
             if let Some(s) = t.set {
-                self.sets[s as usize].consumed += ran;
+                self.sets[s as usize].consumed = self.sets[s as usize].consumed.saturating_add(ran);
             }
         }
     }
@@ -224,7 +252,7 @@ impl<C: Clock> Kernel<C> {
     /// A thread's execution-time clock, including the running part.
     pub(crate) fn thread_clock(&mut self, id: ThreadId) -> Result<Duration, Error> {
         if self.local(id).is_none() {
-            return Err(Error::UnknownThread(id));
+            return Err(self.no_thread(id));
         }
         self.charge_thread(id);
         Ok(Duration::from_nanos(self.tcb(id).cpu_ns))
@@ -263,7 +291,7 @@ impl<C: Clock> Kernel<C> {
 
     pub(crate) fn arm_thread_timer(&mut self, id: ThreadId, at: Duration, handler: EventHandler) -> Result<(), Error> {
         if self.local(id).is_none() {
-            return Err(Error::UnknownThread(id));
+            return Err(self.no_thread(id));
         }
         let t = self.tcb(id);
         if t.cpu_timer.is_none() {
@@ -300,7 +328,7 @@ impl<C: Clock> Kernel<C> {
         let epoch = old_epoch.wrapping_add(1);
         self.sets[s].budget = Some(BudgetState {
             amount,
-            limit: consumed + amount,
+            limit: consumed.saturating_add(amount),
             exhausted: false,
             enforced: Enforcement::Nothing,
             rule: budget.replenish,
@@ -355,7 +383,7 @@ impl<C: Clock> Kernel<C> {
         let s = self.set_local(set)?;
         self.charge_all();
         let consumed = self.sets[s].consumed;
-        self.sets[s].budget.as_mut().ok_or(Error::NoBudget(set))?.limit = consumed + nanos(to);
+        self.sets[s].budget.as_mut().ok_or(Error::NoBudget(set))?.limit = consumed.saturating_add(nanos(to));
         self.after_refill(s);
         Ok(())
     }
@@ -387,7 +415,7 @@ impl<C: Clock> Kernel<C> {
 
     fn trace_set(&mut self, s: usize, kind: TraceKind, arg: u64) {
         let placeholder = ThreadId::new(u32::MAX, 0);
-        let id = self.sets[s].id.0;
+        let id = self.sets[s].id.index() as u32;
         let c = self.set_cpu(s);
         self.trace(c, kind, placeholder, id, arg);
     }
@@ -408,7 +436,7 @@ impl<C: Clock> Kernel<C> {
             Replenishment::ConstantBandwidth { period } => {
                 // Postpone the server deadline and refill at once: the bandwidth stays bounded
                 // because the members now compete with a later deadline.
-                b.limit = consumed + b.amount;
+                b.limit = consumed.saturating_add(b.amount);
                 b.exhausted = false;
                 b.server_deadline = Some(b.server_deadline.unwrap_or(self.now) + period);
                 self.sets[s].replenishments += 1;
@@ -456,14 +484,14 @@ impl<C: Clock> Kernel<C> {
         let b = self.sets[s].budget.as_mut().expect("checked");
         match b.rule {
             Replenishment::Periodic { period } => {
-                b.limit = consumed + b.amount;
+                b.limit = consumed.saturating_add(b.amount);
                 self.timers.push(at + period, TimerKind::Replenish(s as u32, epoch, u64::MAX));
             }
             Replenishment::Sporadic { .. } => {
                 b.pending = b.pending.saturating_sub(1);
                 let amount = amount + std::mem::take(&mut b.carry);
                 // Never more than the full amount available at once.
-                b.limit = (b.limit + amount).min(consumed + b.amount);
+                b.limit = b.limit.saturating_add(amount).min(consumed.saturating_add(b.amount));
             }
             Replenishment::Manual | Replenishment::ConstantBandwidth { .. } => return,
         }
@@ -617,7 +645,7 @@ impl<C: Clock> Kernel<C> {
                 let horizon = nanos(d.saturating_since(now)) as u128;
                 if d <= now || left * nanos(period) as u128 >= horizon * b.amount as u128 {
                     b.server_deadline = Some(now + period);
-                    b.limit = consumed + b.amount;
+                    b.limit = consumed.saturating_add(b.amount);
                     for i in 0..self.sets[s].members.len() {
                         let m = self.sets[s].members[i];
                         if m != id {
@@ -778,7 +806,7 @@ impl<C: Clock> Kernel<C> {
             ControlOp::SetMembers(set) => Members(self.sets[self.set_local(set)?].members.clone()),
             ControlOp::SetOf(t) => {
                 if self.local(t).is_none() {
-                    return Err(Error::UnknownThread(t));
+                    return Err(self.no_thread(t));
                 }
                 ControlValue::SetOf(self.tcb(t).set.map(|s| self.sets[s as usize].id))
             }

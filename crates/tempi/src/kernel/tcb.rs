@@ -194,7 +194,8 @@ impl Tcb {
         // A switch's share is far below a second: adding it needs no division.
         self.sched.job_cpu_time +=
             if ran < 1_000_000_000 { Duration::new(0, ran as u32) } else { Duration::from_nanos(ran) };
-        self.cpu_ns += ran;
+        // A clock set near its end stops there rather than wrapping to zero.
+        self.cpu_ns = self.cpu_ns.saturating_add(ran);
     }
 
     /// Make the thread spend `cost` of simulated runtime overhead before its next reply, as

@@ -75,9 +75,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(crate) fn create_sem(&mut self, spec: SemSpec) -> Result<SemId, Error> {
-        if let Some(q) = spec.unknown_queue {
-            return Err(Error::InvalidConfig(format!("semaphore `{}`: unknown queue policy `{q}`", spec.name)));
-        }
+        spec.check()?;
         if self.cpu_local(spec.cpu).is_none() {
             return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
         }
@@ -120,7 +118,8 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// `id` waits on `cond`, releasing `lock` first. Returns an immediate answer, or `None`
-    /// when it now waits.
+    /// when it now waits. The lock is released even when the wait is refused, so no error
+    /// leaves it held (the caller has given up its guard).
     pub(crate) fn cond_wait(
         &mut self,
         c: usize,
@@ -129,10 +128,16 @@ impl<C: Clock> Kernel<C> {
         lock: LockId,
         deadline: Option<Time>,
     ) -> Option<Reply> {
-        let Some(k) = self.cond_local(cond).filter(|&k| self.conds[k].cpu == self.cpus[c].index) else {
-            return Some(Reply::Locked(Err(LockError::CrossCpu)));
-        };
         self.unlock(id, lock, false, None);
+        let from = self.cpus[c].index;
+        let k = match self.cond_local(cond) {
+            Some(k) if self.conds[k].cpu == from => k,
+            // The caller fills in the condition variable's CPU when it is not on this kernel.
+            k => {
+                let to = k.map_or(usize::MAX, |k| self.conds[k].cpu);
+                return Some(Reply::Locked(Err(LockError::CrossCpu { from, to })));
+            }
+        };
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(Reply::CondWoken(true));
         }
@@ -142,8 +147,12 @@ impl<C: Clock> Kernel<C> {
         None
     }
 
-    pub(crate) fn cond_signal(&mut self, cond: CondId, all: bool) {
-        let Some(k) = self.cond_local(cond) else { return };
+    /// Wake `cond`'s most urgent waiter, or all of them. A condition variable of another
+    /// kernel (another real-time CPU) is refused; the caller fills in its CPU.
+    pub(crate) fn cond_signal(&mut self, c: usize, cond: CondId, all: bool) -> Result<(), LockError> {
+        let Some(k) = self.cond_local(cond) else {
+            return Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX });
+        };
         while let Some(w) = self.conds[k].waiters.pop() {
             self.tcb(w).reply = Some(Reply::CondWoken(false));
             self.wake_from_wait(w);
@@ -151,6 +160,7 @@ impl<C: Clock> Kernel<C> {
                 break;
             }
         }
+        Ok(())
     }
 
     /// FREE JAZZ's `procure`: take a unit, waiting unless `try_only`.
@@ -162,8 +172,10 @@ impl<C: Clock> Kernel<C> {
         deadline: Option<Time>,
         try_only: bool,
     ) -> Option<Result<(), LockError>> {
-        let Some(k) = self.sem_local(sem).filter(|&k| self.sems[k].cpu == self.cpus[c].index) else {
-            return Some(Err(LockError::CrossCpu));
+        let from = self.cpus[c].index;
+        let k = match self.sem_local(sem) {
+            Some(k) if self.sems[k].cpu == from => k,
+            k => return Some(Err(LockError::CrossCpu { from, to: k.map_or(usize::MAX, |k| self.sems[k].cpu) })),
         };
         if self.sems[k].count > 0 {
             self.sems[k].count -= 1;
@@ -183,15 +195,23 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// FREE JAZZ's `vacate`: give a unit back, straight to the first waiter if there is one.
-    pub(crate) fn vacate(&mut self, sem: SemId) {
-        let Some(k) = self.sem_local(sem) else { return };
+    /// A semaphore of another kernel (another real-time CPU) is refused, the caller filling
+    /// in its CPU; a count at `u64::MAX` is left so and refused.
+    pub(crate) fn vacate(&mut self, c: usize, sem: SemId) -> Result<(), LockError> {
+        let Some(k) = self.sem_local(sem) else {
+            return Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX });
+        };
         match self.sems[k].waiters.pop() {
             Some(w) => {
                 self.tcb(w).reply = Some(Reply::Locked(Ok(())));
                 self.wake_from_wait(w);
             }
-            None => self.sems[k].count += 1,
+            None => {
+                let count = &mut self.sems[k].count;
+                *count = count.checked_add(1).ok_or(LockError::Overflow)?;
+            }
         }
+        Ok(())
     }
 
     /// End a wait on a lock, a condition variable or a semaphore: the thread becomes ready and

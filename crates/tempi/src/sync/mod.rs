@@ -7,6 +7,32 @@
 //! path of BP and BPI locks (see [`Mutex::lock`]). This module holds the `unsafe` that lets the
 //! lock's owner reach the data without a second lock.
 //!
+//! # Every object belongs to one runtime and one CPU
+//!
+//! A [`Mutex`], [`Condvar`] or [`Semaphore`] is bound to the runtime that created it (each
+//! runtime has an identity no other runtime in the process shares) and to one CPU of it. A
+//! thread of another runtime that uses it gets [`LockError::ForeignRuntime`]; a thread of
+//! another CPU gets [`LockError::CrossCpu`] with both CPU numbers (waking a condition
+//! variable's or a semaphore's waiters from another CPU works in virtual time, not in real
+//! time). Nothing is touched before these checks, so sharing an `Arc<Mutex<_>>` between two
+//! runtimes on two OS threads is refused, never a race.
+//!
+//! # Errors never leave a lock held
+//!
+//! A call that fails holds no lock afterwards: `lock`, `try_lock`, `lock_timeout` and
+//! `critical` hold nothing when they fail, and [`Condvar::wait`] / [`Condvar::wait_timeout`],
+//! which consume the guard, release the lock on every error (refused before waiting, or the
+//! lock could not be taken back after it), so the caller may lock again.
+//!
+//! # A leaked guard
+//!
+//! A guard given to `std::mem::forget` keeps its lock held by its thread, as any held lock
+//! is kept, until the job that took it ends. A guard cannot outlive the job (it borrows the
+//! job's [`Ctx`]), so the kernel then releases the lock and marks it poisoned, since the data
+//! may be half-updated: the next `lock` gets [`LockError::Poisoned`] until
+//! [`Mutex::clear_poison`]. This is the same whether the lock was taken on the fast path or
+//! through the kernel, with tracing on or off.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
@@ -196,9 +222,29 @@ impl LockSpec {
     pub fn protocol_name(&self) -> &str {
         self.policy.name()
     }
+
+    /// What can be checked of the spec on its own: a known protocol, and a ceiling (declared
+    /// or computed from users) for a protocol that needs one.
+    pub(crate) fn check(&self) -> Result<(), crate::Error> {
+        if let Some(p) = &self.unknown_protocol {
+            return Err(crate::Error::InvalidConfig(format!(
+                "lock `{}`: unknown protocol `{p}` (known: {})",
+                self.name,
+                crate::policy::lock::NAMES.join(", ")
+            )));
+        }
+        if self.policy.needs_ceiling() && self.ceiling.is_none() && self.users.is_empty() {
+            return Err(crate::Error::InvalidConfig(format!(
+                "lock `{}`: protocol `{}` needs a ceiling: declare one or list the lock's users",
+                self.name,
+                self.policy.name()
+            )));
+        }
+        Ok(())
+    }
 }
 
-/// Why a lock operation failed.
+/// Why a lock, condition-variable or semaphore operation failed.
 ///
 /// ```
 /// assert_ne!(tempi::sync::LockError::Timeout, tempi::sync::LockError::WouldBlock);
@@ -216,8 +262,19 @@ pub enum LockError {
     /// A thread panicked while holding the lock; the data may be inconsistent. Call
     /// [`Mutex::clear_poison`] after checking it.
     Poisoned,
-    /// The lock belongs to another real-time CPU.
-    CrossCpu,
+    /// The object belongs to another CPU than the caller's: locks, condition-variable
+    /// waits and semaphore units are taken only by threads of the object's CPU; notifying
+    /// and giving units back from another CPU work in virtual time only.
+    CrossCpu {
+        /// The caller's CPU.
+        from: usize,
+        /// The object's CPU.
+        to: usize,
+    },
+    /// The object was created by another runtime than the caller's.
+    ForeignRuntime,
+    /// Giving a semaphore unit back would take its count past `u64::MAX`.
+    Overflow,
 }
 
 impl fmt::Display for LockError {
@@ -228,7 +285,11 @@ impl fmt::Display for LockError {
             LockError::Deadlock => "waiting for this lock would deadlock",
             LockError::AlreadyHeld => "the caller already holds this lock",
             LockError::Poisoned => "a thread panicked while holding this lock",
-            LockError::CrossCpu => "the lock belongs to another real-time CPU",
+            LockError::CrossCpu { from, to } => {
+                return write!(f, "a thread of CPU {from} used an object of CPU {to}");
+            }
+            LockError::ForeignRuntime => "the object belongs to another runtime",
+            LockError::Overflow => "the semaphore's count would overflow",
         })
     }
 }
@@ -237,20 +298,37 @@ impl std::error::Error for LockError {}
 
 /// A mutual-exclusion lock that owns its data, under a real-time locking protocol.
 ///
-/// Shared between threads with an `Arc`. Only threads of the lock's CPU may lock it.
+/// Shared between threads with an `Arc`. Only threads of the lock's runtime and CPU may lock
+/// it: others get [`LockError::ForeignRuntime`] or [`LockError::CrossCpu`].
 pub struct Mutex<T> {
     id: LockId,
     cpu: usize,
+    /// The identity of the runtime that created it.
+    runtime: u64,
     word: Arc<LockWord>,
     data: UnsafeCell<T>,
 }
 
-// SAFETY: the data is only reached through a `MutexGuard` (or inside `Mutex::critical`), which
-// exist only while the calling thread owns the lock. Ownership is exclusive: the kernel grants a
-// lock to one thread at a time and refuses threads of other CPUs (`LockError::CrossCpu`); the
-// fast path runs only on the lock's CPU, whose threads never execute at the same time, and
-// takes a lock only when its word says free. So no two threads ever reach the data at once,
-// and `T: Send` lets it be used from whichever OS thread runs the lock's CPU.
+// SAFETY: the data and the lock word are reached only by threads of the lock's own runtime and
+// CPU, and every such access happens on one OS thread, one at a time:
+// - A thread reaches the data only through a `MutexGuard` or inside `Mutex::critical`, which
+//   exist only once `try_fast` or the kernel has made the calling thread the owner. Both are
+//   reached only after checking that the caller's `Ctx` is of the lock's runtime (runtime
+//   identities are unique in the process and never reused) and of the lock's CPU; any other
+//   caller is refused before it touches the word or the data.
+// - Every thread of one runtime's CPU is a coroutine resumed by a single dispatcher, on one OS
+//   thread (the only kernel of a virtual-time runtime, or the CPU's dispatcher in real time),
+//   and coroutines of one dispatcher never run at the same time. The kernel reads and writes
+//   the word on that same OS thread. So the fast path's load of the word and its store cannot
+//   be interleaved with another thread's, and a free word gives the lock to one thread.
+// - The kernel grants a lock to one thread at a time, and only while the word says free (it
+//   adopts a fast-path owner before deciding).
+// - A guard borrows its thread's `Ctx` (not `Send`), so it stays on that OS thread and ends
+//   with its job; the lock is not released while a guard lives, except by the guard itself
+//   or by the condition wait that consumes it.
+// No two threads therefore reach the data at once, and `T: Send` lets it be used from
+// whichever OS thread runs the lock's CPU. The word is atomic only so that the type is
+// `Sync`; relaxed order suffices since every access is on one OS thread.
 unsafe impl<T: Send> Sync for Mutex<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
@@ -260,17 +338,22 @@ impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
 }
 
 impl<T> Mutex<T> {
-    pub(crate) fn new(id: LockId, cpu: usize, word: Arc<LockWord>, value: T) -> Mutex<T> {
-        Mutex { id, cpu, word, data: UnsafeCell::new(value) }
+    pub(crate) fn new(id: LockId, cpu: usize, runtime: u64, word: Arc<LockWord>, value: T) -> Mutex<T> {
+        Mutex { id, cpu, runtime, word, data: UnsafeCell::new(value) }
     }
 
-    /// Take the lock without a kernel call if it is free and the fast path is open: the
-    /// running thread is the only one of its CPU executing, so nothing can slip in between the
-    /// check and the store.
+    /// Take the lock without a kernel call if it is free and the fast path is open. Only a
+    /// thread of the lock's runtime and CPU gets past the first test; it is then the only
+    /// thread that can touch the word (see the `Sync` impl), so nothing can slip in between
+    /// the check and the store.
     #[inline(always)]
     fn try_fast(&self, cx: &Ctx<'_>) -> bool {
         let w = &self.word;
-        if cx.cpu() != self.cpu || !w.fast.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != 0 {
+        if cx.runtime() != self.runtime
+            || cx.cpu() != self.cpu
+            || !w.fast.load(Ordering::Relaxed)
+            || w.owner.load(Ordering::Relaxed) != 0
+        {
             return false;
         }
         w.owner.store(cx.id().to_word(), Ordering::Relaxed);
@@ -287,6 +370,31 @@ impl<T> Mutex<T> {
     /// ```
     pub fn id(&self) -> LockId {
         self.id
+    }
+
+    /// Refuse a thread of another runtime or CPU before anything is touched.
+    #[inline(always)]
+    fn check_home(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        if cx.runtime() != self.runtime {
+            return Err(LockError::ForeignRuntime);
+        }
+        if cx.cpu() != self.cpu {
+            return Err(LockError::CrossCpu { from: cx.cpu(), to: self.cpu });
+        }
+        Ok(())
+    }
+
+    /// The kernel path of every lock call, once the fast path has declined.
+    #[inline(always)]
+    fn lock_slow(
+        &self,
+        cx: &Ctx<'_>,
+        timeout: Option<Duration>,
+        try_only: bool,
+        restartable: bool,
+    ) -> Result<(), LockError> {
+        self.check_home(cx)?;
+        cx.lock_raw(self.id, timeout, try_only, restartable)
     }
 
     #[inline(always)]
@@ -313,7 +421,8 @@ impl<T> Mutex<T> {
     /// free. Under the other protocols this is plainly lock, run, unlock. `section` must
     /// therefore have no effect outside the data that it cannot repeat.
     ///
-    /// A panic inside `section` releases the lock and marks it poisoned.
+    /// A panic inside `section` releases the lock and marks it poisoned. An error means the
+    /// lock was not taken and `section` did not run.
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -329,7 +438,7 @@ impl<T> Mutex<T> {
         T: Clone,
     {
         loop {
-            cx.lock_raw(self.id, None, false, true)?;
+            self.lock_slow(cx, None, false, true)?;
             // SAFETY: this thread owns the lock from `lock_raw` until the `unlock_raw` below
             // (see the `Sync` impl), and `data` does not outlive that span.
             let data = unsafe { &mut *self.data.get() };
@@ -358,6 +467,11 @@ impl<T> Mutex<T> {
     /// without a runtime call (the kernel takes the ownership over if another thread has to
     /// wait); such an acquisition is then not a preemption point.
     ///
+    /// # Errors
+    /// [`LockError::ForeignRuntime`] / [`LockError::CrossCpu`] for a thread of another runtime
+    /// or CPU, [`LockError::AlreadyHeld`], [`LockError::Poisoned`], [`LockError::Deadlock`];
+    /// the lock is not held then.
+    ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
     /// let m = std::sync::Arc::new(rt.create_mutex(vec![1], tempi::sync::LockSpec::new("m")).unwrap());
@@ -367,7 +481,7 @@ impl<T> Mutex<T> {
     #[inline(always)]
     pub fn lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
         if !self.try_fast(cx) {
-            cx.lock_raw(self.id, None, false, false)?;
+            self.lock_slow(cx, None, false, false)?;
         }
         Ok(self.guard(cx))
     }
@@ -382,7 +496,7 @@ impl<T> Mutex<T> {
     /// rt.run().unwrap();
     /// ```
     pub fn lock_timeout<'a>(&'a self, cx: &'a Ctx<'a>, timeout: Duration) -> Result<MutexGuard<'a, T>, LockError> {
-        cx.lock_raw(self.id, Some(timeout), false, false)?;
+        self.lock_slow(cx, Some(timeout), false, false)?;
         Ok(self.guard(cx))
     }
 
@@ -400,7 +514,7 @@ impl<T> Mutex<T> {
     /// ```
     pub fn try_lock<'a>(&'a self, cx: &'a Ctx<'a>) -> Result<MutexGuard<'a, T>, LockError> {
         if !self.try_fast(cx) {
-            cx.lock_raw(self.id, None, true, false)?;
+            self.lock_slow(cx, None, true, false)?;
         }
         Ok(self.guard(cx))
     }
@@ -410,11 +524,17 @@ impl<T> Mutex<T> {
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
     /// let m = std::sync::Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap());
-    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| m.clear_poison(cx)).unwrap();
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| m.clear_poison(cx).unwrap()).unwrap();
     /// rt.run().unwrap();
     /// ```
-    pub fn clear_poison(&self, cx: &Ctx<'_>) {
+    ///
+    /// # Errors
+    /// [`LockError::ForeignRuntime`] / [`LockError::CrossCpu`] for a thread of another runtime
+    /// or CPU.
+    pub fn clear_poison(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        self.check_home(cx)?;
         cx.clear_poison_raw(self.id);
+        Ok(())
     }
 }
 
@@ -431,8 +551,10 @@ pub struct MutexGuard<'a, T> {
 impl<T> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: a guard exists only while its thread owns the lock (see the `Sync` impl);
-        // `held` is cleared only by the condition wait that consumes the guard.
+        // SAFETY: a guard is made only once its thread, of the lock's runtime and CPU, owns the
+        // lock, and the lock stays its own while the guard lives (see the `Sync` impl): no
+        // other thread reaches the data meanwhile. `held` is cleared only by the condition
+        // wait that consumes the guard.
         unsafe { &*self.mutex.data.get() }
     }
 }
@@ -490,18 +612,42 @@ pub struct CondId(pub(crate) u32);
 /// rt.spawn(ThreadSpec::new("producer").priority(1), move |cx| {
 ///     cx.work(Duration::from_millis(3));
 ///     *ready.lock(cx).unwrap() = true;
-///     cv.notify_one(cx);
+///     cv.notify_one(cx).unwrap();
 /// }).unwrap();
 /// rt.run().unwrap();
 /// ```
 #[derive(Debug)]
 pub struct Condvar {
     id: CondId,
+    cpu: usize,
+    /// The identity of the runtime that created it.
+    runtime: u64,
+}
+
+/// Refuse a caller of another runtime, or (when `same_cpu`) of another CPU than `cpu`.
+#[inline(always)]
+fn check_home(cx: &Ctx<'_>, runtime: u64, cpu: usize, same_cpu: bool) -> Result<(), LockError> {
+    if cx.runtime() != runtime {
+        return Err(LockError::ForeignRuntime);
+    }
+    if same_cpu && cx.cpu() != cpu {
+        return Err(LockError::CrossCpu { from: cx.cpu(), to: cpu });
+    }
+    Ok(())
+}
+
+/// The kernel's answer about an object of CPU `to`, with the CPU numbers of a cross-CPU
+/// refusal filled in (the kernel of one real-time CPU does not know the other CPUs' objects).
+fn with_cpus<R>(r: Result<R, LockError>, cx: &Ctx<'_>, to: usize) -> Result<R, LockError> {
+    r.map_err(|e| match e {
+        LockError::CrossCpu { .. } => LockError::CrossCpu { from: cx.cpu(), to },
+        e => e,
+    })
 }
 
 impl Condvar {
-    pub(crate) fn new(id: CondId) -> Condvar {
-        Condvar { id }
+    pub(crate) fn new(id: CondId, cpu: usize, runtime: u64) -> Condvar {
+        Condvar { id, cpu, runtime }
     }
 
     /// The condition variable's id.
@@ -516,6 +662,12 @@ impl Condvar {
 
     /// Release the guard's lock, wait for a notification, and lock again.
     ///
+    /// # Errors
+    /// On any error the lock is released (the guard is given back to the lock) and not
+    /// taken again: [`LockError::ForeignRuntime`] or [`LockError::CrossCpu`] (the condition
+    /// variable belongs to another runtime or CPU; refused before waiting), or an error of
+    /// taking the lock back after the wait ([`LockError::Poisoned`], [`LockError::Deadlock`]).
+    ///
     /// ```
     /// # let _ = tempi::sync::Condvar::wait::<()>;
     /// ```
@@ -524,7 +676,8 @@ impl Condvar {
     }
 
     /// Like [`Condvar::wait`], giving up after `timeout`; the flag says whether it timed out.
-    /// The lock is held again either way.
+    /// The lock is held again either way. On an error the lock is released, as for
+    /// [`Condvar::wait`].
     ///
     /// ```
     /// use std::time::Duration;
@@ -545,6 +698,8 @@ impl Condvar {
         mut guard: MutexGuard<'a, T>,
         timeout: Option<Duration>,
     ) -> Result<(MutexGuard<'a, T>, bool), LockError> {
+        // Refused before waiting: dropping the guard releases the lock.
+        check_home(cx, self.runtime, self.cpu, true)?;
         let mutex = guard.mutex;
         // Hand the lock to the kernel: the guard must not unlock it again when dropped.
         guard.held = false;
@@ -553,7 +708,8 @@ impl Condvar {
         if !mutex.word.managed.load(Ordering::Relaxed) {
             cx.adopt_raw(mutex.id);
         }
-        let timed_out = cx.cond_wait_raw(self.id, mutex.id, timeout)?;
+        // The kernel releases the lock whether the wait succeeds or is refused.
+        let timed_out = with_cpus(cx.cond_wait_raw(self.id, mutex.id, timeout), cx, self.cpu)?;
         if !mutex.try_fast(cx) {
             cx.lock_raw(mutex.id, None, false, false)?;
         }
@@ -562,20 +718,29 @@ impl Condvar {
 
     /// Wake the most urgent waiter, if any.
     ///
+    /// # Errors
+    /// [`LockError::ForeignRuntime`] for a thread of another runtime; in real time,
+    /// [`LockError::CrossCpu`] for a thread of another CPU (virtual time wakes the waiter).
+    ///
     /// ```
     /// # let _ = tempi::sync::Condvar::notify_one;
     /// ```
-    pub fn notify_one(&self, cx: &Ctx<'_>) {
-        cx.cond_signal_raw(self.id, false);
+    pub fn notify_one(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        check_home(cx, self.runtime, self.cpu, false)?;
+        with_cpus(cx.cond_signal_raw(self.id, false), cx, self.cpu)
     }
 
     /// Wake every waiter.
     ///
+    /// # Errors
+    /// As [`Condvar::notify_one`].
+    ///
     /// ```
     /// # let _ = tempi::sync::Condvar::notify_all;
     /// ```
-    pub fn notify_all(&self, cx: &Ctx<'_>) {
-        cx.cond_signal_raw(self.id, true);
+    pub fn notify_all(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        check_home(cx, self.runtime, self.cpu, false)?;
+        with_cpus(cx.cond_signal_raw(self.id, true), cx, self.cpu)
     }
 }
 
@@ -652,6 +817,17 @@ impl SemSpec {
         self.cpu = cpu;
         self
     }
+
+    /// What can be checked of the spec on its own: a known queue policy.
+    pub(crate) fn check(&self) -> Result<(), crate::Error> {
+        match &self.unknown_queue {
+            Some(q) => Err(crate::Error::InvalidConfig(format!(
+                "semaphore `{}`: unknown queue policy `{q}` (known: fifo, urgency, deadline)",
+                self.name
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A counting semaphore (FREE JAZZ's `procure` / `vacate`), with a pluggable waiter order.
@@ -667,7 +843,7 @@ impl SemSpec {
 ///     rt.spawn(tempi::ThreadSpec::new(name), move |cx| {
 ///         s.procure(cx).unwrap();
 ///         cx.work(Duration::from_millis(1));
-///         s.vacate(cx);
+///         s.vacate(cx).unwrap();
 ///     }).unwrap();
 /// }
 /// assert_eq!(rt.run().unwrap().end, tempi::Time::from_millis(2));
@@ -675,11 +851,14 @@ impl SemSpec {
 #[derive(Debug)]
 pub struct Semaphore {
     id: SemId,
+    cpu: usize,
+    /// The identity of the runtime that created it.
+    runtime: u64,
 }
 
 impl Semaphore {
-    pub(crate) fn new(id: SemId) -> Semaphore {
-        Semaphore { id }
+    pub(crate) fn new(id: SemId, cpu: usize, runtime: u64) -> Semaphore {
+        Semaphore { id, cpu, runtime }
     }
     /// The semaphore's id.
     ///
@@ -695,7 +874,12 @@ impl Semaphore {
     /// ```
     /// # let _ = tempi::sync::Semaphore::procure;
     /// ```
+    ///
+    /// # Errors
+    /// [`LockError::ForeignRuntime`] / [`LockError::CrossCpu`] for a thread of another
+    /// runtime or CPU.
     pub fn procure(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        check_home(cx, self.runtime, self.cpu, true)?;
         cx.procure_raw(self.id, None, false)
     }
     /// Take a unit, or fail with [`LockError::Timeout`] after `timeout`.
@@ -704,6 +888,7 @@ impl Semaphore {
     /// # let _ = tempi::sync::Semaphore::procure_timeout;
     /// ```
     pub fn procure_timeout(&self, cx: &Ctx<'_>, timeout: Duration) -> Result<(), LockError> {
+        check_home(cx, self.runtime, self.cpu, true)?;
         cx.procure_raw(self.id, Some(timeout), false)
     }
     /// Take a unit only if one is free ([`LockError::WouldBlock`] otherwise).
@@ -717,14 +902,28 @@ impl Semaphore {
     /// rt.run().unwrap();
     /// ```
     pub fn try_procure(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        check_home(cx, self.runtime, self.cpu, true)?;
         cx.procure_raw(self.id, None, true)
     }
     /// Give a unit back: to the first waiter, if any, else to the count.
     ///
+    /// # Errors
+    /// [`LockError::Overflow`] when the count is already `u64::MAX` (it stays so);
+    /// [`LockError::ForeignRuntime`] for a thread of another runtime; in real time,
+    /// [`LockError::CrossCpu`] for a thread of another CPU (virtual time gives the unit back).
+    ///
     /// ```
-    /// # let _ = tempi::sync::Semaphore::vacate;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = std::sync::Arc::new(rt.create_semaphore(tempi::sync::SemSpec::new("s", u64::MAX)).unwrap());
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| {
+    ///     assert_eq!(s.vacate(cx), Err(tempi::sync::LockError::Overflow));
+    ///     s.procure(cx).unwrap();
+    ///     s.vacate(cx).unwrap();
+    /// }).unwrap();
+    /// rt.run().unwrap();
     /// ```
-    pub fn vacate(&self, cx: &Ctx<'_>) {
-        cx.vacate_raw(self.id);
+    pub fn vacate(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
+        check_home(cx, self.runtime, self.cpu, false)?;
+        with_cpus(cx.vacate_raw(self.id), cx, self.cpu)
     }
 }
