@@ -212,6 +212,9 @@ fn foreign_thread_id_is_refused_rather_than_aliased() {
         v.push(cx.release(tb));
     })
     .unwrap();
+    let from_event = Arc::new(StdMutex::new(None));
+    let e = from_event.clone();
+    b.add_timer(tempi::TimerSpec::at(tempi::Time::ZERO), move |ev| *e.lock().unwrap() = Some(ev.release(ta))).unwrap();
     let set = b.create_set("s", 0).unwrap();
     assert_eq!(b.add_to_set(set, ta), Err(Error::ForeignThread(ta)));
     assert_eq!(b.arm_thread_timer(ta, ms(1), |_| {}), Err(Error::ForeignThread(ta)));
@@ -221,7 +224,8 @@ fn foreign_thread_id_is_refused_rather_than_aliased() {
     );
     let out = b.run().unwrap();
     let f = Err(Error::ForeignThread(ta));
-    assert_eq!(*seen.lock().unwrap(), [f.clone(), f.clone(), f.clone(), f.clone(), f.clone(), f, Ok(())]);
+    assert_eq!(*seen.lock().unwrap(), [f.clone(), f.clone(), f.clone(), f.clone(), f.clone(), f.clone(), Ok(())]);
+    assert_eq!(*from_event.lock().unwrap(), Some(f));
     // The local sporadic thread was released once, by its own id only.
     assert_eq!(out.thread(tb).unwrap().stats.completed, 1);
     assert!(out.thread(ta).is_none());

@@ -695,7 +695,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A thread's execution-time clock: CPU time consumed, including the running part.
+    /// A thread's execution-time clock: CPU time consumed, including the running part. It
+    /// saturates at `u64::MAX` ns (about 584 years) rather than wrapping.
     ///
     /// ```
     /// use std::time::Duration;
@@ -730,7 +731,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// A set's group clock: CPU time consumed by its members while members, including the
-    /// running parts.
+    /// running parts. It saturates at `u64::MAX` ns rather than wrapping.
     ///
     /// ```
     /// use std::time::Duration;
@@ -1010,6 +1011,8 @@ pub(crate) fn thread_main(
 /// ```
 pub struct EventCtx<'k> {
     pub(crate) now: Time,
+    /// The tag of the runtime's thread ids: ids of other runtimes are refused.
+    pub(crate) tag: u16,
     pub(crate) releases: &'k mut Vec<ThreadId>,
     pub(crate) cancelled: bool,
 }
@@ -1030,7 +1033,8 @@ impl EventCtx<'_> {
     ///
     /// # Errors
     /// [`Error::TooManyThreads`] if more releases are requested in one firing than the runtime
-    /// has thread slots (the request list is pre-sized to that).
+    /// has thread slots (the request list is pre-sized to that); [`Error::ForeignThread`] for
+    /// an id of another runtime.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -1040,6 +1044,9 @@ impl EventCtx<'_> {
     /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
     /// ```
     pub fn release(&mut self, t: ThreadId) -> Result<(), Error> {
+        if t.tag() != self.tag {
+            return Err(Error::ForeignThread(t));
+        }
         if self.releases.len() == self.releases.capacity() {
             return Err(Error::TooManyThreads { max: self.releases.capacity() });
         }

@@ -1431,7 +1431,8 @@ impl<C: Clock> Kernel<C> {
         let spec = ev.spec;
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();
-        let mut ecx = EventCtx { now: self.now, releases: &mut releases, cancelled: false };
+        let tag = self.runtime_tag();
+        let mut ecx = EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
         handler(&mut ecx);
         let cancelled = ecx.cancelled;
         let c = self.cpu_local(spec.cpu).expect("event on this kernel");

@@ -113,7 +113,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The tag this kernel's runtime puts in its thread and set ids.
-    fn runtime_tag(&self) -> u16 {
+    pub(crate) fn runtime_tag(&self) -> u16 {
         (self.slot_base >> ThreadId::TAG_SHIFT) as u16
     }
 
@@ -765,7 +765,8 @@ impl<C: Clock> Kernel<C> {
     fn run_exec_handler(&mut self, c: usize, mut handler: EventHandler) {
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();
-        let mut ecx = super::EventCtx { now: self.now, releases: &mut releases, cancelled: false };
+        let tag = self.runtime_tag();
+        let mut ecx = super::EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
         handler(&mut ecx);
         let cpu = self.cpus[c].index;
         for &t in releases.iter() {
