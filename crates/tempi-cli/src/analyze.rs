@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
 use tempi::Timing;
 
-use crate::scenario::{Scenario, Step};
+use tempi_cli::scenario::{Scenario, Step};
 
 /// How the scenario's policy is analysed.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -414,3 +414,56 @@ fn analyze_prints_blocking_response_times_and_verdict() {
     let out = tempi(&["analyze", &example("round-robin.toml")]);
     assert!(text(&out.stdout).contains("no analysis applies"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn unused_ceiling_resource_is_refused_alike_by_every_command() {
+    let dir = scratch("unused_ceiling");
+    let file = dir.join("unused.toml");
+    let body = "[runtime]\nuntil = \"10ms\"\n\n[[resource]]\nname = \"r\"\nprotocol = \"pcp\"\n\n\
+                [[thread]]\nname = \"a\"\nperiod = \"5ms\"\nwcet = \"1ms\"\n";
+    std::fs::write(&file, body).unwrap();
+    let at = format!("{}:4: resource \"r\": protocol \"pcp\" needs a ceiling", file.display());
+    for args in [&["simulate"][..], &["simulate", "--quiet"], &["run", "--no-pin"], &["analyze"]] {
+        let mut all = args.to_vec();
+        all.push(file.to_str().unwrap());
+        let out = tempi(&all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("tempi: ") && err.contains(&at), "{args:?}: {err}");
+    }
+    // The same resource with a declared ceiling, or under a protocol without one, is fine.
+    let declared = body.replace("protocol = \"pcp\"\n", "protocol = \"pcp\"\nceiling = 3\n");
+    std::fs::write(&file, declared).unwrap();
+    for cmd in ["simulate", "analyze"] {
+        let out = tempi(&[cmd, file.to_str().unwrap()]);
+        assert!(out.status.success(), "{cmd}: {}", text(&out.stderr));
+    }
+    // Switching every resource to a ceiling protocol from the command line is checked too.
+    std::fs::write(&file, body.replace("\"pcp\"", "\"bpi\"")).unwrap();
+    for cmd in ["simulate", "analyze"] {
+        let out = tempi(&[cmd, file.to_str().unwrap(), "--lock-protocol", "srp"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("resource \"r\": protocol \"srp\" needs a ceiling"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn zero_horizon_is_refused_by_the_flag_as_by_the_file() {
+    let out = tempi(&["simulate", &example("rm-textbook.toml"), "--until", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("tempi: ") && err.contains("--until") && err.contains("must be positive"), "{err}");
+    let out = tempi(&["run", &example("rm-textbook.toml"), "--until", "0ms"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let dir = scratch("zero_until");
+    let file = dir.join("zero.toml");
+    std::fs::write(&file, "[runtime]\nuntil = \"0\"\n").unwrap();
+    let out = tempi(&["simulate", file.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("field `until`: must be positive"), "{err}");
+    // A positive flag still overrides the file.
+    let out = tempi(&["simulate", &example("rm-textbook.toml"), "--until", "1ns", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
