@@ -467,3 +467,29 @@ fn zero_horizon_is_refused_by_the_flag_as_by_the_file() {
     let out = tempi(&["simulate", &example("rm-textbook.toml"), "--until", "1ns", "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn analyze_answers_at_once_when_higher_priorities_fill_the_cpu() {
+    let dir = scratch("analyze_overloaded");
+    let file = dir.join("full.toml");
+    std::fs::write(
+        &file,
+        "[[thread]]\nname = \"full\"\nperiod = \"1us\"\nwcet = \"1us\"\npriority = 2\n\n\
+         [[thread]]\nname = \"slow\"\nperiod = \"10s\"\nwcet = \"1us\"\npriority = 1\n",
+    )
+    .unwrap();
+    let out = tempi(&["analyze", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in [
+        "overloaded",
+        "thread \"slow\": the threads of its priority and above have a utilisation of 1 or more",
+        "overall: NOT schedulable",
+    ] {
+        assert!(s.contains(needle), "{needle:?} in {s}");
+    }
+    let out = tempi(&["analyze", file.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cpus"][0]["tasks"][1]["response"]["kind"], "overloaded");
+    assert_eq!(v["schedulable"], false);
+}
