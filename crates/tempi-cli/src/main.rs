@@ -248,8 +248,31 @@ fn simulate(out: &Outputs) -> Result<(), Failure> {
         }
         None => Time::MAX,
     };
-    let config = if out.quiet { sc.config() } else { sc.config().progress(progress_reporter(until)) };
+    let config = trace_config(&sc, out);
+    let config = if out.quiet { config } else { config.progress(progress_reporter(until)) };
     execute::<VirtualClock>(&sc, config, until, out)
+}
+
+/// Whether the run's trace is used: an output is made from it, or the scenario has a lock
+/// whose protocol takes a free lock without a runtime call when tracing is off, which would
+/// then no longer be a preemption point and could change the schedule.
+fn needs_trace(sc: &Scenario, out: &Outputs) -> bool {
+    let fast_path = |protocol: &str| tempi::policy::lock::by_name(protocol).is_some_and(|p| p.uncontended_fast_path());
+    out.report.is_some()
+        || out.trace.is_some()
+        || out.gantt.is_some()
+        || sc.resources.iter().any(|r| fast_path(&r.protocol))
+}
+
+/// The scenario's configuration, with tracing off when nothing uses the trace: the summary
+/// reads only the statistics the kernel keeps, and a long run would otherwise fill the trace
+/// buffer for nothing (and warn that it dropped records).
+fn trace_config(sc: &Scenario, out: &Outputs) -> Config {
+    if needs_trace(sc, out) {
+        sc.config()
+    } else {
+        sc.config().trace_capacity(0)
+    }
 }
 
 /// Progress on long simulations: once a run has taken more than a second of wall time, a line
@@ -288,7 +311,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             sc.file
         )));
     };
-    let config = sc.config().pin(!args.no_pin).fifo_priority(args.fifo).lock_memory(args.lock_memory);
+    let config = trace_config(&sc, out).pin(!args.no_pin).fifo_priority(args.fifo).lock_memory(args.lock_memory);
     execute::<RealClock>(&sc, config, Time::ZERO + until, out)
 }
 

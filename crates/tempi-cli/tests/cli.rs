@@ -493,3 +493,36 @@ fn analyze_answers_at_once_when_higher_priorities_fill_the_cpu() {
     assert_eq!(v["cpus"][0]["tasks"][1]["response"]["kind"], "overloaded");
     assert_eq!(v["schedulable"], false);
 }
+
+/// 300,000 jobs write more records than the default trace buffer holds: a run without trace
+/// outputs must not record (nor warn about dropping) any, and its figures are the same.
+#[test]
+fn simulate_records_the_trace_only_for_outputs_that_use_it() {
+    let dir = scratch("trace_only_when_used");
+    let file = dir.join("long.toml");
+    std::fs::write(
+        &file,
+        "[runtime]\nuntil = \"3s\"\n[[thread]]\nname = \"fast\"\nperiod = \"10us\"\nwcet = \"1us\"\n",
+    )
+    .unwrap();
+    let out = tempi(&["simulate", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(!stderr.contains("dropped") && !stdout.contains("dropped"), "{stderr}{stdout}");
+    assert!(stdout.contains("300000  300000"), "{stdout}");
+    // With a report the trace is recorded, so the buffer overflows, and the statistics agree.
+    let report = dir.join("report.json");
+    let out = tempi(&["simulate", file.to_str().unwrap(), "--report", report.to_str().unwrap(), "--quiet"]);
+    assert!(text(&out.stderr).contains("trace records were dropped"), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(v["trace_dropped"].as_u64().unwrap() > 0);
+    assert_eq!(
+        (v["threads"][0]["jobs"].as_u64(), v["threads"][0]["completed"].as_u64()),
+        (Some(300_000), Some(300_000))
+    );
+    // A bp or bpi lock keeps the trace, so that the schedule does not depend on the outputs.
+    let plain = tempi(&["simulate", &example("locks-inversion.toml")]);
+    let with_report = tempi(&["simulate", &example("locks-inversion.toml"), "--report", report.to_str().unwrap()]);
+    let summary = text(&with_report.stdout).lines().filter(|l| !l.starts_with("wrote")).collect::<Vec<_>>().join("\n");
+    assert_eq!(text(&plain.stdout).trim_end(), summary.trim_end());
+}
