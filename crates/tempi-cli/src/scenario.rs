@@ -31,14 +31,22 @@ use tempi::{
 };
 
 /// What a valid duration looks like, quoted in every duration error.
+///
+/// ```
+/// assert!(tempi_cli::parse_duration("4 ms").unwrap_err().contains(tempi_cli::scenario::DURATION_HINT));
+/// ```
 pub const DURATION_HINT: &str = "expected e.g. 12ms, 500us, 1.5s";
 
 /// Parse a duration: a decimal number followed by a unit (`ns`, `us` or `µs`, `ms`, `s`), or a
 /// bare integer meaning nanoseconds. No spaces, no sign; fractions must come out as whole
 /// nanoseconds.
 ///
-/// ```text
-/// "12ms" -> 12 ms, "1.5s" -> 1500 ms, "250" -> 250 ns
+/// ```
+/// use std::time::Duration;
+/// use tempi_cli::parse_duration;
+/// assert_eq!(parse_duration("12ms"), Ok(Duration::from_millis(12)));
+/// assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(parse_duration("250"), Ok(Duration::from_nanos(250)));
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration \"{text}\" ({DURATION_HINT})");
@@ -87,6 +95,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`
 /// when no line applies, e.g. the file cannot be read).
+///
+/// ```
+/// let e = tempi_cli::parse("s.toml", "[[thread]]\nname = \"\"\n").unwrap_err();
+/// assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
+/// assert_eq!(e.to_string(), "s.toml:2: thread: field `name`: must not be empty");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
     /// The scenario file as given on the command line.
@@ -292,6 +306,11 @@ pub struct ResourceDef {
 }
 
 /// A validated thread description.
+///
+/// ```
+/// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"t\"\nperiod = \"4ms\"\nwcet = \"1ms\"\n").unwrap();
+/// assert_eq!((sc.threads[0].name.as_str(), sc.threads[0].line), ("t", 1));
+/// ```
 #[derive(Debug, Clone)]
 pub struct ThreadDef {
     /// Unique name.
@@ -327,6 +346,11 @@ pub struct ThreadDef {
 }
 
 /// A validated timing event.
+///
+/// ```
+/// let sc = tempi_cli::parse("s.toml", "[[timer]]\nevery = \"5ms\"\n").unwrap();
+/// assert!(sc.timers[0].periodic && sc.timers[0].release.is_empty());
+/// ```
 #[derive(Debug, Clone)]
 pub struct TimerDef {
     /// Line of its `[[timer]]` table.
@@ -432,6 +456,11 @@ pub struct SetDef {
 
 /// A scenario ready to run: runtime settings, threads, timing events and thread sets, all
 /// checked.
+///
+/// ```
+/// let sc = tempi_cli::parse("s.toml", "[runtime]\npolicy = \"edf\"\nuntil = \"10ms\"\n").unwrap();
+/// assert_eq!((sc.policy.as_str(), sc.until), ("edf", Some(std::time::Duration::from_millis(10))));
+/// ```
 #[derive(Clone)]
 pub struct Scenario {
     /// The file it came from, as named on the command line.
@@ -673,6 +702,11 @@ fn budget_action(name: &str) -> Option<Box<dyn tempi::policy::budget::BudgetActi
 
 impl Scenario {
     /// Read and validate a scenario file.
+    ///
+    /// ```
+    /// let e = tempi_cli::Scenario::load(std::path::Path::new("no/such/file.toml")).unwrap_err();
+    /// assert!(e.to_string().starts_with("no/such/file.toml: cannot read"));
+    /// ```
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
@@ -683,7 +717,11 @@ impl Scenario {
         Scenario::parse(&file, &text)
     }
 
-    /// Validate scenario `text`; `file` names it in errors.
+    /// Validate scenario `text`; `file` names it in errors (what [`crate::parse`] calls).
+    ///
+    /// ```
+    /// assert_eq!(tempi_cli::Scenario::parse("s.toml", "").unwrap().cpus, 1);
+    /// ```
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         let src = Source::new(file, text);
         let raw: RawFile = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
@@ -857,6 +895,13 @@ impl Scenario {
     }
 
     /// Replace every resource's locking protocol (the command line's `--lock-protocol`).
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "[[resource]]\nname = \"r\"\n").unwrap();
+    /// sc.set_lock_protocol("km").unwrap();
+    /// assert_eq!(sc.resources[0].protocol, "km");
+    /// assert!(sc.set_lock_protocol("pcp").is_err()); // unused, so no ceiling to compute
+    /// ```
     pub fn set_lock_protocol(&mut self, name: &str) -> Result<(), ScenarioError> {
         if !known_lock_protocol(name) {
             return Err(ScenarioError { file: self.file.clone(), line: None, message: unknown_lock_protocol(name) });
@@ -869,6 +914,13 @@ impl Scenario {
 
     /// Every thread's spawn description, with the priority rule and explicit priorities
     /// applied (what [`Scenario::populate`] spawns).
+    ///
+    /// ```
+    /// let text = "[runtime]\npriorities = \"rm\"\n[[thread]]\nname = \"a\"\nperiod = \"8ms\"\n\
+    ///             [[thread]]\nname = \"b\"\nperiod = \"4ms\"\n";
+    /// let specs = tempi_cli::parse("s.toml", text).unwrap().specs();
+    /// assert!(specs[1].priority_value() > specs[0].priority_value());
+    /// ```
     pub fn specs(&self) -> Vec<ThreadSpec> {
         let mut specs: Vec<ThreadSpec> = self.threads.iter().map(ThreadDef::spec).collect();
         match self.priorities {
@@ -887,6 +939,12 @@ impl Scenario {
     }
 
     /// Replace the scheduling policy (the command line's `--policy`).
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// sc.set_policy("edf").unwrap();
+    /// assert!(sc.set_policy("rr").is_err()); // needs a quantum
+    /// ```
     pub fn set_policy(&mut self, name: &str) -> Result<(), ScenarioError> {
         let err = |message: String| ScenarioError { file: self.file.clone(), line: None, message };
         if !known_policy(name) {
@@ -900,6 +958,12 @@ impl Scenario {
     }
 
     /// Set the round-robin time slice (the command line's `--quantum`), rebuilding the policy.
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// sc.set_quantum(std::time::Duration::from_millis(2)).unwrap();
+    /// sc.set_policy("rr").unwrap();
+    /// ```
     pub fn set_quantum(&mut self, quantum: Duration) -> Result<(), ScenarioError> {
         if quantum.is_zero() {
             return Err(ScenarioError {
@@ -915,6 +979,11 @@ impl Scenario {
 
     /// Whether the scenario would run forever without a horizon: a periodic thread without
     /// `max_jobs`, a `forever` thread, or a periodic timer keeps producing work.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"p\"\nperiod = \"1ms\"\n").unwrap();
+    /// assert!(sc.never_ends());
+    /// ```
     pub fn never_ends(&self) -> bool {
         self.threads.iter().any(|t| t.forever || (matches!(t.timing, Timing::Periodic { .. }) && t.max_jobs.is_none()))
             || self.timers.iter().any(|t| t.periodic)
@@ -922,6 +991,11 @@ impl Scenario {
 
     /// The runtime configuration: CPUs, policy, accounting, and enough thread and set slots
     /// for every thread and set.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[runtime]\ncpus = 3\n").unwrap();
+    /// assert_eq!(sc.config().cpus(), 3);
+    /// ```
     pub fn config(&self) -> Config {
         Config::new(self.cpus)
             .scheduler_factory(self.scheduler.clone())
@@ -959,6 +1033,13 @@ impl Scenario {
 
     /// Spawn every thread and register every timing event on `rt`. Errors the runtime raises
     /// are reported at the line of the thread or timer that caused them.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"t\"\nwcet = \"2ms\"\n").unwrap();
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// sc.populate(&mut rt).unwrap();
+    /// assert_eq!(rt.run().unwrap().end, tempi::Time::from_millis(2));
+    /// ```
     pub fn populate<C: Clock>(&self, rt: &mut Runtime<C>) -> Result<(), ScenarioError> {
         let at = |line: usize, message: String| ScenarioError { file: self.file.clone(), line: Some(line), message };
         // The locks need the threads' ids (their ceilings are computed from their users), and
