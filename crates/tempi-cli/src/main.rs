@@ -1,9 +1,9 @@
 //! The `tempi` command line: simulate a scenario file in virtual time, run it on the real
 //! clock, or benchmark the runtime.
 //!
-//! Owns argument parsing, exit codes and output files. The scenario format lives in
-//! [`scenario`]; the benchmarks in `bench`. Exit codes: 0 success, 1 the run itself failed
-//! (runtime or I/O error), 2 bad input (scenario file or command-line flags).
+//! Owns argument parsing, exit codes and output files. The scenario format lives in the
+//! library (`tempi_cli::scenario`); the benchmarks in `bench`. Exit codes: 0 success, 1 the
+//! run itself failed (runtime or I/O error), 2 bad input (scenario file or command-line flags).
 
 mod analyze;
 mod bench;
