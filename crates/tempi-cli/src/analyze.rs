@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
 use tempi::Timing;
 
-use crate::scenario::{Scenario, Step};
+use tempi_cli::scenario::{Scenario, Step};
 
 /// How the scenario's policy is analysed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -155,6 +155,8 @@ fn response_text(r: Response) -> (String, &'static str) {
         Response::ExceedsDeadline(d) => (format!(">{}", dur(d)), "MISS"),
         Response::Unbounded => ("unbounded".into(), "MISS"),
         Response::NotCovered(d) => (format!("{}?", dur(d)), "n/a"),
+        Response::Overloaded => ("overloaded".into(), "MISS"),
+        Response::GaveUp(d) => (format!(">={}?", dur(d)), "n/a"),
     }
 }
 
@@ -164,6 +166,8 @@ fn response_json(r: Response) -> Value {
         Response::ExceedsDeadline(d) => json!({ "kind": "exceeds_deadline", "ns": d.as_nanos() as u64 }),
         Response::Unbounded => json!({ "kind": "unbounded" }),
         Response::NotCovered(d) => json!({ "kind": "not_covered", "ns": d.as_nanos() as u64 }),
+        Response::Overloaded => json!({ "kind": "overloaded" }),
+        Response::GaveUp(d) => json!({ "kind": "gave_up", "ns": d.as_nanos() as u64 }),
     }
 }
 
@@ -222,6 +226,21 @@ pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
                 for (k, tv) in v.tasks.iter().enumerate() {
                     let t = &ts.tasks[k];
                     let (r, verdict) = response_text(tv.response);
+                    match tv.response {
+                        Response::Overloaded => notes.0.push(format!(
+                            "thread \"{}\": the threads of its priority and above have a utilisation of 1 or more: \
+                             its response time is unbounded",
+                            t.name
+                        )),
+                        Response::GaveUp(d) => notes.0.push(format!(
+                            "thread \"{}\": response-time analysis gave up after {} iterations at {} (within the \
+                             deadline): inconclusive",
+                            t.name,
+                            TaskSet::MAX_RTA_ITERATIONS,
+                            dur(d)
+                        )),
+                        _ => {}
+                    }
                     out.push_str(&format!(
                         "  {:<14} {:>9} {:>9} {:>9} {:>5} {:>10} {:>11} {:>5}\n",
                         t.name,
@@ -280,14 +299,34 @@ pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
                         json!({ "passed": ll.passed, "rows": ll.rows.iter().map(|r| json!({ "thread": ts.tasks[r.task].name, "load": r.load, "bound": r.bound, "passed": r.passed })).collect::<Vec<_>>() })
                     }
                 };
+                // A task the analysis could not decide leaves the CPU undecided, not failed.
+                let misses = v.tasks.iter().any(|tv| tv.response.misses());
+                let schedulable = if v.schedulable {
+                    Some(true)
+                } else if misses {
+                    Some(false)
+                } else {
+                    None
+                };
                 out.push_str(&format!(
                     "  response-time analysis: {}\n",
-                    if v.schedulable { "schedulable" } else { "NOT schedulable" }
+                    match schedulable {
+                        Some(true) => "schedulable",
+                        Some(false) => "NOT schedulable",
+                        None => "inconclusive",
+                    }
                 ));
-                if !v.schedulable {
-                    overall = Some(false);
+                match schedulable {
+                    Some(true) => {}
+                    Some(false) => overall = Some(false),
+                    None => overall = inconclusive(overall),
                 }
-                json_cpus.push(json!({ "cpu": c.cpu, "tasks": rows, "liu_layland": ll, "schedulable": v.schedulable }));
+                json_cpus.push(json!({
+                    "cpu": c.cpu,
+                    "tasks": rows,
+                    "liu_layland": ll,
+                    "schedulable": schedulable.map_or(Value::Null, Value::Bool),
+                }));
             }
             Kind::Edf => {
                 let e = ts.edf_tests();

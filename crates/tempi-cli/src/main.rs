@@ -1,14 +1,13 @@
 //! The `tempi` command line: simulate a scenario file in virtual time, run it on the real
 //! clock, or benchmark the runtime.
 //!
-//! Owns argument parsing, exit codes and output files. The scenario format lives in
-//! [`scenario`]; the benchmarks in `bench`. Exit codes: 0 success, 1 the run itself failed
-//! (runtime or I/O error), 2 bad input (scenario file or command-line flags).
+//! Owns argument parsing, exit codes and output files. The scenario format lives in the
+//! library (`tempi_cli::scenario`); the benchmarks in `bench`. Exit codes: 0 success, 1 the
+//! run itself failed (runtime or I/O error), 2 bad input (scenario file or command-line flags).
 
 mod analyze;
 mod bench;
 mod experiment;
-mod scenario;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,9 +16,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use tempi::clock::{Clock, RealClock, VirtualClock};
-use tempi::{Config, RunOutcome, Runtime, Time};
+use tempi::{Config, RunOutcome, Time};
 
-use scenario::{parse_duration, Scenario};
+use tempi_cli::scenario::{parse_duration, Scenario};
 
 const AFTER_HELP: &str = "\
 Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds.
@@ -94,8 +93,9 @@ enum Command {
 struct Outputs {
     /// The scenario file (TOML).
     file: PathBuf,
-    /// Stop at this time, overriding the scenario's `until` (e.g. 100ms).
-    #[arg(long, value_name = "T", value_parser = parse_duration)]
+    /// Stop at this time, overriding the scenario's `until` (e.g. 100ms); must be positive,
+    /// as `until` must.
+    #[arg(long, value_name = "T", value_parser = parse_positive_duration)]
     until: Option<Duration>,
     /// Scheduling policy, overriding the scenario's `policy`.
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
@@ -182,17 +182,27 @@ fn main() -> ExitCode {
         Command::Bench { json, quick, only } => bench::run(json, quick, &only).map_err(Failure::Runtime),
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Input(m)) => {
-            eprintln!("tempi: {m}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Runtime(m)) => {
-            eprintln!("tempi: {m}");
-            ExitCode::from(1)
-        }
+    let (message, code) = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Failure::Input(m)) => (m, 2),
+        Err(Failure::Runtime(m)) => (m, 1),
+    };
+    // A failure always says something, even when the error it comes from has no text.
+    if message.trim().is_empty() {
+        eprintln!("tempi: failed (exit code {code}) without an error message");
+    } else {
+        eprintln!("tempi: {message}");
     }
+    ExitCode::from(code)
+}
+
+/// A duration flag that must not be zero (`--until`): the file's `until` refuses zero too.
+fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d.is_zero() {
+        return Err("must be positive".to_string());
+    }
+    Ok(d)
 }
 
 /// Load the scenario and apply the command-line overrides.
@@ -238,8 +248,31 @@ fn simulate(out: &Outputs) -> Result<(), Failure> {
         }
         None => Time::MAX,
     };
-    let config = if out.quiet { sc.config() } else { sc.config().progress(progress_reporter(until)) };
+    let config = trace_config(&sc, out);
+    let config = if out.quiet { config } else { config.progress(progress_reporter(until)) };
     execute::<VirtualClock>(&sc, config, until, out)
+}
+
+/// Whether the run's trace is used: an output is made from it, or the scenario has a lock
+/// whose protocol takes a free lock without a runtime call when tracing is off, which would
+/// then no longer be a preemption point and could change the schedule.
+fn needs_trace(sc: &Scenario, out: &Outputs) -> bool {
+    let fast_path = |protocol: &str| tempi::policy::lock::by_name(protocol).is_some_and(|p| p.uncontended_fast_path());
+    out.report.is_some()
+        || out.trace.is_some()
+        || out.gantt.is_some()
+        || sc.resources.iter().any(|r| fast_path(&r.protocol))
+}
+
+/// The scenario's configuration, with tracing off when nothing uses the trace: the summary
+/// reads only the statistics the kernel keeps, and a long run would otherwise fill the trace
+/// buffer for nothing (and warn that it dropped records).
+fn trace_config(sc: &Scenario, out: &Outputs) -> Config {
+    if needs_trace(sc, out) {
+        sc.config()
+    } else {
+        sc.config().trace_capacity(0)
+    }
 }
 
 /// Progress on long simulations: once a run has taken more than a second of wall time, a line
@@ -278,7 +311,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             sc.file
         )));
     };
-    let config = sc.config().pin(!args.no_pin).fifo_priority(args.fifo).lock_memory(args.lock_memory);
+    let config = trace_config(&sc, out).pin(!args.no_pin).fifo_priority(args.fifo).lock_memory(args.lock_memory);
     execute::<RealClock>(&sc, config, Time::ZERO + until, out)
 }
 
@@ -287,8 +320,7 @@ type Exporter = fn(&RunOutcome) -> String;
 
 /// Build the runtime on clock `C`, run it, print the summary and write the files asked for.
 fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) -> Result<(), Failure> {
-    let mut rt = Runtime::<C>::new(config).map_err(|e| Failure::Input(format!("{}: {e}", sc.file)))?;
-    sc.populate(&mut rt).map_err(input)?;
+    let rt = sc.runtime::<C>(config).map_err(input)?;
     let outcome = rt.run_until(until).map_err(|e| Failure::Runtime(format!("{}: run failed: {e}", sc.file)))?;
 
     for w in &outcome.warnings {

@@ -13,6 +13,7 @@
 //! `toml` itself raises (syntax, unknown keys, wrong types) carry a byte span, which is turned
 //! into a line number the same way.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -30,14 +31,22 @@ use tempi::{
 };
 
 /// What a valid duration looks like, quoted in every duration error.
+///
+/// ```
+/// assert!(tempi_cli::parse_duration("4 ms").unwrap_err().contains(tempi_cli::scenario::DURATION_HINT));
+/// ```
 pub const DURATION_HINT: &str = "expected e.g. 12ms, 500us, 1.5s";
 
 /// Parse a duration: a decimal number followed by a unit (`ns`, `us` or `µs`, `ms`, `s`), or a
 /// bare integer meaning nanoseconds. No spaces, no sign; fractions must come out as whole
 /// nanoseconds.
 ///
-/// ```text
-/// "12ms" -> 12 ms, "1.5s" -> 1500 ms, "250" -> 250 ns
+/// ```
+/// use std::time::Duration;
+/// use tempi_cli::parse_duration;
+/// assert_eq!(parse_duration("12ms"), Ok(Duration::from_millis(12)));
+/// assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(parse_duration("250"), Ok(Duration::from_nanos(250)));
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration \"{text}\" ({DURATION_HINT})");
@@ -86,6 +95,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`
 /// when no line applies, e.g. the file cannot be read).
+///
+/// ```
+/// let e = tempi_cli::parse("s.toml", "[[thread]]\nname = \"\"\n").unwrap_err();
+/// assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
+/// assert_eq!(e.to_string(), "s.toml:2: thread: field `name`: must not be empty");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
     /// The scenario file as given on the command line.
@@ -291,6 +306,11 @@ pub struct ResourceDef {
 }
 
 /// A validated thread description.
+///
+/// ```
+/// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"t\"\nperiod = \"4ms\"\nwcet = \"1ms\"\n").unwrap();
+/// assert_eq!((sc.threads[0].name.as_str(), sc.threads[0].line), ("t", 1));
+/// ```
 #[derive(Debug, Clone)]
 pub struct ThreadDef {
     /// Unique name.
@@ -326,6 +346,11 @@ pub struct ThreadDef {
 }
 
 /// A validated timing event.
+///
+/// ```
+/// let sc = tempi_cli::parse("s.toml", "[[timer]]\nevery = \"5ms\"\n").unwrap();
+/// assert!(sc.timers[0].periodic && sc.timers[0].release.is_empty());
+/// ```
 #[derive(Debug, Clone)]
 pub struct TimerDef {
     /// Line of its `[[timer]]` table.
@@ -431,6 +456,11 @@ pub struct SetDef {
 
 /// A scenario ready to run: runtime settings, threads, timing events and thread sets, all
 /// checked.
+///
+/// ```
+/// let sc = tempi_cli::parse("s.toml", "[runtime]\npolicy = \"edf\"\nuntil = \"10ms\"\n").unwrap();
+/// assert_eq!((sc.policy.as_str(), sc.until), ("edf", Some(std::time::Duration::from_millis(10))));
+/// ```
 #[derive(Clone)]
 pub struct Scenario {
     /// The file it came from, as named on the command line.
@@ -490,12 +520,22 @@ const MAX_STACK: usize = 1 << 30;
 struct Source<'a> {
     file: &'a str,
     text: &'a str,
+    /// Byte offset of the start of every line after the first, in increasing order. Every
+    /// table asks for its line, so counting newlines from the start each time would make
+    /// loading quadratic in the size of the file.
+    line_starts: Vec<usize>,
 }
 
 impl Source<'_> {
+    fn new<'a>(file: &'a str, text: &'a str) -> Source<'a> {
+        let line_starts = text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1).collect();
+        Source { file, text, line_starts }
+    }
+
+    /// The 1-based line of byte `offset`: one more than the number of newlines before it.
     fn line(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+        self.line_starts.partition_point(|&start| start <= end) + 1
     }
 
     fn err(&self, offset: usize, message: impl Into<String>) -> ScenarioError {
@@ -662,6 +702,11 @@ fn budget_action(name: &str) -> Option<Box<dyn tempi::policy::budget::BudgetActi
 
 impl Scenario {
     /// Read and validate a scenario file.
+    ///
+    /// ```
+    /// let e = tempi_cli::Scenario::load(std::path::Path::new("no/such/file.toml")).unwrap_err();
+    /// assert!(e.to_string().starts_with("no/such/file.toml: cannot read"));
+    /// ```
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
@@ -672,9 +717,13 @@ impl Scenario {
         Scenario::parse(&file, &text)
     }
 
-    /// Validate scenario `text`; `file` names it in errors.
+    /// Validate scenario `text`; `file` names it in errors (what [`crate::parse`] calls).
+    ///
+    /// ```
+    /// assert_eq!(tempi_cli::Scenario::parse("s.toml", "").unwrap().cpus, 1);
+    /// ```
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
-        let src = Source { file, text };
+        let src = Source::new(file, text);
         let raw: RawFile = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
         let rt = raw.runtime.unwrap_or_default();
         let what = "[runtime]: ";
@@ -762,37 +811,53 @@ impl Scenario {
             },
         };
 
+        // Names are looked up through indices built as the tables are read, so that a file with
+        // many threads, resources or sets loads in time linear in its size.
         let mut resources: Vec<ResourceDef> = Vec::with_capacity(raw.resource.len());
+        let mut resource_index: HashMap<String, usize> = HashMap::with_capacity(raw.resource.len());
         for r in &raw.resource {
-            let def = resource_def(&src, r, cpus, &resources)?;
+            let def = resource_def(&src, r, cpus, &resources, &resource_index)?;
+            resource_index.insert(def.name.clone(), resources.len());
             resources.push(def);
         }
 
         let mut threads: Vec<ThreadDef> = Vec::with_capacity(raw.thread.len());
+        let mut thread_index: HashMap<String, usize> = HashMap::with_capacity(raw.thread.len());
         for t in &raw.thread {
-            let def = thread_def(&src, t, cpus, &resources)?;
+            let def = thread_def(&src, t, cpus, &resources, &resource_index)?;
+            let index = threads.len();
             for s in &def.steps {
+                // A thread's own lock steps come one after the other, so it is the last user
+                // recorded if it already locked this resource.
                 if let Step::Lock(r) = *s {
-                    if !resources[r].users.contains(&threads.len()) {
-                        resources[r].users.push(threads.len());
+                    if resources[r].users.last() != Some(&index) {
+                        resources[r].users.push(index);
                     }
                 }
             }
-            if threads.iter().any(|o| o.name == def.name) {
+            if thread_index.contains_key(&def.name) {
                 let n = &t.get_ref().name;
                 return Err(src.field(&format!("thread \"{}\": ", def.name), "name", n, "duplicate thread name"));
             }
+            thread_index.insert(def.name.clone(), index);
             threads.push(def);
         }
 
+        check_ceilings(file, &resources)?;
+
         let mut timers = Vec::with_capacity(raw.timer.len());
         for (i, t) in raw.timer.iter().enumerate() {
-            timers.push(timer_def(&src, t, i + 1, cpus, &threads)?);
+            timers.push(timer_def(&src, t, i + 1, cpus, &threads, &thread_index)?);
         }
 
         let mut sets: Vec<SetDef> = Vec::with_capacity(raw.set.len());
+        let mut set_index: HashMap<String, usize> = HashMap::with_capacity(raw.set.len());
+        // The set each thread already belongs to, by thread index.
+        let mut set_of: Vec<Option<usize>> = vec![None; threads.len()];
         for t in &raw.set {
-            let def = set_def(&src, t, cpus, &threads, &sets)?;
+            let names = Names { threads: &thread_index, sets: &set_index };
+            let def = set_def(&src, t, cpus, &sets, names, &mut set_of)?;
+            set_index.insert(def.name.clone(), sets.len());
             sets.push(def);
         }
         // Budgets are measured on the group clocks; with those switched off a budget would
@@ -830,6 +895,13 @@ impl Scenario {
     }
 
     /// Replace every resource's locking protocol (the command line's `--lock-protocol`).
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "[[resource]]\nname = \"r\"\n").unwrap();
+    /// sc.set_lock_protocol("km").unwrap();
+    /// assert_eq!(sc.resources[0].protocol, "km");
+    /// assert!(sc.set_lock_protocol("pcp").is_err()); // unused, so no ceiling to compute
+    /// ```
     pub fn set_lock_protocol(&mut self, name: &str) -> Result<(), ScenarioError> {
         if !known_lock_protocol(name) {
             return Err(ScenarioError { file: self.file.clone(), line: None, message: unknown_lock_protocol(name) });
@@ -837,11 +909,18 @@ impl Scenario {
         for r in &mut self.resources {
             r.protocol = name.to_string();
         }
-        Ok(())
+        check_ceilings(&self.file, &self.resources)
     }
 
     /// Every thread's spawn description, with the priority rule and explicit priorities
     /// applied (what [`Scenario::populate`] spawns).
+    ///
+    /// ```
+    /// let text = "[runtime]\npriorities = \"rm\"\n[[thread]]\nname = \"a\"\nperiod = \"8ms\"\n\
+    ///             [[thread]]\nname = \"b\"\nperiod = \"4ms\"\n";
+    /// let specs = tempi_cli::parse("s.toml", text).unwrap().specs();
+    /// assert!(specs[1].priority_value() > specs[0].priority_value());
+    /// ```
     pub fn specs(&self) -> Vec<ThreadSpec> {
         let mut specs: Vec<ThreadSpec> = self.threads.iter().map(ThreadDef::spec).collect();
         match self.priorities {
@@ -860,6 +939,12 @@ impl Scenario {
     }
 
     /// Replace the scheduling policy (the command line's `--policy`).
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// sc.set_policy("edf").unwrap();
+    /// assert!(sc.set_policy("rr").is_err()); // needs a quantum
+    /// ```
     pub fn set_policy(&mut self, name: &str) -> Result<(), ScenarioError> {
         let err = |message: String| ScenarioError { file: self.file.clone(), line: None, message };
         if !known_policy(name) {
@@ -873,6 +958,12 @@ impl Scenario {
     }
 
     /// Set the round-robin time slice (the command line's `--quantum`), rebuilding the policy.
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// sc.set_quantum(std::time::Duration::from_millis(2)).unwrap();
+    /// sc.set_policy("rr").unwrap();
+    /// ```
     pub fn set_quantum(&mut self, quantum: Duration) -> Result<(), ScenarioError> {
         if quantum.is_zero() {
             return Err(ScenarioError {
@@ -888,6 +979,11 @@ impl Scenario {
 
     /// Whether the scenario would run forever without a horizon: a periodic thread without
     /// `max_jobs`, a `forever` thread, or a periodic timer keeps producing work.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"p\"\nperiod = \"1ms\"\n").unwrap();
+    /// assert!(sc.never_ends());
+    /// ```
     pub fn never_ends(&self) -> bool {
         self.threads.iter().any(|t| t.forever || (matches!(t.timing, Timing::Periodic { .. }) && t.max_jobs.is_none()))
             || self.timers.iter().any(|t| t.periodic)
@@ -895,6 +991,11 @@ impl Scenario {
 
     /// The runtime configuration: CPUs, policy, accounting, and enough thread and set slots
     /// for every thread and set.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[runtime]\ncpus = 3\n").unwrap();
+    /// assert_eq!(sc.config().cpus(), 3);
+    /// ```
     pub fn config(&self) -> Config {
         Config::new(self.cpus)
             .scheduler_factory(self.scheduler.clone())
@@ -904,8 +1005,41 @@ impl Scenario {
             .costs(self.costs)
     }
 
+    /// A runtime on clock `C` built from `config` (usually [`Scenario::config`], with the
+    /// caller's additions), with every thread, lock, timing event and thread set of the
+    /// scenario in place, ready to run.
+    ///
+    /// ```
+    /// use tempi::clock::VirtualClock;
+    /// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"t\"\nwcet = \"1ms\"\n").unwrap();
+    /// let mut rt = sc.runtime::<VirtualClock>(sc.config().trace_capacity(0)).unwrap();
+    /// assert_eq!(rt.run().unwrap().threads.len(), 1);
+    /// ```
+    pub fn runtime<C: Clock>(&self, config: Config) -> Result<Runtime<C>, ScenarioError> {
+        let mut rt = Runtime::<C>::new(config).map_err(|e| self.error(e.to_string()))?;
+        self.populate(&mut rt)?;
+        Ok(rt)
+    }
+
+    /// An error about the scenario as a whole, with no line.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// assert_eq!(sc.error("no threads").to_string(), "s.toml: no threads");
+    /// ```
+    pub fn error(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: self.file.clone(), line: None, message: message.into() }
+    }
+
     /// Spawn every thread and register every timing event on `rt`. Errors the runtime raises
     /// are reported at the line of the thread or timer that caused them.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"t\"\nwcet = \"2ms\"\n").unwrap();
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// sc.populate(&mut rt).unwrap();
+    /// assert_eq!(rt.run().unwrap().end, tempi::Time::from_millis(2));
+    /// ```
     pub fn populate<C: Clock>(&self, rt: &mut Runtime<C>) -> Result<(), ScenarioError> {
         let at = |line: usize, message: String| ScenarioError { file: self.file.clone(), line: Some(line), message };
         // The locks need the threads' ids (their ceilings are computed from their users), and
@@ -1053,6 +1187,7 @@ fn thread_def(
     t: &Spanned<RawThread>,
     cpus: usize,
     resources: &[ResourceDef],
+    resource_index: &HashMap<String, usize>,
 ) -> Result<ThreadDef, ScenarioError> {
     let line = src.line(t.span().start);
     let t = t.get_ref();
@@ -1138,7 +1273,7 @@ fn thread_def(
             // The locks held so far, innermost last, to check that the steps nest.
             let mut held: Vec<usize> = Vec::new();
             for s in list.get_ref() {
-                let st = step(src, what, s, resources)?;
+                let st = step(src, what, s, resource_index)?;
                 match st {
                     Step::Lock(r) => {
                         let at = s.get_ref().lock.as_ref().unwrap_or(&t.name);
@@ -1260,7 +1395,12 @@ fn thread_def(
     })
 }
 
-fn step(src: &Source<'_>, what: &str, s: &Spanned<RawStep>, resources: &[ResourceDef]) -> Result<Step, ScenarioError> {
+fn step(
+    src: &Source<'_>,
+    what: &str,
+    s: &Spanned<RawStep>,
+    resource_index: &HashMap<String, usize>,
+) -> Result<Step, ScenarioError> {
     let r = s.get_ref();
     let keys = r.work.is_some() as u8
         + r.sleep.is_some() as u8
@@ -1278,7 +1418,7 @@ fn step(src: &Source<'_>, what: &str, s: &Spanned<RawStep>, resources: &[Resourc
     }
     for (key, name, make) in [("lock", &r.lock, Step::Lock as fn(usize) -> Step), ("unlock", &r.unlock, Step::Unlock)] {
         if let Some(n) = name {
-            let Some(i) = resources.iter().position(|x| x.name == *n.get_ref()) else {
+            let Some(&i) = resource_index.get(n.get_ref()) else {
                 return Err(src.field(
                     what,
                     key,
@@ -1306,6 +1446,25 @@ fn known_lock_protocol(name: &str) -> bool {
     tempi::policy::lock::by_name(name).is_some()
 }
 
+/// A protocol that needs a ceiling gets it declared or computed from the threads that lock
+/// the resource; a resource no thread locks and without a declared ceiling has none, and the
+/// runtime would refuse to create its lock. Refusing it here says where, for every command.
+fn check_ceilings(file: &str, resources: &[ResourceDef]) -> Result<(), ScenarioError> {
+    let needs_ceiling = |protocol: &str| tempi::policy::lock::by_name(protocol).is_some_and(|p| p.needs_ceiling());
+    match resources.iter().find(|r| r.ceiling.is_none() && r.users.is_empty() && needs_ceiling(&r.protocol)) {
+        None => Ok(()),
+        Some(r) => Err(ScenarioError {
+            file: file.to_string(),
+            line: Some(r.line),
+            message: format!(
+                "resource \"{}\": protocol \"{}\" needs a ceiling, and no thread locks this resource to compute \
+                 one from: declare `ceiling` or remove the resource",
+                r.name, r.protocol
+            ),
+        }),
+    }
+}
+
 fn unknown_lock_protocol(name: &str) -> String {
     format!("unknown locking protocol \"{name}\" (expected one of {})", tempi::policy::lock::NAMES.join(", "))
 }
@@ -1315,6 +1474,7 @@ fn resource_def(
     t: &Spanned<RawResource>,
     cpus: usize,
     earlier: &[ResourceDef],
+    earlier_index: &HashMap<String, usize>,
 ) -> Result<ResourceDef, ScenarioError> {
     let line = src.line(t.span().start);
     let r = t.get_ref();
@@ -1324,12 +1484,12 @@ fn resource_def(
     }
     let what = format!("resource \"{name}\": ");
     let what = what.as_str();
-    if let Some(o) = earlier.iter().find(|o| o.name == name) {
+    if let Some(&o) = earlier_index.get(&name) {
         return Err(src.field(
             what,
             "name",
             &r.name,
-            format!("duplicate resource name (first used at line {})", o.line),
+            format!("duplicate resource name (first used at line {})", earlier[o].line),
         ));
     }
     let protocol = match &r.protocol {
@@ -1360,6 +1520,7 @@ fn timer_def(
     number: usize,
     cpus: usize,
     threads: &[ThreadDef],
+    thread_index: &HashMap<String, usize>,
 ) -> Result<TimerDef, ScenarioError> {
     let line = src.line(t.span().start);
     let what = format!("timer #{number}: ");
@@ -1404,7 +1565,7 @@ fn timer_def(
     };
     let mut release = Vec::new();
     for name in r.release.iter().flatten() {
-        let Some(i) = threads.iter().position(|t| t.name == *name.get_ref()) else {
+        let Some(&i) = thread_index.get(name.get_ref()) else {
             return Err(src.field(what, "release", name, format!("no thread named \"{}\"", name.get_ref())));
         };
         if !matches!(threads[i].timing, Timing::Sporadic { .. }) {
@@ -1420,12 +1581,20 @@ fn timer_def(
     Ok(TimerDef { line, spec: spec.cpu(cpu), periodic, release, cpu })
 }
 
+/// The name indices a `[[set]]` table is checked against.
+#[derive(Clone, Copy)]
+struct Names<'a> {
+    threads: &'a HashMap<String, usize>,
+    sets: &'a HashMap<String, usize>,
+}
+
 fn set_def(
     src: &Source<'_>,
     t: &Spanned<RawSet>,
     cpus: usize,
-    threads: &[ThreadDef],
     earlier: &[SetDef],
+    names: Names<'_>,
+    set_of: &mut [Option<usize>],
 ) -> Result<SetDef, ScenarioError> {
     let line = src.line(t.span().start);
     let r = t.get_ref();
@@ -1435,8 +1604,13 @@ fn set_def(
     }
     let what = format!("set \"{name}\": ");
     let what = what.as_str();
-    if let Some(o) = earlier.iter().find(|o| o.name == name) {
-        return Err(src.field(what, "name", &r.name, format!("duplicate set name (first used at line {})", o.line)));
+    if let Some(&o) = names.sets.get(&name) {
+        return Err(src.field(
+            what,
+            "name",
+            &r.name,
+            format!("duplicate set name (first used at line {})", earlier[o].line),
+        ));
     }
     let cpu = match &r.cpu {
         Some(c) if *c.get_ref() >= cpus => {
@@ -1453,14 +1627,14 @@ fn set_def(
 
     let mut members: Vec<usize> = Vec::new();
     for m in r.members.iter().flatten() {
-        let Some(i) = threads.iter().position(|t| t.name == *m.get_ref()) else {
+        let Some(&i) = names.threads.get(m.get_ref()) else {
             return Err(src.field(what, "members", m, format!("no thread named \"{}\"", m.get_ref())));
         };
-        if members.contains(&i) {
+        if set_of[i] == Some(earlier.len()) {
             return Err(src.field(what, "members", m, format!("thread \"{}\" is listed twice", m.get_ref())));
         }
         // As in MaRTE OS and Ada 2005, a thread is charged to at most one group clock.
-        if let Some(o) = earlier.iter().find(|o| o.members.contains(&i)) {
+        if let Some(o) = set_of[i].map(|o| &earlier[o]) {
             return Err(src.field(
                 what,
                 "members",
@@ -1473,6 +1647,7 @@ fn set_def(
                 ),
             ));
         }
+        set_of[i] = Some(earlier.len());
         members.push(i);
     }
 
@@ -1879,6 +2054,55 @@ mod tests {
         s.set_lock_protocol("pcp").unwrap();
         assert_eq!(s.resources[0].protocol, "pcp");
         assert!(s.set_lock_protocol("spin").unwrap_err().message.contains("unknown locking protocol"));
+    }
+
+    /// 20,000 threads that lock one resource, one set over half of them, a timer: every
+    /// table's line, and the line of an error near the end of the file, are still exact.
+    #[test]
+    fn many_threads_load_and_errors_keep_their_lines() {
+        let n = 20_000;
+        let mut text = String::from("[runtime]\nuntil = \"1ms\"\n\n[[resource]]\nname = \"bus\"\n\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "[[thread]]\nname = \"t{i}\"\nperiod = \"{}ms\"\nsteps = [{{ lock = \"bus\" }}, {{ work = \"1us\" }}, \
+                 {{ unlock = \"bus\" }}]\n\n",
+                1000 + i
+            ));
+        }
+        let members: Vec<String> = (0..n).step_by(2).map(|i| format!("\"t{i}\"")).collect();
+        text.push_str(&format!("[[set]]\nname = \"half\"\nmembers = [{}]\n", members.join(", ")));
+        text.push_str("[[thread]]\nname = \"s\"\nkind = \"sporadic\"\n[[timer]]\nat = \"1ms\"\nrelease = [\"s\"]\n");
+        let header = |i: usize| 7 + 5 * i;
+        let s = Scenario::parse("big.toml", &text).unwrap();
+        assert_eq!(s.threads.len(), n + 1);
+        for i in [0, 1, n / 2, n - 1] {
+            assert_eq!((s.threads[i].name.clone(), s.threads[i].line), (format!("t{i}"), header(i)));
+        }
+        assert_eq!((s.sets[0].line, s.sets[0].members.len()), (header(n), n / 2));
+        assert_eq!((s.threads[n].line, s.timers[0].line), (header(n) + 3, header(n) + 6));
+        assert_eq!(s.resources[0].users, (0..n).collect::<Vec<_>>());
+
+        let last = format!("period = \"{}ms\"", 1000 + n - 1);
+        let e = error(&text.replace(&last, "period = \"4 ms\""));
+        assert_eq!(e.line, Some(header(n - 1) + 2), "{e}");
+        assert!(e.message.starts_with(&format!("thread \"t{}\": field `period`", n - 1)), "{e}");
+        let e = error(&text.replace("name = \"s\"", "name = \"t7\""));
+        assert_eq!(e.line, Some(header(n) + 4), "{e}");
+        assert!(e.message.contains("duplicate thread name"), "{e}");
+        let e = error(&text.replace("\"t0\", \"t2\"", "\"t0\", \"t0\""));
+        assert_eq!(e.line, Some(header(n) + 2), "{e}");
+        assert!(e.message.contains("thread \"t0\" is listed twice"), "{e}");
+    }
+
+    #[test]
+    fn line_lookup_counts_the_newlines_before_the_offset() {
+        let text = "a\n\nbc\nd";
+        let src = Source::new("s.toml", text);
+        let naive =
+            |offset: usize| text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1;
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(src.line(offset), naive(offset), "offset {offset}");
+        }
     }
 
     #[test]

@@ -414,3 +414,115 @@ fn analyze_prints_blocking_response_times_and_verdict() {
     let out = tempi(&["analyze", &example("round-robin.toml")]);
     assert!(text(&out.stdout).contains("no analysis applies"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn unused_ceiling_resource_is_refused_alike_by_every_command() {
+    let dir = scratch("unused_ceiling");
+    let file = dir.join("unused.toml");
+    let body = "[runtime]\nuntil = \"10ms\"\n\n[[resource]]\nname = \"r\"\nprotocol = \"pcp\"\n\n\
+                [[thread]]\nname = \"a\"\nperiod = \"5ms\"\nwcet = \"1ms\"\n";
+    std::fs::write(&file, body).unwrap();
+    let at = format!("{}:4: resource \"r\": protocol \"pcp\" needs a ceiling", file.display());
+    for args in [&["simulate"][..], &["simulate", "--quiet"], &["run", "--no-pin"], &["analyze"]] {
+        let mut all = args.to_vec();
+        all.push(file.to_str().unwrap());
+        let out = tempi(&all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("tempi: ") && err.contains(&at), "{args:?}: {err}");
+    }
+    // The same resource with a declared ceiling, or under a protocol without one, is fine.
+    let declared = body.replace("protocol = \"pcp\"\n", "protocol = \"pcp\"\nceiling = 3\n");
+    std::fs::write(&file, declared).unwrap();
+    for cmd in ["simulate", "analyze"] {
+        let out = tempi(&[cmd, file.to_str().unwrap()]);
+        assert!(out.status.success(), "{cmd}: {}", text(&out.stderr));
+    }
+    // Switching every resource to a ceiling protocol from the command line is checked too.
+    std::fs::write(&file, body.replace("\"pcp\"", "\"bpi\"")).unwrap();
+    for cmd in ["simulate", "analyze"] {
+        let out = tempi(&[cmd, file.to_str().unwrap(), "--lock-protocol", "srp"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("resource \"r\": protocol \"srp\" needs a ceiling"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn zero_horizon_is_refused_by_the_flag_as_by_the_file() {
+    let out = tempi(&["simulate", &example("rm-textbook.toml"), "--until", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("tempi: ") && err.contains("--until") && err.contains("must be positive"), "{err}");
+    let out = tempi(&["run", &example("rm-textbook.toml"), "--until", "0ms"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let dir = scratch("zero_until");
+    let file = dir.join("zero.toml");
+    std::fs::write(&file, "[runtime]\nuntil = \"0\"\n").unwrap();
+    let out = tempi(&["simulate", file.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("field `until`: must be positive"), "{err}");
+    // A positive flag still overrides the file.
+    let out = tempi(&["simulate", &example("rm-textbook.toml"), "--until", "1ns", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn analyze_answers_at_once_when_higher_priorities_fill_the_cpu() {
+    let dir = scratch("analyze_overloaded");
+    let file = dir.join("full.toml");
+    std::fs::write(
+        &file,
+        "[[thread]]\nname = \"full\"\nperiod = \"1us\"\nwcet = \"1us\"\npriority = 2\n\n\
+         [[thread]]\nname = \"slow\"\nperiod = \"10s\"\nwcet = \"1us\"\npriority = 1\n",
+    )
+    .unwrap();
+    let out = tempi(&["analyze", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in [
+        "overloaded",
+        "thread \"slow\": the threads of its priority and above have a utilisation of 1 or more",
+        "overall: NOT schedulable",
+    ] {
+        assert!(s.contains(needle), "{needle:?} in {s}");
+    }
+    let out = tempi(&["analyze", file.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cpus"][0]["tasks"][1]["response"]["kind"], "overloaded");
+    assert_eq!(v["schedulable"], false);
+}
+
+/// 300,000 jobs write more records than the default trace buffer holds: a run without trace
+/// outputs must not record (nor warn about dropping) any, and its figures are the same.
+#[test]
+fn simulate_records_the_trace_only_for_outputs_that_use_it() {
+    let dir = scratch("trace_only_when_used");
+    let file = dir.join("long.toml");
+    std::fs::write(
+        &file,
+        "[runtime]\nuntil = \"3s\"\n[[thread]]\nname = \"fast\"\nperiod = \"10us\"\nwcet = \"1us\"\n",
+    )
+    .unwrap();
+    let out = tempi(&["simulate", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(!stderr.contains("dropped") && !stdout.contains("dropped"), "{stderr}{stdout}");
+    assert!(stdout.contains("300000  300000"), "{stdout}");
+    // With a report the trace is recorded, so the buffer overflows, and the statistics agree.
+    let report = dir.join("report.json");
+    let out = tempi(&["simulate", file.to_str().unwrap(), "--report", report.to_str().unwrap(), "--quiet"]);
+    assert!(text(&out.stderr).contains("trace records were dropped"), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(v["trace_dropped"].as_u64().unwrap() > 0);
+    assert_eq!(
+        (v["threads"][0]["jobs"].as_u64(), v["threads"][0]["completed"].as_u64()),
+        (Some(300_000), Some(300_000))
+    );
+    // A bp or bpi lock keeps the trace, so that the schedule does not depend on the outputs.
+    let plain = tempi(&["simulate", &example("locks-inversion.toml")]);
+    let with_report = tempi(&["simulate", &example("locks-inversion.toml"), "--report", report.to_str().unwrap()]);
+    let summary = text(&with_report.stdout).lines().filter(|l| !l.starts_with("wrote")).collect::<Vec<_>>().join("\n");
+    assert_eq!(text(&plain.stdout).trim_end(), summary.trim_end());
+}

@@ -670,11 +670,27 @@ impl TaskSet {
         Some(LiuLayland { rows, passed })
     }
 
+    /// The most iterations [`TaskSet::response_time`] makes for one task before it gives up
+    /// with [`Response::GaveUp`]. Realistic task sets reach their fixed point in far fewer;
+    /// only an interfering utilisation within a hair of 1 with very short periods needs more.
+    ///
+    /// ```
+    /// assert_eq!(tempi::analysis::TaskSet::MAX_RTA_ITERATIONS, 1_000_000);
+    /// ```
+    pub const MAX_RTA_ITERATIONS: u32 = 1_000_000;
+
     /// Exact response-time analysis with blocking, under fixed priorities:
     /// `R_i = C_i + B_i + Σ_{j∈hp(i)} ⌈R_i/T_j⌉ C_j`, iterated from `C_i + B_i` to the least
     /// fixed point, stopping as soon as it passes the deadline. Under RCS each higher-priority
     /// job that shares a resource with `i` may also throw away one of `i`'s sections: that
     /// re-executed work is added per interfering job (see `docs/ANALYSIS.md`).
+    ///
+    /// Before iterating, the utilisation of the interfering tasks, `Σ_{j∈hp(i)} C_j/T_j`
+    /// (with the RCS re-executed work), is compared with 1 exactly, in integers: at 1 or more
+    /// there is no fixed point and the task is [`Response::Overloaded`] (the iteration would
+    /// otherwise creep up to the deadline one step at a time). Below 1 the iteration is
+    /// bounded by the deadline and by [`TaskSet::MAX_RTA_ITERATIONS`], after which the
+    /// answer is [`Response::GaveUp`], not a guess.
     ///
     /// The recurrence assumes a job finishes before its task's next release; a result above
     /// the period with `D > T` is reported as [`Response::NotCovered`].
@@ -702,38 +718,51 @@ impl TaskSet {
     /// let mut ts = TaskSet::new();
     /// ts.add_task(Task::new("t", Duration::from_millis(5), Duration::from_millis(4)));
     /// assert_eq!(ts.response_time(0), Response::ExceedsDeadline(Duration::from_millis(5)));
+    ///
+    /// // A task that runs 1 µs every 1 µs leaves nothing to the one below it.
+    /// let us = Duration::from_micros;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("full", us(1), us(1)).priority(2));
+    /// ts.add_task(Task::new("slow", us(1), Duration::from_secs(100_000)).priority(1));
+    /// assert_eq!(ts.response_time(1), Response::Overloaded);
     /// ```
     pub fn response_time(&self, i: usize) -> Response {
         let Some(b) = self.blocking(i) else {
             return Response::Unbounded;
         };
         let t = &self.tasks[i];
-        let hp: Vec<usize> = self.higher(i).collect();
-        let restart: Vec<u128> = hp.iter().map(|&j| nanos(self.restart_penalty(i, j))).collect();
-        let base = nanos(t.wcet) + nanos(b);
+        // Each interfering task as (its period, the work one of its jobs costs task i).
+        let hp: Vec<(u128, u128)> = self
+            .higher(i)
+            .map(|j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(self.restart_penalty(i, j))))
+            .collect();
+        let base = nanos(t.wcet).saturating_add(nanos(b));
         let deadline = nanos(t.deadline);
+        if base > deadline {
+            return Response::ExceedsDeadline(from_nanos(base));
+        }
+        // With no demand of its own the task is done at once, whatever the others do.
+        if base > 0 && utilisation_reaches_one(hp.iter().map(|&(period, cost)| (cost, period))) {
+            return Response::Overloaded;
+        }
         let mut r = base;
-        loop {
-            if r > deadline {
-                return Response::ExceedsDeadline(from_nanos(r));
-            }
-            let next = base
-                + hp.iter()
-                    .zip(&restart)
-                    .map(|(&j, &extra)| {
-                        let tj = &self.tasks[j];
-                        r.div_ceil(nanos(tj.period)) * (nanos(tj.wcet) + extra)
-                    })
-                    .sum::<u128>();
+        for _ in 0..Self::MAX_RTA_ITERATIONS {
+            let next = hp
+                .iter()
+                .map(|&(period, cost)| r.div_ceil(period).saturating_mul(cost))
+                .fold(base, u128::saturating_add);
             if next == r {
-                break;
+                if r > nanos(t.period) && t.deadline > t.period {
+                    return Response::NotCovered(from_nanos(r));
+                }
+                return Response::Bounded(from_nanos(r));
+            }
+            if next > deadline {
+                return Response::ExceedsDeadline(from_nanos(next));
             }
             r = next;
         }
-        if r > nanos(t.period) && t.deadline > t.period {
-            return Response::NotCovered(from_nanos(r));
-        }
-        Response::Bounded(from_nanos(r))
+        Response::GaveUp(from_nanos(r))
     }
 
     /// Under RCS, the work of task `i` that one job of higher-priority task `j` can make it
@@ -947,6 +976,13 @@ pub enum Response {
     /// Within the deadline but beyond the period, where the simple recurrence does not apply
     /// (arbitrary deadlines need a busy-period analysis): inconclusive.
     NotCovered(Duration),
+    /// The tasks that interfere with it (priority at least its own) have a utilisation of 1 or
+    /// more: they can keep the processor busy for ever, so its response time is unbounded.
+    /// Not schedulable.
+    Overloaded,
+    /// The iteration had not converged after [`TaskSet::MAX_RTA_ITERATIONS`] steps; the
+    /// response time is at least this value, still within the deadline: inconclusive.
+    GaveUp(Duration),
 }
 
 impl Response {
@@ -960,6 +996,19 @@ impl Response {
             Response::Bounded(r) => Some(r),
             _ => None,
         }
+    }
+
+    /// Whether the task is shown to miss (or may be blocked without bound), as opposed to
+    /// shown schedulable or left undecided ([`Response::NotCovered`], [`Response::GaveUp`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::Response;
+    /// assert!(Response::Overloaded.misses());
+    /// assert!(!Response::GaveUp(Duration::from_secs(1)).misses());
+    /// ```
+    pub fn misses(self) -> bool {
+        matches!(self, Response::ExceedsDeadline(_) | Response::Unbounded | Response::Overloaded)
     }
 }
 
@@ -1012,6 +1061,120 @@ fn nanos(d: Duration) -> u128 {
 
 fn from_nanos(n: u128) -> Duration {
     Duration::from_nanos(n.min(u64::MAX as u128) as u64)
+}
+
+/// Whether `Σ numerator/denominator ≥ 1` over `terms` (denominators positive), exactly. The
+/// running sum is kept as a reduced fraction of `u128`s while it fits, which it does for
+/// periods with a common multiple below 2^128 (any set of whole microseconds or
+/// milliseconds in practice), and continues in arbitrary precision otherwise.
+fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)>) -> bool {
+    // Below 1 the numerator is smaller than the denominator, so both fit when it does.
+    let (mut num, mut den): (u128, u128) = (0, 1);
+    let mut wide: Option<(BigNat, BigNat)> = None;
+    for (c, t) in terms {
+        if c == 0 {
+            continue;
+        }
+        if c >= t {
+            return true;
+        }
+        if let Some((wn, wd)) = &mut wide {
+            *wn = wn.mul(&BigNat::from(t)).add(&wd.mul(&BigNat::from(c)));
+            *wd = wd.mul(&BigNat::from(t));
+            if *wn >= *wd {
+                return true;
+            }
+            continue;
+        }
+        let g = gcd(den, t);
+        let sum = (den / g).checked_mul(t).and_then(|d| {
+            let n = num.checked_mul(t / g)?.checked_add(c.checked_mul(den / g)?)?;
+            Some((n, d))
+        });
+        match sum {
+            Some((n, d)) => {
+                if n >= d {
+                    return true;
+                }
+                let h = gcd(n, d);
+                (num, den) = (n / h, d / h);
+            }
+            None => {
+                let (wn, wd) = (BigNat::from(num), BigNat::from(den));
+                let n = wn.mul(&BigNat::from(t)).add(&wd.mul(&BigNat::from(c)));
+                let d = wd.mul(&BigNat::from(t));
+                if n >= d {
+                    return true;
+                }
+                wide = Some((n, d));
+            }
+        }
+    }
+    false
+}
+
+/// A natural number in base 2^64, least significant limb first, without trailing zero limbs:
+/// just enough arithmetic for [`utilisation_reaches_one`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct BigNat(Vec<u64>);
+
+impl From<u128> for BigNat {
+    fn from(v: u128) -> BigNat {
+        BigNat(vec![v as u64, (v >> 64) as u64]).trimmed()
+    }
+}
+
+impl BigNat {
+    fn trimmed(mut self) -> BigNat {
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+        self
+    }
+
+    fn add(&self, other: &BigNat) -> BigNat {
+        let mut out = Vec::with_capacity(self.0.len().max(other.0.len()) + 1);
+        let mut carry = 0u128;
+        for k in 0..self.0.len().max(other.0.len()) {
+            let s = carry + *self.0.get(k).unwrap_or(&0) as u128 + *other.0.get(k).unwrap_or(&0) as u128;
+            out.push(s as u64);
+            carry = s >> 64;
+        }
+        out.push(carry as u64);
+        BigNat(out).trimmed()
+    }
+
+    fn mul(&self, other: &BigNat) -> BigNat {
+        let mut out = vec![0u64; self.0.len() + other.0.len() + 1];
+        for (i, &a) in self.0.iter().enumerate() {
+            let mut carry = 0u128;
+            for (j, &b) in other.0.iter().enumerate() {
+                let s = out[i + j] as u128 + a as u128 * b as u128 + carry;
+                out[i + j] = s as u64;
+                carry = s >> 64;
+            }
+            let mut k = i + other.0.len();
+            while carry != 0 {
+                let s = out[k] as u128 + carry;
+                out[k] = s as u64;
+                carry = s >> 64;
+                k += 1;
+            }
+        }
+        BigNat(out).trimmed()
+    }
+}
+
+impl PartialOrd for BigNat {
+    fn partial_cmp(&self, other: &BigNat) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for BigNat {
+    fn cmp(&self, other: &BigNat) -> std::cmp::Ordering {
+        self.0.len().cmp(&other.0.len()).then_with(|| self.0.iter().rev().cmp(other.0.iter().rev()))
+    }
 }
 
 fn gcd(mut a: u128, mut b: u128) -> u128 {

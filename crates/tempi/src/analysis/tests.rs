@@ -206,3 +206,89 @@ fn model_errors() {
     assert_eq!(ts.validate(), Err(ModelError::SectionsExceedWcet { task: "t".into() }));
     assert!(ModelError::ZeroDeadline { task: "x".into() }.to_string().contains("deadline"));
 }
+
+fn us(n: u64) -> Duration {
+    Duration::from_micros(n)
+}
+
+/// A task that runs 1 µs every 1 µs above one that needs 1 µs by a far deadline: the old
+/// iteration crept up by 1 µs per step, D/C steps (10^7 here, 10^11 with the 100,000 s of
+/// the original report); the interfering utilisation is 1, which answers at once.
+#[test]
+fn full_utilisation_above_a_task_is_overloaded_at_once() {
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("full", us(1), us(1)).priority(2));
+    ts.add_task(Task::new("slow", us(1), Duration::from_secs(10)).priority(1));
+    assert_eq!(ts.response_times(), [Response::Bounded(us(1)), Response::Overloaded]);
+    assert!(Response::Overloaded.misses());
+    assert!(!ts.analyze().schedulable);
+    // The original report's task set answers the same.
+    ts.tasks[1].period = Duration::from_secs(100_000);
+    ts.tasks[1].deadline = Duration::from_secs(100_000);
+    assert_eq!(ts.response_time(1), Response::Overloaded);
+}
+
+#[test]
+fn utilisation_is_compared_with_one_exactly() {
+    // 1/3 + 1/2 + 1/6 is exactly 1 (in floating point the sum comes out just below 1).
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("a", us(1), us(3)).priority(4));
+    ts.add_task(Task::new("b", us(1), us(2)).priority(3));
+    ts.add_task(Task::new("c", us(1), us(6)).priority(2));
+    ts.add_task(Task::new("low", us(1), Duration::from_secs(1)).priority(1));
+    assert_eq!(ts.response_time(3), Response::Overloaded);
+    // 1/3 + 1/2 + 1/7 < 1: a fixed point exists.
+    ts.tasks[2].period = us(7);
+    assert!(matches!(ts.response_time(3), Response::Bounded(_)), "{:?}", ts.response_time(3));
+    // Equal priorities interfere too; zero work of its own is done at once.
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("x", us(1), us(2)).priority(1));
+    ts.add_task(Task::new("y", us(1), us(2)).priority(1));
+    ts.add_task(Task::new("w", us(1), us(2)).priority(1));
+    ts.add_task(Task::new("z", Duration::ZERO, us(2)).priority(1));
+    let r = ts.response_times();
+    assert_eq!(r[..3], [Response::Overloaded; 3]);
+    assert_eq!(r[3], Response::Bounded(Duration::ZERO));
+}
+
+/// Periods of about 2^60 ns, pairwise coprime: their common multiple does not fit in 128
+/// bits, and sums within 2^-60 of 1 still come out on the right side.
+#[test]
+fn utilisation_beyond_128_bits_is_exact() {
+    let p = [(1u128 << 60) + 3, (1 << 60) + 6, (1 << 60) + 9];
+    // Each p ≡ 1 (mod 3): (p - 1)/3 per term sums just below 1, (p + 2)/3 just above.
+    let below = p.map(|p| ((p - 1) / 3, p));
+    let above = p.map(|p| (p.div_ceil(3), p));
+    assert!(!utilisation_reaches_one(below.into_iter()));
+    assert!(utilisation_reaches_one(above.into_iter()));
+    assert!(!utilisation_reaches_one([below[0], below[1], above[2]].into_iter()));
+    let task_set = |terms: [(u128, u128); 3]| {
+        let mut ts = TaskSet::new();
+        for (k, (c, t)) in terms.into_iter().enumerate() {
+            let ns = |v: u128| Duration::from_nanos(v as u64);
+            ts.add_task(Task::new(format!("h{k}"), ns(c), ns(t)).priority(2));
+        }
+        ts.add_task(Task::new("low", Duration::from_nanos(1), Duration::from_secs(1)).priority(1));
+        ts
+    };
+    assert_eq!(task_set(above).response_time(3), Response::Overloaded);
+    assert!(matches!(task_set(below).response_time(3), Response::ExceedsDeadline(_)));
+    // (2^128 - 1)^2 + 2 (2^128 - 1) + 1 = (2^128)^2.
+    let max = BigNat::from(u128::MAX);
+    let two_128 = max.add(&BigNat::from(1));
+    assert_eq!(max.mul(&max).add(&max.add(&max)).add(&BigNat::from(1)), two_128.mul(&two_128));
+    assert!(two_128 > max && BigNat::from(0) < BigNat::from(1));
+}
+
+/// Below 1 by one part in a million with 1 ms periods, the fixed point is about 10^6 s away
+/// and tens of millions of steps: the iteration stops at its cap and says so.
+#[test]
+fn iteration_that_does_not_settle_gives_up() {
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("almost", Duration::from_nanos(999_999), ms(1)).priority(2));
+    let far = Duration::from_secs(10_000_000);
+    ts.add_task(Task::new("slow", Duration::from_secs(1), far).priority(1));
+    let Response::GaveUp(r) = ts.response_time(1) else { panic!("{:?}", ts.response_time(1)) };
+    assert!(r > Duration::from_secs(1) && r < far, "{r:?}");
+    assert!(!Response::GaveUp(r).misses() && !ts.analyze().schedulable);
+}
