@@ -6,6 +6,7 @@
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::ms;
@@ -16,11 +17,23 @@ struct Counting;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// Only the OS thread that runs the simulation counts: the test harness's own threads
+    /// allocate too (for instance to report a slow test on a busy machine).
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn count() {
+    if COUNTING.with(Cell::get) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 // SAFETY: every method forwards to the system allocator unchanged; counting has no effect on
 // the memory handed out.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -29,7 +42,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -62,7 +75,9 @@ fn allocations_for(horizon_ms: u64, policy: &str) -> u64 {
         .unwrap();
     }
     let before = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
     let out = rt.run_until(Time::from_millis(horizon_ms)).unwrap();
+    COUNTING.with(|c| c.set(false));
     let after = ALLOCATIONS.load(Ordering::Relaxed);
     assert!(out.threads.iter().all(|t| t.stats.completed > 0));
     assert_eq!(out.trace_dropped, 0);
