@@ -817,7 +817,10 @@ impl<C: Clock> Runtime<C> {
         let parts = match C::MODE {
             ClockMode::Virtual => {
                 let seed = seeds.into_iter().next().expect("one kernel");
-                vec![Kernel::<VirtualClock>::new(seed, VirtualClock::default())?.run(until)?]
+                let built =
+                    catch_unwind(AssertUnwindSafe(|| Kernel::<VirtualClock>::new(seed, VirtualClock::default())))
+                        .unwrap_or_else(|payload| Err(building_panicked(0, &*payload)));
+                vec![built?.run(until)?]
             }
             ClockMode::Real => {
                 // The first real clock of a process calibrates the TSC, which takes a while: do
@@ -955,17 +958,21 @@ impl StartGate {
     }
 }
 
+/// A policy panicked while a kernel was being built (its scheduler factory, or a scheduler or
+/// lock policy placing the threads registered before the run).
+fn building_panicked(cpu: usize, payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::Panicked {
+        what: format!("a scheduler or lock policy of CPU {cpu}, while the kernel was built"),
+        message: crate::kernel::panic_message(payload),
+    }
+}
+
 /// A real-time dispatcher's run: build the kernel on this OS thread, meet the others at the
 /// gate, run from the shared epoch.
 fn dispatch(seed: KernelSeed, until: Time, gate: &StartGate, halt: &Arc<AtomicBool>) -> Result<KernelPart, Error> {
     let cpu = seed.first_cpu();
     let built = catch_unwind(AssertUnwindSafe(|| Kernel::<RealClock>::new(seed, RealClock::starting_now())))
-        .unwrap_or_else(|payload| {
-            Err(Error::Panicked {
-                what: format!("building the kernel of CPU {cpu} (a scheduler factory?)"),
-                message: crate::kernel::panic_message(&*payload),
-            })
-        });
+        .unwrap_or_else(|payload| Err(building_panicked(cpu, &*payload)));
     let Some(epoch) = gate.arrive(built.is_ok()) else {
         return Err(built.err().unwrap_or_else(|| Error::Os("another dispatcher of the run failed to start".into())));
     };

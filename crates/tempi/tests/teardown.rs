@@ -384,3 +384,39 @@ fn real_time_a_panicking_scheduler_factory_is_an_error() {
         other => panic!("expected a panicked run, got {other:?}"),
     }
 }
+
+#[test]
+fn a_scheduler_panicking_while_threads_are_placed_is_an_error() {
+    struct Refuses(tempi::policy::sched::FixedPriority);
+    impl tempi::policy::sched::Scheduler for Refuses {
+        fn name(&self) -> &str {
+            "refuses"
+        }
+        fn base_urgency(&self, t: &tempi::policy::sched::SchedInfo) -> tempi::policy::sched::Urgency {
+            self.0.base_urgency(t)
+        }
+        fn on_ready(&mut self, _: &tempi::policy::sched::SchedInfo, _: tempi::policy::sched::ReadyReason) {
+            panic!("no thread is ever ready");
+        }
+        fn on_removed(&mut self, t: tempi::ThreadId) {
+            self.0.on_removed(t)
+        }
+        fn pick_next(&mut self, now: Time) -> Option<tempi::ThreadId> {
+            self.0.pick_next(now)
+        }
+    }
+    let cfg = Config::new(1).scheduler(|| Box::new(Refuses(tempi::policy::sched::FixedPriority::new())));
+    let mut rt = Runtime::<VirtualClock>::new(cfg).unwrap();
+    rt.spawn(ThreadSpec::new("t"), |_| {}).unwrap();
+    expect_panicked(rt.run(), "scheduler or lock policy of CPU 0", "no thread is ever ready");
+}
+
+#[test]
+fn a_thread_panicking_with_any_payload_ends_only_that_thread() {
+    let mut rt = Runtime::simulated(1);
+    let t = rt.spawn(ThreadSpec::new("odd"), |_| std::panic::panic_any(7u8)).unwrap();
+    let u = rt.spawn(ThreadSpec::new("fine"), |cx| cx.work(ms(1))).unwrap();
+    let out = rt.run().unwrap();
+    assert!(matches!(out.thread(t).unwrap().outcome, Some(ThreadOutcome::Panicked(_))));
+    assert_eq!(out.thread(u).unwrap().outcome, Some(ThreadOutcome::Completed));
+}

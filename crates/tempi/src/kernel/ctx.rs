@@ -237,8 +237,8 @@ pub struct Ctx<'a> {
     deferred: RefCell<Vec<Request>>,
     /// An unwinding reply that came back to a deferred request, delivered at the next call.
     stashed: Cell<Option<Unwind>>,
-    /// The unwind under way, if any, is the runtime's own (abort, stop, kill, restart), not a
-    /// panic: a guard it drops unlocks without poisoning. Cleared by every call made after it.
+    /// The unwind under way, if any, is the runtime's own (abort, stop, kill), not a panic: a
+    /// guard it drops unlocks without poisoning. Cleared when the job loop catches it.
     runtime_unwind: Cell<bool>,
 }
 
@@ -303,7 +303,6 @@ impl<'a> Ctx<'a> {
         let r = self.yielder.suspend(request);
         self.now.set(r.now);
         self.job.set(r.job);
-        self.runtime_unwind.set(false);
         match r.reply {
             reply @ (Reply::Abort | Reply::Stop | Reply::Kill | Reply::Restart) => self.unwind(reply),
             other => other,
@@ -312,7 +311,12 @@ impl<'a> Ctx<'a> {
 
     #[cold]
     fn unwind(&self, reply: Reply) -> ! {
-        self.runtime_unwind.set(true);
+        // Aborts, stops and kills end the job or the thread: the job loop, which catches them,
+        // clears the mark. A restart is caught inside `Mutex::critical` and keeps a panic's
+        // poisoning for the locks nested in the section.
+        if matches!(reply, Reply::Abort | Reply::Stop | Reply::Kill) {
+            self.runtime_unwind.set(true);
+        }
         unwind_for(reply)
     }
 
@@ -575,13 +579,14 @@ impl<'a> Ctx<'a> {
     /// Unlock without unwinding: it runs in a guard's destructor, possibly while unwinding.
     #[inline(always)]
     pub(crate) fn unlock_raw(&self, lock: LockId, poison: bool) {
-        if self.owed.get() || std::thread::panicking() {
+        // Callers pass `poison` only while panicking or just after catching a panic: the
+        // cold path tells the two apart.
+        if poison || self.owed.get() {
             return self.unlock_cold(lock, poison);
         }
         let r = self.yielder.suspend(Request::Unlock { lock, poison });
         self.now.set(r.now);
         self.job.set(r.job);
-        self.runtime_unwind.set(false);
     }
 
     #[cold]
@@ -1117,11 +1122,27 @@ fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
         JobEnd::Panicked((*s).to_string())
     } else if let Some(s) = payload.downcast_ref::<String>() {
         JobEnd::Panicked(s.clone())
-    } else {
-        // Not ours and not a message: could be the coroutine library's forced unwind, which
-        // must keep going.
+    } else if FORCED_UNWIND.with(Cell::get) {
+        // The coroutine library's forced unwind of a thread being dropped: it must keep going.
         resume_unwind(payload)
+    } else {
+        JobEnd::Panicked("a panic whose payload is not a message".to_string())
     }
+}
+
+thread_local! {
+    /// The kernel is dropping a coroutine on this OS thread: an unwind that is neither the
+    /// runtime's nor a message is the coroutine library's own, which must reach it.
+    static FORCED_UNWIND: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Drop a thread's coroutine, letting the coroutine library unwind it by force.
+pub(crate) fn drop_coroutine<T>(co: T) {
+    FORCED_UNWIND.with(|f| f.set(true));
+    let dropped = catch_unwind(AssertUnwindSafe(move || drop(co)));
+    FORCED_UNWIND.with(|f| f.set(false));
+    // A panic escaping that unwind has nowhere to go.
+    drop(dropped);
 }
 
 /// The code every thread runs on its own stack: jobs, one after another, until told to stop.

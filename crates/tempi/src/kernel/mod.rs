@@ -333,8 +333,8 @@ pub(crate) struct Kernel<C: Clock> {
     halt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The end of the run, exclusive.
     horizon: Time,
-    /// Per slot: the running thread's stack, for the stack-overflow report. Sized once: the
-    /// signal handler reads an entry by address while its thread runs.
+    /// Per slot: the thread's stack, for the stack-overflow report. Sized once: the signal
+    /// handler reads the table by address during the run.
     guards: Vec<crate::os::overflow::StackGuard>,
 }
 
@@ -639,6 +639,8 @@ impl<C: Clock> Kernel<C> {
         }
         let i = self.local(id).expect("exiting thread is live");
         let tcb = self.slots[i].take().expect("live slot");
+        // Its stack goes back to the pool: it must not name this thread any more.
+        self.guards[i] = crate::os::overflow::StackGuard::NONE;
         if tcb.state == State::Ready {
             self.cpus[c].scheduler.on_removed(id);
         }
@@ -1147,9 +1149,7 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let t = self.slots[i].as_mut().expect("live slot");
-        crate::os::overflow::entered(&self.guards[i]);
         let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
-        crate::os::overflow::left();
         self.refresh_now();
         match result {
             // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
@@ -1539,7 +1539,7 @@ impl<C: Clock> Kernel<C> {
     /// (a handler, a policy) ends the run with [`Error::Panicked`], after every thread still
     /// alive was unwound.
     pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
-        let _signal_stack = crate::os::overflow::watch();
+        let _overflows = crate::os::overflow::watching(&self.guards);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until))) {
             Ok(()) => Ok(self.shutdown()),
             Err(payload) => {
@@ -1626,7 +1626,6 @@ impl<C: Clock> Kernel<C> {
             let job = t.job;
             // Each resume runs the thread up to its next runtime call: a thread that catches
             // the stop and calls the runtime again is stopped again at that call.
-            crate::os::overflow::entered(&self.guards[i]);
             for _ in 0..64 {
                 if co.done() {
                     break;
@@ -1639,9 +1638,8 @@ impl<C: Clock> Kernel<C> {
                 }
             }
             // A thread that refused to stop is dropped: the coroutine library unwinds it by
-            // force. A panic escaping that unwind has nowhere to go but here.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(co)));
-            crate::os::overflow::left();
+            // force.
+            ctx::drop_coroutine(co);
         }
     }
 

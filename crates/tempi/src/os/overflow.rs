@@ -67,22 +67,30 @@ impl StackGuard {
 }
 
 thread_local! {
-    /// The guard of the tempi thread this OS thread is running now; null between runs of
-    /// threads. Const-initialised and without a destructor, so reading it from a signal
-    /// handler touches no lazy initialisation.
-    static RUNNING: Cell<*const StackGuard> = const { Cell::new(std::ptr::null()) };
+    /// The stack table of the kernel running on this OS thread (its start and length), set
+    /// for the whole run. Const-initialised and without a destructor, so reading it from a
+    /// signal handler touches no lazy initialisation.
+    static TABLE: Cell<(*const StackGuard, usize)> = const { Cell::new((std::ptr::null(), 0)) };
 }
 
-/// The thread whose guard is `g` runs now on this OS thread, until [`left`].
-#[inline(always)]
-pub(crate) fn entered(g: &StackGuard) {
-    RUNNING.with(|r| r.set(g));
+/// While the returned value lives, faults on this OS thread are checked against `table`: one
+/// entry per thread slot, [`StackGuard::NONE`] for a free slot. The table must not move or be
+/// resized meanwhile (entries may be rewritten).
+pub(crate) fn watching(table: &[StackGuard]) -> Watching {
+    let signal_stack = watch();
+    TABLE.with(|t| t.set((table.as_ptr(), table.len())));
+    Watching { _signal_stack: signal_stack }
 }
 
-/// No tempi thread runs on this OS thread any more.
-#[inline(always)]
-pub(crate) fn left() {
-    RUNNING.with(|r| r.set(std::ptr::null()));
+/// See [`watching`].
+pub(crate) struct Watching {
+    _signal_stack: AltStack,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        TABLE.with(|t| t.set((std::ptr::null(), 0)));
+    }
 }
 
 fn page_size() -> usize {
@@ -110,7 +118,7 @@ const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
 
 /// Install the handler (once per process) and make sure the calling OS thread has an
 /// alternate signal stack; the returned guard removes a stack this call added.
-pub(crate) fn watch() -> AltStack {
+fn watch() -> AltStack {
     INSTALL.call_once(|| {
         // SAFETY: an all-zero sigaction is a valid value (no handler, empty mask, no flags).
         let mut previous: [libc::sigaction; 2] = unsafe { std::mem::zeroed() };
@@ -225,20 +233,27 @@ fn fault_sp(context: *mut libc::c_void) -> Option<usize> {
 
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     // Only async-signal-safe work from here: reads, write(2), abort(2), sigaction(2).
-    let running = RUNNING.with(|r| r.get());
-    if !running.is_null() && !info.is_null() {
-        // SAFETY: `running` is set only while the thread it describes runs on this OS thread,
-        // from a `StackGuard` the kernel keeps at a fixed address for that whole time.
-        let g = unsafe { *running };
+    let (table, len) = TABLE.with(|t| t.get());
+    let sp = fault_sp(context);
+    if !table.is_null() && !info.is_null() && sp.is_some() {
         // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; for SIGSEGV
         // and SIGBUS it carries the fault address.
         let addr = unsafe { (*info).si_addr() } as usize;
-        let in_guard = addr >= g.guard_lo && addr < g.limit;
-        let on_stack = fault_sp(context).is_none_or(|sp| sp >= g.guard_lo && sp < g.base);
-        if in_guard && on_stack {
-            report(&g);
-            // SAFETY: abort has no preconditions; it does not return.
-            unsafe { libc::abort() };
+        let sp = sp.unwrap_or(0);
+        // SAFETY: `TABLE` points at the running kernel's table of `len` entries, which stays
+        // at that address for the whole run (`watching`). Entries are plain words; the stack
+        // pointer is inside a thread's stack only while that thread runs, and the kernel
+        // writes no entry then, so the entry found is whole and current.
+        let entries = unsafe { std::slice::from_raw_parts(table, len) };
+        for g in entries {
+            if sp >= g.guard_lo && sp < g.base {
+                if addr >= g.guard_lo && addr < g.limit {
+                    report(g);
+                    // SAFETY: abort has no preconditions; it does not return.
+                    unsafe { libc::abort() };
+                }
+                break;
+            }
         }
     }
     chain(sig, info, context);
