@@ -511,8 +511,8 @@ impl fmt::Debug for Scenario {
 /// `cpus = 10000` should be an error, not an out-of-memory.
 const MAX_CPUS: i64 = 256;
 
-/// Smallest stack a thread may ask for: one page.
-const MIN_STACK: usize = 4096;
+/// Smallest stack a thread may ask for: what the runtime needs to unwind and report a panic.
+const MIN_STACK: usize = tempi::MIN_STACK_SIZE;
 /// Largest stack a thread may ask for: 1 GiB.
 const MAX_STACK: usize = 1 << 30;
 

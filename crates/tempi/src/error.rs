@@ -83,6 +83,45 @@ pub enum Error {
     Stack(String),
     /// The operating system refused something the runtime needs.
     Os(String),
+    /// The calling thread is unwinding (a panic, an aborted job, a kill, the runtime
+    /// stopping): a runtime call made by one of its destructors cannot create anything or
+    /// wait.
+    ///
+    /// ```
+    /// use tempi::{Error, Runtime, ThreadSpec};
+    /// struct Spawner<'a>(&'a tempi::Ctx<'a>);
+    /// impl Drop for Spawner<'_> {
+    ///     fn drop(&mut self) {
+    ///         assert_eq!(self.0.spawn(ThreadSpec::new("late"), |_| {}).err(), Some(Error::Unwinding));
+    ///     }
+    /// }
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     let _s = Spawner(cx);
+    ///     panic!("failed");
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    Unwinding,
+    /// Code the kernel called panicked — a timing-event, execution-time-timer, miss or budget
+    /// handler, a budget action, a scheduler or a lock policy, the progress hook — or a
+    /// real-time dispatcher failed. The run was stopped there: every thread still alive was
+    /// unwound (its destructors ran) and the run's results are lost.
+    ///
+    /// ```
+    /// use tempi::{Error, Runtime, ThreadSpec, TimerSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| cx.work(std::time::Duration::from_millis(2))).unwrap();
+    /// rt.add_timer(TimerSpec::at(Time::from_millis(1)), |_| panic!("bad handler")).unwrap();
+    /// let err = rt.run().unwrap_err();
+    /// assert!(matches!(err, Error::Panicked { ref message, .. } if message == "bad handler"));
+    /// ```
+    Panicked {
+        /// What panicked, e.g. "the handler of timing event 0".
+        what: String,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -112,6 +151,10 @@ impl fmt::Display for Error {
             Error::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
             Error::Stack(why) => write!(f, "cannot allocate a thread stack: {why}"),
             Error::Os(why) => write!(f, "operating system: {why}"),
+            Error::Unwinding => write!(f, "the thread is unwinding: a runtime call from a destructor cannot create anything or wait"),
+            Error::Panicked { what, message } => {
+                write!(f, "{what} panicked: {message}; the run was stopped and its threads unwound")
+            }
         }
     }
 }

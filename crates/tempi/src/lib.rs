@@ -46,6 +46,6 @@ pub use runtime::{Config, Costs, ProgressHook, RunOutcome, Runtime, ThreadStats,
 pub use sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};
 pub use thread::{
     assign_deadline_monotonic, assign_rate_monotonic, Criticality, MissEvent, MissPolicy, ThreadId, ThreadOutcome,
-    ThreadSpec, Timing,
+    ThreadSpec, Timing, MIN_STACK_SIZE,
 };
 pub use time::Time;

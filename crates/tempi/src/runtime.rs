@@ -7,13 +7,14 @@
 //! own kernel, and threads stay on the CPU they were placed on.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::Error;
-use crate::kernel::{Body, EventHandler, Kernel, KernelSeed, SetupOp};
+use crate::kernel::{Body, EventHandler, Kernel, KernelPart, KernelSeed, SetupOp};
 use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
 use crate::sets::{Accounting, Budget, SetId, SetSummary};
 use crate::sync::{LockSpec, Mutex};
@@ -172,7 +173,8 @@ impl Config {
         self.trace_capacity = records;
         self
     }
-    /// Stack size of threads whose spec does not set one.
+    /// Stack size of threads whose spec does not set one; at least
+    /// [`MIN_STACK_SIZE`](crate::MIN_STACK_SIZE).
     ///
     /// ```
     /// let _ = tempi::Config::new(1).default_stack(128 * 1024);
@@ -317,6 +319,13 @@ impl Config {
                     self.cpus
                 )));
             }
+        }
+        if self.default_stack < crate::thread::MIN_STACK_SIZE {
+            return Err(Error::InvalidConfig(format!(
+                "a default stack of {} bytes is too small: threads need at least {} (MIN_STACK_SIZE)",
+                self.default_stack,
+                crate::thread::MIN_STACK_SIZE
+            )));
         }
         if let Some(p) = self.fifo_priority {
             if !(1..=99).contains(&p) {
@@ -886,37 +895,79 @@ impl<C: Clock> Runtime<C> {
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
         let Runtime { config, seeds, .. } = self;
-        let scheduler = (config.scheduler)().name().to_string();
+        let scheduler =
+            catch_unwind(AssertUnwindSafe(|| (config.scheduler)().name().to_string())).map_err(|payload| {
+                Error::Panicked {
+                    what: "the scheduler factory".into(),
+                    message: crate::kernel::panic_message(&*payload),
+                }
+            })?;
         let mut warnings = Vec::new();
         let parts = match C::MODE {
             ClockMode::Virtual => {
                 let seed = seeds.into_iter().next().expect("one kernel");
-                vec![Kernel::<VirtualClock>::new(seed, VirtualClock::default())?.run(until)]
+                let built =
+                    catch_unwind(AssertUnwindSafe(|| Kernel::<VirtualClock>::new(seed, VirtualClock::default())))
+                        .unwrap_or_else(|payload| Err(building_panicked(0, &*payload)));
+                vec![built?.run(until)?]
             }
             ClockMode::Real => {
                 // The first real clock of a process calibrates the TSC, which takes a while: do
                 // it before time zero, so the run does not start late.
                 RealClock::calibrate();
-                let epoch = Instant::now();
+                let gate = Arc::new(StartGate::new(seeds.len()));
+                let halt = Arc::new(AtomicBool::new(false));
                 let mut handles = Vec::new();
+                let mut failure = None;
                 for seed in seeds {
                     let cfg = config.clone();
-                    let h = std::thread::Builder::new()
-                        .name(format!("tempi-cpu{}", seed.first_cpu()))
-                        .spawn(move || {
-                            let notes = crate::os::prepare_dispatcher(seed.first_cpu(), &cfg);
-                            let part =
-                                Kernel::<RealClock>::new(seed, RealClock::with_epoch(epoch)).map(|k| k.run(until));
-                            (part, notes)
-                        })
-                        .map_err(|e| Error::Os(format!("cannot start a dispatcher thread: {e}")))?;
-                    handles.push(h);
+                    let cpu = seed.first_cpu();
+                    let (gate2, halt2) = (gate.clone(), halt.clone());
+                    let spawned = std::thread::Builder::new().name(format!("tempi-cpu{cpu}")).spawn(move || {
+                        let notes = crate::os::prepare_dispatcher(cpu, &cfg);
+                        let part = catch_unwind(AssertUnwindSafe(|| dispatch(seed, until, &gate2, &halt2)))
+                            .unwrap_or_else(|payload| {
+                                gate2.fail();
+                                halt2.store(true, Ordering::Relaxed);
+                                Err(Error::Panicked {
+                                    what: format!("the dispatcher of CPU {cpu}"),
+                                    message: crate::kernel::panic_message(&*payload),
+                                })
+                            });
+                        (part, notes)
+                    });
+                    match spawned {
+                        Ok(h) => handles.push(h),
+                        Err(e) => {
+                            // The dispatchers started so far must not wait for this one.
+                            gate.fail();
+                            failure = Some(Error::Os(format!("cannot start a dispatcher thread: {e}")));
+                            break;
+                        }
+                    }
                 }
                 let mut parts = Vec::new();
                 for h in handles {
-                    let (part, notes) = h.join().map_err(|_| Error::Os("a dispatcher thread panicked".into()))?;
-                    warnings.extend(notes);
-                    parts.push(part?);
+                    match h.join() {
+                        Ok((part, notes)) => {
+                            warnings.extend(notes);
+                            match part {
+                                Ok(p) => parts.push(p),
+                                Err(e) => {
+                                    failure.get_or_insert(e);
+                                }
+                            }
+                        }
+                        Err(payload) => {
+                            failure.get_or_insert(Error::Panicked {
+                                what: "a real-time dispatcher".into(),
+                                message: crate::kernel::panic_message(&*payload),
+                            });
+                        }
+                    }
+                }
+                if let Some(e) = failure {
+                    return Err(e);
                 }
                 parts
             }
@@ -949,4 +1000,73 @@ impl<C: Clock> Runtime<C> {
             warnings,
         })
     }
+}
+
+/// Where the real-time dispatchers of a run meet before time zero: each builds its kernel
+/// (threads, stacks, pools), then waits for the others; the last to arrive takes the epoch,
+/// so every CPU counts from the same instant and none starts before all are ready.
+struct StartGate {
+    dispatchers: usize,
+    /// (arrived, some dispatcher failed, the epoch)
+    state: std::sync::Mutex<(usize, bool, Option<Instant>)>,
+    ready: std::sync::Condvar,
+}
+
+impl StartGate {
+    fn new(dispatchers: usize) -> StartGate {
+        StartGate { dispatchers, state: std::sync::Mutex::new((0, false, None)), ready: std::sync::Condvar::new() }
+    }
+
+    /// Arrive (`ok`: this dispatcher is ready) and wait for the others. Returns the shared
+    /// epoch, or `None` if some dispatcher failed.
+    fn arrive(&self, ok: bool) -> Option<Instant> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        if !ok {
+            s.1 = true;
+        }
+        if s.0 == self.dispatchers && !s.1 {
+            s.2 = Some(Instant::now());
+        }
+        self.ready.notify_all();
+        while s.0 < self.dispatchers && !s.1 {
+            s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        if s.1 {
+            None
+        } else {
+            s.2
+        }
+    }
+
+    /// A dispatcher will not arrive: release the others.
+    fn fail(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.1 = true;
+        self.ready.notify_all();
+    }
+}
+
+/// A policy panicked while a kernel was being built (its scheduler factory, or a scheduler or
+/// lock policy placing the threads registered before the run).
+fn building_panicked(cpu: usize, payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::Panicked {
+        what: format!("a scheduler or lock policy of CPU {cpu}, while the kernel was built"),
+        message: crate::kernel::panic_message(payload),
+    }
+}
+
+/// A real-time dispatcher's run: build the kernel on this OS thread, meet the others at the
+/// gate, run from the shared epoch.
+fn dispatch(seed: KernelSeed, until: Time, gate: &StartGate, halt: &Arc<AtomicBool>) -> Result<KernelPart, Error> {
+    let cpu = seed.first_cpu();
+    let built = catch_unwind(AssertUnwindSafe(|| Kernel::<RealClock>::new(seed, RealClock::starting_now())))
+        .unwrap_or_else(|payload| Err(building_panicked(cpu, &*payload)));
+    let Some(epoch) = gate.arrive(built.is_ok()) else {
+        return Err(built.err().unwrap_or_else(|| Error::Os("another dispatcher of the run failed to start".into())));
+    };
+    let mut kernel = built?;
+    kernel.set_clock(RealClock::with_epoch(epoch));
+    kernel.halt_with(halt.clone());
+    kernel.run(until)
 }

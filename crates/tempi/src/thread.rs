@@ -199,6 +199,18 @@ pub struct MissEvent {
 
 pub(crate) type MissHandler = Box<dyn FnMut(&MissEvent) + Send>;
 
+/// The smallest stack a thread may have, in bytes: what the runtime's own paths need on the
+/// thread's stack — unwinding an aborted job, a kill or a stop, and a panic's report with a
+/// symbolised backtrace (`RUST_BACKTRACE=1`) — with a margin. Smaller stacks are refused by
+/// [`ThreadSpec`] validation (at spawn) and [`crate::Config`] checks.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let tiny = tempi::ThreadSpec::new("tiny").stack_size(tempi::MIN_STACK_SIZE - 1);
+/// assert!(rt.spawn(tiny, |_| {}).is_err());
+/// ```
+pub const MIN_STACK_SIZE: usize = 64 * 1024;
+
 /// How a thread ended.
 ///
 /// ```
@@ -435,7 +447,8 @@ impl ThreadSpec {
         self
     }
 
-    /// Stack size in bytes for this thread (rounded up to whole pages, plus a guard page).
+    /// Stack size in bytes for this thread (rounded up to whole pages, plus a guard page); at
+    /// least [`MIN_STACK_SIZE`].
     ///
     /// ```
     /// let s = tempi::ThreadSpec::new("deep").stack_size(1 << 20);
@@ -535,6 +548,14 @@ impl ThreadSpec {
         }
         if self.max_jobs == Some(0) {
             return bad("max_jobs must be at least 1");
+        }
+        if let Some(size) = self.stack_size.filter(|&s| s < MIN_STACK_SIZE) {
+            return Err(InvalidSpec {
+                thread: self.name.clone(),
+                reason: format!(
+                    "a stack of {size} bytes is too small: the runtime needs at least {MIN_STACK_SIZE} (MIN_STACK_SIZE) to unwind and report a panic on it"
+                ),
+            });
         }
         Ok(())
     }

@@ -12,9 +12,30 @@
 //! call it is blocked in, with a private payload: destructors run, and the job loop (or the
 //! thread's end) catches it. A body that catches that unwind itself and calls the runtime again
 //! is unwound again at that call.
+//!
+//! # Runtime calls while unwinding
+//!
+//! While a thread unwinds (a panic, an aborted job, a kill, the runtime stopping, the kernel
+//! tearing its threads down), its destructors may call the runtime, but such a call never
+//! suspends the thread: a suspended unwind could be interrupted by another unwind (which
+//! aborts the process), leaves the OS thread's panic count raised while other threads run, and
+//! cannot be resumed at all once the coroutine is being dropped. Instead:
+//!
+//! - calls that release something take effect when the unwinding ends: unlocking a mutex,
+//!   `Semaphore::vacate`, notifying a condition variable, clearing a poison mark, releasing a
+//!   sporadic thread, changing the priority. They are kept in order and made at the thread's
+//!   next runtime call after the unwind was caught: when its job or the thread ends (the kernel
+//!   applies them before the thread's end is handled) or, if the body caught the unwind itself,
+//!   at its next call. When the runtime stops at its horizon or tears its threads down nothing
+//!   runs any more and they are dropped;
+//! - calls that would wait do not: `work`, `yield_now` and `sleep` return at once; locking
+//!   (other than a free lock taken on the fast path), `procure` and condition waits fail with
+//!   `LockError::WouldBlock`;
+//! - calls that create or wait for something fail with [`Error::Unwinding`] (`spawn`, `join`,
+//!   sets, clocks, budgets, creating locks); `urgency` answers the lowest urgency.
 
 use std::any::Any;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -211,6 +232,46 @@ pub struct Ctx<'a> {
     real_clock: Option<RealClock>,
     /// Locks this thread holds through the fast path; shared with its control block.
     fast_held: Rc<Cell<u32>>,
+    /// Something waits for the thread's next runtime call: releasing calls made while it
+    /// unwound, or an unwinding reply that arrived while those were being made.
+    owed: Cell<bool>,
+    /// Releasing requests made while unwinding, in order (see "Runtime calls while unwinding").
+    deferred: RefCell<Vec<Request>>,
+    /// An unwinding reply that came back to a deferred request, delivered at the next call.
+    stashed: Cell<Option<Unwind>>,
+    /// The unwind under way, if any, is the runtime's own (abort, stop, kill), not a panic: a
+    /// guard it drops unlocks without poisoning. Cleared when the job loop catches it.
+    runtime_unwind: Cell<bool>,
+}
+
+/// The replies that unwind the thread, without their payloads.
+#[derive(Clone, Copy)]
+enum Unwind {
+    Abort,
+    Stop,
+    Kill,
+    Restart,
+}
+
+impl Unwind {
+    fn of(reply: &Reply) -> Option<Unwind> {
+        match reply {
+            Reply::Abort => Some(Unwind::Abort),
+            Reply::Stop => Some(Unwind::Stop),
+            Reply::Kill => Some(Unwind::Kill),
+            Reply::Restart => Some(Unwind::Restart),
+            _ => None,
+        }
+    }
+
+    fn reply(self) -> Reply {
+        match self {
+            Unwind::Abort => Reply::Abort,
+            Unwind::Stop => Reply::Stop,
+            Unwind::Kill => Reply::Kill,
+            Unwind::Restart => Reply::Restart,
+        }
+    }
 }
 
 /// Unwind the thread's stack for a reply that ends its job, its critical section or the
@@ -233,13 +294,113 @@ impl<'a> Ctx<'a> {
     // and returns replaced them while the thread was suspended).
     #[inline(always)]
     fn call(&self, request: Request) -> Reply {
+        if self.owed.get() || std::thread::panicking() {
+            return self.call_cold(request);
+        }
+        self.call_now(request)
+    }
+
+    #[inline(always)]
+    fn call_now(&self, request: Request) -> Reply {
         let r = self.yielder.suspend(request);
         self.now.set(r.now);
         self.job.set(r.job);
         match r.reply {
-            reply @ (Reply::Abort | Reply::Stop | Reply::Kill | Reply::Restart) => unwind_for(reply),
+            reply @ (Reply::Abort | Reply::Stop | Reply::Kill | Reply::Restart) => self.unwind(reply),
             other => other,
         }
+    }
+
+    #[cold]
+    fn unwind(&self, reply: Reply) -> ! {
+        // Aborts, stops and kills end the job or the thread: the job loop, which catches them,
+        // clears the mark. A restart is caught inside `Mutex::critical` and keeps a panic's
+        // poisoning for the locks nested in the section.
+        if matches!(reply, Reply::Abort | Reply::Stop | Reply::Kill) {
+            self.runtime_unwind.set(true);
+        }
+        unwind_for(reply)
+    }
+
+    /// A runtime call made while unwinding, or with something owed from an unwinding.
+    #[cold]
+    #[inline(never)]
+    fn call_cold(&self, request: Request) -> Reply {
+        if std::thread::panicking() {
+            return self.call_unwinding(request);
+        }
+        self.settle_owed();
+        if let Some(u) = self.stashed.take() {
+            drop(request);
+            self.unwind(u.reply());
+        }
+        self.call_now(request)
+    }
+
+    /// Answer a runtime call made while the thread unwinds, without suspending it.
+    fn call_unwinding(&self, request: Request) -> Reply {
+        match request {
+            Request::Release(_) => {
+                self.defer(request);
+                Reply::Released(Ok(()))
+            }
+            Request::Unlock { .. }
+            | Request::Vacate(_)
+            | Request::CondSignal { .. }
+            | Request::ClearPoison(_)
+            | Request::SetPriority(_) => {
+                self.defer(request);
+                Reply::Go
+            }
+            Request::Work(_) | Request::Yield | Request::SleepUntil(_) | Request::Adopt(_) => Reply::Go,
+            Request::Lock { .. } | Request::Procure { .. } | Request::CondWait { .. } => {
+                Reply::Locked(Err(LockError::WouldBlock))
+            }
+            Request::Spawn(_) => Reply::Spawned(Err(Box::new(Error::Unwinding))),
+            Request::Join(_) => Reply::Joined(Err(Box::new(Error::Unwinding))),
+            Request::Control(_) => Reply::Control(Err(Box::new(Error::Unwinding))),
+            Request::Urgency => Reply::Urgency(Urgency::LOWEST),
+            Request::JobDone { .. } => unreachable!("the job loop reports a job's end, never a destructor"),
+        }
+    }
+
+    fn defer(&self, request: Request) {
+        self.deferred.borrow_mut().push(request);
+        self.owed.set(true);
+    }
+
+    /// Make the requests deferred while unwinding, now that the unwind is over. An unwinding
+    /// reply to one of them is kept for the next call.
+    fn settle_owed(&self) {
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        for request in deferred {
+            let r = self.yielder.suspend(request);
+            self.now.set(r.now);
+            self.job.set(r.job);
+            if let Some(u) = Unwind::of(&r.reply) {
+                if self.stashed.get().is_none() {
+                    self.stashed.set(Some(u));
+                }
+            }
+        }
+        self.owed.set(self.stashed.get().is_some());
+    }
+
+    /// At the end of a job or of the thread: make what is owed, forget a stashed unwind (the
+    /// kernel repeats what still holds: a kill, a stop).
+    fn settle_at_end(&self) {
+        if self.owed.get() {
+            self.settle_owed();
+            self.stashed.set(None);
+            self.owed.set(false);
+        }
+    }
+
+    /// The runtime stops: nothing will take the deferred requests any more.
+    fn forget_owed(&self) {
+        self.deferred.borrow_mut().clear();
+        self.stashed.set(None);
+        self.owed.set(false);
     }
 
     /// This thread's id.
@@ -426,6 +587,27 @@ impl<'a> Ctx<'a> {
     /// Unlock without unwinding: it runs in a guard's destructor, possibly while unwinding.
     #[inline(always)]
     pub(crate) fn unlock_raw(&self, lock: LockId, poison: bool) {
+        // Callers pass `poison` only while panicking or just after catching a panic: the
+        // cold path tells the two apart.
+        if poison || self.owed.get() {
+            return self.unlock_cold(lock, poison);
+        }
+        let r = self.yielder.suspend(Request::Unlock { lock, poison });
+        self.now.set(r.now);
+        self.job.set(r.job);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unlock_cold(&self, lock: LockId, poison: bool) {
+        if std::thread::panicking() {
+            // Only a panic poisons: the runtime's own unwinds end code that did nothing wrong.
+            let poison = poison && !self.runtime_unwind.get();
+            self.defer(Request::Unlock { lock, poison });
+            return;
+        }
+        // An unlock cannot unwind: a stashed unwind waits for the next call.
+        self.settle_owed();
         let r = self.yielder.suspend(Request::Unlock { lock, poison });
         self.now.set(r.now);
         self.job.set(r.job);
@@ -955,11 +1137,27 @@ fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
         JobEnd::Panicked((*s).to_string())
     } else if let Some(s) = payload.downcast_ref::<String>() {
         JobEnd::Panicked(s.clone())
-    } else {
-        // Not ours and not a message: could be the coroutine library's forced unwind, which
-        // must keep going.
+    } else if FORCED_UNWIND.with(Cell::get) {
+        // The coroutine library's forced unwind of a thread being dropped: it must keep going.
         resume_unwind(payload)
+    } else {
+        JobEnd::Panicked("a panic whose payload is not a message".to_string())
     }
+}
+
+thread_local! {
+    /// The kernel is dropping a coroutine on this OS thread: an unwind that is neither the
+    /// runtime's nor a message is the coroutine library's own, which must reach it.
+    static FORCED_UNWIND: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Drop a thread's coroutine, letting the coroutine library unwind it by force.
+pub(crate) fn drop_coroutine<T>(co: T) {
+    FORCED_UNWIND.with(|f| f.set(true));
+    let dropped = catch_unwind(AssertUnwindSafe(move || drop(co)));
+    FORCED_UNWIND.with(|f| f.set(false));
+    // A panic escaping that unwind has nowhere to go.
+    drop(dropped);
 }
 
 /// The code every thread runs on its own stack: jobs, one after another, until told to stop.
@@ -971,18 +1169,40 @@ pub(crate) fn thread_main(
     fast_held: Rc<Cell<u32>>,
     mut body: Body,
 ) -> ThreadOutcome {
-    let cx =
-        Ctx { yielder, runtime, id, cpu, now: Cell::new(first.now), job: Cell::new(first.job), real_clock, fast_held };
+    let cx = Ctx {
+        yielder,
+        runtime,
+        id,
+        cpu,
+        now: Cell::new(first.now),
+        job: Cell::new(first.job),
+        real_clock,
+        fast_held,
+        owed: Cell::new(false),
+        deferred: RefCell::new(Vec::new()),
+        stashed: Cell::new(None),
+        runtime_unwind: Cell::new(false),
+    };
     let mut reply = first.reply;
     loop {
+        cx.runtime_unwind.set(false);
         let aborted = match reply {
             Reply::Go => match catch_unwind(AssertUnwindSafe(|| body(&cx))) {
                 Ok(()) => false,
                 Err(payload) => match classify(payload) {
                     JobEnd::Aborted => true,
-                    JobEnd::Panicked(msg) => return ThreadOutcome::Panicked(msg),
-                    JobEnd::Shutdown => return ThreadOutcome::Completed,
-                    JobEnd::Killed => return ThreadOutcome::Killed,
+                    JobEnd::Panicked(msg) => {
+                        cx.settle_at_end();
+                        return ThreadOutcome::Panicked(msg);
+                    }
+                    JobEnd::Shutdown => {
+                        cx.forget_owed();
+                        return ThreadOutcome::Completed;
+                    }
+                    JobEnd::Killed => {
+                        cx.settle_at_end();
+                        return ThreadOutcome::Killed;
+                    }
                 },
             },
             Reply::Kill => return ThreadOutcome::Killed,
@@ -990,6 +1210,7 @@ pub(crate) fn thread_main(
             Reply::Abort => true,
             _ => return ThreadOutcome::Completed,
         };
+        cx.settle_at_end();
         let next = yielder.suspend(Request::JobDone { aborted });
         cx.now.set(next.now);
         cx.job.set(next.job);

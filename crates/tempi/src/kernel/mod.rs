@@ -277,6 +277,18 @@ impl Cpu {
     }
 }
 
+/// What the kernel is calling, to name it if it panics. Handlers are named where they are
+/// called; the scheduler and lock-policy hooks, on the hot paths, are the default.
+#[derive(Clone, Copy)]
+pub(crate) enum Culprit {
+    Policy,
+    MissHandler(ThreadId),
+    Event(u32),
+    ExecTimer,
+    Budget(u32),
+    Progress,
+}
+
 struct TimingEvent {
     spec: TimerSpec,
     handler: Option<EventHandler>,
@@ -323,11 +335,20 @@ pub(crate) struct Kernel<C: Clock> {
     accounting: Accounting,
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
     exec_watch: u32,
+    /// What the kernel is calling (see [`Culprit`]).
+    culprit: Culprit,
+    /// Real time: set when any dispatcher of the run failed, so the others stop too.
+    halt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The end of the run, exclusive.
+    horizon: Time,
+    /// Per slot: the thread's stack, for the stack-overflow report. Sized once: the signal
+    /// handler reads the table by address during the run.
+    guards: Vec<crate::os::overflow::StackGuard>,
 }
 
 impl<C: Clock> Kernel<C> {
     /// Build a kernel and size every pool. Threads and events from the seed are installed.
-    pub(crate) fn new(seed: KernelSeed, mut clock: C) -> Result<Kernel<C>, Error> {
+    pub(crate) fn new(seed: KernelSeed, clock: C) -> Result<Kernel<C>, Error> {
         let cap = seed.capacity;
         let cpus = (0..seed.cpu_count)
             .map(|i| (i, (seed.scheduler)()))
@@ -351,7 +372,9 @@ impl<C: Clock> Kernel<C> {
         let pre = seed.threads.len();
         let mut k = Kernel {
             runtime: seed.runtime,
-            now: clock.now(),
+            // Threads and events registered before the run are placed at time zero; a real
+            // clock gets the run's shared epoch once every CPU is ready (`Kernel::set_clock`).
+            now: Time::ZERO,
             clock,
             real_clock,
             cpus,
@@ -386,6 +409,10 @@ impl<C: Clock> Kernel<C> {
             costs: seed.costs,
             accounting: seed.accounting,
             exec_watch: 0,
+            culprit: Culprit::Policy,
+            halt: None,
+            horizon: Time::MAX,
+            guards: vec![crate::os::overflow::StackGuard::NONE; cap],
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -621,6 +648,8 @@ impl<C: Clock> Kernel<C> {
         }
         let i = self.local(id).expect("exiting thread is live");
         let tcb = self.slots[i].take().expect("live slot");
+        // Its stack goes back to the pool: it must not name this thread any more.
+        self.guards[i] = crate::os::overflow::StackGuard::NONE;
         if tcb.state == State::Ready {
             self.cpus[c].scheduler.on_removed(id);
         }
@@ -784,9 +813,11 @@ impl<C: Clock> Kernel<C> {
         let c = self.cpu_of(id);
         self.trace(c, TraceKind::Miss, id, number, deadline.as_nanos());
         let event = MissEvent { thread: id, job: number, release, deadline, at: self.now };
+        self.culprit = Culprit::MissHandler(id);
         if let Some(h) = self.tcb(id).on_miss.as_mut() {
             h(&event);
         }
+        self.culprit = Culprit::Policy;
         match policy {
             MissPolicy::Continue => {}
             MissPolicy::AbortJob => {
@@ -1187,8 +1218,17 @@ impl<C: Clock> Kernel<C> {
         let id = t.id;
         match self.stacks.take(t.stack_size) {
             Ok(stack) => {
+                use corosensei::stack::Stack;
                 let real_clock = self.real_clock.clone();
                 let t = self.slots[i].as_mut().expect("live slot");
+                self.guards[i] = crate::os::overflow::StackGuard::new(
+                    stack.limit().get(),
+                    stack.base().get(),
+                    &self.summaries[t.summary].name,
+                    id.index() as u32,
+                    id.generation(),
+                    t.cpu,
+                );
                 let body = t.body.take().expect("a new thread has its body");
                 let cpu = t.cpu;
                 let fast_held = t.fast_held.clone();
@@ -1381,7 +1421,11 @@ impl<C: Clock> Kernel<C> {
     // ----- time ---------------------------------------------------------------------------------
 
     fn fire_due_timers(&mut self) {
-        while let Some((at, kind)) = self.timers.pop_due(self.now) {
+        // The horizon is exclusive, also when a real clock has passed it: what is due at or
+        // after it belongs to no run.
+        let Some(last) = self.horizon.as_nanos().checked_sub(1) else { return };
+        let due_by = self.now.min(Time::from_nanos(last));
+        while let Some((at, kind)) = self.timers.pop_due(due_by) {
             match kind {
                 TimerKind::Release(id) => {
                     if self.local(id).is_none() {
@@ -1433,7 +1477,9 @@ impl<C: Clock> Kernel<C> {
         releases.clear();
         let tag = self.runtime_tag();
         let mut ecx = EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
+        self.culprit = Culprit::Event(idx as u32);
         handler(&mut ecx);
+        self.culprit = Culprit::Policy;
         let cancelled = ecx.cancelled;
         let c = self.cpu_local(spec.cpu).expect("event on this kernel");
         let placeholder = ThreadId::new(u32::MAX, 0);
@@ -1510,16 +1556,65 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// Run over `[now, until)` or until no thread is left.
-    pub(crate) fn run(mut self, until: Time) -> KernelPart {
+    /// Run over `[now, until)` or until no thread is left. A panic of code the kernel calls
+    /// (a handler, a policy) ends the run with [`Error::Panicked`], after every thread still
+    /// alive was unwound.
+    pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
+        let _overflows = crate::os::overflow::watching(&self.guards);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until))) {
+            Ok(()) => Ok(self.shutdown()),
+            Err(payload) => {
+                let what = self.culprit_name();
+                // The kernel's state may be half-changed: only unwinding the threads is safe now.
+                self.teardown_threads();
+                if let Some(halt) = &self.halt {
+                    halt.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(Error::Panicked { what, message: panic_message(&*payload) })
+            }
+        }
+    }
+
+    /// What [`Kernel::culprit`] names, in words.
+    fn culprit_name(&self) -> String {
+        let name_of = |id: ThreadId| {
+            self.summaries.iter().find(|s| s.id == id).map_or_else(|| format!("{id:?}"), |s| format!("`{}`", s.name))
+        };
+        match self.culprit {
+            Culprit::Policy => {
+                format!("the scheduler `{}` or a lock policy", self.cpus.first().map_or("?", |c| c.scheduler.name()))
+            }
+            Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
+            Culprit::Event(i) => format!("the handler of timing event {i}"),
+            Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
+            Culprit::Budget(s) => match self.sets.get(s as usize) {
+                Some(set) => format!("the budget handler or action of thread set {:?}", set.id),
+                None => "a budget handler or action".to_string(),
+            },
+            Culprit::Progress => "the progress hook".to_string(),
+        }
+    }
+
+    /// Stop at the next turn of the loop when another dispatcher of the run has failed.
+    pub(crate) fn halt_with(&mut self, halt: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.halt = Some(halt);
+    }
+
+    fn run_loop(&mut self, until: Time) {
         self.now = self.clock.now();
+        self.horizon = until;
         let mut turns: u32 = 0;
         loop {
             turns = turns.wrapping_add(1);
             if turns & 0xffff == 0 {
                 if let Some(hook) = &self.progress {
+                    self.culprit = Culprit::Progress;
                     hook(self.now);
+                    self.culprit = Culprit::Policy;
                 }
+            }
+            if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
             }
             self.finish_completed_work();
             self.fire_due_timers();
@@ -1538,7 +1633,35 @@ impl<C: Clock> Kernel<C> {
                 Some(t) => self.advance(t),
             }
         }
-        self.shutdown()
+    }
+
+    /// Unwind every thread that has started and not ended, with the runtime's stop, so its
+    /// destructors run on its own stack; their runtime calls do not suspend it (see
+    /// `ctx.rs`). The kernel's state is not touched: this also runs after a panic left it
+    /// half-changed, and when the kernel is dropped.
+    fn teardown_threads(&mut self) {
+        let now = self.now;
+        for i in 0..self.slots.len() {
+            let Some(t) = self.slots[i].as_mut() else { continue };
+            let Some(mut co) = t.coroutine.take() else { continue };
+            let job = t.job;
+            // Each resume runs the thread up to its next runtime call: a thread that catches
+            // the stop and calls the runtime again is stopped again at that call.
+            for _ in 0..64 {
+                if co.done() {
+                    break;
+                }
+                let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = co.resume(Response { now, job, reply: Reply::Stop });
+                }));
+                if resumed.is_err() {
+                    break;
+                }
+            }
+            // A thread that refused to stop is dropped: the coroutine library unwinds it by
+            // force.
+            ctx::drop_coroutine(co);
+        }
     }
 
     fn shutdown(mut self) -> KernelPart {
@@ -1551,23 +1674,7 @@ impl<C: Clock> Kernel<C> {
             self.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
         }
         // Unwind every suspended thread so its destructors run on its own stack.
-        let now = self.now;
-        for i in 0..self.slots.len() {
-            let Some(t) = self.slots[i].as_mut() else { continue };
-            let Some(mut co) = t.coroutine.take() else { continue };
-            let job = t.job;
-            // Each resume runs the thread up to its next runtime call: unwinding can make a few
-            // (a guard's unlock per held lock).
-            for _ in 0..64 {
-                if co.done() {
-                    break;
-                }
-                let _ = co.resume(Response { now, job, reply: Reply::Stop });
-            }
-            // A thread that refused to stop is dropped: the coroutine library unwinds it by
-            // force.
-            drop(co);
-        }
+        self.teardown_threads();
         let mut lists = Vec::with_capacity(self.cpus.len());
         let mut dropped = 0;
         for cpu in &mut self.cpus {
@@ -1583,5 +1690,32 @@ impl<C: Clock> Kernel<C> {
             trace_dropped: dropped,
             end: self.now,
         }
+    }
+}
+
+impl Kernel<RealClock> {
+    /// Give the kernel the run's clock, whose zero every CPU shares; before the run starts.
+    pub(crate) fn set_clock(&mut self, clock: RealClock) {
+        self.real_clock = Some(clock.clone());
+        self.clock = clock;
+    }
+}
+
+impl<C: Clock> Drop for Kernel<C> {
+    /// Threads go before the kernel's memory: a thread's destructors may still refer to its
+    /// locks, and a coroutine dropped with the rest would be unwound after them.
+    fn drop(&mut self) {
+        self.teardown_threads();
+    }
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }

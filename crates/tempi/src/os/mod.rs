@@ -1,9 +1,12 @@
-//! The operating-system services a real-time dispatcher asks for: CPU pinning, `SCHED_FIFO`,
-//! memory locking.
+//! The operating-system services a runtime asks for: CPU pinning, `SCHED_FIFO`, memory
+//! locking for real-time dispatchers; a stack-overflow report for every kernel
+//! (`overflow.rs`).
 //!
 //! One of the few places `unsafe` is allowed (with `sync`'s data cell; the context switch is
 //! `corosensei`'s). Every call reports a refusal as a readable warning instead of
 //! failing the run: a machine without the privilege still runs, less predictably, and says so.
+
+pub(crate) mod overflow;
 
 use crate::runtime::Config;
 
