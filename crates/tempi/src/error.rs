@@ -78,6 +78,22 @@ pub enum Error {
     Stack(String),
     /// The operating system refused something the runtime needs.
     Os(String),
+    /// A scheduling policy handed back a thread that is not ready on the CPU it picks for
+    /// (not queued there, ended, or of another CPU). The run stops at that instant; its
+    /// threads are unwound as at any end of a run.
+    BadPick {
+        /// The policy's name ([`crate::policy::sched::Scheduler::name`]).
+        scheduler: String,
+        /// The CPU it picked for.
+        cpu: usize,
+        /// The thread it picked.
+        thread: ThreadId,
+    },
+    /// Every timer slot of a CPU is in use (see [`crate::Config::max_timers`]).
+    TooManyTimers {
+        /// The timer slots per CPU.
+        max: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -105,6 +121,13 @@ impl fmt::Display for Error {
             Error::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
             Error::Stack(why) => write!(f, "cannot allocate a thread stack: {why}"),
             Error::Os(why) => write!(f, "operating system: {why}"),
+            Error::BadPick { scheduler, cpu, thread } => write!(
+                f,
+                "scheduler `{scheduler}` picked {thread:?} on CPU {cpu}, which is not a ready thread of that CPU"
+            ),
+            Error::TooManyTimers { max } => {
+                write!(f, "no free timer slot: at most {max} pending timers per CPU (Config::max_timers)")
+            }
         }
     }
 }

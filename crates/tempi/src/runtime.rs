@@ -836,6 +836,9 @@ impl<C: Clock> Runtime<C> {
         let mut per_cpu = Vec::new();
         let mut dropped = 0;
         let mut end = Time::ZERO;
+        if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
+            return Err(e);
+        }
         for p in parts {
             threads.extend(p.threads);
             sets.extend(p.sets);

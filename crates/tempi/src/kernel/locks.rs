@@ -544,7 +544,8 @@ impl<C: Clock> Kernel<C> {
                 self.stop_running(c, StopReason::Preempted);
                 self.slots[i].as_mut().expect("live slot").state = State::Ready;
                 if let Some(n) = next {
-                    self.dispatch_picked(c, n);
+                    // A wrong pick stops the run; the loop sees it.
+                    let _ = self.dispatch_picked(c, n);
                 }
             }
         }

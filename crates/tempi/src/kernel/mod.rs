@@ -209,6 +209,8 @@ pub(crate) struct KernelPart {
     pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
     pub(crate) end: Time,
+    /// Why the run stopped early, if it did (a policy's wrong pick).
+    pub(crate) error: Option<Error>,
 }
 
 struct Cpu {
@@ -315,6 +317,9 @@ pub(crate) struct Kernel<C: Clock> {
     accounting: Accounting,
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
     exec_watch: u32,
+    /// Set when the run cannot go on (a policy picked a thread that is not ready): the loop
+    /// stops at once and the run ends with this error.
+    failed: Option<Error>,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -377,6 +382,7 @@ impl<C: Clock> Kernel<C> {
             costs: seed.costs,
             accounting: seed.accounting,
             exec_watch: 0,
+            failed: None,
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -930,12 +936,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    fn dispatch(&mut self, c: usize, id: ThreadId) {
-        let i = self.local(id).expect("kernel refers to a live thread");
-        self.dispatch_at(c, i);
-    }
-
-    /// [`Kernel::dispatch`] of the thread in slot `i`.
+    /// Dispatch the thread in slot `i` on CPU `c`.
     fn dispatch_at(&mut self, c: usize, i: usize) {
         let t = self.slots[i].as_mut().expect("live slot");
         let seq = self.tracing.then_some(&mut self.trace_seq);
@@ -1006,7 +1007,9 @@ impl<C: Clock> Kernel<C> {
                         self.stop_running(c, StopReason::Preempted);
                         self.tcb(r).state = State::Ready;
                         if let Some(n) = next {
-                            self.dispatch(c, n);
+                            if !self.dispatch_picked(c, n) {
+                                return;
+                            }
                         }
                     }
                 }
@@ -1023,24 +1026,37 @@ impl<C: Clock> Kernel<C> {
         }
         while self.cpus[c].current.is_none() {
             let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
-            self.dispatch_picked(c, next);
+            if !self.dispatch_picked(c, next) {
+                return;
+            }
         }
     }
 
     /// Dispatch the thread the scheduler of CPU `c` picked, if it may run there: a policy
-    /// may only hand back threads it was given as ready on this CPU.
-    fn dispatch_picked(&mut self, c: usize, next: ThreadId) {
+    /// may only hand back threads it was given as ready on this CPU. A wrong pick stops the
+    /// run with [`Error::BadPick`] (asking again would get the same answer forever); returns
+    /// whether the thread was dispatched.
+    fn dispatch_picked(&mut self, c: usize, next: ThreadId) -> bool {
         match self.local(next) {
             Some(i)
                 if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
             {
-                self.dispatch_at(c, i)
+                self.dispatch_at(c, i);
+                true
             }
-            _ => debug_assert!(
-                false,
-                "scheduler `{}` picked {next:?}, which is not ready here",
-                self.cpus[c].scheduler.name()
-            ),
+            _ => {
+                self.bad_pick(c, next);
+                false
+            }
+        }
+    }
+
+    #[cold]
+    fn bad_pick(&mut self, c: usize, next: ThreadId) {
+        if self.failed.is_none() {
+            let cpu = &self.cpus[c];
+            self.failed =
+                Some(Error::BadPick { scheduler: cpu.scheduler.name().to_string(), cpu: cpu.index, thread: next });
         }
     }
 
@@ -1344,6 +1360,9 @@ impl<C: Clock> Kernel<C> {
                         self.check_exec_events();
                     }
                     self.reschedule(c);
+                    if self.failed.is_some() {
+                        return;
+                    }
                     let Some(id) = self.cpus[c].current else { break };
                     if self.tcb(id).work_left > 0 {
                         break;
@@ -1504,7 +1523,7 @@ impl<C: Clock> Kernel<C> {
             self.fire_due_timers();
             self.check_exec_events();
             self.run_cpus();
-            if self.live == 0 {
+            if self.live == 0 || self.failed.is_some() {
                 break;
             }
             match self.next_instant() {
@@ -1561,6 +1580,7 @@ impl<C: Clock> Kernel<C> {
             trace,
             trace_dropped: dropped,
             end: self.now,
+            error: self.failed.take(),
         }
     }
 }
