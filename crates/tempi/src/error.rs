@@ -89,9 +89,11 @@ pub enum Error {
         /// The thread it picked.
         thread: ThreadId,
     },
-    /// Every timer slot of a CPU is in use (see [`crate::Config::max_timers`]).
+    /// Every timer slot of a CPU is in use. The timer table is sized at start-up (four
+    /// timers per thread slot, one per timing event, eight per thread set, two more) and
+    /// never grows; the run stops at that instant.
     TooManyTimers {
-        /// The timer slots per CPU.
+        /// The timer slots of the CPU's kernel.
         max: usize,
     },
 }
@@ -126,7 +128,7 @@ impl fmt::Display for Error {
                 "scheduler `{scheduler}` picked {thread:?} on CPU {cpu}, which is not a ready thread of that CPU"
             ),
             Error::TooManyTimers { max } => {
-                write!(f, "no free timer slot: at most {max} pending timers per CPU (Config::max_timers)")
+                write!(f, "no free timer slot: at most {max} pending timers (sized from Config::max_threads, max_timers and max_sets)")
             }
         }
     }

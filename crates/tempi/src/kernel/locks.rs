@@ -507,7 +507,7 @@ impl<C: Clock> Kernel<C> {
         heir.held.push(l as u32);
         heir.paid_block_cost = false;
         heir.set_reply(Reply::Locked(Ok(())));
-        heir.wait_token += 1;
+        heir.end_wait(&mut self.timers);
         heir.wants = None;
         heir.state = State::Ready;
         if !costs.lock_acquired.is_zero() {
