@@ -95,7 +95,7 @@ fn timed_waits(horizon_ms: u64) -> (u64, tempi::RunOutcome) {
     use tempi::sync::{LockSpec, SemSpec};
     // A table this small holds only what is pending at once: 16 for 4 thread slots, 1 timing
     // event, 8 for the set, 2 for the slice. Timeouts left to expire would fill it in a few
-    // periods (each lasts a thousand).
+    // periods (each lasts ten thousand, longer than either run).
     let cfg = Config::new(1).max_threads(4).max_timers(1).max_sets(1).trace_capacity(100_000);
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(cfg).unwrap();
     let m = Arc::new(rt.create_mutex(0u64, LockSpec::new("m")).unwrap());
@@ -103,9 +103,9 @@ fn timed_waits(horizon_ms: u64) -> (u64, tempi::RunOutcome) {
     let sem = Arc::new(rt.create_semaphore(SemSpec::new("s", 0)).unwrap());
     let (m1, cv1, sem1) = (m.clone(), cv.clone(), sem.clone());
     rt.spawn(ThreadSpec::new("waiter").periodic(ms(1)).priority(2), move |cx| {
-        sem1.procure_timeout(cx, ms(1000)).unwrap();
-        let g = m1.lock_timeout(cx, ms(1000)).unwrap();
-        let (mut g, timed_out) = cv1.wait_timeout(cx, g, Some(ms(1000))).unwrap();
+        sem1.procure_timeout(cx, ms(10_000)).unwrap();
+        let g = m1.lock_timeout(cx, ms(10_000)).unwrap();
+        let (mut g, timed_out) = cv1.wait_timeout(cx, g, Some(ms(10_000))).unwrap();
         assert!(!timed_out);
         *g += 1;
     })
