@@ -122,6 +122,24 @@ pub enum Error {
         /// The panic's message.
         message: String,
     },
+    /// A scheduling policy handed back a thread that is not ready on the CPU it picks for
+    /// (not queued there, ended, or of another CPU). The run stops at that instant; its
+    /// threads are unwound as at any end of a run.
+    BadPick {
+        /// The policy's name ([`crate::policy::sched::Scheduler::name`]).
+        scheduler: String,
+        /// The CPU it picked for.
+        cpu: usize,
+        /// The thread it picked.
+        thread: ThreadId,
+    },
+    /// Every timer slot of a CPU is in use. The timer table is sized at start-up (four
+    /// timers per thread slot, one per timing event, eight per thread set, two more) and
+    /// never grows; the run stops at that instant.
+    TooManyTimers {
+        /// The timer slots of the CPU's kernel.
+        max: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -154,6 +172,13 @@ impl fmt::Display for Error {
             Error::Unwinding => write!(f, "the thread is unwinding: a runtime call from a destructor cannot create anything or wait"),
             Error::Panicked { what, message } => {
                 write!(f, "{what} panicked: {message}; the run was stopped and its threads unwound")
+            }
+            Error::BadPick { scheduler, cpu, thread } => write!(
+                f,
+                "scheduler `{scheduler}` picked {thread:?} on CPU {cpu}, which is not a ready thread of that CPU"
+            ),
+            Error::TooManyTimers { max } => {
+                write!(f, "no free timer slot: at most {max} pending timers (sized from Config::max_threads, max_timers and max_sets)")
             }
         }
     }

@@ -405,8 +405,13 @@ pub struct ThreadStats {
     pub aborted: u64,
     /// Deadlines missed.
     pub misses: u64,
-    /// Releases dropped (skip policy, or too many overrun jobs queued).
+    /// Releases dropped by the [`crate::MissPolicy::SkipNext`] policy before they became jobs.
+    /// (A job already waiting when the policy drops it is counted in `aborted`.)
     pub skipped: u64,
+    /// Releases of a sporadic thread dropped because its queue of waiting releases was full
+    /// ([`crate::ThreadSpec::release_queue`]); each leaves a
+    /// [`crate::trace::TraceKind::ReleaseOverflow`] record.
+    pub overflows: u64,
     /// Times the thread was preempted.
     pub preemptions: u64,
     /// Shortest response time (release to completion) of a completed job.
@@ -977,6 +982,9 @@ impl<C: Clock> Runtime<C> {
         let mut per_cpu = Vec::new();
         let mut dropped = 0;
         let mut end = Time::ZERO;
+        if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
+            return Err(e);
+        }
         for p in parts {
             threads.extend(p.threads);
             sets.extend(p.sets);

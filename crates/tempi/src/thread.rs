@@ -157,10 +157,14 @@ pub enum MissPolicy {
     /// The late job runs on to completion.
     #[default]
     Continue,
-    /// The late job is abandoned at its next task boundary: its current or next runtime call
-    /// unwinds out of the job body (destructors run). The thread waits for its next release.
+    /// The late job is abandoned at the deadline instant, which is its end in the report: a
+    /// job that has not begun is removed; one that has unwinds out of its body (destructors
+    /// run) when the thread next runs, in no simulated time, or at its first runtime call after
+    /// its last unlock if it is inside a critical section (and ends then). The thread goes on
+    /// with its next job.
     AbortJob,
-    /// The late job runs on, and the thread's next release is dropped so it can catch up.
+    /// The late job runs on, and the thread's next release is dropped so it can catch up; if
+    /// jobs already wait, the oldest of them is abandoned when the late job ends instead.
     SkipNext,
 }
 
@@ -264,6 +268,7 @@ pub struct ThreadSpec {
     pub(crate) on_miss: Option<MissHandler>,
     pub(crate) stack_size: Option<usize>,
     pub(crate) max_jobs: Option<u32>,
+    pub(crate) release_queue: usize,
 }
 
 impl fmt::Debug for ThreadSpec {
@@ -301,6 +306,7 @@ impl ThreadSpec {
             on_miss: None,
             stack_size: None,
             max_jobs: None,
+            release_queue: 8,
         }
     }
 
@@ -469,6 +475,22 @@ impl ThreadSpec {
     /// ```
     pub fn max_jobs(mut self, jobs: u32) -> ThreadSpec {
         self.max_jobs = Some(jobs);
+        self
+    }
+
+    /// How many releases of a sporadic thread may wait while one of its jobs runs (default 8).
+    /// The queue is sized when the thread is created; a release that finds it full is dropped,
+    /// counted in [`crate::ThreadStats::overflows`] and traced as
+    /// [`crate::trace::TraceKind::ReleaseOverflow`]. Periodic threads need no queue: their
+    /// waiting releases are counted, and each still becomes a job with its own deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = tempi::ThreadSpec::new("s").sporadic(Duration::from_millis(1)).release_queue(32);
+    /// # let _ = s;
+    /// ```
+    pub fn release_queue(mut self, capacity: usize) -> ThreadSpec {
+        self.release_queue = capacity;
         self
     }
 

@@ -503,7 +503,7 @@ impl<C: Clock> Kernel<C> {
         heir.held.push(l as u32);
         heir.paid_block_cost = false;
         heir.set_reply(Reply::Locked(Ok(())));
-        heir.wait_token += 1;
+        heir.end_wait(&mut self.timers);
         heir.wants = None;
         heir.state = State::Ready;
         if !costs.lock_acquired.is_zero() {
@@ -540,7 +540,8 @@ impl<C: Clock> Kernel<C> {
                 self.stop_running(c, StopReason::Preempted);
                 self.slots[i].as_mut().expect("live slot").state = State::Ready;
                 if let Some(n) = next {
-                    self.dispatch_picked(c, n);
+                    // A wrong pick stops the run; the loop sees it.
+                    let _ = self.dispatch_picked(c, n);
                 }
             }
         }

@@ -39,8 +39,8 @@ use corosensei::{Coroutine, CoroutineResult};
 
 use self::ctx::{Reply, Request, Response};
 use self::stacks::StackPool;
-use self::tcb::{Backlog, Queued, State, Tcb, Wait};
-use self::timers::{TimerKind, TimerQueue};
+use self::tcb::{State, Tcb, Wait};
+use self::timers::{TimerHandle, TimerKind, TimerQueue};
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
@@ -215,6 +215,8 @@ pub(crate) struct KernelPart {
     pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
     pub(crate) end: Time,
+    /// Why the run stopped early, if it did (a policy's wrong pick).
+    pub(crate) error: Option<Error>,
 }
 
 struct Cpu {
@@ -237,6 +239,8 @@ struct Cpu {
     sliced: bool,
     /// The thread that last ran here (context-switch cost).
     last_ran: Option<ThreadId>,
+    /// The timer of the current time slice, if the policy gives slices.
+    slice_timer: Option<TimerHandle>,
 }
 
 impl Cpu {
@@ -344,6 +348,9 @@ pub(crate) struct Kernel<C: Clock> {
     /// Per slot: the thread's stack, for the stack-overflow report. Sized once: the signal
     /// handler reads the table by address during the run.
     guards: Vec<crate::os::overflow::StackGuard>,
+    /// Set when the run cannot go on (a policy picked a thread that is not ready): the loop
+    /// stops at once and the run ends with this error.
+    failed: Option<Error>,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -356,6 +363,7 @@ impl<C: Clock> Kernel<C> {
                 index: seed.first_cpu + i,
                 sliced: scheduler.time_sliced(),
                 last_ran: None,
+                slice_timer: None,
                 scheduler,
                 current: None,
                 preempt: false,
@@ -385,9 +393,10 @@ impl<C: Clock> Kernel<C> {
             free: (pre as u32..cap as u32).rev().collect(),
             live: 0,
             summaries: Vec::with_capacity(pre.max(16)),
-            // Per thread: a release, a deadline, an abort time and a wake or slice can be
-            // pending at once; plus one entry per timing event.
-            timers: TimerQueue::with_capacity(cap * 6 + seed.max_timers + 16),
+            // Cancelled timers leave the table, so what is pending at once is bounded: per
+            // thread a release, a deadline, an abort time and a wake or wait timeout; one
+            // per timing event; a few replenishments per set; a slice end per CPU.
+            timers: TimerQueue::with_capacity(cap * 4 + seed.max_timers + seed.max_sets * 8 + seed.cpu_count * 2),
             events: Vec::with_capacity(seed.max_timers),
             release_buf: Vec::with_capacity(cap),
             stacks,
@@ -413,6 +422,7 @@ impl<C: Clock> Kernel<C> {
             halt: None,
             horizon: Time::MAX,
             guards: vec![crate::os::overflow::StackGuard::NONE; cap],
+            failed: None,
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -572,12 +582,26 @@ impl<C: Clock> Kernel<C> {
             work_left: 0,
             in_work: false,
             wait_token: 0,
+            wait_timer: None,
+            job_timers: [None; 3],
             released: 0,
             finished: 0,
             job_active: false,
             job: JobInfo::default(),
             cpu_ns: 0,
-            backlog: Backlog::default(),
+            pending: 0,
+            pending_release: Time::ZERO,
+            release_queue: std::collections::VecDeque::with_capacity(match spec.timing {
+                Timing::Periodic { .. } => 0,
+                _ => spec.release_queue,
+            }),
+            release_queue_cap: spec.release_queue,
+            deferred: 0,
+            deadline_next: 0,
+            abort_next: 0,
+            at_boundary: true,
+            stale: false,
+            unwind_sent: false,
             joiners: 0,
             stats: ThreadStats::default(),
             skip_next: 0,
@@ -606,7 +630,10 @@ impl<C: Clock> Kernel<C> {
         self.refresh_urgency(id);
         match spec.timing {
             Timing::OneShot => self.release_job(id, self.now),
-            Timing::Periodic { phase, .. } => self.timers.push(self.now + phase, TimerKind::Release(id)),
+            Timing::Periodic { phase, .. } => {
+                let h = self.timers.push(self.now + phase, TimerKind::Release(id));
+                self.tcb(id).job_timers[0] = h;
+            }
             Timing::Sporadic { .. } => {}
         }
     }
@@ -650,6 +677,9 @@ impl<C: Clock> Kernel<C> {
         let tcb = self.slots[i].take().expect("live slot");
         // Its stack goes back to the pool: it must not name this thread any more.
         self.guards[i] = crate::os::overflow::StackGuard::NONE;
+        for h in tcb.job_timers.into_iter().chain([tcb.wait_timer]).flatten() {
+            self.timers.cancel(h);
+        }
         if tcb.state == State::Ready {
             self.cpus[c].scheduler.on_removed(id);
         }
@@ -694,21 +724,36 @@ impl<C: Clock> Kernel<C> {
         if t.max_jobs.is_some_and(|m| t.released >= m) {
             return;
         }
-        if t.skip_next > 0 || (t.job_active && t.backlog.is_full()) {
-            if t.skip_next > 0 {
-                t.skip_next -= 1;
-            }
+        // A skip drops the next release to come only when no job waits: waiting jobs are
+        // dropped from the oldest when the current one ends, which keeps the waiting
+        // releases a period apart.
+        if t.skip_next > 0 && t.pending == 0 {
+            t.skip_next -= 1;
             self.stats(id).skipped += 1;
             self.trace_thread(id, TraceKind::ReleaseSkipped, at.as_nanos());
+            return;
+        }
+        let busy = t.job_active;
+        let queued = !matches!(t.timing, Timing::Periodic { .. });
+        if busy && queued && t.release_queue.len() >= t.release_queue_cap {
+            self.stats(id).overflows += 1;
+            self.trace_thread(id, TraceKind::ReleaseOverflow, at.as_nanos());
             return;
         }
         let number = t.released;
         t.released += 1;
         let deadline = t.rel_deadline.map(|d| at + d);
         let abort_at = t.abort_after.map(|a| at + a);
-        let busy = t.job_active;
+        let arm_deadline = t.deadline_next == number;
+        let arm_abort = t.abort_next == number;
         if busy {
-            t.backlog.push(Queued { number, release: at, deadline, missed: false, abandon: false });
+            if t.pending == 0 {
+                t.pending_release = at;
+            }
+            if queued {
+                t.release_queue.push_back(at);
+            }
+            t.pending += 1;
         }
         self.stats(id).released += 1;
         let c = self.cpu_of(id);
@@ -718,20 +763,24 @@ impl<C: Clock> Kernel<C> {
         self.now = at;
         self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
         self.now = now;
-        if let Some(d) = deadline {
-            self.timers.push(d, TimerKind::Deadline(id, number));
+        // One deadline timer and one abort-time timer per thread, for the oldest job not yet
+        // checked; each moves on to the next job when it fires.
+        if let (Some(d), true) = (deadline, arm_deadline) {
+            let h = self.timers.push(d, TimerKind::Deadline(id, number));
+            self.tcb(id).job_timers[1] = h;
         }
-        if let Some(a) = abort_at {
-            self.timers.push(a, TimerKind::AbortTime(id, number));
+        if let (Some(a), true) = (abort_at, arm_abort) {
+            let h = self.timers.push(a, TimerKind::AbortTime(id, number));
+            self.tcb(id).job_timers[2] = h;
         }
         if !busy {
-            self.start_job(id, Queued { number, release: at, deadline, missed: false, abandon: false });
+            self.start_job(id, JobInfo { number, release: at, deadline });
         }
     }
 
-    fn start_job(&mut self, id: ThreadId, q: Queued) {
+    fn start_job(&mut self, id: ThreadId, job: JobInfo) {
         let t = self.tcb(id);
-        t.set_job(JobInfo { number: q.number, release: q.release, deadline: q.deadline });
+        t.set_job(job);
         t.job_active = true;
         t.abort_pending = false;
         self.refresh_urgency(id);
@@ -743,10 +792,30 @@ impl<C: Clock> Kernel<C> {
         self.release_leaked(id);
         let now = self.now;
         let t = self.tcb(id);
+        t.at_boundary = true;
+        let interrupted = std::mem::take(&mut t.unwind_sent);
+        let abort_pending = std::mem::take(&mut t.abort_pending);
+        if std::mem::take(&mut t.stale) || !t.job_active {
+            // The job on the stack ended at its deadline or abort time and is accounted for:
+            // its unwinding took no time, and the next job, if one has started, begins now.
+            if t.kill_pending {
+                t.set_reply(Reply::Kill);
+            } else if !t.job_active && !t.more_jobs() {
+                t.set_reply(Reply::Stop);
+            } else if !t.job_active {
+                self.stop_running(c, StopReason::Aborted);
+                self.tcb(id).state = State::Dormant;
+                let info = self.info(id);
+                self.cpus[c].scheduler.on_blocked(&info);
+            }
+            return;
+        }
+        // An abort or a kill the body caught before returning still ends the job as abandoned.
+        let aborted = aborted || interrupted || abort_pending;
         t.job_active = false;
         t.finished += 1;
         let release = t.job.release;
-        let more_jobs = !matches!(t.timing, Timing::OneShot) && t.max_jobs.is_none_or(|m| t.finished < m);
+        let more_jobs = t.more_jobs();
         if aborted {
             self.stats(id).aborted += 1;
             self.trace_thread(id, TraceKind::JobAbort, 0);
@@ -759,9 +828,16 @@ impl<C: Clock> Kernel<C> {
             s.response_max = Some(s.response_max.map_or(response, |m| m.max(response)));
             self.trace_thread(id, TraceKind::JobComplete, crate::time::nanos(response));
         }
+        let t = self.tcb(id);
+        if t.kill_pending {
+            // A killed thread starts no other job: it ends at this boundary (a lock it still
+            // holds was leaked by its job, not held by a critical section in progress).
+            t.set_reply(Reply::Kill);
+            return;
+        }
         if !more_jobs {
             // It stays current and ends at its next resume.
-            self.tcb(id).reply = Some(Reply::Stop);
+            t.set_reply(Reply::Stop);
             return;
         }
         self.stop_running(c, if aborted { StopReason::Aborted } else { StopReason::JobDone });
@@ -771,18 +847,25 @@ impl<C: Clock> Kernel<C> {
         self.start_next_queued(id);
     }
 
+    /// Start the oldest waiting job of `id`, if any; jobs the skip policy drops are
+    /// abandoned on the way.
     fn start_next_queued(&mut self, id: ThreadId) {
-        while let Some(q) = self.tcb(id).backlog.pop() {
+        loop {
             let t = self.tcb(id);
-            if q.abandon || (q.missed && t.miss_policy == MissPolicy::AbortJob) {
-                // Late before it could start: abandoned without running.
+            if t.pending == 0 || t.job_active {
+                return;
+            }
+            let (number, release) = t.pop_pending();
+            let deadline = t.rel_deadline.map(|d| release + d);
+            if t.skip_next > 0 {
+                t.skip_next -= 1;
                 t.finished += 1;
-                t.set_job(JobInfo { number: q.number, release: q.release, deadline: q.deadline });
                 self.stats(id).aborted += 1;
-                self.trace_thread(id, TraceKind::JobAbort, 0);
+                let c = self.cpu_of(id);
+                self.trace(c, TraceKind::JobAbort, id, number, 0);
                 continue;
             }
-            self.start_job(id, q);
+            self.start_job(id, JobInfo { number, release, deadline });
             return;
         }
     }
@@ -792,40 +875,34 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let t = self.tcb(id);
-        if number < t.finished {
-            return;
-        }
-        let active = t.job_active && t.job.number == number;
-        let (release, deadline) = if active {
-            (t.job.release, t.job.deadline)
-        } else {
-            match t.backlog.get_mut(number) {
-                Some(q) => {
-                    q.missed = true;
-                    (q.release, q.deadline)
-                }
-                None => return,
+        if t.unfinished(number) {
+            let (release, deadline) = t.job_times(number);
+            let policy = t.miss_policy;
+            let deadline = deadline.unwrap_or(self.now);
+            self.stats(id).misses += 1;
+            let c = self.cpu_of(id);
+            self.trace(c, TraceKind::Miss, id, number, deadline.as_nanos());
+            let event = MissEvent { thread: id, job: number, release, deadline, at: self.now };
+            self.culprit = Culprit::MissHandler(id);
+            if let Some(h) = self.tcb(id).on_miss.as_mut() {
+                h(&event);
             }
-        };
-        let policy = t.miss_policy;
-        let deadline = deadline.unwrap_or(self.now);
-        self.stats(id).misses += 1;
-        let c = self.cpu_of(id);
-        self.trace(c, TraceKind::Miss, id, number, deadline.as_nanos());
-        let event = MissEvent { thread: id, job: number, release, deadline, at: self.now };
-        self.culprit = Culprit::MissHandler(id);
-        if let Some(h) = self.tcb(id).on_miss.as_mut() {
-            h(&event);
-        }
-        self.culprit = Culprit::Policy;
-        match policy {
-            MissPolicy::Continue => {}
-            MissPolicy::AbortJob => {
-                if active {
-                    self.abort_job(id);
-                }
+            self.culprit = Culprit::Policy;
+            match policy {
+                MissPolicy::Continue => {}
+                MissPolicy::AbortJob => self.abandon(id, number),
+                MissPolicy::SkipNext => self.tcb(id).skip_next += 1,
             }
-            MissPolicy::SkipNext => self.tcb(id).skip_next += 1,
+        }
+        // Move the thread's deadline timer on to its next unfinished job.
+        let t = self.tcb(id);
+        let next = (number + 1).max(t.first_unfinished());
+        t.deadline_next = next;
+        if next < t.released {
+            if let (_, Some(d)) = t.job_times(next) {
+                let h = self.timers.push(d, TimerKind::Deadline(id, next));
+                self.tcb(id).job_timers[1] = h;
+            }
         }
     }
 
@@ -833,30 +910,93 @@ impl<C: Clock> Kernel<C> {
         if self.local(id).is_none() {
             return;
         }
-        let t = self.tcb(id);
-        if t.job_active && t.job.number == number {
-            self.abort_job(id);
-        } else if let Some(q) = t.backlog.get_mut(number) {
+        if self.tcb(id).unfinished(number) {
             // Abort time applies whatever the miss policy.
-            q.abandon = true;
+            self.abandon(id, number);
+        }
+        let t = self.tcb(id);
+        let next = (number + 1).max(t.first_unfinished());
+        t.abort_next = next;
+        if let (true, Some(a)) = (next < t.released, t.abort_after) {
+            let release = t.job_times(next).0;
+            let h = self.timers.push(release + a, TimerKind::AbortTime(id, next));
+            self.tcb(id).job_timers[2] = h;
         }
     }
 
-    /// Abandon the active job at its next task boundary.
+    /// Abandon job `number` of `id` (current or waiting) at this instant.
+    fn abandon(&mut self, id: ThreadId, number: u32) {
+        let t = self.tcb(id);
+        if t.job_active && t.job.number == number {
+            self.abort_job(id);
+        } else if t.pending > 0 && t.pending_front() == number {
+            // A waiting job: removed before it starts.
+            t.pop_pending();
+            t.finished += 1;
+            self.stats(id).aborted += 1;
+            let c = self.cpu_of(id);
+            self.trace(c, TraceKind::JobAbort, id, number, 0);
+        }
+    }
+
+    /// Abandon the current job. One that has not begun, or that holds no lock, ends at this
+    /// instant: the thread leaves its CPU, queue or wait, and a started job's stack is
+    /// unwound when the thread next runs (in no simulated time). A job inside a critical
+    /// section is unwound at its next task boundary after its last unlock, and ends then.
     fn abort_job(&mut self, id: ThreadId) {
         let t = self.tcb(id);
-        t.abort_pending = true;
-        if t.holds_nothing() {
-            // Cut the current `work` short: the abort lands now. Inside a critical section it
-            // waits for the last unlock instead.
-            t.work_left = 0;
-            t.in_work = false;
+        let begun = !(t.at_boundary || t.stale);
+        if begun && !t.holds_nothing() {
+            t.abort_pending = true;
+            match t.state {
+                // A thread waiting for a lock while holding another is aborted once it has let go.
+                State::Blocked(Wait::Lock(_)) => {}
+                State::Sleeping | State::Blocked(_) => self.wake(id),
+                State::Running | State::Ready | State::Dormant | State::Held => {}
+            }
+            return;
         }
-        match t.state {
-            // A thread waiting for a lock while holding another is aborted once it has let go.
-            State::Blocked(Wait::Lock(_)) if !t.holds_nothing() => {}
-            State::Sleeping | State::Blocked(_) => self.wake(id),
-            State::Running | State::Ready | State::Dormant | State::Held => {}
+        t.job_active = false;
+        t.finished += 1;
+        t.abort_pending = false;
+        t.stale |= begun;
+        t.work_left = 0;
+        t.in_work = false;
+        self.stats(id).aborted += 1;
+        self.trace_thread(id, TraceKind::JobAbort, 0);
+        let t = self.tcb(id);
+        if !t.more_jobs() {
+            // The thread ends as soon as it runs (after unwinding its stack, if it began).
+            t.set_reply(Reply::Stop);
+            if matches!(t.state, State::Sleeping | State::Blocked(_)) {
+                self.wake(id);
+            }
+            return;
+        }
+        self.park(id);
+        self.start_next_queued(id);
+    }
+
+    /// Take `id` off its CPU, out of its scheduler's queue or out of its wait: it becomes
+    /// dormant.
+    fn park(&mut self, id: ThreadId) {
+        let c = self.cpu_of(id);
+        match self.tcb(id).state {
+            State::Running => self.stop_running(c, StopReason::Aborted),
+            State::Ready => self.cpus[c].scheduler.on_removed(id),
+            State::Sleeping | State::Blocked(_) => {
+                self.leave_lock_wait(id);
+                self.leave_queue_wait(id);
+                self.end_wait(id);
+                self.tcb(id).wants = None;
+            }
+            State::Held | State::Dormant => {}
+        }
+        let t = self.tcb(id);
+        t.reply = None;
+        if t.state != State::Dormant {
+            t.state = State::Dormant;
+            self.member_idle(id);
         }
     }
 
@@ -944,11 +1084,22 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// `id`'s sleep or wait ends: its timer is cancelled.
+    pub(crate) fn end_wait(&mut self, id: ThreadId) {
+        let i = self.local(id).expect("live thread");
+        self.slots[i].as_mut().expect("live slot").end_wait(&mut self.timers);
+    }
+
+    /// Arm the timer that ends `id`'s sleep or bounded wait.
+    pub(crate) fn arm_wait_timer(&mut self, id: ThreadId, at: Time, kind: TimerKind) {
+        let h = self.timers.push(at, kind);
+        self.tcb(id).wait_timer = h;
+    }
+
     fn wake(&mut self, id: ThreadId) {
         self.leave_lock_wait(id);
         self.leave_queue_wait(id);
-        let t = self.tcb(id);
-        t.wait_token += 1;
+        self.end_wait(id);
         self.trace_thread(id, TraceKind::Wake, 0);
         self.make_ready(id, ReadyReason::Woken);
     }
@@ -971,12 +1122,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    fn dispatch(&mut self, c: usize, id: ThreadId) {
-        let i = self.local(id).expect("kernel refers to a live thread");
-        self.dispatch_at(c, i);
-    }
-
-    /// [`Kernel::dispatch`] of the thread in slot `i`.
+    /// Dispatch the thread in slot `i` on CPU `c`.
     fn dispatch_at(&mut self, c: usize, i: usize) {
         let t = self.slots[i].as_mut().expect("live slot");
         let seq = self.tracing.then_some(&mut self.trace_seq);
@@ -1007,8 +1153,12 @@ impl<C: Clock> Kernel<C> {
             t.add_overhead(context_switch);
         }
         if cpu.sliced {
+            // The previous dispatch's slice is over either way.
+            if let Some(h) = cpu.slice_timer.take() {
+                timers.cancel(h);
+            }
             if let Some(q) = cpu.scheduler.time_slice(&t.sched) {
-                timers.push(now + q, TimerKind::SliceEnd(c, cpu.slice_token));
+                cpu.slice_timer = timers.push(now + q, TimerKind::SliceEnd(c, cpu.slice_token));
             }
         }
     }
@@ -1047,7 +1197,9 @@ impl<C: Clock> Kernel<C> {
                         self.stop_running(c, StopReason::Preempted);
                         self.tcb(r).state = State::Ready;
                         if let Some(n) = next {
-                            self.dispatch(c, n);
+                            if !self.dispatch_picked(c, n) {
+                                return;
+                            }
                         }
                     }
                 }
@@ -1064,24 +1216,37 @@ impl<C: Clock> Kernel<C> {
         }
         while self.cpus[c].current.is_none() {
             let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
-            self.dispatch_picked(c, next);
+            if !self.dispatch_picked(c, next) {
+                return;
+            }
         }
     }
 
     /// Dispatch the thread the scheduler of CPU `c` picked, if it may run there: a policy
-    /// may only hand back threads it was given as ready on this CPU.
-    fn dispatch_picked(&mut self, c: usize, next: ThreadId) {
+    /// may only hand back threads it was given as ready on this CPU. A wrong pick stops the
+    /// run with [`Error::BadPick`] (asking again would get the same answer forever); returns
+    /// whether the thread was dispatched.
+    fn dispatch_picked(&mut self, c: usize, next: ThreadId) -> bool {
         match self.local(next) {
             Some(i)
                 if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
             {
-                self.dispatch_at(c, i)
+                self.dispatch_at(c, i);
+                true
             }
-            _ => debug_assert!(
-                false,
-                "scheduler `{}` picked {next:?}, which is not ready here",
-                self.cpus[c].scheduler.name()
-            ),
+            _ => {
+                self.bad_pick(c, next);
+                false
+            }
+        }
+    }
+
+    #[cold]
+    fn bad_pick(&mut self, c: usize, next: ThreadId) {
+        if self.failed.is_none() {
+            let cpu = &self.cpus[c];
+            self.failed =
+                Some(Error::BadPick { scheduler: cpu.scheduler.name().to_string(), cpu: cpu.index, thread: next });
         }
     }
 
@@ -1146,14 +1311,12 @@ impl<C: Clock> Kernel<C> {
         if t.restart_pending {
             t.restart_pending = false;
             reply = Reply::Restart;
-        } else if (t.kill_pending || t.abort_pending) && !quiet && t.holds_nothing() {
-            if t.kill_pending {
-                reply = Reply::Kill;
-            } else {
-                t.abort_pending = false;
-                reply = Reply::Abort;
+        } else if (t.kill_pending || t.abort_pending || t.stale) && !quiet {
+            if let Some(r) = Self::unwind_reply(t) {
+                reply = r;
             }
         }
+        t.at_boundary = false;
         let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() && !self.create_coroutine(c, i) {
             return;
@@ -1178,6 +1341,24 @@ impl<C: Clock> Kernel<C> {
         if self.verify {
             self.verify_urgencies();
         }
+    }
+
+    /// The reply that unwinds a thread with a kill, an abort or an ended job on its stack,
+    /// if it is to be unwound now. Nothing unwinds inside a critical section, except at a
+    /// job boundary, where a lock still counted as held was leaked by the job. Once delivered,
+    /// the reply is delivered again until the job loop reports the unwind: a body that caught
+    /// it and called the runtime again is unwound again at that call. A thread still
+    /// unwinding (a destructor calling the runtime) is answered normally instead.
+    #[cold]
+    fn unwind_reply(t: &mut Tcb) -> Option<Reply> {
+        if !(t.holds_nothing() || t.at_boundary) {
+            return None;
+        }
+        if t.unwind_sent && std::thread::panicking() {
+            return None;
+        }
+        t.unwind_sent = true;
+        Some(if t.kill_pending { Reply::Kill } else { Reply::Abort })
     }
 
     /// What must happen before thread `id` is resumed with its reply: an RCS restart of a
@@ -1266,7 +1447,7 @@ impl<C: Clock> Kernel<C> {
                 let t = self.tcb(id);
                 // An abort or a kill that waited for a critical section to end lands here,
                 // instead of after this demand.
-                let signalled = t.holds_nothing() && (t.abort_pending || t.kill_pending);
+                let signalled = t.holds_nothing() && (t.abort_pending || t.kill_pending || t.stale);
                 if ns > 0 && !signalled {
                     t.work_left = ns;
                     t.in_work = true;
@@ -1285,7 +1466,7 @@ impl<C: Clock> Kernel<C> {
                     let tcb = self.tcb(id);
                     tcb.state = State::Sleeping;
                     let token = tcb.wait_token;
-                    self.timers.push(t, TimerKind::Wake(id, token));
+                    self.arm_wait_timer(id, t, TimerKind::Wake(id, token));
                     let info = self.info(id);
                     self.cpus[c].scheduler.on_blocked(&info);
                 }
@@ -1385,7 +1566,12 @@ impl<C: Clock> Kernel<C> {
         if at <= now {
             self.release_job(target, at);
         } else {
-            self.timers.push(at, TimerKind::Release(target));
+            // Deferred releases fall `min_interarrival` apart: one timer, for the first.
+            t.deferred += 1;
+            if t.deferred == 1 {
+                let h = self.timers.push(at, TimerKind::Release(target));
+                self.tcb(target).job_timers[0] = h;
+            }
         }
         Ok(())
     }
@@ -1404,6 +1590,9 @@ impl<C: Clock> Kernel<C> {
                         self.check_exec_events();
                     }
                     self.reschedule(c);
+                    if self.failed.is_some() {
+                        return;
+                    }
                     let Some(id) = self.cpus[c].current else { break };
                     if self.tcb(id).work_left > 0 {
                         break;
@@ -1431,11 +1620,20 @@ impl<C: Clock> Kernel<C> {
                     if self.local(id).is_none() {
                         continue;
                     }
-                    if let Timing::Periodic { period, .. } = self.tcb(id).timing {
-                        let t = self.tcb(id);
-                        if t.max_jobs.is_none_or(|m| t.released + 1 < m) {
-                            self.timers.push(at + period, TimerKind::Release(id));
+                    let t = self.tcb(id);
+                    let next = match t.timing {
+                        Timing::Periodic { period, .. } => {
+                            t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
                         }
+                        Timing::Sporadic { min_interarrival } => {
+                            t.deferred = t.deferred.saturating_sub(1);
+                            (t.deferred > 0).then_some(at + min_interarrival)
+                        }
+                        Timing::OneShot => None,
+                    };
+                    if let Some(next) = next {
+                        let h = self.timers.push(next, TimerKind::Release(id));
+                        self.tcb(id).job_timers[0] = h;
                     }
                     self.release_job(id, at);
                 }
@@ -1620,7 +1818,10 @@ impl<C: Clock> Kernel<C> {
             self.fire_due_timers();
             self.check_exec_events();
             self.run_cpus();
-            if self.live == 0 {
+            if self.timers.overflowed() && self.failed.is_none() {
+                self.failed = Some(Error::TooManyTimers { max: self.timers.capacity() });
+            }
+            if self.live == 0 || self.failed.is_some() {
                 break;
             }
             match self.next_instant() {
@@ -1689,6 +1890,7 @@ impl<C: Clock> Kernel<C> {
             trace,
             trace_dropped: dropped,
             end: self.now,
+            error: self.failed.take(),
         }
     }
 }

@@ -12,12 +12,14 @@
 //! | `Held` | would be ready, but its set is suspended (budget exhausted) | replenishment, leaving the set, a kill |
 //! | `Exited` | ended; the slot is freed at once | — |
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
 
 use super::ctx::{Body, JobInfo, Reply, Request, Response};
+use super::timers::{TimerHandle, TimerQueue};
 use crate::policy::sched::{SchedInfo, Urgency};
 use crate::runtime::ThreadStats;
 use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
@@ -45,53 +47,6 @@ pub(crate) enum State {
     Blocked(Wait),
     /// Ready, but its set's budget is exhausted under the suspend action.
     Held,
-}
-
-/// A release that arrived while the previous job was still running.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Queued {
-    pub(crate) number: u32,
-    pub(crate) release: Time,
-    pub(crate) deadline: Option<Time>,
-    pub(crate) missed: bool,
-    /// Its abort time passed while it waited.
-    pub(crate) abandon: bool,
-}
-
-/// Fixed-capacity FIFO of queued releases: no allocation when a job overruns.
-#[derive(Debug, Default)]
-pub(crate) struct Backlog {
-    items: [Queued; Backlog::CAPACITY],
-    head: usize,
-    len: usize,
-}
-
-impl Backlog {
-    pub(crate) const CAPACITY: usize = 8;
-
-    pub(crate) fn is_full(&self) -> bool {
-        self.len == Self::CAPACITY
-    }
-    pub(crate) fn push(&mut self, q: Queued) {
-        debug_assert!(!self.is_full());
-        self.items[(self.head + self.len) % Self::CAPACITY] = q;
-        self.len += 1;
-    }
-    pub(crate) fn pop(&mut self) -> Option<Queued> {
-        if self.len == 0 {
-            return None;
-        }
-        let q = self.items[self.head];
-        self.head = (self.head + 1) % Self::CAPACITY;
-        self.len -= 1;
-        Some(q)
-    }
-    pub(crate) fn get_mut(&mut self, number: u32) -> Option<&mut Queued> {
-        (0..self.len)
-            .map(|i| (self.head + i) % Self::CAPACITY)
-            .find(|&i| self.items[i].number == number)
-            .map(|i| &mut self.items[i])
-    }
 }
 
 pub(crate) struct Tcb {
@@ -149,15 +104,46 @@ pub(crate) struct Tcb {
     pub(crate) in_work: bool,
     /// Bumped whenever a sleep or wait ends, so stale wake timers are ignored.
     pub(crate) wait_token: u64,
+    /// The timer of its sleep or bounded wait, cancelled when the wait ends otherwise.
+    pub(crate) wait_timer: Option<TimerHandle>,
+    /// Its release, deadline and abort-time timers, cancelled when it ends.
+    pub(crate) job_timers: [Option<TimerHandle>; 3],
 
     pub(crate) released: u32,
     pub(crate) finished: u32,
     pub(crate) job_active: bool,
+    /// Released jobs waiting for the current one to end (numbers `released - pending` on).
+    /// Counted, not stored: a periodic thread that falls behind keeps every release.
+    pub(crate) pending: u32,
+    /// Release of the oldest waiting job of a periodic thread; the others follow a period
+    /// apart (a skip only ever drops the oldest, so there is no gap).
+    pub(crate) pending_release: Time,
+    /// Releases of the waiting jobs of a sporadic thread, bounded when the thread is created
+    /// (`release_queue_cap`); a release that finds it full is reported as an overflow.
+    pub(crate) release_queue: VecDeque<Time>,
+    pub(crate) release_queue_cap: usize,
+    /// Sporadic releases deferred to their minimum inter-arrival time: the release timer is
+    /// armed for the first, the others follow `min_interarrival` apart.
+    pub(crate) deferred: u32,
+    /// The job whose deadline timer is armed, or is armed at its release: one timer per
+    /// thread, moved on to the next unfinished job when it fires.
+    pub(crate) deadline_next: u32,
+    /// The same for abort times.
+    pub(crate) abort_next: u32,
+    /// Suspended at its job boundary (in the job loop, or not started yet): the current
+    /// job's body has not begun.
+    pub(crate) at_boundary: bool,
+    /// Its stack still holds a job that has already ended (abandoned at its deadline or abort
+    /// time while preempted or waiting): unwound, in no simulated time, when the thread next
+    /// gets the CPU, before its next job's body.
+    pub(crate) stale: bool,
+    /// An abort or a kill was delivered and the job loop has not reported the unwind yet: the
+    /// reply is delivered again only to a thread that caught it and carried on.
+    pub(crate) unwind_sent: bool,
     /// The current job; change it with [`Tcb::set_job`].
     pub(crate) job: JobInfo,
     /// The thread's execution-time clock, in ns; copied into `stats.cpu_time` when read out.
     pub(crate) cpu_ns: u64,
-    pub(crate) backlog: Backlog,
     /// Threads blocked joining this one (an upper bound: an aborted joiner is not subtracted).
     pub(crate) joiners: u32,
     /// Kept here on the hot path; copied to the thread's summary when it ends.
@@ -215,6 +201,70 @@ impl Tcb {
     pub(crate) fn set_reply(&mut self, reply: Reply) {
         if let Some(old) = self.reply.replace(reply) {
             drop(old);
+        }
+    }
+
+    /// Number of the oldest waiting job (meaningful while `pending > 0`).
+    pub(crate) fn pending_front(&self) -> u32 {
+        self.released - self.pending
+    }
+
+    /// Release and deadline of job `number`, which is current or waiting.
+    pub(crate) fn job_times(&self, number: u32) -> (Time, Option<Time>) {
+        if self.job_active && self.job.number == number {
+            return (self.job.release, self.job.deadline);
+        }
+        let k = number - self.pending_front();
+        let release = match self.timing {
+            Timing::Periodic { period, .. } => self.pending_release + period * k,
+            _ => self.release_queue.get(k as usize).copied().unwrap_or(self.pending_release),
+        };
+        (release, self.rel_deadline.map(|d| release + d))
+    }
+
+    /// Whether job `number` has been released and has not ended.
+    pub(crate) fn unfinished(&self, number: u32) -> bool {
+        (self.job_active && self.job.number == number)
+            || (self.pending > 0 && number >= self.pending_front() && number < self.released)
+    }
+
+    /// Take the oldest waiting job off the count: its number and release.
+    pub(crate) fn pop_pending(&mut self) -> (u32, Time) {
+        let number = self.pending_front();
+        let release = match self.timing {
+            Timing::Periodic { period, .. } => {
+                let r = self.pending_release;
+                self.pending_release = r + period;
+                r
+            }
+            _ => self.release_queue.pop_front().unwrap_or(self.pending_release),
+        };
+        self.pending -= 1;
+        (number, release)
+    }
+
+    /// Whether another job may come after the ones ended so far.
+    pub(crate) fn more_jobs(&self) -> bool {
+        !matches!(self.timing, Timing::OneShot) && self.max_jobs.is_none_or(|m| self.finished < m)
+    }
+
+    /// The first job that has not ended, or `released` when none is left.
+    pub(crate) fn first_unfinished(&self) -> u32 {
+        if self.job_active {
+            self.job.number
+        } else if self.pending > 0 {
+            self.pending_front()
+        } else {
+            self.released
+        }
+    }
+
+    /// The wait or sleep ends: its timer goes stale and is cancelled.
+    #[inline]
+    pub(crate) fn end_wait(&mut self, timers: &mut TimerQueue) {
+        self.wait_token += 1;
+        if let Some(h) = self.wait_timer.take() {
+            timers.cancel(h);
         }
     }
 

@@ -111,7 +111,7 @@ impl<C: Clock> Kernel<C> {
         t.state = State::Blocked(wait);
         let token = t.wait_token;
         if let Some(d) = deadline {
-            self.timers.push(d, TimerKind::WaitTimeout(id, token));
+            self.arm_wait_timer(id, d, TimerKind::WaitTimeout(id, token));
         }
         let info = self.info(id);
         self.cpus[c].scheduler.on_blocked(&info);
@@ -217,9 +217,8 @@ impl<C: Clock> Kernel<C> {
     /// End a wait on a lock, a condition variable or a semaphore: the thread becomes ready and
     /// any timeout armed for the wait goes stale.
     pub(crate) fn wake_from_wait(&mut self, w: ThreadId) {
-        let t = self.tcb(w);
-        t.wait_token += 1;
-        t.wants = None;
+        self.end_wait(w);
+        self.tcb(w).wants = None;
         self.make_ready(w, ReadyReason::Woken);
     }
 

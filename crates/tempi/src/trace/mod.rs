@@ -67,6 +67,10 @@ pub enum TraceKind {
     /// The thread's effective urgency changed because of the locks it holds (inheritance, a
     /// ceiling); `arg` is the new urgency as the bits of an `i64`.
     Inherit,
+    /// A release of a sporadic thread was dropped because its queue of waiting releases was
+    /// full ([`crate::ThreadSpec::release_queue`]); `arg` is the nominal release time. Counted
+    /// in [`crate::ThreadStats::overflows`].
+    ReleaseOverflow,
 }
 
 impl TraceKind {
@@ -93,6 +97,7 @@ impl TraceKind {
             TraceKind::LockAcquired => "lock",
             TraceKind::LockReleased => "unlock",
             TraceKind::Inherit => "inherit",
+            TraceKind::ReleaseOverflow => "release-overflow",
         }
     }
 }

@@ -350,6 +350,7 @@ struct ThreadJson<'a> {
     aborted: u64,
     misses: u64,
     skipped: u64,
+    overflows: u64,
     preemptions: u64,
     response_min: Option<u64>,
     response_mean: Option<u64>,
@@ -402,6 +403,7 @@ pub fn to_json(out: &RunOutcome) -> String {
             aborted: t.stats.aborted,
             misses: t.stats.misses,
             skipped: t.stats.skipped,
+            overflows: t.stats.overflows,
             preemptions: t.stats.preemptions,
             response_min: t.stats.response_min.map(nanos),
             response_mean: mean_response_ns(t),
@@ -513,7 +515,8 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 
 /// A readable summary of a run: one aligned row per thread (times in milliseconds), one per
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
-/// deadline misses, then warnings, lost trace records, panicked and killed threads, if any.
+/// deadline misses, then releases dropped for a full release queue, warnings, lost trace
+/// records, panicked and killed threads, if any.
 ///
 /// ```
 /// use std::time::Duration;
@@ -578,6 +581,15 @@ pub fn summary_text(out: &RunOutcome) -> String {
     let _ = writeln!(s, "(times in ms)");
     let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
 
+    let overflowed: Vec<String> = out
+        .threads
+        .iter()
+        .filter(|t| t.stats.overflows > 0)
+        .map(|t| format!("{} ({})", t.name, t.stats.overflows))
+        .collect();
+    if !overflowed.is_empty() {
+        let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
+    }
     for w in &out.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
