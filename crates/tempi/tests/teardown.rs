@@ -208,6 +208,37 @@ fn a_panic_whose_destructor_unlocks_hands_the_lock_on_poisoned() {
     assert!(matches!(out.thread_named("boom").unwrap().outcome, Some(ThreadOutcome::Panicked(_))));
 }
 
+/// A thread panics holding `m1`, for which a more urgent thread waits while holding `m2`. The
+/// waiter runs only once the panicking thread has finished unwinding (its unlock waits for the
+/// end of the unwind), so the waiter's own guard of `m2` is not dropped while the OS thread is
+/// still unwinding, and `m2` is not poisoned: a panic poisons only the locks its thread held.
+#[test]
+fn a_panic_poisons_only_the_locks_its_own_thread_held() {
+    for trace in [0, 1 << 12] {
+        let mut rt = Runtime::<VirtualClock>::new(Config::new(1).trace_capacity(trace)).unwrap();
+        let m1 = Arc::new(rt.create_mutex(0u32, LockSpec::new("m1").protocol("bpi")).unwrap());
+        let m2 = Arc::new(rt.create_mutex(0u32, LockSpec::new("m2").protocol("bpi")).unwrap());
+        let seen = Arc::new(StdMutex::new(Vec::new()));
+        let b1 = m1.clone();
+        rt.spawn(ThreadSpec::new("boom").priority(1), move |cx| {
+            let _g = b1.lock(cx).unwrap();
+            cx.work(ms(2));
+            panic!("inside");
+        })
+        .unwrap();
+        let (w1, w2, v) = (m1.clone(), m2.clone(), seen.clone());
+        rt.spawn(ThreadSpec::new("waiter").priority(2).periodic(ms(10)).phase(ms(1)).max_jobs(1), move |cx| {
+            let g2 = w2.lock(cx).unwrap();
+            v.lock().unwrap().push(w1.lock(cx).err());
+            drop(g2);
+            v.lock().unwrap().push(w2.lock(cx).err());
+        })
+        .unwrap();
+        rt.run().unwrap();
+        assert_eq!(*seen.lock().unwrap(), [Some(tempi::sync::LockError::Poisoned), None], "trace capacity {trace}");
+    }
+}
+
 /// A thread that takes a mutex at once and sleeps holding it; the flag says whether its
 /// destructors ran.
 fn holder<C: Clock>(rt: &mut Runtime<C>) -> Arc<AtomicBool> {
