@@ -766,7 +766,13 @@ impl<C: Clock> Kernel<C> {
         // One deadline timer and one abort-time timer per thread, for the oldest job not yet
         // checked; each moves on to the next job when it fires.
         if let (Some(d), true) = (deadline, arm_deadline) {
-            let h = self.timers.push(d, TimerKind::Deadline(id, number));
+            // A deadline at the next release (D = T) rides on the release timer's entry: it
+            // fires first, then the entry stays armed for the release, so a job that ends
+            // in time costs no heap entry of its own.
+            let t = self.tcb(id);
+            let shared = matches!(t.timing, Timing::Periodic { .. })
+                && t.job_timers[0].is_some_and(|h| self.timers.push_before(h, d, TimerKind::Deadline(id, number)));
+            let h = if shared { None } else { self.timers.push(d, TimerKind::Deadline(id, number)) };
             self.tcb(id).job_timers[1] = h;
         }
         if let (Some(a), true) = (abort_at, arm_abort) {
@@ -1614,29 +1620,37 @@ impl<C: Clock> Kernel<C> {
         // after it belongs to no run.
         let Some(last) = self.horizon.as_nanos().checked_sub(1) else { return };
         let due_by = self.now.min(Time::from_nanos(last));
-        while let Some((at, kind)) = self.timers.pop_due(due_by) {
-            match kind {
-                TimerKind::Release(id) => {
-                    if self.local(id).is_none() {
-                        continue;
-                    }
-                    let t = self.tcb(id);
-                    let next = match t.timing {
-                        Timing::Periodic { period, .. } => {
-                            t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
-                        }
-                        Timing::Sporadic { min_interarrival } => {
-                            t.deferred = t.deferred.saturating_sub(1);
-                            (t.deferred > 0).then_some(at + min_interarrival)
-                        }
-                        Timing::OneShot => None,
-                    };
-                    if let Some(next) = next {
-                        let h = self.timers.push(next, TimerKind::Release(id));
-                        self.tcb(id).job_timers[0] = h;
-                    }
-                    self.release_job(id, at);
+        while let Some((at, kind)) = self.timers.peek_due(due_by) {
+            if let TimerKind::Release(id) = kind {
+                if self.local(id).is_none() {
+                    self.timers.take_top();
+                    continue;
                 }
+                let t = self.tcb(id);
+                let next = match t.timing {
+                    Timing::Periodic { period, .. } => {
+                        t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
+                    }
+                    Timing::Sporadic { min_interarrival } => {
+                        t.deferred = t.deferred.saturating_sub(1);
+                        (t.deferred > 0).then_some(at + min_interarrival)
+                    }
+                    Timing::OneShot => None,
+                };
+                match next {
+                    // The next release reuses the entry that just fired.
+                    Some(next) => {
+                        let h = self.timers.rearm_top(next, TimerKind::Release(id));
+                        self.tcb(id).job_timers[0] = Some(h);
+                    }
+                    None => self.timers.remove_top(),
+                }
+                self.release_job(id, at);
+                continue;
+            }
+            self.timers.take_top();
+            match kind {
+                TimerKind::Release(_) => unreachable!("handled above"),
                 TimerKind::Wake(id, token) => {
                     if self.local(id).is_some() {
                         let t = self.tcb(id);
