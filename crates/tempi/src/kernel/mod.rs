@@ -481,6 +481,15 @@ impl<C: Clock> Kernel<C> {
         self.slots[i].as_ref().expect("live slot").sched
     }
 
+    /// Call CPU `c`'s scheduler with thread `id`'s `SchedInfo`, borrowed from its control
+    /// block rather than copied.
+    #[inline]
+    fn sched_call<R>(&mut self, c: usize, id: ThreadId, f: impl FnOnce(&mut dyn Scheduler, &SchedInfo) -> R) -> R {
+        let i = self.local(id).expect("live thread");
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        f(&mut *self.cpus[c].scheduler, info)
+    }
+
     /// What the scheduler should be shown of a thread, assembled from its attributes and
     /// state; `Tcb::sched` must always equal it (checked under `Config::verify`).
     fn assemble_info(t: &Tcb) -> SchedInfo {
@@ -811,8 +820,7 @@ impl<C: Clock> Kernel<C> {
             } else if !t.job_active {
                 self.stop_running(c, StopReason::Aborted);
                 self.tcb(id).state = State::Dormant;
-                let info = self.info(id);
-                self.cpus[c].scheduler.on_blocked(&info);
+                self.sched_call(c, id, |s, info| s.on_blocked(info));
             }
             return;
         }
@@ -820,7 +828,7 @@ impl<C: Clock> Kernel<C> {
         let aborted = aborted || interrupted || abort_pending;
         t.job_active = false;
         t.finished += 1;
-        let release = t.job.release;
+        let (release, number) = (t.job.release, t.job.number);
         let more_jobs = t.more_jobs();
         if aborted {
             self.stats(id).aborted += 1;
@@ -833,6 +841,17 @@ impl<C: Clock> Kernel<C> {
             s.response_min = Some(s.response_min.map_or(response, |m| m.min(response)));
             s.response_max = Some(s.response_max.map_or(response, |m| m.max(response)));
             self.trace_thread(id, TraceKind::JobComplete, crate::time::nanos(response));
+        }
+        let t = self.tcb(id);
+        if t.deadline_next == number && t.pending == 0 && t.released == number + 1 && t.job_timers[1].is_none() {
+            // Its deadline shares the release timer's entry (see `release_job`) and would find
+            // the job ended, so it would only move the thread's deadline on to the next job,
+            // which no release precedes: do that now and leave the entry to the release.
+            if let Some(h) = t.job_timers[0] {
+                if self.timers.drop_first(h, TimerKind::Deadline(id, number)) {
+                    self.tcb(id).deadline_next = number + 1;
+                }
+            }
         }
         let t = self.tcb(id);
         if t.kill_pending {
@@ -848,8 +867,7 @@ impl<C: Clock> Kernel<C> {
         }
         self.stop_running(c, if aborted { StopReason::Aborted } else { StopReason::JobDone });
         self.tcb(id).state = State::Dormant;
-        let info = self.info(id);
-        self.cpus[c].scheduler.on_blocked(&info);
+        self.sched_call(c, id, |s, info| s.on_blocked(info));
         self.start_next_queued(id);
     }
 
@@ -1011,15 +1029,20 @@ impl<C: Clock> Kernel<C> {
     /// Recompute a thread's base urgency (its policy's view of its attributes and current job)
     /// and its effective urgency; tell the scheduler and re-check preemption if it changed.
     fn refresh_urgency(&mut self, id: ThreadId) {
-        let c = self.cpu_of(id);
-        let mut info = self.info(id);
-        if let Some(d) = self.server_deadline(id) {
-            // A constant bandwidth server schedules its members by the server deadline.
-            info.deadline = Some(d);
-        }
-        let base = self.cpus[c].scheduler.base_urgency(&info);
-        self.tcb(id).base_urgency = base;
-        self.update_effective(id);
+        let i = self.local(id).expect("live thread");
+        let t = self.slots[i].as_ref().expect("live slot");
+        let c = self.cpu_local(t.cpu).expect("thread on this kernel");
+        let base = match t.set.and_then(|_| self.server_deadline(id)) {
+            Some(d) => {
+                // A constant bandwidth server schedules its members by the server deadline.
+                let mut info = t.sched;
+                info.deadline = Some(d);
+                self.cpus[c].scheduler.base_urgency(&info)
+            }
+            None => self.cpus[c].scheduler.base_urgency(&t.sched),
+        };
+        self.slots[i].as_mut().expect("live slot").base_urgency = base;
+        self.update_effective_at(i);
     }
 
     /// Lend (or with `None`, withdraw) urgency to a thread: what inheritance protocols use.
@@ -1030,7 +1053,11 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn update_effective(&mut self, id: ThreadId) {
-        let i = self.local(id).expect("live thread");
+        self.update_effective_at(self.local(id).expect("live thread"));
+    }
+
+    /// [`Kernel::update_effective`] of the thread in slot `i`.
+    fn update_effective_at(&mut self, i: usize) {
         let t = self.slots[i].as_mut().expect("live slot");
         let old = t.sched.urgency;
         let new = if t.demoted {
@@ -1044,23 +1071,25 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         t.sched.urgency = new;
-        let (state, cpu) = (t.state, t.cpu);
+        let (id, state, cpu) = (t.id, t.state, t.cpu);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        let info = self.info_at(i);
-        self.cpus[c].scheduler.on_urgency_changed(&info, old);
-        match (state, self.cpus[c].current) {
+        let running = self.cpus[c].current.map(|r| (r, self.local(r).expect("live thread")));
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let cpu = &mut self.cpus[c];
+        cpu.scheduler.on_urgency_changed(info, old);
+        match (state, running) {
             // A queued thread became more urgent than the running one.
-            (State::Ready, Some(r)) if !self.cpus[c].preempt => {
-                let running = self.info(r);
-                if self.cpus[c].scheduler.should_preempt(&running, &info) {
-                    self.cpus[c].preempt = true;
+            (State::Ready, Some((_, ri))) if !cpu.preempt => {
+                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                if cpu.scheduler.should_preempt(running, info) {
+                    cpu.preempt = true;
                 }
             }
             // The running thread became less urgent: the scheduler decides whether the best
             // queued thread takes over; the kernel asks it by offering a yield-free re-check.
-            (State::Running, Some(r)) if r == id && new < old => {
-                self.cpus[c].preempt = true;
-                self.cpus[c].requeue_current = true;
+            (State::Running, Some((r, _))) if r == id && new < old => {
+                cpu.preempt = true;
+                cpu.requeue_current = true;
             }
             _ => {}
         }
@@ -1078,13 +1107,15 @@ impl<C: Clock> Kernel<C> {
         t.state = State::Ready;
         let cpu = t.cpu;
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        let info = self.info_at(i);
-        self.cpus[c].scheduler.on_ready(&info, why);
-        if let Some(r) = self.cpus[c].current {
-            if r != id && !self.cpus[c].preempt {
-                let running = self.info(r);
-                if self.cpus[c].scheduler.should_preempt(&running, &info) {
-                    self.cpus[c].preempt = true;
+        let running = self.cpus[c].current.filter(|&r| r != id).map(|r| self.local(r).expect("live thread"));
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let cpu = &mut self.cpus[c];
+        cpu.scheduler.on_ready(info, why);
+        if let Some(ri) = running {
+            if !cpu.preempt {
+                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                if cpu.scheduler.should_preempt(running, info) {
+                    cpu.preempt = true;
                 }
             }
         }
@@ -1195,8 +1226,7 @@ impl<C: Clock> Kernel<C> {
             self.cpus[c].requeue_current = false;
             self.cpus[c].preempt = false;
             if let Some(r) = self.cpus[c].current {
-                let info = self.info(r);
-                self.cpus[c].scheduler.on_ready(&info, ReadyReason::Preempted);
+                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
                 match self.cpus[c].scheduler.pick_next(self.now) {
                     Some(next) if next == r => {}
                     next => {
@@ -1216,8 +1246,7 @@ impl<C: Clock> Kernel<C> {
             if let Some(r) = self.cpus[c].current {
                 self.stop_running(c, StopReason::Preempted);
                 self.tcb(r).state = State::Ready;
-                let info = self.info(r);
-                self.cpus[c].scheduler.on_ready(&info, ReadyReason::Preempted);
+                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
             }
         }
         while self.cpus[c].current.is_none() {
@@ -1463,8 +1492,7 @@ impl<C: Clock> Kernel<C> {
             Request::Yield => {
                 self.stop_running(c, StopReason::Yielded);
                 self.tcb(id).state = State::Ready;
-                let info = self.info(id);
-                self.cpus[c].scheduler.on_yield(&info);
+                self.sched_call(c, id, |s, info| s.on_yield(info));
             }
             Request::SleepUntil(t) => {
                 if t > self.now {
@@ -1473,8 +1501,7 @@ impl<C: Clock> Kernel<C> {
                     tcb.state = State::Sleeping;
                     let token = tcb.wait_token;
                     self.arm_wait_timer(id, t, TimerKind::Wake(id, token));
-                    let info = self.info(id);
-                    self.cpus[c].scheduler.on_blocked(&info);
+                    self.sched_call(c, id, |s, info| s.on_blocked(info));
                 }
             }
             Request::Spawn(boxed) => {
@@ -1495,8 +1522,7 @@ impl<C: Clock> Kernel<C> {
                         self.tcb(target).joiners += 1;
                         self.stop_running(c, StopReason::Blocked);
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
-                        let info = self.info(id);
-                        self.cpus[c].scheduler.on_blocked(&info);
+                        self.sched_call(c, id, |s, info| s.on_blocked(info));
                     }
                     Ok(Some(outcome)) => self.tcb(id).reply = Some(Reply::Joined(Ok(outcome))),
                     Err(e) => self.tcb(id).reply = Some(Reply::Joined(Err(Box::new(e)))),
@@ -1666,8 +1692,7 @@ impl<C: Clock> Kernel<C> {
                         if let Some(id) = self.cpus[c].current {
                             self.stop_running(c, StopReason::SliceExpired);
                             self.tcb(id).state = State::Ready;
-                            let info = self.info(id);
-                            self.cpus[c].scheduler.on_ready(&info, ReadyReason::SliceExpired);
+                            self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));
                         }
                     }
                 }

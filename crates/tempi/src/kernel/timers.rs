@@ -241,6 +241,22 @@ impl TimerQueue {
         true
     }
 
+    /// The first of the two timers of `h`'s entry, `kind`, no longer applies: the follow-up
+    /// takes the entry's place now rather than when `kind` would have fired. Returns whether
+    /// `h` was pending as `kind` with a follow-up.
+    pub(crate) fn drop_first(&mut self, h: TimerHandle, kind: TimerKind) -> bool {
+        let s = &mut self.slots[h.slot as usize];
+        if s.generation != h.generation || s.pos == FREE || s.kind != kind {
+            return false;
+        }
+        let Some((key, then)) = s.then.take() else { return false };
+        s.kind = then;
+        let pos = s.pos as usize;
+        self.heap[pos].key = key;
+        self.sift_down(pos);
+        true
+    }
+
     /// Take the heap entry at `pos` out and free its slot.
     fn remove_at(&mut self, pos: usize) {
         let slot = self.heap[pos].slot;
