@@ -764,14 +764,17 @@ impl<C: Clock> Kernel<C> {
             }
             t.pending += 1;
         }
-        self.stats(id).released += 1;
-        let c = self.cpu_of(id);
-        // Stamped with the nominal release, which a real clock may have passed a little before
-        // the kernel got here: response times and the report count from the nominal instant.
-        let now = self.now;
-        self.now = at;
-        self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
-        self.now = now;
+        t.stats.released += 1;
+        if self.tracing {
+            let c = self.cpu_of(id);
+            // Stamped with the nominal release, which a real clock may have passed a little
+            // before the kernel got here: response times and the report count from the
+            // nominal instant.
+            let now = self.now;
+            self.now = at;
+            self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
+            self.now = now;
+        }
         // One deadline timer and one abort-time timer per thread, for the oldest job not yet
         // checked; each moves on to the next job when it fires.
         if let (Some(d), true) = (deadline, arm_deadline) {
@@ -1073,13 +1076,17 @@ impl<C: Clock> Kernel<C> {
         t.sched.urgency = new;
         let (id, state, cpu) = (t.id, t.state, t.cpu);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        let running = self.cpus[c].current.map(|r| (r, self.local(r).expect("live thread")));
+        let current = self.cpus[c].current;
+        let running = match (state, current) {
+            (State::Ready, Some(r)) if !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
+            _ => None,
+        };
         let info = &self.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
         cpu.scheduler.on_urgency_changed(info, old);
-        match (state, running) {
+        match (state, current, running) {
             // A queued thread became more urgent than the running one.
-            (State::Ready, Some((_, ri))) if !cpu.preempt => {
+            (State::Ready, _, Some(ri)) if !cpu.preempt => {
                 let running = &self.slots[ri].as_ref().expect("live slot").sched;
                 if cpu.scheduler.should_preempt(running, info) {
                     cpu.preempt = true;
@@ -1087,7 +1094,7 @@ impl<C: Clock> Kernel<C> {
             }
             // The running thread became less urgent: the scheduler decides whether the best
             // queued thread takes over; the kernel asks it by offering a yield-free re-check.
-            (State::Running, Some((r, _))) if r == id && new < old => {
+            (State::Running, Some(r), _) if r == id && new < old => {
                 cpu.preempt = true;
                 cpu.requeue_current = true;
             }
@@ -1107,7 +1114,10 @@ impl<C: Clock> Kernel<C> {
         t.state = State::Ready;
         let cpu = t.cpu;
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        let running = self.cpus[c].current.filter(|&r| r != id).map(|r| self.local(r).expect("live thread"));
+        let running = match self.cpus[c].current {
+            Some(r) if r != id && !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
+            _ => None,
+        };
         let info = &self.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
         cpu.scheduler.on_ready(info, why);
@@ -1367,6 +1377,11 @@ impl<C: Clock> Kernel<C> {
                     // An unlock owns nothing: there is no drop glue to run.
                     std::mem::forget(request);
                     self.handle_unlock(i, id, lock, poison);
+                } else if let Request::Work(ns) = request {
+                    // The most frequent request in a simulation, handled here; it owns
+                    // nothing either.
+                    std::mem::forget(request);
+                    self.handle_work(c, i, ns);
                 } else {
                     self.handle(c, id, request);
                 }
@@ -1476,18 +1491,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
+    #[inline]
+    fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
+        let t = self.slots[i].as_mut().expect("live slot");
+        // An abort or a kill that waited for a critical section to end lands here, instead
+        // of after this demand.
+        let signalled = (t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing();
+        if ns > 0 && !signalled {
+            t.work_left = ns;
+            t.in_work = true;
+            self.cpus[c].work_mark = self.now;
+        }
+    }
+
     fn handle(&mut self, c: usize, id: ThreadId, request: Request) {
         match request {
             Request::Work(ns) => {
-                let t = self.tcb(id);
-                // An abort or a kill that waited for a critical section to end lands here,
-                // instead of after this demand.
-                let signalled = t.holds_nothing() && (t.abort_pending || t.kill_pending || t.stale);
-                if ns > 0 && !signalled {
-                    t.work_left = ns;
-                    t.in_work = true;
-                    self.cpus[c].work_mark = self.now;
-                }
+                let i = self.local(id).expect("the requesting thread is live");
+                self.handle_work(c, i, ns);
             }
             Request::Yield => {
                 self.stop_running(c, StopReason::Yielded);
@@ -1633,10 +1655,23 @@ impl<C: Clock> Kernel<C> {
                     progressed = true;
                 }
             }
-            if !progressed {
+            if !progressed || self.lone_cpu_busy() {
                 return;
             }
         }
+    }
+
+    /// Whether another pass of [`Kernel::run_cpus`] would do nothing: a lone CPU whose
+    /// current thread is inside `work`, with no preemption pending, no timer due and no
+    /// execution-time check to make (the pass that just ended stopped there).
+    #[inline]
+    fn lone_cpu_busy(&self) -> bool {
+        let [cpu] = &self.cpus[..] else { return false };
+        cpu.current.is_some()
+            && !cpu.preempt
+            && !cpu.requeue_current
+            && (C::MODE == ClockMode::Virtual || self.exec_watch == 0)
+            && self.timers.next_at().is_none_or(|t| t > self.now)
     }
 
     // ----- time ---------------------------------------------------------------------------------
@@ -1648,11 +1683,11 @@ impl<C: Clock> Kernel<C> {
         let due_by = self.now.min(Time::from_nanos(last));
         while let Some((at, kind)) = self.timers.peek_due(due_by) {
             if let TimerKind::Release(id) = kind {
-                if self.local(id).is_none() {
+                let Some(i) = self.local(id) else {
                     self.timers.take_top();
                     continue;
-                }
-                let t = self.tcb(id);
+                };
+                let t = self.slots[i].as_mut().expect("live slot");
                 let next = match t.timing {
                     Timing::Periodic { period, .. } => {
                         t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
@@ -1666,8 +1701,7 @@ impl<C: Clock> Kernel<C> {
                 match next {
                     // The next release reuses the entry that just fired.
                     Some(next) => {
-                        let h = self.timers.rearm_top(next, TimerKind::Release(id));
-                        self.tcb(id).job_timers[0] = Some(h);
+                        t.job_timers[0] = Some(self.timers.rearm_top(next, TimerKind::Release(id)));
                     }
                     None => self.timers.remove_top(),
                 }
