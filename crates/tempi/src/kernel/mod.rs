@@ -638,7 +638,7 @@ impl<C: Clock> Kernel<C> {
         self.trace(c, TraceKind::Spawn, id, 0, spec.cpu as u64);
         self.refresh_urgency(id);
         match spec.timing {
-            Timing::OneShot => self.release_job(id, self.now),
+            Timing::OneShot => self.release_job(id, self.now, false),
             Timing::Periodic { phase, .. } => {
                 let h = self.timers.push(self.now + phase, TimerKind::Release(id));
                 self.tcb(id).job_timers[0] = h;
@@ -728,7 +728,10 @@ impl<C: Clock> Kernel<C> {
     // ----- jobs ---------------------------------------------------------------------------
 
     /// A release instant of thread `id` has come.
-    fn release_job(&mut self, id: ThreadId, at: Time) {
+    ///
+    /// `deadline_armed`: the caller armed the new job's deadline on the release timer's
+    /// entry already.
+    fn release_job(&mut self, id: ThreadId, at: Time, deadline_armed: bool) {
         let t = self.tcb(id);
         if t.max_jobs.is_some_and(|m| t.released >= m) {
             return;
@@ -777,7 +780,7 @@ impl<C: Clock> Kernel<C> {
         }
         // One deadline timer and one abort-time timer per thread, for the oldest job not yet
         // checked; each moves on to the next job when it fires.
-        if let (Some(d), true) = (deadline, arm_deadline) {
+        if let (Some(d), true, false) = (deadline, arm_deadline, deadline_armed) {
             // A deadline at the next release (D = T) rides on the release timer's entry: it
             // fires first, then the entry stays armed for the release, so a job that ends
             // in time costs no heap entry of its own.
@@ -1618,7 +1621,7 @@ impl<C: Clock> Kernel<C> {
         let at = now.max(t.next_sporadic);
         t.next_sporadic = at + min_interarrival;
         if at <= now {
-            self.release_job(target, at);
+            self.release_job(target, at, false);
         } else {
             // Deferred releases fall `min_interarrival` apart: one timer, for the first.
             t.deferred += 1;
@@ -1698,14 +1701,25 @@ impl<C: Clock> Kernel<C> {
                     }
                     Timing::OneShot => None,
                 };
+                // The job released now will have its deadline armed at the next release (see
+                // `release_job`, whose early returns this mirrors): the entry that just fired
+                // is re-armed for both at once, the deadline keyed as if pushed right after.
+                let number = t.released;
+                let shared_deadline = matches!(t.timing, Timing::Periodic { .. })
+                    && next.is_some()
+                    && t.rel_deadline.map(|d| at + d) == next
+                    && t.deadline_next == number
+                    && !(t.skip_next > 0 && t.pending == 0)
+                    && t.max_jobs.is_none_or(|m| number < m);
                 match next {
                     // The next release reuses the entry that just fired.
                     Some(next) => {
-                        t.job_timers[0] = Some(self.timers.rearm_top(next, TimerKind::Release(id)));
+                        let first = shared_deadline.then_some(TimerKind::Deadline(id, number));
+                        t.job_timers[0] = Some(self.timers.rearm_top(next, TimerKind::Release(id), first));
                     }
                     None => self.timers.remove_top(),
                 }
-                self.release_job(id, at);
+                self.release_job(id, at, shared_deadline);
                 continue;
             }
             self.timers.take_top();

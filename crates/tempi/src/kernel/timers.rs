@@ -204,14 +204,22 @@ impl TimerQueue {
     }
 
     /// The earliest entry fired and has no follow-up: arm the same timer again at `at` as
-    /// `kind`, in its place, as a `push` made now would (the handle stays valid). Moving the
-    /// entry down the heap once costs about half of taking it out and pushing a new one.
+    /// `kind`, in its place, as a `push` made now would (the handle stays valid); with
+    /// `first`, also a timer at the same instant that fires before it, as `push_before` made
+    /// right after would. Moving the entry down the heap once costs about half of taking it
+    /// out and pushing a new one.
     #[inline]
-    pub(crate) fn rearm_top(&mut self, at: Time, kind: TimerKind) -> TimerHandle {
-        let key = self.next_key(at, kind);
+    pub(crate) fn rearm_top(&mut self, at: Time, kind: TimerKind, first: Option<TimerKind>) -> TimerHandle {
+        let mut key = self.next_key(at, kind);
         let slot = self.heap[0].slot;
         let s = &mut self.slots[slot as usize];
         s.kind = kind;
+        if let Some(f) = first.filter(|f| f.rank() < kind.rank()) {
+            self.seq += 1;
+            s.then = Some((key, kind));
+            s.kind = f;
+            key = self::key(at, f.rank(), self.seq);
+        }
         let handle = TimerHandle { slot, generation: s.generation };
         self.heap[0].key = key;
         self.sift_down(0);
@@ -388,7 +396,7 @@ mod tests {
         assert_eq!(q.len(), 0);
         let b = q.push(t(8), TimerKind::Release(id)).unwrap();
         assert_eq!(q.peek_due(t(8)), Some((t(8), TimerKind::Release(id))));
-        let b2 = q.rearm_top(t(9), TimerKind::Release(id));
+        let b2 = q.rearm_top(t(9), TimerKind::Release(id), None);
         assert_eq!(b, b2);
         assert_eq!(q.next_at(), Some(t(9)));
         q.cancel(b);
