@@ -404,6 +404,22 @@ mod tests {
     }
 
     #[test]
+    fn timers_rearmed_entry_carries_a_first_timer() {
+        let mut q = TimerQueue::with_capacity(4);
+        let id = ThreadId::new(1, 0);
+        let other = ThreadId::new(2, 0);
+        q.push(t(5), TimerKind::Release(other)).unwrap();
+        q.push(t(4), TimerKind::Release(id)).unwrap();
+        assert_eq!(q.peek_due(t(4)), Some((t(4), TimerKind::Release(id))));
+        q.rearm_top(t(5), TimerKind::Release(id), Some(TimerKind::Deadline(id, 0)));
+        let mut fired = Vec::new();
+        while let Some((_, kind)) = q.pop_due(t(5)) {
+            fired.push(kind);
+        }
+        assert_eq!(fired, [TimerKind::Deadline(id, 0), TimerKind::Release(other), TimerKind::Release(id)]);
+    }
+
+    #[test]
     fn timers_full_table_refuses_without_growing() {
         let mut q = TimerQueue::with_capacity(2);
         assert!(q.push(t(1), TimerKind::Event(0)).is_some());
