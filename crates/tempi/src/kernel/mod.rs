@@ -481,6 +481,15 @@ impl<C: Clock> Kernel<C> {
         self.slots[i].as_ref().expect("live slot").sched
     }
 
+    /// Call CPU `c`'s scheduler with thread `id`'s `SchedInfo`, borrowed from its control
+    /// block rather than copied.
+    #[inline]
+    fn sched_call<R>(&mut self, c: usize, id: ThreadId, f: impl FnOnce(&mut dyn Scheduler, &SchedInfo) -> R) -> R {
+        let i = self.local(id).expect("live thread");
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        f(&mut *self.cpus[c].scheduler, info)
+    }
+
     /// What the scheduler should be shown of a thread, assembled from its attributes and
     /// state; `Tcb::sched` must always equal it (checked under `Config::verify`).
     fn assemble_info(t: &Tcb) -> SchedInfo {
@@ -629,7 +638,7 @@ impl<C: Clock> Kernel<C> {
         self.trace(c, TraceKind::Spawn, id, 0, spec.cpu as u64);
         self.refresh_urgency(id);
         match spec.timing {
-            Timing::OneShot => self.release_job(id, self.now),
+            Timing::OneShot => self.release_job(id, self.now, false),
             Timing::Periodic { phase, .. } => {
                 let h = self.timers.push(self.now + phase, TimerKind::Release(id));
                 self.tcb(id).job_timers[0] = h;
@@ -719,7 +728,10 @@ impl<C: Clock> Kernel<C> {
     // ----- jobs ---------------------------------------------------------------------------
 
     /// A release instant of thread `id` has come.
-    fn release_job(&mut self, id: ThreadId, at: Time) {
+    ///
+    /// `deadline_armed`: the caller armed the new job's deadline on the release timer's
+    /// entry already.
+    fn release_job(&mut self, id: ThreadId, at: Time, deadline_armed: bool) {
         let t = self.tcb(id);
         if t.max_jobs.is_some_and(|m| t.released >= m) {
             return;
@@ -755,18 +767,27 @@ impl<C: Clock> Kernel<C> {
             }
             t.pending += 1;
         }
-        self.stats(id).released += 1;
-        let c = self.cpu_of(id);
-        // Stamped with the nominal release, which a real clock may have passed a little before
-        // the kernel got here: response times and the report count from the nominal instant.
-        let now = self.now;
-        self.now = at;
-        self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
-        self.now = now;
+        t.stats.released += 1;
+        if self.tracing {
+            let c = self.cpu_of(id);
+            // Stamped with the nominal release, which a real clock may have passed a little
+            // before the kernel got here: response times and the report count from the
+            // nominal instant.
+            let now = self.now;
+            self.now = at;
+            self.trace(c, TraceKind::Release, id, number, deadline.map_or(u64::MAX, Time::as_nanos));
+            self.now = now;
+        }
         // One deadline timer and one abort-time timer per thread, for the oldest job not yet
         // checked; each moves on to the next job when it fires.
-        if let (Some(d), true) = (deadline, arm_deadline) {
-            let h = self.timers.push(d, TimerKind::Deadline(id, number));
+        if let (Some(d), true, false) = (deadline, arm_deadline, deadline_armed) {
+            // A deadline at the next release (D = T) rides on the release timer's entry: it
+            // fires first, then the entry stays armed for the release, so a job that ends
+            // in time costs no heap entry of its own.
+            let t = self.tcb(id);
+            let shared = matches!(t.timing, Timing::Periodic { .. })
+                && t.job_timers[0].is_some_and(|h| self.timers.push_before(h, d, TimerKind::Deadline(id, number)));
+            let h = if shared { None } else { self.timers.push(d, TimerKind::Deadline(id, number)) };
             self.tcb(id).job_timers[1] = h;
         }
         if let (Some(a), true) = (abort_at, arm_abort) {
@@ -805,8 +826,7 @@ impl<C: Clock> Kernel<C> {
             } else if !t.job_active {
                 self.stop_running(c, StopReason::Aborted);
                 self.tcb(id).state = State::Dormant;
-                let info = self.info(id);
-                self.cpus[c].scheduler.on_blocked(&info);
+                self.sched_call(c, id, |s, info| s.on_blocked(info));
             }
             return;
         }
@@ -814,7 +834,7 @@ impl<C: Clock> Kernel<C> {
         let aborted = aborted || interrupted || abort_pending;
         t.job_active = false;
         t.finished += 1;
-        let release = t.job.release;
+        let (release, number) = (t.job.release, t.job.number);
         let more_jobs = t.more_jobs();
         if aborted {
             self.stats(id).aborted += 1;
@@ -827,6 +847,17 @@ impl<C: Clock> Kernel<C> {
             s.response_min = Some(s.response_min.map_or(response, |m| m.min(response)));
             s.response_max = Some(s.response_max.map_or(response, |m| m.max(response)));
             self.trace_thread(id, TraceKind::JobComplete, crate::time::nanos(response));
+        }
+        let t = self.tcb(id);
+        if t.deadline_next == number && t.pending == 0 && t.released == number + 1 && t.job_timers[1].is_none() {
+            // Its deadline shares the release timer's entry (see `release_job`) and would find
+            // the job ended, so it would only move the thread's deadline on to the next job,
+            // which no release precedes: do that now and leave the entry to the release.
+            if let Some(h) = t.job_timers[0] {
+                if self.timers.drop_first(h, TimerKind::Deadline(id, number)) {
+                    self.tcb(id).deadline_next = number + 1;
+                }
+            }
         }
         let t = self.tcb(id);
         if t.kill_pending {
@@ -842,8 +873,7 @@ impl<C: Clock> Kernel<C> {
         }
         self.stop_running(c, if aborted { StopReason::Aborted } else { StopReason::JobDone });
         self.tcb(id).state = State::Dormant;
-        let info = self.info(id);
-        self.cpus[c].scheduler.on_blocked(&info);
+        self.sched_call(c, id, |s, info| s.on_blocked(info));
         self.start_next_queued(id);
     }
 
@@ -1005,15 +1035,20 @@ impl<C: Clock> Kernel<C> {
     /// Recompute a thread's base urgency (its policy's view of its attributes and current job)
     /// and its effective urgency; tell the scheduler and re-check preemption if it changed.
     fn refresh_urgency(&mut self, id: ThreadId) {
-        let c = self.cpu_of(id);
-        let mut info = self.info(id);
-        if let Some(d) = self.server_deadline(id) {
-            // A constant bandwidth server schedules its members by the server deadline.
-            info.deadline = Some(d);
-        }
-        let base = self.cpus[c].scheduler.base_urgency(&info);
-        self.tcb(id).base_urgency = base;
-        self.update_effective(id);
+        let i = self.local(id).expect("live thread");
+        let t = self.slots[i].as_ref().expect("live slot");
+        let c = self.cpu_local(t.cpu).expect("thread on this kernel");
+        let base = match t.set.and_then(|_| self.server_deadline(id)) {
+            Some(d) => {
+                // A constant bandwidth server schedules its members by the server deadline.
+                let mut info = t.sched;
+                info.deadline = Some(d);
+                self.cpus[c].scheduler.base_urgency(&info)
+            }
+            None => self.cpus[c].scheduler.base_urgency(&t.sched),
+        };
+        self.slots[i].as_mut().expect("live slot").base_urgency = base;
+        self.update_effective_at(i);
     }
 
     /// Lend (or with `None`, withdraw) urgency to a thread: what inheritance protocols use.
@@ -1024,7 +1059,11 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn update_effective(&mut self, id: ThreadId) {
-        let i = self.local(id).expect("live thread");
+        self.update_effective_at(self.local(id).expect("live thread"));
+    }
+
+    /// [`Kernel::update_effective`] of the thread in slot `i`.
+    fn update_effective_at(&mut self, i: usize) {
         let t = self.slots[i].as_mut().expect("live slot");
         let old = t.sched.urgency;
         let new = if t.demoted {
@@ -1038,23 +1077,29 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         t.sched.urgency = new;
-        let (state, cpu) = (t.state, t.cpu);
+        let (id, state, cpu) = (t.id, t.state, t.cpu);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        let info = self.info_at(i);
-        self.cpus[c].scheduler.on_urgency_changed(&info, old);
-        match (state, self.cpus[c].current) {
+        let current = self.cpus[c].current;
+        let running = match (state, current) {
+            (State::Ready, Some(r)) if !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
+            _ => None,
+        };
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let cpu = &mut self.cpus[c];
+        cpu.scheduler.on_urgency_changed(info, old);
+        match (state, current, running) {
             // A queued thread became more urgent than the running one.
-            (State::Ready, Some(r)) if !self.cpus[c].preempt => {
-                let running = self.info(r);
-                if self.cpus[c].scheduler.should_preempt(&running, &info) {
-                    self.cpus[c].preempt = true;
+            (State::Ready, _, Some(ri)) if !cpu.preempt => {
+                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                if cpu.scheduler.should_preempt(running, info) {
+                    cpu.preempt = true;
                 }
             }
             // The running thread became less urgent: the scheduler decides whether the best
             // queued thread takes over; the kernel asks it by offering a yield-free re-check.
-            (State::Running, Some(r)) if r == id && new < old => {
-                self.cpus[c].preempt = true;
-                self.cpus[c].requeue_current = true;
+            (State::Running, Some(r), _) if r == id && new < old => {
+                cpu.preempt = true;
+                cpu.requeue_current = true;
             }
             _ => {}
         }
@@ -1072,13 +1117,18 @@ impl<C: Clock> Kernel<C> {
         t.state = State::Ready;
         let cpu = t.cpu;
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        let info = self.info_at(i);
-        self.cpus[c].scheduler.on_ready(&info, why);
-        if let Some(r) = self.cpus[c].current {
-            if r != id && !self.cpus[c].preempt {
-                let running = self.info(r);
-                if self.cpus[c].scheduler.should_preempt(&running, &info) {
-                    self.cpus[c].preempt = true;
+        let running = match self.cpus[c].current {
+            Some(r) if r != id && !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
+            _ => None,
+        };
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let cpu = &mut self.cpus[c];
+        cpu.scheduler.on_ready(info, why);
+        if let Some(ri) = running {
+            if !cpu.preempt {
+                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                if cpu.scheduler.should_preempt(running, info) {
+                    cpu.preempt = true;
                 }
             }
         }
@@ -1189,8 +1239,7 @@ impl<C: Clock> Kernel<C> {
             self.cpus[c].requeue_current = false;
             self.cpus[c].preempt = false;
             if let Some(r) = self.cpus[c].current {
-                let info = self.info(r);
-                self.cpus[c].scheduler.on_ready(&info, ReadyReason::Preempted);
+                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
                 match self.cpus[c].scheduler.pick_next(self.now) {
                     Some(next) if next == r => {}
                     next => {
@@ -1210,8 +1259,7 @@ impl<C: Clock> Kernel<C> {
             if let Some(r) = self.cpus[c].current {
                 self.stop_running(c, StopReason::Preempted);
                 self.tcb(r).state = State::Ready;
-                let info = self.info(r);
-                self.cpus[c].scheduler.on_ready(&info, ReadyReason::Preempted);
+                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
             }
         }
         while self.cpus[c].current.is_none() {
@@ -1332,6 +1380,11 @@ impl<C: Clock> Kernel<C> {
                     // An unlock owns nothing: there is no drop glue to run.
                     std::mem::forget(request);
                     self.handle_unlock(i, id, lock, poison);
+                } else if let Request::Work(ns) = request {
+                    // The most frequent request in a simulation, handled here; it owns
+                    // nothing either.
+                    std::mem::forget(request);
+                    self.handle_work(c, i, ns);
                 } else {
                     self.handle(c, id, request);
                 }
@@ -1441,24 +1494,30 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
+    #[inline]
+    fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
+        let t = self.slots[i].as_mut().expect("live slot");
+        // An abort or a kill that waited for a critical section to end lands here, instead
+        // of after this demand.
+        let signalled = (t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing();
+        if ns > 0 && !signalled {
+            t.work_left = ns;
+            t.in_work = true;
+            self.cpus[c].work_mark = self.now;
+        }
+    }
+
     fn handle(&mut self, c: usize, id: ThreadId, request: Request) {
         match request {
             Request::Work(ns) => {
-                let t = self.tcb(id);
-                // An abort or a kill that waited for a critical section to end lands here,
-                // instead of after this demand.
-                let signalled = t.holds_nothing() && (t.abort_pending || t.kill_pending || t.stale);
-                if ns > 0 && !signalled {
-                    t.work_left = ns;
-                    t.in_work = true;
-                    self.cpus[c].work_mark = self.now;
-                }
+                let i = self.local(id).expect("the requesting thread is live");
+                self.handle_work(c, i, ns);
             }
             Request::Yield => {
                 self.stop_running(c, StopReason::Yielded);
                 self.tcb(id).state = State::Ready;
-                let info = self.info(id);
-                self.cpus[c].scheduler.on_yield(&info);
+                self.sched_call(c, id, |s, info| s.on_yield(info));
             }
             Request::SleepUntil(t) => {
                 if t > self.now {
@@ -1467,8 +1526,7 @@ impl<C: Clock> Kernel<C> {
                     tcb.state = State::Sleeping;
                     let token = tcb.wait_token;
                     self.arm_wait_timer(id, t, TimerKind::Wake(id, token));
-                    let info = self.info(id);
-                    self.cpus[c].scheduler.on_blocked(&info);
+                    self.sched_call(c, id, |s, info| s.on_blocked(info));
                 }
             }
             Request::Spawn(boxed) => {
@@ -1489,8 +1547,7 @@ impl<C: Clock> Kernel<C> {
                         self.tcb(target).joiners += 1;
                         self.stop_running(c, StopReason::Blocked);
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
-                        let info = self.info(id);
-                        self.cpus[c].scheduler.on_blocked(&info);
+                        self.sched_call(c, id, |s, info| s.on_blocked(info));
                     }
                     Ok(Some(outcome)) => self.tcb(id).reply = Some(Reply::Joined(Ok(outcome))),
                     Err(e) => self.tcb(id).reply = Some(Reply::Joined(Err(Box::new(e)))),
@@ -1564,7 +1621,7 @@ impl<C: Clock> Kernel<C> {
         let at = now.max(t.next_sporadic);
         t.next_sporadic = at + min_interarrival;
         if at <= now {
-            self.release_job(target, at);
+            self.release_job(target, at, false);
         } else {
             // Deferred releases fall `min_interarrival` apart: one timer, for the first.
             t.deferred += 1;
@@ -1601,10 +1658,23 @@ impl<C: Clock> Kernel<C> {
                     progressed = true;
                 }
             }
-            if !progressed {
+            if !progressed || self.lone_cpu_busy() {
                 return;
             }
         }
+    }
+
+    /// Whether another pass of [`Kernel::run_cpus`] would do nothing: a lone CPU whose
+    /// current thread is inside `work`, with no preemption pending, no timer due and no
+    /// execution-time check to make (the pass that just ended stopped there).
+    #[inline]
+    fn lone_cpu_busy(&self) -> bool {
+        let [cpu] = &self.cpus[..] else { return false };
+        cpu.current.is_some()
+            && !cpu.preempt
+            && !cpu.requeue_current
+            && (C::MODE == ClockMode::Virtual || self.exec_watch == 0)
+            && self.timers.next_at().is_none_or(|t| t > self.now)
     }
 
     // ----- time ---------------------------------------------------------------------------------
@@ -1614,29 +1684,47 @@ impl<C: Clock> Kernel<C> {
         // after it belongs to no run.
         let Some(last) = self.horizon.as_nanos().checked_sub(1) else { return };
         let due_by = self.now.min(Time::from_nanos(last));
-        while let Some((at, kind)) = self.timers.pop_due(due_by) {
-            match kind {
-                TimerKind::Release(id) => {
-                    if self.local(id).is_none() {
-                        continue;
+        while let Some((at, kind)) = self.timers.peek_due(due_by) {
+            if let TimerKind::Release(id) = kind {
+                let Some(i) = self.local(id) else {
+                    self.timers.take_top();
+                    continue;
+                };
+                let t = self.slots[i].as_mut().expect("live slot");
+                let next = match t.timing {
+                    Timing::Periodic { period, .. } => {
+                        t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
                     }
-                    let t = self.tcb(id);
-                    let next = match t.timing {
-                        Timing::Periodic { period, .. } => {
-                            t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
-                        }
-                        Timing::Sporadic { min_interarrival } => {
-                            t.deferred = t.deferred.saturating_sub(1);
-                            (t.deferred > 0).then_some(at + min_interarrival)
-                        }
-                        Timing::OneShot => None,
-                    };
-                    if let Some(next) = next {
-                        let h = self.timers.push(next, TimerKind::Release(id));
-                        self.tcb(id).job_timers[0] = h;
+                    Timing::Sporadic { min_interarrival } => {
+                        t.deferred = t.deferred.saturating_sub(1);
+                        (t.deferred > 0).then_some(at + min_interarrival)
                     }
-                    self.release_job(id, at);
+                    Timing::OneShot => None,
+                };
+                // The job released now will have its deadline armed at the next release (see
+                // `release_job`, whose early returns this mirrors): the entry that just fired
+                // is re-armed for both at once, the deadline keyed as if pushed right after.
+                let number = t.released;
+                let shared_deadline = matches!(t.timing, Timing::Periodic { .. })
+                    && next.is_some()
+                    && t.rel_deadline.map(|d| at + d) == next
+                    && t.deadline_next == number
+                    && !(t.skip_next > 0 && t.pending == 0)
+                    && t.max_jobs.is_none_or(|m| number < m);
+                match next {
+                    // The next release reuses the entry that just fired.
+                    Some(next) => {
+                        let first = shared_deadline.then_some(TimerKind::Deadline(id, number));
+                        t.job_timers[0] = Some(self.timers.rearm_top(next, TimerKind::Release(id), first));
+                    }
+                    None => self.timers.remove_top(),
                 }
+                self.release_job(id, at, shared_deadline);
+                continue;
+            }
+            self.timers.take_top();
+            match kind {
+                TimerKind::Release(_) => unreachable!("handled above"),
                 TimerKind::Wake(id, token) => {
                     if self.local(id).is_some() {
                         let t = self.tcb(id);
@@ -1652,8 +1740,7 @@ impl<C: Clock> Kernel<C> {
                         if let Some(id) = self.cpus[c].current {
                             self.stop_running(c, StopReason::SliceExpired);
                             self.tcb(id).state = State::Ready;
-                            let info = self.info(id);
-                            self.cpus[c].scheduler.on_ready(&info, ReadyReason::SliceExpired);
+                            self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));
                         }
                     }
                 }

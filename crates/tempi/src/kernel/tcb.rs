@@ -106,7 +106,8 @@ pub(crate) struct Tcb {
     pub(crate) wait_token: u64,
     /// The timer of its sleep or bounded wait, cancelled when the wait ends otherwise.
     pub(crate) wait_timer: Option<TimerHandle>,
-    /// Its release, deadline and abort-time timers, cancelled when it ends.
+    /// Its release, deadline and abort-time timers, cancelled when it ends. A deadline at the
+    /// next release shares the release timer's entry and has no handle of its own.
     pub(crate) job_timers: [Option<TimerHandle>; 3],
 
     pub(crate) released: u32,

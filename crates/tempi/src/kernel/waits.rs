@@ -113,8 +113,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(d) = deadline {
             self.arm_wait_timer(id, d, TimerKind::WaitTimeout(id, token));
         }
-        let info = self.info(id);
-        self.cpus[c].scheduler.on_blocked(&info);
+        self.sched_call(c, id, |s, info| s.on_blocked(info));
     }
 
     /// `id` waits on `cond`, releasing `lock` first. Returns an immediate answer, or `None`
