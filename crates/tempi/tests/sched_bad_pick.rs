@@ -73,3 +73,19 @@ fn sched_wrong_pick_is_an_error_not_a_hang() {
     assert!(err.to_string().contains("scheduler `sticky` picked"), "{err}");
     assert!(unwound.load(Ordering::SeqCst), "the sleeper was unwound at the end of the run");
 }
+
+/// In real time the other CPUs stop too: without that, this run would never end (the thread of
+/// CPU 1 works forever and its scheduler never errs).
+#[test]
+fn sched_wrong_pick_stops_every_cpu_in_real_time() {
+    let mut rt = tempi::Runtime::<tempi::clock::RealClock>::new(tempi::Config::new(2).pin(false)).unwrap();
+    rt.set_scheduler(|| Box::<Sticky>::default());
+    let sleeper = rt.spawn(ThreadSpec::new("sleeper").cpu(0), |cx| cx.sleep(ms(1))).unwrap();
+    rt.spawn(ThreadSpec::new("other").cpu(0), |cx| cx.work(ms(1))).unwrap();
+    rt.spawn(ThreadSpec::new("forever").cpu(1), |cx| loop {
+        cx.work(std::time::Duration::from_micros(100));
+    })
+    .unwrap();
+    let err = rt.run().unwrap_err();
+    assert_eq!(err, Error::BadPick { scheduler: "sticky".into(), cpu: 0, thread: sleeper });
+}

@@ -1847,16 +1847,26 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
         let _overflows = crate::os::overflow::watching(&self.guards);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until))) {
-            Ok(()) => Ok(self.shutdown()),
+            Ok(()) => {
+                if self.failed.is_some() {
+                    self.halt_others();
+                }
+                Ok(self.shutdown())
+            }
             Err(payload) => {
                 let what = self.culprit_name();
                 // The kernel's state may be half-changed: only unwinding the threads is safe now.
                 self.teardown_threads();
-                if let Some(halt) = &self.halt {
-                    halt.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
+                self.halt_others();
                 Err(Error::Panicked { what, message: panic_message(&*payload) })
             }
+        }
+    }
+
+    /// This kernel's run failed: the other dispatchers of the run stop at their next turn.
+    fn halt_others(&self) {
+        if let Some(halt) = &self.halt {
+            halt.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
