@@ -29,12 +29,15 @@
 
 pub mod analysis;
 pub mod clock;
+pub mod config;
 pub mod error;
 pub mod kernel;
+mod objects;
 pub mod os;
 pub mod policy;
 pub mod runtime;
 pub mod sets;
+pub mod stats;
 pub mod sync;
 pub mod thread;
 pub mod time;

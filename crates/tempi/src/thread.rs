@@ -13,11 +13,11 @@ use crate::time::Time;
 /// Identifies a thread for the lifetime of a runtime.
 ///
 /// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
-/// that reuses the slot, plus a tag of the runtime that made it: the low 16 bits of the
+/// that reuses the slot, plus a tag of the runtime that made it: the low 12 bits of the
 /// runtime's identity, which a process hands out in sequence. A runtime refuses an id whose
-/// tag is not its own with [`crate::Error::ForeignThread`]; so ids of any two of 65 536
+/// tag is not its own with [`crate::Error::ForeignThread`]; so ids of any two of 4 096
 /// runtimes created one after the other in a process are never confused. (Only a runtime
-/// created 65 536 runtimes later than another could take one of its ids for its own; the tag
+/// created 4 096 runtimes later than another could take one of its ids for its own; the tag
 /// costs nothing, being part of the word the kernel already compares.) Ids of two runtimes
 /// therefore never compare equal, even when the runs are identical: compare
 /// [`ThreadId::index`] (and the order of spawning) across runs instead.
@@ -37,7 +37,7 @@ impl ThreadId {
     /// (slot, generation) order; the `+ 1` keeps zero free, so `Option<ThreadId>` is one word
     /// too. The kernel compares ids on every switch.
     ///
-    /// `slot` is the runtime's tag in its top 16 bits and the slot index below
+    /// `slot` is the runtime's tag in its top 12 bits and the slot index below
     /// ([`ThreadId::TAG_SHIFT`]).
     pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
         let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
@@ -45,8 +45,17 @@ impl ThreadId {
     }
 
     /// Where the runtime's tag starts in the slot field; the slot index is below it, so a
-    /// runtime has at most `1 << TAG_SHIFT` thread slots.
-    pub(crate) const TAG_SHIFT: u32 = 16;
+    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots. Twelve bits of tag
+    /// leave room for the largest scenarios (hundreds of thousands of threads) while still
+    /// telling apart thousands of runtimes alive at once.
+    pub(crate) const TAG_SHIFT: u32 = 20;
+
+    /// The tag runtime `runtime` puts in its ids: the low bits of its identity that fit above
+    /// the slot index.
+    #[inline]
+    pub(crate) fn runtime_tag(runtime: u64) -> u16 {
+        (runtime & ((1 << (32 - Self::TAG_SHIFT)) - 1)) as u16
+    }
 
     /// The tag of the runtime that made this id.
     #[inline]

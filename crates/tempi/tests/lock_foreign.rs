@@ -234,8 +234,10 @@ fn foreign_thread_id_is_refused_rather_than_aliased() {
 #[test]
 fn runtime_limits_on_ids_are_checked_at_creation() {
     type Sim = Runtime<tempi::clock::VirtualClock>;
-    assert!(Sim::new(Config::new(1).max_threads(65_536)).is_ok());
-    assert!(matches!(Sim::new(Config::new(2).max_threads(65_536)), Err(Error::InvalidConfig(_))));
-    assert!(matches!(Sim::new(Config::new(1).max_sets(65_537)), Err(Error::InvalidConfig(_))));
+    // A runtime numbers at most 2^20 thread slots and 2^20 set slots, over all its CPUs.
+    assert!(Sim::new(Config::new(1).max_threads(1 << 20)).is_ok());
+    assert!(Sim::new(Config::new(2).max_threads(1 << 19)).is_ok());
+    assert!(matches!(Sim::new(Config::new(2).max_threads((1 << 19) + 1)), Err(Error::InvalidConfig(_))));
+    assert!(matches!(Sim::new(Config::new(1).max_sets((1 << 20) + 1)), Err(Error::InvalidConfig(_))));
     assert!(matches!(Sim::new(Config::new(usize::MAX)), Err(Error::InvalidConfig(_))));
 }

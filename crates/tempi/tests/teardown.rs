@@ -242,9 +242,16 @@ fn a_panic_poisons_only_the_locks_its_own_thread_held() {
 /// A thread that takes a mutex at once and sleeps holding it; the flag says whether its
 /// destructors ran.
 fn holder<C: Clock>(rt: &mut Runtime<C>) -> Arc<AtomicBool> {
+    holder_locked(rt).1
+}
+
+/// A thread that takes a lock and sleeps holding it: flags for "it holds the lock" and "it
+/// was unwound". Real-time tests wait for the first before failing, since a loaded machine
+/// may start the holder late.
+fn holder_locked<C: Clock>(rt: &mut Runtime<C>) -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     let m = Arc::new(rt.create_mutex(0u32, LockSpec::new("m").protocol("bpi")).unwrap());
-    let dropped = Arc::new(AtomicBool::new(false));
-    let d = dropped.clone();
+    let (locked, dropped) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (l, d) = (locked.clone(), dropped.clone());
     rt.spawn(ThreadSpec::new("holder").priority(9), move |cx| {
         struct Flag<'a>(&'a AtomicBool);
         impl Drop for Flag<'_> {
@@ -254,10 +261,20 @@ fn holder<C: Clock>(rt: &mut Runtime<C>) -> Arc<AtomicBool> {
         }
         let _f = Flag(&d);
         let _g = m.lock(cx).unwrap();
+        l.store(true, Ordering::SeqCst);
         cx.sleep(ms(50));
     })
     .unwrap();
-    dropped
+    (locked, dropped)
+}
+
+/// A timing event that fails once the holder holds its lock.
+fn fail_once_locked(locked: Arc<AtomicBool>) -> impl FnMut(&mut tempi::EventCtx<'_>) + Send + 'static {
+    move |_| {
+        if locked.load(Ordering::SeqCst) {
+            panic!("timer failed")
+        }
+    }
 }
 
 fn expect_panicked(r: Result<tempi::RunOutcome, Error>, what: &str, message: &str) {
@@ -348,8 +365,8 @@ fn a_panicking_scheduler_ends_the_run_with_an_error() {
 fn a_panicking_timer_handler_ends_the_run_with_an_error_in_real_time() {
     let _turn = serial();
     let mut rt = Runtime::<RealClock>::new(Config::new(1).pin(false)).unwrap();
-    let dropped = holder(&mut rt);
-    rt.add_timer(TimerSpec::at(Time::from_millis(1)), |_| panic!("timer failed")).unwrap();
+    let (locked, dropped) = holder_locked(&mut rt);
+    rt.add_timer(TimerSpec::every(ms(1)), fail_once_locked(locked)).unwrap();
     expect_panicked(rt.run(), "timing event 0", "timer failed");
     assert!(dropped.load(Ordering::SeqCst));
 }
@@ -358,9 +375,9 @@ fn a_panicking_timer_handler_ends_the_run_with_an_error_in_real_time() {
 fn a_failing_dispatcher_stops_the_other_cpus_in_real_time() {
     let _turn = serial();
     let mut rt = Runtime::<RealClock>::new(Config::new(2).pin(false)).unwrap();
-    let dropped = holder(&mut rt);
+    let (locked, dropped) = holder_locked(&mut rt);
     rt.spawn(ThreadSpec::new("forever").cpu(1).periodic(ms(1)), |cx| cx.work(Duration::from_micros(100))).unwrap();
-    rt.add_timer(TimerSpec::at(Time::from_millis(2)), |_| panic!("timer failed")).unwrap();
+    rt.add_timer(TimerSpec::every(ms(1)), fail_once_locked(locked)).unwrap();
     // Without the failure this run would never end.
     expect_panicked(rt.run(), "timing event 0", "timer failed");
     assert!(dropped.load(Ordering::SeqCst));

@@ -13,6 +13,13 @@ pub use virtual_time::VirtualClock;
 
 use crate::time::Time;
 
+mod sealed {
+    /// Only the clocks of this module implement [`super::Clock`].
+    pub trait Sealed {}
+    impl Sealed for super::VirtualClock {}
+    impl Sealed for super::RealClock {}
+}
+
 /// Which kind of clock a run used.
 ///
 /// ```
@@ -43,6 +50,10 @@ impl ClockMode {
 
 /// A source of time for the kernel.
 ///
+/// Sealed: the runtime builds its clock by mode ([`ClockMode`]), so the two clocks here are
+/// the only ones; a clock of the application's own could not be handed to it, and a trait
+/// that looked open would silently ignore it.
+///
 /// `wait_until` is the only way time passes for the kernel. `busy` tells whether the CPU is
 /// executing simulated work (`work(d)`) meanwhile: a real clock spins then, to burn the CPU time
 /// the work stands for, and sleeps otherwise.
@@ -54,7 +65,7 @@ impl ClockMode {
 /// assert_eq!(c.wait_until(Time::from_millis(5), false), Time::from_millis(5));
 /// assert_eq!(c.now(), Time::from_millis(5));
 /// ```
-pub trait Clock: Send + 'static {
+pub trait Clock: sealed::Sealed + Send + 'static {
     /// Which kind of clock this is.
     const MODE: ClockMode;
     /// The current instant.

@@ -26,7 +26,7 @@ use crate::sets::Accounting;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::sync::{LockError, LockId, LockSpec, LockWord};
+use crate::objects::{LockError, LockId, LockSpec, LockWord};
 use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::{StopReason, TraceKind};

@@ -42,11 +42,12 @@ use self::stacks::StackPool;
 use self::tcb::{State, Tcb, Wait};
 use self::timers::{TimerHandle, TimerKind, TimerQueue};
 use crate::clock::{Clock, ClockMode, RealClock};
+use crate::config::{Config, Costs, TimerSpec};
 use crate::error::Error;
+use crate::objects::{CondId, LockId, LockSpec, SemId, SemSpec};
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
-use crate::runtime::{Config, Costs, ThreadStats, ThreadSummary, TimerSpec};
 use crate::sets::{Accounting, Budget, SetId, SetSummary};
-use crate::sync::{CondId, LockId, LockSpec, SemId, SemSpec};
+use crate::stats::{ThreadStats, ThreadSummary};
 use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, ThreadSpec, Timing};
 use crate::time::Time;
 use crate::trace::{StopReason, TraceBuffer, TraceKind, TraceRecord};
@@ -84,7 +85,7 @@ pub(crate) struct KernelSeed {
     costs: Costs,
     verify: bool,
     direct_hand_off: bool,
-    progress: Option<crate::runtime::ProgressHook>,
+    progress: Option<crate::config::ProgressHook>,
 }
 
 /// A set operation registered before the run.
@@ -106,7 +107,7 @@ impl KernelSeed {
     pub(crate) fn new(runtime: u64, k: usize, kernels: usize, config: &Config) -> KernelSeed {
         let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
         let capacity = config.max_threads * cpu_count;
-        let tag = (runtime as u16 as u32) << ThreadId::TAG_SHIFT;
+        let tag = (ThreadId::runtime_tag(runtime) as u32) << ThreadId::TAG_SHIFT;
         KernelSeed {
             runtime,
             first_cpu,
@@ -332,7 +333,7 @@ pub(crate) struct Kernel<C: Clock> {
     ceilings_held: u32,
     verify: bool,
     direct_hand_off: bool,
-    progress: Option<crate::runtime::ProgressHook>,
+    progress: Option<crate::config::ProgressHook>,
     conds: Vec<waits::CondState>,
     sems: Vec<waits::SemState>,
     costs: Costs,

@@ -21,7 +21,7 @@ use corosensei::Coroutine;
 use super::ctx::{Body, JobInfo, Reply, Request, Response};
 use super::timers::{TimerHandle, TimerQueue};
 use crate::policy::sched::{SchedInfo, Urgency};
-use crate::runtime::ThreadStats;
+use crate::stats::ThreadStats;
 use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
 use crate::time::Time;
 
@@ -88,7 +88,7 @@ pub(crate) struct Tcb {
     /// The cost of a refused lock attempt has been charged; the next refusal waits.
     pub(crate) paid_block_cost: bool,
     /// An unlock waiting for its simulated cost to be paid.
-    pub(crate) pending_unlock: Option<(crate::sync::LockId, bool)>,
+    pub(crate) pending_unlock: Option<(crate::objects::LockId, bool)>,
     /// Its restartable critical section was aborted (RCS): unwind it at the next resume.
     pub(crate) restart_pending: bool,
     /// The lock it asked for while it waits (it may be queued on another lock: ceiling

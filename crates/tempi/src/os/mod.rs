@@ -8,7 +8,7 @@
 
 pub(crate) mod overflow;
 
-use crate::runtime::Config;
+use crate::config::Config;
 
 /// Prepare the calling OS thread to be the dispatcher of `cpu`. Returns one warning per thing
 /// that could not be done.

@@ -20,7 +20,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
-use crate::runtime::RunOutcome;
+use crate::stats::RunOutcome;
 use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::report::{display_name, display_set, names, segments, set_names};

@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::runtime::RunOutcome;
+use crate::stats::RunOutcome;
 use crate::thread::ThreadId;
 use crate::trace::report::{display_name, display_set, names, segments, set_names};
 use crate::trace::{StopReason, TraceKind};

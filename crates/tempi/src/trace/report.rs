@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::runtime::{RunOutcome, ThreadSummary};
 use crate::sets::BudgetEventKind;
+use crate::stats::{RunOutcome, ThreadSummary};
 use crate::thread::{ThreadId, ThreadOutcome};
 use crate::time::{nanos, Time};
 use crate::trace::{StopReason, TraceKind};

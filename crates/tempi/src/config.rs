@@ -1,0 +1,381 @@
+//! Runtime-wide configuration: the settings fixed before a run ([`Config`]), the costs the
+//! virtual clock charges ([`Costs`]) and when timing events fire ([`TimerSpec`]).
+//!
+//! Plain data below the kernel: the kernel and the OS layer read it, the runtime builds it.
+//! This module must not reach up into `kernel`, `sync` or `runtime`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
+use crate::sets::Accounting;
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+/// Runtime-wide settings, fixed before the run starts. Every pool is sized from these.
+///
+/// # Limits
+///
+/// Every pool is allocated when the run starts and never grows, so each has a fixed limit;
+/// creating one object more than its limit allows is refused with an error at creation
+/// (before the run, or from a thread during it), never a panic or a reallocation:
+///
+/// | what | per | default | setting | error |
+/// |---|---|---|---|---|
+/// | live threads | CPU | 256 | [`Config::max_threads`] | [`Error::TooManyThreads`] |
+/// | timing events | CPU | 256 | [`Config::max_timers`] | [`Error::InvalidConfig`] |
+/// | thread sets | CPU | 64 | [`Config::max_sets`] | [`Error::TooManySets`] |
+/// | mutexes | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | condition variables | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | semaphores | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
+///
+/// In virtual time one kernel simulates every CPU, so a per-CPU limit is pooled: a runtime
+/// of `n` CPUs holds `n` times the limit, wherever the objects are placed. A runtime has at
+/// most 1 048 576 thread slots and 1 048 576 set slots in all (`cpus × max_threads` and
+/// `cpus × max_sets`): ids carry the runtime's tag above their index (see
+/// [`crate::ThreadId`]); [`crate::Runtime::new`] refuses more.
+///
+/// ```
+/// let cfg = tempi::Config::new(2).max_threads(64).trace_capacity(10_000);
+/// assert_eq!(cfg.cpus(), 2);
+/// ```
+#[derive(Clone)]
+pub struct Config {
+    pub(crate) cpus: usize,
+    pub(crate) max_threads: usize,
+    pub(crate) max_timers: usize,
+    pub(crate) trace_capacity: usize,
+    pub(crate) default_stack: usize,
+    pub(crate) scheduler: SchedulerFactory,
+    pub(crate) pin: bool,
+    pub(crate) fifo_priority: Option<i32>,
+    pub(crate) lock_memory: bool,
+    pub(crate) max_sets: usize,
+    pub(crate) accounting: Accounting,
+    pub(crate) max_locks: usize,
+    pub(crate) costs: Costs,
+    pub(crate) verify: bool,
+    pub(crate) direct_hand_off: bool,
+    pub(crate) progress: Option<ProgressHook>,
+}
+
+/// Called now and then during a run with the runtime's current time (see [`Config::progress`]).
+pub type ProgressHook = Arc<dyn Fn(Time) + Send + Sync>;
+
+/// Simulated overheads, in the cost model of Real-Time Mach's evaluation: CPU time the
+/// runtime charges to a thread for its own operations, on top of its `work`. All zero by
+/// default; set them to reproduce a measured system in virtual time. (In real time they are
+/// spun like `work`, which is rarely what you want.)
+///
+/// ```
+/// use std::time::Duration;
+/// let us = Duration::from_micros;
+/// let costs = tempi::Costs { context_switch: us(50), lock_acquired: us(120), ..Default::default() };
+/// let _ = tempi::Config::new(1).costs(costs);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Costs {
+    /// Charged to a thread when it is dispatched after another thread ran on its CPU.
+    pub context_switch: Duration,
+    /// Charged to a thread when it gets a lock.
+    pub lock_acquired: Duration,
+    /// Charged to a thread when it finds a lock taken, before it waits.
+    pub lock_not_acquired: Duration,
+    /// Charged to a thread when it releases a lock.
+    pub unlock: Duration,
+    /// Charged to a thread whose restartable critical section is aborted, for its recovery.
+    pub abort: Duration,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("cpus", &self.cpus)
+            .field("max_threads", &self.max_threads)
+            .field("trace_capacity", &self.trace_capacity)
+            .field("default_stack", &self.default_stack)
+            .field("scheduler", &(self.scheduler)().name().to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Defaults for `cpus` CPUs: fixed-priority scheduling, 256 threads and 256 timing events
+    /// per CPU, 1 Mi trace records per CPU, 256 KiB stacks, real-time dispatchers pinned, no
+    /// `SCHED_FIFO`, no memory locking.
+    ///
+    /// ```
+    /// assert_eq!(tempi::Config::new(1).cpus(), 1);
+    /// ```
+    pub fn new(cpus: usize) -> Config {
+        Config {
+            cpus,
+            max_threads: 256,
+            max_timers: 256,
+            trace_capacity: 1 << 20,
+            default_stack: 256 * 1024,
+            scheduler: Arc::new(|| Box::new(FixedPriority::new())),
+            pin: true,
+            fifo_priority: None,
+            lock_memory: false,
+            max_sets: 64,
+            accounting: Accounting::Group,
+            max_locks: 256,
+            costs: Costs::default(),
+            verify: false,
+            direct_hand_off: true,
+            progress: None,
+        }
+    }
+    /// Number of CPUs.
+    ///
+    /// ```
+    /// assert_eq!(tempi::Config::new(3).cpus(), 3);
+    /// ```
+    pub fn cpus(&self) -> usize {
+        self.cpus
+    }
+    /// Thread slots per CPU (live threads at once).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_threads(1000);
+    /// ```
+    pub fn max_threads(mut self, n: usize) -> Config {
+        self.max_threads = n;
+        self
+    }
+    /// Timing events per CPU.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_timers(8);
+    /// ```
+    pub fn max_timers(mut self, n: usize) -> Config {
+        self.max_timers = n;
+        self
+    }
+    /// Trace records kept per CPU; 0 turns tracing off.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).trace_capacity(0);
+    /// ```
+    pub fn trace_capacity(mut self, records: usize) -> Config {
+        self.trace_capacity = records;
+        self
+    }
+    /// Stack size of threads whose spec does not set one; at least
+    /// [`MIN_STACK_SIZE`](crate::MIN_STACK_SIZE).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).default_stack(128 * 1024);
+    /// ```
+    pub fn default_stack(mut self, bytes: usize) -> Config {
+        self.default_stack = bytes;
+        self
+    }
+    /// The scheduling policy: `factory` is called once per CPU.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// ```
+    pub fn scheduler(mut self, factory: impl Fn() -> Box<dyn Scheduler> + Send + Sync + 'static) -> Config {
+        self.scheduler = Arc::new(factory);
+        self
+    }
+    /// The scheduling policy from a shared factory (e.g. from [`crate::policy::sched::by_name`]).
+    ///
+    /// ```
+    /// let f = tempi::policy::sched::by_name("edf", None).unwrap();
+    /// let _ = tempi::Config::new(1).scheduler_factory(f);
+    /// ```
+    pub fn scheduler_factory(mut self, factory: SchedulerFactory) -> Config {
+        self.scheduler = factory;
+        self
+    }
+    /// Real time: pin each dispatcher to its CPU (default on). Ignored in virtual time.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).pin(false);
+    /// ```
+    pub fn pin(mut self, on: bool) -> Config {
+        self.pin = on;
+        self
+    }
+    /// Real time: run dispatchers under `SCHED_FIFO` at this priority (1-99) where the OS
+    /// permits; a refusal is reported in [`crate::RunOutcome::warnings`], not fatal.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).fifo_priority(Some(50));
+    /// ```
+    pub fn fifo_priority(mut self, priority: Option<i32>) -> Config {
+        self.fifo_priority = priority;
+        self
+    }
+    /// Real time: lock all memory (`mlockall`) before running; a refusal is a warning.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).lock_memory(true);
+    /// ```
+    pub fn lock_memory(mut self, on: bool) -> Config {
+        self.lock_memory = on;
+        self
+    }
+
+    /// Thread sets per CPU (default 64).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_sets(8);
+    /// ```
+    pub fn max_sets(mut self, n: usize) -> Config {
+        self.max_sets = n;
+        self
+    }
+    /// Simulated overheads of context switches and lock operations (default: none).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).costs(tempi::Costs::default());
+    /// ```
+    pub fn costs(mut self, costs: Costs) -> Config {
+        self.costs = costs;
+        self
+    }
+    /// Check the kernel's invariants after every transition and panic on a violation (slow;
+    /// meant for tests): every thread's effective urgency equals the larger of its base urgency
+    /// and what the locks it holds lend it, recomputed from scratch; every lock the kernel
+    /// gives an owner is in that owner's list of held locks, and the other way round.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).verify(true);
+    /// ```
+    pub fn verify(mut self, on: bool) -> Config {
+        self.verify = on;
+        self
+    }
+    /// Whether an unlock with one more urgent waiter hands the lock over on the kernel's
+    /// short path (default: yes). The short path has exactly the effects, trace records and
+    /// scheduler calls of the general one, only fewer steps; turning it off lets tests and
+    /// measurements compare the two.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).direct_hand_off(false);
+    /// ```
+    pub fn direct_hand_off(mut self, on: bool) -> Config {
+        self.direct_hand_off = on;
+        self
+    }
+    /// A hook the kernel calls about every 65 536 turns of its loop with the current time, for
+    /// progress reports on long runs. It runs inside the runtime: keep it short.
+    ///
+    /// ```
+    /// let cfg = tempi::Config::new(1).progress(|t| eprintln!("at {t}"));
+    /// # let _ = cfg;
+    /// ```
+    pub fn progress(mut self, hook: impl Fn(Time) + Send + Sync + 'static) -> Config {
+        self.progress = Some(Arc::new(hook));
+        self
+    }
+    /// Locks per CPU (default 256).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).max_locks(16);
+    /// ```
+    pub fn max_locks(mut self, n: usize) -> Config {
+        self.max_locks = n;
+        self
+    }
+    /// Which execution-time clocks are kept (default: thread and group).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).accounting(tempi::Accounting::Off);
+    /// ```
+    pub fn accounting(mut self, accounting: Accounting) -> Config {
+        self.accounting = accounting;
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.cpus == 0 {
+            return Err(Error::InvalidConfig("a runtime needs at least one CPU".into()));
+        }
+        if self.max_threads == 0 {
+            return Err(Error::InvalidConfig("max_threads must be at least 1".into()));
+        }
+        // Ids keep the runtime's tag above their index.
+        let slots = 1usize << ThreadId::TAG_SHIFT;
+        for (what, per_cpu) in [("max_threads", self.max_threads), ("max_sets", self.max_sets)] {
+            if self.cpus.checked_mul(per_cpu).is_none_or(|n| n > slots) {
+                return Err(Error::InvalidConfig(format!(
+                    "cpus × {what} = {} × {per_cpu} exceeds {slots}, the most a runtime can number",
+                    self.cpus
+                )));
+            }
+        }
+        if self.default_stack < crate::thread::MIN_STACK_SIZE {
+            return Err(Error::InvalidConfig(format!(
+                "a default stack of {} bytes is too small: threads need at least {} (MIN_STACK_SIZE)",
+                self.default_stack,
+                crate::thread::MIN_STACK_SIZE
+            )));
+        }
+        if let Some(p) = self.fifo_priority {
+            if !(1..=99).contains(&p) {
+                return Err(Error::InvalidConfig(format!("SCHED_FIFO priority {p} is outside 1..=99")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// When and how often a timing event fires.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{TimerSpec, Time};
+/// let once = TimerSpec::at(Time::from_millis(5));
+/// let tick = TimerSpec::every(Duration::from_millis(10)).starting(Time::from_millis(1)).cpu(0);
+/// # let _ = (once, tick);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerSpec {
+    pub(crate) first: Time,
+    pub(crate) period: Option<Duration>,
+    pub(crate) cpu: usize,
+}
+
+impl TimerSpec {
+    /// Fire once at `t`.
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::at(tempi::Time::from_millis(1));
+    /// ```
+    pub fn at(t: Time) -> TimerSpec {
+        TimerSpec { first: t, period: None, cpu: 0 }
+    }
+    /// Fire every `period`, first at `period` unless [`TimerSpec::starting`] says otherwise.
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::every(std::time::Duration::from_millis(1));
+    /// ```
+    pub fn every(period: Duration) -> TimerSpec {
+        TimerSpec { first: Time::ZERO + period, period: Some(period), cpu: 0 }
+    }
+    /// The first firing.
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::every(std::time::Duration::from_millis(1)).starting(tempi::Time::ZERO);
+    /// ```
+    pub fn starting(mut self, t: Time) -> TimerSpec {
+        self.first = t;
+        self
+    }
+    /// The CPU whose dispatcher runs the handler (default 0).
+    ///
+    /// ```
+    /// let _ = tempi::TimerSpec::at(tempi::Time::ZERO).cpu(1);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> TimerSpec {
+        self.cpu = cpu;
+        self
+    }
+}

@@ -1,0 +1,345 @@
+//! The plain data of the runtime's synchronisation objects: their ids ([`LockId`], [`CondId`],
+//! [`SemId`]), how to create them ([`LockSpec`], [`SemSpec`]), the owner word a lock's fast
+//! path shares with the kernel ([`LockWord`]), and the errors their calls return
+//! ([`LockError`]).
+//!
+//! Below both the kernel, which keeps the objects' state, and `sync`, which builds the
+//! user-facing objects ([`crate::sync::Mutex`], [`crate::sync::Condvar`],
+//! [`crate::sync::Semaphore`]) on them; re-exported from `sync`. This module must not reach up
+//! into `kernel`, `sync` or `runtime`.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
+use crate::thread::ThreadId;
+
+/// Identifies a lock for the lifetime of a runtime.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let m = rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap();
+/// assert_eq!(m.id().index(), 0);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LockId(pub(crate) u32);
+
+impl LockId {
+    /// A small dense index.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// assert_eq!(rt.create_mutex(1, tempi::sync::LockSpec::new("m")).unwrap().id().index(), 0);
+    /// ```
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for LockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "L{}", self.0)
+    }
+}
+
+/// The part of a lock's state its threads may read and write without a kernel call: who owns
+/// it, whether the uncontended fast path is open, and whether the kernel manages the current
+/// ownership. Only threads of the lock's CPU touch it, and they never run at the same time
+/// (they share one dispatcher), so relaxed loads and stores suffice; atomics keep the type
+/// `Sync` and any misuse from another OS thread free of undefined behaviour.
+#[derive(Debug, Default)]
+pub(crate) struct LockWord {
+    /// 0 when free, else the owner as [`ThreadId::to_word`] gives it.
+    pub(crate) owner: AtomicU64,
+    /// The fast path is allowed (protocol, costs, tracing and poisoning permitting).
+    pub(crate) fast: AtomicBool,
+    /// The kernel tracks the current ownership (it was granted by the kernel, or adopted when
+    /// another thread had to wait): the owner must unlock through the kernel.
+    pub(crate) managed: AtomicBool,
+}
+
+/// How to create a lock: name, CPU, protocol, ceiling.
+///
+/// ```
+/// use tempi::sync::LockSpec;
+/// let spec = LockSpec::new("bus").protocol("pcp").ceiling(7).cpu(0);
+/// assert_eq!(spec.protocol_name(), "pcp");
+/// ```
+pub struct LockSpec {
+    pub(crate) name: String,
+    pub(crate) cpu: usize,
+    pub(crate) policy: Box<dyn LockPolicy>,
+    pub(crate) ceiling: Option<i32>,
+    pub(crate) users: Vec<ThreadId>,
+    pub(crate) unknown_protocol: Option<String>,
+    pub(crate) word: Arc<LockWord>,
+}
+
+impl fmt::Debug for LockSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LockSpec")
+            .field("name", &self.name)
+            .field("cpu", &self.cpu)
+            .field("protocol", &self.policy.name())
+            .field("ceiling", &self.ceiling)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LockSpec {
+    /// A lock named `name` on CPU 0 under priority inheritance.
+    ///
+    /// ```
+    /// assert_eq!(tempi::sync::LockSpec::new("m").protocol_name(), "bpi");
+    /// ```
+    pub fn new(name: impl Into<String>) -> LockSpec {
+        LockSpec {
+            name: name.into(),
+            cpu: 0,
+            policy: Box::new(PriorityInheritance),
+            ceiling: None,
+            users: Vec::new(),
+            unknown_protocol: None,
+            word: Arc::default(),
+        }
+    }
+
+    /// A built-in protocol by name: `km`, `bp`, `bpi`, `pcp`, `srp`. An unknown name makes
+    /// lock creation fail with [`crate::Error::InvalidConfig`].
+    ///
+    /// ```
+    /// assert_eq!(tempi::sync::LockSpec::new("m").protocol("km").protocol_name(), "km");
+    /// ```
+    pub fn protocol(mut self, name: &str) -> LockSpec {
+        match by_name(name) {
+            Some(p) => self.policy = p,
+            None => self.unknown_protocol = Some(name.to_string()),
+        }
+        self
+    }
+
+    /// A protocol object (a built-in one or your own).
+    ///
+    /// ```
+    /// let s = tempi::sync::LockSpec::new("m").policy(tempi::policy::lock::BasicPriority);
+    /// assert_eq!(s.protocol_name(), "bp");
+    /// ```
+    pub fn policy(mut self, policy: impl LockPolicy + 'static) -> LockSpec {
+        self.policy = Box::new(policy);
+        self
+    }
+
+    /// The ceiling, as a fixed priority: the priority of the most urgent thread that may lock
+    /// it.
+    ///
+    /// ```
+    /// let _ = tempi::sync::LockSpec::new("m").ceiling(5);
+    /// ```
+    pub fn ceiling(mut self, priority: i32) -> LockSpec {
+        self.ceiling = Some(priority);
+        self
+    }
+
+    /// The threads that may lock it; unless a ceiling is declared, the ceiling is computed
+    /// from them: the urgency the CPU's policy would give a job of the most urgent user
+    /// released at the moment of asking (its priority under fixed priority, the current time
+    /// plus its relative deadline under EDF: SRP's preemption levels).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let t = rt.spawn(tempi::ThreadSpec::new("t").priority(4), |_| {}).unwrap();
+    /// let _ = tempi::sync::LockSpec::new("m").protocol("pcp").users(&[t]);
+    /// ```
+    pub fn users(mut self, users: &[ThreadId]) -> LockSpec {
+        self.users = users.to_vec();
+        self
+    }
+
+    /// The CPU whose threads use the lock (default 0).
+    ///
+    /// ```
+    /// let _ = tempi::sync::LockSpec::new("m").cpu(1);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> LockSpec {
+        self.cpu = cpu;
+        self
+    }
+
+    /// The protocol's name.
+    ///
+    /// ```
+    /// assert_eq!(tempi::sync::LockSpec::new("m").protocol("srp").protocol_name(), "srp");
+    /// ```
+    pub fn protocol_name(&self) -> &str {
+        self.policy.name()
+    }
+
+    /// What can be checked of the spec on its own: a known protocol, and a ceiling (declared
+    /// or computed from users) for a protocol that needs one.
+    pub(crate) fn check(&self) -> Result<(), crate::Error> {
+        if let Some(p) = &self.unknown_protocol {
+            return Err(crate::Error::InvalidConfig(format!(
+                "lock `{}`: unknown protocol `{p}` (known: {})",
+                self.name,
+                crate::policy::lock::NAMES.join(", ")
+            )));
+        }
+        if self.policy.needs_ceiling() && self.ceiling.is_none() && self.users.is_empty() {
+            return Err(crate::Error::InvalidConfig(format!(
+                "lock `{}`: protocol `{}` needs a ceiling: declare one or list the lock's users",
+                self.name,
+                self.policy.name()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Why a lock, condition-variable or semaphore operation failed.
+///
+/// ```
+/// assert_ne!(tempi::sync::LockError::Timeout, tempi::sync::LockError::WouldBlock);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockError {
+    /// `try_lock` found the lock taken (or, under PCP, refused by the system ceiling).
+    WouldBlock,
+    /// `lock_timeout` ran out of time.
+    Timeout,
+    /// Waiting would close a cycle of threads waiting for each other's locks.
+    Deadlock,
+    /// The caller already holds this lock (locks are not recursive).
+    AlreadyHeld,
+    /// A thread panicked while holding the lock; the data may be inconsistent. Call
+    /// [`crate::sync::Mutex::clear_poison`] after checking it.
+    Poisoned,
+    /// The object belongs to another CPU than the caller's: locks, condition-variable
+    /// waits and semaphore units are taken only by threads of the object's CPU; notifying
+    /// and giving units back from another CPU work in virtual time only.
+    CrossCpu {
+        /// The caller's CPU.
+        from: usize,
+        /// The object's CPU.
+        to: usize,
+    },
+    /// The object was created by another runtime than the caller's.
+    ForeignRuntime,
+    /// Giving a semaphore unit back would take its count past `u64::MAX`.
+    Overflow,
+}
+
+impl fmt::Display for LockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LockError::WouldBlock => "the lock is taken",
+            LockError::Timeout => "timed out waiting for the lock",
+            LockError::Deadlock => "waiting for this lock would deadlock",
+            LockError::AlreadyHeld => "the caller already holds this lock",
+            LockError::Poisoned => "a thread panicked while holding this lock",
+            LockError::CrossCpu { from, to } => {
+                return write!(f, "a thread of CPU {from} used an object of CPU {to}");
+            }
+            LockError::ForeignRuntime => "the object belongs to another runtime",
+            LockError::Overflow => "the semaphore's count would overflow",
+        })
+    }
+}
+
+impl std::error::Error for LockError {}
+
+/// Identifies a condition variable.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let cv = rt.create_condvar(0).unwrap();
+/// let _ = cv.id();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CondId(pub(crate) u32);
+
+/// Identifies a semaphore.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// let s = rt.create_semaphore(tempi::sync::SemSpec::new("s", 1)).unwrap();
+/// let _ = s.id();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SemId(pub(crate) u32);
+
+/// How to create a counting semaphore: name, initial count, CPU, waiter order.
+///
+/// ```
+/// let spec = tempi::sync::SemSpec::new("buffers", 4).queue_name("urgency");
+/// # let _ = spec;
+/// ```
+pub struct SemSpec {
+    pub(crate) name: String,
+    pub(crate) count: u64,
+    pub(crate) cpu: usize,
+    pub(crate) queue: Box<dyn crate::policy::queue::QueuePolicy>,
+    pub(crate) unknown_queue: Option<String>,
+}
+
+impl fmt::Debug for SemSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SemSpec")
+            .field("name", &self.name)
+            .field("count", &self.count)
+            .field("queue", &self.queue.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SemSpec {
+    /// A semaphore with `count` units on CPU 0, FIFO waiters.
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0);
+    /// ```
+    pub fn new(name: impl Into<String>, count: u64) -> SemSpec {
+        SemSpec { name: name.into(), count, cpu: 0, queue: Box::new(crate::policy::queue::Fifo), unknown_queue: None }
+    }
+    /// The waiter order (a built-in or your own [`crate::policy::queue::QueuePolicy`]).
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0).queue(tempi::policy::queue::ByDeadline);
+    /// ```
+    pub fn queue(mut self, policy: impl crate::policy::queue::QueuePolicy + 'static) -> SemSpec {
+        self.queue = Box::new(policy);
+        self
+    }
+    /// A built-in waiter order by name: `fifo`, `urgency`, `deadline`.
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0).queue_name("fifo");
+    /// ```
+    pub fn queue_name(mut self, name: &str) -> SemSpec {
+        match crate::policy::queue::by_name(name) {
+            Some(q) => self.queue = q,
+            None => self.unknown_queue = Some(name.to_string()),
+        }
+        self
+    }
+    /// The CPU whose threads use it (default 0).
+    ///
+    /// ```
+    /// let _ = tempi::sync::SemSpec::new("s", 0).cpu(0);
+    /// ```
+    pub fn cpu(mut self, cpu: usize) -> SemSpec {
+        self.cpu = cpu;
+        self
+    }
+
+    /// What can be checked of the spec on its own: a known queue policy.
+    pub(crate) fn check(&self) -> Result<(), crate::Error> {
+        match &self.unknown_queue {
+            Some(q) => Err(crate::Error::InvalidConfig(format!(
+                "semaphore `{}`: unknown queue policy `{q}` (known: fifo, urgency, deadline)",
+                self.name
+            ))),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! What a run reports: the outcome of a whole run ([`RunOutcome`]), and per thread its summary
+//! ([`ThreadSummary`]) and statistics ([`ThreadStats`]).
+//!
+//! Plain data below the kernel, which fills the statistics as it runs; the runtime assembles
+//! the outcome and the trace exporters read it. This module must not reach up into `kernel`,
+//! `sync` or `runtime`.
+
+use std::time::Duration;
+
+use crate::clock::ClockMode;
+use crate::sets::SetSummary;
+use crate::thread::{ThreadId, ThreadOutcome, Timing};
+use crate::time::Time;
+use crate::trace::TraceRecord;
+
+/// Per-thread statistics, exact whatever the trace capacity.
+///
+/// ```
+/// let s = tempi::ThreadStats::default();
+/// assert_eq!(s.mean_response(), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadStats {
+    /// Jobs released (skipped releases not counted).
+    pub released: u64,
+    /// Jobs that ran to completion.
+    pub completed: u64,
+    /// Jobs abandoned by the miss policy or the abort time.
+    pub aborted: u64,
+    /// Deadlines missed.
+    pub misses: u64,
+    /// Releases dropped by the [`crate::MissPolicy::SkipNext`] policy before they became jobs.
+    /// (A job already waiting when the policy drops it is counted in `aborted`.)
+    pub skipped: u64,
+    /// Releases of a sporadic thread dropped because its queue of waiting releases was full
+    /// ([`crate::ThreadSpec::release_queue`]); each leaves a
+    /// [`crate::trace::TraceKind::ReleaseOverflow`] record.
+    pub overflows: u64,
+    /// Times the thread was preempted.
+    pub preemptions: u64,
+    /// Shortest response time (release to completion) of a completed job.
+    pub response_min: Option<Duration>,
+    /// Longest response time of a completed job.
+    pub response_max: Option<Duration>,
+    /// Sum of the response times of completed jobs.
+    pub response_total: Duration,
+    /// CPU time consumed.
+    pub cpu_time: Duration,
+}
+
+impl ThreadStats {
+    /// Mean response time of completed jobs.
+    ///
+    /// ```
+    /// let mut s = tempi::ThreadStats::default();
+    /// s.completed = 2;
+    /// s.response_total = std::time::Duration::from_millis(6);
+    /// assert_eq!(s.mean_response(), Some(std::time::Duration::from_millis(3)));
+    /// ```
+    pub fn mean_response(&self) -> Option<Duration> {
+        let n = u128::from(self.completed);
+        (n > 0).then(|| Duration::from_nanos((self.response_total.as_nanos() / n).try_into().unwrap_or(u64::MAX)))
+    }
+}
+
+/// What a run reports about one thread.
+///
+/// ```
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let t = rt.spawn(ThreadSpec::new("w"), |cx| cx.work(std::time::Duration::from_millis(2))).unwrap();
+/// let out = rt.run().unwrap();
+/// let s = out.thread(t).unwrap();
+/// assert_eq!(s.name, "w");
+/// assert_eq!(s.stats.cpu_time, std::time::Duration::from_millis(2));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadSummary {
+    /// The thread.
+    pub id: ThreadId,
+    /// Its name.
+    pub name: String,
+    /// Its CPU.
+    pub cpu: usize,
+    /// Release pattern.
+    pub timing: Timing,
+    /// Base priority.
+    pub priority: i32,
+    /// Declared WCET.
+    pub wcet: Duration,
+    /// Relative deadline.
+    pub deadline: Option<Duration>,
+    /// How it ended; `None` if it was still alive when the run stopped.
+    pub outcome: Option<ThreadOutcome>,
+    /// Statistics.
+    pub stats: ThreadStats,
+}
+
+/// Everything a finished run reports.
+///
+/// ```
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("p").periodic(std::time::Duration::from_millis(10)), |cx| {
+///     cx.work(std::time::Duration::from_millis(1))
+/// }).unwrap();
+/// let out = rt.run_until(Time::from_millis(100)).unwrap();
+/// assert_eq!(out.end, Time::from_millis(100));
+/// assert_eq!(out.threads[0].stats.completed, 10);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// Which clock ran.
+    pub mode: ClockMode,
+    /// Number of CPUs.
+    pub cpus: usize,
+    /// The scheduling policy's name.
+    pub scheduler: String,
+    /// When the run stopped.
+    pub end: Time,
+    /// Every thread ever spawned, in id order.
+    pub threads: Vec<ThreadSummary>,
+    /// Every thread set, in id order.
+    pub sets: Vec<SetSummary>,
+    /// All trace records, ordered by time, then write order.
+    pub trace: Vec<TraceRecord>,
+    /// Records lost because a CPU's buffer was full.
+    pub trace_dropped: u64,
+    /// Things the runtime could not do as configured (e.g. `SCHED_FIFO` refused).
+    pub warnings: Vec<String>,
+}
+
+impl RunOutcome {
+    /// The summary of one thread.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let t = rt.spawn(ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert!(rt.run().unwrap().thread(t).is_some());
+    /// ```
+    pub fn thread(&self, id: ThreadId) -> Option<&ThreadSummary> {
+        self.threads.iter().find(|t| t.id == id)
+    }
+
+    /// The summary of the first thread with this name.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert!(rt.run().unwrap().thread_named("x").is_some());
+    /// ```
+    pub fn thread_named(&self, name: &str) -> Option<&ThreadSummary> {
+        self.threads.iter().find(|t| t.name == name)
+    }
+
+    /// Total deadline misses.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("x"), |_| {}).unwrap();
+    /// assert_eq!(rt.run().unwrap().total_misses(), 0);
+    /// ```
+    pub fn total_misses(&self) -> u64 {
+        self.threads.iter().map(|t| t.stats.misses).sum()
+    }
+}
