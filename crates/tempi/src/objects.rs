@@ -105,7 +105,8 @@ impl LockSpec {
         }
     }
 
-    /// A built-in protocol by name: `km`, `bp`, `bpi`, `pcp`, `srp`. An unknown name makes
+    /// A protocol by registry name ([`crate::policy::lock::by_name`]): the built-ins are `km`,
+    /// `bp`, `bpi`, `pcp`, `srp` and `rcs`. An unknown name makes
     /// lock creation fail with [`crate::Error::InvalidConfig`].
     ///
     /// ```

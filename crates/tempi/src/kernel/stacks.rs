@@ -20,7 +20,7 @@ impl StackPool {
         let list = self.list(size);
         list.reserve(count);
         for _ in 0..count {
-            list.push(DefaultStack::new(size).map_err(|e| Error::Stack(e.to_string()))?);
+            list.push(DefaultStack::new(size).map_err(stack_error)?);
         }
         Ok(())
     }
@@ -39,11 +39,26 @@ impl StackPool {
     pub(crate) fn take(&mut self, size: usize) -> Result<DefaultStack, Error> {
         match self.list(size).pop() {
             Some(s) => Ok(s),
-            None => DefaultStack::new(size).map_err(|e| Error::Stack(e.to_string())),
+            None => DefaultStack::new(size).map_err(stack_error),
         }
     }
 
     pub(crate) fn give_back(&mut self, size: usize, stack: DefaultStack) {
         self.list(size).push(stack);
+    }
+}
+
+/// The error for a stack the system would not map. Out of memory usually means out of
+/// mappings rather than of memory: each stack and its guard page count against the process's
+/// limit on mappings, which is far below what tens of thousands of stacks need.
+fn stack_error(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::OutOfMemory {
+        Error::Stack(format!(
+            "{e}; each thread stack is a separate mapping with a guard page, and the system limits \
+             the mappings of a process (on Linux, vm.max_map_count): fewer or smaller threads alive at once, \
+             or a higher limit"
+        ))
+    } else {
+        Error::Stack(e.to_string())
     }
 }
