@@ -17,7 +17,7 @@ use super::{median, progress, throughput, Metric, Sizes};
 const SIM_THREADS: u64 = 20;
 
 /// Human description of the simulator workload, printed with its results.
-const SIM_WORKLOAD: &str =
+pub(super) const SIM_WORKLOAD: &str =
     "20 periodic threads on 1 CPU, EDF, periods 1..20 ms, wcet = 0.045 x period (U = 0.9), each job cx.work(wcet)";
 
 struct SimSample {

@@ -2,12 +2,12 @@
 //! scenario file or the command line is defaulted, looked up in the library, or listed in an
 //! error.
 //!
-//! Owns the defaults (`"fp"`, `"bpi"`), the lookups (`tempi::policy::*::by_name`) and the lists
-//! of accepted names; the rest of the scenario code asks here instead of naming a policy
-//! itself, so a library-side registry only has to change this file. It must not validate
-//! anything else or phrase position information: callers place the messages (`source.rs`).
-//! Locks are created by protocol name in `runtime.rs` through [`tempi::sync::LockSpec`], which
-//! accepts exactly the names [`known_lock_protocol`] does.
+//! Owns the defaults (`"fp"`, `"bpi"`, `"notify"`), the lookups (`tempi::policy::*::by_name`)
+//! and the lists of accepted names; the rest of the scenario code asks here instead of naming
+//! a policy itself, so a library-side registry only has to change this file. It must not
+//! validate anything else or phrase position information: callers place the messages
+//! (`source.rs`). Locks are created by protocol name in `runtime.rs` through
+//! [`tempi::sync::LockSpec`], which accepts exactly the names [`known_lock_protocol`] does.
 
 use std::time::Duration;
 
@@ -45,6 +45,13 @@ pub(super) fn implied_priority_rule(policy: &str) -> Option<PriorityRule> {
         _ => None,
     }
 }
+
+/// The budget action of a set that names none, and the only one a constant bandwidth server
+/// supports.
+pub(super) const DEFAULT_BUDGET_ACTION: &str = "notify";
+
+/// The budget action of a deferrable or sporadic server (`server = "..."`).
+pub(super) const SERVER_BUDGET_ACTION: &str = "suspend";
 
 /// Budget action names the file accepts, in the order errors list them.
 const ACTIONS: [&str; 4] = ["notify", "demote", "suspend", "kill"];

@@ -13,7 +13,7 @@ use toml::{Spanned, Value};
 
 use tempi::Replenishment;
 
-use super::names;
+use super::names::{self, DEFAULT_BUDGET_ACTION, SERVER_BUDGET_ACTION};
 use super::raw::RawSet;
 use super::source::Source;
 use super::{BudgetDef, ScenarioError, ServerKind, SetDef};
@@ -191,9 +191,9 @@ fn budget_def(src: &Source<'_>, what: &str, r: &RawSet, b: &Spanned<Value>) -> R
     };
 
     let action = match (server, &r.action) {
-        (Some(ServerKind::ConstantBandwidth), _) => "notify".to_string(),
-        (Some(_), _) => "suspend".to_string(),
-        (None, None) => "notify".to_string(),
+        (Some(ServerKind::ConstantBandwidth), _) => DEFAULT_BUDGET_ACTION.to_string(),
+        (Some(_), _) => SERVER_BUDGET_ACTION.to_string(),
+        (None, None) => DEFAULT_BUDGET_ACTION.to_string(),
         (None, Some(a)) => {
             let name = a.get_ref().as_str();
             if names::budget_action(name).is_none() {
@@ -201,7 +201,7 @@ fn budget_def(src: &Source<'_>, what: &str, r: &RawSet, b: &Spanned<Value>) -> R
             }
             // A constant bandwidth server refills the moment it runs out, so nothing would
             // ever lift a demotion or a suspension: the members would be held for good.
-            if replenish == (Replenishment::ConstantBandwidth { period }) && name != "notify" {
+            if replenish == (Replenishment::ConstantBandwidth { period }) && name != DEFAULT_BUDGET_ACTION {
                 return Err(src.field(
                     what,
                     "action",
