@@ -1,0 +1,341 @@
+//! The peers: what a user would reach for instead of tempi, measured on OS threads pinned to
+//! [`BENCH_CPU`] (`std` mutexes, condition variables and channels, `std::thread::spawn`,
+//! pthread priority-inheritance mutexes, a POSIX CPU-time timer with a real-time signal).
+//!
+//! Owns every OS-thread side of a comparison; the tempi side and the metric built from both
+//! live in the group's file (`switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`). It must not
+//! use a tempi runtime, and it reaches the OS only through `posix.rs` and `std`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use tempi::clock::RealClock;
+
+use super::budget::{NotifyRun, NOTIFY_BUDGET, NOTIFY_FIFO};
+use super::lock::{HandoffRun, HandoffState, HANDOFF_HIGH, HANDOFF_LOW, HANDOFF_PERIOD};
+use super::posix;
+use super::BENCH_CPU;
+
+/// Pin the calling OS thread to `cpu`, as tempi's dispatchers are pinned.
+fn pin_current(cpu: usize) -> Result<(), String> {
+    tempi::os::pin_to_cpu(cpu).map_err(|e| e.to_string())
+}
+
+/// Run `a` and `b` on two OS threads, each first pinned to `BENCH_CPU`. Returns what `a`
+/// returned and the pinning errors, if any.
+fn pinned_pair<A, B>(a: A, b: B) -> Result<(f64, Vec<String>), String>
+where
+    A: FnOnce() -> f64 + Send + 'static,
+    B: FnOnce() + Send + 'static,
+{
+    let hb = std::thread::spawn(move || {
+        let pinned = pin_current(BENCH_CPU);
+        b();
+        pinned
+    });
+    let ha = std::thread::spawn(move || {
+        let pinned = pin_current(BENCH_CPU);
+        (a(), pinned)
+    });
+    let (ns, pa) = ha.join().map_err(|_| "peer thread panicked".to_string())?;
+    let pb = hb.join().map_err(|_| "peer thread panicked".to_string())?;
+    let notes = [pa, pb].into_iter().filter_map(Result::err).collect();
+    Ok((ns, notes))
+}
+
+/// Peer: two pinned OS threads passing a token through `Mutex<bool>` + `Condvar`.
+pub(super) fn condvar_switch(n: u64) -> Result<(f64, Vec<String>), String> {
+    // `true`: A's turn; `false`: B's turn.
+    let pair = Arc::new((Mutex::new(true), Condvar::new()));
+    let pb = pair.clone();
+    let b = move || {
+        let (m, cv) = &*pb;
+        for _ in 0..=n {
+            let mut turn = m.lock().unwrap();
+            while *turn {
+                turn = cv.wait(turn).unwrap();
+            }
+            *turn = true;
+            cv.notify_one();
+        }
+    };
+    let a = move || {
+        let (m, cv) = &*pair;
+        let mut t0 = Instant::now();
+        for i in 0..=n {
+            // Round 0 is a warm-up that also waits for B to be running.
+            if i == 1 {
+                t0 = Instant::now();
+            }
+            let mut turn = m.lock().unwrap();
+            *turn = false;
+            cv.notify_one();
+            while !*turn {
+                turn = cv.wait(turn).unwrap();
+            }
+        }
+        t0.elapsed().as_nanos() as f64 / n as f64
+    };
+    pinned_pair(a, b)
+}
+
+/// Peer: two pinned OS threads passing a token through two `mpsc` channels.
+pub(super) fn channel_switch(n: u64) -> Result<(f64, Vec<String>), String> {
+    let (to_b, from_a) = mpsc::channel::<u64>();
+    let (to_a, from_b) = mpsc::channel::<u64>();
+    let b = move || {
+        while let Ok(x) = from_a.recv() {
+            if to_a.send(black_box(x)).is_err() {
+                break;
+            }
+        }
+    };
+    let a = move || {
+        let mut t0 = Instant::now();
+        for i in 0..=n {
+            if i == 1 {
+                t0 = Instant::now();
+            }
+            to_b.send(i).expect("peer alive");
+            black_box(from_b.recv().expect("peer alive"));
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+        // Dropping `to_b` ends B's loop.
+        drop(to_b);
+        ns
+    };
+    pinned_pair(a, b)
+}
+
+/// Peer: the POSIX route the seed paper compares against. A spinner thread (the consumer)
+/// runs; a POSIX timer on its CPU-time clock (`pthread_getcpuclockid`) is armed at its current
+/// CPU time plus [`NOTIFY_BUDGET`] and sends `SIGRTMIN` to a handler thread
+/// (`SIGEV_THREAD_ID`) that has the signal blocked and waits in `sigtimedwait`. Both threads
+/// are pinned to [`BENCH_CPU`], the spinner under `SCHED_FIFO` [`NOTIFY_FIFO`], the handler
+/// one above. The first overrun is a warm-up and is dropped.
+///
+/// The spinner reads its CPU clock and the wall clock together when it starts spinning, so the
+/// wall instant its CPU clock reached the timer value is known; the handler thread reads the
+/// wall clock first thing after waking, then the spinner's CPU clock.
+pub(super) fn posix_notify(overruns: usize) -> Result<NotifyRun, String> {
+    let base = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Where the spinner's timeline starts: (wall ns since `base`, own CPU-time ns).
+    let start_wall = Arc::new(AtomicU64::new(0));
+    let start_cpu = Arc::new(AtomicU64::new(0));
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(libc::clockid_t, Vec<String>), String>>();
+    let (s_stop, s_wall, s_cpu) = (stop.clone(), start_wall.clone(), start_cpu.clone());
+    let spinner = std::thread::spawn(move || {
+        let mut notes = Vec::new();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            notes.push(format!("spinner not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(NOTIFY_FIFO) {
+            notes.push(format!("spinner: SCHED_FIFO refused ({e})"));
+        }
+        let clock = match posix::this_thread() {
+            Ok((clock, _)) => clock,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let _ = ready_tx.send(Ok((clock, notes)));
+        while go_rx.recv().is_ok() {
+            let w0 = base.elapsed().as_nanos() as u64;
+            let c = posix::read(clock).unwrap_or(0);
+            let w1 = base.elapsed().as_nanos() as u64;
+            s_wall.store(w0 + (w1 - w0) / 2, Ordering::Relaxed);
+            s_cpu.store(c, Ordering::Release);
+            // Spin until the handler thread has run (or, should the timer never fire, 2 s).
+            let cap = Instant::now() + Duration::from_secs(2);
+            while !s_stop.load(Ordering::Acquire) && Instant::now() < cap {
+                std::hint::spin_loop();
+            }
+            if done_tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let waiter = std::thread::spawn(move || -> Result<NotifyRun, String> {
+        let mut run = NotifyRun::default();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            run.notes.push(format!("handler thread not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(NOTIFY_FIFO + 1) {
+            run.notes.push(format!("handler thread: SCHED_FIFO refused ({e})"));
+        }
+        let sig = libc::SIGRTMIN();
+        let blocked = posix::BlockedSignal::new(sig)?;
+        let (_, tid) = posix::this_thread()?;
+        let (clock, spin_notes) = ready_rx.recv().map_err(|_| "spinner thread died".to_string())??;
+        run.notes.extend(spin_notes);
+        let timer = posix::CpuTimer::new(clock, sig, tid)?;
+        let budget = NOTIFY_BUDGET.as_nanos() as u64;
+        for i in 0..=overruns {
+            // Linux checks CPU-time timers at the scheduler tick. Back to back, every overrun
+            // would start just after the tick that ended the previous one, so its delay would
+            // always be nearly a full tick; a pause spread evenly over [0, 4 ms) (golden-ratio
+            // sequence) puts the overrun at every phase of a 250 Hz or 1000 Hz tick instead.
+            let phase = (i as f64 * 0.618_033_988_75).fract();
+            std::thread::sleep(Duration::from_secs_f64(phase * 0.004));
+            // The spinner is parked (or preempted by us on the shared CPU): its clock is still.
+            let expiry = posix::read(clock)? + budget;
+            timer.arm_at(expiry)?;
+            stop.store(false, Ordering::Release);
+            go_tx.send(()).map_err(|_| "spinner thread died".to_string())?;
+            let fired = blocked.wait(Duration::from_secs(1));
+            let woke = base.elapsed().as_nanos() as i64;
+            let cpu_then = posix::read(clock);
+            stop.store(true, Ordering::Release);
+            done_rx.recv().map_err(|_| "spinner thread died".to_string())?;
+            if !fired? {
+                return Err("budget.notify: the POSIX CPU-time timer did not fire within 1 s".into());
+            }
+            let cpu_then = cpu_then? as i64;
+            if i == 0 {
+                continue;
+            }
+            let (c0, w0) = (start_cpu.load(Ordering::Acquire) as i64, start_wall.load(Ordering::Relaxed) as i64);
+            let expired_wall = w0 + (expiry as i64 - c0);
+            run.total.push((woke - expired_wall) as f64);
+            run.clock.push((cpu_then - expiry as i64) as f64);
+        }
+        drop(timer);
+        // Dropping `go_tx` ends the spinner's loop.
+        Ok(run)
+    });
+    let run = waiter.join().map_err(|_| "peer thread panicked".to_string())?;
+    spinner.join().map_err(|_| "peer thread panicked".to_string())?;
+    run
+}
+
+/// Run `f` on an OS thread pinned to [`BENCH_CPU`]; returns its result and the pinning error.
+fn on_pinned_thread(f: impl FnOnce() -> f64 + Send + 'static) -> Result<(f64, Vec<String>), String> {
+    let h = std::thread::spawn(move || {
+        let pinned = pin_current(BENCH_CPU);
+        (f(), pinned)
+    });
+    let (ns, pinned) = h.join().map_err(|_| "peer thread panicked".to_string())?;
+    Ok((ns, pinned.err().into_iter().collect()))
+}
+
+/// Peer: `std::sync::Mutex` lock + unlock `n` times on a pinned OS thread.
+pub(super) fn std_uncontended(n: u64) -> Result<(f64, Vec<String>), String> {
+    on_pinned_thread(move || {
+        let m = Mutex::new(0u64);
+        drop(m.lock());
+        let t0 = Instant::now();
+        for _ in 0..n {
+            drop(black_box(black_box(&m).lock()));
+        }
+        t0.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// Peer: pthread mutex with `PTHREAD_PRIO_INHERIT`, lock + unlock `n` times on a pinned OS
+/// thread.
+pub(super) fn pthread_pi_uncontended(n: u64) -> Result<(f64, Vec<String>), String> {
+    let m = posix::PiMutex::new()?;
+    on_pinned_thread(move || {
+        m.lock();
+        m.unlock();
+        let t0 = Instant::now();
+        for _ in 0..n {
+            let m = black_box(&m);
+            m.lock();
+            m.unlock();
+        }
+        t0.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// Peer: two OS threads pinned to [`BENCH_CPU`], the owner under `SCHED_FIFO` [`HANDOFF_LOW`]
+/// and the waiter under `SCHED_FIFO` [`HANDOFF_HIGH`], sharing a `PTHREAD_PRIO_INHERIT`
+/// mutex. The owner holds it and spins; the waiter sleeps [`HANDOFF_PERIOD`], wakes
+/// (preempting the owner), and blocks on the mutex (the kernel boosts the owner). The owner
+/// sees it waiting, reads the clock and unlocks; the kernel hands the mutex to the waiter, which
+/// preempts the owner and reads the clock. Both read the same [`RealClock`].
+pub(super) fn pthread_handoff(n: usize) -> Result<HandoffRun, String> {
+    let m = Arc::new(posix::PiMutex::new()?);
+    let st = Arc::new(HandoffState::default());
+    let clock = RealClock::starting_now();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let (hm, hs, hc) = (m.clone(), st.clone(), clock.clone());
+    let high = std::thread::spawn(move || {
+        let mut run = HandoffRun { lat: Vec::with_capacity(n), notes: Vec::new() };
+        if let Err(e) = pin_current(BENCH_CPU) {
+            run.notes.push(format!("waiter not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(HANDOFF_HIGH) {
+            run.notes.push(format!("waiter: SCHED_FIFO refused ({e}), measured under the default policy"));
+        }
+        let _ = ready_tx.send(());
+        // Bounded, should the owner never be holding the mutex when the waiter wakes.
+        for _ in 0..n * 4 + 16 {
+            if run.lat.len() >= n {
+                break;
+            }
+            std::thread::sleep(HANDOFF_PERIOD);
+            hs.waiting.store(true, Ordering::SeqCst);
+            hm.lock();
+            let t = hc.raw();
+            hs.waiting.store(false, Ordering::SeqCst);
+            let u = hs.unlock_at.swap(0, Ordering::SeqCst);
+            hm.unlock();
+            if u != 0 {
+                run.lat.push(hc.raw_delta(u, t).as_nanos() as f64);
+            }
+        }
+        hs.done.store(true, Ordering::SeqCst);
+        run
+    });
+    // The owner spins under SCHED_FIFO on the waiter's CPU: start it only once the waiter is
+    // pinned and real-time, or the waiter could starve behind it.
+    let _ = ready_rx.recv();
+    let low = std::thread::spawn(move || {
+        let mut notes = Vec::new();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            notes.push(format!("owner not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(HANDOFF_LOW) {
+            notes.push(format!("owner: SCHED_FIFO refused ({e}), measured under the default policy"));
+        }
+        while !st.done.load(Ordering::SeqCst) {
+            m.lock();
+            while !st.waiting.load(Ordering::SeqCst) && !st.done.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            if st.waiting.load(Ordering::SeqCst) {
+                st.unlock_at.store(clock.raw().max(1), Ordering::SeqCst);
+            }
+            m.unlock();
+        }
+        notes
+    });
+    let mut run = high.join().map_err(|_| "peer thread panicked".to_string())?;
+    run.notes.extend(low.join().map_err(|_| "peer thread panicked".to_string())?);
+    if run.lat.len() < n / 2 {
+        return Err(format!("lock.handoff.bpi: only {} of {n} pthread hand-offs found the mutex held", run.lat.len()));
+    }
+    Ok(run)
+}
+
+/// Peer: `std::thread::spawn(|| {}).join()` `n` times from a thread pinned to the same CPU
+/// (children inherit the affinity, as tempi's threads share their dispatcher's CPU).
+pub(super) fn os_spawn(n: u64) -> Result<(f64, Vec<String>), String> {
+    let h = std::thread::spawn(move || {
+        let pinned = pin_current(BENCH_CPU);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::thread::spawn(|| black_box(())).join().expect("empty thread");
+        }
+        (t0.elapsed().as_nanos() as f64 / n as f64, pinned)
+    });
+    let (ns, pinned) = h.join().map_err(|_| "peer thread panicked".to_string())?;
+    Ok((ns, pinned.err().into_iter().collect()))
+}

@@ -1,0 +1,80 @@
+//! Policy names: every place a scheduling-policy, locking-protocol or budget-action name from a
+//! scenario file or the command line is defaulted, looked up in the library, or listed in an
+//! error.
+//!
+//! Owns the defaults (`"fp"`, `"bpi"`, `"notify"`), the lookups (`tempi::policy::*::by_name`)
+//! and the lists of accepted names; the rest of the scenario code asks here instead of naming
+//! a policy itself, so a library-side registry only has to change this file. It must not
+//! validate anything else or phrase position information: callers place the messages
+//! (`source.rs`). Locks are created by protocol name in `runtime.rs` through
+//! [`tempi::sync::LockSpec`], which accepts exactly the names [`known_lock_protocol`] does.
+
+use std::time::Duration;
+
+use tempi::policy::sched::{by_name, SchedulerFactory, NAMES};
+
+use super::PriorityRule;
+
+/// The scheduling policy of a scenario whose `[runtime]` names none.
+pub(super) const DEFAULT_POLICY: &str = "fp";
+
+/// The locking protocol of a `[[resource]]` that names none.
+pub(super) const DEFAULT_LOCK_PROTOCOL: &str = "bpi";
+
+/// The scheduler factory for policy `name`; `None` for an unknown name, or for a policy that
+/// needs a time slice when `quantum` is `None`.
+pub(super) fn scheduler(name: &str, quantum: Option<Duration>) -> Option<SchedulerFactory> {
+    by_name(name, quantum)
+}
+
+/// Whether `name` is a policy [`by_name`] knows (asking with a quantum, so `rr` counts).
+pub(super) fn known_policy(name: &str) -> bool {
+    by_name(name, Some(Duration::from_millis(1))).is_some()
+}
+
+pub(super) fn unknown_policy(name: &str) -> String {
+    format!("unknown policy \"{name}\" (expected one of {})", NAMES.join(", "))
+}
+
+/// The priority rule a policy name implies: "rm" and "dm" mean fixed priority with that
+/// assignment.
+pub(super) fn implied_priority_rule(policy: &str) -> Option<PriorityRule> {
+    match policy {
+        "rm" => Some(PriorityRule::RateMonotonic),
+        "dm" => Some(PriorityRule::DeadlineMonotonic),
+        _ => None,
+    }
+}
+
+/// The budget action of a set that names none, and the only one a constant bandwidth server
+/// supports.
+pub(super) const DEFAULT_BUDGET_ACTION: &str = "notify";
+
+/// The budget action of a deferrable or sporadic server (`server = "..."`).
+pub(super) const SERVER_BUDGET_ACTION: &str = "suspend";
+
+/// Budget action names the file accepts, in the order errors list them.
+const ACTIONS: [&str; 4] = ["notify", "demote", "suspend", "kill"];
+
+/// A built-in budget action by name (the library's own lookup).
+pub(super) fn budget_action(name: &str) -> Option<Box<dyn tempi::policy::budget::BudgetAction>> {
+    tempi::policy::budget::by_name(name)
+}
+
+pub(super) fn unknown_budget_action(name: &str) -> String {
+    format!("unknown action \"{name}\" (expected one of {})", ACTIONS.join(", "))
+}
+
+/// Whether `name` is a locking protocol the library knows.
+pub(super) fn known_lock_protocol(name: &str) -> bool {
+    tempi::policy::lock::by_name(name).is_some()
+}
+
+/// Whether locks under `protocol` need a ceiling priority (false for an unknown name).
+pub(super) fn lock_protocol_needs_ceiling(protocol: &str) -> bool {
+    tempi::policy::lock::by_name(protocol).is_some_and(|p| p.needs_ceiling())
+}
+
+pub(super) fn unknown_lock_protocol(name: &str) -> String {
+    format!("unknown locking protocol \"{name}\" (expected one of {})", tempi::policy::lock::NAMES.join(", "))
+}

@@ -1,0 +1,411 @@
+//! The second pass of [`Scenario::parse`]: the raw structs checked for meaning and turned into
+//! the validated types, for `[runtime]`, `[[resource]]` and `[[timer]]` tables, and the
+//! command line's overrides of a loaded scenario (`--policy`, `--quantum`, `--lock-protocol`).
+//!
+//! Owns the order tables are read in and the cross-table indices; `[[thread]]` tables are
+//! checked in `threads.rs` and `[[set]]` tables in `sets.rs`. Policy names go through
+//! `names.rs`, never to the library directly. It must not touch a runtime (`runtime.rs`) or
+//! change the file format (`raw.rs`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use toml::{Spanned, Value};
+
+use tempi::{Accounting, Costs, Time, TimerSpec, Timing};
+
+use super::names::{self, DEFAULT_LOCK_PROTOCOL, DEFAULT_POLICY};
+use super::raw::{RawFile, RawResource, RawTimer};
+use super::sets::{set_def, NameIndices};
+use super::source::Source;
+use super::threads::thread_def;
+use super::{PriorityRule, ResourceDef, Scenario, ScenarioError, SetDef, Step, ThreadDef, TimerDef};
+
+/// The most CPUs a scenario may ask for: every CPU gets preallocated pools, so a typo such as
+/// `cpus = 10000` should be an error, not an out-of-memory.
+const MAX_CPUS: i64 = 256;
+
+impl Scenario {
+    /// Read and validate a scenario file.
+    ///
+    /// ```
+    /// let e = tempi_cli::Scenario::load(std::path::Path::new("no/such/file.toml")).unwrap_err();
+    /// assert!(e.to_string().starts_with("no/such/file.toml: cannot read"));
+    /// ```
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Scenario::parse(&file, &text)
+    }
+
+    /// Validate scenario `text`; `file` names it in errors (what [`crate::parse`] calls).
+    ///
+    /// ```
+    /// assert_eq!(tempi_cli::Scenario::parse("s.toml", "").unwrap().cpus, 1);
+    /// ```
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let src = Source::new(file, text);
+        let raw: RawFile = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+        let rt = raw.runtime.unwrap_or_default();
+        let what = "[runtime]: ";
+
+        let cpus = match &rt.cpus {
+            None => 1,
+            Some(c) if !(1..=MAX_CPUS).contains(c.get_ref()) => {
+                return Err(src.field(what, "cpus", c, format!("must be between 1 and {MAX_CPUS}")))
+            }
+            Some(c) => *c.get_ref() as usize,
+        };
+        let quantum = match &rt.quantum {
+            Some(q) => Some(src.positive(what, "quantum", q)?),
+            None => None,
+        };
+        let policy = match &rt.policy {
+            Some(p) if !names::known_policy(p.get_ref()) => {
+                return Err(src.field(what, "policy", p, names::unknown_policy(p.get_ref())))
+            }
+            Some(p) => p.get_ref().clone(),
+            None => DEFAULT_POLICY.to_string(),
+        };
+        let scheduler = names::scheduler(&policy, quantum).ok_or_else(|| {
+            let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
+            src.err(
+                at,
+                format!("{what}field `quantum`: policy \"{policy}\" needs a time slice, e.g. quantum = \"2ms\""),
+            )
+        })?;
+        let until = match &rt.until {
+            Some(u) => Some(src.positive(what, "until", u)?),
+            None => None,
+        };
+        let priorities = match &rt.priorities {
+            None => None,
+            Some(p) => match p.get_ref().as_str() {
+                "rm" => Some(PriorityRule::RateMonotonic),
+                "dm" => Some(PriorityRule::DeadlineMonotonic),
+                other => {
+                    return Err(src.field(
+                        what,
+                        "priorities",
+                        p,
+                        format!("unknown rule \"{other}\" (expected rm or dm)"),
+                    ))
+                }
+            },
+        };
+        let priorities = priorities.or(names::implied_priority_rule(&policy));
+        let seed = rt.seed.unwrap_or(0) as u64;
+        let costs = match &rt.costs {
+            None => Costs::default(),
+            Some(c) => {
+                let get = |field: &str, v: &Option<Spanned<Value>>| {
+                    src.opt_duration(what, &format!("costs.{field}"), v).map(Option::unwrap_or_default)
+                };
+                Costs {
+                    context_switch: get("context_switch", &c.context_switch)?,
+                    lock_acquired: get("lock_acquired", &c.lock_acquired)?,
+                    lock_not_acquired: get("lock_not_acquired", &c.lock_not_acquired)?,
+                    unlock: get("unlock", &c.unlock)?,
+                    abort: get("abort", &c.abort)?,
+                }
+            }
+        };
+        let accounting = match &rt.accounting {
+            None => Accounting::Group,
+            Some(a) => match a.get_ref().as_str() {
+                "off" => Accounting::Off,
+                "thread" => Accounting::Thread,
+                "group" => Accounting::Group,
+                other => {
+                    return Err(src.field(
+                        what,
+                        "accounting",
+                        a,
+                        format!("unknown accounting \"{other}\" (expected off, thread or group)"),
+                    ))
+                }
+            },
+        };
+
+        // Names are looked up through indices built as the tables are read, so that a file with
+        // many threads, resources or sets loads in time linear in its size.
+        let mut resources: Vec<ResourceDef> = Vec::with_capacity(raw.resource.len());
+        let mut resource_index: HashMap<String, usize> = HashMap::with_capacity(raw.resource.len());
+        for r in &raw.resource {
+            let def = resource_def(&src, r, cpus, &resources, &resource_index)?;
+            resource_index.insert(def.name.clone(), resources.len());
+            resources.push(def);
+        }
+
+        let mut threads: Vec<ThreadDef> = Vec::with_capacity(raw.thread.len());
+        let mut thread_index: HashMap<String, usize> = HashMap::with_capacity(raw.thread.len());
+        for t in &raw.thread {
+            let def = thread_def(&src, t, cpus, &resources, &resource_index)?;
+            let index = threads.len();
+            for s in &def.steps {
+                // A thread's own lock steps come one after the other, so it is the last user
+                // recorded if it already locked this resource.
+                if let Step::Lock(r) = *s {
+                    if resources[r].users.last() != Some(&index) {
+                        resources[r].users.push(index);
+                    }
+                }
+            }
+            if thread_index.contains_key(&def.name) {
+                let n = &t.get_ref().name;
+                return Err(src.field(&format!("thread \"{}\": ", def.name), "name", n, "duplicate thread name"));
+            }
+            thread_index.insert(def.name.clone(), index);
+            threads.push(def);
+        }
+
+        check_ceilings(file, &resources)?;
+
+        let mut timers = Vec::with_capacity(raw.timer.len());
+        for (i, t) in raw.timer.iter().enumerate() {
+            timers.push(timer_def(&src, t, i + 1, cpus, &threads, &thread_index)?);
+        }
+
+        let mut sets: Vec<SetDef> = Vec::with_capacity(raw.set.len());
+        let mut set_index: HashMap<String, usize> = HashMap::with_capacity(raw.set.len());
+        // The set each thread already belongs to, by thread index.
+        let mut set_of: Vec<Option<usize>> = vec![None; threads.len()];
+        for t in &raw.set {
+            let indices = NameIndices { threads: &thread_index, sets: &set_index };
+            let def = set_def(&src, t, cpus, &sets, indices, &mut set_of)?;
+            set_index.insert(def.name.clone(), sets.len());
+            sets.push(def);
+        }
+        // Budgets are measured on the group clocks; with those switched off a budget would
+        // silently never run out, which is worse than refusing the file.
+        if accounting != Accounting::Group {
+            if let (Some(a), Some(set)) = (&rt.accounting, sets.iter().find(|s| s.budget.is_some())) {
+                return Err(src.field(
+                    what,
+                    "accounting",
+                    a,
+                    format!(
+                        "set \"{}\" (line {}) has a budget, which needs accounting = \"group\"",
+                        set.name, set.line
+                    ),
+                ));
+            }
+        }
+
+        Ok(Scenario {
+            file: file.to_string(),
+            cpus,
+            policy,
+            quantum,
+            until,
+            priorities,
+            seed,
+            threads,
+            timers,
+            sets,
+            resources,
+            accounting,
+            costs,
+            scheduler,
+        })
+    }
+
+    /// Replace every resource's locking protocol (the command line's `--lock-protocol`).
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "[[resource]]\nname = \"r\"\n").unwrap();
+    /// sc.set_lock_protocol("km").unwrap();
+    /// assert_eq!(sc.resources[0].protocol, "km");
+    /// assert!(sc.set_lock_protocol("pcp").is_err()); // unused, so no ceiling to compute
+    /// ```
+    pub fn set_lock_protocol(&mut self, name: &str) -> Result<(), ScenarioError> {
+        if !names::known_lock_protocol(name) {
+            return Err(ScenarioError {
+                file: self.file.clone(),
+                line: None,
+                message: names::unknown_lock_protocol(name),
+            });
+        }
+        for r in &mut self.resources {
+            r.protocol = name.to_string();
+        }
+        check_ceilings(&self.file, &self.resources)
+    }
+
+    /// Replace the scheduling policy (the command line's `--policy`).
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// sc.set_policy("edf").unwrap();
+    /// assert!(sc.set_policy("rr").is_err()); // needs a quantum
+    /// ```
+    pub fn set_policy(&mut self, name: &str) -> Result<(), ScenarioError> {
+        let err = |message: String| ScenarioError { file: self.file.clone(), line: None, message };
+        if !names::known_policy(name) {
+            return Err(err(names::unknown_policy(name)));
+        }
+        self.scheduler = names::scheduler(name, self.quantum).ok_or_else(|| {
+            err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
+        })?;
+        self.policy = name.to_string();
+        Ok(())
+    }
+
+    /// Set the round-robin time slice (the command line's `--quantum`), rebuilding the policy.
+    ///
+    /// ```
+    /// let mut sc = tempi_cli::parse("s.toml", "").unwrap();
+    /// sc.set_quantum(std::time::Duration::from_millis(2)).unwrap();
+    /// sc.set_policy("rr").unwrap();
+    /// ```
+    pub fn set_quantum(&mut self, quantum: Duration) -> Result<(), ScenarioError> {
+        if quantum.is_zero() {
+            return Err(ScenarioError {
+                file: self.file.clone(),
+                line: None,
+                message: "--quantum must be positive".into(),
+            });
+        }
+        self.quantum = Some(quantum);
+        let name = self.policy.clone();
+        self.set_policy(&name)
+    }
+}
+
+/// A protocol that needs a ceiling gets it declared or computed from the threads that lock
+/// the resource; a resource no thread locks and without a declared ceiling has none, and the
+/// runtime would refuse to create its lock. Refusing it here says where, for every command.
+fn check_ceilings(file: &str, resources: &[ResourceDef]) -> Result<(), ScenarioError> {
+    match resources
+        .iter()
+        .find(|r| r.ceiling.is_none() && r.users.is_empty() && names::lock_protocol_needs_ceiling(&r.protocol))
+    {
+        None => Ok(()),
+        Some(r) => Err(ScenarioError {
+            file: file.to_string(),
+            line: Some(r.line),
+            message: format!(
+                "resource \"{}\": protocol \"{}\" needs a ceiling, and no thread locks this resource to compute \
+                 one from: declare `ceiling` or remove the resource",
+                r.name, r.protocol
+            ),
+        }),
+    }
+}
+
+fn resource_def(
+    src: &Source<'_>,
+    t: &Spanned<RawResource>,
+    cpus: usize,
+    earlier: &[ResourceDef],
+    earlier_index: &HashMap<String, usize>,
+) -> Result<ResourceDef, ScenarioError> {
+    let line = src.line(t.span().start);
+    let r = t.get_ref();
+    let name = r.name.get_ref().clone();
+    if name.trim().is_empty() {
+        return Err(src.field("resource: ", "name", &r.name, "must not be empty"));
+    }
+    let what = format!("resource \"{name}\": ");
+    let what = what.as_str();
+    if let Some(&o) = earlier_index.get(&name) {
+        return Err(src.field(
+            what,
+            "name",
+            &r.name,
+            format!("duplicate resource name (first used at line {})", earlier[o].line),
+        ));
+    }
+    let protocol = match &r.protocol {
+        None => DEFAULT_LOCK_PROTOCOL.to_string(),
+        Some(p) if !names::known_lock_protocol(p.get_ref()) => {
+            return Err(src.field(what, "protocol", p, names::unknown_lock_protocol(p.get_ref())))
+        }
+        Some(p) => p.get_ref().clone(),
+    };
+    let cpu = match &r.cpu {
+        Some(c) if *c.get_ref() >= cpus => {
+            return Err(src.field(
+                what,
+                "cpu",
+                c,
+                format!("CPU {} does not exist: [runtime] has cpus = {cpus}, numbered from 0", c.get_ref()),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => 0,
+    };
+    Ok(ResourceDef { name, line, protocol, ceiling: r.ceiling.as_ref().map(|c| *c.get_ref()), cpu, users: Vec::new() })
+}
+
+fn timer_def(
+    src: &Source<'_>,
+    t: &Spanned<RawTimer>,
+    number: usize,
+    cpus: usize,
+    threads: &[ThreadDef],
+    thread_index: &HashMap<String, usize>,
+) -> Result<TimerDef, ScenarioError> {
+    let line = src.line(t.span().start);
+    let what = format!("timer #{number}: ");
+    let what = what.as_str();
+    let r = t.get_ref();
+    let (spec, periodic) = match (&r.every, &r.at) {
+        (Some(e), None) => {
+            let period = src.positive(what, "every", e)?;
+            let mut spec = TimerSpec::every(period);
+            if let Some(s) = &r.start {
+                spec = spec.starting(Time::ZERO + src.duration(what, "start", s)?);
+            }
+            (spec, true)
+        }
+        (None, Some(a)) => {
+            if let Some(s) = &r.start {
+                return Err(src.field(
+                    what,
+                    "start",
+                    s,
+                    "only applies to periodic timers (`every`); `at` is the firing time",
+                ));
+            }
+            (TimerSpec::at(Time::ZERO + src.duration(what, "at", a)?), false)
+        }
+        (Some(e), Some(_)) => return Err(src.field(what, "at", e, "give either `every` or `at`, not both")),
+        (None, None) => {
+            return Err(src.err(t.span().start, format!("{what}field `every`: a timer needs `every` or `at`")))
+        }
+    };
+    let cpu = match &r.cpu {
+        Some(c) if *c.get_ref() >= cpus => {
+            return Err(src.field(
+                what,
+                "cpu",
+                c,
+                format!("CPU {} does not exist: [runtime] has cpus = {cpus}, numbered from 0", c.get_ref()),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => 0,
+    };
+    let mut release = Vec::new();
+    for name in r.release.iter().flatten() {
+        let Some(&i) = thread_index.get(name.get_ref()) else {
+            return Err(src.field(what, "release", name, format!("no thread named \"{}\"", name.get_ref())));
+        };
+        if !matches!(threads[i].timing, Timing::Sporadic { .. }) {
+            return Err(src.field(
+                what,
+                "release",
+                name,
+                format!("thread \"{}\" is not sporadic: only sporadic threads are released on demand", name.get_ref()),
+            ));
+        }
+        release.push(i);
+    }
+    Ok(TimerDef { line, spec: spec.cpu(cpu), periodic, release, cpu })
+}
