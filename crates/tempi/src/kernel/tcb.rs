@@ -18,7 +18,7 @@ use std::time::Duration;
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
 
-use super::ctx::{Body, JobInfo, Reply, Request, Response};
+use super::protocol::{Body, JobInfo, Reply, Request, Response};
 use super::timers::{TimerHandle, TimerQueue};
 use crate::policy::sched::{SchedInfo, Urgency};
 use crate::runtime::ThreadStats;

@@ -6,7 +6,7 @@
 //! straight to the first waiter; a condition variable's waiter, once signalled, reacquires
 //! its lock under the lock's own protocol.
 
-use super::ctx::Reply;
+use super::protocol::Reply;
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::Kernel;
