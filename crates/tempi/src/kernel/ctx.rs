@@ -44,7 +44,7 @@ use corosensei::Yielder;
 use crate::clock::RealClock;
 use crate::error::Error;
 use crate::policy::sched::Urgency;
-use crate::sync::{CondId, Condvar, LockError, LockId, LockSpec, Mutex, SemId, SemSpec, Semaphore};
+use crate::sync::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
@@ -454,38 +454,26 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Create a lock from `spec` on this thread's CPU; `Mutex` wraps the id it answers.
+    pub(crate) fn create_lock_raw(&self, spec: LockSpec) -> Result<LockId, Error> {
+        match self.control(ControlOp::CreateLock(spec.cpu(self.cpu)))? {
+            ControlValue::Lock(id) => Ok(id),
+            _ => unreachable!("creating a lock answers with its id"),
+        }
+    }
+
     /// Create a condition variable on this thread's CPU.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let cv = cx.create_condvar().unwrap();
-    ///     cv.notify_one(cx).unwrap(); // nobody waits: nothing happens
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_condvar(&self) -> Result<Condvar, Error> {
+    pub(crate) fn create_cond_raw(&self) -> Result<CondId, Error> {
         match self.control(ControlOp::CreateCond(self.cpu))? {
-            ControlValue::Cond(id) => Ok(Condvar::new(id, self.cpu, self.runtime)),
+            ControlValue::Cond(id) => Ok(id),
             _ => unreachable!("creating a condition variable answers with its id"),
         }
     }
 
-    /// Create a counting semaphore on this thread's CPU.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_semaphore(tempi::sync::SemSpec::new("slots", 2)).unwrap();
-    ///     s.procure(cx).unwrap();
-    ///     s.vacate(cx).unwrap();
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_semaphore(&self, spec: SemSpec) -> Result<Semaphore, Error> {
-        let spec = spec.cpu(self.cpu);
-        match self.control(ControlOp::CreateSem(spec))? {
-            ControlValue::Sem(id) => Ok(Semaphore::new(id, self.cpu, self.runtime)),
+    /// Create a semaphore from `spec` on this thread's CPU.
+    pub(crate) fn create_sem_raw(&self, spec: SemSpec) -> Result<SemId, Error> {
+        match self.control(ControlOp::CreateSem(spec.cpu(self.cpu)))? {
+            ControlValue::Sem(id) => Ok(id),
             _ => unreachable!("creating a semaphore answers with its id"),
         }
     }
@@ -518,25 +506,6 @@ impl<'a> Ctx<'a> {
         match self.call(Request::Urgency) {
             Reply::Urgency(u) => u,
             _ => unreachable!("the kernel answers an urgency query with Urgency"),
-        }
-    }
-
-    /// Create a mutex on this thread's CPU (see [`crate::sync`]).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let m = cx.create_mutex(5, tempi::sync::LockSpec::new("m").protocol("bp")).unwrap();
-    ///     assert_eq!(*m.lock(cx).unwrap(), 5);
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_mutex<T>(&self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
-        let spec = spec.cpu(self.cpu);
-        let word = spec.word.clone();
-        match self.control(ControlOp::CreateLock(spec))? {
-            ControlValue::Lock(id) => Ok(Mutex::new(id, self.cpu, self.runtime, word, value)),
-            _ => unreachable!("creating a lock answers with its id"),
         }
     }
 

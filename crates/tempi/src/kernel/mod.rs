@@ -43,9 +43,10 @@ mod waits;
 
 pub use ctx::Ctx;
 pub use event_ctx::EventCtx;
+pub(crate) use protocol::ControlOp;
 pub use protocol::JobInfo;
 pub(crate) use protocol::{is_panic, is_restart, Body};
-pub(crate) use seed::{KernelSeed, SetupOp};
+pub(crate) use seed::KernelSeed;
 
 use self::stacks::StackPool;
 use self::tcb::Tcb;

@@ -129,7 +129,8 @@ pub(crate) struct Killed;
 /// Payload of the unwind that abandons a restartable critical section.
 pub(crate) struct RestartSection;
 
-/// Operations on thread sets, execution-time clocks and budgets, made from a thread.
+/// Operations on thread sets, execution-time clocks, budgets and synchronisation objects:
+/// asked for by a thread, or registered before the run and replayed when the kernel is built.
 pub(crate) enum ControlOp {
     CreateSet(String),
     DestroySet(SetId),

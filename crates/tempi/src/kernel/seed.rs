@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::protocol::{Body, JobInfo};
+use super::protocol::{Body, ControlOp, JobInfo};
 use super::stacks::StackPool;
 use super::tcb::{State, Tcb};
 use super::timers::{TimerKind, TimerQueue};
@@ -16,7 +16,7 @@ use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::policy::sched::{SchedInfo, SchedulerFactory, Urgency};
 use crate::runtime::{Config, Costs, ThreadStats, ThreadSummary, TimerSpec};
-use crate::sets::{Accounting, Budget, SetId};
+use crate::sets::{Accounting, SetId};
 use crate::sync::{CondId, LockId, LockSpec, SemId, SemSpec};
 use crate::thread::{ThreadId, ThreadSpec, Timing};
 use crate::time::Time;
@@ -42,8 +42,10 @@ pub(crate) struct KernelSeed {
     max_sets: usize,
     set_base: u32,
     accounting: Accounting,
-    /// Set operations registered before the run, replayed in order when the kernel is built.
-    setup: Vec<SetupOp>,
+    /// Operations on sets, clocks, budgets and synchronisation objects registered before the
+    /// run, replayed in order when the kernel is built, through the path a thread's own
+    /// requests take.
+    setup: Vec<ControlOp>,
     sets_created: u32,
     max_locks: usize,
     lock_base: u32,
@@ -54,18 +56,6 @@ pub(crate) struct KernelSeed {
     verify: bool,
     direct_hand_off: bool,
     progress: Option<crate::runtime::ProgressHook>,
-}
-
-/// A set operation registered before the run.
-pub(crate) enum SetupOp {
-    Create(String),
-    Add(SetId, ThreadId),
-    Budget(SetId, Budget),
-    SetTimer(SetId, Duration, EventHandler),
-    ThreadTimer(ThreadId, Duration, EventHandler),
-    CreateLock(LockSpec),
-    CreateCond(usize),
-    CreateSem(SemSpec),
 }
 
 impl KernelSeed {
@@ -117,19 +107,19 @@ impl KernelSeed {
 
     pub(crate) fn create_cond(&mut self, cpu: usize) -> Result<CondId, Error> {
         let id = Self::next_id(&mut self.conds_created, self.max_locks, self.lock_base, "condition variables")?;
-        self.setup.push(SetupOp::CreateCond(cpu));
+        self.setup.push(ControlOp::CreateCond(cpu));
         Ok(CondId(id))
     }
 
     pub(crate) fn create_sem(&mut self, spec: SemSpec) -> Result<SemId, Error> {
         let id = Self::next_id(&mut self.sems_created, self.max_locks, self.lock_base, "semaphores")?;
-        self.setup.push(SetupOp::CreateSem(spec));
+        self.setup.push(ControlOp::CreateSem(spec));
         Ok(SemId(id))
     }
 
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
         let id = Self::next_id(&mut self.locks_created, self.max_locks, self.lock_base, "locks")?;
-        self.setup.push(SetupOp::CreateLock(spec));
+        self.setup.push(ControlOp::CreateLock(spec));
         Ok(LockId(id))
     }
 
@@ -139,7 +129,7 @@ impl KernelSeed {
         }
         let id = SetId(self.set_base + self.sets_created);
         self.sets_created += 1;
-        self.setup.push(SetupOp::Create(name));
+        self.setup.push(ControlOp::CreateSet(name));
         Ok(id)
     }
 
@@ -151,7 +141,7 @@ impl KernelSeed {
         self.threads.iter().any(|(t, _, _)| *t == id)
     }
 
-    pub(crate) fn push_setup(&mut self, op: SetupOp) {
+    pub(crate) fn push_setup(&mut self, op: ControlOp) {
         self.setup.push(op);
     }
 
@@ -252,16 +242,7 @@ impl<C: Clock> Kernel<C> {
             k.install(id, spec, body);
         }
         for op in seed.setup {
-            match op {
-                SetupOp::Create(name) => k.create_set(name).map(|_| ())?,
-                SetupOp::Add(set, id) => k.add_to_set(set, id)?,
-                SetupOp::Budget(set, b) => k.set_budget(set, b)?,
-                SetupOp::SetTimer(set, at, h) => k.arm_set_timer(set, at, h)?,
-                SetupOp::ThreadTimer(id, at, h) => k.arm_thread_timer(id, at, h)?,
-                SetupOp::CreateLock(spec) => k.create_lock(spec).map(|_| ())?,
-                SetupOp::CreateCond(cpu) => k.create_cond(cpu).map(|_| ())?,
-                SetupOp::CreateSem(spec) => k.create_sem(spec).map(|_| ())?,
-            }
+            k.control(op)?;
         }
         for (spec, handler) in seed.timers {
             let idx = k.events.len() as u32;
