@@ -337,7 +337,7 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let o = self.tcb(owner);
-        if o.state != State::Ready || o.restart_pending || o.held.last() != Some(&(l as u32)) {
+        if o.state != State::Ready || o.restart_section.is_some() || o.held.last() != Some(&(l as u32)) {
             return;
         }
         let (req, own) = (self.info(requester), self.info(owner));
@@ -345,7 +345,7 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let o = self.tcb(owner);
-        o.restart_pending = true;
+        o.restart_section = Some(l as u32);
         o.work_left = 0;
         o.in_work = false;
         self.charge_overhead(owner, self.costs.abort);

@@ -65,7 +65,7 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
         let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
-        if (t.restart_pending || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
+        if (t.restart_section.is_some() || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
             return;
         }
         let t = self.slots[i].as_mut().expect("live slot");
@@ -75,12 +75,11 @@ impl<C: Clock> Kernel<C> {
             None => Reply::Go,
         };
         // Aborts and kills wait for the thread's last lock to be released, and never ride on
-        // the answer to an unlock (it comes back into a destructor).
+        // the answer to an unlock (it comes back into a destructor). A restart was put in
+        // `reply` by `settle_before_resume`: the thread holds its section's lock, so no abort or
+        // kill replaces it.
         let quiet = std::mem::take(&mut t.quiet_reply);
-        if t.restart_pending {
-            t.restart_pending = false;
-            reply = Reply::Restart;
-        } else if (t.kill_pending || t.abort_pending || t.stale) && !quiet {
+        if (t.kill_pending || t.abort_pending || t.stale) && !quiet {
             if let Some(r) = Self::unwind_reply(t) {
                 reply = r;
             }
@@ -135,19 +134,21 @@ impl<C: Clock> Kernel<C> {
         Some(if t.kill_pending { Reply::Kill } else { Reply::Abort })
     }
 
-    /// What must happen before thread `id` is resumed with its reply: an RCS restart of a
-    /// section that has not begun, an unlock whose simulated cost has been paid. Returns
-    /// false when the thread must not be resumed now (a more urgent one takes over first).
+    /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a
+    /// section that has not begun: the lock goes back; of one under way: the reply becomes
+    /// the restart), an unlock whose simulated cost has been paid. Returns false when the
+    /// thread must not be resumed now (a more urgent one takes over first).
     #[cold]
     pub(super) fn settle_before_resume(&mut self, c: usize, id: ThreadId) -> bool {
         let t = self.tcb(id);
-        if t.restart_pending && matches!(t.reply, Some(Reply::Locked(Ok(())))) {
-            // RCS aborted a section that has not begun (the owner was still paying for the
-            // acquisition): give the lock back and let the owner ask again, behind the aborter.
-            t.restart_pending = false;
-            t.reply = Some(Reply::LockRetry);
-            if let Some(&l) = t.held.last() {
-                self.give_back(id, l as usize);
+        if let Some(section) = t.restart_section {
+            if matches!(t.reply, Some(Reply::Locked(Ok(())))) && t.held.last() == Some(&section) {
+                // RCS aborted a section that has not begun (the owner was still paying for the
+                // acquisition): give the lock back and let the owner ask again, behind the
+                // aborter.
+                t.restart_section = None;
+                t.reply = Some(Reply::LockRetry);
+                self.give_back(id, section as usize);
                 if self.cpus[c].preempt {
                     return false;
                 }
@@ -162,6 +163,36 @@ impl<C: Clock> Kernel<C> {
                 return false;
             }
         }
+        self.deliver_restart(c, id)
+    }
+
+    /// Turn thread `id`'s reply into the restart of its aborted section, if it may carry one.
+    /// The answer to an unlock may not (it comes back into a destructor): the restart waits
+    /// for the thread's next runtime call, which `handle_work` keeps from starting any work.
+    /// Returns false when the thread must not be resumed now.
+    fn deliver_restart(&mut self, c: usize, id: ThreadId) -> bool {
+        let t = self.tcb(id);
+        let Some(section) = t.restart_section else { return true };
+        if !t.held.contains(&section) {
+            // The section ended (its lock was released) before the restart could be delivered.
+            t.restart_section = None;
+            return true;
+        }
+        if t.quiet_reply {
+            return true;
+        }
+        if let (Some(Reply::Locked(Ok(()))), Some(&granted)) = (&t.reply, t.held.last()) {
+            // A lock granted inside the section since the abort: the unwind would leave it held
+            // with no guard to release it. It goes back first.
+            t.reply = Some(Reply::LockRetry);
+            self.give_back(id, granted as usize);
+            if self.cpus[c].preempt {
+                return false;
+            }
+        }
+        let t = self.tcb(id);
+        t.restart_section = None;
+        t.set_reply(Reply::Restart);
         true
     }
 
@@ -220,8 +251,10 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
         let t = self.slots[i].as_mut().expect("live slot");
         // An abort or a kill that waited for a critical section to end lands here, instead
-        // of after this demand.
-        let signalled = (t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing();
+        // of after this demand; so does the restart of an aborted section that waited for the
+        // answer to an unlock to go by.
+        let signalled =
+            ((t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing()) || t.restart_section.is_some();
         if ns > 0 && !signalled {
             t.work_left = ns;
             t.in_work = true;

@@ -298,7 +298,7 @@ impl<C: Clock> Kernel<C> {
             quiet_reply: false,
             paid_block_cost: false,
             pending_unlock: None,
-            restart_pending: false,
+            restart_section: None,
             wants: None,
             wants_restartable: false,
             exiting: false,

@@ -89,8 +89,10 @@ pub(crate) struct Tcb {
     pub(crate) paid_block_cost: bool,
     /// An unlock waiting for its simulated cost to be paid.
     pub(crate) pending_unlock: Option<(crate::sync::LockId, bool)>,
-    /// Its restartable critical section was aborted (RCS): unwind it at the next resume.
-    pub(crate) restart_pending: bool,
+    /// The restartable lock (kernel-local index) whose critical section was aborted (RCS): the
+    /// section is unwound at the first reply that may unwind, and the mark is dropped once the
+    /// lock is released some other way (the section ended first).
+    pub(crate) restart_section: Option<u32>,
     /// The lock it asked for while it waits (it may be queued on another lock: ceiling
     /// blocking).
     pub(crate) wants: Option<u32>,
