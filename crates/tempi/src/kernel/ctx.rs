@@ -3,8 +3,13 @@
 //! A thread talks to its kernel only by message: it suspends its coroutine with a [`Request`]
 //! and is resumed with a [`Response`]. The kernel's state is therefore never borrowed while user
 //! code runs, and every runtime call is a preemption point (a task boundary, in Spring's terms).
-//! This module owns [`Ctx`] (the handle a thread body receives), [`EventCtx`] (the handle a
-//! timing-event handler receives) and the per-thread job loop.
+//! This module owns [`Ctx`], the handle a thread body receives, with its calls on time, work,
+//! threads and priorities, and the raw lock, condition-variable and semaphore calls `sync`
+//! builds its objects on. The messages are in `protocol.rs`, the set, clock and budget calls
+//! in `ctx_control.rs`, the job loop in `job_loop.rs`, the handlers' `EventCtx` in
+//! `event_ctx.rs`.
+//!
+//! Must not: reach kernel state: everything goes through a request.
 //!
 //! # Cancellation
 //!

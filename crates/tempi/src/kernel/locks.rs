@@ -10,10 +10,22 @@
 //!   urgencies. It is recomputed from scratch whenever it may change, so releasing one of
 //!   several held locks keeps exactly what the others lend; a change is pushed along the chain
 //!   of blocked owners.
-//! - **Unlock.** Every waiter of the released lock is woken and asks again; the scheduler runs
-//!   the most urgent first, which takes the lock. The others find it taken and wait again.
+//! - **Unlock.** The released lock goes straight to its heir: the most urgent waiter that asked
+//!   for it (the earliest among equals) and that the policy lets take it now, provided it is
+//!   more urgent than the releaser without this lock's lending (or the releaser is ending). The
+//!   heir wakes holding the lock and preempts the releaser; the other waiters that want the lock
+//!   keep waiting, now on the heir. Without an heir every waiter is woken to ask again when it
+//!   runs, except one a ceiling still refuses, which moves to the lock holding that ceiling.
+//!   The common contended case (one waiter, a releaser holding nothing else) takes the short
+//!   path in `hand_off.rs`, with the same effects.
 //! - **Task boundaries.** Aborts and kills never take effect while a thread holds a lock: they
 //!   wait until its last lock is released.
+//! - **Restartable sections (RCS).** A more urgent requester of a lock held by a preempted
+//!   owner inside `Mutex::critical` aborts the owner's section (`maybe_abort_owner`); the owner
+//!   is unwound at its next reply that may unwind (see `requests.rs`).
+//!
+//! Must not: pick or dispatch threads other than through the dispatch functions (the short
+//! path in `hand_off.rs` mirrors them step for step).
 
 use super::protocol::Reply;
 use super::tcb::{State, Wait};

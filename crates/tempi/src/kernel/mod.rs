@@ -3,19 +3,34 @@
 //! scheduling decision itself and asks its CPUs' [`Scheduler`]s at every transition.
 //!
 //! One kernel drives one or more CPUs on the OS thread that calls `Kernel::run`: all of them
-//! in virtual time, exactly one per dispatcher thread in real time. The loop is the same for
-//! both clocks:
+//! in virtual time, exactly one per dispatcher thread in real time. The loop (`run.rs`) is the
+//! same for both clocks:
 //!
 //! ```text
 //! loop {
-//!     fire every timer that is due            (releases, deadlines, wakes, slices, events)
-//!     on every CPU: preempt if asked, pick, resume the current thread until it makes a
-//!                   request that stops it, or starts `work`
-//!     find the next instant: earliest timer, or the end of a CPU's current work
-//!     let the clock pass to it                (virtual: jump; real: spin if busy, else sleep)
-//!     charge the work done meanwhile
+//!     every 65,536 turns: call the progress hook
+//!     stop if another dispatcher of the run has failed
+//!     resume the threads whose `work` ended now   (their jobs end before what else is due now)
+//!     fire every timer that is due                (releases, deadlines, abort times, wakes,
+//!                                                  wait timeouts, slices, events, replenishments)
+//!     fire the execution-time events reached      (thread and set timers, budgets)
+//!     on every CPU, pass after pass until none progresses: fire timers due meanwhile,
+//!                   carry out a preemption, pick if idle, resume the current thread until it
+//!                   starts `work`, waits, yields or ends
+//!     stop if no thread is left or the run failed (a wrong pick, a full timer table)
+//!     find the next instant: earliest timer, execution-time event, or end of a CPU's `work`;
+//!                   none: stop; at or past the horizon: let the clock pass to it and stop
+//!     let the clock pass to it                    (virtual: jump; real: spin if busy, else sleep)
+//!     credit the work done meanwhile to each CPU's current thread
 //! }
 //! ```
+//!
+//! The modules: `seed` (building a kernel), `jobs` (releases, deadlines, job and thread ends),
+//! `dispatch` (urgency and state transitions), `requests` (resuming a thread and handling what
+//! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
+//! `waits` (condition variables and semaphores), `sets` and `budgets` (execution-time
+//! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
+//! `ctx`, `ctx_control`, `job_loop` and `event_ctx`.
 //!
 //! Must not: decide ordering (the scheduler does), allocate on the dispatch path (every
 //! container is sized in `Kernel::new`), or know which clock it runs on beyond `C::MODE`

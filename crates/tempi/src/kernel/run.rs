@@ -2,7 +2,7 @@
 //! the clock pass to it, and how a run ends (normally, by a failure, or by a panic of code the
 //! kernel calls), including unwinding the threads still alive.
 //!
-//! Must not: handle a request or a transition itself; it calls the other modules.
+//! Must not: interpret a thread's request (`requests.rs` does) or decide who runs.
 
 use std::time::Duration;
 

@@ -4,13 +4,19 @@
 //!
 //! | state | meaning | leaves by |
 //! |---|---|---|
-//! | `Dormant` | between jobs (or before the first release) | a release |
-//! | `Ready` | queued in its CPU's scheduler | dispatch |
-//! | `Running` | current on its CPU (possibly inside `work`) | yield, sleep, block, job end, preemption, slice end |
-//! | `Sleeping` | waits for an instant | its wake timer, an abort |
-//! | `Blocked` | waits for another thread | that thread's end, an abort |
+//! | `Dormant` | between jobs (or before the first release), or aborted | a release, a kill |
+//! | `Ready` | queued in its CPU's scheduler | dispatch, an abort |
+//! | `Running` | current on its CPU (possibly inside `work`) | yield, sleep, block, job end, preemption, slice end, exit |
+//! | `Sleeping` | waits for an instant | its wake timer, an abort, a kill |
+//! | `Blocked(Join)` | waits for a thread to end | that thread's end, an abort, a kill |
+//! | `Blocked(Lock)` | waits for a lock, taken or refused by a ceiling | the lock handed over, a retry, its timeout; an abort or a kill only once it holds no other lock |
+//! | `Blocked(Cond)` | waits on a condition variable | a notification, its timeout, an abort, a kill |
+//! | `Blocked(Sem)` | waits for a semaphore unit | a unit handed over, its timeout, an abort, a kill |
 //! | `Held` | would be ready, but its set is suspended (budget exhausted) | replenishment, leaving the set, a kill |
-//! | `Exited` | ended; the slot is freed at once | — |
+//!
+//! A thread that ends has no state: its control block leaves its slot at once (`Kernel::exit`).
+//!
+//! Must not: hold behaviour beyond bookkeeping on one thread; transitions are the kernel's.
 
 use std::collections::VecDeque;
 use std::time::Duration;
