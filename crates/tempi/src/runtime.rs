@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::Error;
-use crate::kernel::{Body, EventHandler, Kernel, KernelPart, KernelSeed, SetupOp};
+use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed};
 use crate::policy::sched::Scheduler;
 use crate::sets::{Budget, SetId};
 use crate::sync::{LockSpec, Mutex};
@@ -300,7 +300,7 @@ impl<C: Clock> Runtime<C> {
         if !seed.owns_thread(thread) {
             return Err(Error::UnknownThread(thread));
         }
-        seed.push_setup(SetupOp::Add(set, thread));
+        seed.push_setup(ControlOp::AddToSet(set, thread));
         self.memberships.push((thread, set));
         Ok(())
     }
@@ -315,7 +315,7 @@ impl<C: Clock> Runtime<C> {
     /// ```
     pub fn set_budget(&mut self, set: SetId, budget: Budget) -> Result<(), Error> {
         budget.validate()?;
-        self.seed_of_set(set)?.push_setup(SetupOp::Budget(set, budget));
+        self.seed_of_set(set)?.push_setup(ControlOp::SetBudget(set, budget));
         Ok(())
     }
 
@@ -333,7 +333,7 @@ impl<C: Clock> Runtime<C> {
         at: Duration,
         handler: impl FnMut(&mut crate::EventCtx<'_>) + Send + 'static,
     ) -> Result<(), Error> {
-        self.seed_of_set(set)?.push_setup(SetupOp::SetTimer(set, at, Box::new(handler)));
+        self.seed_of_set(set)?.push_setup(ControlOp::SetTimer(set, at, Box::new(handler)));
         Ok(())
     }
 
@@ -354,7 +354,7 @@ impl<C: Clock> Runtime<C> {
     ) -> Result<(), Error> {
         self.check_thread(thread)?;
         let seed = self.seeds.iter_mut().find(|s| s.owns_thread(thread)).ok_or(Error::UnknownThread(thread))?;
-        seed.push_setup(SetupOp::ThreadTimer(thread, at, Box::new(handler)));
+        seed.push_setup(ControlOp::ThreadTimer(thread, at, Box::new(handler)));
         Ok(())
     }
 

@@ -3,8 +3,13 @@
 //! A thread talks to its kernel only by message: it suspends its coroutine with a [`Request`]
 //! and is resumed with a [`Response`]. The kernel's state is therefore never borrowed while user
 //! code runs, and every runtime call is a preemption point (a task boundary, in Spring's terms).
-//! This module owns [`Ctx`] (the handle a thread body receives), [`EventCtx`] (the handle a
-//! timing-event handler receives) and the per-thread job loop.
+//! This module owns [`Ctx`], the handle a thread body receives, with its calls on time, work,
+//! threads and priorities, and the raw lock, condition-variable and semaphore calls `sync`
+//! builds its objects on. The messages are in `protocol.rs`, the set, clock and budget calls
+//! in `ctx_control.rs`, the job loop in `job_loop.rs`, the handlers' `EventCtx` in
+//! `event_ctx.rs`.
+//!
+//! Must not: reach kernel state: everything goes through a request.
 //!
 //! # Cancellation
 //!
@@ -34,10 +39,8 @@
 //! - calls that create or wait for something fail with [`Error::Unwinding`] (`spawn`, `join`,
 //!   sets, clocks, budgets, creating locks); `urgency` answers the lowest urgency.
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -46,165 +49,13 @@ use corosensei::Yielder;
 use crate::clock::RealClock;
 use crate::error::Error;
 use crate::policy::sched::Urgency;
-use crate::sets::{Budget, SetId};
-use crate::sync::{CondId, Condvar, LockError, LockId, LockSpec, Mutex, SemId, SemSpec, Semaphore};
+use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
-pub(crate) type Body = Box<dyn FnMut(&Ctx<'_>) + Send>;
-
-/// What a thread asks of its kernel.
-pub(crate) enum Request {
-    Work(u64),
-    Yield,
-    SleepUntil(Time),
-    Spawn(Box<(ThreadSpec, Body)>),
-    Join(ThreadId),
-    Release(ThreadId),
-    SetPriority(i32),
-    Control(Box<ControlOp>),
-    Lock {
-        lock: LockId,
-        deadline: Option<Time>,
-        try_only: bool,
-        restartable: bool,
-    },
-    Unlock {
-        lock: LockId,
-        poison: bool,
-    },
-    ClearPoison(LockId),
-    /// Make the kernel manage a fast-path ownership (before a condition wait).
-    Adopt(LockId),
-    CondWait {
-        cond: CondId,
-        lock: LockId,
-        deadline: Option<Time>,
-    },
-    CondSignal {
-        cond: CondId,
-        all: bool,
-    },
-    Procure {
-        sem: SemId,
-        deadline: Option<Time>,
-        try_only: bool,
-    },
-    Vacate(SemId),
-    Urgency,
-    /// The current job ended; `aborted` if it was abandoned.
-    JobDone {
-        aborted: bool,
-    },
-}
-
-/// The kernel's answer.
-pub(crate) enum Reply {
-    /// Go on (or: start the next job, after `JobDone`).
-    Go,
-    /// Abandon the current job.
-    Abort,
-    /// The runtime is stopping: unwind and end.
-    Stop,
-    /// The thread is killed: unwind and end as `Killed`.
-    Kill,
-    /// Abandon the restartable critical section (RCS): unwind to `Mutex::critical`.
-    Restart,
-    Control(Result<ControlValue, Box<Error>>),
-    Locked(Result<(), LockError>),
-    /// The lock was released while waiting: ask again.
-    LockRetry,
-    /// Back from a condition-variable wait; `true` if it timed out.
-    CondWoken(bool),
-    Urgency(Urgency),
-    // Errors are boxed so the reply, copied at every resume, stays small.
-    Spawned(Result<ThreadId, Box<Error>>),
-    Joined(Result<ThreadOutcome, Box<Error>>),
-    Released(Result<(), Box<Error>>),
-}
-
-pub(crate) struct Response {
-    pub(crate) now: Time,
-    pub(crate) job: JobInfo,
-    pub(crate) reply: Reply,
-}
-
-/// The job a thread is executing.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempi::{Runtime, ThreadSpec, Time};
-/// let mut rt = Runtime::simulated(1);
-/// rt.spawn(ThreadSpec::new("p").periodic(Duration::from_millis(5)).max_jobs(2), |cx| {
-///     let job = cx.job();
-///     assert_eq!(job.release, Time::from_millis(5 * job.number as u64));
-///     assert_eq!(job.deadline, Some(job.release + Duration::from_millis(5)));
-/// }).unwrap();
-/// rt.run().unwrap();
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct JobInfo {
-    /// Job number, from 0.
-    pub number: u32,
-    /// Absolute release.
-    pub release: Time,
-    /// Absolute deadline, if any.
-    pub deadline: Option<Time>,
-}
-
-/// Payload of the unwind that abandons a job.
-pub(crate) struct JobAborted;
-/// Payload of the unwind that ends a thread when the runtime stops.
-pub(crate) struct Shutdown;
-/// Payload of the unwind that ends a killed thread.
-pub(crate) struct Killed;
-/// Payload of the unwind that abandons a restartable critical section.
-pub(crate) struct RestartSection;
-
-/// Operations on thread sets, execution-time clocks and budgets, made from a thread.
-pub(crate) enum ControlOp {
-    CreateSet(String),
-    DestroySet(SetId),
-    EmptySet(SetId),
-    AddToSet(SetId, ThreadId),
-    RemoveFromSet(SetId, ThreadId),
-    SetContains(SetId, ThreadId),
-    SetMembers(SetId),
-    SetOf(ThreadId),
-    ThreadClock(ThreadId),
-    SetThreadClock(ThreadId, Duration),
-    GroupClock(SetId),
-    SetGroupClock(SetId, Duration),
-    ThreadTimer(ThreadId, Duration, super::EventHandler),
-    SetTimer(SetId, Duration, super::EventHandler),
-    SetBudget(SetId, Budget),
-    BudgetLeft(SetId),
-    Replenish(SetId, Duration),
-    AddBudget(SetId, i64),
-    CreateLock(LockSpec),
-    CreateCond(usize),
-    CreateSem(SemSpec),
-}
-
-pub(crate) enum ControlValue {
-    Unit,
-    Set(SetId),
-    Bool(bool),
-    Members(Vec<ThreadId>),
-    SetOf(Option<SetId>),
-    Time(Duration),
-    Budget(Duration, bool),
-    Lock(LockId),
-    Cond(CondId),
-    Sem(SemId),
-}
-
-/// A reply the protocol rules out; dropped out of line so the expected replies need no drop.
-#[cold]
-fn unexpected_reply(reply: Reply, what: &str) -> ! {
-    drop(reply);
-    unreachable!("{what}")
-}
+use super::protocol::{
+    unexpected_reply, unwind_for, ControlOp, ControlValue, JobInfo, Reply, Request, Response, Unwind,
+};
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
 /// call and a preemption point.
@@ -222,69 +73,26 @@ fn unexpected_reply(reply: Reply, what: &str) -> ! {
 /// rt.run().unwrap();
 /// ```
 pub struct Ctx<'a> {
-    yielder: &'a Yielder<Response, Request>,
+    pub(super) yielder: &'a Yielder<Response, Request>,
     /// The identity of the thread's runtime: objects of other runtimes are refused.
-    runtime: u64,
-    id: ThreadId,
-    cpu: usize,
-    now: Cell<Time>,
-    job: Cell<JobInfo>,
-    real_clock: Option<RealClock>,
+    pub(super) runtime: u64,
+    pub(super) id: ThreadId,
+    pub(super) cpu: usize,
+    pub(super) now: Cell<Time>,
+    pub(super) job: Cell<JobInfo>,
+    pub(super) real_clock: Option<RealClock>,
     /// Locks this thread holds through the fast path; shared with its control block.
-    fast_held: Rc<Cell<u32>>,
+    pub(super) fast_held: Rc<Cell<u32>>,
     /// Something waits for the thread's next runtime call: releasing calls made while it
     /// unwound, or an unwinding reply that arrived while those were being made.
-    owed: Cell<bool>,
+    pub(super) owed: Cell<bool>,
     /// Releasing requests made while unwinding, in order (see "Runtime calls while unwinding").
-    deferred: RefCell<Vec<Request>>,
+    pub(super) deferred: RefCell<Vec<Request>>,
     /// An unwinding reply that came back to a deferred request, delivered at the next call.
-    stashed: Cell<Option<Unwind>>,
+    pub(super) stashed: Cell<Option<Unwind>>,
     /// The unwind under way, if any, is the runtime's own (abort, stop, kill), not a panic: a
     /// guard it drops unlocks without poisoning. Cleared when the job loop catches it.
-    runtime_unwind: Cell<bool>,
-}
-
-/// The replies that unwind the thread, without their payloads.
-#[derive(Clone, Copy)]
-enum Unwind {
-    Abort,
-    Stop,
-    Kill,
-    Restart,
-}
-
-impl Unwind {
-    fn of(reply: &Reply) -> Option<Unwind> {
-        match reply {
-            Reply::Abort => Some(Unwind::Abort),
-            Reply::Stop => Some(Unwind::Stop),
-            Reply::Kill => Some(Unwind::Kill),
-            Reply::Restart => Some(Unwind::Restart),
-            _ => None,
-        }
-    }
-
-    fn reply(self) -> Reply {
-        match self {
-            Unwind::Abort => Reply::Abort,
-            Unwind::Stop => Reply::Stop,
-            Unwind::Kill => Reply::Kill,
-            Unwind::Restart => Reply::Restart,
-        }
-    }
-}
-
-/// Unwind the thread's stack for a reply that ends its job, its critical section or the
-/// thread itself.
-#[cold]
-fn unwind_for(reply: Reply) -> ! {
-    match reply {
-        Reply::Abort => resume_unwind(Box::new(JobAborted)),
-        Reply::Stop => resume_unwind(Box::new(Shutdown)),
-        Reply::Kill => resume_unwind(Box::new(Killed)),
-        Reply::Restart => resume_unwind(Box::new(RestartSection)),
-        other => unexpected_reply(other, "only abort, stop, kill and restart unwind"),
-    }
+    pub(super) runtime_unwind: Cell<bool>,
 }
 
 impl<'a> Ctx<'a> {
@@ -293,7 +101,7 @@ impl<'a> Ctx<'a> {
     // return addresses the CPU's return predictor no longer holds (the dispatcher's calls
     // and returns replaced them while the thread was suspended).
     #[inline(always)]
-    fn call(&self, request: Request) -> Reply {
+    pub(super) fn call(&self, request: Request) -> Reply {
         if self.owed.get() || std::thread::panicking() {
             return self.call_cold(request);
         }
@@ -388,7 +196,7 @@ impl<'a> Ctx<'a> {
 
     /// At the end of a job or of the thread: make what is owed, forget a stashed unwind (the
     /// kernel repeats what still holds: a kill, a stop).
-    fn settle_at_end(&self) {
+    pub(super) fn settle_at_end(&self) {
         if self.owed.get() {
             self.settle_owed();
             self.stashed.set(None);
@@ -397,7 +205,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The runtime stops: nothing will take the deferred requests any more.
-    fn forget_owed(&self) {
+    pub(super) fn forget_owed(&self) {
         self.deferred.borrow_mut().clear();
         self.stashed.set(None);
         self.owed.set(false);
@@ -651,38 +459,26 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Create a lock from `spec` on this thread's CPU; `Mutex` wraps the id it answers.
+    pub(crate) fn create_lock_raw(&self, spec: LockSpec) -> Result<LockId, Error> {
+        match self.control(ControlOp::CreateLock(spec.cpu(self.cpu)))? {
+            ControlValue::Lock(id) => Ok(id),
+            _ => unreachable!("creating a lock answers with its id"),
+        }
+    }
+
     /// Create a condition variable on this thread's CPU.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let cv = cx.create_condvar().unwrap();
-    ///     cv.notify_one(cx).unwrap(); // nobody waits: nothing happens
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_condvar(&self) -> Result<Condvar, Error> {
+    pub(crate) fn create_cond_raw(&self) -> Result<CondId, Error> {
         match self.control(ControlOp::CreateCond(self.cpu))? {
-            ControlValue::Cond(id) => Ok(Condvar::new(id, self.cpu, self.runtime)),
+            ControlValue::Cond(id) => Ok(id),
             _ => unreachable!("creating a condition variable answers with its id"),
         }
     }
 
-    /// Create a counting semaphore on this thread's CPU.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_semaphore(tempi::sync::SemSpec::new("slots", 2)).unwrap();
-    ///     s.procure(cx).unwrap();
-    ///     s.vacate(cx).unwrap();
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_semaphore(&self, spec: SemSpec) -> Result<Semaphore, Error> {
-        let spec = spec.cpu(self.cpu);
-        match self.control(ControlOp::CreateSem(spec))? {
-            ControlValue::Sem(id) => Ok(Semaphore::new(id, self.cpu, self.runtime)),
+    /// Create a semaphore from `spec` on this thread's CPU.
+    pub(crate) fn create_sem_raw(&self, spec: SemSpec) -> Result<SemId, Error> {
+        match self.control(ControlOp::CreateSem(spec.cpu(self.cpu)))? {
+            ControlValue::Sem(id) => Ok(id),
             _ => unreachable!("creating a semaphore answers with its id"),
         }
     }
@@ -718,372 +514,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Create a mutex on this thread's CPU (see [`crate::sync`]).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let m = cx.create_mutex(5, tempi::sync::LockSpec::new("m").protocol("bp")).unwrap();
-    ///     assert_eq!(*m.lock(cx).unwrap(), 5);
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_mutex<T>(&self, value: T, spec: LockSpec) -> Result<Mutex<T>, Error> {
-        let spec = spec.cpu(self.cpu);
-        let word = spec.word.clone();
-        match self.control(ControlOp::CreateLock(spec))? {
-            ControlValue::Lock(id) => Ok(Mutex::new(id, self.cpu, self.runtime, word, value)),
-            _ => unreachable!("creating a lock answers with its id"),
-        }
-    }
-
-    fn control(&self, op: ControlOp) -> Result<ControlValue, Error> {
-        match self.call(Request::Control(Box::new(op))) {
-            Reply::Control(r) => r.map_err(|e| *e),
-            _ => unreachable!("the kernel answers a control request with Control"),
-        }
-    }
-
-    fn control_unit(&self, op: ControlOp) -> Result<(), Error> {
-        self.control(op).map(|_| ())
-    }
-
-    /// Create an empty thread set on this thread's CPU.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("workers").unwrap();
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     assert_eq!(cx.set_of(cx.id()).unwrap(), Some(s));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn create_set(&self, name: &str) -> Result<SetId, Error> {
-        match self.control(ControlOp::CreateSet(name.to_string()))? {
-            ControlValue::Set(s) => Ok(s),
-            _ => unreachable!("create answers with a set"),
-        }
-    }
-
-    /// Destroy a set: its members leave it (and any enforcement on them is lifted).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("tmp").unwrap();
-    ///     cx.destroy_set(s).unwrap();
-    ///     assert!(cx.set_members(s).is_err());
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn destroy_set(&self, set: SetId) -> Result<(), Error> {
-        self.control_unit(ControlOp::DestroySet(set))
-    }
-
-    /// Remove every member of a set.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     cx.empty_set(s).unwrap();
-    ///     assert!(cx.set_members(s).unwrap().is_empty());
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn empty_set(&self, set: SetId) -> Result<(), Error> {
-        self.control_unit(ControlOp::EmptySet(set))
-    }
-
-    /// Add a thread to a set. A thread belongs to at most one set: adding it to a second one
-    /// is [`Error::AlreadyInSet`].
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let a = cx.create_set("a").unwrap();
-    ///     let b = cx.create_set("b").unwrap();
-    ///     cx.add_to_set(a, cx.id()).unwrap();
-    ///     assert!(matches!(cx.add_to_set(b, cx.id()), Err(tempi::Error::AlreadyInSet { .. })));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn add_to_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
-        self.control_unit(ControlOp::AddToSet(set, thread))
-    }
-
-    /// Remove a thread from a set.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     assert!(cx.remove_from_set(s, cx.id()).is_err());
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn remove_from_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
-        self.control_unit(ControlOp::RemoveFromSet(set, thread))
-    }
-
-    /// Whether `thread` is a member of `set`.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     assert_eq!(cx.set_contains(s, cx.id()), Ok(false));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_contains(&self, set: SetId, thread: ThreadId) -> Result<bool, Error> {
-        match self.control(ControlOp::SetContains(set, thread))? {
-            ControlValue::Bool(b) => Ok(b),
-            _ => unreachable!("contains answers with a bool"),
-        }
-    }
-
-    /// The members of a set, in the order they joined (removals reorder).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     assert_eq!(cx.set_members(s).unwrap(), vec![cx.id()]);
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_members(&self, set: SetId) -> Result<Vec<ThreadId>, Error> {
-        match self.control(ControlOp::SetMembers(set))? {
-            ControlValue::Members(m) => Ok(m),
-            _ => unreachable!("members answers with a list"),
-        }
-    }
-
-    /// The set a thread belongs to.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| assert_eq!(cx.set_of(cx.id()), Ok(None))).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_of(&self, thread: ThreadId) -> Result<Option<SetId>, Error> {
-        match self.control(ControlOp::SetOf(thread))? {
-            ControlValue::SetOf(s) => Ok(s),
-            _ => unreachable!("set_of answers with an optional set"),
-        }
-    }
-
-    /// A thread's execution-time clock: CPU time consumed, including the running part. It
-    /// saturates at `u64::MAX` ns (about 584 years) rather than wrapping.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     cx.work(Duration::from_millis(3));
-    ///     assert_eq!(cx.thread_cpu_time(cx.id()), Ok(Duration::from_millis(3)));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn thread_cpu_time(&self, thread: ThreadId) -> Result<Duration, Error> {
-        match self.control(ControlOp::ThreadClock(thread))? {
-            ControlValue::Time(t) => Ok(t),
-            _ => unreachable!("a clock answers with a time"),
-        }
-    }
-
-    /// Set a thread's execution-time clock.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     cx.work(Duration::from_millis(3));
-    ///     cx.set_thread_cpu_time(cx.id(), Duration::ZERO).unwrap();
-    ///     assert_eq!(cx.thread_cpu_time(cx.id()), Ok(Duration::ZERO));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_thread_cpu_time(&self, thread: ThreadId, value: Duration) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetThreadClock(thread, value))
-    }
-
-    /// A set's group clock: CPU time consumed by its members while members, including the
-    /// running parts. It saturates at `u64::MAX` ns rather than wrapping.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.work(Duration::from_millis(1)); // before joining: not counted
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     cx.work(Duration::from_millis(2));
-    ///     assert_eq!(cx.set_cpu_time(s), Ok(Duration::from_millis(2)));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_cpu_time(&self, set: SetId) -> Result<Duration, Error> {
-        match self.control(ControlOp::GroupClock(set))? {
-            ControlValue::Time(t) => Ok(t),
-            _ => unreachable!("a clock answers with a time"),
-        }
-    }
-
-    /// Set a group clock. A budget on the set keeps the amount it had left.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.set_set_cpu_time(s, Duration::from_millis(7)).unwrap();
-    ///     assert_eq!(cx.set_cpu_time(s), Ok(Duration::from_millis(7)));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_set_cpu_time(&self, set: SetId, value: Duration) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetGroupClock(set, value))
-    }
-
-    /// Arm an execution-time timer on a thread's clock: `handler` runs inside the runtime when
-    /// the clock reaches `at`. Replaces any timer armed on that clock.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     cx.arm_thread_timer(cx.id(), Duration::from_millis(2), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(2))).unwrap();
-    ///     cx.work(Duration::from_millis(5));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn arm_thread_timer(
-        &self,
-        thread: ThreadId,
-        at: Duration,
-        handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
-    ) -> Result<(), Error> {
-        self.control_unit(ControlOp::ThreadTimer(thread, at, Box::new(handler)))
-    }
-
-    /// Arm an execution-time timer on a set's group clock (one per set; replaces any).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     cx.arm_set_timer(s, Duration::from_millis(1), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(1))).unwrap();
-    ///     cx.work(Duration::from_millis(2));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn arm_set_timer(
-        &self,
-        set: SetId,
-        at: Duration,
-        handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
-    ) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetTimer(set, at, Box::new(handler)))
-    }
-
-    /// Give a set a budget (replacing any): from now on its members may consume
-    /// `budget.amount()` before the budget's action applies.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     cx.set_budget(s, tempi::Budget::new(Duration::from_millis(4))).unwrap();
-    ///     cx.work(Duration::from_millis(1));
-    ///     assert_eq!(cx.budget_remaining(s), Ok(Duration::from_millis(3)));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn set_budget(&self, set: SetId, budget: Budget) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetBudget(set, budget))
-    }
-
-    /// Budget left on a set (Ada's `Budget_Remaining`).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     assert!(matches!(cx.budget_remaining(s), Err(tempi::Error::NoBudget(_))));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn budget_remaining(&self, set: SetId) -> Result<Duration, Error> {
-        match self.control(ControlOp::BudgetLeft(set))? {
-            ControlValue::Budget(left, _) => Ok(left),
-            _ => unreachable!("a budget query answers with a budget"),
-        }
-    }
-
-    /// Whether a set's budget is exhausted (Ada's `Budget_Has_Expired`).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.add_to_set(s, cx.id()).unwrap();
-    ///     cx.set_budget(s, tempi::Budget::new(Duration::from_millis(1))).unwrap();
-    ///     cx.work(Duration::from_millis(2));
-    ///     assert_eq!(cx.budget_exhausted(s), Ok(true));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn budget_exhausted(&self, set: SetId) -> Result<bool, Error> {
-        match self.control(ControlOp::BudgetLeft(set))? {
-            ControlValue::Budget(_, exhausted) => Ok(exhausted),
-            _ => unreachable!("a budget query answers with a budget"),
-        }
-    }
-
-    /// Set the budget left to `to` (Ada's `Replenish`); lifts an enforcement in force.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.set_budget(s, tempi::Budget::new(Duration::ZERO)).unwrap();
-    ///     cx.replenish_budget(s, Duration::from_millis(5)).unwrap();
-    ///     assert_eq!(cx.budget_remaining(s), Ok(Duration::from_millis(5)));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn replenish_budget(&self, set: SetId, to: Duration) -> Result<(), Error> {
-        self.control_unit(ControlOp::Replenish(set, to))
-    }
-
-    /// Add `delta_ns` nanoseconds (negative to take away) to the budget left (Ada's `Add`).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
-    ///     let s = cx.create_set("s").unwrap();
-    ///     cx.set_budget(s, tempi::Budget::new(Duration::from_millis(2))).unwrap();
-    ///     cx.add_budget(s, -1_000_000).unwrap();
-    ///     assert_eq!(cx.budget_remaining(s), Ok(Duration::from_millis(1)));
-    /// }).unwrap();
-    /// rt.run().unwrap();
-    /// ```
-    pub fn add_budget(&self, set: SetId, delta_ns: i64) -> Result<(), Error> {
-        self.control_unit(ControlOp::AddBudget(set, delta_ns))
-    }
-
     /// Release a job of sporadic thread `t` now (deferred if the minimum inter-arrival time
     /// has not passed since its last release).
     ///
@@ -1099,190 +529,5 @@ impl<'a> Ctx<'a> {
             Reply::Released(r) => r.map_err(|e| *e),
             _ => unreachable!("the kernel answers a release with Released"),
         }
-    }
-}
-
-enum JobEnd {
-    Aborted,
-    Killed,
-    Panicked(String),
-    Shutdown,
-}
-
-/// Whether an unwind payload is the restart of a critical section.
-pub(crate) fn is_restart(payload: &(dyn Any + Send)) -> bool {
-    payload.is::<RestartSection>()
-}
-
-/// Whether an unwind payload is a genuine panic (not one of the runtime's own unwinds).
-pub(crate) fn is_panic(payload: &(dyn Any + Send)) -> bool {
-    !(payload.is::<JobAborted>()
-        || payload.is::<Shutdown>()
-        || payload.is::<Killed>()
-        || payload.is::<RestartSection>())
-}
-
-fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
-    if payload.is::<JobAborted>() {
-        JobEnd::Aborted
-    } else if payload.is::<RestartSection>() {
-        // Only delivered inside `Mutex::critical`, which catches it; one that escapes (the
-        // section was left some other way) ends the job like an abort.
-        JobEnd::Aborted
-    } else if payload.is::<Killed>() {
-        JobEnd::Killed
-    } else if payload.is::<Shutdown>() {
-        JobEnd::Shutdown
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        JobEnd::Panicked((*s).to_string())
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        JobEnd::Panicked(s.clone())
-    } else if FORCED_UNWIND.with(Cell::get) {
-        // The coroutine library's forced unwind of a thread being dropped: it must keep going.
-        resume_unwind(payload)
-    } else {
-        JobEnd::Panicked("a panic whose payload is not a message".to_string())
-    }
-}
-
-thread_local! {
-    /// The kernel is dropping a coroutine on this OS thread: an unwind that is neither the
-    /// runtime's nor a message is the coroutine library's own, which must reach it.
-    static FORCED_UNWIND: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Drop a thread's coroutine, letting the coroutine library unwind it by force.
-pub(crate) fn drop_coroutine<T>(co: T) {
-    FORCED_UNWIND.with(|f| f.set(true));
-    let dropped = catch_unwind(AssertUnwindSafe(move || drop(co)));
-    FORCED_UNWIND.with(|f| f.set(false));
-    // A panic escaping that unwind has nowhere to go.
-    drop(dropped);
-}
-
-/// The code every thread runs on its own stack: jobs, one after another, until told to stop.
-pub(crate) fn thread_main(
-    yielder: &Yielder<Response, Request>,
-    first: Response,
-    (runtime, id, cpu): (u64, ThreadId, usize),
-    real_clock: Option<RealClock>,
-    fast_held: Rc<Cell<u32>>,
-    mut body: Body,
-) -> ThreadOutcome {
-    let cx = Ctx {
-        yielder,
-        runtime,
-        id,
-        cpu,
-        now: Cell::new(first.now),
-        job: Cell::new(first.job),
-        real_clock,
-        fast_held,
-        owed: Cell::new(false),
-        deferred: RefCell::new(Vec::new()),
-        stashed: Cell::new(None),
-        runtime_unwind: Cell::new(false),
-    };
-    let mut reply = first.reply;
-    loop {
-        cx.runtime_unwind.set(false);
-        let aborted = match reply {
-            Reply::Go => match catch_unwind(AssertUnwindSafe(|| body(&cx))) {
-                Ok(()) => false,
-                Err(payload) => match classify(payload) {
-                    JobEnd::Aborted => true,
-                    JobEnd::Panicked(msg) => {
-                        cx.settle_at_end();
-                        return ThreadOutcome::Panicked(msg);
-                    }
-                    JobEnd::Shutdown => {
-                        cx.forget_owed();
-                        return ThreadOutcome::Completed;
-                    }
-                    JobEnd::Killed => {
-                        cx.settle_at_end();
-                        return ThreadOutcome::Killed;
-                    }
-                },
-            },
-            Reply::Kill => return ThreadOutcome::Killed,
-            // Abandoned before it could start.
-            Reply::Abort => true,
-            _ => return ThreadOutcome::Completed,
-        };
-        cx.settle_at_end();
-        let next = yielder.suspend(Request::JobDone { aborted });
-        cx.now.set(next.now);
-        cx.job.set(next.job);
-        reply = next.reply;
-    }
-}
-
-/// A timing-event handler's handle on the runtime. Handlers run inside the kernel, between
-/// thread executions, on no thread of their own: they must not block.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempi::{Runtime, TimerSpec, Time};
-/// let mut rt = Runtime::simulated(1);
-/// rt.add_timer(TimerSpec::every(Duration::from_millis(2)), |ev| {
-///     if ev.now() >= Time::from_millis(6) { ev.cancel() }
-/// }).unwrap();
-/// rt.run_until(Time::from_millis(20)).unwrap();
-/// ```
-pub struct EventCtx<'k> {
-    pub(crate) now: Time,
-    /// The tag of the runtime's thread ids: ids of other runtimes are refused.
-    pub(crate) tag: u16,
-    pub(crate) releases: &'k mut Vec<ThreadId>,
-    pub(crate) cancelled: bool,
-}
-
-impl EventCtx<'_> {
-    /// The instant the event fired.
-    ///
-    /// ```
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// rt.add_timer(tempi::TimerSpec::at(tempi::Time::from_millis(3)), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(3))).unwrap();
-    /// # rt.run_until(tempi::Time::from_millis(5)).unwrap();
-    /// ```
-    pub fn now(&self) -> Time {
-        self.now
-    }
-
-    /// Release a job of sporadic thread `t` (applied when the handler returns).
-    ///
-    /// # Errors
-    /// [`Error::TooManyThreads`] if more releases are requested in one firing than the runtime
-    /// has thread slots (the request list is pre-sized to that); [`Error::ForeignThread`] for
-    /// an id of another runtime.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// let s = rt.spawn(tempi::ThreadSpec::new("s").sporadic(Duration::ZERO).max_jobs(1), |_| {}).unwrap();
-    /// rt.add_timer(tempi::TimerSpec::at(tempi::Time::from_millis(1)), move |ev| ev.release(s).unwrap()).unwrap();
-    /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
-    /// ```
-    pub fn release(&mut self, t: ThreadId) -> Result<(), Error> {
-        if t.tag() != self.tag {
-            return Err(Error::ForeignThread(t));
-        }
-        if self.releases.len() == self.releases.capacity() {
-            return Err(Error::TooManyThreads { max: self.releases.capacity() });
-        }
-        self.releases.push(t);
-        Ok(())
-    }
-
-    /// Stop a periodic event from firing again.
-    ///
-    /// ```
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// rt.add_timer(tempi::TimerSpec::every(std::time::Duration::from_millis(1)), |ev| ev.cancel()).unwrap();
-    /// # rt.run_until(tempi::Time::from_millis(5)).unwrap();
-    /// ```
-    pub fn cancel(&mut self) {
-        self.cancelled = true;
     }
 }

@@ -10,29 +10,40 @@
 //!   urgencies. It is recomputed from scratch whenever it may change, so releasing one of
 //!   several held locks keeps exactly what the others lend; a change is pushed along the chain
 //!   of blocked owners.
-//! - **Unlock.** Every waiter of the released lock is woken and asks again; the scheduler runs
-//!   the most urgent first, which takes the lock. The others find it taken and wait again.
+//! - **Unlock.** The released lock goes straight to its heir: the most urgent waiter that asked
+//!   for it (the earliest among equals) and that the policy lets take it now, provided it is
+//!   more urgent than the releaser without this lock's lending (or the releaser is ending). The
+//!   heir wakes holding the lock and preempts the releaser; the other waiters that want the lock
+//!   keep waiting, now on the heir. Without an heir every waiter is woken to ask again when it
+//!   runs, except one a ceiling still refuses, which moves to the lock holding that ceiling.
+//!   The common contended case (one waiter, a releaser holding nothing else) takes the short
+//!   path in `hand_off.rs`, with the same effects.
 //! - **Task boundaries.** Aborts and kills never take effect while a thread holds a lock: they
 //!   wait until its last lock is released.
+//! - **Restartable sections (RCS).** A more urgent requester of a lock held by a preempted
+//!   owner inside `Mutex::critical` aborts the owner's section (`maybe_abort_owner`); the owner
+//!   is unwound at its next reply that may unwind (see `requests.rs`).
+//!
+//! Must not: pick or dispatch threads other than through the dispatch functions (the short
+//! path in `hand_off.rs` mirrors them step for step).
 
-use super::ctx::Reply;
+use super::protocol::Reply;
 use super::tcb::{State, Wait};
 use super::Kernel;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
-use crate::policy::sched::{ReadyReason, SchedInfo, Urgency};
-use crate::sets::Accounting;
+use crate::policy::sched::{SchedInfo, Urgency};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::objects::{LockError, LockId, LockSpec, LockWord};
 use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
+use crate::trace::TraceKind;
 
 /// Where a lock's ceiling comes from.
-enum Ceiling {
+pub(super) enum Ceiling {
     None,
     /// A declared fixed priority.
     Declared(Urgency),
@@ -43,34 +54,34 @@ enum Ceiling {
 }
 
 pub(crate) struct LockState {
-    cpu: usize,
-    policy: Box<dyn LockPolicy>,
+    pub(super) cpu: usize,
+    pub(super) policy: Box<dyn LockPolicy>,
     /// The policy's [`LockPolicy::inherits`] and [`LockPolicy::raises_holder`], asked once.
-    inherits: bool,
-    raises_holder: bool,
+    pub(super) inherits: bool,
+    pub(super) raises_holder: bool,
     /// The policy's [`LockPolicy::uncontended_fast_path`], asked once: taking the free lock
     /// decides nothing (no ceiling test), so `may_acquire` needs no asking.
-    acquire_decides_nothing: bool,
-    ceiling: Ceiling,
+    pub(super) acquire_decides_nothing: bool,
+    pub(super) ceiling: Ceiling,
     /// The ceiling as it stood when the current owner took the lock: what it imposes on
     /// others (the system ceiling) until it is released.
-    held_ceiling: Option<Urgency>,
-    owner: Option<ThreadId>,
+    pub(super) held_ceiling: Option<Urgency>,
+    pub(super) owner: Option<ThreadId>,
     /// Shared with the `Mutex`: fast-path ownership, and whether the fast path is open.
-    word: Arc<LockWord>,
+    pub(super) word: Arc<LockWord>,
     /// The protocol, the costs and tracing allow the fast path (poisoning closes it).
-    fast_ok: bool,
-    waiters: Vec<ThreadId>,
-    poisoned: bool,
+    pub(super) fast_ok: bool,
+    pub(super) waiters: Vec<ThreadId>,
+    pub(super) poisoned: bool,
     /// The owner entered through `Mutex::critical`: its section may be restarted.
-    restartable: bool,
+    pub(super) restartable: bool,
 }
 
 impl LockState {
     /// `id` owns the free lock, which imposes `ceiling` until released; returns whether it
     /// imposes one (the kernel counts them).
     #[inline]
-    fn set_owner(&mut self, id: ThreadId, ceiling: Option<Urgency>) -> bool {
+    pub(super) fn set_owner(&mut self, id: ThreadId, ceiling: Option<Urgency>) -> bool {
         debug_assert!(self.owner.is_none());
         self.held_ceiling = ceiling;
         self.owner = Some(id);
@@ -79,13 +90,13 @@ impl LockState {
 
     /// The lock has no owner any more; returns whether it imposed a ceiling.
     #[inline]
-    fn clear_owner(&mut self) -> bool {
+    pub(super) fn clear_owner(&mut self) -> bool {
         self.owner.take().is_some() && self.held_ceiling.take().is_some()
     }
 
     /// Tell the `Mutex` that `id` owns the lock through the kernel.
     #[inline]
-    fn publish_owner(&self, id: ThreadId) {
+    pub(super) fn publish_owner(&self, id: ThreadId) {
         self.word.owner.store(id.to_word(), Ordering::Relaxed);
         self.word.managed.store(true, Ordering::Relaxed);
     }
@@ -159,13 +170,13 @@ impl<C: Clock> Kernel<C> {
 
     /// The highest ceiling among locks of `cpu` held by threads other than `id`, and the lock
     /// that has it.
-    fn system_ceiling(&self, id: ThreadId, cpu: usize) -> Option<(Urgency, usize)> {
+    pub(super) fn system_ceiling(&self, id: ThreadId, cpu: usize) -> Option<(Urgency, usize)> {
         self.system_ceiling_except(id, cpu, usize::MAX)
     }
 
     /// [`Kernel::system_ceiling`] as it will be once lock `except` is released.
     #[inline]
-    fn system_ceiling_except(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
+    pub(super) fn system_ceiling_except(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
         if self.ceilings_held == 0 {
             return None;
         }
@@ -173,7 +184,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The search behind [`Kernel::system_ceiling_except`].
-    fn highest_held_ceiling(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
+    pub(super) fn highest_held_ceiling(&self, id: ThreadId, cpu: usize, except: usize) -> Option<(Urgency, usize)> {
         let mut best: Option<(Urgency, usize)> = None;
         for (i, l) in self.locks.iter().enumerate() {
             if i == except || l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
@@ -189,24 +200,24 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// `id` becomes the owner of lock `l`, which imposes its ceiling as it stands now.
-    fn set_owner(&mut self, l: usize, id: ThreadId) {
+    pub(super) fn set_owner(&mut self, l: usize, id: ThreadId) {
         let ceiling = self.ceiling_now(l);
         self.set_owner_at(l, id, ceiling);
     }
 
     /// [`Kernel::set_owner`] with the ceiling as it stands now.
-    fn set_owner_at(&mut self, l: usize, id: ThreadId, ceiling: Option<Urgency>) {
+    pub(super) fn set_owner_at(&mut self, l: usize, id: ThreadId, ceiling: Option<Urgency>) {
         self.ceilings_held += u32::from(self.locks[l].set_owner(id, ceiling));
     }
 
     /// Lock `l` has no owner any more.
-    fn clear_owner(&mut self, l: usize) {
+    pub(super) fn clear_owner(&mut self, l: usize) {
         self.ceilings_held -= u32::from(self.locks[l].clear_owner());
     }
 
     /// The ceiling of lock `l` at this instant.
     #[inline(always)]
-    fn ceiling_now(&self, l: usize) -> Option<Urgency> {
+    pub(super) fn ceiling_now(&self, l: usize) -> Option<Urgency> {
         match &self.locks[l].ceiling {
             Ceiling::None => None,
             Ceiling::Declared(u) => Some(*u),
@@ -215,7 +226,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The ceiling of lock `l`, computed from its declared users.
-    fn users_ceiling(&self, l: usize, users: &[(i32, Option<std::time::Duration>)]) -> Option<Urgency> {
+    pub(super) fn users_ceiling(&self, l: usize, users: &[(i32, Option<std::time::Duration>)]) -> Option<Urgency> {
         let c = self.cpu_local(self.locks[l].cpu).expect("lock on this kernel");
         let scheduler = &self.cpus[c].scheduler;
         users
@@ -240,7 +251,7 @@ impl<C: Clock> Kernel<C> {
             .max()
     }
 
-    fn view(&self, l: usize, asking: ThreadId) -> LockView {
+    pub(super) fn view(&self, l: usize, asking: ThreadId) -> LockView {
         let lock = &self.locks[l];
         LockView {
             ceiling: if lock.owner.is_some() { lock.held_ceiling } else { self.ceiling_now(l) },
@@ -332,13 +343,13 @@ impl<C: Clock> Kernel<C> {
 
     /// RCS: abort the owner's restartable section if the policy says so and the owner is
     /// preempted (not waiting inside its section, where it cannot unwind now).
-    fn maybe_abort_owner(&mut self, requester: ThreadId, l: usize) {
+    pub(super) fn maybe_abort_owner(&mut self, requester: ThreadId, l: usize) {
         let Some(owner) = self.locks[l].owner else { return };
         if !self.locks[l].restartable {
             return;
         }
         let o = self.tcb(owner);
-        if o.state != State::Ready || o.restart_pending || o.held.last() != Some(&(l as u32)) {
+        if o.state != State::Ready || o.restart_section.is_some() || o.held.last() != Some(&(l as u32)) {
             return;
         }
         let (req, own) = (self.info(requester), self.info(owner));
@@ -346,14 +357,14 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let o = self.tcb(owner);
-        o.restart_pending = true;
+        o.restart_section = Some(l as u32);
         o.work_left = 0;
         o.in_work = false;
         self.charge_overhead(owner, self.costs.abort);
     }
 
     /// Whether `id` waiting on lock `l` would close a cycle of owners waiting for each other.
-    fn closes_cycle(&self, id: ThreadId, l: usize) -> bool {
+    pub(super) fn closes_cycle(&self, id: ThreadId, l: usize) -> bool {
         let mut lock = l;
         for _ in 0..=self.slots.len() {
             let Some(owner) = self.locks[lock].owner else { return false };
@@ -370,13 +381,13 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Make `id` the owner of free lock `l`. The caller recomputes what `id` is lent.
-    fn grant(&mut self, id: ThreadId, l: usize) {
+    pub(super) fn grant(&mut self, id: ThreadId, l: usize) {
         let ceiling = self.ceiling_now(l);
         self.grant_at(id, l, ceiling);
     }
 
     /// [`Kernel::grant`], with the lock's ceiling as it stands now already known.
-    fn grant_at(&mut self, id: ThreadId, l: usize, ceiling: Option<Urgency>) {
+    pub(super) fn grant_at(&mut self, id: ThreadId, l: usize, ceiling: Option<Urgency>) {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
         self.set_owner_at(l, id, ceiling);
         self.locks[l].publish_owner(id);
@@ -401,156 +412,9 @@ impl<C: Clock> Kernel<C> {
             self.release(id, l, poison);
         }
     }
-
-    /// The contended unlock's common case, without the general machinery of
-    /// [`Kernel::release`] and of the reschedule that follows it: `id`, running (in slot
-    /// `i`), holds only lock `l`; exactly one thread waits, for `l` itself, and it is more
-    /// urgent than `id` will be once `l` no longer lends to it; the protocol does not raise
-    /// its holder and neither thread is in a thread set. The lock goes straight to the waiter
-    /// and the CPU goes to whom the scheduler picks, with the same effects, trace records and
-    /// scheduler calls, in the same order, as `release` and `reschedule` make (the scheduler's
-    /// three calls and pick fused in [`Scheduler::on_handed_over`]); each thread's
-    /// [`SchedInfo`] is borrowed from its control block. Returns false, having changed
-    /// nothing, when the case does not apply.
-    ///
-    /// [`Scheduler::on_handed_over`]: crate::policy::sched::Scheduler::on_handed_over
-    fn hand_off(&mut self, id: ThreadId, i: usize, l: usize) -> bool {
-        let lock = &self.locks[l];
-        if lock.waiters.len() != 1 || lock.raises_holder || lock.poisoned {
-            return false;
-        }
-        let w = lock.waiters[0];
-        let Some(wi) = self.local(w) else { return false };
-        let t = self.slots[i].as_ref().expect("live slot");
-        let Some(c) = self.cpu_local(t.cpu) else { return false };
-        let cpu = &self.cpus[c];
-        if t.held.len() != 1
-            || t.exiting
-            || t.demoted
-            || t.set.is_some()
-            || cpu.current != Some(id)
-            || cpu.preempt
-            || cpu.requeue_current
-        {
-            return false;
-        }
-        // What `id` runs at once `l` lends it nothing (see `update_effective`).
-        let released_urgency = t.base_urgency;
-        let heir = self.slots[wi].as_ref().expect("live slot");
-        if heir.wants != Some(l as u32)
-            || !matches!(heir.state, State::Blocked(Wait::Lock(x)) if x as usize == l)
-            || heir.set.is_some()
-            || heir.urgency() <= released_urgency
-        {
-            return false;
-        }
-        let restartable = heir.wants_restartable;
-        let lock = &self.locks[l];
-        let ceiling = self.ceiling_now(l);
-        if !lock.acquire_decides_nothing {
-            let free = LockView {
-                ceiling,
-                owner: None,
-                system_ceiling: self.system_ceiling_except(w, lock.cpu, l).map(|(u, _)| u),
-            };
-            if !lock.policy.may_acquire(&heir.sched, &free) {
-                return false;
-            }
-        }
-
-        // Commit. Both control blocks, the CPU and the lock are borrowed once, side by side;
-        // the effects, trace records and scheduler calls are those `release` and
-        // `reschedule` make, in the same order.
-        let (now, costs, accounting) = (self.now, self.costs, self.accounting);
-        let (t, heir) = match i.cmp(&wi) {
-            std::cmp::Ordering::Less => {
-                let (low, high) = self.slots.split_at_mut(wi);
-                (&mut low[i], &mut high[0])
-            }
-            std::cmp::Ordering::Greater => {
-                let (low, high) = self.slots.split_at_mut(i);
-                (&mut high[0], &mut low[wi])
-            }
-            std::cmp::Ordering::Equal => return false,
-        };
-        let (Some(t), Some(heir)) = (t.as_mut(), heir.as_mut()) else { return false };
-        let cpu = &mut self.cpus[c];
-        let mut trace_seq = self.tracing.then_some(&mut self.trace_seq);
-
-        // The releaser gives up the lock and what it lent.
-        t.held.clear();
-        t.inherited = None;
-        let lowered_from = t.sched.urgency;
-        t.sched.urgency = released_urgency;
-        let lowered = released_urgency != lowered_from;
-        if let Some(seq) = trace_seq.as_deref_mut() {
-            cpu.record(seq, now, TraceKind::LockReleased, id, t.job.number, l as u64);
-            if lowered {
-                cpu.record(seq, now, TraceKind::Inherit, id, t.job.number, released_urgency.0 as u64);
-            }
-        }
-
-        // The heir owns the lock and is ready.
-        let lock = &mut self.locks[l];
-        self.ceilings_held -= u32::from(lock.clear_owner());
-        lock.waiters.clear();
-        if let Some(seq) = trace_seq.as_deref_mut() {
-            cpu.record(seq, now, TraceKind::LockAcquired, w, heir.job.number, l as u64);
-        }
-        self.ceilings_held += u32::from(lock.set_owner(w, ceiling));
-        lock.publish_owner(w);
-        lock.restartable = restartable;
-        heir.held.push(l as u32);
-        heir.paid_block_cost = false;
-        heir.set_reply(Reply::Locked(Ok(())));
-        heir.end_wait(&mut self.timers);
-        heir.wants = None;
-        heir.state = State::Ready;
-        if !costs.lock_acquired.is_zero() {
-            heir.add_overhead(costs.lock_acquired);
-        }
-
-        if !lowered {
-            // The releaser kept its urgency: the heir preempts it if the policy says so, at
-            // the reschedule.
-            cpu.scheduler.on_ready(&heir.sched, ReadyReason::Woken);
-            cpu.preempt |= cpu.scheduler.should_preempt(&t.sched, &heir.sched);
-            return true;
-        }
-        // The releaser lost urgency: it is offered the CPU back whatever `should_preempt`
-        // would say, as `reschedule` does for a running thread that lost urgency. The
-        // scheduler learns of the lowering in the same call.
-        match cpu.scheduler.on_handed_over(&heir.sched, &t.sched, lowered_from, now) {
-            Some(next) if next == id => {}
-            Some(next) if next == w => {
-                // `stop_running` for a thread in no set, then the heir's dispatch.
-                let ran = cpu.ran_until(now);
-                if accounting != Accounting::Off {
-                    t.add_cpu_time(ran);
-                }
-                cpu.stop();
-                t.stats.preemptions += 1;
-                if let Some(seq) = trace_seq.as_deref_mut() {
-                    cpu.record(seq, now, TraceKind::Stop, id, t.job.number, StopReason::Preempted as u64);
-                }
-                t.state = State::Ready;
-                Self::dispatch_tcb(cpu, c, heir, &mut self.timers, trace_seq, now, costs.context_switch);
-            }
-            next => {
-                self.stop_running(c, StopReason::Preempted);
-                self.slots[i].as_mut().expect("live slot").state = State::Ready;
-                if let Some(n) = next {
-                    // A wrong pick stops the run; the loop sees it.
-                    let _ = self.dispatch_picked(c, n);
-                }
-            }
-        }
-        true
-    }
-
     /// `id` releases lock `l` and the lock goes to its heir, if any; what `id` and the heir
     /// are lent is recomputed.
-    fn release(&mut self, id: ThreadId, l: usize, poison: bool) {
+    pub(super) fn release(&mut self, id: ThreadId, l: usize, poison: bool) {
         self.trace_thread(id, TraceKind::LockReleased, l as u64);
         self.clear_owner(l);
         self.locks[l].poisoned |= poison;
@@ -626,7 +490,7 @@ impl<C: Clock> Kernel<C> {
 
     /// The waiter of free lock `l` that should get it: the most urgent one that asked for
     /// this lock (the earliest among equals) and that the policy lets take it now.
-    fn heir(&mut self, l: usize) -> Option<ThreadId> {
+    pub(super) fn heir(&mut self, l: usize) -> Option<ThreadId> {
         let mut best: Option<(Urgency, ThreadId)> = None;
         for &w in &self.locks[l].waiters {
             let i = self.local(w).expect("waiters are live");
@@ -652,7 +516,7 @@ impl<C: Clock> Kernel<C> {
 
     /// For a waiter of a just-released lock: the lock whose ceiling would still refuse what it
     /// asked for, if any.
-    fn still_ceiling_blocked(&mut self, w: ThreadId) -> Option<usize> {
+    pub(super) fn still_ceiling_blocked(&mut self, w: ThreadId) -> Option<usize> {
         let wanted = self.tcb(w).wants? as usize;
         // The released lock itself, or another free one, that the ceiling still refuses: the
         // waiter stays blocked by the same outer critical section.
@@ -676,129 +540,6 @@ impl<C: Clock> Kernel<C> {
             self.recompute_lent(owner);
         }
     }
-
-    /// Recompute what the locks held by `id` lend it, and push a change along the chain of
-    /// owners it waits for.
-    pub(crate) fn recompute_lent(&mut self, id: ThreadId) {
-        let mut who = id;
-        for _ in 0..=self.slots.len() {
-            let lent = self.lent_to(who);
-            let t = self.tcb(who);
-            if t.inherited == lent {
-                return;
-            }
-            let before = t.urgency();
-            self.set_inherited(who, lent);
-            let after = self.tcb(who).urgency();
-            if after == before {
-                return;
-            }
-            self.trace_thread(who, TraceKind::Inherit, after.0 as u64);
-            let state = self.tcb(who).state;
-            match state {
-                State::Blocked(Wait::Lock(l)) if self.locks[l as usize].policy.inherits() => {
-                    match self.locks[l as usize].owner {
-                        Some(next) => who = next,
-                        None => return,
-                    }
-                }
-                _ => return,
-            }
-        }
-    }
-
-    /// What the locks `who` holds lend it: the maximum of their policies' holding urgencies
-    /// and, for inheriting policies, of their waiters' effective urgencies.
-    fn lent_to(&self, who: ThreadId) -> Option<Urgency> {
-        let t = self.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
-        let mut lent: Option<Urgency> = None;
-        let mut info = None;
-        for &l in &t.held {
-            let lock = &self.locks[l as usize];
-            if lock.raises_holder {
-                let info = info.get_or_insert_with(|| self.info(who));
-                let view = self.view(l as usize, who);
-                if let Some(u) = lock.policy.holding_urgency(info, &view) {
-                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
-                }
-            }
-            if lock.inherits {
-                for &w in &lock.waiters {
-                    let i = self.local(w).expect("waiters are live");
-                    let u = self.slots[i].as_ref().expect("live").urgency();
-                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
-                }
-            }
-        }
-        lent
-    }
-
-    /// Panic unless every thread's effective urgency is what its base urgency and its held
-    /// locks give, recomputed from scratch (`Config::verify`).
-    pub(crate) fn verify_urgencies(&self) {
-        let live: Vec<&super::tcb::Tcb> = self.slots.iter().flatten().collect();
-        let urgency_of = |id: ThreadId, guess: &[(ThreadId, Urgency)]| {
-            guess.iter().find(|(t, _)| *t == id).map(|(_, u)| *u).expect("live thread")
-        };
-        // Fixpoint from the base urgencies: chains are acyclic, so this settles in at most as
-        // many rounds as there are threads.
-        let mut guess: Vec<(ThreadId, Urgency)> = live.iter().map(|t| (t.id, t.base_urgency)).collect();
-        for _ in 0..=live.len() {
-            let mut next = guess.clone();
-            for (k, t) in live.iter().enumerate() {
-                if t.demoted {
-                    next[k].1 = Urgency(i64::MIN + 1);
-                    continue;
-                }
-                let mut u = t.base_urgency;
-                for &l in &t.held {
-                    let lock = &self.locks[l as usize];
-                    let mut info = self.info(t.id);
-                    info.urgency = urgency_of(t.id, &guess);
-                    let view = self.view(l as usize, t.id);
-                    if let Some(h) = lock.policy.holding_urgency(&info, &view) {
-                        u = u.max(h);
-                    }
-                    if lock.policy.inherits() {
-                        for &w in &lock.waiters {
-                            u = u.max(urgency_of(w, &guess));
-                        }
-                    }
-                }
-                next[k].1 = u;
-            }
-            if next == guess {
-                break;
-            }
-            guess = next;
-        }
-        for (l, lock) in self.locks.iter().enumerate() {
-            if let Some(o) = lock.owner {
-                let holder = live.iter().find(|t| t.id == o).expect("a lock's owner is live");
-                assert!(
-                    holder.held.contains(&(l as u32)),
-                    "lock {l} is owned by {o:?}, which does not list it as held"
-                );
-            }
-        }
-        for t in &live {
-            for &l in &t.held {
-                assert_eq!(self.locks[l as usize].owner, Some(t.id), "thread {:?} lists lock {l} as held", t.id);
-            }
-        }
-        for (t, (_, expected)) in live.iter().zip(&guess) {
-            assert_eq!(
-                t.urgency(),
-                *expected,
-                "thread {:?}: effective urgency {:?}, but its base and held locks give {:?}",
-                t.id,
-                t.urgency(),
-                expected
-            );
-            assert_eq!(t.sched, Self::assemble_info(t), "thread {:?}: the scheduler's view of it is stale", t.id);
-        }
-    }
-
     /// A thread ends: release what it still holds (a guard that was leaked), marked poisoned.
     pub(crate) fn release_all(&mut self, id: ThreadId) {
         self.tcb(id).exiting = true;
@@ -823,7 +564,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Adopt every lock `id` holds through the fast path, so the kernel can release it.
-    fn adopt_fast_held(&mut self, id: ThreadId) {
+    pub(super) fn adopt_fast_held(&mut self, id: ThreadId) {
         if self.tcb(id).fast_held.get() == 0 {
             return;
         }
@@ -854,7 +595,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// [`Kernel::sync_owner`] of a lock the kernel sees as free.
-    fn adopt_fast_owner(&mut self, l: usize) {
+    pub(super) fn adopt_fast_owner(&mut self, l: usize) {
         let Some(owner) = ThreadId::from_word(self.locks[l].word.owner.load(Ordering::Relaxed)) else { return };
         if self.local(owner).is_none() {
             return;

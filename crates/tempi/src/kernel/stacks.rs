@@ -3,6 +3,9 @@
 //! Stacks come from `corosensei::stack::DefaultStack` (an `mmap` with an inaccessible guard page
 //! below the stack, so an overflow faults instead of corrupting memory). Each size is kept in its
 //! own free list; a finished thread's stack goes back to the list of its size.
+//!
+//! Must not: hand out a stack that a live coroutine still uses (only a finished coroutine's
+//! stack comes back).
 
 use corosensei::stack::DefaultStack;
 

@@ -4,13 +4,19 @@
 //!
 //! | state | meaning | leaves by |
 //! |---|---|---|
-//! | `Dormant` | between jobs (or before the first release) | a release |
-//! | `Ready` | queued in its CPU's scheduler | dispatch |
-//! | `Running` | current on its CPU (possibly inside `work`) | yield, sleep, block, job end, preemption, slice end |
-//! | `Sleeping` | waits for an instant | its wake timer, an abort |
-//! | `Blocked` | waits for another thread | that thread's end, an abort |
+//! | `Dormant` | between jobs (or before the first release), or aborted | a release, a kill |
+//! | `Ready` | queued in its CPU's scheduler | dispatch, an abort |
+//! | `Running` | current on its CPU (possibly inside `work`) | yield, sleep, block, job end, preemption, slice end, exit |
+//! | `Sleeping` | waits for an instant | its wake timer, an abort, a kill |
+//! | `Blocked(Join)` | waits for a thread to end | that thread's end, an abort, a kill |
+//! | `Blocked(Lock)` | waits for a lock, taken or refused by a ceiling | the lock handed over, a retry, its timeout; an abort or a kill only once it holds no other lock |
+//! | `Blocked(Cond)` | waits on a condition variable | a notification, its timeout, an abort, a kill |
+//! | `Blocked(Sem)` | waits for a semaphore unit | a unit handed over, its timeout, an abort, a kill |
 //! | `Held` | would be ready, but its set is suspended (budget exhausted) | replenishment, leaving the set, a kill |
-//! | `Exited` | ended; the slot is freed at once | — |
+//!
+//! A thread that ends has no state: its control block leaves its slot at once (`Kernel::exit`).
+//!
+//! Must not: hold behaviour beyond bookkeeping on one thread; transitions are the kernel's.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -18,7 +24,7 @@ use std::time::Duration;
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
 
-use super::ctx::{Body, JobInfo, Reply, Request, Response};
+use super::protocol::{Body, JobInfo, Reply, Request, Response};
 use super::timers::{TimerHandle, TimerQueue};
 use crate::policy::sched::{SchedInfo, Urgency};
 use crate::stats::ThreadStats;
@@ -89,8 +95,10 @@ pub(crate) struct Tcb {
     pub(crate) paid_block_cost: bool,
     /// An unlock waiting for its simulated cost to be paid.
     pub(crate) pending_unlock: Option<(crate::objects::LockId, bool)>,
-    /// Its restartable critical section was aborted (RCS): unwind it at the next resume.
-    pub(crate) restart_pending: bool,
+    /// The restartable lock (kernel-local index) whose critical section was aborted (RCS): the
+    /// section is unwound at the first reply that may unwind, and the mark is dropped once the
+    /// lock is released some other way (the section ended first).
+    pub(crate) restart_section: Option<u32>,
     /// The lock it asked for while it waits (it may be queued on another lock: ceiling
     /// blocking).
     pub(crate) wants: Option<u32>,

@@ -10,6 +10,8 @@
 //!
 //! Equal instants fire by kind (see `TimerKind::rank`), then in insertion order, which keeps
 //! virtual-time runs deterministic.
+//!
+//! Must not: act on a timer: it only orders them; the run loop fires them.
 
 use crate::thread::ThreadId;
 use crate::time::Time;

@@ -5,8 +5,10 @@
 //! ranks; bounded waits through the kernel's timer queue. Semaphores hand a vacated unit
 //! straight to the first waiter; a condition variable's waiter, once signalled, reacquires
 //! its lock under the lock's own protocol.
+//!
+//! Must not: rank waiters itself (the queue policy does), or take a lock on a waiter's behalf.
 
-use super::ctx::Reply;
+use super::protocol::Reply;
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::Kernel;

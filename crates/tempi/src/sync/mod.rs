@@ -52,6 +52,8 @@
 //! rt.run().unwrap();
 //! ```
 
+mod ctx_objects;
+
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};

@@ -1,0 +1,363 @@
+//! The set, clock and budget calls of [`Ctx`]: thread sets, execution-time clocks and timers,
+//! budgets. Each is one control request to the kernel.
+//!
+//! Must not: suspend the thread other than through `Ctx::control`.
+
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::sets::{Budget, SetId};
+use crate::thread::ThreadId;
+
+use super::ctx::Ctx;
+use super::protocol::{ControlOp, ControlValue, Reply, Request};
+use super::EventCtx;
+
+impl Ctx<'_> {
+    pub(super) fn control(&self, op: ControlOp) -> Result<ControlValue, Error> {
+        match self.call(Request::Control(Box::new(op))) {
+            Reply::Control(r) => r.map_err(|e| *e),
+            _ => unreachable!("the kernel answers a control request with Control"),
+        }
+    }
+
+    fn control_unit(&self, op: ControlOp) -> Result<(), Error> {
+        self.control(op).map(|_| ())
+    }
+
+    /// Create an empty thread set on this thread's CPU.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("workers").unwrap();
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     assert_eq!(cx.set_of(cx.id()).unwrap(), Some(s));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn create_set(&self, name: &str) -> Result<SetId, Error> {
+        match self.control(ControlOp::CreateSet(name.to_string()))? {
+            ControlValue::Set(s) => Ok(s),
+            _ => unreachable!("create answers with a set"),
+        }
+    }
+
+    /// Destroy a set: its members leave it (and any enforcement on them is lifted).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("tmp").unwrap();
+    ///     cx.destroy_set(s).unwrap();
+    ///     assert!(cx.set_members(s).is_err());
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn destroy_set(&self, set: SetId) -> Result<(), Error> {
+        self.control_unit(ControlOp::DestroySet(set))
+    }
+
+    /// Remove every member of a set.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     cx.empty_set(s).unwrap();
+    ///     assert!(cx.set_members(s).unwrap().is_empty());
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn empty_set(&self, set: SetId) -> Result<(), Error> {
+        self.control_unit(ControlOp::EmptySet(set))
+    }
+
+    /// Add a thread to a set. A thread belongs to at most one set: adding it to a second one
+    /// is [`Error::AlreadyInSet`].
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let a = cx.create_set("a").unwrap();
+    ///     let b = cx.create_set("b").unwrap();
+    ///     cx.add_to_set(a, cx.id()).unwrap();
+    ///     assert!(matches!(cx.add_to_set(b, cx.id()), Err(tempi::Error::AlreadyInSet { .. })));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn add_to_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
+        self.control_unit(ControlOp::AddToSet(set, thread))
+    }
+
+    /// Remove a thread from a set.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     assert!(cx.remove_from_set(s, cx.id()).is_err());
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn remove_from_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
+        self.control_unit(ControlOp::RemoveFromSet(set, thread))
+    }
+
+    /// Whether `thread` is a member of `set`.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     assert_eq!(cx.set_contains(s, cx.id()), Ok(false));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_contains(&self, set: SetId, thread: ThreadId) -> Result<bool, Error> {
+        match self.control(ControlOp::SetContains(set, thread))? {
+            ControlValue::Bool(b) => Ok(b),
+            _ => unreachable!("contains answers with a bool"),
+        }
+    }
+
+    /// The members of a set, in the order they joined (removals reorder).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     assert_eq!(cx.set_members(s).unwrap(), vec![cx.id()]);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_members(&self, set: SetId) -> Result<Vec<ThreadId>, Error> {
+        match self.control(ControlOp::SetMembers(set))? {
+            ControlValue::Members(m) => Ok(m),
+            _ => unreachable!("members answers with a list"),
+        }
+    }
+
+    /// The set a thread belongs to.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| assert_eq!(cx.set_of(cx.id()), Ok(None))).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_of(&self, thread: ThreadId) -> Result<Option<SetId>, Error> {
+        match self.control(ControlOp::SetOf(thread))? {
+            ControlValue::SetOf(s) => Ok(s),
+            _ => unreachable!("set_of answers with an optional set"),
+        }
+    }
+
+    /// A thread's execution-time clock: CPU time consumed, including the running part. It
+    /// saturates at `u64::MAX` ns (about 584 years) rather than wrapping.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     cx.work(Duration::from_millis(3));
+    ///     assert_eq!(cx.thread_cpu_time(cx.id()), Ok(Duration::from_millis(3)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn thread_cpu_time(&self, thread: ThreadId) -> Result<Duration, Error> {
+        match self.control(ControlOp::ThreadClock(thread))? {
+            ControlValue::Time(t) => Ok(t),
+            _ => unreachable!("a clock answers with a time"),
+        }
+    }
+
+    /// Set a thread's execution-time clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     cx.work(Duration::from_millis(3));
+    ///     cx.set_thread_cpu_time(cx.id(), Duration::ZERO).unwrap();
+    ///     assert_eq!(cx.thread_cpu_time(cx.id()), Ok(Duration::ZERO));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_thread_cpu_time(&self, thread: ThreadId, value: Duration) -> Result<(), Error> {
+        self.control_unit(ControlOp::SetThreadClock(thread, value))
+    }
+
+    /// A set's group clock: CPU time consumed by its members while members, including the
+    /// running parts. It saturates at `u64::MAX` ns rather than wrapping.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.work(Duration::from_millis(1)); // before joining: not counted
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     cx.work(Duration::from_millis(2));
+    ///     assert_eq!(cx.set_cpu_time(s), Ok(Duration::from_millis(2)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_cpu_time(&self, set: SetId) -> Result<Duration, Error> {
+        match self.control(ControlOp::GroupClock(set))? {
+            ControlValue::Time(t) => Ok(t),
+            _ => unreachable!("a clock answers with a time"),
+        }
+    }
+
+    /// Set a group clock. A budget on the set keeps the amount it had left.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.set_set_cpu_time(s, Duration::from_millis(7)).unwrap();
+    ///     assert_eq!(cx.set_cpu_time(s), Ok(Duration::from_millis(7)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_set_cpu_time(&self, set: SetId, value: Duration) -> Result<(), Error> {
+        self.control_unit(ControlOp::SetGroupClock(set, value))
+    }
+
+    /// Arm an execution-time timer on a thread's clock: `handler` runs inside the runtime when
+    /// the clock reaches `at`. Replaces any timer armed on that clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     cx.arm_thread_timer(cx.id(), Duration::from_millis(2), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(2))).unwrap();
+    ///     cx.work(Duration::from_millis(5));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn arm_thread_timer(
+        &self,
+        thread: ThreadId,
+        at: Duration,
+        handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
+    ) -> Result<(), Error> {
+        self.control_unit(ControlOp::ThreadTimer(thread, at, Box::new(handler)))
+    }
+
+    /// Arm an execution-time timer on a set's group clock (one per set; replaces any).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     cx.arm_set_timer(s, Duration::from_millis(1), |ev| assert_eq!(ev.now(), tempi::Time::from_millis(1))).unwrap();
+    ///     cx.work(Duration::from_millis(2));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn arm_set_timer(
+        &self,
+        set: SetId,
+        at: Duration,
+        handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
+    ) -> Result<(), Error> {
+        self.control_unit(ControlOp::SetTimer(set, at, Box::new(handler)))
+    }
+
+    /// Give a set a budget (replacing any): from now on its members may consume
+    /// `budget.amount()` before the budget's action applies.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     cx.set_budget(s, tempi::Budget::new(Duration::from_millis(4))).unwrap();
+    ///     cx.work(Duration::from_millis(1));
+    ///     assert_eq!(cx.budget_remaining(s), Ok(Duration::from_millis(3)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_budget(&self, set: SetId, budget: Budget) -> Result<(), Error> {
+        self.control_unit(ControlOp::SetBudget(set, budget))
+    }
+
+    /// Budget left on a set (Ada's `Budget_Remaining`).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     assert!(matches!(cx.budget_remaining(s), Err(tempi::Error::NoBudget(_))));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn budget_remaining(&self, set: SetId) -> Result<Duration, Error> {
+        match self.control(ControlOp::BudgetLeft(set))? {
+            ControlValue::Budget(left, _) => Ok(left),
+            _ => unreachable!("a budget query answers with a budget"),
+        }
+    }
+
+    /// Whether a set's budget is exhausted (Ada's `Budget_Has_Expired`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.add_to_set(s, cx.id()).unwrap();
+    ///     cx.set_budget(s, tempi::Budget::new(Duration::from_millis(1))).unwrap();
+    ///     cx.work(Duration::from_millis(2));
+    ///     assert_eq!(cx.budget_exhausted(s), Ok(true));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn budget_exhausted(&self, set: SetId) -> Result<bool, Error> {
+        match self.control(ControlOp::BudgetLeft(set))? {
+            ControlValue::Budget(_, exhausted) => Ok(exhausted),
+            _ => unreachable!("a budget query answers with a budget"),
+        }
+    }
+
+    /// Set the budget left to `to` (Ada's `Replenish`); lifts an enforcement in force.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.set_budget(s, tempi::Budget::new(Duration::ZERO)).unwrap();
+    ///     cx.replenish_budget(s, Duration::from_millis(5)).unwrap();
+    ///     assert_eq!(cx.budget_remaining(s), Ok(Duration::from_millis(5)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn replenish_budget(&self, set: SetId, to: Duration) -> Result<(), Error> {
+        self.control_unit(ControlOp::Replenish(set, to))
+    }
+
+    /// Add `delta_ns` nanoseconds (negative to take away) to the budget left (Ada's `Add`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| {
+    ///     let s = cx.create_set("s").unwrap();
+    ///     cx.set_budget(s, tempi::Budget::new(Duration::from_millis(2))).unwrap();
+    ///     cx.add_budget(s, -1_000_000).unwrap();
+    ///     assert_eq!(cx.budget_remaining(s), Ok(Duration::from_millis(1)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn add_budget(&self, set: SetId, delta_ns: i64) -> Result<(), Error> {
+        self.control_unit(ControlOp::AddBudget(set, delta_ns))
+    }
+}

@@ -1,0 +1,286 @@
+//! Dispatch and state transitions: urgency (base, lent, effective), readying, waking,
+//! stopping and dispatching threads, simulated overheads, and carrying out a preemption.
+//!
+//! Must not: decide who runs (the CPU's scheduler does), or know what a thread asked for.
+
+use std::time::Duration;
+
+use super::tcb::{State, Tcb};
+use super::timers::{TimerKind, TimerQueue};
+use super::{Cpu, Kernel};
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::policy::sched::{ReadyReason, Urgency};
+use crate::thread::ThreadId;
+use crate::time::Time;
+use crate::trace::{StopReason, TraceKind};
+
+impl<C: Clock> Kernel<C> {
+    // ----- urgency ---------------------------------------------------------------------------
+
+    /// Recompute a thread's base urgency (its policy's view of its attributes and current job)
+    /// and its effective urgency; tell the scheduler and re-check preemption if it changed.
+    pub(super) fn refresh_urgency(&mut self, id: ThreadId) {
+        let i = self.local(id).expect("live thread");
+        let t = self.slots[i].as_ref().expect("live slot");
+        let c = self.cpu_local(t.cpu).expect("thread on this kernel");
+        let base = match t.set.and_then(|_| self.server_deadline(id)) {
+            Some(d) => {
+                // A constant bandwidth server schedules its members by the server deadline.
+                let mut info = t.sched;
+                info.deadline = Some(d);
+                self.cpus[c].scheduler.base_urgency(&info)
+            }
+            None => self.cpus[c].scheduler.base_urgency(&t.sched),
+        };
+        self.slots[i].as_mut().expect("live slot").base_urgency = base;
+        self.update_effective_at(i);
+    }
+
+    /// Lend (or with `None`, withdraw) urgency to a thread: what inheritance protocols use.
+    /// The effective urgency becomes the larger of base and lent.
+    pub(crate) fn set_inherited(&mut self, id: ThreadId, lent: Option<Urgency>) {
+        self.tcb(id).inherited = lent;
+        self.update_effective(id);
+    }
+
+    pub(super) fn update_effective(&mut self, id: ThreadId) {
+        self.update_effective_at(self.local(id).expect("live thread"));
+    }
+
+    /// [`Kernel::update_effective`] of the thread in slot `i`.
+    pub(super) fn update_effective_at(&mut self, i: usize) {
+        let t = self.slots[i].as_mut().expect("live slot");
+        let old = t.sched.urgency;
+        let new = if t.demoted {
+            // Background: below every thread that is not demoted, under any policy that orders
+            // by urgency.
+            Urgency(i64::MIN + 1)
+        } else {
+            t.inherited.map_or(t.base_urgency, |u| u.max(t.base_urgency))
+        };
+        if new == old {
+            return;
+        }
+        t.sched.urgency = new;
+        let (id, state, cpu) = (t.id, t.state, t.cpu);
+        let c = self.cpu_local(cpu).expect("thread on this kernel");
+        let current = self.cpus[c].current;
+        let running = match (state, current) {
+            (State::Ready, Some(r)) if !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
+            _ => None,
+        };
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let cpu = &mut self.cpus[c];
+        cpu.scheduler.on_urgency_changed(info, old);
+        match (state, current, running) {
+            // A queued thread became more urgent than the running one.
+            (State::Ready, _, Some(ri)) if !cpu.preempt => {
+                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                if cpu.scheduler.should_preempt(running, info) {
+                    cpu.preempt = true;
+                }
+            }
+            // The running thread became less urgent: the scheduler decides whether the best
+            // queued thread takes over; the kernel asks it by offering a yield-free re-check.
+            (State::Running, Some(r), _) if r == id && new < old => {
+                cpu.preempt = true;
+                cpu.requeue_current = true;
+            }
+            _ => {}
+        }
+    }
+
+    // ----- state transitions -----------------------------------------------------------------
+
+    pub(super) fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
+        let i = self.local(id).expect("live thread");
+        if self.slots[i].as_ref().expect("live slot").set.is_some() && self.member_ready(id) {
+            self.tcb(id).state = State::Held;
+            return;
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.state = State::Ready;
+        let cpu = t.cpu;
+        let c = self.cpu_local(cpu).expect("thread on this kernel");
+        let running = match self.cpus[c].current {
+            Some(r) if r != id && !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
+            _ => None,
+        };
+        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let cpu = &mut self.cpus[c];
+        cpu.scheduler.on_ready(info, why);
+        if let Some(ri) = running {
+            if !cpu.preempt {
+                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                if cpu.scheduler.should_preempt(running, info) {
+                    cpu.preempt = true;
+                }
+            }
+        }
+    }
+
+    /// `id`'s sleep or wait ends: its timer is cancelled.
+    pub(crate) fn end_wait(&mut self, id: ThreadId) {
+        let i = self.local(id).expect("live thread");
+        self.slots[i].as_mut().expect("live slot").end_wait(&mut self.timers);
+    }
+
+    /// Arm the timer that ends `id`'s sleep or bounded wait.
+    pub(crate) fn arm_wait_timer(&mut self, id: ThreadId, at: Time, kind: TimerKind) {
+        let h = self.timers.push(at, kind);
+        self.tcb(id).wait_timer = h;
+    }
+
+    pub(super) fn wake(&mut self, id: ThreadId) {
+        self.leave_lock_wait(id);
+        self.leave_queue_wait(id);
+        self.end_wait(id);
+        self.trace_thread(id, TraceKind::Wake, 0);
+        self.make_ready(id, ReadyReason::Woken);
+    }
+
+    /// Take the current thread of CPU `c` off the CPU, charging its CPU time.
+    pub(super) fn stop_running(&mut self, c: usize, reason: StopReason) {
+        self.charge(c);
+        let Some(id) = self.cpus[c].stop() else { return };
+        let t = self.tcb(id);
+        if reason == StopReason::Preempted {
+            t.stats.preemptions += 1;
+        }
+        let in_set = t.set.is_some();
+        self.trace_thread(id, TraceKind::Stop, reason as u64);
+        let goes_idle = !matches!(reason, StopReason::Preempted | StopReason::Yielded | StopReason::SliceExpired);
+        if goes_idle && in_set {
+            // Callers set the real state next; idle is what the set's server must see now.
+            self.tcb(id).state = State::Dormant;
+            self.member_idle(id);
+        }
+    }
+
+    /// Dispatch the thread in slot `i` on CPU `c`.
+    pub(super) fn dispatch_at(&mut self, c: usize, i: usize) {
+        let t = self.slots[i].as_mut().expect("live slot");
+        let seq = self.tracing.then_some(&mut self.trace_seq);
+        Self::dispatch_tcb(&mut self.cpus[c], c, t, &mut self.timers, seq, self.now, self.costs.context_switch);
+    }
+
+    /// Dispatch `t` on `cpu` (local index `c`) at `now`: its state, the CPU's bookkeeping,
+    /// the trace record (numbered from `trace_seq` when tracing), the context-switch cost,
+    /// the time slice. Takes the parts of the kernel it needs, so that a caller holding
+    /// other parts (the lock hand-off) dispatches the same way.
+    #[inline(always)]
+    pub(super) fn dispatch_tcb(
+        cpu: &mut Cpu,
+        c: usize,
+        t: &mut Tcb,
+        timers: &mut TimerQueue,
+        trace_seq: Option<&mut u32>,
+        now: Time,
+        context_switch: Duration,
+    ) {
+        t.state = State::Running;
+        let switched = cpu.start(t.id, now);
+        if let Some(seq) = trace_seq {
+            cpu.record(seq, now, TraceKind::Run, t.id, t.job.number, 0);
+        }
+        if switched && !context_switch.is_zero() {
+            // The CPU's work mark is `now` already: the cost is consumed from here.
+            t.add_overhead(context_switch);
+        }
+        if cpu.sliced {
+            // The previous dispatch's slice is over either way.
+            if let Some(h) = cpu.slice_timer.take() {
+                timers.cancel(h);
+            }
+            if let Some(q) = cpu.scheduler.time_slice(&t.sched) {
+                cpu.slice_timer = timers.push(now + q, TimerKind::SliceEnd(c, cpu.slice_token));
+            }
+        }
+    }
+
+    /// Make a thread spend `cost` of CPU time before its pending reply is delivered: simulated
+    /// runtime overhead, consumed exactly like `work`.
+    #[inline]
+    pub(crate) fn charge_overhead(&mut self, id: ThreadId, cost: Duration) {
+        if !cost.is_zero() {
+            self.charge_overhead_now(id, cost);
+        }
+    }
+
+    pub(super) fn charge_overhead_now(&mut self, id: ThreadId, cost: Duration) {
+        let now = self.now;
+        let t = self.tcb(id);
+        if t.add_overhead(cost) && t.state == State::Running {
+            let c = self.cpu_of(id);
+            self.cpus[c].work_mark = now;
+        }
+    }
+
+    /// Carry out a pending preemption and pick a thread if the CPU has none.
+    pub(super) fn reschedule(&mut self, c: usize) {
+        if self.cpus[c].requeue_current {
+            // The running thread lost urgency. Queue it as a preempted thread and let the
+            // policy pick: if it picks the same thread, nothing visible happens.
+            self.cpus[c].requeue_current = false;
+            self.cpus[c].preempt = false;
+            if let Some(r) = self.cpus[c].current {
+                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
+                match self.cpus[c].scheduler.pick_next(self.now) {
+                    Some(next) if next == r => {}
+                    next => {
+                        self.stop_running(c, StopReason::Preempted);
+                        self.tcb(r).state = State::Ready;
+                        if let Some(n) = next {
+                            if !self.dispatch_picked(c, n) {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if self.cpus[c].preempt {
+            self.cpus[c].preempt = false;
+            if let Some(r) = self.cpus[c].current {
+                self.stop_running(c, StopReason::Preempted);
+                self.tcb(r).state = State::Ready;
+                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
+            }
+        }
+        while self.cpus[c].current.is_none() {
+            let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
+            if !self.dispatch_picked(c, next) {
+                return;
+            }
+        }
+    }
+
+    /// Dispatch the thread the scheduler of CPU `c` picked, if it may run there: a policy
+    /// may only hand back threads it was given as ready on this CPU. A wrong pick stops the
+    /// run with [`Error::BadPick`] (asking again would get the same answer forever); returns
+    /// whether the thread was dispatched.
+    pub(super) fn dispatch_picked(&mut self, c: usize, next: ThreadId) -> bool {
+        match self.local(next) {
+            Some(i)
+                if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
+            {
+                self.dispatch_at(c, i);
+                true
+            }
+            _ => {
+                self.bad_pick(c, next);
+                false
+            }
+        }
+    }
+
+    #[cold]
+    pub(super) fn bad_pick(&mut self, c: usize, next: ThreadId) {
+        if self.failed.is_none() {
+            let cpu = &self.cpus[c];
+            self.failed =
+                Some(Error::BadPick { scheduler: cpu.scheduler.name().to_string(), cpu: cpu.index, thread: next });
+        }
+    }
+}

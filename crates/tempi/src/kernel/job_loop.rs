@@ -1,0 +1,121 @@
+//! The code every thread runs on its own stack: its jobs one after another, how the end of a
+//! job is classified (completed, aborted, killed, panicked, stopped), and dropping a coroutine
+//! that must be unwound by force.
+//!
+//! Must not: make any runtime call but `JobDone`; runtime calls are `Ctx`'s.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use corosensei::Yielder;
+
+use crate::clock::RealClock;
+use crate::thread::{ThreadId, ThreadOutcome};
+
+use super::ctx::Ctx;
+use super::protocol::{Body, JobAborted, Killed, Reply, Request, Response, RestartSection, Shutdown};
+
+enum JobEnd {
+    Aborted,
+    Killed,
+    Panicked(String),
+    Shutdown,
+}
+
+fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
+    if payload.is::<JobAborted>() {
+        JobEnd::Aborted
+    } else if payload.is::<RestartSection>() {
+        // Only delivered inside `Mutex::critical`, which catches it; one that escapes (the
+        // section was left some other way) ends the job like an abort.
+        JobEnd::Aborted
+    } else if payload.is::<Killed>() {
+        JobEnd::Killed
+    } else if payload.is::<Shutdown>() {
+        JobEnd::Shutdown
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        JobEnd::Panicked((*s).to_string())
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        JobEnd::Panicked(s.clone())
+    } else if FORCED_UNWIND.with(Cell::get) {
+        // The coroutine library's forced unwind of a thread being dropped: it must keep going.
+        resume_unwind(payload)
+    } else {
+        JobEnd::Panicked("a panic whose payload is not a message".to_string())
+    }
+}
+
+thread_local! {
+    /// The kernel is dropping a coroutine on this OS thread: an unwind that is neither the
+    /// runtime's nor a message is the coroutine library's own, which must reach it.
+    static FORCED_UNWIND: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Drop a thread's coroutine, letting the coroutine library unwind it by force.
+pub(crate) fn drop_coroutine<T>(co: T) {
+    FORCED_UNWIND.with(|f| f.set(true));
+    let dropped = catch_unwind(AssertUnwindSafe(move || drop(co)));
+    FORCED_UNWIND.with(|f| f.set(false));
+    // A panic escaping that unwind has nowhere to go.
+    drop(dropped);
+}
+
+/// The code every thread runs on its own stack: jobs, one after another, until told to stop.
+pub(crate) fn thread_main(
+    yielder: &Yielder<Response, Request>,
+    first: Response,
+    (runtime, id, cpu): (u64, ThreadId, usize),
+    real_clock: Option<RealClock>,
+    fast_held: Rc<Cell<u32>>,
+    mut body: Body,
+) -> ThreadOutcome {
+    let cx = Ctx {
+        yielder,
+        runtime,
+        id,
+        cpu,
+        now: Cell::new(first.now),
+        job: Cell::new(first.job),
+        real_clock,
+        fast_held,
+        owed: Cell::new(false),
+        deferred: RefCell::new(Vec::new()),
+        stashed: Cell::new(None),
+        runtime_unwind: Cell::new(false),
+    };
+    let mut reply = first.reply;
+    loop {
+        cx.runtime_unwind.set(false);
+        let aborted = match reply {
+            Reply::Go => match catch_unwind(AssertUnwindSafe(|| body(&cx))) {
+                Ok(()) => false,
+                Err(payload) => match classify(payload) {
+                    JobEnd::Aborted => true,
+                    JobEnd::Panicked(msg) => {
+                        cx.settle_at_end();
+                        return ThreadOutcome::Panicked(msg);
+                    }
+                    JobEnd::Shutdown => {
+                        cx.forget_owed();
+                        return ThreadOutcome::Completed;
+                    }
+                    JobEnd::Killed => {
+                        cx.settle_at_end();
+                        return ThreadOutcome::Killed;
+                    }
+                },
+            },
+            Reply::Kill => return ThreadOutcome::Killed,
+            // Abandoned before it could start.
+            Reply::Abort => true,
+            _ => return ThreadOutcome::Completed,
+        };
+        cx.settle_at_end();
+        let next = yielder.suspend(Request::JobDone { aborted });
+        cx.now.set(next.now);
+        cx.job.set(next.job);
+        reply = next.reply;
+    }
+}

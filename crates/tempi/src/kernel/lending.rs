@@ -1,0 +1,136 @@
+//! The urgency locks lend their owners: recomputing it from scratch when it may change, pushing a
+//! change along a chain of blocked owners, and the check (`Config::verify`) that every
+//! thread's effective urgency is what its base and held locks give.
+//!
+//! Must not: change who owns or waits for a lock.
+
+use super::tcb::{State, Wait};
+use super::Kernel;
+use crate::clock::Clock;
+use crate::policy::sched::Urgency;
+use crate::thread::ThreadId;
+use crate::trace::TraceKind;
+
+impl<C: Clock> Kernel<C> {
+    /// Recompute what the locks held by `id` lend it, and push a change along the chain of
+    /// owners it waits for.
+    pub(crate) fn recompute_lent(&mut self, id: ThreadId) {
+        let mut who = id;
+        for _ in 0..=self.slots.len() {
+            let lent = self.lent_to(who);
+            let t = self.tcb(who);
+            if t.inherited == lent {
+                return;
+            }
+            let before = t.urgency();
+            self.set_inherited(who, lent);
+            let after = self.tcb(who).urgency();
+            if after == before {
+                return;
+            }
+            self.trace_thread(who, TraceKind::Inherit, after.0 as u64);
+            let state = self.tcb(who).state;
+            match state {
+                State::Blocked(Wait::Lock(l)) if self.locks[l as usize].policy.inherits() => {
+                    match self.locks[l as usize].owner {
+                        Some(next) => who = next,
+                        None => return,
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// What the locks `who` holds lend it: the maximum of their policies' holding urgencies
+    /// and, for inheriting policies, of their waiters' effective urgencies.
+    pub(super) fn lent_to(&self, who: ThreadId) -> Option<Urgency> {
+        let t = self.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
+        let mut lent: Option<Urgency> = None;
+        let mut info = None;
+        for &l in &t.held {
+            let lock = &self.locks[l as usize];
+            if lock.raises_holder {
+                let info = info.get_or_insert_with(|| self.info(who));
+                let view = self.view(l as usize, who);
+                if let Some(u) = lock.policy.holding_urgency(info, &view) {
+                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
+                }
+            }
+            if lock.inherits {
+                for &w in &lock.waiters {
+                    let i = self.local(w).expect("waiters are live");
+                    let u = self.slots[i].as_ref().expect("live").urgency();
+                    lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
+                }
+            }
+        }
+        lent
+    }
+
+    /// Panic unless every thread's effective urgency is what its base urgency and its held
+    /// locks give, recomputed from scratch (`Config::verify`).
+    pub(crate) fn verify_urgencies(&self) {
+        let live: Vec<&super::tcb::Tcb> = self.slots.iter().flatten().collect();
+        let urgency_of = |id: ThreadId, guess: &[(ThreadId, Urgency)]| {
+            guess.iter().find(|(t, _)| *t == id).map(|(_, u)| *u).expect("live thread")
+        };
+        // Fixpoint from the base urgencies: chains are acyclic, so this settles in at most as
+        // many rounds as there are threads.
+        let mut guess: Vec<(ThreadId, Urgency)> = live.iter().map(|t| (t.id, t.base_urgency)).collect();
+        for _ in 0..=live.len() {
+            let mut next = guess.clone();
+            for (k, t) in live.iter().enumerate() {
+                if t.demoted {
+                    next[k].1 = Urgency(i64::MIN + 1);
+                    continue;
+                }
+                let mut u = t.base_urgency;
+                for &l in &t.held {
+                    let lock = &self.locks[l as usize];
+                    let mut info = self.info(t.id);
+                    info.urgency = urgency_of(t.id, &guess);
+                    let view = self.view(l as usize, t.id);
+                    if let Some(h) = lock.policy.holding_urgency(&info, &view) {
+                        u = u.max(h);
+                    }
+                    if lock.policy.inherits() {
+                        for &w in &lock.waiters {
+                            u = u.max(urgency_of(w, &guess));
+                        }
+                    }
+                }
+                next[k].1 = u;
+            }
+            if next == guess {
+                break;
+            }
+            guess = next;
+        }
+        for (l, lock) in self.locks.iter().enumerate() {
+            if let Some(o) = lock.owner {
+                let holder = live.iter().find(|t| t.id == o).expect("a lock's owner is live");
+                assert!(
+                    holder.held.contains(&(l as u32)),
+                    "lock {l} is owned by {o:?}, which does not list it as held"
+                );
+            }
+        }
+        for t in &live {
+            for &l in &t.held {
+                assert_eq!(self.locks[l as usize].owner, Some(t.id), "thread {:?} lists lock {l} as held", t.id);
+            }
+        }
+        for (t, (_, expected)) in live.iter().zip(&guess) {
+            assert_eq!(
+                t.urgency(),
+                *expected,
+                "thread {:?}: effective urgency {:?}, but its base and held locks give {:?}",
+                t.id,
+                t.urgency(),
+                expected
+            );
+            assert_eq!(t.sched, Self::assemble_info(t), "thread {:?}: the scheduler's view of it is stale", t.id);
+        }
+    }
+}

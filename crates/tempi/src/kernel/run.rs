@@ -1,0 +1,389 @@
+//! The run loop: firing due timers, running every CPU, finding the next instant and letting
+//! the clock pass to it, and how a run ends (normally, by a failure, or by a panic of code the
+//! kernel calls), including unwinding the threads still alive.
+//!
+//! Must not: interpret a thread's request (`requests.rs` does) or decide who runs.
+
+use std::time::Duration;
+
+use super::job_loop;
+use super::protocol::{Reply, Response};
+use super::tcb::State;
+use super::timers::TimerKind;
+use super::EventCtx;
+use super::{panic_message, Culprit, Kernel, KernelPart};
+use crate::clock::{Clock, ClockMode, RealClock};
+use crate::error::Error;
+use crate::policy::sched::ReadyReason;
+use crate::stats::ThreadStats;
+use crate::thread::{ThreadId, Timing};
+use crate::time::Time;
+use crate::trace::{StopReason, TraceKind};
+
+impl<C: Clock> Kernel<C> {
+    /// Resume threads on every CPU until each is idle or busy with `work`.
+    pub(super) fn run_cpus(&mut self) {
+        loop {
+            let mut progressed = false;
+            for c in 0..self.cpus.len() {
+                loop {
+                    if self.timers.next_at().is_some_and(|t| t <= self.now) {
+                        self.fire_due_timers();
+                    }
+                    if C::MODE == ClockMode::Real && self.exec_watch > 0 {
+                        // A runaway in user code is caught at its next runtime call.
+                        self.check_exec_events();
+                    }
+                    self.reschedule(c);
+                    if self.failed.is_some() {
+                        return;
+                    }
+                    let Some(id) = self.cpus[c].current else { break };
+                    if self.tcb(id).work_left > 0 {
+                        break;
+                    }
+                    self.resume(c, id);
+                    progressed = true;
+                }
+            }
+            if !progressed || self.lone_cpu_busy() {
+                return;
+            }
+        }
+    }
+
+    /// Whether another pass of [`Kernel::run_cpus`] would do nothing: a lone CPU whose
+    /// current thread is inside `work`, with no preemption pending, no timer due and no
+    /// execution-time check to make (the pass that just ended stopped there).
+    #[inline]
+    pub(super) fn lone_cpu_busy(&self) -> bool {
+        let [cpu] = &self.cpus[..] else { return false };
+        cpu.current.is_some()
+            && !cpu.preempt
+            && !cpu.requeue_current
+            && (C::MODE == ClockMode::Virtual || self.exec_watch == 0)
+            && self.timers.next_at().is_none_or(|t| t > self.now)
+    }
+
+    // ----- time ---------------------------------------------------------------------------------
+
+    pub(super) fn fire_due_timers(&mut self) {
+        // The horizon is exclusive, also when a real clock has passed it: what is due at or
+        // after it belongs to no run.
+        let Some(last) = self.horizon.as_nanos().checked_sub(1) else { return };
+        let due_by = self.now.min(Time::from_nanos(last));
+        while let Some((at, kind)) = self.timers.peek_due(due_by) {
+            if let TimerKind::Release(id) = kind {
+                let Some(i) = self.local(id) else {
+                    self.timers.take_top();
+                    continue;
+                };
+                let t = self.slots[i].as_mut().expect("live slot");
+                let next = match t.timing {
+                    Timing::Periodic { period, .. } => {
+                        t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
+                    }
+                    Timing::Sporadic { min_interarrival } => {
+                        t.deferred = t.deferred.saturating_sub(1);
+                        (t.deferred > 0).then_some(at + min_interarrival)
+                    }
+                    Timing::OneShot => None,
+                };
+                // The job released now will have its deadline armed at the next release (see
+                // `release_job`, whose early returns this mirrors): the entry that just fired
+                // is re-armed for both at once, the deadline keyed as if pushed right after.
+                let number = t.released;
+                let shared_deadline = matches!(t.timing, Timing::Periodic { .. })
+                    && next.is_some()
+                    && t.rel_deadline.map(|d| at + d) == next
+                    && t.deadline_next == number
+                    && !(t.skip_next > 0 && t.pending == 0)
+                    && t.max_jobs.is_none_or(|m| number < m);
+                match next {
+                    // The next release reuses the entry that just fired.
+                    Some(next) => {
+                        let first = shared_deadline.then_some(TimerKind::Deadline(id, number));
+                        t.job_timers[0] = Some(self.timers.rearm_top(next, TimerKind::Release(id), first));
+                    }
+                    None => self.timers.remove_top(),
+                }
+                self.release_job(id, at, shared_deadline);
+                continue;
+            }
+            self.timers.take_top();
+            match kind {
+                TimerKind::Release(_) => unreachable!("handled above"),
+                TimerKind::Wake(id, token) => {
+                    if self.local(id).is_some() {
+                        let t = self.tcb(id);
+                        if t.state == State::Sleeping && t.wait_token == token {
+                            self.wake(id);
+                        }
+                    }
+                }
+                TimerKind::Deadline(id, job) => self.on_deadline(id, job),
+                TimerKind::AbortTime(id, job) => self.on_abort_time(id, job),
+                TimerKind::SliceEnd(c, token) => {
+                    if self.cpus[c].slice_token == token {
+                        if let Some(id) = self.cpus[c].current {
+                            self.stop_running(c, StopReason::SliceExpired);
+                            self.tcb(id).state = State::Ready;
+                            self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));
+                        }
+                    }
+                }
+                TimerKind::Event(idx) => self.fire_event(idx as usize, at),
+                TimerKind::WaitTimeout(id, token) => self.on_wait_timeout(id, token),
+                TimerKind::Replenish(set, epoch, amount) => self.on_replenish_timer(set as usize, epoch, amount, at),
+            }
+        }
+    }
+
+    pub(super) fn fire_event(&mut self, idx: usize, at: Time) {
+        let ev = &mut self.events[idx];
+        if ev.cancelled {
+            return;
+        }
+        let Some(mut handler) = ev.handler.take() else { return };
+        let spec = ev.spec;
+        let mut releases = std::mem::take(&mut self.release_buf);
+        releases.clear();
+        let tag = self.runtime_tag();
+        let mut ecx = EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
+        self.culprit = Culprit::Event(idx as u32);
+        handler(&mut ecx);
+        self.culprit = Culprit::Policy;
+        let cancelled = ecx.cancelled;
+        let c = self.cpu_local(spec.cpu).expect("event on this kernel");
+        let placeholder = ThreadId::new(u32::MAX, 0);
+        self.trace(c, TraceKind::Timer, placeholder, 0, idx as u64);
+        for &t in releases.iter() {
+            // A release of an ended thread is simply dropped.
+            let _ = self.request_release(t, spec.cpu);
+        }
+        self.release_buf = releases;
+        let ev = &mut self.events[idx];
+        ev.handler = Some(handler);
+        ev.cancelled = cancelled;
+        if let (Some(p), false) = (spec.period, cancelled) {
+            self.timers.push(at + p, TimerKind::Event(idx as u32));
+        }
+    }
+
+    /// Earliest instant something happens: a timer, or the end of some CPU's work.
+    pub(super) fn next_instant(&self) -> Option<Time> {
+        let mut next = self.timers.next_at();
+        if let Some(t) = self.next_exec_instant() {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
+        for cpu in &self.cpus {
+            if let Some(id) = cpu.current {
+                let left = self.slots[self.local(id).expect("live")].as_ref().expect("live").work_left;
+                if left > 0 {
+                    let end = Time::from_nanos(cpu.work_mark.as_nanos().saturating_add(left));
+                    next = Some(next.map_or(end, |n| n.min(end)));
+                }
+            }
+        }
+        next
+    }
+
+    pub(super) fn advance(&mut self, target: Time) {
+        let busy = self.cpus.iter().any(|cpu| cpu.current.is_some());
+        self.now = self.clock.wait_until(target, busy);
+        // Work is credited only up to `target`, the instant of the next event. A real clock may
+        // return later than asked (the OS descheduled the dispatcher): that excess was not this
+        // CPU's time to give, and crediting it would let a job finish "before" an event that
+        // was due earlier. The events due meanwhile are then handled in their time order.
+        let credited_until = self.now.min(target);
+        for c in 0..self.cpus.len() {
+            let Some(id) = self.cpus[c].current else { continue };
+            let done = credited_until - self.cpus[c].work_mark;
+            self.cpus[c].work_mark = self.now;
+            let t = self.tcb(id);
+            t.work_left = t.work_left.saturating_sub(crate::time::nanos(done));
+        }
+    }
+
+    /// Resume the threads whose `work` ended at this instant before anything else due now, and
+    /// let each run its zero-time code up to its next `work`, wait, yield or end: a job whose
+    /// demand is met at `t` completes (or ends its thread) at `t`, ahead of releases, budget
+    /// events and replenishments at `t`.
+    pub(super) fn finish_completed_work(&mut self) {
+        for c in 0..self.cpus.len() {
+            let Some(id) = self.cpus[c].current else { continue };
+            let t = self.tcb(id);
+            if !(t.in_work && t.work_left == 0) {
+                continue;
+            }
+            loop {
+                self.resume(c, id);
+                if self.cpus[c].current != Some(id) || self.cpus[c].preempt {
+                    break;
+                }
+                match self.local(id) {
+                    Some(i) if self.slots[i].as_ref().is_some_and(|t| !t.in_work) => {}
+                    _ => break,
+                }
+            }
+        }
+    }
+
+    /// Run over `[now, until)` or until no thread is left. A panic of code the kernel calls
+    /// (a handler, a policy) ends the run with [`Error::Panicked`], after every thread still
+    /// alive was unwound.
+    pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
+        let _overflows = crate::os::overflow::watching(&self.guards);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until))) {
+            Ok(()) => {
+                if self.failed.is_some() {
+                    self.halt_others();
+                }
+                Ok(self.shutdown())
+            }
+            Err(payload) => {
+                let what = self.culprit_name();
+                // The kernel's state may be half-changed: only unwinding the threads is safe now.
+                self.teardown_threads();
+                self.halt_others();
+                Err(Error::Panicked { what, message: panic_message(&*payload) })
+            }
+        }
+    }
+
+    /// This kernel's run failed: the other dispatchers of the run stop at their next turn.
+    pub(super) fn halt_others(&self) {
+        if let Some(halt) = &self.halt {
+            halt.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// What [`Kernel::culprit`] names, in words.
+    pub(super) fn culprit_name(&self) -> String {
+        let name_of = |id: ThreadId| {
+            self.summaries.iter().find(|s| s.id == id).map_or_else(|| format!("{id:?}"), |s| format!("`{}`", s.name))
+        };
+        match self.culprit {
+            Culprit::Policy => {
+                format!("the scheduler `{}` or a lock policy", self.cpus.first().map_or("?", |c| c.scheduler.name()))
+            }
+            Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
+            Culprit::Event(i) => format!("the handler of timing event {i}"),
+            Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
+            Culprit::Budget(s) => match self.sets.get(s as usize) {
+                Some(set) => format!("the budget handler or action of thread set {:?}", set.id),
+                None => "a budget handler or action".to_string(),
+            },
+            Culprit::Progress => "the progress hook".to_string(),
+        }
+    }
+
+    /// Stop at the next turn of the loop when another dispatcher of the run has failed.
+    pub(crate) fn halt_with(&mut self, halt: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.halt = Some(halt);
+    }
+
+    pub(super) fn run_loop(&mut self, until: Time) {
+        self.now = self.clock.now();
+        self.horizon = until;
+        let mut turns: u32 = 0;
+        loop {
+            turns = turns.wrapping_add(1);
+            if turns & 0xffff == 0 {
+                if let Some(hook) = &self.progress {
+                    self.culprit = Culprit::Progress;
+                    hook(self.now);
+                    self.culprit = Culprit::Policy;
+                }
+            }
+            if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
+            self.finish_completed_work();
+            self.fire_due_timers();
+            self.check_exec_events();
+            self.run_cpus();
+            if self.timers.overflowed() && self.failed.is_none() {
+                self.failed = Some(Error::TooManyTimers { max: self.timers.capacity() });
+            }
+            if self.live == 0 || self.failed.is_some() {
+                break;
+            }
+            match self.next_instant() {
+                None => break,
+                // The horizon is exclusive: what is due at `until` itself belongs to a later run.
+                Some(t) if t >= until => {
+                    self.advance(until);
+                    break;
+                }
+                Some(t) => self.advance(t),
+            }
+        }
+    }
+
+    /// Unwind every thread that has started and not ended, with the runtime's stop, so its
+    /// destructors run on its own stack; their runtime calls do not suspend it (see
+    /// `ctx.rs`). The kernel's state is not touched: this also runs after a panic left it
+    /// half-changed, and when the kernel is dropped.
+    pub(super) fn teardown_threads(&mut self) {
+        let now = self.now;
+        for i in 0..self.slots.len() {
+            let Some(t) = self.slots[i].as_mut() else { continue };
+            let Some(mut co) = t.coroutine.take() else { continue };
+            let job = t.job;
+            // Each resume runs the thread up to its next runtime call: a thread that catches
+            // the stop and calls the runtime again is stopped again at that call.
+            for _ in 0..64 {
+                if co.done() {
+                    break;
+                }
+                let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = co.resume(Response { now, job, reply: Reply::Stop });
+                }));
+                if resumed.is_err() {
+                    break;
+                }
+            }
+            // A thread that refused to stop is dropped: the coroutine library unwinds it by
+            // force.
+            job_loop::drop_coroutine(co);
+        }
+    }
+
+    pub(super) fn shutdown(mut self) -> KernelPart {
+        // Charge the CPU time of threads still on a CPU; their last segment stays open in the
+        // trace, which exporters close at the run's end.
+        for c in 0..self.cpus.len() {
+            self.charge(c);
+        }
+        for t in self.slots.iter().flatten() {
+            self.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
+        }
+        // Unwind every suspended thread so its destructors run on its own stack.
+        self.teardown_threads();
+        let mut lists = Vec::with_capacity(self.cpus.len());
+        let mut dropped = 0;
+        for cpu in &mut self.cpus {
+            let (records, lost) = cpu.trace.take();
+            lists.push(records);
+            dropped += lost;
+        }
+        let trace = crate::trace::merge_by_seq(lists);
+        KernelPart {
+            threads: std::mem::take(&mut self.summaries),
+            sets: self.set_summaries(),
+            trace,
+            trace_dropped: dropped,
+            end: self.now,
+            error: self.failed.take(),
+        }
+    }
+}
+
+impl Kernel<RealClock> {
+    /// Give the kernel the run's clock, whose zero every CPU shares; before the run starts.
+    pub(crate) fn set_clock(&mut self, clock: RealClock) {
+        self.real_clock = Some(clock.clone());
+        self.clock = clock;
+    }
+}
