@@ -65,7 +65,9 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
         let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
-        if (t.restart_section.is_some() || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
+        // A restart that waits for the thread's next call is read here, not after that call.
+        let restart_waits = t.restart_section.is_some();
+        if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
             return;
         }
         let t = self.slots[i].as_mut().expect("live slot");
@@ -105,7 +107,7 @@ impl<C: Clock> Kernel<C> {
                     // nothing either.
                     std::mem::forget(request);
                     self.handle_work(c, i, ns);
-                } else {
+                } else if !restart_waits || !self.restart_answers(id, &request) {
                     self.handle(c, id, request);
                 }
             }
@@ -163,37 +165,44 @@ impl<C: Clock> Kernel<C> {
                 return false;
             }
         }
-        self.deliver_restart(c, id)
+        self.deliver_restart(id);
+        true
     }
 
     /// Turn thread `id`'s reply into the restart of its aborted section, if it may carry one.
-    /// The answer to an unlock may not (it comes back into a destructor): the restart waits
-    /// for the thread's next runtime call, which `handle_work` keeps from starting any work.
-    /// Returns false when the thread must not be resumed now.
-    fn deliver_restart(&mut self, c: usize, id: ThreadId) -> bool {
+    /// The answer to an unlock may not (it comes back into a destructor): the restart then
+    /// answers the thread's next runtime call instead (see `restart_answers` and
+    /// `handle_work`).
+    fn deliver_restart(&mut self, id: ThreadId) {
         let t = self.tcb(id);
-        let Some(section) = t.restart_section else { return true };
+        let Some(section) = t.restart_section else { return };
         if !t.held.contains(&section) {
             // The section ended (its lock was released) before the restart could be delivered.
             t.restart_section = None;
-            return true;
+        } else if !t.quiet_reply {
+            t.restart_section = None;
+            t.set_reply(Reply::Restart);
         }
-        if t.quiet_reply {
-            return true;
-        }
-        if let (Some(Reply::Locked(Ok(()))), Some(&granted)) = (&t.reply, t.held.last()) {
-            // A lock granted inside the section since the abort: the unwind would leave it held
-            // with no guard to release it. It goes back first.
-            t.reply = Some(Reply::LockRetry);
-            self.give_back(id, granted as usize);
-            if self.cpus[c].preempt {
-                return false;
-            }
-        }
+    }
+
+    /// Whether the restart of thread `id`'s aborted section, waiting to be delivered, answers
+    /// `request` instead of it being carried out: a request that would acquire or wait. A lock
+    /// or a semaphore unit granted now would stay with a thread that unwinds without ever
+    /// seeing it, and a wait would hold the aborter up. The others (releases, queries, the end
+    /// of a job) are made as usual.
+    #[cold]
+    fn restart_answers(&mut self, id: ThreadId, request: &Request) -> bool {
         let t = self.tcb(id);
-        t.restart_section = None;
-        t.set_reply(Reply::Restart);
-        true
+        let in_section = t.restart_section.is_some_and(|s| t.held.contains(&s));
+        in_section
+            && matches!(
+                request,
+                Request::Lock { .. }
+                    | Request::Procure { .. }
+                    | Request::Yield
+                    | Request::SleepUntil(_)
+                    | Request::Join(_)
+            )
     }
 
     /// Give the thread in slot `i` (on CPU `c`) its coroutine, at its first resume. Returns
