@@ -38,7 +38,9 @@
 //! The module is split along its seams: `protocol.rs` (the protocols and their names, read
 //! from the lock registry), `model.rs` (the task-set model), `blocking.rs` (the blocking
 //! terms), `fixed_priority.rs` (Liu and Layland, response times, the verdict), `edf.rs` (the
-//! EDF tests) and `arith.rs` (exact arithmetic). Everything public is re-exported here.
+//! EDF tests) and `arith.rs` (exact arithmetic). This file holds only the module's
+//! documentation and the re-exports that keep every public path `tempi::analysis::…`; analysis
+//! code belongs in the files above.
 
 mod arith;
 mod blocking;

@@ -15,7 +15,8 @@ use crate::time::Time;
 
 /// What distinguishes one ready-queue policy from another. See [`QueueScheduler`].
 ///
-/// A deadline-monotonic-by-hand discipline (relative deadline, shorter first):
+/// A deadline-monotonic discipline (the shorter relative deadline runs first), with everything
+/// else from [`QueueScheduler`]:
 ///
 /// ```
 /// use tempi::policy::sched::{QueueDiscipline, QueueScheduler, SchedInfo, Scheduler, Urgency};
