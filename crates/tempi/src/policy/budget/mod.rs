@@ -77,6 +77,11 @@ pub trait BudgetAction: Send {
 }
 
 /// Builds a budget action: called once per budget created with the action.
+///
+/// ```
+/// let make: tempi::policy::budget::BudgetActionFactory = std::sync::Arc::new(|| Box::new(tempi::policy::budget::Kill));
+/// assert_eq!(make().name(), "kill");
+/// ```
 pub type BudgetActionFactory = Arc<dyn Fn() -> Box<dyn BudgetAction> + Send + Sync>;
 
 /// The process-wide budget action registry: the built-ins `notify`, `demote`, `suspend` and

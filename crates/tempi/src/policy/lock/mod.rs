@@ -37,11 +37,14 @@
 //! earliest among equals), and a woken waiter takes its lock again under that lock's own
 //! protocol.
 //!
-//! Both orders are the scheduler's own: the thread that gets a lock or a signal is the one
-//! the scheduler would run first, so the blocking bounds the protocols are known for (one
-//! critical section per lower-urgency job, transitive inheritance) hold whatever the policy,
-//! and the hand-off can be fused with the reschedule on the unlock path. A policy that could
-//! pick another heir would break those bounds and the fused path with them.
+//! Both orders follow the urgency scale the scheduler defines
+//! ([`Scheduler::base_urgency`](crate::policy::sched::Scheduler::base_urgency), raised by
+//! inheritance), the scale every question above is asked in. The protocols' blocking bounds
+//! (one critical section per lower-urgency job, transitive inheritance) are stated on that
+//! scale, and a fixed heir rule lets the kernel fuse the hand-off with the reschedule on the
+//! unlock path
+//! ([`Scheduler::on_handed_over`](crate::policy::sched::Scheduler::on_handed_over)). A
+//! policy that picked another heir would void both.
 //!
 //! # Writing a protocol
 //!
@@ -170,6 +173,11 @@ pub trait LockPolicy: Send {
 pub const NAMES: &[&str] = &["km", "bp", "bpi", "pcp", "srp", "rcs"];
 
 /// Builds a lock policy: called once per lock created with the protocol.
+///
+/// ```
+/// let make: tempi::policy::lock::LockPolicyFactory = std::sync::Arc::new(|| Box::new(tempi::policy::lock::PriorityCeiling));
+/// assert_eq!(make().name(), "pcp");
+/// ```
 pub type LockPolicyFactory = Arc<dyn Fn() -> Box<dyn LockPolicy> + Send + Sync>;
 
 /// The process-wide lock protocol registry: the built-ins ([`NAMES`], with the aliases `pi`

@@ -42,6 +42,11 @@ pub trait QueuePolicy: Send {
 }
 
 /// Builds a queue policy: called once per semaphore created with the policy.
+///
+/// ```
+/// let make: tempi::policy::queue::QueuePolicyFactory = std::sync::Arc::new(|| Box::new(tempi::policy::queue::Fifo));
+/// assert_eq!(make().name(), "fifo");
+/// ```
 pub type QueuePolicyFactory = Arc<dyn Fn() -> Box<dyn QueuePolicy> + Send + Sync>;
 
 /// The process-wide queue policy registry: the built-ins `fifo`, `urgency` (also `priority`)

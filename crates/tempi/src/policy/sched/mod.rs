@@ -296,6 +296,11 @@ pub trait Scheduler {
 }
 
 /// Builds a fresh scheduler: the runtime calls it once per CPU.
+///
+/// ```
+/// let f: tempi::policy::sched::SchedulerFactory = std::sync::Arc::new(|| Box::new(tempi::policy::sched::Fifo::new()));
+/// assert_eq!(f().name(), "fifo");
+/// ```
 pub type SchedulerFactory = Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
 
 /// The built-in policies' registry names. [`names`] also lists those the application
@@ -309,6 +314,13 @@ pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr"];
 /// Turns the scheduling parameters of a run (today: the round-robin quantum, if one was
 /// given) into a [`SchedulerFactory`], or `None` when they do not suit the policy (round robin
 /// without a positive quantum).
+///
+/// ```
+/// use std::sync::Arc;
+/// use tempi::policy::sched::{Edf, Scheduler, SchedulerFactory, SchedulerMaker};
+/// let make: SchedulerMaker = Arc::new(|_quantum| Some(Arc::new(|| Box::new(Edf::new()) as Box<dyn Scheduler>) as SchedulerFactory));
+/// assert_eq!(make(None).unwrap()().name(), "edf");
+/// ```
 pub type SchedulerMaker = Arc<dyn Fn(Option<Duration>) -> Option<SchedulerFactory> + Send + Sync>;
 
 /// The process-wide scheduler registry: the built-ins ([`NAMES`], with the aliases
