@@ -113,7 +113,7 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
 fn resources(sc: &Scenario) -> TaskSet {
     let mut ts = TaskSet::new();
     for r in &sc.resources {
-        // A protocol the analysis does not know is analysed as bpi, with a note.
+        // A protocol the analysis cannot take is analysed as bpi, with a note saying why.
         let protocol = Protocol::from_name(&r.protocol).unwrap_or(Protocol::Bpi);
         let mut res = Resource::new(r.name.clone(), protocol);
         if let Some(c) = r.ceiling {
@@ -179,11 +179,8 @@ fn ns(d: Option<Duration>) -> Value {
 pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
     let mut notes = Notes(Vec::new());
     for r in &sc.resources {
-        if Protocol::from_name(&r.protocol).is_none() {
-            notes.0.push(format!(
-                "resource \"{}\": protocol \"{}\" is unknown to the analysis: taken as bpi",
-                r.name, r.protocol
-            ));
+        if let Err(why) = Protocol::for_lock_policy(&r.protocol) {
+            notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name));
         }
     }
     let cpus = model(sc, &mut notes);

@@ -3,7 +3,8 @@
 //! The kernel measures, detects and enforces; a [`BudgetAction`] decides. When a set's budget
 //! runs out the kernel asks the action for an [`Enforcement`] and carries it out on every
 //! member; when the budget is replenished it lifts whatever enforcement is in force and tells
-//! the action. Built-in actions, one per file: [`Notify`], [`Demote`], [`Suspend`], [`Kill`].
+//! the action. Built-in actions, one per file: [`Notify`], [`Demote`], [`Suspend`], [`Kill`]. The
+//! [`registry`] holds them by name, with any action the application adds with [`register`].
 //!
 //! An action that suspends a set on its third overrun only:
 //!
@@ -34,6 +35,9 @@ pub use kill::Kill;
 pub use notify::Notify;
 pub use suspend::Suspend;
 
+use std::sync::{Arc, LazyLock};
+
+use crate::policy::{Registry, RegistryError};
 use crate::sets::BudgetEvent;
 
 /// What the kernel does to the members of a set whose budget ran out.
@@ -46,8 +50,10 @@ pub enum Enforcement {
     /// Nothing: the members run on (the handler has been told).
     #[default]
     Nothing,
-    /// The members drop to background urgency (below every thread not demoted) until the
-    /// budget is replenished.
+    /// The members drop to background urgency, [`Urgency::DEMOTED`] (below every thread not
+    /// demoted), until the budget is replenished.
+    ///
+    /// [`Urgency::DEMOTED`]: crate::policy::sched::Urgency::DEMOTED
     Demote,
     /// The members stop running until the budget is replenished: a running member is taken
     /// off its CPU at once (in real time: at its next preemption point), ready and waking
@@ -70,18 +76,73 @@ pub trait BudgetAction: Send {
     fn on_replenished(&mut self, _event: &BudgetEvent) {}
 }
 
-/// A built-in action by name: `notify`, `demote`, `suspend`, `kill`.
+/// Builds a budget action: called once per budget created with the action.
+///
+/// ```
+/// let make: tempi::policy::budget::BudgetActionFactory = std::sync::Arc::new(|| Box::new(tempi::policy::budget::Kill));
+/// assert_eq!(make().name(), "kill");
+/// ```
+pub type BudgetActionFactory = Arc<dyn Fn() -> Box<dyn BudgetAction> + Send + Sync>;
+
+/// The process-wide budget action registry: the built-ins `notify`, `demote`, `suspend` and
+/// `kill`, and what the application added with [`register`].
+///
+/// ```
+/// assert_eq!(tempi::policy::budget::registry().names()[..4], ["notify", "demote", "suspend", "kill"]);
+/// ```
+pub fn registry() -> &'static Registry<BudgetActionFactory> {
+    static REGISTRY: LazyLock<Registry<BudgetActionFactory>> = LazyLock::new(|| {
+        let f = |make: fn() -> Box<dyn BudgetAction>| -> BudgetActionFactory { Arc::new(make) };
+        Registry::new(
+            "budget action",
+            &[
+                ("notify", &[], f(|| Box::new(Notify))),
+                ("demote", &[], f(|| Box::new(Demote))),
+                ("suspend", &[], f(|| Box::new(Suspend))),
+                ("kill", &[], f(|| Box::new(Kill))),
+            ],
+        )
+    });
+    &REGISTRY
+}
+
+/// Make a budget action available by `name` to every runtime of the process (to
+/// [`by_name`]). Fails if the name is taken or invalid ([`RegistryError`]).
+///
+/// ```
+/// use tempi::policy::budget::{register, BudgetAction, Enforcement};
+/// use tempi::BudgetEvent;
+/// struct AlwaysSuspend;
+/// impl BudgetAction for AlwaysSuspend {
+///     fn name(&self) -> &str { "always-suspend" }
+///     fn on_exhausted(&mut self, _: &BudgetEvent) -> Enforcement { Enforcement::Suspend }
+/// }
+/// register("always-suspend", || Box::new(AlwaysSuspend)).unwrap();
+/// assert!(register("kill", || Box::new(AlwaysSuspend)).is_err());
+/// ```
+pub fn register(
+    name: &str,
+    factory: impl Fn() -> Box<dyn BudgetAction> + Send + Sync + 'static,
+) -> Result<(), RegistryError> {
+    registry().register(name, Arc::new(factory))
+}
+
+/// Every registered action's name, the built-ins first.
+///
+/// ```
+/// assert!(tempi::policy::budget::names().contains(&"suspend".to_string()));
+/// ```
+pub fn names() -> Vec<String> {
+    registry().names()
+}
+
+/// A fresh action registered as `name`: a built-in (`notify`, `demote`, `suspend`, `kill`)
+/// or one the application registered.
 ///
 /// ```
 /// assert_eq!(tempi::policy::budget::by_name("suspend").unwrap().name(), "suspend");
 /// assert!(tempi::policy::budget::by_name("explode").is_none());
 /// ```
 pub fn by_name(name: &str) -> Option<Box<dyn BudgetAction>> {
-    Some(match name {
-        "notify" => Box::new(Notify),
-        "demote" => Box::new(Demote),
-        "suspend" => Box::new(Suspend),
-        "kill" => Box::new(Kill),
-        _ => return None,
-    })
+    registry().get(name).map(|make| make())
 }

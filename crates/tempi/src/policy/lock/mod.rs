@@ -1,8 +1,9 @@
 //! Lock policies: what happens when a lock is acquired, contended and released.
 //!
 //! The kernel owns one lock mechanism (owner, waiters, timeouts, try-lock, ownership checks,
-//! deadlock detection, poisoning); a [`LockPolicy`] per lock decides, through a few questions
-//! the kernel asks at the hooks Real-Time Mach names (acquire, conflict, unlock):
+//! deadlock detection, poisoning, the hand-off on unlock); a [`LockPolicy`] per lock decides,
+//! through a few questions the kernel asks at the hooks Real-Time Mach names (acquire,
+//! conflict, unlock):
 //!
 //! | hook | question | KM | BP | BPI | PCP | SRP/ICPP |
 //! |---|---|---|---|---|---|---|
@@ -10,12 +11,58 @@
 //! | while held | at what urgency does the owner run at least? ([`LockPolicy::holding_urgency`]) | above everything | — | — | — | the ceiling |
 //! | conflict | do waiters lend their urgency to the owner? ([`LockPolicy::inherits`]) | — | no | yes, transitively | yes | — |
 //! | conflict | abort a preempted owner's restartable section? ([`LockPolicy::aborts_owner`]) | — | — | — | — | — |
-//! | unlock | who gets the lock? | the most urgent waiter runs first and takes it (waiters are woken in urgency order) ||||||
+//! | unlock | may the most urgent waiter take the lock now? ([`LockPolicy::may_acquire`] again) | yes | yes | yes | only above the system ceiling | yes |
+//! | unlock | who gets the lock? | kernel mechanism, the same for every protocol: handed straight to the most urgent waiter (below) ||||||
 //!
 //! Built-in policies, one per file: [`KernelizedMonitor`], [`BasicPriority`],
 //! [`PriorityInheritance`], [`PriorityCeiling`], [`ImmediateCeiling`], [`Restartable`] (RCS:
-//! yes to the last question when the requester is more urgent, and inheritance during the
-//! owner's recovery).
+//! yes to the abort question when the requester is more urgent, and inheritance during the
+//! owner's recovery). The [`registry`] holds them by name, with any protocol the application
+//! adds with [`register`].
+//!
+//! # What stays kernel mechanism
+//!
+//! On unlock the kernel, not the policy, chooses the heir: among the waiters that asked for
+//! this lock, the most urgent by the scheduler's effective urgency (inheritance included; the
+//! earliest to wait among equals), provided [`LockPolicy::may_acquire`] lets it take the lock
+//! now. If the heir is more urgent than the releaser is once the lock no longer lends to it
+//! (or the releaser is exiting), the lock is handed to it directly: it becomes the owner
+//! before it runs and wakes up holding the lock, and the other waiters for this lock go on
+//! waiting, now on the heir. Otherwise no one is handed the lock: the waiters are woken to
+//! ask again when they run, except one that a ceiling still refuses, which moves, still
+//! blocked, to the lock holding that ceiling. A poisoned lock is handed to no one.
+//!
+//! Condition variables are not ordered by any policy either: a waiter is ranked by its
+//! effective urgency when it starts waiting, signals wake the highest rank first (the
+//! earliest among equals), and a woken waiter takes its lock again under that lock's own
+//! protocol.
+//!
+//! Both orders follow the urgency scale the scheduler defines
+//! ([`Scheduler::base_urgency`](crate::policy::sched::Scheduler::base_urgency), raised by
+//! inheritance), the scale every question above is asked in. The protocols' blocking bounds
+//! (one critical section per lower-urgency job, transitive inheritance) are stated on that
+//! scale, and a fixed heir rule lets the kernel fuse the hand-off with the reschedule on the
+//! unlock path
+//! ([`Scheduler::on_handed_over`](crate::policy::sched::Scheduler::on_handed_over)). A
+//! policy that picked another heir would void both.
+//!
+//! # Writing a protocol
+//!
+//! A protocol that never lends urgency and lets the free lock be taken without a kernel call
+//! (the kernel still hands a released lock to its most urgent waiter):
+//!
+//! ```
+//! use tempi::policy::lock::LockPolicy;
+//!
+//! struct Plain;
+//! impl LockPolicy for Plain {
+//!     fn name(&self) -> &str { "plain" }
+//!     fn raises_holder(&self) -> bool { false }
+//!     fn uncontended_fast_path(&self) -> bool { true }
+//! }
+//! tempi::policy::lock::register("plain", || Box::new(Plain)).unwrap();
+//! assert!(tempi::policy::lock::names().contains(&"plain".to_string()));
+//! ```
 
 mod basic_priority;
 mod ceiling;
@@ -31,7 +78,11 @@ pub use inheritance::PriorityInheritance;
 pub use kernelized_monitor::KernelizedMonitor;
 pub use restartable::Restartable;
 
+use std::sync::{Arc, LazyLock};
+
 use crate::policy::sched::{SchedInfo, Urgency};
+use crate::policy::Registry;
+use crate::policy::RegistryError;
 
 /// What a lock policy may know when the kernel asks it about a lock.
 ///
@@ -113,28 +164,87 @@ pub trait LockPolicy: Send {
     }
 }
 
-/// The built-in protocols' registry names.
+/// The built-in protocols' registry names. [`names`] also lists those the application
+/// registered.
 ///
 /// ```
 /// assert!(tempi::policy::lock::NAMES.contains(&"pcp"));
 /// ```
 pub const NAMES: &[&str] = &["km", "bp", "bpi", "pcp", "srp", "rcs"];
 
-/// A built-in protocol by registry name: `km`, `bp`, `bpi`, `pcp`, `srp` (also `icpp`),
-/// `rcs`.
+/// Builds a lock policy: called once per lock created with the protocol.
+///
+/// ```
+/// let make: tempi::policy::lock::LockPolicyFactory = std::sync::Arc::new(|| Box::new(tempi::policy::lock::PriorityCeiling));
+/// assert_eq!(make().name(), "pcp");
+/// ```
+pub type LockPolicyFactory = Arc<dyn Fn() -> Box<dyn LockPolicy> + Send + Sync>;
+
+/// The process-wide lock protocol registry: the built-ins ([`NAMES`], with the aliases `pi`
+/// for `bpi` and `icpp` for `srp`) and what the application added with [`register`].
+///
+/// ```
+/// let bpi = tempi::policy::lock::registry().get("pi").unwrap();
+/// assert_eq!(bpi().name(), "bpi");
+/// ```
+pub fn registry() -> &'static Registry<LockPolicyFactory> {
+    static REGISTRY: LazyLock<Registry<LockPolicyFactory>> = LazyLock::new(|| {
+        let f = |make: fn() -> Box<dyn LockPolicy>| -> LockPolicyFactory { Arc::new(make) };
+        Registry::new(
+            "lock protocol",
+            &[
+                ("km", &[], f(|| Box::new(KernelizedMonitor))),
+                ("bp", &[], f(|| Box::new(BasicPriority))),
+                ("bpi", &["pi"], f(|| Box::new(PriorityInheritance))),
+                ("pcp", &[], f(|| Box::new(PriorityCeiling))),
+                ("srp", &["icpp"], f(|| Box::new(ImmediateCeiling))),
+                ("rcs", &[], f(|| Box::new(Restartable))),
+            ],
+        )
+    });
+    &REGISTRY
+}
+
+/// Make a protocol available by `name` to every runtime of the process: to
+/// [`by_name`], to [`crate::sync::LockSpec::protocol`] and to the analysis (see
+/// [`crate::analysis::Protocol::for_lock_policy`]). Fails if the name is taken or invalid
+/// ([`RegistryError`]).
+///
+/// ```
+/// use tempi::policy::lock::{register, LockPolicy, PriorityInheritance};
+/// struct Mine;
+/// impl LockPolicy for Mine {
+///     fn name(&self) -> &str { "mine" }
+///     fn inherits(&self) -> bool { true }
+/// }
+/// register("mine", || Box::new(Mine)).unwrap();
+/// assert!(register("mine", || Box::new(PriorityInheritance)).is_err());
+/// assert_eq!(tempi::policy::lock::by_name("mine").unwrap().name(), "mine");
+/// ```
+pub fn register(
+    name: &str,
+    factory: impl Fn() -> Box<dyn LockPolicy> + Send + Sync + 'static,
+) -> Result<(), RegistryError> {
+    registry().register(name, Arc::new(factory))
+}
+
+/// Every registered protocol's name: the built-ins ([`NAMES`]) first, then the application's
+/// in registration order.
+///
+/// ```
+/// assert_eq!(tempi::policy::lock::names()[..6], tempi::policy::lock::NAMES[..]);
+/// ```
+pub fn names() -> Vec<String> {
+    registry().names()
+}
+
+/// A fresh policy of the protocol registered as `name`: a built-in (`km`, `bp`, `bpi` (also
+/// `pi`), `pcp`, `srp` (also `icpp`), `rcs`) or one the application registered.
 ///
 /// ```
 /// assert_eq!(tempi::policy::lock::by_name("bpi").unwrap().name(), "bpi");
 /// assert!(tempi::policy::lock::by_name("spin").is_none());
 /// ```
 pub fn by_name(name: &str) -> Option<Box<dyn LockPolicy>> {
-    Some(match name {
-        "km" => Box::new(KernelizedMonitor),
-        "bp" => Box::new(BasicPriority),
-        "bpi" | "pi" => Box::new(PriorityInheritance),
-        "pcp" => Box::new(PriorityCeiling),
-        "srp" | "icpp" => Box::new(ImmediateCeiling),
-        "rcs" => Box::new(Restartable),
-        _ => return None,
-    })
+    registry().get(name).map(|make| make())
 }

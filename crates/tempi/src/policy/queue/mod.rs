@@ -4,7 +4,8 @@
 //! first and, among equal ranks, the earliest arrival. Semaphores take any policy (FREE JAZZ
 //! lets the user replace a semaphore's FIFO queue); condition variables rank by urgency, as
 //! the locking protocols order their waiters. Built-in policies, one per file: [`Fifo`],
-//! [`ByUrgency`], [`ByDeadline`].
+//! [`ByUrgency`], [`ByDeadline`]. The [`registry`] holds them by name, with any policy the
+//! application adds with [`register`].
 //!
 //! ```
 //! use tempi::policy::queue::QueuePolicy;
@@ -27,7 +28,10 @@ pub use deadline::ByDeadline;
 pub use fifo::Fifo;
 pub use urgency::ByUrgency;
 
+use std::sync::{Arc, LazyLock};
+
 use crate::policy::sched::SchedInfo;
+use crate::policy::{Registry, RegistryError};
 
 /// Orders the waiters of a queue. Called on the queue's CPU dispatcher when a thread joins.
 pub trait QueuePolicy: Send {
@@ -37,17 +41,73 @@ pub trait QueuePolicy: Send {
     fn rank(&self, waiter: &SchedInfo) -> i64;
 }
 
-/// A built-in queue policy by name: `fifo`, `urgency` (also `priority`), `deadline`.
+/// Builds a queue policy: called once per semaphore created with the policy.
+///
+/// ```
+/// let make: tempi::policy::queue::QueuePolicyFactory = std::sync::Arc::new(|| Box::new(tempi::policy::queue::Fifo));
+/// assert_eq!(make().name(), "fifo");
+/// ```
+pub type QueuePolicyFactory = Arc<dyn Fn() -> Box<dyn QueuePolicy> + Send + Sync>;
+
+/// The process-wide queue policy registry: the built-ins `fifo`, `urgency` (also `priority`)
+/// and `deadline`, and what the application added with [`register`].
+///
+/// ```
+/// assert_eq!(tempi::policy::queue::registry().get("priority").unwrap()().name(), "urgency");
+/// ```
+pub fn registry() -> &'static Registry<QueuePolicyFactory> {
+    static REGISTRY: LazyLock<Registry<QueuePolicyFactory>> = LazyLock::new(|| {
+        let f = |make: fn() -> Box<dyn QueuePolicy>| -> QueuePolicyFactory { Arc::new(make) };
+        Registry::new(
+            "queue policy",
+            &[
+                ("fifo", &[], f(|| Box::new(Fifo))),
+                ("urgency", &["priority"], f(|| Box::new(ByUrgency))),
+                ("deadline", &[], f(|| Box::new(ByDeadline))),
+            ],
+        )
+    });
+    &REGISTRY
+}
+
+/// Make a queue policy available by `name` to every runtime of the process (to [`by_name`]
+/// and [`crate::sync::SemSpec::queue_name`]). Fails if the name is taken or invalid
+/// ([`RegistryError`]).
+///
+/// ```
+/// use tempi::policy::queue::{register, QueuePolicy};
+/// use tempi::policy::sched::SchedInfo;
+/// struct LastJobFirst;
+/// impl QueuePolicy for LastJobFirst {
+///     fn name(&self) -> &str { "last-job-first" }
+///     fn rank(&self, waiter: &SchedInfo) -> i64 { waiter.job as i64 }
+/// }
+/// register("last-job-first", || Box::new(LastJobFirst)).unwrap();
+/// assert!(tempi::policy::queue::by_name("last-job-first").is_some());
+/// ```
+pub fn register(
+    name: &str,
+    factory: impl Fn() -> Box<dyn QueuePolicy> + Send + Sync + 'static,
+) -> Result<(), RegistryError> {
+    registry().register(name, Arc::new(factory))
+}
+
+/// Every registered queue policy's name, the built-ins first.
+///
+/// ```
+/// assert_eq!(tempi::policy::queue::names()[..3], ["fifo", "urgency", "deadline"]);
+/// ```
+pub fn names() -> Vec<String> {
+    registry().names()
+}
+
+/// A fresh queue policy registered as `name`: a built-in (`fifo`, `urgency` (also
+/// `priority`), `deadline`) or one the application registered.
 ///
 /// ```
 /// assert_eq!(tempi::policy::queue::by_name("deadline").unwrap().name(), "deadline");
 /// assert!(tempi::policy::queue::by_name("random").is_none());
 /// ```
 pub fn by_name(name: &str) -> Option<Box<dyn QueuePolicy>> {
-    Some(match name {
-        "fifo" => Box::new(Fifo),
-        "urgency" | "priority" => Box::new(ByUrgency),
-        "deadline" => Box::new(ByDeadline),
-        _ => return None,
-    })
+    registry().get(name).map(|make| make())
 }

@@ -19,7 +19,10 @@
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //!
 //! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`].
-//! [`by_name`] maps the names used on the command line and in scenario files to constructors.
+//! Each is a [`QueueScheduler`] (one [`ReadyQueue`] and the hooks around it) with its own
+//! [`QueueDiscipline`], which says only what is particular to it. The [`registry`] maps the
+//! names used on the command line and in scenario files to constructors, built-ins and
+//! whatever the application adds with [`register`]; [`by_name`] reads it.
 //!
 //! # Writing a policy
 //!
@@ -55,15 +58,19 @@
 mod edf;
 mod fifo;
 mod fixed_priority;
+mod queue_scheduler;
 mod round_robin;
 
-pub use edf::Edf;
-pub use fifo::Fifo;
-pub use fixed_priority::FixedPriority;
-pub use round_robin::RoundRobin;
+pub use edf::{Edf, EdfDiscipline};
+pub use fifo::{Fifo, FifoDiscipline};
+pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
+pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
+pub use round_robin::{RoundRobin, RoundRobinDiscipline};
 
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use crate::policy::{Registry, RegistryError};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
@@ -91,6 +98,22 @@ impl Urgency {
     /// assert!(tempi::policy::sched::Urgency::LOWEST < tempi::policy::sched::Urgency::from_priority(i32::MIN));
     /// ```
     pub const LOWEST: Urgency = Urgency(i64::MIN);
+
+    /// The urgency of a thread demoted by its budget
+    /// ([`crate::policy::budget::Enforcement::Demote`]): below every thread not demoted and
+    /// above [`Urgency::LOWEST`], so demoted threads still run before threads without a
+    /// deadline under EDF. No policy maps a thread below it: [`Urgency::from_priority`] gives
+    /// an `i32`, and [`Urgency::from_deadline`] reaches it only for a deadline beyond 292
+    /// years, which it clamps there.
+    ///
+    /// ```
+    /// use tempi::policy::sched::Urgency;
+    /// use tempi::Time;
+    /// assert!(Urgency::DEMOTED > Urgency::LOWEST);
+    /// assert!(Urgency::DEMOTED < Urgency::from_deadline(Some(Time::from_secs(9_000_000_000))));
+    /// assert!(Urgency::DEMOTED < Urgency::from_priority(i32::MIN));
+    /// ```
+    pub const DEMOTED: Urgency = Urgency(i64::MIN + 1);
 
     /// A fixed priority: larger is more urgent.
     ///
@@ -273,17 +296,115 @@ pub trait Scheduler {
 }
 
 /// Builds a fresh scheduler: the runtime calls it once per CPU.
-pub type SchedulerFactory = std::sync::Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
+///
+/// ```
+/// let f: tempi::policy::sched::SchedulerFactory = std::sync::Arc::new(|| Box::new(tempi::policy::sched::Fifo::new()));
+/// assert_eq!(f().name(), "fifo");
+/// ```
+pub type SchedulerFactory = Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
 
-/// The built-in policies' registry names.
+/// The built-in policies' registry names. [`names`] also lists those the application
+/// registered.
 ///
 /// ```
 /// assert!(tempi::policy::sched::NAMES.contains(&"edf"));
 /// ```
 pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr"];
 
-/// A built-in policy by registry name: `fp` (fixed priority), `edf`, `fifo`, `rr` (round robin,
-/// which needs `quantum`). Returns `None` for an unknown name or a missing quantum.
+/// Turns the scheduling parameters of a run (today: the round-robin quantum, if one was
+/// given) into a [`SchedulerFactory`], or `None` when they do not suit the policy (round robin
+/// without a positive quantum).
+///
+/// ```
+/// use std::sync::Arc;
+/// use tempi::policy::sched::{Edf, Scheduler, SchedulerFactory, SchedulerMaker};
+/// let make: SchedulerMaker = Arc::new(|_quantum| Some(Arc::new(|| Box::new(Edf::new()) as Box<dyn Scheduler>) as SchedulerFactory));
+/// assert_eq!(make(None).unwrap()().name(), "edf");
+/// ```
+pub type SchedulerMaker = Arc<dyn Fn(Option<Duration>) -> Option<SchedulerFactory> + Send + Sync>;
+
+/// The process-wide scheduler registry: the built-ins ([`NAMES`], with the aliases
+/// `fixed-priority`, `rm` and `dm` for `fp` and `round-robin` for `rr`) and what the
+/// application added with [`register`] or [`register_with_quantum`].
+///
+/// ```
+/// let fp = tempi::policy::sched::registry().entry("rm").unwrap();
+/// assert_eq!(fp.name, "fp");
+/// ```
+pub fn registry() -> &'static Registry<SchedulerMaker> {
+    static REGISTRY: LazyLock<Registry<SchedulerMaker>> = LazyLock::new(|| {
+        let plain = |make: fn() -> Box<dyn Scheduler>| -> SchedulerMaker {
+            Arc::new(move |_| Some(Arc::new(make) as SchedulerFactory))
+        };
+        let round_robin: SchedulerMaker = Arc::new(|quantum: Option<Duration>| {
+            let q = quantum.filter(|q| !q.is_zero())?;
+            Some(Arc::new(move || Box::new(RoundRobin::new(q)) as Box<dyn Scheduler>) as SchedulerFactory)
+        });
+        Registry::new(
+            "scheduler",
+            &[
+                ("fp", &["fixed-priority", "rm", "dm"], plain(|| Box::new(FixedPriority::new()))),
+                ("edf", &[], plain(|| Box::new(Edf::new()))),
+                ("fifo", &[], plain(|| Box::new(Fifo::new()))),
+                ("rr", &["round-robin"], round_robin),
+            ],
+        )
+    });
+    &REGISTRY
+}
+
+/// Make a policy available by `name` to every runtime of the process (to [`by_name`], hence
+/// to scenario files). `factory` builds one instance per CPU. Fails if the name is taken or
+/// invalid ([`RegistryError`]).
+///
+/// ```
+/// use tempi::policy::sched::{by_name, register, FixedPriority};
+/// register("my-fp", || Box::new(FixedPriority::new())).unwrap();
+/// assert_eq!(by_name("my-fp", None).unwrap()().name(), "fp");
+/// assert!(register("edf", || Box::new(FixedPriority::new())).is_err());
+/// ```
+pub fn register(
+    name: &str,
+    factory: impl Fn() -> Box<dyn Scheduler> + Send + Sync + 'static,
+) -> Result<(), RegistryError> {
+    let factory: SchedulerFactory = Arc::new(factory);
+    registry().register(name, Arc::new(move |_| Some(factory.clone())))
+}
+
+/// [`register`] for a policy that takes the run's quantum: `make` is given it (or `None`) and
+/// answers a factory, or `None` to refuse the parameters.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tempi::policy::sched::{by_name, register_with_quantum, RoundRobin, Scheduler, SchedulerFactory};
+/// register_with_quantum("slow-rr", |q| {
+///     let q = q? * 10;
+///     Some(Arc::new(move || Box::new(RoundRobin::new(q)) as Box<dyn Scheduler>) as SchedulerFactory)
+/// })
+/// .unwrap();
+/// assert!(by_name("slow-rr", None).is_none());
+/// assert!(by_name("slow-rr", Some(std::time::Duration::from_millis(1))).is_some());
+/// ```
+pub fn register_with_quantum(
+    name: &str,
+    make: impl Fn(Option<Duration>) -> Option<SchedulerFactory> + Send + Sync + 'static,
+) -> Result<(), RegistryError> {
+    registry().register(name, Arc::new(make))
+}
+
+/// Every registered policy's name: the built-ins ([`NAMES`]) first, then the application's in
+/// registration order.
+///
+/// ```
+/// assert_eq!(tempi::policy::sched::names()[..4], tempi::policy::sched::NAMES[..]);
+/// ```
+pub fn names() -> Vec<String> {
+    registry().names()
+}
+
+/// A registered policy by name: a built-in (`fp` (also `fixed-priority`, `rm`, `dm`), `edf`,
+/// `fifo`, `rr` (also `round-robin`; it needs `quantum`)) or one the application registered.
+/// Returns `None` for an unknown name or parameters the policy refuses (a missing quantum).
 ///
 /// ```
 /// use std::time::Duration;
@@ -294,17 +415,7 @@ pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr"];
 /// assert!(by_name("lottery", None).is_none());
 /// ```
 pub fn by_name(name: &str, quantum: Option<Duration>) -> Option<SchedulerFactory> {
-    let f: SchedulerFactory = match name {
-        "fp" | "fixed-priority" | "rm" | "dm" => std::sync::Arc::new(|| Box::new(FixedPriority::new())),
-        "edf" => std::sync::Arc::new(|| Box::new(Edf::new())),
-        "fifo" => std::sync::Arc::new(|| Box::new(Fifo::new())),
-        "rr" | "round-robin" => {
-            let q = quantum.filter(|q| !q.is_zero())?;
-            std::sync::Arc::new(move || Box::new(RoundRobin::new(q)))
-        }
-        _ => return None,
-    };
-    Some(f)
+    registry().get(name)?(quantum)
 }
 
 /// An urgency-ordered ready queue with FIFO order among equals, stored in one pre-sized vector.

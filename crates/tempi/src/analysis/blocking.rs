@@ -1,0 +1,175 @@
+//! The blocking terms `B_i` of each protocol ([`TaskSet::blocking`] and its variants).
+//!
+//! Owns the per-protocol bounds (Tokuda and Nakajima 1993, section 2.3; Sha, Rajkumar and
+//! Lehoczky 1990; Baker 1991). Must not run a schedulability test: the tests in
+//! `fixed_priority.rs` and `edf.rs` take the terms from here.
+
+use std::time::Duration;
+
+use super::{Protocol, TaskSet};
+
+/// A blocking term per protocol, for comparisons.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::analysis::{Protocol, Task, TaskSet, Resource};
+/// let mut ts = TaskSet::new();
+/// ts.add_resource(Resource::new("m", Protocol::Bpi));
+/// ts.add_task(Task::new("a", Duration::from_millis(1), Duration::from_millis(4)).priority(2));
+/// let all = ts.blocking_all(0);
+/// assert_eq!(all.len(), Protocol::ALL.len());
+/// ```
+pub type BlockingTable = Vec<(Protocol, Option<Duration>)>;
+
+impl TaskSet {
+    /// Whether resource `r` can block a task of priority `p`: its ceiling is at least `p`.
+    fn can_block(&self, r: usize, p: i32) -> bool {
+        self.ceiling(r).is_some_and(|c| c >= p)
+    }
+
+    /// The worst-case blocking term `B_i` of task `i` with every resource under `protocol`
+    /// (whatever the resources declare). `None` means unbounded (basic priority with a task of
+    /// intermediate priority that can prolong the inversion).
+    ///
+    /// | protocol | `B_i` |
+    /// |---|---|
+    /// | km | longest section of any lower-priority task |
+    /// | bp | unbounded if some lower task `j` shares a resource with `i` and a task lies strictly between `j` and `i`; else as bpi over the resources `i` locks (no inheritance, so no push-through) |
+    /// | bpi | min(Σ over lower tasks of their longest section on a resource with ceiling ≥ `P_i`, Σ over such resources of the longest lower-priority section on it) |
+    /// | pcp, srp | the single longest lower-priority section on a resource with ceiling ≥ `P_i` |
+    /// | rcs | Σ over `i`'s own sections on resources that a lower task uses of the resource's restart cost |
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Protocol, Resource, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// let a = ts.add_resource(Resource::new("a", Protocol::Bpi));
+    /// let b = ts.add_resource(Resource::new("b", Protocol::Bpi));
+    /// ts.add_task(Task::new("h", ms(2), ms(10)).priority(3).section(a, ms(1)).section(b, ms(1)));
+    /// ts.add_task(Task::new("m", ms(3), ms(20)).priority(2).section(a, ms(2)));
+    /// ts.add_task(Task::new("l", ms(4), ms(40)).priority(1).section(b, ms(3)));
+    /// assert_eq!(ts.blocking_under(0, Protocol::Bpi), Some(ms(5))); // m's 2 + l's 3
+    /// assert_eq!(ts.blocking_under(0, Protocol::Pcp), Some(ms(3))); // only the longest
+    /// assert_eq!(ts.blocking_under(0, Protocol::Bp), None);         // m can prolong l's inversion
+    /// ```
+    pub fn blocking_under(&self, i: usize, protocol: Protocol) -> Option<Duration> {
+        let all: Vec<usize> = (0..self.resources.len()).collect();
+        self.blocking_on(i, protocol, &all)
+    }
+
+    /// The blocking term of task `i` under `protocol`, counting only the resources in `rs`.
+    fn blocking_on(&self, i: usize, protocol: Protocol, rs: &[usize]) -> Option<Duration> {
+        let p = self.tasks[i].priority;
+        let lower: Vec<usize> = self.lower(i).collect();
+        // Sections of lower-priority tasks on resources (of `rs`) that can block priority p.
+        let blocking_sections = |j: usize| {
+            self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
+        };
+        match protocol {
+            Protocol::Km => lower
+                .iter()
+                .flat_map(|&j| self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource)))
+                .map(|s| s.duration)
+                .max()
+                .or(Some(Duration::ZERO)),
+            Protocol::Pcp | Protocol::Srp => {
+                lower.iter().flat_map(|&j| blocking_sections(j)).map(|s| s.duration).max().or(Some(Duration::ZERO))
+            }
+            Protocol::Bpi => Some(self.inheritance_bound(&lower, rs, p)),
+            Protocol::Bp => {
+                // Without inheritance, a lower task j that holds a resource `i` wants can be
+                // preempted for as long as tasks strictly between j and i keep running.
+                let own: Vec<usize> = self.tasks[i].sections.iter().map(|s| s.resource).collect();
+                for &j in &lower {
+                    let shares =
+                        self.tasks[j].sections.iter().any(|s| rs.contains(&s.resource) && own.contains(&s.resource));
+                    let pj = self.tasks[j].priority;
+                    let between =
+                        self.tasks.iter().enumerate().any(|(k, t)| k != i && t.priority > pj && t.priority < p);
+                    if shares && between {
+                        return None;
+                    }
+                }
+                // Bounded: only direct blocking, on the resources `i` itself locks.
+                let direct: Vec<usize> = rs.iter().copied().filter(|r| own.contains(r)).collect();
+                Some(self.inheritance_bound(&lower, &direct, p))
+            }
+            Protocol::Rcs => {
+                // The paper (section 2.3): B_i is the abort-and-recovery time. Each of i's own
+                // sections may find its resource held by a lower task and pay one restart.
+                let cost = self.tasks[i]
+                    .sections
+                    .iter()
+                    .filter(|s| rs.contains(&s.resource))
+                    .filter(|s| lower.iter().any(|&j| self.tasks[j].longest_on(s.resource).is_some()))
+                    .map(|s| self.resources[s.resource].restart_cost)
+                    .sum();
+                Some(cost)
+            }
+        }
+    }
+
+    /// Sha, Rajkumar and Lehoczky's two bounds for priority inheritance, the smaller one:
+    /// each lower task blocks at most once, and each resource blocks at most once.
+    fn inheritance_bound(&self, lower: &[usize], rs: &[usize], p: i32) -> Duration {
+        let by_task: Duration = lower
+            .iter()
+            .filter_map(|&j| {
+                self.tasks[j]
+                    .sections
+                    .iter()
+                    .filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
+                    .map(|s| s.duration)
+                    .max()
+            })
+            .sum();
+        let by_resource: Duration = rs
+            .iter()
+            .filter(|&&r| self.can_block(r, p))
+            .filter_map(|&r| lower.iter().filter_map(|&j| self.tasks[j].longest_on(r)).max())
+            .sum();
+        by_task.min(by_resource)
+    }
+
+    /// The blocking term of task `i` under the resources' own protocols. When several
+    /// protocols are mixed, the per-protocol terms (each over its own resources) are added, a
+    /// conservative combination; `None` if any is unbounded.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Protocol, Resource, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_resource(Resource::new("m", Protocol::Km));
+    /// ts.add_task(Task::new("h", ms(1), ms(10)).priority(2));
+    /// ts.add_task(Task::new("l", ms(3), ms(20)).priority(1).section(0, ms(2)));
+    /// assert_eq!(ts.blocking(0), Some(ms(2))); // KM blocks even tasks that never lock
+    /// ```
+    pub fn blocking(&self, i: usize) -> Option<Duration> {
+        let mut total = Duration::ZERO;
+        for protocol in Protocol::ALL {
+            let rs: Vec<usize> =
+                (0..self.resources.len()).filter(|&r| self.resources[r].protocol == protocol).collect();
+            if !rs.is_empty() {
+                total += self.blocking_on(i, protocol, &rs)?;
+            }
+        }
+        Some(total)
+    }
+
+    /// The blocking term of task `i` under each protocol in turn (every resource switched to
+    /// it), for comparison.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Protocol, Resource, Task, TaskSet};
+    /// let mut ts = TaskSet::new();
+    /// ts.add_resource(Resource::new("m", Protocol::Bpi));
+    /// ts.add_task(Task::new("a", Duration::from_millis(1), Duration::from_millis(4)).priority(2));
+    /// assert!(ts.blocking_all(0).iter().all(|(_, b)| *b == Some(Duration::ZERO)));
+    /// ```
+    pub fn blocking_all(&self, i: usize) -> BlockingTable {
+        Protocol::ALL.iter().map(|&p| (p, self.blocking_under(i, p))).collect()
+    }
+}

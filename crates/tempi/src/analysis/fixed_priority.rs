@@ -1,0 +1,353 @@
+//! Fixed-priority tests: Liu and Layland with blocking, exact response-time analysis and
+//! the whole-set [`Verdict`] ([`TaskSet::analyze`]).
+//!
+//! Owns the fixed-priority tests and their result types. Must not define blocking terms (it
+//! asks `blocking.rs`) nor EDF tests (`edf.rs`).
+
+use std::time::Duration;
+
+use super::arith::{from_nanos, nanos, secs, utilisation_reaches_one};
+use super::{BlockingTable, Protocol, TaskSet};
+
+/// The outcome of response-time analysis for one task.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(tempi::analysis::Response::Bounded(Duration::from_millis(3)).bounded(), Some(Duration::from_millis(3)));
+/// assert_eq!(tempi::analysis::Response::Unbounded.bounded(), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Response {
+    /// The worst-case response time, within the deadline.
+    Bounded(Duration),
+    /// The iteration passed the deadline at this value: not schedulable.
+    ExceedsDeadline(Duration),
+    /// The blocking term is unbounded (basic priority): not schedulable.
+    Unbounded,
+    /// Within the deadline but beyond the period, where the simple recurrence does not apply
+    /// (arbitrary deadlines need a busy-period analysis): inconclusive.
+    NotCovered(Duration),
+    /// The tasks that interfere with it (priority at least its own) have a utilisation of 1 or
+    /// more: they can keep the processor busy for ever, so its response time is unbounded.
+    /// Not schedulable.
+    Overloaded,
+    /// The iteration had not converged after [`TaskSet::MAX_RTA_ITERATIONS`] steps; the
+    /// response time is at least this value, still within the deadline: inconclusive.
+    GaveUp(Duration),
+}
+
+impl Response {
+    /// The response time when it is bounded and within the deadline.
+    ///
+    /// ```
+    /// assert_eq!(tempi::analysis::Response::Unbounded.bounded(), None);
+    /// ```
+    pub fn bounded(self) -> Option<Duration> {
+        match self {
+            Response::Bounded(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Whether the task is shown to miss (or may be blocked without bound), as opposed to
+    /// shown schedulable or left undecided ([`Response::NotCovered`], [`Response::GaveUp`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::Response;
+    /// assert!(Response::Overloaded.misses());
+    /// assert!(!Response::GaveUp(Duration::from_secs(1)).misses());
+    /// ```
+    pub fn misses(self) -> bool {
+        matches!(self, Response::ExceedsDeadline(_) | Response::Unbounded | Response::Overloaded)
+    }
+}
+
+/// The analysis of one task.
+///
+/// ```
+/// use std::time::Duration;
+/// let mut ts = tempi::analysis::TaskSet::new();
+/// ts.add_task(tempi::analysis::Task::new("a", Duration::from_millis(1), Duration::from_millis(2)));
+/// let v = ts.analyze();
+/// assert_eq!(v.tasks[0].blocking, Some(Duration::ZERO));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskVerdict {
+    /// Task index.
+    pub task: usize,
+    /// `B_i` under the resources' own protocols (`None`: unbounded).
+    pub blocking: Option<Duration>,
+    /// `B_i` if every resource used each protocol in turn.
+    pub blocking_by_protocol: BlockingTable,
+    /// The response-time analysis.
+    pub response: Response,
+    /// Response bounded and within the deadline.
+    pub schedulable: bool,
+}
+
+/// The analysis of a whole fixed-priority task set.
+///
+/// ```
+/// let v = tempi::analysis::TaskSet::new().analyze();
+/// assert!(v.schedulable && v.tasks.is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// One entry per task, in task order.
+    pub tasks: Vec<TaskVerdict>,
+    /// The Liu and Layland test, when applicable.
+    pub liu_layland: Option<LiuLayland>,
+    /// Every task is schedulable by response-time analysis (the exact test).
+    pub schedulable: bool,
+}
+
+/// One row of the Liu and Layland test.
+///
+/// ```
+/// let r = tempi::analysis::LiuLaylandRow { task: 0, load: Some(0.5), bound: 1.0, passed: true };
+/// assert!(r.passed);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LiuLaylandRow {
+    /// Task index.
+    pub task: usize,
+    /// `B_i/T_i + Σ_{j≤i} C_j/T_j`, or `None` when `B_i` is unbounded.
+    pub load: Option<f64>,
+    /// `i(2^{1/i} − 1)`.
+    pub bound: f64,
+    /// `load ≤ bound`.
+    pub passed: bool,
+}
+
+/// The Liu and Layland test with blocking, per task in decreasing priority order.
+///
+/// ```
+/// use std::time::Duration;
+/// let mut ts = tempi::analysis::TaskSet::new();
+/// ts.add_task(tempi::analysis::Task::new("a", Duration::from_millis(1), Duration::from_millis(2)));
+/// assert!(ts.liu_layland().unwrap().passed);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiuLayland {
+    /// One row per task, by decreasing priority.
+    pub rows: Vec<LiuLaylandRow>,
+    /// Every row passed (sufficient for schedulability; failing is inconclusive).
+    pub passed: bool,
+}
+
+impl TaskSet {
+    /// Task indices by decreasing priority (ties keep their order).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Task, TaskSet};
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("lo", Duration::ZERO, Duration::from_millis(8)).priority(1));
+    /// ts.add_task(Task::new("hi", Duration::ZERO, Duration::from_millis(4)).priority(2));
+    /// assert_eq!(ts.by_priority(), vec![1, 0]);
+    /// ```
+    pub fn by_priority(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.tasks[i].priority));
+        order
+    }
+
+    /// Whether priorities follow rate-monotonic order (a shorter period never has a lower
+    /// priority), which the Liu and Layland bound assumes.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Task, TaskSet};
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("a", Duration::ZERO, Duration::from_millis(4)).priority(1));
+    /// ts.add_task(Task::new("b", Duration::ZERO, Duration::from_millis(8)).priority(2));
+    /// assert!(!ts.is_rate_monotonic());
+    /// ```
+    pub fn is_rate_monotonic(&self) -> bool {
+        self.tasks.iter().all(|a| self.tasks.iter().all(|b| !(a.period < b.period && a.priority < b.priority)))
+    }
+
+    /// The Liu and Layland test with blocking, as Tokuda and Nakajima (1993, section 2.3) state
+    /// it for inheritance protocols under rate-monotonic scheduling: for every task `i` (by
+    /// decreasing priority, numbered from 1),
+    /// `B_i/T_i + Σ_{j≤i} C_j/T_j ≤ i(2^{1/i} − 1)`. Sufficient only: a failure is
+    /// inconclusive. Not applicable (`None`) unless priorities are rate monotonic and every
+    /// deadline is at least its period.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Protocol, Resource, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_resource(Resource::new("m", Protocol::Pcp));
+    /// ts.add_task(Task::new("a", ms(1), ms(4)).priority(2).section(0, ms(1)));
+    /// ts.add_task(Task::new("b", ms(2), ms(8)).priority(1).section(0, ms(1)));
+    /// let ll = ts.liu_layland().unwrap();
+    /// assert!(ll.passed); // a: 0.25 + 1/4 <= 1; b: 0.5 <= 0.828
+    /// ```
+    pub fn liu_layland(&self) -> Option<LiuLayland> {
+        if !self.is_rate_monotonic() || self.tasks.iter().any(|t| t.deadline < t.period) {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(self.tasks.len());
+        let mut sum = 0.0;
+        for (k, &i) in self.by_priority().iter().enumerate() {
+            let t = &self.tasks[i];
+            sum += t.utilisation();
+            let n = (k + 1) as f64;
+            let bound = n * (2f64.powf(1.0 / n) - 1.0);
+            let (load, passed) = match self.blocking(i) {
+                Some(b) => {
+                    let load = sum + secs(b) / secs(t.period);
+                    (Some(load), load <= bound + 1e-12)
+                }
+                None => (None, false),
+            };
+            rows.push(LiuLaylandRow { task: i, load, bound, passed });
+        }
+        let passed = rows.iter().all(|r| r.passed);
+        Some(LiuLayland { rows, passed })
+    }
+
+    /// The most iterations [`TaskSet::response_time`] makes for one task before it gives up
+    /// with [`Response::GaveUp`]. Realistic task sets reach their fixed point in far fewer;
+    /// only an interfering utilisation within a hair of 1 with very short periods needs more.
+    ///
+    /// ```
+    /// assert_eq!(tempi::analysis::TaskSet::MAX_RTA_ITERATIONS, 1_000_000);
+    /// ```
+    pub const MAX_RTA_ITERATIONS: u32 = 1_000_000;
+
+    /// Exact response-time analysis with blocking, under fixed priorities:
+    /// `R_i = C_i + B_i + Σ_{j∈hp(i)} ⌈R_i/T_j⌉ C_j`, iterated from `C_i + B_i` to the least
+    /// fixed point, stopping as soon as it passes the deadline. Under RCS each higher-priority
+    /// job that shares a resource with `i` may also throw away one of `i`'s sections: that
+    /// re-executed work is added per interfering job (see `docs/ANALYSIS.md`).
+    ///
+    /// Before iterating, the utilisation of the interfering tasks, `Σ_{j∈hp(i)} C_j/T_j`
+    /// (with the RCS re-executed work), is compared with 1 exactly, in integers: at 1 or more
+    /// there is no fixed point and the task is [`Response::Overloaded`] (the iteration would
+    /// otherwise creep up to the deadline one step at a time). Below 1 the iteration is
+    /// bounded by the deadline and by [`TaskSet::MAX_RTA_ITERATIONS`], after which the
+    /// answer is [`Response::GaveUp`], not a guess.
+    ///
+    /// The recurrence assumes a job finishes before its task's next release; a result above
+    /// the period with `D > T` is reported as [`Response::NotCovered`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Response, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("t1", ms(1), ms(4)).priority(3));
+    /// ts.add_task(Task::new("t2", ms(2), ms(6)).priority(2));
+    /// ts.add_task(Task::new("t3", ms(3), ms(13)).priority(1));
+    /// let r = ts.response_times();
+    /// assert_eq!(r[2], Response::Bounded(ms(10))); // the textbook answer
+    /// ```
+    pub fn response_times(&self) -> Vec<Response> {
+        (0..self.tasks.len()).map(|i| self.response_time(i)).collect()
+    }
+
+    /// Response time of task `i` (see [`TaskSet::response_times`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Response, Task, TaskSet};
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("t", Duration::from_millis(5), Duration::from_millis(4)));
+    /// assert_eq!(ts.response_time(0), Response::ExceedsDeadline(Duration::from_millis(5)));
+    ///
+    /// // A task that runs 1 µs every 1 µs leaves nothing to the one below it.
+    /// let us = Duration::from_micros;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("full", us(1), us(1)).priority(2));
+    /// ts.add_task(Task::new("slow", us(1), Duration::from_secs(100_000)).priority(1));
+    /// assert_eq!(ts.response_time(1), Response::Overloaded);
+    /// ```
+    pub fn response_time(&self, i: usize) -> Response {
+        let Some(b) = self.blocking(i) else {
+            return Response::Unbounded;
+        };
+        let t = &self.tasks[i];
+        // Each interfering task as (its period, the work one of its jobs costs task i).
+        let hp: Vec<(u128, u128)> = self
+            .higher(i)
+            .map(|j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(self.restart_penalty(i, j))))
+            .collect();
+        let base = nanos(t.wcet).saturating_add(nanos(b));
+        let deadline = nanos(t.deadline);
+        if base > deadline {
+            return Response::ExceedsDeadline(from_nanos(base));
+        }
+        // With no demand of its own the task is done at once, whatever the others do.
+        if base > 0 && utilisation_reaches_one(hp.iter().map(|&(period, cost)| (cost, period))) {
+            return Response::Overloaded;
+        }
+        let mut r = base;
+        for _ in 0..Self::MAX_RTA_ITERATIONS {
+            let next = hp
+                .iter()
+                .map(|&(period, cost)| r.div_ceil(period).saturating_mul(cost))
+                .fold(base, u128::saturating_add);
+            if next == r {
+                if r > nanos(t.period) && t.deadline > t.period {
+                    return Response::NotCovered(from_nanos(r));
+                }
+                return Response::Bounded(from_nanos(r));
+            }
+            if next > deadline {
+                return Response::ExceedsDeadline(from_nanos(next));
+            }
+            r = next;
+        }
+        Response::GaveUp(from_nanos(r))
+    }
+
+    /// Under RCS, the work of task `i` that one job of higher-priority task `j` can make it
+    /// redo: its longest section on an RCS resource that `j` also uses.
+    fn restart_penalty(&self, i: usize, j: usize) -> Duration {
+        self.tasks[i]
+            .sections
+            .iter()
+            .filter(|s| self.resources[s.resource].protocol == Protocol::Rcs)
+            .filter(|s| self.tasks[j].longest_on(s.resource).is_some())
+            .map(|s| s.duration + self.resources[s.resource].restart_cost)
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// Everything for a fixed-priority task set: per-task blocking (and the table per
+    /// protocol), Liu and Layland, response times, and the verdict (schedulable iff every
+    /// response time is bounded and within its deadline). The EDF tests are in
+    /// [`TaskSet::edf_tests`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Protocol, Resource, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_resource(Resource::new("m", Protocol::Bp));
+    /// ts.add_task(Task::new("h", ms(1), ms(10)).priority(3).section(0, ms(1)));
+    /// ts.add_task(Task::new("m", ms(1), ms(20)).priority(2));
+    /// ts.add_task(Task::new("l", ms(2), ms(40)).priority(1).section(0, ms(2)));
+    /// let v = ts.analyze();
+    /// assert_eq!(v.tasks[0].blocking, None); // basic priority: unbounded inversion
+    /// assert!(!v.schedulable);
+    /// ```
+    pub fn analyze(&self) -> Verdict {
+        let responses = self.response_times();
+        let tasks: Vec<TaskVerdict> = (0..self.tasks.len())
+            .map(|i| TaskVerdict {
+                task: i,
+                blocking: self.blocking(i),
+                blocking_by_protocol: self.blocking_all(i),
+                response: responses[i],
+                schedulable: matches!(responses[i], Response::Bounded(_)),
+            })
+            .collect();
+        let schedulable = tasks.iter().all(|t| t.schedulable);
+        Verdict { tasks, liu_layland: self.liu_layland(), schedulable }
+    }
+}
