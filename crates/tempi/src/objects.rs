@@ -105,8 +105,9 @@ impl LockSpec {
         }
     }
 
-    /// A protocol by registry name ([`crate::policy::lock::by_name`]): the built-ins are `km`,
-    /// `bp`, `bpi`, `pcp`, `srp` and `rcs`. An unknown name makes
+    /// A protocol by its registry name ([`crate::policy::lock::registry`]): a built-in (`km`,
+    /// `bp`, `bpi`, `pcp`, `srp`, `rcs`) or one registered with
+    /// [`crate::policy::lock::register`]. An unknown name makes
     /// lock creation fail with [`crate::Error::InvalidConfig`].
     ///
     /// ```
@@ -183,7 +184,7 @@ impl LockSpec {
             return Err(crate::Error::InvalidConfig(format!(
                 "lock `{}`: unknown protocol `{p}` (known: {})",
                 self.name,
-                crate::policy::lock::NAMES.join(", ")
+                crate::policy::lock::names().join(", ")
             )));
         }
         if self.policy.needs_ceiling() && self.ceiling.is_none() && self.users.is_empty() {
@@ -311,7 +312,8 @@ impl SemSpec {
         self.queue = Box::new(policy);
         self
     }
-    /// A built-in waiter order by name: `fifo`, `urgency`, `deadline`.
+    /// A waiter order by its registry name: a built-in (`fifo`, `urgency`, `deadline`) or one
+    /// registered with [`crate::policy::queue::register`].
     ///
     /// ```
     /// let _ = tempi::sync::SemSpec::new("s", 0).queue_name("fifo");

@@ -22,14 +22,15 @@ use super::{check_completed, compare, fmt_ns, median, percentile, progress, samp
 // Every locking-protocol name the benchmarks use, listed or turned into a lock, is here.
 
 /// The protocols `lock.uncontended.<protocol>` measures, in the order they run and are
-/// reported.
-fn lock_protocol_names() -> &'static [&'static str] {
-    &["km", "bp", "bpi", "pcp", "srp"]
+/// reported: the lock registry's built-ins, less RCS, whose uncontended path is BPI's (its
+/// difference, aborting a preempted owner, needs contention).
+fn lock_protocol_names() -> Vec<&'static str> {
+    tempi::policy::lock::NAMES.iter().copied().filter(|&n| n != "rcs").collect()
 }
 
 /// Whether a `lock.uncontended` lock under `protocol` is given a ceiling ([`LOCK_PRIO`]).
 fn protocol_takes_ceiling(protocol: &str) -> bool {
-    matches!(protocol, "pcp" | "srp")
+    tempi::policy::lock::by_name(protocol).is_some_and(|p| p.needs_ceiling())
 }
 
 /// The protocol `lock.handoff.bpi` measures.

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use tempi::policy::sched::{by_name, SchedulerFactory, NAMES};
+use tempi::policy::sched::{by_name, names, SchedulerFactory};
 
 use super::PriorityRule;
 
@@ -33,7 +33,7 @@ pub(super) fn known_policy(name: &str) -> bool {
 }
 
 pub(super) fn unknown_policy(name: &str) -> String {
-    format!("unknown policy \"{name}\" (expected one of {})", NAMES.join(", "))
+    format!("unknown policy \"{name}\" (expected one of {})", names().join(", "))
 }
 
 /// The priority rule a policy name implies: "rm" and "dm" mean fixed priority with that
@@ -53,16 +53,13 @@ pub(super) const DEFAULT_BUDGET_ACTION: &str = "notify";
 /// The budget action of a deferrable or sporadic server (`server = "..."`).
 pub(super) const SERVER_BUDGET_ACTION: &str = "suspend";
 
-/// Budget action names the file accepts, in the order errors list them.
-const ACTIONS: [&str; 4] = ["notify", "demote", "suspend", "kill"];
-
-/// A built-in budget action by name (the library's own lookup).
+/// A budget action by registry name (a built-in or one the application registered).
 pub(super) fn budget_action(name: &str) -> Option<Box<dyn tempi::policy::budget::BudgetAction>> {
     tempi::policy::budget::by_name(name)
 }
 
 pub(super) fn unknown_budget_action(name: &str) -> String {
-    format!("unknown action \"{name}\" (expected one of {})", ACTIONS.join(", "))
+    format!("unknown action \"{name}\" (expected one of {})", tempi::policy::budget::names().join(", "))
 }
 
 /// Whether `name` is a locking protocol the library knows.
@@ -76,5 +73,5 @@ pub(super) fn lock_protocol_needs_ceiling(protocol: &str) -> bool {
 }
 
 pub(super) fn unknown_lock_protocol(name: &str) -> String {
-    format!("unknown locking protocol \"{name}\" (expected one of {})", tempi::policy::lock::NAMES.join(", "))
+    format!("unknown locking protocol \"{name}\" (expected one of {})", tempi::policy::lock::names().join(", "))
 }

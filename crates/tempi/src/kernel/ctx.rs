@@ -48,8 +48,8 @@ use corosensei::Yielder;
 
 use crate::clock::RealClock;
 use crate::error::Error;
-use crate::policy::sched::Urgency;
 use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+use crate::policy::sched::Urgency;
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 

@@ -55,7 +55,7 @@ impl<C: Clock> Kernel<C> {
         let new = if t.demoted {
             // Background: below every thread that is not demoted, under any policy that orders
             // by urgency.
-            Urgency(i64::MIN + 1)
+            Urgency::DEMOTED
         } else {
             t.inherited.map_or(t.base_urgency, |u| u.max(t.base_urgency))
         };

@@ -82,7 +82,7 @@ impl<C: Clock> Kernel<C> {
             let mut next = guess.clone();
             for (k, t) in live.iter().enumerate() {
                 if t.demoted {
-                    next[k].1 = Urgency(i64::MIN + 1);
+                    next[k].1 = Urgency::DEMOTED;
                     continue;
                 }
                 let mut u = t.base_urgency;

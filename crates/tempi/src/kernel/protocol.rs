@@ -11,9 +11,9 @@ use std::panic::resume_unwind;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
 use crate::policy::sched::Urgency;
 use crate::sets::{Budget, SetId};
-use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
