@@ -276,7 +276,7 @@ impl<'a> Ctx<'a> {
     /// ```
     #[inline]
     pub fn work(&self, d: Duration) {
-        self.call(Request::Work(nanos(d)));
+        self.call(Request::Work(nanos(d))).discard();
     }
 
     /// Give the CPU to the next ready thread the policy chooses (possibly this one again).
@@ -287,7 +287,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn yield_now(&self) {
-        self.call(Request::Yield);
+        self.call(Request::Yield).discard();
     }
 
     /// Sleep until `t` (returns at once if `t` has passed).
@@ -301,7 +301,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn sleep_until(&self, t: Time) {
-        self.call(Request::SleepUntil(t));
+        self.call(Request::SleepUntil(t)).discard();
     }
 
     /// Sleep for `d`.
@@ -365,7 +365,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_priority(&self, priority: i32) {
-        self.call(Request::SetPriority(priority));
+        self.call(Request::SetPriority(priority)).discard();
     }
 
     #[inline(always)]

@@ -72,7 +72,12 @@ impl<C: Clock> Kernel<C> {
         };
         let info = &self.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
-        cpu.scheduler.on_urgency_changed(info, old);
+        // Only a ready or running thread is the scheduler's business: one that is dormant,
+        // asleep, blocked or held is shown its urgency again when it becomes ready, and a
+        // release changes the urgency of a dormant thread at every job.
+        if matches!(state, State::Ready | State::Running) {
+            cpu.scheduler.on_urgency_changed(info, old);
+        }
         match (state, current, running) {
             // A queued thread became more urgent than the running one.
             (State::Ready, _, Some(ri)) if !cpu.preempt => {

@@ -116,6 +116,6 @@ pub(crate) fn thread_main(
         let next = yielder.suspend(Request::JobDone { aborted });
         cx.now.set(next.now);
         cx.job.set(next.job);
-        reply = next.reply;
+        std::mem::replace(&mut reply, next.reply).discard();
     }
 }

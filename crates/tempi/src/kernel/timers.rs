@@ -304,6 +304,7 @@ impl TimerQueue {
     }
 
     /// Move the entry at `pos` down to its place, shifting the lesser child up into the hole.
+    #[inline]
     fn sift_down(&mut self, mut pos: usize) {
         let heap = &mut self.heap[..];
         let n = heap.len();

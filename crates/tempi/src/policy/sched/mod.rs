@@ -14,7 +14,7 @@
 //! | a thread became ready while another runs | [`Scheduler::should_preempt`] |
 //! | the CPU needs a thread | [`Scheduler::pick_next`] |
 //! | a lock went to a waiter, its releaser lost urgency | [`Scheduler::on_handed_over`] |
-//! | a thread's urgency changed (new job, inheritance) | [`Scheduler::on_urgency_changed`] |
+//! | a ready or running thread's urgency changed (inheritance, priority change, deadline of a job released while it runs) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //!
@@ -277,9 +277,11 @@ pub trait Scheduler {
         self.pick_next(now)
     }
 
-    /// A thread's effective urgency changed from `old` to `thread.urgency`. If it is queued,
-    /// reposition it. The running thread may also be reported; the kernel then re-checks
-    /// preemption itself.
+    /// A ready or running thread's effective urgency changed from `old` to `thread.urgency`.
+    /// If it is queued, reposition it. The running thread may also be reported; the kernel
+    /// then re-checks preemption itself. A thread that is not ready (dormant between jobs,
+    /// asleep, blocked) is not reported: its new urgency comes with [`Scheduler::on_ready`]
+    /// when it next becomes ready.
     fn on_urgency_changed(&mut self, _thread: &SchedInfo, _old: Urgency) {}
 
     /// Whether this policy ever gives time slices. Asked once, when the CPU starts; when
