@@ -447,8 +447,9 @@ impl<'a> Ctx<'a> {
     pub(crate) fn procure_raw(&self, sem: SemId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
         match self.call(Request::Procure { sem, deadline, try_only }) {
+            Reply::Procured(_) => Ok(()),
             Reply::Locked(r) => r,
-            _ => unreachable!("the kernel answers a procure with Locked"),
+            _ => unreachable!("the kernel answers a procure with Procured or Locked"),
         }
     }
 

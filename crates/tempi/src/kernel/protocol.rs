@@ -80,6 +80,11 @@ pub(crate) enum Reply {
     Restart,
     Control(Result<ControlValue, Box<Error>>),
     Locked(Result<(), LockError>),
+    /// A unit of the semaphore of kernel-local index `.0` was granted (a refusal is a
+    /// `Locked(Err)`). The index says where the unit goes back if the thread is unwound
+    /// before it sees this reply (an RCS restart, see `settle_before_resume`); it also tells
+    /// the grant apart from a lock's `Locked(Ok(()))`.
+    Procured(u32),
     /// The lock was released while waiting: ask again.
     LockRetry,
     /// Back from a condition-variable wait; `true` if it timed out.

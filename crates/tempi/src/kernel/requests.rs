@@ -138,12 +138,15 @@ impl<C: Clock> Kernel<C> {
 
     /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a
     /// section that has not begun: the lock goes back; of one under way: the reply becomes
-    /// the restart), an unlock whose simulated cost has been paid. Returns false when the
-    /// thread must not be resumed now (a more urgent one takes over first).
+    /// the restart, and a semaphore unit the reply granted goes back), an unlock whose
+    /// simulated cost has been paid. Returns false when the thread must not be resumed now (a
+    /// more urgent one takes over first).
     #[cold]
     pub(super) fn settle_before_resume(&mut self, c: usize, id: ThreadId) -> bool {
         let t = self.tcb(id);
         if let Some(section) = t.restart_section {
+            // Only a lock grant answers `Locked(Ok(()))` (a semaphore grant is `Procured`), so
+            // this is the section's own lock, just granted.
             if matches!(t.reply, Some(Reply::Locked(Ok(())))) && t.held.last() == Some(&section) {
                 // RCS aborted a section that has not begun (the owner was still paying for the
                 // acquisition): give the lock back and let the owner ask again, behind the
@@ -153,6 +156,24 @@ impl<C: Clock> Kernel<C> {
                 self.give_back(id, section as usize);
                 if self.cpus[c].preempt {
                     return false;
+                }
+            } else if let Some(Reply::Procured(k)) = t.reply {
+                if t.held.contains(&section) {
+                    // RCS aborted a section under way just after a `procure` in it was granted,
+                    // before the owner saw the unit: the reply becomes the restart and the unit
+                    // goes back to the semaphore (to its first waiter, as a vacate would). The
+                    // owner unwinds without knowing it had the unit, so nothing it runs could
+                    // vacate it, and the rerun section procures again: keeping the unit would
+                    // lose it. This is what a procure made after the abort gets too (see
+                    // `restart_answers`: no unit is granted).
+                    t.restart_section = None;
+                    t.set_reply(Reply::Restart);
+                    // This overflows only if other vacates took the count to `u64::MAX` since
+                    // the grant; it then stays so, as a refused vacate leaves it.
+                    let _ = self.vacate_local(k as usize);
+                    if self.cpus[c].preempt {
+                        return false;
+                    }
                 }
             }
         }
@@ -349,7 +370,7 @@ impl<C: Clock> Kernel<C> {
             }
             Request::Procure { sem, deadline, try_only } => {
                 if let Some(r) = self.procure(c, id, sem, deadline, try_only) {
-                    self.tcb(id).reply = Some(Reply::Locked(r));
+                    self.tcb(id).reply = Some(r);
                 }
             }
             Request::Vacate(sem) => {

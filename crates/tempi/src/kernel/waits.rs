@@ -164,7 +164,8 @@ impl<C: Clock> Kernel<C> {
         Ok(())
     }
 
-    /// FREE JAZZ's `procure`: take a unit, waiting unless `try_only`.
+    /// FREE JAZZ's `procure`: take a unit, waiting unless `try_only`. Returns the answer to
+    /// send (`Procured` or a refusal), or `None` when the thread now waits.
     pub(crate) fn procure(
         &mut self,
         c: usize,
@@ -172,21 +173,24 @@ impl<C: Clock> Kernel<C> {
         sem: SemId,
         deadline: Option<Time>,
         try_only: bool,
-    ) -> Option<Result<(), LockError>> {
+    ) -> Option<Reply> {
         let from = self.cpus[c].index;
         let k = match self.sem_local(sem) {
             Some(k) if self.sems[k].cpu == from => k,
-            k => return Some(Err(LockError::CrossCpu { from, to: k.map_or(usize::MAX, |k| self.sems[k].cpu) })),
+            k => {
+                let to = k.map_or(usize::MAX, |k| self.sems[k].cpu);
+                return Some(Reply::Locked(Err(LockError::CrossCpu { from, to })));
+            }
         };
         if self.sems[k].count > 0 {
             self.sems[k].count -= 1;
-            return Some(Ok(()));
+            return Some(Reply::Procured(k as u32));
         }
         if try_only {
-            return Some(Err(LockError::WouldBlock));
+            return Some(Reply::Locked(Err(LockError::WouldBlock)));
         }
         if deadline.is_some_and(|d| d <= self.now) {
-            return Some(Err(LockError::Timeout));
+            return Some(Reply::Locked(Err(LockError::Timeout)));
         }
         let info = self.info(id);
         let rank = self.sems[k].policy.rank(&info);
@@ -202,9 +206,14 @@ impl<C: Clock> Kernel<C> {
         let Some(k) = self.sem_local(sem) else {
             return Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX });
         };
+        self.vacate_local(k)
+    }
+
+    /// [`Kernel::vacate`] of the semaphore of local index `k`.
+    pub(super) fn vacate_local(&mut self, k: usize) -> Result<(), LockError> {
         match self.sems[k].waiters.pop() {
             Some(w) => {
-                self.tcb(w).reply = Some(Reply::Locked(Ok(())));
+                self.tcb(w).reply = Some(Reply::Procured(k as u32));
                 self.wake_from_wait(w);
             }
             None => {
