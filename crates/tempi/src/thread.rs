@@ -158,6 +158,12 @@ pub enum Criticality {
 
 /// What the kernel does to a job that has missed its deadline, after the miss handler ran.
 ///
+/// A closed set rather than a policy trait, on purpose: each answer is a kernel operation on
+/// the job (leave it, abandon it by unwinding its stack, drop the next release), done at the
+/// instant of the miss, with the job's timers and the thread's release count in a state only
+/// the kernel may touch. What an application wants beyond these is a reaction, and goes in the
+/// miss handler ([`crate::ThreadSpec::on_miss`]), which runs first and is shown the miss.
+///
 /// ```
 /// assert_eq!(tempi::MissPolicy::default(), tempi::MissPolicy::Continue);
 /// ```
