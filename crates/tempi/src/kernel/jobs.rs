@@ -350,6 +350,7 @@ impl<C: Clock> Kernel<C> {
         t.in_work = false;
         self.stats(id).aborted += 1;
         self.trace_thread(id, TraceKind::JobAbort, 0);
+        self.forgo_reply(id);
         let t = self.tcb(id);
         if !t.more_jobs() {
             // The thread ends as soon as it runs (after unwinding its stack, if it began).
@@ -378,8 +379,8 @@ impl<C: Clock> Kernel<C> {
             }
             State::Held | State::Dormant => {}
         }
+        self.forgo_reply(id);
         let t = self.tcb(id);
-        t.reply = None;
         if t.state != State::Dormant {
             t.state = State::Dormant;
             self.member_idle(id);

@@ -81,11 +81,12 @@ impl<C: Clock> Kernel<C> {
         // `reply` by `settle_before_resume`: the thread holds its section's lock, so no abort or
         // kill replaces it.
         let quiet = std::mem::take(&mut t.quiet_reply);
-        if (t.kill_pending || t.abort_pending || t.stale) && !quiet {
-            if let Some(r) = Self::unwind_reply(t) {
-                reply = r;
-            }
-        }
+        let t = if (t.kill_pending || t.abort_pending || t.stale) && !quiet {
+            reply = self.unwind_instead(i, reply);
+            self.slots[i].as_mut().expect("live slot")
+        } else {
+            t
+        };
         t.at_boundary = false;
         let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() && !self.create_coroutine(c, i) {
@@ -115,6 +116,23 @@ impl<C: Clock> Kernel<C> {
         }
         if self.verify {
             self.verify_urgencies();
+        }
+    }
+
+    /// The reply the thread in slot `i` is resumed with when an abort or a kill is pending:
+    /// the unwinding (see [`Kernel::unwind_reply`]) instead of `reply`, when it may be sent.
+    /// A semaphore unit `reply` granted goes back, since the thread will never see it.
+    #[cold]
+    fn unwind_instead(&mut self, i: usize, reply: Reply) -> Reply {
+        let t = self.slots[i].as_mut().expect("live slot");
+        match Self::unwind_reply(t) {
+            Some(unwind) => {
+                if let Reply::Procured(k) = reply {
+                    self.forgo_unit(k);
+                }
+                unwind
+            }
+            None => reply,
         }
     }
 

@@ -224,6 +224,24 @@ impl<C: Clock> Kernel<C> {
         Ok(())
     }
 
+    /// Thread `id`'s pending reply will never be seen (its job is abandoned before it runs
+    /// again): drop it, and if it granted a semaphore unit, give the unit back. A semaphore
+    /// has no owner, so nothing else would ever return a unit its thread never saw; it goes
+    /// to the next waiter or to the count, as a vacate would (a count already at its maximum
+    /// stays there, as a refused vacate leaves it).
+    #[cold]
+    pub(super) fn forgo_reply(&mut self, id: ThreadId) {
+        if let Some(Reply::Procured(k)) = self.tcb(id).reply.take() {
+            self.forgo_unit(k);
+        }
+    }
+
+    /// Give back semaphore `k`'s unit granted in a reply its thread never saw.
+    #[cold]
+    pub(super) fn forgo_unit(&mut self, k: u32) {
+        let _ = self.vacate_local(k as usize);
+    }
+
     /// End a wait on a lock, a condition variable or a semaphore: the thread becomes ready and
     /// any timeout armed for the wait goes stale.
     pub(crate) fn wake_from_wait(&mut self, w: ThreadId) {
