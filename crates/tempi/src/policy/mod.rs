@@ -4,8 +4,9 @@
 //! policy sees only what its trait passes it; it never reaches into the kernel's thread table.
 //! Families present: [`sched`] (which thread runs), [`lock`] (what acquiring, contending and
 //! releasing a lock does), [`queue`] (the order in which semaphore waiters are served) and
-//! [`budget`] (what an execution-time overrun does). Admission policies arrive with their
-//! capability.
+//! [`budget`] (what an execution-time overrun does). [`admit`] holds the EDF admission
+//! engines (whether a job can still meet its deadline on a CPU), pure data structures the
+//! kernel does not use yet.
 //!
 //! Every family has a [`Registry`] of named constructors, pre-filled with its built-in
 //! policies, that the family's `by_name` reads and an application may add to at start-up
@@ -14,6 +15,7 @@
 //! cannot be removed or replaced. Lookups happen when a runtime, lock, semaphore or budget is
 //! created, never while threads are dispatched.
 
+pub mod admit;
 pub mod budget;
 pub mod lock;
 pub mod queue;

@@ -1,0 +1,339 @@
+//! Admission engines: answer "can this job still meet its deadline on this CPU?" before it is
+//! accepted, following PORTS (Ghosh, Fujimoto & Schwan, 1994).
+//!
+//! Owns the [`AdmissionEngine`] trait, its result and error types, and one engine per file:
+//! [`TreeEngine`] (`tree`) and [`LinearEngine`] (`linear`). Engines are pure data structures:
+//! they never read a clock, never touch the kernel and never allocate after construction.
+//!
+//! # Semantics
+//!
+//! An engine holds one CPU's accepted jobs `A`, each with a remaining worst-case execution
+//! time `c_j` and an absolute deadline `d_j`, executed earliest-deadline-first (ties: in the
+//! order they were accepted). At time `t`:
+//!
+//! - the finish time of job `j` is `f_j = t + Σ c_i` over the jobs ordered at or before `j`
+//!   by (deadline, acceptance order), and its laxity is `L_j = d_j − f_j`;
+//! - [`idle_before(d, t)`](AdmissionEngine::idle_before) is the time a new job with deadline
+//!   `d` could use: `min(d − t − Σ_{d_i ≤ d} c_i, min_{d_j > d} L_j)`, zero if negative. A new
+//!   job goes after every job with the same deadline;
+//! - [`admit(c, d, t)`](AdmissionEngine::admit) accepts iff `c` fits in that idle time (and
+//!   the idle time is not negative), inserting the job so that no accepted job's laxity goes
+//!   below zero; a rejection returns the idle time there was (the negative acknowledgement's
+//!   content) and leaves the engine untouched;
+//! - [`charge(job, ran)`](AdmissionEngine::charge) records that the dispatcher ran `job` for
+//!   `ran` (its remaining time shrinks, never below zero; later jobs finish earlier);
+//! - [`finish(job)`](AdmissionEngine::finish) records that the job ended: the time it did not
+//!   use goes back to the later jobs ("reclaim"). The entry stays, with nothing remaining,
+//!   until its deadline passes;
+//! - [`expire(t)`](AdmissionEngine::expire) removes every entry whose deadline is before `t`
+//!   ("temporal paging") and says how many went.
+//!
+//! Time passing without charges (the CPU idle or running other work) lowers every laxity:
+//! that is just a later `t` in the next call. Admission assumes the job is released (ready to
+//! run) when it is admitted; jobs with a future release time are not supported.
+//!
+//! # Invariants
+//!
+//! If every interval of CPU time between calls is charged to the accepted jobs in EDF order
+//! (a work-conserving EDF dispatcher), every unfinished job keeps a laxity of zero or more, so
+//! the accepted set is EDF-feasible. Times are whole nanoseconds: an instant is a
+//! [`Time`], a span a [`Duration`] (saturating at `u64::MAX` nanoseconds).
+//!
+//! # Memory
+//!
+//! An engine is built with a capacity (`with_capacity(n)`) and preallocates room for `n`
+//! entries. Admitting past it returns [`AdmitError::Full`]; nothing reallocates on the admit
+//! path. Entries leave only through [`expire`](AdmissionEngine::expire).
+//!
+//! # Complexity (n entries)
+//!
+//! | engine   | `idle_before` | `admit`  | `charge`, `finish` | `expire` (k removed) |
+//! |----------|---------------|----------|--------------------|----------------------|
+//! | `tree`   | O(log n)      | O(log n) | O(log n)           | O(k + log n)         |
+//! | `linear` | O(n)          | O(n)     | O(n)               | O(n)                 |
+//!
+//! `tree` bounds are expected (a treap); `linear` is the paper's original sorted slot list.
+
+mod linear;
+mod tree;
+
+pub use linear::LinearEngine;
+pub use tree::TreeEngine;
+
+use crate::Time;
+use std::fmt;
+use std::time::Duration;
+
+/// A handle to an accepted job, returned by [`AdmissionEngine::admit`].
+///
+/// Handles are never reused: acceptances are numbered in order, so engines fed the same calls
+/// hand out equal handles.
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
+/// use tempi::Time;
+/// use std::time::Duration;
+/// let mut e = TreeEngine::with_capacity(4);
+/// let a = e.admit(Duration::from_nanos(2), Time::from_nanos(5), Time::ZERO).unwrap();
+/// let b = e.admit(Duration::from_nanos(2), Time::from_nanos(5), Time::ZERO).unwrap();
+/// assert_ne!(a, b);
+/// assert!(matches!(a, Admission::Accepted(_)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AdmitId {
+    /// Absolute deadline in nanoseconds: ordered first, so a handle is also the job's EDF key.
+    deadline: u64,
+    /// Acceptance order: breaks deadline ties first-come first-served.
+    seq: u64,
+}
+
+impl AdmitId {
+    /// The job's absolute deadline.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, Admission, LinearEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = LinearEngine::with_capacity(1);
+    /// let Ok(Admission::Accepted(id)) = e.admit(Duration::from_nanos(1), Time::from_nanos(9), Time::ZERO)
+    /// else { panic!() };
+    /// assert_eq!(id.deadline(), Time::from_nanos(9));
+    /// ```
+    pub fn deadline(self) -> Time {
+        Time::from_nanos(self.deadline)
+    }
+}
+
+/// The answer to [`AdmissionEngine::admit`].
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
+/// use tempi::Time;
+/// use std::time::Duration;
+/// let mut e = TreeEngine::with_capacity(4);
+/// let r = e.admit(Duration::from_nanos(7), Time::from_nanos(5), Time::ZERO).unwrap();
+/// assert_eq!(r, Admission::Rejected { idle: Duration::from_nanos(5) });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// The job was inserted; it will meet its deadline if dispatched EDF.
+    Accepted(AdmitId),
+    /// The job does not fit; nothing changed.
+    Rejected {
+        /// The idle time available before the deadline asked for.
+        idle: Duration,
+    },
+}
+
+/// Why an engine call could not be carried out.
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, AdmitError, TreeEngine};
+/// use tempi::Time;
+/// use std::time::Duration;
+/// let mut e = TreeEngine::with_capacity(0);
+/// let r = e.admit(Duration::from_nanos(1), Time::from_nanos(5), Time::ZERO);
+/// assert_eq!(r, Err(AdmitError::Full { capacity: 0 }));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdmitError {
+    /// Every preallocated entry is in use; expire old entries or build a larger engine.
+    Full {
+        /// The engine's capacity.
+        capacity: usize,
+    },
+    /// The handle names no entry (never accepted here, or already expired).
+    UnknownJob(AdmitId),
+}
+
+impl fmt::Display for AdmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdmitError::Full { capacity } => write!(f, "admission engine full ({capacity} entries)"),
+            AdmitError::UnknownJob(id) => write!(f, "no admitted job {id:?}"),
+        }
+    }
+}
+
+impl std::error::Error for AdmitError {}
+
+/// One CPU's EDF admission test: see the [module documentation](self) for the semantics.
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
+/// use tempi::Time;
+/// use std::time::Duration;
+/// let ns = Duration::from_nanos;
+/// let mut e: Box<dyn AdmissionEngine> = Box::new(TreeEngine::with_capacity(8));
+/// let t0 = Time::ZERO;
+/// assert!(matches!(e.admit(ns(2), Time::from_nanos(5), t0), Ok(Admission::Accepted(_))));
+/// // min(4 − 0 − 0, laxity of the deadline-5 job = 5 − 2) = 3.
+/// assert_eq!(e.idle_before(Time::from_nanos(4), t0), ns(3));
+/// ```
+pub trait AdmissionEngine: Send {
+    /// The engine's name, as [`by_name`] knows it.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, LinearEngine};
+    /// assert_eq!(LinearEngine::with_capacity(1).name(), "linear");
+    /// ```
+    fn name(&self) -> &'static str;
+
+    /// How many entries are held (finished ones included until they expire).
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, TreeEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = TreeEngine::with_capacity(2);
+    /// e.admit(Duration::from_nanos(1), Time::from_nanos(3), Time::ZERO).unwrap();
+    /// assert_eq!(e.len(), 1);
+    /// ```
+    fn len(&self) -> usize;
+
+    /// Whether no entry is held.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, TreeEngine};
+    /// assert!(TreeEngine::with_capacity(2).is_empty());
+    /// ```
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many entries the engine can hold.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, LinearEngine};
+    /// assert_eq!(LinearEngine::with_capacity(16).capacity(), 16);
+    /// ```
+    fn capacity(&self) -> usize;
+
+    /// The idle time a new job with deadline `deadline` would find at `now`.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, TreeEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = TreeEngine::with_capacity(4);
+    /// e.admit(Duration::from_nanos(2), Time::from_nanos(5), Time::ZERO).unwrap();
+    /// e.admit(Duration::from_nanos(2), Time::from_nanos(4), Time::ZERO).unwrap();
+    /// // 4 − 0 − 2 = 2, but the deadline-5 job has only 5 − 4 = 1 to spare.
+    /// assert_eq!(e.idle_before(Time::from_nanos(4), Time::ZERO), Duration::from_nanos(1));
+    /// // Nothing is due after 10: 10 − 0 − 4 = 6.
+    /// assert_eq!(e.idle_before(Time::from_nanos(10), Time::ZERO), Duration::from_nanos(6));
+    /// ```
+    fn idle_before(&self, deadline: Time, now: Time) -> Duration;
+
+    /// Accept the job (`wcet` of work due at `deadline`, ready at `now`) if it fits.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, Admission, LinearEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = LinearEngine::with_capacity(4);
+    /// let ns = Duration::from_nanos;
+    /// assert!(matches!(e.admit(ns(2), Time::from_nanos(5), Time::ZERO), Ok(Admission::Accepted(_))));
+    /// // The deadline-5 job leaves 3 before 4.
+    /// assert_eq!(e.admit(ns(4), Time::from_nanos(4), Time::ZERO), Ok(Admission::Rejected { idle: ns(3) }));
+    /// ```
+    fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError>;
+
+    /// Record that `job` ran for `ran`; its remaining time never goes below zero.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = TreeEngine::with_capacity(4);
+    /// let Ok(Admission::Accepted(j)) = e.admit(Duration::from_nanos(3), Time::from_nanos(5), Time::ZERO)
+    /// else { panic!() };
+    /// e.charge(j, Duration::from_nanos(1)).unwrap();
+    /// assert_eq!(e.remaining(j), Some(Duration::from_nanos(2)));
+    /// ```
+    fn charge(&mut self, job: AdmitId, ran: Duration) -> Result<(), AdmitError>;
+
+    /// Record that `job` ended: its unused time goes back to the later jobs.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = TreeEngine::with_capacity(4);
+    /// let Ok(Admission::Accepted(j)) = e.admit(Duration::from_nanos(3), Time::from_nanos(5), Time::ZERO)
+    /// else { panic!() };
+    /// e.finish(j).unwrap();
+    /// assert_eq!(e.idle_before(Time::from_nanos(5), Time::ZERO), Duration::from_nanos(5));
+    /// assert_eq!(e.len(), 1);
+    /// ```
+    fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError>;
+
+    /// Remove every entry whose deadline is before `now`; returns how many were removed.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, TreeEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = TreeEngine::with_capacity(4);
+    /// e.admit(Duration::from_nanos(1), Time::from_nanos(5), Time::ZERO).unwrap();
+    /// assert_eq!(e.expire(Time::from_nanos(5)), 0);
+    /// assert_eq!(e.expire(Time::from_nanos(6)), 1);
+    /// ```
+    fn expire(&mut self, now: Time) -> usize;
+
+    /// The remaining execution time of `job`, or `None` if no entry has that handle.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, Admission, LinearEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = LinearEngine::with_capacity(4);
+    /// let Ok(Admission::Accepted(j)) = e.admit(Duration::from_nanos(3), Time::from_nanos(5), Time::ZERO)
+    /// else { panic!() };
+    /// assert_eq!(e.remaining(j), Some(Duration::from_nanos(3)));
+    /// ```
+    fn remaining(&self, job: AdmitId) -> Option<Duration>;
+}
+
+/// The engines this crate provides, by name.
+///
+/// ```
+/// assert_eq!(tempi::policy::admit::NAMES, ["tree", "linear"]);
+/// ```
+pub const NAMES: [&str; 2] = ["tree", "linear"];
+
+/// Build the engine called `name` with room for `capacity` entries, if there is one.
+///
+/// ```
+/// let e = tempi::policy::admit::by_name("linear", 8).unwrap();
+/// assert_eq!(e.name(), "linear");
+/// assert!(tempi::policy::admit::by_name("nope", 8).is_none());
+/// ```
+pub fn by_name(name: &str, capacity: usize) -> Option<Box<dyn AdmissionEngine>> {
+    match name {
+        "tree" => Some(Box::new(TreeEngine::with_capacity(capacity))),
+        "linear" => Some(Box::new(LinearEngine::with_capacity(capacity))),
+        _ => None,
+    }
+}
+
+/// Whole nanoseconds of a span, saturating.
+fn span_nanos(d: Duration) -> u64 {
+    crate::time::nanos(d)
+}
+
+/// The signed idle time, in nanoseconds, as the module documentation defines it, from the
+/// work due at or before `deadline` and the smallest `K_j = d_j − P_j` after it (`None` if no
+/// job is after it). Negative means even a zero-length job would not fit.
+fn signed_idle(deadline: u64, now: u64, work_up_to: i128, min_key_after: Option<i128>) -> i128 {
+    let before = i128::from(deadline) - i128::from(now) - work_up_to;
+    match min_key_after {
+        Some(k) => before.min(k - i128::from(now)),
+        None => before,
+    }
+}
+
+/// The idle time as a span: negative is zero.
+fn idle_span(signed: i128) -> Duration {
+    Duration::from_nanos(u64::try_from(signed.max(0)).unwrap_or(u64::MAX))
+}
