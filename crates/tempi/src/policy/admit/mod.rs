@@ -2,7 +2,8 @@
 //! accepted, following PORTS (Ghosh, Fujimoto & Schwan, 1994).
 //!
 //! Owns the [`AdmissionEngine`] trait, its result and error types, and one engine per file:
-//! [`TreeEngine`] (`tree`) and [`LinearEngine`] (`linear`). Engines are pure data structures:
+//! [`TreeEngine`] (`tree`), [`LinearEngine`] (`linear`) and [`MinLaxityEngine`]
+//! (`min_laxity`). Engines are pure data structures:
 //! they never read a clock, never touch the kernel and never allocate after construction.
 //!
 //! # Semantics
@@ -51,13 +52,18 @@
 //! |----------|---------------|----------|--------------------|----------------------|
 //! | `tree`   | O(log n)      | O(log n) | O(log n)           | O(k + log n)         |
 //! | `linear` | O(n)          | O(n)     | O(n)               | O(n)                 |
+//! | `min_laxity` | O(h) + O(1) | O(n)   | O(n)               | O(n)                 |
 //!
-//! `tree` bounds are expected (a treap); `linear` is the paper's original sorted slot list.
+//! `tree` bounds are expected (a treap); `linear` is the paper's original sorted slot list;
+//! `min_laxity` is the paper's improved list, where `h` is the distance from the last
+//! insertion point to the deadline's place.
 
 mod linear;
+mod min_laxity;
 mod tree;
 
 pub use linear::LinearEngine;
+pub use min_laxity::MinLaxityEngine;
 pub use tree::TreeEngine;
 
 use crate::Time;
@@ -298,9 +304,9 @@ pub trait AdmissionEngine: Send {
 /// The engines this crate provides, by name.
 ///
 /// ```
-/// assert_eq!(tempi::policy::admit::NAMES, ["tree", "linear"]);
+/// assert_eq!(tempi::policy::admit::NAMES, ["tree", "linear", "min_laxity"]);
 /// ```
-pub const NAMES: [&str; 2] = ["tree", "linear"];
+pub const NAMES: [&str; 3] = ["tree", "linear", "min_laxity"];
 
 /// Build the engine called `name` with room for `capacity` entries, if there is one.
 ///
@@ -313,6 +319,7 @@ pub fn by_name(name: &str, capacity: usize) -> Option<Box<dyn AdmissionEngine>> 
     match name {
         "tree" => Some(Box::new(TreeEngine::with_capacity(capacity))),
         "linear" => Some(Box::new(LinearEngine::with_capacity(capacity))),
+        "min_laxity" => Some(Box::new(MinLaxityEngine::with_capacity(capacity))),
         _ => None,
     }
 }
