@@ -186,9 +186,7 @@ impl<C: Clock> Kernel<C> {
                     // `restart_answers`: no unit is granted).
                     t.restart_section = None;
                     t.set_reply(Reply::Restart);
-                    // This overflows only if other vacates took the count to `u64::MAX` since
-                    // the grant; it then stays so, as a refused vacate leaves it.
-                    let _ = self.vacate_local(k as usize);
+                    self.forgo_unit(k);
                     if self.cpus[c].preempt {
                         return false;
                     }

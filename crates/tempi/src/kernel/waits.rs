@@ -225,10 +225,9 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Thread `id`'s pending reply will never be seen (its job is abandoned before it runs
-    /// again): drop it, and if it granted a semaphore unit, give the unit back. A semaphore
-    /// has no owner, so nothing else would ever return a unit its thread never saw; it goes
-    /// to the next waiter or to the count, as a vacate would (a count already at its maximum
-    /// stays there, as a refused vacate leaves it).
+    /// again): drop it, and if it granted a semaphore unit, give the unit back
+    /// ([`Kernel::forgo_unit`]). A semaphore has no owner, so nothing else would ever return
+    /// a unit its thread never saw.
     #[cold]
     pub(super) fn forgo_reply(&mut self, id: ThreadId) {
         if let Some(Reply::Procured(k)) = self.tcb(id).reply.take() {
@@ -236,7 +235,9 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// Give back semaphore `k`'s unit granted in a reply its thread never saw.
+    /// Give back semaphore `k`'s unit granted in a reply its thread never saw (to the first
+    /// waiter, or to the count). The count can overflow only if other vacates took it to
+    /// `u64::MAX` since the grant; it then stays so, as a refused vacate leaves it.
     #[cold]
     pub(super) fn forgo_unit(&mut self, k: u32) {
         let _ = self.vacate_local(k as usize);
