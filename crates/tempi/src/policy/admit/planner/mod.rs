@@ -320,6 +320,9 @@ pub struct PlanOutcome {
 /// let starts: Vec<_> = p.plan().tasks().map(|t| t.start).collect();
 /// assert_eq!(starts, [Time::from_millis(1), Time::from_millis(5)]);
 /// ```
+///
+/// Cloning a planner (it allocates) gives a copy of its plan with every table preallocated
+/// again, e.g. to try requests against the same starting plan.
 #[derive(Debug)]
 pub struct Planner {
     config: PlannerConfig,
@@ -464,6 +467,15 @@ impl Planner {
     /// ```
     pub fn retire(&mut self, now: Time) -> usize {
         self.plan.retire(now)
+    }
+}
+
+impl Clone for Planner {
+    fn clone(&self) -> Planner {
+        let config = self.config;
+        let mut plan = Plan::new(config.cpus, config.resources, config.capacity);
+        plan.copy_from(&self.plan);
+        Planner { plan, search: Search::new(&config), config }
     }
 }
 

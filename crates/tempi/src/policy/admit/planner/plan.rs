@@ -477,6 +477,16 @@ impl Plan {
         id
     }
 
+    /// Become a copy of `other` (same shape), keeping this plan's preallocated room.
+    pub(super) fn copy_from(&mut self, other: &Plan) {
+        self.groups.clone_from(&other.groups);
+        self.threads.clone_from(&other.threads);
+        self.tasks.clone_from(&other.tasks);
+        self.links.clone_from(&other.links);
+        self.uses.clone_from(&other.uses);
+        self.next_id = other.next_id;
+    }
+
     /// Whether `extra` more of each table's entries still fit.
     pub(super) fn check_room(&self, extra: Capacity) -> Result<(), PlanError> {
         let c = self.capacity;
