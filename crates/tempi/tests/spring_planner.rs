@@ -3,12 +3,48 @@
 //! budgets), then random request streams checked by an independent checker that knows only
 //! the requests and the plan's public view. Touches only the planner's public interface.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
 use tempi::policy::admit::planner::*;
 use tempi::Time;
+
+/// Counts this thread's allocations, to show that planning does not allocate.
+struct Counting;
+
+thread_local! {
+    /// Allocations made by this thread: the tests run side by side.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+// SAFETY: every method forwards to the system allocator unchanged; counting has no effect on
+// the memory handed out.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -349,6 +385,44 @@ fn malformed_requests_and_full_tables_are_errors() {
     let mut small = Planner::new(config).unwrap();
     assert_eq!(small.submit(&chain_of(3), at(0), None), Err(PlanError::Full { table: "task", capacity: 2 }));
     assert_eq!(small.plan().task_count(), 0);
+}
+
+#[test]
+fn planning_killing_and_retiring_do_not_allocate() {
+    let config = PlannerConfig {
+        heuristic: Heuristic::MinL,
+        placement: Placement::OnlyLocal,
+        stay_within_process: true,
+        planner_wcet: ms(5),
+        safety: Duration::ZERO,
+        slow_switch: Duration::from_micros(100),
+        local_percent: 80,
+        capacity: Capacity::for_tasks(64),
+        ..PlannerConfig::new(3, 2)
+    };
+    let mut p = Planner::new(config).unwrap();
+    let loc = Locality { process: 1, home_cpu: 2 };
+    let requests: Vec<(GroupRequest, Time)> = (0..12)
+        .map(|i| {
+            let g = resource_group(if i % 3 == 2 { 20 } else { 200 });
+            let g = GroupRequest { release: at(10 * i), deadline: g.deadline + ms(10 * i), ..g };
+            (g.thread(ThreadRequest::new().locality(loc).task(task(2)).task(task(3))), at(4 * i))
+        })
+        .collect();
+    let before = allocations();
+    let mut accepted = 0;
+    for (i, (g, now)) in requests.iter().enumerate() {
+        let wait = if i == 5 { Some(Duration::from_nanos(1)) } else { None };
+        if let Decision::Accepted(id) = p.submit(g, *now, wait).unwrap().decision {
+            accepted += 1;
+            if i % 4 == 0 {
+                p.kill(id, *now).unwrap();
+            }
+        }
+        p.retire(*now);
+    }
+    assert_eq!(allocations() - before, 0);
+    assert!(accepted >= 6, "only {accepted} accepted");
 }
 
 // ---------------------------------------------------------------------------------------------

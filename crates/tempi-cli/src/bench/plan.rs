@@ -141,7 +141,7 @@ fn plan_run(requests: usize) -> Result<PlanSample, String> {
 }
 
 fn plan_requests(requests: usize, setup_notes: Vec<String>) -> Result<PlanSample, String> {
-    let mut rng = Rng(0x5eed_0f_5971_u64);
+    let mut rng = Rng(0x5eed_0f5a_7971_u64);
     let (mut planner, budget) = base_planner(&mut rng)?;
     let base_tasks = planner.plan().task_count();
     let groups: Vec<GroupRequest> =
