@@ -125,6 +125,13 @@ fn three_cpus_share_and_exclude_resources() {
             ((1, 4, 0), (1, 0, 4)),
         ]
     );
+    let mut cpu0 = Vec::new();
+    let mut from = at(0);
+    while let Some(t) = p.plan().next_on_cpu(0, from) {
+        cpu0.push((t.thread, t.task));
+        from = t.finish;
+    }
+    assert_eq!(cpu0, [(0, 0), (1, 0), (3, 0), (3, 1)]);
     assert_eq!(p.plan().resource_available(ResourceId(0)), Some((at(10), at(20))));
     assert_eq!(p.plan().resource_available(ResourceId(1)), Some((at(25), at(25))));
     assert_eq!(p.plan().cpu_available(2), Some(at(0)));
@@ -562,7 +569,7 @@ fn arb_world() -> impl Strategy<Value = (PlannerConfig, Vec<Op>)> {
     (1usize..=4, 0usize..=5).prop_flat_map(|(cpus, resources)| {
         let heuristic = prop::sample::select(vec!["min-d", "min-s", "est", "min-l", "d+w*est"]);
         let placement = prop::sample::select(vec!["earliest", "only-local"]);
-        let config = (heuristic, placement, any::<bool>(), 0u32..4, 0u64..20, 0u64..3, 50u32..=100, 0u64..500)
+        let config = (heuristic, placement, any::<bool>(), 0u32..4, 0u64..20, 0u64..3, 50u32..=100, 0u64..20_000)
             .prop_map(move |(h, pl, stay, backtracks, wcet_ms, slow, local, per_eval_ns)| PlannerConfig {
                 heuristic: Heuristic::by_name(h).unwrap().with_weight_milli(1500),
                 placement: Placement::by_name(pl).unwrap(),

@@ -291,6 +291,26 @@ impl Plan {
         })
     }
 
+    /// The reservation on CPU `cpu` that starts first at or after `from` (ties: plan order),
+    /// if any: walking a CPU's reservations in time order is calling this with each one's
+    /// finish. O(tasks), no allocation.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::*;
+    /// use tempi::Time;
+    /// let mut p = Planner::new(PlannerConfig::new(1, 0)).unwrap();
+    /// let g = GroupRequest::new(Time::ZERO, Time::from_secs(1))
+    ///     .thread(ThreadRequest::new().task(TaskRequest::new(Duration::from_millis(3))));
+    /// p.submit(&g, Time::ZERO, None).unwrap();
+    /// let first = p.plan().next_on_cpu(0, Time::ZERO).unwrap();
+    /// assert_eq!(first.start, Time::from_millis(400)); // after the 400 ms budget's cutoff
+    /// assert!(p.plan().next_on_cpu(0, first.finish).is_none());
+    /// ```
+    pub fn next_on_cpu(&self, cpu: usize, from: Time) -> Option<PlannedTask<'_>> {
+        self.tasks().filter(|t| t.cpu == cpu && t.start >= from).min_by_key(|t| t.start)
+    }
+
     /// When CPU `cpu` is free of every planned task (zero if it has none, `None` if there is
     /// no such CPU).
     ///
