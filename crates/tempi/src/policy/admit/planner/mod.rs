@@ -82,6 +82,14 @@
 //! that would not fit is refused with [`PlanError::Full`] before anything changes. Planning,
 //! committing, killing and retiring never allocate. Building a [`GroupRequest`] allocates,
 //! on the caller's side, before planning.
+//!
+//! [`Planner`]: crate::policy::admit::planner::Planner
+//! [`Placement`]: crate::policy::admit::planner::Placement
+//! [`Heuristic`]: crate::policy::admit::planner::Heuristic
+//! [`PlannerConfig::max_backtracks`]: crate::policy::admit::planner::PlannerConfig::max_backtracks
+//! [`Capacity`]: crate::policy::admit::planner::Capacity
+//! [`PlanError::Full`]: crate::policy::admit::planner::PlanError::Full
+//! [`GroupRequest`]: crate::policy::admit::planner::GroupRequest
 
 mod heuristic;
 mod model;

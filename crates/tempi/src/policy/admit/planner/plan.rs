@@ -161,8 +161,8 @@ pub struct GroupInfo {
     pub tasks: usize,
 }
 
-/// Every guaranteed task with its CPU and reserved interval; see the
-/// [module documentation](self).
+/// Every guaranteed task with its CPU and reserved interval `[start, finish)`, grouped by
+/// thread group; see the [planner's documentation](super).
 ///
 /// ```
 /// use tempi::policy::admit::planner::{Planner, PlannerConfig};
