@@ -30,12 +30,15 @@
 //!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
+//! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
+//!   on requests that plan 100 tasks over 4 CPUs, and the requests that passed their budget
+//!   (see [`PLAN_WORKLOAD`](plan::PLAN_WORKLOAD)).
 //!
 //! The files of this module; each owns one part and leaves the others alone:
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`: one file per metric group,
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`: one file per metric group,
 //!   each owning the tempi side of its measurements and how its metrics and notes read. The
 //!   locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread and POSIX-timer routes).
@@ -44,6 +47,7 @@
 mod budget;
 mod lock;
 mod peers;
+mod plan;
 mod posix;
 mod sim;
 mod spawn;
@@ -54,6 +58,7 @@ use tempi::ThreadOutcome;
 
 use budget::notify_metrics;
 use lock::{handoff_metrics, uncontended_metrics};
+use plan::plan_metrics;
 use sim::sim_metrics;
 use spawn::spawn_metrics;
 use switch::{accounting_metrics, switch_metrics};
@@ -81,6 +86,8 @@ struct Sizes {
     /// Hand-offs per `lock.handoff.bpi` run, tempi side and OS-thread side.
     handoff_tempi: usize,
     handoff_peer: usize,
+    /// Requests per `plan.*` run.
+    plan_requests: usize,
 }
 
 impl Sizes {
@@ -101,6 +108,7 @@ impl Sizes {
                 lock_peer: 50_000,
                 handoff_tempi: 100,
                 handoff_peer: 30,
+                plan_requests: 200,
             }
         } else {
             Sizes {
@@ -118,6 +126,7 @@ impl Sizes {
                 lock_peer: 2_000_000,
                 handoff_tempi: 2_000,
                 handoff_peer: 1_000,
+                plan_requests: 1_000,
             }
         }
     }
@@ -272,8 +281,16 @@ fn check_completed(out: &tempi::RunOutcome) -> Result<(), String> {
 }
 
 /// The benchmark groups, in the order they run; `--only` takes these names.
-pub const GROUPS: &[&str] =
-    &["switch.roundtrip", "switch.accounting", "budget.notify", "spawn", "lock.uncontended", "lock.handoff", "sim"];
+pub const GROUPS: &[&str] = &[
+    "switch.roundtrip",
+    "switch.accounting",
+    "budget.notify",
+    "spawn",
+    "lock.uncontended",
+    "lock.handoff",
+    "sim",
+    "plan",
+];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     let sz = Sizes::new(quick);
@@ -300,6 +317,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("sim") {
         sim_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("plan") {
+        plan_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }
