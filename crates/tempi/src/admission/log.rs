@@ -46,6 +46,9 @@ pub struct Decision {
     pub accepted: bool,
     /// The idle time the CPU had before `deadline` when the request was tested.
     pub idle: Duration,
+    /// Place in the order of all decisions made in this process, to merge the logs of
+    /// several CPUs in the order the decisions were made.
+    pub order: u64,
 }
 
 /// Something that happened to an admitted job after its admission.

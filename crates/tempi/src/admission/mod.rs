@@ -72,8 +72,11 @@
 //! assert_eq!(out.total_misses(), 0);
 //! ```
 
+mod answers;
 mod job;
 mod log;
+
+pub use answers::{AdmissionError, Nack, Refused};
 
 pub use log::{Decision, JobEvent, JobEventKind};
 
@@ -90,6 +93,7 @@ use crate::runtime::Runtime;
 use crate::sets::{Budget, BudgetEventKind, SetId};
 use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
+use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
 
 use log::Bounded;
 
@@ -284,155 +288,6 @@ pub struct Admitted {
     pub cpu: usize,
     /// The idle time there was before its deadline, before it was admitted.
     pub idle: Duration,
-}
-
-/// A negative acknowledgement: the job does not fit on `cpu` before its deadline.
-///
-/// ```
-/// use std::time::Duration;
-/// let n = tempi::admission::Nack { request: "j".into(), cpu: 1, deadline: tempi::Time::from_micros(5), idle: Duration::from_micros(2) };
-/// assert!(n.to_string().contains("2µs"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Nack {
-    /// The job that was refused.
-    pub request: Arc<str>,
-    /// The CPU that refused it.
-    pub cpu: usize,
-    /// Its deadline.
-    pub deadline: Time,
-    /// The idle time that CPU had before the deadline: a job needing at most this fits.
-    pub idle: Duration,
-}
-
-impl fmt::Display for Nack {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "job `{}` refused on CPU {}: {:?} idle before {}", self.request, self.cpu, self.idle, self.deadline)
-    }
-}
-
-/// Why a call on an [`Admission`] could not be carried out (not a refusal: see [`Refused`]).
-///
-/// ```
-/// assert!(tempi::admission::AdmissionError::ZeroWcet.to_string().contains("WCET"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AdmissionError {
-    /// No engine has this name.
-    UnknownEngine(String),
-    /// The runtime's scheduler is not EDF, so admitted jobs would not run in the order the
-    /// test assumes.
-    NotEdf {
-        /// The scheduler's name.
-        scheduler: String,
-    },
-    /// The admission belongs to another runtime.
-    ForeignRuntime,
-    /// A thread of CPU `from` called CPU `to`'s admission in real time, where cross-CPU
-    /// submission is not supported yet.
-    CrossCpu {
-        /// The caller's CPU.
-        from: usize,
-        /// The admission's CPU.
-        to: usize,
-    },
-    /// The job's release is after the request: only released jobs can be admitted.
-    FutureRelease {
-        /// The job's release.
-        release: Time,
-        /// The instant of the request.
-        now: Time,
-    },
-    /// A job needs some CPU time.
-    ZeroWcet,
-    /// The engine holds its capacity of entries (they leave when their deadline passes).
-    Full {
-        /// The engine's capacity.
-        capacity: usize,
-    },
-    /// [`AdmissionSpec::max_live`] admitted jobs are alive.
-    TooManyLive {
-        /// The limit.
-        max: usize,
-    },
-    /// A runtime call failed (spawning the job, creating the sets).
-    Runtime(Error),
-}
-
-impl fmt::Display for AdmissionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AdmissionError::UnknownEngine(n) => {
-                write!(f, "unknown admission engine `{n}` (known: {})", admit::NAMES.join(", "))
-            }
-            AdmissionError::NotEdf { scheduler } => {
-                write!(f, "admission needs the EDF scheduler, the runtime uses `{scheduler}`")
-            }
-            AdmissionError::ForeignRuntime => write!(f, "the admission belongs to another runtime"),
-            AdmissionError::CrossCpu { from, to } => write!(
-                f,
-                "a thread of CPU {from} cannot submit to CPU {to}'s admission in real time (cross-CPU submission \
-                 works in virtual time only)"
-            ),
-            AdmissionError::FutureRelease { release, now } => {
-                write!(f, "job released at {release} requested at {now}: only released jobs can be admitted")
-            }
-            AdmissionError::ZeroWcet => write!(f, "a job's WCET must be positive"),
-            AdmissionError::Full { capacity } => write!(f, "admission engine full ({capacity} entries)"),
-            AdmissionError::TooManyLive { max } => write!(f, "{max} admitted jobs are alive (max_live)"),
-            AdmissionError::Runtime(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for AdmissionError {}
-
-/// Why [`Admission::admit`] did not admit a job.
-///
-/// ```
-/// use tempi::admission::{AdmissionError, Refused};
-/// let r = Refused::Error(AdmissionError::ZeroWcet);
-/// assert!(r.nack().is_none());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Refused {
-    /// The admission test refused it.
-    Nack(Nack),
-    /// The request could not be tested or the job not started.
-    Error(AdmissionError),
-}
-
-impl Refused {
-    /// The negative acknowledgement, if the test refused the job.
-    ///
-    /// ```
-    /// use tempi::admission::{Nack, Refused};
-    /// let n = Nack { request: "j".into(), cpu: 0, deadline: tempi::Time::ZERO, idle: std::time::Duration::ZERO };
-    /// assert_eq!(Refused::Nack(n.clone()).nack(), Some(&n));
-    /// ```
-    pub fn nack(&self) -> Option<&Nack> {
-        match self {
-            Refused::Nack(n) => Some(n),
-            Refused::Error(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refused::Nack(n) => n.fmt(f),
-            Refused::Error(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Refused {}
-
-impl From<AdmissionError> for Refused {
-    fn from(e: AdmissionError) -> Refused {
-        Refused::Error(e)
-    }
 }
 
 /// An admitted job not yet ended.
@@ -635,6 +490,7 @@ impl Admission {
                 deadline,
                 accepted,
                 idle,
+                order: DECISION_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             };
             let id = match answer {
                 Err(AdmitError::Full { capacity }) => return Err(AdmissionError::Full { capacity }.into()),
@@ -726,6 +582,53 @@ impl Admission {
         lock(&self.state).expired
     }
 
+    /// The logs as rows of the JSON report
+    /// ([`to_json_with_admissions`](crate::trace::admissions::to_json_with_admissions)).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// let (decisions, events) = a.report_rows();
+    /// assert!(decisions.is_empty() && events.is_empty());
+    /// ```
+    pub fn report_rows(&self) -> (Vec<AdmissionRecord>, Vec<AdmissionEventRecord>) {
+        let st = lock(&self.state);
+        let ns = crate::time::nanos;
+        let decisions = st
+            .decisions
+            .entries
+            .iter()
+            .map(|d| AdmissionRecord {
+                request: d.request.to_string(),
+                time: d.time.as_nanos(),
+                cpu: d.cpu,
+                target_cpu: (d.target_cpu != d.cpu).then_some(d.target_cpu),
+                wcet: ns(d.wcet),
+                deadline: d.deadline.as_nanos(),
+                accepted: d.accepted,
+                idle: ns(d.idle),
+                order: d.order,
+            })
+            .collect();
+        let events = st
+            .events
+            .entries
+            .iter()
+            .map(|e| AdmissionEventRecord {
+                request: e.request.to_string(),
+                time: e.at.as_nanos(),
+                cpu: self.cpu,
+                wcet: ns(e.wcet),
+                kind: match &e.kind {
+                    JobEventKind::Overrun => "overrun".to_string(),
+                    JobEventKind::Unenforced(err) => format!("unenforced: {err}"),
+                },
+            })
+            .collect();
+        (decisions, events)
+    }
+
     fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
         if cx.runtime() != self.runtime {
             return Err(AdmissionError::ForeignRuntime);
@@ -779,6 +682,9 @@ impl State {
         }
     }
 }
+
+/// Numbers decisions across every admission of the process (see [`Decision::order`]).
+static DECISION_ORDER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The state's lock; a panic elsewhere while it was held leaves data that is still whole
 /// (every update is a single assignment or an engine call), so poisoning is ignored.
