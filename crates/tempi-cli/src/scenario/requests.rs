@@ -8,6 +8,7 @@
 //! requests, and the admission part of the report ([`Admissions`]). It uses only the
 //! library's public `admission` API, and must not touch the other tables.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -191,6 +192,8 @@ pub(super) fn admission_def(
 #[derive(Debug, Clone)]
 pub struct Admissions {
     per_cpu: Vec<Admission>,
+    /// Requests that could not be tested (engine full, too many live jobs), as report rows.
+    errors: Arc<Mutex<Vec<AdmissionEventRecord>>>,
 }
 
 impl Admissions {
@@ -211,6 +214,7 @@ impl Admissions {
             decisions.extend(d);
             events.extend(e);
         }
+        events.extend(self.errors.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         decisions.sort_by_key(|d| d.order);
         events.sort_by_key(|e| e.time);
         to_json_with_admissions(out, &decisions, &events)
@@ -249,6 +253,8 @@ impl Scenario {
                 .log_capacity(def.requests.len() * 2 + 16);
             per_cpu.push(Admission::new(rt, spec).map_err(|e| self.error(format!("[admission]: {e}")))?);
         }
+        let errors: Arc<Mutex<Vec<AdmissionEventRecord>>> =
+            Arc::new(Mutex::new(Vec::with_capacity(def.requests.len())));
         for cpu in 0..self.cpus {
             let mut mine: Vec<RequestDef> = def.requests.iter().filter(|r| r.cpu == cpu).cloned().collect();
             if mine.is_empty() {
@@ -266,6 +272,7 @@ impl Scenario {
                 .release_queue(n);
             let times: Vec<Duration> = mine.iter().map(|r| r.time).collect();
             let admissions = per_cpu.clone();
+            let failed = errors.clone();
             let line = mine[0].line;
             let submitter = rt
                 .spawn(spec, move |cx| {
@@ -274,15 +281,30 @@ impl Scenario {
                     let request = |wcet: Duration, work: Duration| {
                         JobRequest::new(r.name.as_str(), wcet, deadline, move |cx| cx.work(work))
                     };
+                    // A request that could not be tested is reported, and the next ones go on.
+                    let report = |wcet: Duration, e: &dyn std::fmt::Display| {
+                        let row = AdmissionEventRecord {
+                            request: r.name.clone(),
+                            time: cx.now().as_nanos(),
+                            cpu: cx.cpu(),
+                            wcet: u64::try_from(wcet.as_nanos()).unwrap_or(u64::MAX),
+                            kind: format!("error: {e}"),
+                        };
+                        failed.lock().unwrap_or_else(|e| e.into_inner()).push(row);
+                    };
                     match admissions[r.target].admit(cx, request(r.wcet, r.work)) {
                         Err(Refused::Nack(_)) => {
                             if let Some((elsewhere, wcet)) = r.resubmit {
                                 // The smaller version does no more than its WCET; its answer
                                 // is in the decision log like the first one.
-                                let _ = admissions[elsewhere].admit(cx, request(wcet, r.work.min(wcet)));
+                                if let Err(Refused::Error(e)) =
+                                    admissions[elsewhere].admit(cx, request(wcet, r.work.min(wcet)))
+                                {
+                                    report(wcet, &e);
+                                }
                             }
                         }
-                        Err(Refused::Error(e)) => panic!("request \"{}\": {e}", r.name),
+                        Err(Refused::Error(e)) => report(r.wcet, &e),
                         Ok(_) => {}
                     }
                 })
@@ -295,6 +317,6 @@ impl Scenario {
                 .map_err(|e| at(line, e.to_string()))?;
             }
         }
-        Ok(Some(Admissions { per_cpu }))
+        Ok(Some(Admissions { per_cpu, errors }))
     }
 }

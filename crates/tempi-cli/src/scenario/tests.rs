@@ -446,3 +446,21 @@ fn the_admission_example_refuses_nacks_resubmits_and_stops_an_overrun() {
     assert_eq!(v["admission_events"][0]["request"], "probe");
     assert_eq!(v["admission_events"][0]["time"], ms_ns(13));
 }
+
+#[test]
+fn a_request_that_cannot_be_tested_is_reported_and_the_next_ones_go_on() {
+    let mut text = String::from("[runtime]\npolicy = \"edf\"\n[admission]\ncapacity = 1\n");
+    for (name, t) in [("a", 0), ("b", 1), ("c", 20)] {
+        text += &format!("[[request]]\nname = \"{name}\"\ntime = \"{t}ms\"\nwcet = \"1ms\"\ndeadline = \"10ms\"\n");
+    }
+    let sc = Scenario::parse("s.toml", &text).unwrap();
+    let (rt, adm) = sc.runtime_with_admission::<tempi::clock::VirtualClock>(sc.config()).unwrap();
+    let out = rt.run().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&adm.unwrap().report_json(&out)).unwrap();
+    // "b" finds the only entry taken by "a" (due at 10 ms); "c", after it expired, is admitted.
+    assert_eq!(v["admission_events"][0]["request"], "b");
+    assert_eq!(v["admission_events"][0]["kind"], "error: admission engine full (1 entries)");
+    let admitted: Vec<&str> =
+        v["admissions"].as_array().unwrap().iter().map(|a| a["request"].as_str().unwrap()).collect();
+    assert_eq!(admitted, ["a", "c"]);
+}
