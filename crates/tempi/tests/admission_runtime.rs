@@ -250,6 +250,51 @@ fn bad_requests_are_refused_with_clear_errors() {
     assert!(AdmissionError::CrossCpu { from: 0, to: 1 }.to_string().contains("virtual time only"));
 }
 
+#[test]
+fn a_job_that_fits_but_finds_no_enforcement_set_is_refused_without_touching_the_engine() {
+    let mut rt = edf(1);
+    let adm = Admission::new(&mut rt, AdmissionSpec::new(0).max_live(1)).unwrap();
+    let a = adm.clone();
+    submitter(&mut rt, 0, &[0, 5], move |cx, k| {
+        if k == 0 {
+            accepted(a.admit(cx, job("one", 5, 20, 5)));
+            let busy = a.admit(cx, job("two", 1, 20, 1));
+            assert_eq!(busy, Err(Refused::Error(AdmissionError::TooManyLive { max: 1 })));
+            // Nothing was reserved for "two"; one that does not fit still gets its NACK.
+            assert_eq!(a.idle_before(cx, at(20)), Ok(us(15)));
+            assert_eq!(nack_idle(a.admit(cx, job("huge", 16, 20, 16))), us(15));
+        } else {
+            // "one" ended at 5: its set is free again.
+            accepted(a.admit(cx, job("two", 1, 20, 1)));
+        }
+    });
+    assert_eq!(rt.run().unwrap().total_misses(), 0);
+    let names: Vec<(String, bool)> = adm.decisions().iter().map(|d| (d.request.to_string(), d.accepted)).collect();
+    assert_eq!(names, [("one".into(), true), ("huge".into(), false), ("two".into(), true)]);
+    let orders: Vec<u64> = adm.decisions().iter().map(|d| d.order).collect();
+    assert!(orders.windows(2).all(|w| w[0] < w[1]), "{orders:?}");
+}
+
+/// Cross-CPU submission needs one OS thread for every CPU: in real time it is refused. Only
+/// the answer is checked, no timing.
+#[test]
+fn cross_cpu_submission_is_refused_in_real_time() {
+    let config = tempi::Config::new(2).pin(false).scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    let mut rt = Runtime::<tempi::clock::RealClock>::new(config).unwrap();
+    let cpu1 = Admission::new(&mut rt, AdmissionSpec::new(1)).unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    rt.spawn(ThreadSpec::new("caller").cpu(0), move |cx| {
+        let far = cx.now() + us(100_000);
+        log.lock().unwrap().push(format!("{:?}", cpu1.idle_before(cx, far)));
+        log.lock().unwrap().push(format!("{:?}", cpu1.admit(cx, JobRequest::new("j", us(1), far, |_| {}))));
+    })
+    .unwrap();
+    rt.run_until(Time::from_millis(200)).unwrap();
+    let e = "CrossCpu { from: 0, to: 1 }";
+    assert_eq!(*seen.lock().unwrap(), [format!("Err({e})"), format!("Err(Error({e}))")]);
+}
+
 #[derive(Clone, Debug)]
 struct Req {
     time: u64,
@@ -277,7 +322,7 @@ fn requests() -> impl Strategy<Value = Vec<Req>> {
 }
 
 /// Runs the stream under `engine`; returns the decisions of both CPUs and the misses.
-fn run_stream(engine: &str, reqs: &[Req]) -> (Vec<Decision>, u64, usize) {
+fn run_stream(engine: &str, reqs: &[Req]) -> (Vec<Decision>, u64, usize, usize) {
     let mut rt = edf(2);
     let adms: Vec<Admission> =
         (0..2).map(|c| Admission::new(&mut rt, AdmissionSpec::new(c).engine(engine).max_live(16)).unwrap()).collect();
@@ -297,13 +342,14 @@ fn run_stream(engine: &str, reqs: &[Req]) -> (Vec<Decision>, u64, usize) {
     }
     let out = rt.run().unwrap();
     let killed = out.threads.iter().filter(|t| t.outcome == Some(ThreadOutcome::Killed)).count();
+    let completed_jobs = out.threads.iter().filter(|t| !t.name.starts_with("submit") && t.stats.completed == 1).count();
     let mut d = adms[0].decisions();
     d.extend(adms[1].decisions());
     // The order numbers are process-wide: only their sequence is the same across runs.
     for x in &mut d {
         x.order = 0;
     }
-    (d, out.total_misses(), killed)
+    (d, out.total_misses(), killed, completed_jobs)
 }
 
 proptest! {
@@ -311,12 +357,14 @@ proptest! {
 
     #[test]
     fn admitted_jobs_never_miss_and_the_engines_decide_alike(reqs in requests()) {
-        let (reference, misses, killed) = run_stream("tree", &reqs);
+        let (reference, misses, killed, completed) = run_stream("tree", &reqs);
         prop_assert_eq!(misses, 0);
         prop_assert_eq!(killed, 0);
         prop_assert_eq!(reference.len(), reqs.len());
+        // Every admitted job ran to its end.
+        prop_assert_eq!(completed, reference.iter().filter(|d| d.accepted).count());
         for engine in ["linear", "min_laxity"] {
-            let (d, misses, _) = run_stream(engine, &reqs);
+            let (d, misses, _, _) = run_stream(engine, &reqs);
             prop_assert_eq!(misses, 0, "{}", engine);
             prop_assert_eq!(&d, &reference, "{}", engine);
         }

@@ -475,12 +475,15 @@ impl Admission {
         }
         self.charge_running(cx)?;
         let JobRequest { name, wcet, deadline, body, .. } = request;
-        let (id, slot, set, idle) = {
+        let (id, slot, set, idle, decision) = {
             let mut st = lock(&self.state);
             st.expire(now);
             let idle = st.engine.idle_before(deadline, now);
             let free = st.slots.iter().position(|s| s.job.is_none());
-            let answer = st.engine.admit(wcet, deadline, now);
+            if free.is_none() && wcet <= idle {
+                // It would fit, but nothing could enforce its WCET: the engine is not touched.
+                return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
+            }
             let decision = |accepted| Decision {
                 request: name.clone(),
                 time: now,
@@ -492,7 +495,7 @@ impl Admission {
                 idle,
                 order: DECISION_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             };
-            let id = match answer {
+            let id = match st.engine.admit(wcet, deadline, now) {
                 Err(AdmitError::Full { capacity }) => return Err(AdmissionError::Full { capacity }.into()),
                 Err(AdmitError::UnknownJob(_)) => unreachable!("admitting names no job"),
                 Ok(EngineAnswer::Rejected { idle }) => {
@@ -502,18 +505,22 @@ impl Admission {
                 Ok(EngineAnswer::Accepted(id)) => id,
             };
             let Some(slot) = free else {
-                // The test passed but nothing could hold the job: take the entry back.
+                // Unreachable (an admitted job fitted its idle time, so a slot was free), but a
+                // wrong guess must not leave a reservation nothing runs.
                 let _ = st.engine.finish(id);
                 return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
             };
-            st.decisions.push(decision(true));
             st.slots[slot].job = Some(Live { id, request: name.clone(), wcet, thread: None, charged: Duration::ZERO });
-            (id, slot, st.slots[slot].set, idle)
+            (id, slot, st.slots[slot].set, idle, decision(true))
         };
         let spec = ThreadSpec::new(&*name).cpu(self.cpu).deadline(deadline - now).wcet(wcet);
         let body = job::wrap(self.state.clone(), slot, set, id, body);
         match cx.spawn(spec, body) {
-            Ok(thread) => Ok(Admitted { thread, job: id, cpu: self.cpu, idle }),
+            Ok(thread) => {
+                // Logged once the job exists: a job that could not be started was not admitted.
+                lock(&self.state).decisions.push(decision);
+                Ok(Admitted { thread, job: id, cpu: self.cpu, idle })
+            }
             Err(e) => {
                 lock(&self.state).end_job(slot, id);
                 Err(AdmissionError::Runtime(e).into())
