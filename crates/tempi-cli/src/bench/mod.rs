@@ -28,6 +28,9 @@
 //! - `lock.handoff.bpi`: from a low-priority owner's unlock to the blocked high-priority waiter
 //!   holding the lock (priority inheritance), against the same hand-off between two
 //!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
+//! - `latency.release.p99` / `.p50` / `.max`: from a periodic (1 ms) real-time thread's
+//!   release to its body running, tempi's `SCHED_FIFO` dispatcher against the cyclictest loop
+//!   (`clock_nanosleep` with `TIMER_ABSTIME`) on an OS thread of the same priority and CPU.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //!
@@ -42,6 +45,7 @@
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
 mod budget;
+mod latency;
 mod lock;
 mod peers;
 mod posix;
@@ -81,6 +85,9 @@ struct Sizes {
     /// Hand-offs per `lock.handoff.bpi` run, tempi side and OS-thread side.
     handoff_tempi: usize,
     handoff_peer: usize,
+    /// `latency`: releases per side in all, over interleaved rounds.
+    latency_releases: usize,
+    latency_rounds: usize,
 }
 
 impl Sizes {
@@ -101,6 +108,8 @@ impl Sizes {
                 lock_peer: 50_000,
                 handoff_tempi: 100,
                 handoff_peer: 30,
+                latency_releases: 1_000,
+                latency_rounds: 1,
             }
         } else {
             Sizes {
@@ -118,6 +127,8 @@ impl Sizes {
                 lock_peer: 2_000_000,
                 handoff_tempi: 2_000,
                 handoff_peer: 1_000,
+                latency_releases: 10_000,
+                latency_rounds: 5,
             }
         }
     }
@@ -272,8 +283,16 @@ fn check_completed(out: &tempi::RunOutcome) -> Result<(), String> {
 }
 
 /// The benchmark groups, in the order they run; `--only` takes these names.
-pub const GROUPS: &[&str] =
-    &["switch.roundtrip", "switch.accounting", "budget.notify", "spawn", "lock.uncontended", "lock.handoff", "sim"];
+pub const GROUPS: &[&str] = &[
+    "switch.roundtrip",
+    "switch.accounting",
+    "budget.notify",
+    "spawn",
+    "lock.uncontended",
+    "lock.handoff",
+    "sim",
+    "latency",
+];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     let sz = Sizes::new(quick);
@@ -300,6 +319,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("sim") {
         sim_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("latency") {
+        latency::latency_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tempi::clock::RealClock;
 
 use super::budget::{NotifyRun, NOTIFY_BUDGET, NOTIFY_FIFO};
+use super::latency::{LatencyRun, LATENCY_FIFO, LATENCY_PERIOD, LATENCY_WARMUP};
 use super::lock::{HandoffRun, HandoffState, HANDOFF_HIGH, HANDOFF_LOW, HANDOFF_PERIOD};
 use super::posix;
 use super::BENCH_CPU;
@@ -338,4 +339,34 @@ pub(super) fn os_spawn(n: u64) -> Result<(f64, Vec<String>), String> {
     });
     let (ns, pinned) = h.join().map_err(|_| "peer thread panicked".to_string())?;
     Ok((ns, pinned.err().into_iter().collect()))
+}
+
+/// Peer of `latency`: what cyclictest does with one thread (`cyclictest -t1 -p`
+/// [`LATENCY_FIFO`] `-a` [`BENCH_CPU`] `-i 1000`). An OS thread pinned to [`BENCH_CPU`] under
+/// `SCHED_FIFO` [`LATENCY_FIFO`] sleeps with `clock_nanosleep(CLOCK_MONOTONIC,
+/// TIMER_ABSTIME)` until each release, a [`LATENCY_PERIOD`] apart, and reads
+/// `CLOCK_MONOTONIC` as soon as it wakes; latency = that reading - the release. The first
+/// [`LATENCY_WARMUP`] releases are dropped.
+pub(super) fn cyclictest_latency(releases: usize) -> Result<LatencyRun, String> {
+    let h = std::thread::spawn(move || -> Result<LatencyRun, String> {
+        let mut run = LatencyRun { ns: Vec::with_capacity(releases), notes: Vec::new() };
+        if let Err(e) = pin_current(BENCH_CPU) {
+            run.notes.push(format!("cyclictest-style thread not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(LATENCY_FIFO) {
+            run.notes.push(format!("cyclictest-style thread: SCHED_FIFO refused ({e})"));
+        }
+        let period = LATENCY_PERIOD.as_nanos() as u64;
+        let mut release = posix::monotonic_ns()? + period;
+        for i in 0..LATENCY_WARMUP + releases {
+            posix::sleep_until_monotonic(release)?;
+            let woke = posix::monotonic_ns()?;
+            if i >= LATENCY_WARMUP {
+                run.ns.push(woke.saturating_sub(release) as f64);
+            }
+            release += period;
+        }
+        Ok(run)
+    });
+    h.join().map_err(|_| "cyclictest-style thread panicked".to_string())?
 }

@@ -1,0 +1,121 @@
+//! The `latency` group: how late a periodic real-time thread starts after its release, tempi's
+//! dispatcher against the cyclictest loop on an OS thread.
+//!
+//! Owns the tempi side (a periodic thread that compares each job's release with the clock at
+//! the first line of its body), the parameters both sides share ([`LATENCY_FIFO`],
+//! [`LATENCY_PERIOD`], [`LATENCY_WARMUP`]), the interleaving of the two sides and the
+//! `latency.release.*` metrics. The cyclictest-style peer is in `peers.rs`; it must not time
+//! anything else.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tempi::clock::RealClock;
+use tempi::{Config, Runtime, ThreadSpec};
+
+use super::peers::cyclictest_latency;
+use super::{compare, fmt_ns, percentile, progress, Metric, Sizes, BENCH_CPU};
+
+/// `SCHED_FIFO` priority of tempi's dispatcher and of the cyclictest-style thread (the
+/// priority cyclictest's documentation suggests; nothing else on the machine runs above it).
+pub(super) const LATENCY_FIFO: i32 = 80;
+
+/// Release period of both sides (cyclictest's `-i 1000`).
+pub(super) const LATENCY_PERIOD: Duration = Duration::from_millis(1);
+
+/// Releases at the start of every run that are not counted (both sides): the first ones meet
+/// cold caches, page faults on fresh stacks and, for tempi, the dispatchers' start at time zero.
+pub(super) const LATENCY_WARMUP: usize = 20;
+
+/// The `p99` bar: tempi's p99 at most the cyclictest-style p99 plus this.
+const LATENCY_BAR_SLACK: Duration = Duration::from_micros(5);
+
+/// Release latencies of one run (ns, one per counted release) and its notes.
+pub(super) struct LatencyRun {
+    pub(super) ns: Vec<f64>,
+    pub(super) notes: Vec<String>,
+}
+
+/// tempi: one periodic thread ([`LATENCY_PERIOD`], no work) on a real-time runtime of one CPU,
+/// dispatcher pinned to [`BENCH_CPU`] under `SCHED_FIFO` [`LATENCY_FIFO`], tracing off. Each
+/// job's first line reads the clock; latency = that reading - the job's release instant. The
+/// first [`LATENCY_WARMUP`] jobs are dropped.
+fn tempi_latency(releases: usize) -> Result<LatencyRun, String> {
+    let jobs = LATENCY_WARMUP + releases;
+    let max_jobs = u32::try_from(jobs).map_err(|_| format!("latency: {jobs} releases is too many for one run"))?;
+    let cfg = Config::new(1).trace_capacity(0).pin(true).fifo_priority(Some(LATENCY_FIFO));
+    let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
+    // One slot per job, filled by the job itself: no allocation or lock inside the run.
+    let late: Arc<Vec<AtomicU64>> = Arc::new((0..jobs).map(|_| AtomicU64::new(u64::MAX)).collect());
+    let slots = late.clone();
+    rt.spawn(ThreadSpec::new("periodic").periodic(LATENCY_PERIOD).max_jobs(max_jobs), move |cx| {
+        let now = cx.now();
+        let job = cx.job();
+        if let Some(slot) = slots.get(job.number as usize) {
+            slot.store((now - job.release).as_nanos() as u64, Ordering::Relaxed);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    let out = rt.run().map_err(|e| e.to_string())?;
+    super::check_completed(&out)?;
+    let mut ns = Vec::with_capacity(releases);
+    for (job, slot) in late.iter().enumerate().skip(LATENCY_WARMUP) {
+        match slot.load(Ordering::Relaxed) {
+            u64::MAX => return Err(format!("latency: job {job} of the periodic thread never ran")),
+            x => ns.push(x as f64),
+        }
+    }
+    Ok(LatencyRun { ns, notes: out.warnings })
+}
+
+pub(super) fn latency_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
+    let rounds = sz.latency_rounds.max(1);
+    let per_run = sz.latency_releases.div_ceil(rounds);
+    progress(&format!(
+        "latency: {} periodic releases ({} us period) x {rounds} rounds, tempi and cyclictest-style interleaved",
+        per_run,
+        LATENCY_PERIOD.as_micros()
+    ));
+    let (mut tempi, mut peer, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    // Alternate the two sides so that drift in the machine's load hits both alike.
+    for _ in 0..rounds {
+        let t = tempi_latency(per_run)?;
+        tempi.extend(t.ns);
+        notes.extend(t.notes);
+        let p = cyclictest_latency(per_run)?;
+        peer.extend(p.ns);
+        notes.extend(p.notes);
+    }
+    notes.sort();
+    notes.dedup();
+    let stats =
+        |xs: &[f64]| (percentile(xs.to_vec(), 50.0), percentile(xs.to_vec(), 99.0), percentile(xs.to_vec(), 100.0));
+    let (t50, t99, tmax) = stats(&tempi);
+    let (p50, p99, pmax) = stats(&peer);
+    let bar = p99 + LATENCY_BAR_SLACK.as_nanos() as f64;
+    let mut note = format!(
+        "release to the thread running, {} + {} releases pooled, period {} us, SCHED_FIFO {LATENCY_FIFO}, CPU {BENCH_CPU}; \
+         tempi p50/p99/max {} / {} / {}, cyclictest-style {} / {} / {}; bar (not a test): tempi p99 <= peer p99 + {} us = {}: {}",
+        tempi.len(),
+        peer.len(),
+        LATENCY_PERIOD.as_micros(),
+        fmt_ns(t50),
+        fmt_ns(t99),
+        fmt_ns(tmax),
+        fmt_ns(p50),
+        fmt_ns(p99),
+        fmt_ns(pmax),
+        LATENCY_BAR_SLACK.as_micros(),
+        fmt_ns(bar),
+        if t99 <= bar { "met" } else { "NOT met" },
+    );
+    if !notes.is_empty() {
+        note.push_str(&format!(" | {}", notes.join("; ")));
+    }
+    let peer_name = "cyclictest-style OS thread: clock_nanosleep TIMER_ABSTIME, CLOCK_MONOTONIC, same CPU and priority";
+    metrics.push(compare("latency.release.p99", t99, peer_name, p99, Some(note)));
+    metrics.push(compare("latency.release.p50", t50, peer_name, p50, None));
+    metrics.push(compare("latency.release.max", tmax, peer_name, pmax, None));
+    Ok(())
+}
