@@ -35,5 +35,5 @@ fn latency_group_reports_ordered_percentiles_for_both_sides() {
         assert!(m["peer"].as_str().is_some_and(|p| p.contains("clock_nanosleep")), "{}: peer", m["name"]);
     }
     let note = metrics[0]["note"].as_str().expect("p99 carries the note");
-    assert!(note.contains("bar (not a test)") && note.contains("1000 + 1000 releases"), "note: {note}");
+    assert!(note.contains("bar (not a test)") && note.contains("1000 releases pooled per side"), "note: {note}");
 }

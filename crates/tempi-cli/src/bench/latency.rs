@@ -14,7 +14,7 @@ use std::time::Duration;
 use tempi::clock::RealClock;
 use tempi::{Config, Runtime, ThreadSpec};
 
-use super::peers::cyclictest_latency;
+use super::peers::{cyclictest_latency, rt_tests_cyclictest};
 use super::{compare, fmt_ns, percentile, progress, Metric, Sizes, BENCH_CPU};
 
 /// `SCHED_FIFO` priority of tempi's dispatcher and of the cyclictest-style thread (the
@@ -32,6 +32,7 @@ pub(super) const LATENCY_WARMUP: usize = 20;
 const LATENCY_BAR_SLACK: Duration = Duration::from_micros(5);
 
 /// Release latencies of one run (ns, one per counted release) and its notes.
+#[derive(Debug)]
 pub(super) struct LatencyRun {
     pub(super) ns: Vec<f64>,
     pub(super) notes: Vec<String>,
@@ -69,43 +70,66 @@ fn tempi_latency(releases: usize) -> Result<LatencyRun, String> {
     Ok(LatencyRun { ns, notes: out.warnings })
 }
 
+/// The three figures of one side: p50, p99, max.
+fn stats(xs: &[f64]) -> (f64, f64, f64) {
+    (percentile(xs.to_vec(), 50.0), percentile(xs.to_vec(), 99.0), percentile(xs.to_vec(), 100.0))
+}
+
+fn triple(xs: &[f64]) -> String {
+    let (p50, p99, max) = stats(xs);
+    format!("{} / {} / {}", fmt_ns(p50), fmt_ns(p99), fmt_ns(max))
+}
+
 pub(super) fn latency_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     let rounds = sz.latency_rounds.max(1);
     let per_run = sz.latency_releases.div_ceil(rounds);
     progress(&format!(
-        "latency: {} periodic releases ({} us period) x {rounds} rounds, tempi and cyclictest-style interleaved",
+        "latency: {} periodic releases ({} us period) x {rounds} rounds; tempi, the cyclictest loop and \
+         rt-tests' cyclictest (if installed) interleaved",
         per_run,
         LATENCY_PERIOD.as_micros()
     ));
-    let (mut tempi, mut peer, mut notes) = (Vec::new(), Vec::new(), Vec::new());
-    // Alternate the two sides so that drift in the machine's load hits both alike.
+    let (mut tempi, mut builtin, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    // `None` while cyclictest has not been found (or not tried).
+    let mut rt_tests: Option<Vec<f64>> = Some(Vec::new());
+    // Alternate the sides so that drift in the machine's load hits them alike.
     for _ in 0..rounds {
         let t = tempi_latency(per_run)?;
         tempi.extend(t.ns);
         notes.extend(t.notes);
         let p = cyclictest_latency(per_run)?;
-        peer.extend(p.ns);
+        builtin.extend(p.ns);
         notes.extend(p.notes);
+        if let Some(all) = &mut rt_tests {
+            match rt_tests_cyclictest(per_run) {
+                Some(run) => all.extend(run?.ns),
+                None => rt_tests = None,
+            }
+        }
     }
     notes.sort();
     notes.dedup();
-    let stats =
-        |xs: &[f64]| (percentile(xs.to_vec(), 50.0), percentile(xs.to_vec(), 99.0), percentile(xs.to_vec(), 100.0));
     let (t50, t99, tmax) = stats(&tempi);
-    let (p50, p99, pmax) = stats(&peer);
+    let (peer_name, peer) = match &rt_tests {
+        Some(ns) => {
+            ("rt-tests cyclictest -t1, same CPU and priority (clock_nanosleep TIMER_ABSTIME, CLOCK_MONOTONIC)", ns)
+        }
+        None => (
+            "cyclictest-style OS thread: clock_nanosleep TIMER_ABSTIME, CLOCK_MONOTONIC, same CPU and priority",
+            &builtin,
+        ),
+    };
+    let (p50, p99, pmax) = stats(peer);
     let bar = p99 + LATENCY_BAR_SLACK.as_nanos() as f64;
     let mut note = format!(
-        "release to the thread running, {} + {} releases pooled, period {} us, SCHED_FIFO {LATENCY_FIFO}, CPU {BENCH_CPU}; \
-         tempi p50/p99/max {} / {} / {}, cyclictest-style {} / {} / {}; bar (not a test): tempi p99 <= peer p99 + {} us = {}: {}",
+        "release to the thread running, {} releases pooled per side, period {} us, SCHED_FIFO {LATENCY_FIFO}, CPU {BENCH_CPU}; \
+         p50 / p99 / max: tempi {}, built-in cyclictest loop {}, rt-tests cyclictest {}; \
+         bar (not a test): tempi p99 <= peer p99 + {} us = {}: {}",
         tempi.len(),
-        peer.len(),
         LATENCY_PERIOD.as_micros(),
-        fmt_ns(t50),
-        fmt_ns(t99),
-        fmt_ns(tmax),
-        fmt_ns(p50),
-        fmt_ns(p99),
-        fmt_ns(pmax),
+        triple(&tempi),
+        triple(&builtin),
+        rt_tests.as_deref().map_or_else(|| "not installed".to_string(), triple),
         LATENCY_BAR_SLACK.as_micros(),
         fmt_ns(bar),
         if t99 <= bar { "met" } else { "NOT met" },
@@ -113,9 +137,24 @@ pub(super) fn latency_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(
     if !notes.is_empty() {
         note.push_str(&format!(" | {}", notes.join("; ")));
     }
-    let peer_name = "cyclictest-style OS thread: clock_nanosleep TIMER_ABSTIME, CLOCK_MONOTONIC, same CPU and priority";
     metrics.push(compare("latency.release.p99", t99, peer_name, p99, Some(note)));
     metrics.push(compare("latency.release.p50", t50, peer_name, p50, None));
     metrics.push(compare("latency.release.max", tmax, peer_name, pmax, None));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::peers::parse_cyclictest_histogram;
+
+    #[test]
+    fn cyclictest_histogram_is_read_with_its_overflows() {
+        let out = "# /dev/cpu_dma_latency set to 0us\n# Histogram\n000015 000002\n000016 000000\n000020 000001\n\
+                   # Total: 000000003\n# Min Latencies: 00015\n# Avg Latencies: 00017\n# Max Latencies: 12000\n\
+                   # Histogram Overflows: 00001\n# Histogram Overflow at cycle number:\n# Thread 0: 00003\n";
+        let run = parse_cyclictest_histogram(out, 4).unwrap();
+        assert_eq!(run.ns, [15_000.0, 15_000.0, 20_000.0, 12_000_000.0]);
+        assert!(parse_cyclictest_histogram(out, 5).unwrap_err().contains("holds 4 latencies"));
+        assert!(parse_cyclictest_histogram("000001 000001\n", 1).unwrap_err().contains("Max Latencies"));
+    }
 }

@@ -370,3 +370,60 @@ pub(super) fn cyclictest_latency(releases: usize) -> Result<LatencyRun, String> 
     });
     h.join().map_err(|_| "cyclictest-style thread panicked".to_string())?
 }
+
+/// The cyclictest of rt-tests itself, when it is installed: `cyclictest -q -t1 -p`
+/// [`LATENCY_FIFO`] `-a` [`BENCH_CPU`] `-i 1000 -l releases -h 10000` (one thread, absolute
+/// `clock_nanosleep` on `CLOCK_MONOTONIC`, which is its default). Its latencies come from its
+/// histogram (1 µs buckets, each value taken at its bucket's lower end; those past 10 ms at
+/// its reported maximum). Unlike the loop above it also holds `/dev/cpu_dma_latency` at 0 while
+/// it runs, which keeps the CPU out of deep idle states. `None` when there is no `cyclictest`
+/// to run; an error when it ran and failed.
+pub(super) fn rt_tests_cyclictest(releases: usize) -> Option<Result<LatencyRun, String>> {
+    let out = std::process::Command::new("cyclictest")
+        .args(["-q", "-t1", "-p", &LATENCY_FIFO.to_string(), "-a", &BENCH_CPU.to_string()])
+        .args(["-i", &LATENCY_PERIOD.as_micros().to_string(), "-l", &releases.to_string(), "-h", "10000"])
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(format!("cyclictest: {e}"))),
+    };
+    if !out.status.success() {
+        return Some(Err(format!(
+            "cyclictest failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Some(parse_cyclictest_histogram(&String::from_utf8_lossy(&out.stdout), releases))
+}
+
+/// Latencies (ns) from the histogram cyclictest prints with `-h`: lines `BUCKET COUNT` (µs),
+/// then `# Max Latencies: N` and `# Histogram Overflows: N`.
+pub(super) fn parse_cyclictest_histogram(text: &str, releases: usize) -> Result<LatencyRun, String> {
+    let mut ns = Vec::with_capacity(releases);
+    let (mut max_us, mut overflows) = (None, 0usize);
+    let field = |line: &str, key: &str| -> Option<u64> { line.strip_prefix(key)?.trim().parse().ok() };
+    for line in text.lines() {
+        if let Some(m) = field(line, "# Max Latencies:") {
+            max_us = Some(m);
+        } else if let Some(o) = field(line, "# Histogram Overflows:") {
+            overflows = o as usize;
+        } else if !line.starts_with('#') {
+            let mut parts = line.split_whitespace();
+            if let (Some(bucket), Some(count), None) = (parts.next(), parts.next(), parts.next()) {
+                let bucket: u64 =
+                    bucket.parse().map_err(|_| format!("cyclictest: unreadable histogram line `{line}`"))?;
+                let count: usize =
+                    count.parse().map_err(|_| format!("cyclictest: unreadable histogram line `{line}`"))?;
+                ns.extend(std::iter::repeat_n(bucket as f64 * 1000.0, count));
+            }
+        }
+    }
+    let max_us = max_us.ok_or("cyclictest: no `# Max Latencies` line in its output")?;
+    ns.extend(std::iter::repeat_n(max_us as f64 * 1000.0, overflows));
+    if ns.len() != releases {
+        return Err(format!("cyclictest: its histogram holds {} latencies, {releases} were asked for", ns.len()));
+    }
+    Ok(LatencyRun { ns, notes: Vec::new() })
+}
