@@ -41,7 +41,7 @@
 //! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`: one file per metric group,
 //!   each owning the tempi side of its measurements and how its metrics and notes read. The
 //!   locking-protocol names live in `lock.rs`.
-//! - `peers.rs`: every OS-thread peer (`std`, pthread and POSIX-timer routes).
+//! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
 mod budget;

@@ -1,10 +1,11 @@
 //! The peers: what a user would reach for instead of tempi, measured on OS threads pinned to
 //! [`BENCH_CPU`] (`std` mutexes, condition variables and channels, `std::thread::spawn`,
-//! pthread priority-inheritance mutexes, a POSIX CPU-time timer with a real-time signal).
+//! pthread priority-inheritance mutexes, a POSIX CPU-time timer with a real-time signal, the
+//! cyclictest loop, and rt-tests' `cyclictest` itself when it is installed).
 //!
 //! Owns every OS-thread side of a comparison; the tempi side and the metric built from both
-//! live in the group's file (`switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`). It must not
-//! use a tempi runtime, and it reaches the OS only through `posix.rs` and `std`.
+//! live in the group's file (`switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `latency.rs`).
+//! It must not use a tempi runtime, and it reaches the OS only through `posix.rs` and `std`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
