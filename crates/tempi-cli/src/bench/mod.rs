@@ -38,9 +38,9 @@
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`: one file per metric group,
-//!   each owning the tempi side of its measurements and how its metrics and notes read. The
-//!   locking-protocol names live in `lock.rs`.
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `latency.rs`: one file per
+//!   metric group, each owning the tempi side of its measurements and how its metrics and
+//!   notes read. The locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
