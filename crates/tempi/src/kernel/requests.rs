@@ -116,24 +116,29 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The reply for the thread in slot `i`, resumed with `answer` while an
-    /// interrupt may be due: the pending one ([`Tcb::interrupt`], taken) or an abort or a kill
-    /// that may be delivered now ([`Kernel::unwind_reply`]), the more urgent of the two (see
-    /// [`Interrupt`]). A semaphore unit `answer` granted goes back, since the thread will
+    /// The reply for the thread in slot `i`, resumed with `answer` while an interrupt may be
+    /// due: the pending one, if due now ([`Tcb::interrupt_due`]; it is taken), or an abort or
+    /// a kill that may be delivered now ([`Kernel::unwind_reply`]), the more urgent of the two
+    /// (see [`Interrupt`]). A semaphore unit `answer` granted goes back, since the thread will
     /// never see it.
     ///
-    /// [`Tcb::interrupt`]: super::tcb::Tcb::interrupt
+    /// [`Tcb::interrupt_due`]: super::tcb::Tcb::interrupt_due
     #[cold]
     fn interrupt_or(&mut self, i: usize, answer: Answer) -> Result<Answer, Interrupt> {
         let t = self.slots[i].as_mut().expect("live slot");
         let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
-        let interrupt = match (t.interrupt.take(), due) {
+        let pending = t.interrupt_due();
+        let interrupt = match (pending, due) {
             (Some(pending), Some(due)) => pending.max(due),
             (pending, due) => match pending.or(due) {
                 Some(interrupt) => interrupt,
                 None => return Ok(answer),
             },
         };
+        if pending.is_some() {
+            // Delivered now (or overtaken by a more urgent one, which ends the same job).
+            t.interrupt = None;
+        }
         if let Some(k) = answer.granted_unit() {
             self.forgo_unit(k);
         }
@@ -296,20 +301,26 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
-    #[inline]
+    #[inline(always)]
     pub(super) fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
         let t = self.slots[i].as_mut().expect("live slot");
-        // An abort or a kill that waited for a critical section to end lands here, instead
-        // of after this demand; so do the restart of an aborted section and any interrupt
-        // that waited for the answer to an unlock to go by.
-        let signalled = ((t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing())
-            || t.restart_section.is_some()
-            || t.interrupt.is_some();
-        if ns > 0 && !signalled {
+        let maybe_signalled =
+            t.abort_pending || t.kill_pending || t.stale || t.restart_section.is_some() || t.interrupt.is_some();
+        if ns > 0 && !(maybe_signalled && Self::signalled(t)) {
             t.work_left = ns;
             t.in_work = true;
             self.cpus[c].work_mark = self.now;
         }
+    }
+
+    /// Whether an interrupt lands on this demand instead of after it: an abort or a kill that
+    /// waited for a critical section to end, the restart of an aborted section, or any
+    /// interrupt that waited for the answer to an unlock to go by.
+    #[cold]
+    fn signalled(t: &Tcb) -> bool {
+        ((t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing())
+            || t.restart_section.is_some()
+            || t.interrupt_due().is_some()
     }
 
     pub(super) fn handle(&mut self, c: usize, id: ThreadId, request: Plain) {

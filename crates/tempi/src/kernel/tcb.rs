@@ -99,7 +99,8 @@ pub(crate) struct Tcb {
     pub(crate) answer: Answer,
     /// The interrupt pending for the thread, kept apart from the answer so that neither
     /// overwrites the other: raised with [`Tcb::raise`] (the more urgent of two stays, see
-    /// [`Interrupt`]) and taken only by a reply that may unwind.
+    /// [`Interrupt`]) and taken only by a reply that may unwind, once it is due
+    /// ([`Tcb::interrupt_due`]).
     pub(crate) interrupt: Option<Interrupt>,
     pub(crate) abort_pending: bool,
     /// End the thread at its next task boundary.
@@ -240,6 +241,14 @@ impl Tcb {
     #[inline(always)]
     pub(crate) fn take_answer(&mut self) -> Answer {
         std::mem::replace(&mut self.answer, Answer::GO)
+    }
+
+    /// The pending interrupt, if it may be delivered now: a restart at once (the thread is in
+    /// its section, which is what it ends); the others, which end the job or the thread, only
+    /// once the thread holds no lock or is at a job boundary, as an abort waits.
+    #[inline]
+    pub(crate) fn interrupt_due(&self) -> Option<Interrupt> {
+        self.interrupt.filter(|&i| i == Interrupt::Restart || self.holds_nothing() || self.at_boundary)
     }
 
     /// Make `interrupt` pending, unless a more urgent one already is.
