@@ -382,3 +382,43 @@ impl<V: ControlResult> UserCall for Control<V> {
         WhileUnwinding::Answer(Err(Error::Unwinding))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::protocol::ControlValue;
+    use super::*;
+    use crate::sets::SetId;
+
+    #[test]
+    fn calls_read_only_their_own_kind_of_answer() {
+        assert_eq!(Lock::answer(LockAnswer::Retry.into()), Some(LockAnswer::Retry));
+        assert_eq!(Lock::answer(Answer::GO), None);
+        assert_eq!(Work::answer(Answer::GO), Some(()));
+        assert_eq!(Work::answer(LockAnswer::Granted.into()), None);
+        assert_eq!(Procure::answer(Answer::Settled(Settled::Sem(Ok(2)))), Some(Ok(2)));
+        assert_eq!(Procure::answer(Answer::Settled(Settled::Status(Ok(())))), None);
+        assert_eq!(
+            Vacate::answer(Answer::Settled(Settled::Status(Err(LockError::Overflow)))),
+            Some(Err(LockError::Overflow))
+        );
+        assert_eq!(CondWait::answer(Answer::Settled(Settled::Cond(Ok(true)))), Some(Ok(true)));
+        assert_eq!(Join::answer(OwnedAnswer::Joined(ThreadOutcome::Killed).into()), Some(Ok(ThreadOutcome::Killed)));
+        assert_eq!(Join::answer(OwnedAnswer::Failed(Error::JoinSelf).into()), Some(Err(Error::JoinSelf)));
+        assert_eq!(Join::answer(Answer::GO), None);
+        assert_eq!(Release::answer(Answer::Settled(Settled::Released)), Some(Ok(())));
+        assert_eq!(Release::answer(OwnedAnswer::Joined(ThreadOutcome::Completed).into()), None);
+    }
+
+    #[test]
+    fn calls_control_answers_carry_the_type_their_operation_yields() {
+        let set = |v| Control::<SetId>::answer(OwnedAnswer::Control(v).into());
+        assert_eq!(set(ControlValue::Set(SetId(7))), Some(Ok(SetId(7))));
+        assert_eq!(set(ControlValue::Bool(true)), None);
+        assert_eq!(Control::<bool>::answer(OwnedAnswer::Failed(Error::Unwinding).into()), Some(Err(Error::Unwinding)));
+        assert!(matches!(
+            Control::create_set("s".into()).while_unwinding(),
+            WhileUnwinding::Answer(Err(Error::Unwinding))
+        ));
+        assert!(matches!(Unlock(crate::objects::LockId(0), false).while_unwinding(), WhileUnwinding::Defer(_, ())));
+    }
+}

@@ -128,13 +128,8 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
         let pending = t.interrupt_due();
-        let interrupt = match (pending, due) {
-            (Some(pending), Some(due)) => pending.max(due),
-            (pending, due) => match pending.or(due) {
-                Some(interrupt) => interrupt,
-                None => return Ok(answer),
-            },
-        };
+        // `None` is below any interrupt: this is the more urgent of the two, if any.
+        let Some(interrupt) = pending.max(due) else { return Ok(answer) };
         if pending.is_some() {
             // Delivered now (or overtaken by a more urgent one, which ends the same job).
             t.interrupt = None;
