@@ -82,7 +82,7 @@ pub struct Ctx<'a> {
     /// Locks this thread holds through the fast path; shared with its control block.
     pub(super) fast_held: Rc<Cell<u32>>,
     /// Something waits for the thread's next runtime call: releasing calls made while it
-    /// unwound, or an unwinding reply that arrived while those were being made.
+    /// unwound, or an interrupt that came back to a call that could not unwind.
     pub(super) owed: Cell<bool>,
     /// Releasing requests made while unwinding, in order (see "Runtime calls while unwinding").
     pub(super) deferred: RefCell<Vec<Request>>,

@@ -116,8 +116,8 @@ pub(crate) struct Tcb {
     /// Locks taken through the fast path and not yet known to the kernel; shared with the
     /// thread's `Ctx`, which counts them.
     pub(crate) fast_held: std::rc::Rc<std::cell::Cell<u32>>,
-    /// The reply to the request just handled must not carry an abort or a kill (an unlock
-    /// made from a destructor cannot unwind).
+    /// The reply to the request just handled must not carry an interrupt (an unlock made
+    /// from a destructor cannot unwind): one pending waits in `interrupt`.
     pub(crate) quiet_reply: bool,
     /// The cost of a refused lock attempt has been charged; the next refusal waits.
     pub(crate) paid_block_cost: bool,
