@@ -1,0 +1,263 @@
+//! The [`Scheduler`] hooks of the [`Collator`]: routing each thread to its part, charging
+//! guaranteed jobs, settling what steals took from the slack, and choosing who runs.
+//!
+//! Must not: change the slack rules documented on the module above; every hook keeps slack ≥
+//! claims ≥ 0.
+
+use std::time::Duration;
+
+use super::{Collator, Dispatch, Entry, Party};
+use crate::policy::admit::AdmissionEngine;
+use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, Urgency};
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+impl Collator {
+    /// The part the classifier picks for `t`, within range.
+    fn classified(&self, t: &SchedInfo) -> Party {
+        match (self.classify)(t) {
+            Party::Child(c) if c >= self.children.len() => self.fallback(),
+            place => place,
+        }
+    }
+
+    /// `t` stopped running, if it was the thread last dispatched: a guaranteed job is charged
+    /// the CPU time it ran, less the switch cost the collator accounts for itself.
+    fn stopped(&mut self, t: &SchedInfo) {
+        let Some(d) = self.current.as_mut().filter(|d| d.id == t.id && !d.stopped) else { return };
+        d.stopped = true;
+        let (place, credit) = (d.place, d.credit);
+        if place != Party::Guaranteed {
+            return;
+        }
+        let e = self.threads[t.id.index()];
+        if let Some(r) = e.reservation {
+            let ran = if t.job == e.job { t.job_cpu_time.saturating_sub(e.cpu_mark) } else { t.job_cpu_time };
+            let _ = self.engine.charge(r, ran.saturating_sub(credit));
+        }
+    }
+
+    /// Queue `t` in its part (`yielded`: through `on_yield`), admitting it when it is to be
+    /// guaranteed and holds no reservation for this job.
+    fn queue(&mut self, t: &SchedInfo, why: ReadyReason, yielded: bool) {
+        // A released job's release is now; otherwise it only says time is at least there.
+        self.now = self.now.max(t.release);
+        self.stopped(t);
+        let i = self.entry_index(t.id);
+        let old = self.threads[i];
+        let same_job = old.job == t.job;
+        let mut demoted = old.demoted && same_job;
+        let mut reservation = None;
+        if let Some(r) = old.reservation {
+            match self.engine.remaining(r) {
+                Some(left) if same_job && !left.is_zero() => reservation = Some(r),
+                Some(_) if same_job => {
+                    // It ran its whole WCET and still wants the CPU: an overrun.
+                    self.stats.overruns += 1;
+                    demoted = true;
+                    self.end_reservation(r);
+                }
+                _ => self.end_reservation(r),
+            }
+        }
+        let place = if reservation.is_some() {
+            Party::Guaranteed
+        } else if demoted {
+            self.fallback()
+        } else {
+            match self.classified(t) {
+                Party::Guaranteed => match self.admit(t) {
+                    Some(r) => {
+                        reservation = Some(r);
+                        Party::Guaranteed
+                    }
+                    None => {
+                        self.stats.refused += 1;
+                        demoted = true;
+                        self.fallback()
+                    }
+                },
+                child => child,
+            }
+        };
+        self.threads[i] =
+            Entry { id: Some(t.id), place, queued: true, job: t.job, cpu_mark: t.job_cpu_time, reservation, demoted };
+        match place {
+            Party::Guaranteed => self.guaranteed_ready += 1,
+            Party::Child(c) => self.children[c].ready += 1,
+        }
+        let part = self.part(place);
+        if yielded {
+            part.on_yield(t)
+        } else {
+            part.on_ready(t, why)
+        }
+    }
+
+    /// Whether child `c` could steal at the latest known instant. While a guaranteed job
+    /// runs its uncharged time counts as idle, so this errs towards no.
+    fn may_steal(&self, c: usize) -> bool {
+        let held = self.children[c].claim.saturating_add(self.unclaimed(self.now));
+        held > self.switch_cost
+    }
+
+    /// Remember `id` as dispatched from `place` at `now`.
+    fn dispatched(&mut self, id: ThreadId, place: Party, now: Time, steal: Option<Duration>, credit: Duration) {
+        match place {
+            Party::Guaranteed => self.guaranteed_ready -= 1,
+            Party::Child(c) => self.children[c].ready -= 1,
+        }
+        if let Some(e) = self.threads.get_mut(id.index()).filter(|e| e.id == Some(id)) {
+            e.queued = false;
+        }
+        self.current = Some(Dispatch { id, place, since: now, steal, credit, stopped: false });
+    }
+
+    /// The last dispatch is over at `now`: a steal's CPU time comes out of its child's claim
+    /// first (the rest was unclaimed slack, which time passing lowered already). Returns
+    /// whether it was a steal.
+    fn settle(&mut self, now: Time) -> bool {
+        let Some(d) = self.current.take() else { return false };
+        match (d.place, d.steal) {
+            (Party::Child(c), Some(_)) => {
+                let used = now.saturating_since(d.since);
+                let own = used.min(self.children[c].claim);
+                self.children[c].claim -= own;
+                self.claimed -= own;
+                self.stats.stolen += used;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Scheduler for Collator {
+    fn name(&self) -> &str {
+        "collator"
+    }
+
+    fn base_urgency(&self, t: &SchedInfo) -> Urgency {
+        // The part the thread will be queued in orders it: guaranteed jobs by deadline, so
+        // that the EDF queue stays in deadline order. A refused job keeps that urgency in the
+        // last child.
+        match self.classified(t) {
+            Party::Guaranteed => self.guaranteed.base_urgency(t),
+            Party::Child(c) => self.children[c].sched.base_urgency(t),
+        }
+    }
+
+    fn on_ready(&mut self, t: &SchedInfo, why: ReadyReason) {
+        self.queue(t, why, false);
+    }
+
+    fn on_yield(&mut self, t: &SchedInfo) {
+        self.queue(t, ReadyReason::Yielded, true);
+    }
+
+    fn on_blocked(&mut self, t: &SchedInfo) {
+        self.stopped(t);
+        let i = self.entry_index(t.id);
+        // Job end and suspension look alike here: either way the reservation ends, and a
+        // job that wakes is admitted again.
+        if let Some(r) = self.threads[i].reservation.take() {
+            self.end_reservation(r);
+        }
+        self.threads[i].queued = false;
+        let place = self.threads[i].place;
+        self.part(place).on_blocked(t);
+    }
+
+    fn on_removed(&mut self, id: ThreadId) {
+        let i = self.entry_index(id);
+        let e = self.threads[i];
+        if e.queued {
+            match e.place {
+                Party::Guaranteed => self.guaranteed_ready -= 1,
+                Party::Child(c) => self.children[c].ready -= 1,
+            }
+            self.part(e.place).on_removed(id);
+        }
+        if let Some(r) = e.reservation {
+            self.end_reservation(r);
+        }
+        self.threads[i] = Entry { id: Some(id), ..Entry::EMPTY };
+    }
+
+    fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
+        let place = |t: &SchedInfo| self.placement(t.id).unwrap_or_else(|| self.fallback());
+        match (place(running), place(woken)) {
+            (Party::Guaranteed, Party::Guaranteed) => self.guaranteed.should_preempt(running, woken),
+            // The slack changed: the running child's slice is recomputed.
+            (Party::Child(_), Party::Guaranteed) => true,
+            (Party::Guaranteed, Party::Child(c)) => self.may_steal(c),
+            (Party::Child(r), Party::Child(w)) => {
+                w < r || (w == r && self.children[r].sched.should_preempt(running, woken))
+            }
+        }
+    }
+
+    fn pick_next(&mut self, now: Time) -> Option<ThreadId> {
+        self.now = self.now.max(now);
+        let after_steal = self.settle(now);
+        self.expire();
+        if self.guaranteed_ready > 0 {
+            let unclaimed = self.unclaimed(now);
+            for c in 0..self.children.len() {
+                let held = self.children[c].claim.saturating_add(unclaimed);
+                if self.children[c].ready == 0 || held <= self.switch_cost {
+                    continue;
+                }
+                if let Some(id) = self.children[c].sched.pick_next(now) {
+                    self.stats.steals += 1;
+                    self.dispatched(id, Party::Child(c), now, Some(held - self.switch_cost), Duration::ZERO);
+                    return Some(id);
+                }
+            }
+            if let Some(id) = self.guaranteed.pick_next(now) {
+                // The switch back from a steal is the collator's cost, not the job's.
+                let credit = if after_steal { self.switch_cost } else { Duration::ZERO };
+                self.dispatched(id, Party::Guaranteed, now, None, credit);
+                return Some(id);
+            }
+        }
+        for c in 0..self.children.len() {
+            if self.children[c].ready == 0 {
+                continue;
+            }
+            if let Some(id) = self.children[c].sched.pick_next(now) {
+                self.dispatched(id, Party::Child(c), now, None, Duration::ZERO);
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    fn on_urgency_changed(&mut self, t: &SchedInfo, old: Urgency) {
+        if let Some(place) = self.placement(t.id) {
+            self.part(place).on_urgency_changed(t, old);
+        }
+    }
+
+    fn time_sliced(&self) -> bool {
+        true
+    }
+
+    fn time_slice(&self, t: &SchedInfo) -> Option<Duration> {
+        let d = self.current.filter(|d| d.id == t.id)?;
+        match d.place {
+            Party::Guaranteed => {
+                // WCET enforcement: the job may run what its reservation has left.
+                let r = self.threads.get(t.id.index())?.reservation?;
+                Some(self.engine.remaining(r)?.saturating_add(d.credit))
+            }
+            Party::Child(c) => {
+                let own = self.children[c].sched.time_slice(t);
+                match (d.steal, own) {
+                    (Some(steal), Some(own)) => Some(steal.min(own)),
+                    (steal, own) => steal.or(own),
+                }
+            }
+        }
+    }
+}
