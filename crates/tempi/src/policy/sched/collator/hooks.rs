@@ -30,6 +30,8 @@ impl Collator {
         if place != Party::Guaranteed {
             return;
         }
+        // It paid the switch back from any steal before it.
+        self.owed = Duration::ZERO;
         let e = self.threads[t.id.index()];
         if let Some(r) = e.reservation {
             let ran = if t.job == e.job { t.job_cpu_time.saturating_sub(e.cpu_mark) } else { t.job_cpu_time };
@@ -66,22 +68,48 @@ impl Collator {
             self.fallback()
         } else {
             match self.classified(t) {
-                Party::Guaranteed => match self.admit(t) {
-                    Some(r) => {
-                        reservation = Some(r);
-                        Party::Guaranteed
-                    }
-                    None => {
-                        self.stats.refused += 1;
-                        demoted = true;
-                        self.fallback()
-                    }
-                },
+                Party::Guaranteed => {
+                    // Admitted at the next pick, the first hook that knows the time: a
+                    // late release or a wakeup says nothing of how late it is.
+                    self.threads[i] = Entry {
+                        id: Some(t.id),
+                        place: Party::Guaranteed,
+                        awaiting: true,
+                        job: t.job,
+                        cpu_mark: t.job_cpu_time,
+                        ..Entry::EMPTY
+                    };
+                    self.pending.push((*t, why, yielded));
+                    return;
+                }
                 child => child,
             }
         };
-        self.threads[i] =
-            Entry { id: Some(t.id), place, queued: true, job: t.job, cpu_mark: t.job_cpu_time, reservation, demoted };
+        self.enqueue(i, t, why, yielded, place, reservation, demoted);
+    }
+
+    /// Put `t` (entry `i`) in the queue of `place`.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue(
+        &mut self,
+        i: usize,
+        t: &SchedInfo,
+        why: ReadyReason,
+        yielded: bool,
+        place: Party,
+        reservation: Option<crate::policy::admit::AdmitId>,
+        demoted: bool,
+    ) {
+        self.threads[i] = Entry {
+            id: Some(t.id),
+            place,
+            queued: true,
+            awaiting: false,
+            job: t.job,
+            cpu_mark: t.job_cpu_time,
+            reservation,
+            demoted,
+        };
         match place {
             Party::Guaranteed => self.guaranteed_ready += 1,
             Party::Child(c) => self.children[c].ready += 1,
@@ -92,6 +120,29 @@ impl Collator {
         } else {
             part.on_ready(t, why)
         }
+    }
+
+    /// Admit, at the exact instant of a pick, the jobs that became ready since: in arrival
+    /// order, each into the guaranteed part or, refused, into the last child.
+    fn admit_pending(&mut self) {
+        for k in 0..self.pending.len() {
+            let (t, why, yielded) = self.pending[k];
+            let i = self.entry_index(t.id);
+            match self.admit(&t) {
+                Some(r) => self.enqueue(i, &t, why, yielded, Party::Guaranteed, Some(r), false),
+                None => {
+                    self.stats.refused += 1;
+                    let fallback = self.fallback();
+                    self.enqueue(i, &t, why, yielded, fallback, None, true);
+                }
+            }
+        }
+        self.pending.clear();
+    }
+
+    /// Whether `id` is ready and waits for its admission at the next pick.
+    fn awaits_admission(&self, id: ThreadId) -> bool {
+        self.threads.get(id.index()).is_some_and(|e| e.id == Some(id) && e.awaiting)
     }
 
     /// Whether child `c` could steal at the latest known instant. While a guaranteed job
@@ -113,22 +164,63 @@ impl Collator {
         self.current = Some(Dispatch { id, place, since: now, steal, credit, stopped: false });
     }
 
-    /// The last dispatch is over at `now`: a steal's CPU time comes out of its child's claim
-    /// first (the rest was unclaimed slack, which time passing lowered already). Returns
-    /// whether it was a steal.
-    fn settle(&mut self, now: Time) -> bool {
-        let Some(d) = self.current.take() else { return false };
-        match (d.place, d.steal) {
-            (Party::Child(c), Some(_)) => {
-                let used = now.saturating_since(d.since);
-                let own = used.min(self.children[c].claim);
-                self.children[c].claim -= own;
-                self.claimed -= own;
-                self.stats.stolen += used;
-                true
-            }
-            _ => false,
+    /// Take what the running steal used up to `now` out of the slack accounts: its child's
+    /// claim first (the rest was unclaimed slack, which time passing lowered already).
+    pub(super) fn account_steal(&mut self, now: Time) {
+        let Some(d) = self.current.as_mut() else { return };
+        let (Party::Child(c), Some(_)) = (d.place, d.steal) else { return };
+        let used = now.saturating_since(d.since);
+        d.since = d.since.max(now);
+        if let Some(left) = d.steal.as_mut() {
+            *left = left.saturating_sub(used);
         }
+        let own = used.min(self.children[c].claim);
+        self.children[c].claim -= own;
+        self.claimed -= own;
+        self.stats.stolen += used;
+    }
+
+    /// What a transfer may take from `from` at `now` without cutting into the slack the
+    /// running steal was promised.
+    pub(super) fn transferable(&self, from: super::Party, now: Time) -> Duration {
+        let unclaimed = self.unclaimed(now);
+        let own = match from {
+            Party::Guaranteed => unclaimed,
+            Party::Child(c) => self.children[c].claim,
+        };
+        match self.current {
+            Some(Dispatch { place: Party::Child(c), steal: Some(left), .. })
+                if from == Party::Child(c) || from == Party::Guaranteed =>
+            {
+                let spare = self.children[c].claim.saturating_add(unclaimed).saturating_sub(left + self.switch_cost);
+                own.min(spare)
+            }
+            _ => own,
+        }
+    }
+
+    /// The last dispatch is over at `now`; returns whether it was a steal.
+    fn settle(&mut self, now: Time) -> bool {
+        self.account_steal(now);
+        let Some(d) = self.current.take() else { return false };
+        if !d.stopped && d.place == Party::Guaranteed {
+            // The CPU is asked for while its thread never stopped through a hook: the thread
+            // ended on the CPU. Its job is over, so is its reservation.
+            if let Some(e) = self.threads.get_mut(d.id.index()).filter(|e| e.id == Some(d.id)) {
+                if let Some(r) = e.reservation.take() {
+                    self.end_reservation(r);
+                }
+            }
+            self.owed = Duration::ZERO;
+        }
+        let (Party::Child(c), Some(_)) = (d.place, d.steal) else { return false };
+        // The steal also costs the switch back it kept slack for: out of its claim first,
+        // like its running time, so that the claims stay covered once that switch is paid.
+        let own = self.switch_cost.min(self.children[c].claim);
+        self.children[c].claim -= own;
+        self.claimed -= own;
+        self.owed = self.switch_cost - own;
+        true
     }
 }
 
@@ -171,6 +263,9 @@ impl Scheduler for Collator {
     fn on_removed(&mut self, id: ThreadId) {
         let i = self.entry_index(id);
         let e = self.threads[i];
+        if e.awaiting {
+            self.pending.retain(|p| p.0.id != id);
+        }
         if e.queued {
             match e.place {
                 Party::Guaranteed => self.guaranteed_ready -= 1,
@@ -185,6 +280,10 @@ impl Scheduler for Collator {
     }
 
     fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
+        if self.awaits_admission(woken.id) {
+            // Admission needs the time, which the next pick brings.
+            return true;
+        }
         let place = |t: &SchedInfo| self.placement(t.id).unwrap_or_else(|| self.fallback());
         match (place(running), place(woken)) {
             (Party::Guaranteed, Party::Guaranteed) => self.guaranteed.should_preempt(running, woken),
@@ -201,6 +300,7 @@ impl Scheduler for Collator {
         self.now = self.now.max(now);
         let after_steal = self.settle(now);
         self.expire();
+        self.admit_pending();
         if self.guaranteed_ready > 0 {
             let unclaimed = self.unclaimed(now);
             for c in 0..self.children.len() {
@@ -226,6 +326,8 @@ impl Scheduler for Collator {
                 continue;
             }
             if let Some(id) = self.children[c].sched.pick_next(now) {
+                // No guaranteed job is ready, so none will pay a switch back.
+                self.owed = Duration::ZERO;
                 self.dispatched(id, Party::Child(c), now, None, Duration::ZERO);
                 return Some(id);
             }
@@ -234,6 +336,12 @@ impl Scheduler for Collator {
     }
 
     fn on_urgency_changed(&mut self, t: &SchedInfo, old: Urgency) {
+        if self.awaits_admission(t.id) {
+            if let Some(p) = self.pending.iter_mut().find(|p| p.0.id == t.id) {
+                p.0 = *t;
+            }
+            return;
+        }
         if let Some(place) = self.placement(t.id) {
             self.part(place).on_urgency_changed(t, old);
         }

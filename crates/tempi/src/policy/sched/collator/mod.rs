@@ -79,8 +79,8 @@
 //! let mut rt = Runtime::simulated(1);
 //! rt.set_scheduler(|| Box::new(Collator::standard()));
 //! // Guaranteed: 2 ms of work due at 5 ms. Best effort: 4 ms of work.
-//! rt.spawn(ThreadSpec::new("g").wcet(ms(2)).deadline(ms(5)), |cx| cx.work(ms(2))).unwrap();
-//! rt.spawn(ThreadSpec::new("be"), |cx| cx.work(ms(4))).unwrap();
+//! rt.spawn(ThreadSpec::new("g").wcet(ms(2)).deadline(ms(5)), move |cx| cx.work(ms(2))).unwrap();
+//! rt.spawn(ThreadSpec::new("be"), move |cx| cx.work(ms(4))).unwrap();
 //! let out = rt.run().unwrap();
 //! // The best-effort thread stole the 3 ms of slack first; the guaranteed job still met 5 ms.
 //! assert_eq!(out.total_misses(), 0);
@@ -92,7 +92,7 @@ mod hooks;
 use std::fmt;
 use std::time::Duration;
 
-use super::{Edf, Fifo, FixedPriority, SchedInfo, Scheduler};
+use super::{Edf, Fifo, FixedPriority, ReadyReason, SchedInfo, Scheduler};
 use crate::policy::admit::{AdmissionEngine, AdmitId, TreeEngine};
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -190,6 +190,8 @@ struct Entry {
     id: Option<ThreadId>,
     place: Party,
     queued: bool,
+    /// Ready, classified guaranteed, admitted at the next pick.
+    awaiting: bool,
     job: u32,
     /// `job_cpu_time` when last queued: the base of the next charge.
     cpu_mark: Duration,
@@ -203,6 +205,7 @@ impl Entry {
         id: None,
         place: Party::Guaranteed,
         queued: false,
+        awaiting: false,
         job: 0,
         cpu_mark: Duration::ZERO,
         reservation: None,
@@ -247,7 +250,11 @@ pub struct Collator {
     threads: Vec<Entry>,
     /// Reservations of unfinished jobs, ascending by (deadline, acceptance).
     reserved: Vec<AdmitId>,
+    /// Threads to admit at the next pick, in arrival order, with how they became ready.
+    pending: Vec<(SchedInfo, ReadyReason, bool)>,
     claimed: Duration,
+    /// The part of the switch back from the last steal its child's claim did not cover.
+    owed: Duration,
     switch_cost: Duration,
     /// The latest instant any hook revealed.
     now: Time,
@@ -282,7 +289,9 @@ impl Collator {
             classify,
             threads: vec![Entry::EMPTY; DEFAULT_THREADS],
             reserved: Vec::with_capacity(DEFAULT_THREADS),
+            pending: Vec::with_capacity(DEFAULT_THREADS),
             claimed: Duration::ZERO,
+            owed: Duration::ZERO,
             switch_cost: Duration::ZERO,
             now: Time::ZERO,
             current: None,
@@ -338,6 +347,7 @@ impl Collator {
         self.engine = TreeEngine::with_capacity(threads);
         self.threads = vec![Entry::EMPTY; threads];
         self.reserved = Vec::with_capacity(threads);
+        self.pending = Vec::with_capacity(threads);
         self
     }
 
@@ -394,7 +404,8 @@ impl Collator {
     }
 
     /// The slack nobody claims at `now`: what the guaranteed part can still admit into or
-    /// give away ([`Duration::MAX`] less the claims when no job holds a reservation).
+    /// give away ([`Duration::MAX`] less the claims when no job holds a reservation), less
+    /// the switch back from the last steal while no guaranteed job has paid it yet.
     ///
     /// ```
     /// use std::time::Duration;
@@ -402,13 +413,15 @@ impl Collator {
     /// assert_eq!(c.unclaimed(tempi::Time::ZERO), Duration::MAX);
     /// ```
     pub fn unclaimed(&self, now: Time) -> Duration {
-        self.slack(now).unwrap_or(Duration::MAX).saturating_sub(self.claimed)
+        // The switch back from the last steal is spoken for until a guaranteed job pays it.
+        self.slack(now).unwrap_or(Duration::MAX).saturating_sub(self.claimed).saturating_sub(self.owed)
     }
 
     /// Move `amount` of laxity from one party to another at `now`: from the guaranteed part
     /// (its unclaimed slack) to a child, from a child's claim back or to another child.
     /// Refused, changing nothing, when the source holds less: no transfer can take an
-    /// admitted job below zero laxity.
+    /// admitted job below zero laxity. While a child steals, its claim and the unclaimed
+    /// slack can give only what its running slice does not need.
     ///
     /// ```
     /// use std::time::Duration;
@@ -432,10 +445,10 @@ impl Collator {
                 }
             }
         }
-        let available = match from {
-            Party::Guaranteed => self.unclaimed(now),
-            Party::Child(i) => self.children[i].claim,
-        };
+        // What a running steal used so far is settled first, so claims are current.
+        self.now = self.now.max(now);
+        self.account_steal(now);
+        let available = self.transferable(from, now);
         if amount > available {
             return Err(CollatorError::Insufficient { available });
         }
@@ -514,9 +527,10 @@ impl Collator {
         }
         self.expire();
         let idle = self.engine.idle_before(deadline, self.now);
-        // The claims stay covered: the new job lowers the laxity of later jobs by
-        // `remaining`, and its own laxity is `idle − remaining`.
-        if remaining.checked_add(self.claimed).is_none_or(|need| need > idle) {
+        // The claims (and the switch owed) stay covered: the new job lowers the laxity of
+        // later jobs by `remaining`, and its own laxity is `idle − remaining`.
+        let need = remaining.checked_add(self.claimed).and_then(|n| n.checked_add(self.owed));
+        if need.is_none_or(|need| need > idle) {
             return None;
         }
         match self.engine.admit(remaining, deadline, self.now) {
