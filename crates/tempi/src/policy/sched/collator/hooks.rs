@@ -152,12 +152,18 @@ impl Collator {
         held > self.switch_cost
     }
 
+    /// One thread fewer is queued in `place`. The counts only steer the search in
+    /// `pick_next`, so a child that answered out of turn cannot make them wrap.
+    fn unqueued(&mut self, place: Party) {
+        match place {
+            Party::Guaranteed => self.guaranteed_ready = self.guaranteed_ready.saturating_sub(1),
+            Party::Child(c) => self.children[c].ready = self.children[c].ready.saturating_sub(1),
+        }
+    }
+
     /// Remember `id` as dispatched from `place` at `now`.
     fn dispatched(&mut self, id: ThreadId, place: Party, now: Time, steal: Option<Duration>, credit: Duration) {
-        match place {
-            Party::Guaranteed => self.guaranteed_ready -= 1,
-            Party::Child(c) => self.children[c].ready -= 1,
-        }
+        self.unqueued(place);
         if let Some(e) = self.threads.get_mut(id.index()).filter(|e| e.id == Some(id)) {
             e.queued = false;
         }
@@ -267,10 +273,7 @@ impl Scheduler for Collator {
             self.pending.retain(|p| p.0.id != id);
         }
         if e.queued {
-            match e.place {
-                Party::Guaranteed => self.guaranteed_ready -= 1,
-                Party::Child(c) => self.children[c].ready -= 1,
-            }
+            self.unqueued(e.place);
             self.part(e.place).on_removed(id);
         }
         if let Some(r) = e.reservation {

@@ -19,8 +19,8 @@
 //!   every guaranteed job that overran its WCET; that is the negative acknowledgement.
 //! - A **classifier** `Fn(&SchedInfo) -> Party` puts each thread, whenever it becomes ready,
 //!   in the guaranteed part or in a child. [`Collator::standard`] classifies by attributes:
-//!   a deadline and a WCET make it guaranteed, a positive priority puts it in the reactive
-//!   fixed-priority child, anything else is best effort.
+//!   a positive priority puts it in the reactive fixed-priority child, else a deadline and
+//!   a WCET make it guaranteed, and anything else is best effort.
 //!
 //! # Slack
 //!
@@ -42,26 +42,29 @@
 //!
 //! | hook | what the collator does |
 //! |---|---|
-//! | `on_ready`, `on_yield` | charges a guaranteed job the CPU time it ran; classifies the thread (admitting a guaranteed job that holds no reservation for this job); queues it in its part |
+//! | `on_ready`, `on_yield` | charges a guaranteed job the CPU time it ran; classifies the thread and queues it in its part; a guaranteed job without a reservation for this job waits for the next `pick_next`, the first hook that knows the time, to be admitted |
 //! | `on_blocked` | charges and ends the reservation (the kernel shows job end and suspension alike); a job woken later in the same job is admitted afresh |
 //! | `on_removed` | ends any reservation and unqueues the thread from its part |
-//! | `should_preempt` | a guaranteed arrival preempts any child (the slack changed); a child preempts a guaranteed job if it may steal now; between children, the higher rank preempts, and within one the child decides |
-//! | `pick_next` | settles the slack the last steal used, expires past entries, then picks as above |
-//! | `time_slice` | a stealing child: the smaller of its slack and its own slice; a guaranteed job: its remaining reservation (WCET enforcement) |
+//! | `should_preempt` | an arrival awaiting admission, or a guaranteed arrival while a child runs, preempts (the slack changed); a child preempts a guaranteed job if it may steal now; between children the higher rank preempts, within one the child decides |
+//! | `pick_next` | settles what the last steal used, expires past entries, admits the arrivals, then picks: children in rank order while they may steal, else EDF, else children freely |
+//! | `time_slice` | a stealing child: the smaller of its share of the slack and its own slice; a guaranteed job: what its reservation has left (WCET enforcement: when it runs out, the job goes on in the last child) |
 //! | `on_urgency_changed` | passed to the part holding the thread |
-//! | `base_urgency` | the classifier's part's urgency |
+//! | `base_urgency` | the urgency of the part the classifier picks (deadline order for guaranteed jobs) |
 //!
 //! # Assumptions (what the guarantee rests on)
 //!
 //! - A guaranteed job's WCET covers its own work and the context switches plain EDF would
-//!   cost it. The switches the collator adds (a child steals and the guaranteed job is
-//!   dispatched again) are accounted by [`Collator::with_switch_cost`], which must be at
-//!   least the kernel's context-switch cost (zero by default in virtual time): each steal
-//!   keeps that much slack back and does not charge it to the job.
+//!   cost it. The switches the collator adds (a child steals, then a guaranteed job is
+//!   dispatched) are its own business if [`Collator::with_switch_cost`] is at least the
+//!   kernel's context-switch cost (zero by default in virtual time): each steal keeps that
+//!   much slack back, taken from its child's claim first, and the switch back is not
+//!   charged to the job.
+//! - The kernel keeps per-thread CPU time (`Accounting::Thread` or `Group`, the default):
+//!   charges come from `job_cpu_time`.
 //! - A guaranteed job does not share locks with children: urgency inheritance works inside a
 //!   part, not across parts.
 //! - A guaranteed job that blocks loses its reservation, since suspension is not covered by
-//!   EDF analysis; it is admitted again when it wakes, or runs as best effort.
+//!   EDF analysis; it is admitted again when it wakes, or runs in the last child.
 //! - The guarantee is per admitted job (as in PORTS): a periodic thread's next job is
 //!   admitted at its release, and may be refused if the slack was stolen meanwhile.
 //! - Real time: slices end by timers, so timer latency must be covered by the switch cost.
@@ -280,8 +283,13 @@ impl Collator {
         if children.is_empty() {
             return Err(CollatorError::NoChild);
         }
+        Ok(Collator::with_children(classify, children))
+    }
+
+    /// [`Collator::new`] once `children` is known not to be empty.
+    fn with_children(classify: Classifier, children: Vec<Box<dyn Scheduler>>) -> Collator {
         let children = children.into_iter().map(|sched| Child { sched, ready: 0, claim: Duration::ZERO }).collect();
-        Ok(Collator {
+        Collator {
             engine: TreeEngine::with_capacity(DEFAULT_THREADS),
             guaranteed: Edf::new(),
             guaranteed_ready: 0,
@@ -296,13 +304,14 @@ impl Collator {
             now: Time::ZERO,
             current: None,
             stats: CollatorStats::default(),
-        })
+        }
     }
 
-    /// The default composition, registered as `collator`: a thread whose job has a deadline
-    /// and a declared WCET is guaranteed; otherwise one with a priority above zero goes to
-    /// child 0, fixed priority (the reactive part), and the rest to child 1, FIFO (best
-    /// effort, which also takes refused jobs).
+    /// The default composition, registered as `collator`: a thread with a priority above
+    /// zero goes to child 0, fixed priority (the reactive part); otherwise one whose job has
+    /// a deadline and a declared WCET is guaranteed; the rest go to child 1, FIFO (best
+    /// effort, which also takes refused jobs). It assumes switches cost nothing
+    /// ([`Collator::with_switch_cost`]).
     ///
     /// ```
     /// use tempi::policy::sched::{Collator, Scheduler};
@@ -311,16 +320,16 @@ impl Collator {
     /// ```
     pub fn standard() -> Collator {
         let classify: Classifier = Box::new(|t: &SchedInfo| {
-            if t.deadline.is_some() && !t.wcet.is_zero() {
-                Party::Guaranteed
-            } else if t.priority > 0 {
+            if t.priority > 0 {
                 Party::Child(0)
+            } else if t.deadline.is_some() && !t.wcet.is_zero() {
+                Party::Guaranteed
             } else {
                 Party::Child(1)
             }
         });
         let children: Vec<Box<dyn Scheduler>> = vec![Box::new(FixedPriority::new()), Box::new(Fifo::new())];
-        Collator::new(classify, children).expect("two children")
+        Collator::with_children(classify, children)
     }
 
     /// Keep `cost` of slack back at every steal for the switch back to the guaranteed job,
