@@ -32,7 +32,7 @@ impl Collator {
         }
         // It paid the switch back from any steal before it.
         self.owed = Duration::ZERO;
-        let e = self.threads[t.id.index()];
+        let Some(e) = self.threads.get(t.id.index()).copied() else { return };
         if let Some(r) = e.reservation {
             let ran = if t.job == e.job { t.job_cpu_time.saturating_sub(e.cpu_mark) } else { t.job_cpu_time };
             let _ = self.engine.charge(r, ran.saturating_sub(credit));
