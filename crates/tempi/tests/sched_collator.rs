@@ -289,6 +289,33 @@ fn collator_refused_and_overrunning_jobs_run_as_best_effort() {
     assert_eq!((log.stats.admitted, log.stats.refused, log.stats.overruns), (2, 1, 1));
 }
 
+#[test]
+fn collator_blocked_job_is_admitted_again_when_it_wakes() {
+    // g (2 ms by 10 ms) works 1 ms, sleeps until 3, works 1 ms. Its block ends the
+    // reservation, so be runs freely from 2; when g wakes its remaining 1 ms is admitted
+    // afresh, and be steals the new slack (6 ms) before g finishes on its deadline.
+    let (mut rt, log) = probed(Costs::default(), Duration::ZERO, None, Vec::new());
+    rt.spawn(ThreadSpec::new("g").wcet(ms(2)).deadline(ms(10)), |cx| {
+        cx.work(ms(1));
+        cx.sleep_until(Time::from_millis(3));
+        cx.work(ms(1))
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("be"), |cx| {
+        cx.sleep_until(Time::from_millis(2));
+        cx.work(ms(10))
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(
+        segments(&out),
+        ["be:0-0:sleep", "g:0-1:sleep", "be:2-3:preempt", "be:3-9:slice", "g:9-10:exit", "be:10-13:exit"]
+    );
+    assert!(markers(&out, TraceKind::Miss).is_empty());
+    let log = clean(&log);
+    assert_eq!((log.stats.admitted, log.stats.refused), (2, 0));
+}
+
 /// g (2 ms of work by 4 ms, its WCET covering one 100 µs switch) and a best-effort thread
 /// that wakes at 1 ms, under a collator told the switch costs `told`.
 fn switch_case(told: Duration) -> (RunOutcome, Arc<Mutex<Log>>) {
