@@ -26,12 +26,14 @@
 //! - [`trace`]: fixed-size records and the exporters (Perfetto JSON, SVG Gantt, JSON report).
 //! - [`runtime`]: configuration, spawning, running, results.
 //! - [`os`]: the operating-system calls a real-time dispatcher makes.
+//! - [`mem`]: a bounded-time heap over a fixed region, for real-time data or as the global allocator.
 
 pub mod analysis;
 pub mod clock;
 pub mod config;
 pub mod error;
 pub mod kernel;
+pub mod mem;
 mod objects;
 pub mod os;
 pub mod policy;
