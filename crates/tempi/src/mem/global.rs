@@ -70,11 +70,7 @@ impl<const N: usize> BoundedGlobal<N> {
 
     /// Run `f` on the heap with the spin lock held, laying the heap out on first use.
     fn with_heap<R>(&self, f: impl FnOnce(&mut RawHeap) -> R) -> R {
-        while self
-            .lock
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
+        while self.lock.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
             std::hint::spin_loop();
         }
         struct Unlock<'a>(&'a AtomicBool);
@@ -121,6 +117,13 @@ impl<const N: usize> BoundedGlobal<N> {
     /// ```
     pub fn lock_in_memory(&self) -> MemoryLock {
         lock_pages(self.buffer.get().cast::<u8>(), N)
+    }
+}
+
+/// Shows the size and the bound; [`BoundedGlobal::stats`] has the counters.
+impl<const N: usize> std::fmt::Debug for BoundedGlobal<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundedGlobal").field("bytes", &N).field("max_search", &self.max_search).finish()
     }
 }
 

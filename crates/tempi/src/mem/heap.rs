@@ -72,11 +72,7 @@ impl BoundedHeap {
         // minimum, owned by this heap and freed only when the heap (and so `raw`) is dropped;
         // `max_search >= 1` was checked above.
         let raw = unsafe { RawHeap::init(region.base(), region.len(), options.max_search) };
-        Ok(BoundedHeap {
-            raw: UnsafeCell::new(raw),
-            id: NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed),
-            region,
-        })
+        Ok(BoundedHeap { raw: UnsafeCell::new(raw), id: NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed), region })
     }
 
     fn raw(&self) -> &RawHeap {
@@ -245,9 +241,14 @@ impl BoundedHeap {
     /// assert_eq!(heap.offset_of(&0u8), None);
     /// ```
     pub fn offset_of(&self, ptr: *const u8) -> Option<usize> {
-        self.raw()
-            .contains(ptr)
-            .then(|| ptr as usize - self.region.base() as usize)
+        self.raw().contains(ptr).then(|| ptr as usize - self.region.base() as usize)
+    }
+}
+
+/// Shows the counters and the lock state, not the region's bytes.
+impl std::fmt::Debug for BoundedHeap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundedHeap").field("stats", &self.stats()).field("memory_lock", &self.memory_lock()).finish()
     }
 }
 
@@ -264,6 +265,7 @@ impl BoundedHeap {
 /// heap.free(block).unwrap();
 /// ```
 #[derive(Debug)]
+#[must_use = "a block dropped without `BoundedHeap::free` stays allocated"]
 pub struct HeapBlock {
     ptr: NonNull<u8>,
     capacity: usize,
@@ -325,12 +327,18 @@ impl std::error::Error for ForeignBlock {}
 /// let rejected = heap.boxed([7u8; 8192]).map(|_| ()).unwrap_err();
 /// assert_eq!(rejected.value[8191], 7);
 /// ```
-#[derive(Debug)]
 pub struct Rejected<T> {
     /// The value, untouched.
     pub value: T,
     /// Why no block was found.
     pub error: AllocFailed,
+}
+
+/// Shows the error only, so that `unwrap` works whatever the value's type.
+impl<T> std::fmt::Debug for Rejected<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rejected").field("error", &self.error).finish_non_exhaustive()
+    }
 }
 
 /// A `T` living in a [`BoundedHeap`]; dropped and freed (in constant time) with the box.

@@ -24,6 +24,12 @@ const FIRST_HEADER: usize = GRANULE - WORD;
 /// epilogue header after the last block (plus the padding that aligns the first header).
 pub(super) const OVERHEAD: usize = GRANULE;
 
+// The layout's arithmetic, checked when compiled for this word size.
+const _: () = {
+    assert!(MIN_BLOCK % GRANULE == 0 && MIN_BLOCK >= 4 * WORD);
+    assert!((FIRST_HEADER + WORD) % GRANULE == 0 && GRANULE >= 2 * WORD);
+};
+
 const fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
@@ -353,11 +359,7 @@ impl RawHeap {
     }
 
     fn info(&self, block: usize) -> BlockInfo {
-        BlockInfo {
-            offset: block + WORD,
-            size: self.size(block),
-            free: self.word(block) & FREE != 0,
-        }
+        BlockInfo { offset: block + WORD, size: self.size(block), free: self.word(block) & FREE != 0 }
     }
 
     pub(super) fn stats(&self) -> HeapStats {
@@ -455,10 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn layout_constants_fit_the_word_size() {
-        assert_eq!(MIN_BLOCK % GRANULE, 0);
-        assert!(MIN_BLOCK >= 4 * WORD);
-        assert_eq!((FIRST_HEADER + WORD) % GRANULE, 0);
+    fn block_sizes_round_up_and_never_overflow() {
         assert_eq!(RawHeap::block_size_for(0), Some(MIN_BLOCK));
         assert_eq!(RawHeap::block_size_for(usize::MAX), None);
     }
