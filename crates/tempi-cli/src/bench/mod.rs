@@ -28,6 +28,8 @@
 //! - `lock.handoff.bpi`: from a low-priority owner's unlock to the blocked high-priority waiter
 //!   holding the lock (priority inheritance), against the same hand-off between two
 //!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
+//! - `mem.alloc_free`: one allocation and one free of a random small block (8..256 bytes) on
+//!   a [`tempi::mem::BoundedHeap`], against the system allocator on the same sequence.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //!
@@ -35,7 +37,7 @@
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`: one file per metric group,
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`: one file per metric group,
 //!   each owning the tempi side of its measurements and how its metrics and notes read. The
 //!   locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread and POSIX-timer routes).
@@ -43,6 +45,7 @@
 
 mod budget;
 mod lock;
+mod mem;
 mod peers;
 mod posix;
 mod sim;
@@ -54,6 +57,7 @@ use tempi::ThreadOutcome;
 
 use budget::notify_metrics;
 use lock::{handoff_metrics, uncontended_metrics};
+use mem::mem_metrics;
 use sim::sim_metrics;
 use spawn::spawn_metrics;
 use switch::{accounting_metrics, switch_metrics};
@@ -81,6 +85,8 @@ struct Sizes {
     /// Hand-offs per `lock.handoff.bpi` run, tempi side and OS-thread side.
     handoff_tempi: usize,
     handoff_peer: usize,
+    /// Allocation + free pairs per `mem.alloc_free` run (both sides).
+    mem_pairs: u64,
 }
 
 impl Sizes {
@@ -101,6 +107,7 @@ impl Sizes {
                 lock_peer: 50_000,
                 handoff_tempi: 100,
                 handoff_peer: 30,
+                mem_pairs: 20_000,
             }
         } else {
             Sizes {
@@ -118,6 +125,7 @@ impl Sizes {
                 lock_peer: 2_000_000,
                 handoff_tempi: 2_000,
                 handoff_peer: 1_000,
+                mem_pairs: 2_000_000,
             }
         }
     }
@@ -272,8 +280,16 @@ fn check_completed(out: &tempi::RunOutcome) -> Result<(), String> {
 }
 
 /// The benchmark groups, in the order they run; `--only` takes these names.
-pub const GROUPS: &[&str] =
-    &["switch.roundtrip", "switch.accounting", "budget.notify", "spawn", "lock.uncontended", "lock.handoff", "sim"];
+pub const GROUPS: &[&str] = &[
+    "switch.roundtrip",
+    "switch.accounting",
+    "budget.notify",
+    "spawn",
+    "lock.uncontended",
+    "lock.handoff",
+    "mem",
+    "sim",
+];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     let sz = Sizes::new(quick);
@@ -297,6 +313,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("lock.handoff") {
         handoff_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("mem") {
+        mem_metrics(&sz, &mut metrics)?;
     }
     if wanted("sim") {
         sim_metrics(&sz, &mut metrics)?;
