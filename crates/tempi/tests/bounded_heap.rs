@@ -193,6 +193,19 @@ fn boxes_drop_their_value_and_free_their_block() {
 }
 
 #[test]
+fn boxes_honour_large_alignments_and_zero_sized_types() {
+    #[repr(align(256))]
+    struct Aligned([u8; 3]);
+    let heap = BoundedHeap::new(4096, opts(4)).unwrap();
+    let a = heap.boxed(Aligned([1, 2, 3])).unwrap();
+    assert_eq!((&*a as *const Aligned as usize % 256, a.0[2]), (0, 3));
+    let unit = heap.boxed(()).unwrap();
+    assert_eq!(heap.stats().allocations, 2);
+    drop((a, unit));
+    assert_eq!(heap.free_list(), vec![free(16, 4096 - 16)]);
+}
+
+#[test]
 fn a_block_of_another_heap_is_refused_unchanged() {
     let (a, b) = (BoundedHeap::new(1024, opts(2)).unwrap(), BoundedHeap::new(1024, opts(2)).unwrap());
     let block = a.alloc(layout(8, 8)).unwrap();

@@ -2,7 +2,11 @@
 //! itself, so that it can be a `static` and the program's `#[global_allocator]`.
 //!
 //! It is shared by every thread, so one atomic spin lock guards it: a `std::sync::Mutex`
-//! might allocate or park, neither of which an allocator may do. The heap is laid over the
+//! might allocate or park, neither of which an allocator may do. A waiter that spun a while
+//! yields its CPU, so a holder preempted on the same CPU can finish. Yielding does not help
+//! a `SCHED_FIFO` thread that preempted a lower-priority holder on that holder's CPU: it
+//! would spin until the holder runs again. Real-time threads that allocate should use a
+//! [`BoundedHeap`](super::BoundedHeap) of their own, not a heap shared with other threads. The heap is laid over the
 //! buffer by the first call that takes the lock (a `const fn` cannot know the buffer's
 //! address).
 
@@ -13,6 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::region::lock_pages;
 use super::tags::RawHeap;
 use super::{HeapStats, MemoryLock};
+
+/// Spins on a held lock before the waiter yields its CPU.
+const SPINS_BEFORE_YIELD: u32 = 64;
 
 #[repr(C, align(4096))]
 struct Buffer<const N: usize>([u8; N]);
@@ -70,8 +77,16 @@ impl<const N: usize> BoundedGlobal<N> {
 
     /// Run `f` on the heap with the spin lock held, laying the heap out on first use.
     fn with_heap<R>(&self, f: impl FnOnce(&mut RawHeap) -> R) -> R {
+        let mut spins = 0u32;
         while self.lock.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            std::hint::spin_loop();
+            // The holder may have been preempted on this CPU: after a short spin, give the
+            // CPU away (`sched_yield`, which allocates nothing) rather than burn the slice.
+            spins = spins.wrapping_add(1);
+            if spins % SPINS_BEFORE_YIELD == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
         struct Unlock<'a>(&'a AtomicBool);
         impl Drop for Unlock<'_> {

@@ -488,4 +488,28 @@ mod tests {
         assert_eq!(list(&h), vec![(GRANULE, 1024 - OVERHEAD)]);
         h.check().unwrap();
     }
+
+    #[test]
+    fn check_reports_broken_tags_and_lists() {
+        let mut r = Region([0; 1024]);
+        let mut h = heap(&mut r, 4);
+        let a = h.alloc(16, 8).unwrap();
+        let _b = h.alloc(16, 8).unwrap();
+        // SAFETY: `a` is a live allocation of `h`.
+        unsafe { h.free(a) };
+        h.check().unwrap();
+        let footer = FIRST_HEADER + 32 - WORD;
+        h.set_word(footer, 64 | FREE);
+        assert!(h.check().unwrap_err().0.contains("header and footer differ"));
+        h.set_word(footer, 32 | FREE);
+        let second = FIRST_HEADER + 32;
+        h.write_tags(second, 32, true); // free but neither coalesced nor listed
+        assert!(h.check().unwrap_err().0.contains("not coalesced"));
+        h.write_tags(second, 32, false);
+        h.free_bytes += 16;
+        assert!(h.check().unwrap_err().0.contains("the count says"));
+        h.free_bytes -= 16;
+        h.set_prev(h.head, FIRST_HEADER);
+        assert!(h.check().unwrap_err().0.contains("back link"));
+    }
 }
