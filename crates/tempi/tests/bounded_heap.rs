@@ -383,6 +383,9 @@ proptest! {
             prop_assert!(s.max_search_inspected <= k);
             let used: usize = heap.blocks().iter().filter(|b| !b.free).count();
             prop_assert_eq!(used, live.len());
+            // Free blocks are never adjacent, so the list (what a search may have to pass) is
+            // at most one longer than the number of live blocks.
+            prop_assert!(s.free_list_len <= live.len() + 1);
         }
         for gone in live {
             heap.free(gone.block).unwrap();

@@ -23,7 +23,8 @@
 //!
 //! ## Block layout
 //!
-//! The region is cut into blocks, each a multiple of [`GRANULE`] (16) bytes, at least 32:
+//! The region is cut into blocks, each a multiple of [`GRANULE`] (16) bytes and at least four
+//! words long (32 bytes on a 64-bit machine):
 //!
 //! ```text
 //!  used:  | header: size|0 | payload ...                       | footer: size|0 |
@@ -37,14 +38,15 @@
 //! 0 before the first block and a used header of size 0 after the last (the prologue and
 //! epilogue) spare those reads every bounds check. Headers sit one word before a
 //! [`GRANULE`]-aligned address, so every payload is [`GRANULE`]-aligned; a larger alignment
-//! (up to [`MAX_ALIGN`]) is met by splitting a free block of at least 32 bytes off the front of
-//! the chosen one. Free blocks are linked in a doubly linked list, through their payloads.
+//! (up to [`MAX_ALIGN`]) is met by splitting a free block (of at least the minimum size) off
+//! the front of the chosen one. Free blocks are linked in a doubly linked list, through their payloads.
 //!
 //! ## Invariants (checked by [`BoundedHeap::check`])
 //!
 //! - Blocks tile the region between prologue and epilogue exactly; header equals footer.
 //! - No two adjacent blocks are both free (coalescing is exact), so after everything is freed
-//!   the region is one free block again.
+//!   the region is one free block again, and `n` used blocks leave at most `n + 1` free ones:
+//!   with `max_search > n` the bound never stops a search that could succeed.
 //! - The free list holds exactly the free blocks, with consistent back links.
 //! - The free-byte count equals the sum of the free blocks' sizes.
 //!
