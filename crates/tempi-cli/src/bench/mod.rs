@@ -65,8 +65,8 @@ use tempi::ThreadOutcome;
 
 use budget::notify_metrics;
 use lock::{handoff_metrics, uncontended_metrics};
-use plan::plan_metrics;
 use mem::mem_metrics;
+use plan::plan_metrics;
 use sim::sim_metrics;
 use spawn::spawn_metrics;
 use switch::{accounting_metrics, switch_metrics};
