@@ -21,6 +21,9 @@ pub(super) struct RawFile {
     pub(super) set: Vec<Spanned<RawSet>>,
     #[serde(default)]
     pub(super) resource: Vec<Spanned<RawResource>>,
+    pub(super) planner: Option<super::groups::RawPlanner>,
+    #[serde(default)]
+    pub(super) group: Vec<Spanned<super::groups::RawGroup>>,
 }
 
 #[derive(Deserialize)]

@@ -197,6 +197,8 @@ impl Scenario {
             }
         }
 
+        let (planner, groups) = super::groups::planner_and_groups(&src, raw.planner.as_ref(), &raw.group, cpus)?;
+
         Ok(Scenario {
             file: file.to_string(),
             cpus,
@@ -211,6 +213,8 @@ impl Scenario {
             resources,
             accounting,
             costs,
+            planner,
+            groups,
             scheduler,
         })
     }
