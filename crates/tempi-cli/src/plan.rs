@@ -94,7 +94,7 @@ fn planned_tasks(sc: &Scenario, planner: &Planner, names: &HashMap<GroupId, &Gro
             }
         })
         .collect();
-    rows.sort_by(|a, b| (a.cpu, a.start).cmp(&(b.cpu, b.start)));
+    rows.sort_by_key(|r| (r.cpu, r.start));
     rows
 }
 

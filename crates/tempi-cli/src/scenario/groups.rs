@@ -463,8 +463,11 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
             for u in &task.resources {
                 let u = u.get_ref();
                 let r = planner.resources.iter().position(|n| n == u.name.get_ref()).ok_or_else(|| {
-                    let known =
-                        if planner.resources.is_empty() { "none declared".to_string() } else { planner.resources.join(", ") };
+                    let known = if planner.resources.is_empty() {
+                        "none declared".to_string()
+                    } else {
+                        planner.resources.join(", ")
+                    };
                     let msg = format!(
                         "unknown resource \"{}\" (declare it in [planner] resources; known: {known})",
                         u.name.get_ref()

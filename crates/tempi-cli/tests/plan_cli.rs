@@ -1,0 +1,173 @@
+//! `tempi plan`: the example's exact plan (CPUs, starts, finishes, resources), the decision of
+//! every request, and clear errors for bad `[[group]]` and `[planner]` tables.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn tempi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("tempi runs")
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/spring-plan.toml").display().to_string()
+}
+
+fn plan_json(file: &str) -> Value {
+    let out = tempi(&["plan", file, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn example_plan_is_exact() {
+    let doc = plan_json(&example());
+    let ms = 1_000_000u64;
+    let tasks: Vec<(String, String, u64, u64, u64, u64)> = doc["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["group"].as_str().unwrap().to_string(),
+                t["thread"].as_str().unwrap().to_string(),
+                t["task"].as_u64().unwrap(),
+                t["cpu"].as_u64().unwrap(),
+                t["start"].as_u64().unwrap(),
+                t["finish"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("move-linear", "compute", 0, 0, ms, 5 * ms),
+        ("move-linear", "move", 0, 0, 5 * ms, 11 * ms),
+        ("move-linear", "move", 1, 0, 11 * ms, 13 * ms),
+        ("move-linear", "log", 0, 1, ms, 3 * ms),
+        // The camera is free for an exclusive holder only once `compute` (shared) ends.
+        ("inspect", "grab", 0, 1, 5 * ms, 8 * ms),
+        ("inspect", "grab", 1, 1, 8 * ms, 10 * ms),
+        // The table is held exclusively by `move` until 11 ms.
+        ("inspect", "analyse", 0, 1, 11 * ms, 16 * ms),
+        // Planned at 10 ms with a 1 ms budget: nothing starts before the 11 ms cutoff.
+        ("report", "send", 0, 2, 11 * ms, 14 * ms),
+    ];
+    let want: Vec<_> = want.iter().map(|&(g, th, k, c, s, f)| (g.to_string(), th.to_string(), k, c, s, f)).collect();
+    assert_eq!(tasks, want);
+    let move0 = &doc["plan"][1]["resources"];
+    assert_eq!(move0[0]["name"], "table");
+    assert_eq!(move0[0]["mode"], "exclusive");
+    assert_eq!(doc["plan"][0]["resources"][0]["mode"], "shared");
+}
+
+#[test]
+fn example_requests_report_decision_k_and_cost() {
+    let doc = plan_json(&example());
+    let reqs = doc["requests"].as_array().unwrap();
+    let summary: Vec<(&str, &str, u64, u64, u64)> = reqs
+        .iter()
+        .map(|r| {
+            (
+                r["group"].as_str().unwrap(),
+                r["decision"].as_str().unwrap(),
+                r["k"].as_u64().unwrap(),
+                r["evaluations"].as_u64().unwrap(),
+                r["planner_time"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Modelled cost: 10 us fixed + 1 us per evaluation.
+    assert_eq!(
+        summary,
+        [
+            ("move-linear", "accepted", 4, 10, 20_000),
+            ("inspect", "accepted", 5, 15, 25_000),
+            ("overload", "rejected", 7, 1, 11_000),
+            ("report", "accepted", 3, 6, 16_000),
+        ]
+    );
+    assert_eq!(reqs[2]["reason"], "infeasible");
+    for r in reqs {
+        assert!(r["planner_time"].as_u64() <= r["budget"].as_u64());
+    }
+}
+
+#[test]
+fn table_output_names_every_group_and_the_rejection() {
+    let out = tempi(&["plan", &example()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 of 4 groups accepted"), "{text}");
+    assert!(text.contains("rejected (infeasible)"), "{text}");
+    assert!(text.contains("table (exclusive), arm (exclusive)"), "{text}");
+}
+
+/// Write `body` as a scenario, plan it, and check exit code 2 and the message.
+fn bad(name: &str, body: &str, message: &str) {
+    let dir = std::env::temp_dir().join(format!("tempi-plan-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, body).unwrap();
+    let out = tempi(&["plan", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+    assert!(err.contains(message), "{name}: expected {message:?} in {err:?}");
+}
+
+const GROUP: &str = "[[group]]\nname = \"g\"\ndeadline = \"10ms\"\n";
+
+#[test]
+fn bad_groups_are_clear_errors() {
+    bad(
+        "heuristic",
+        "[planner]\nheuristic = \"fastest\"\n",
+        ":2: [planner]: field `heuristic`: unknown heuristic \"fastest\" (known: min-d, min-s, est, min-l, d+w*est)",
+    );
+    bad(
+        "placement",
+        "[planner]\nplacement = \"nearest\"\n",
+        "unknown placement \"nearest\" (known: earliest, only-local)",
+    );
+    let cycle = format!(
+        "{GROUP}[[group.thread]]\nname = \"a\"\nafter = [\"b\"]\n[[group.thread.task]]\nwcet = \"1ms\"\n\
+         [[group.thread]]\nname = \"b\"\nafter = [\"a\"]\n[[group.thread.task]]\nwcet = \"1ms\"\n"
+    );
+    bad("cycle", &cycle, "group \"g\": threads wait for each other in a cycle: a -> b -> a");
+    let pred =
+        format!("{GROUP}[[group.thread]]\nname = \"a\"\nafter = [\"z\"]\n[[group.thread.task]]\nwcet = \"1ms\"\n");
+    bad("pred", &pred, ":6: group \"g\": thread \"a\": field `after`: unknown predecessor \"z\"");
+    let res = format!(
+        "[planner]\nresources = [\"bus\"]\n{GROUP}[[group.thread]]\nname = \"a\"\n[[group.thread.task]]\nwcet = \"1ms\"\n\
+         resources = [{{ name = \"disk\", mode = \"shared\" }}]\n"
+    );
+    bad("resource", &res, "unknown resource \"disk\" (declare it in [planner] resources; known: bus)");
+    let mode = format!(
+        "[planner]\nresources = [\"bus\"]\n{GROUP}[[group.thread]]\nname = \"a\"\n[[group.thread.task]]\nwcet = \"1ms\"\n\
+         resources = [{{ name = \"bus\", mode = \"sometimes\" }}]\n"
+    );
+    bad("mode", &mode, "unknown mode \"sometimes\" (expected shared or exclusive)");
+    bad("empty", GROUP, "group \"g\": needs at least one [[group.thread]]");
+    bad("none", "[runtime]\ncpus = 2\n", "no [[group]] tables: nothing to plan");
+    bad("home", "[[planner.process]]\nname = \"p\"\nhome_cpu = 3\n", "CPU 3 does not exist");
+    bad("unknown-key", &format!("{GROUP}colour = \"red\"\n"), "colour");
+}
+
+#[test]
+fn threads_listed_before_their_predecessors_are_reordered() {
+    let dir = std::env::temp_dir().join(format!("tempi-plan-cli-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("order.toml");
+    let body = format!(
+        "{GROUP}[[group.thread]]\nname = \"second\"\nafter = [\"first\"]\n[[group.thread.task]]\nwcet = \"2ms\"\n\
+         [[group.thread]]\nname = \"first\"\n[[group.thread.task]]\nwcet = \"3ms\"\n\
+         [planner]\nwcet = \"2ms\"\nsafety = \"1ms\"\n"
+    );
+    std::fs::write(&file, body).unwrap();
+    let doc = plan_json(file.to_str().unwrap());
+    let plan = doc["plan"].as_array().unwrap();
+    let got: Vec<(&str, u64, u64)> = plan
+        .iter()
+        .map(|t| (t["thread"].as_str().unwrap(), t["start"].as_u64().unwrap(), t["finish"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, [("first", 1_000_000, 4_000_000), ("second", 4_000_000, 6_000_000)]);
+}
