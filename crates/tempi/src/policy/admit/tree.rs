@@ -20,35 +20,42 @@ use std::time::Duration;
 
 /// Index of a node in the arena; [`NIL`] is no node.
 type Link = u32;
-const NIL: Link = u32::MAX;
+/// Slot 0 of the arena is a sentinel with the empty summary, so a descent reads a missing
+/// child's summary like any other, without a branch.
+const NIL: Link = 0;
 
 /// The subtree summary: its total remaining work and its smallest `d − P` with `P` counted
 /// from the subtree's first job.
 #[derive(Clone, Copy, Debug)]
 struct Summary {
     work: i128,
-    /// `None` for an empty subtree.
-    min_key: Option<i128>,
+    /// [`NO_KEY`] for an empty subtree. A plain number rather than an `Option` keeps nodes
+    /// small and the combine branch-light: the summaries are read on every step of a descent.
+    min_key: i128,
 }
 
+/// The `min_key` of an empty subtree: above any real key (keys are at most `u64::MAX`), and
+/// never shifted, so it stays recognisable.
+const NO_KEY: i128 = i128::MAX;
+
 impl Summary {
-    const EMPTY: Summary = Summary { work: 0, min_key: None };
+    const EMPTY: Summary = Summary { work: 0, min_key: NO_KEY };
 
     fn combine(left: Summary, right: Summary) -> Summary {
-        let shifted = right.min_key.map(|k| k - left.work);
-        let min_key = match (left.min_key, shifted) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let min_key = if right.min_key == NO_KEY { left.min_key } else { left.min_key.min(right.min_key - left.work) };
         Summary { work: left.work + right.work, min_key }
     }
 }
+
+/// The longest root-to-node path an insertion remembers; a deeper one (vanishingly unlikely in
+/// a treap) falls back to split and merge, which need no path.
+const MAX_PATH: usize = 96;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
     id: AdmitId,
     remaining: u64,
-    priority: u64,
+    priority: u32,
     left: Link,
     right: Link,
     /// Summary of this node's subtree, itself included.
@@ -89,10 +96,19 @@ impl TreeEngine {
     /// assert_eq!(TreeEngine::with_capacity(3).capacity(), 3);
     /// ```
     pub fn with_capacity(capacity: usize) -> TreeEngine {
-        // Links are u32 with one value reserved for "no node".
-        let capacity = capacity.min(NIL as usize);
+        // Links are u32 and slot 0 is the sentinel.
+        let capacity = capacity.min(u32::MAX as usize - 1);
+        let mut nodes = Vec::with_capacity(capacity + 1);
+        nodes.push(Node {
+            id: AdmitId { deadline: 0, seq: 0 },
+            remaining: 0,
+            priority: 0,
+            left: NIL,
+            right: NIL,
+            summary: Summary::EMPTY,
+        });
         TreeEngine {
-            nodes: Vec::with_capacity(capacity),
+            nodes,
             free: Vec::with_capacity(capacity),
             root: NIL,
             len: 0,
@@ -102,28 +118,24 @@ impl TreeEngine {
         }
     }
 
-    fn next_priority(&mut self) -> u64 {
+    fn next_priority(&mut self) -> u32 {
         let mut x = self.rng;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         self.rng = x;
-        x
+        (x >> 32) as u32
     }
 
     fn summary(&self, link: Link) -> Summary {
-        if link == NIL {
-            Summary::EMPTY
-        } else {
-            self.nodes[link as usize].summary
-        }
+        self.nodes[link as usize].summary
     }
 
     /// Recompute `link`'s summary from its children.
     fn pull(&mut self, link: Link) {
         let node = self.nodes[link as usize];
         let work = i128::from(node.remaining);
-        let own = Summary { work, min_key: Some(i128::from(node.id.deadline) - work) };
+        let own = Summary { work, min_key: i128::from(node.id.deadline) - work };
         let summary = Summary::combine(Summary::combine(self.summary(node.left), own), self.summary(node.right));
         self.nodes[link as usize].summary = summary;
     }
@@ -171,23 +183,24 @@ impl TreeEngine {
     /// The signed idle time before `deadline` at `now`, by one descent.
     fn signed_idle_before(&self, deadline: u64, now: u64) -> i128 {
         // `work_before` is the exact work ordered before the current subtree.
-        let (mut link, mut work_before, mut min_key_after) = (self.root, 0i128, None::<i128>);
+        let (mut link, mut work_before, mut min_key_after) = (self.root, 0i128, NO_KEY);
         while link != NIL {
             let node = &self.nodes[link as usize];
-            let left = self.summary(node.left);
-            let through_node = work_before + left.work + i128::from(node.remaining);
+            let through_node = work_before + self.summary(node.left).work + i128::from(node.remaining);
             if node.id.deadline <= deadline {
                 work_before = through_node;
                 link = node.right;
             } else {
-                // The node and its right subtree are all after `deadline`.
+                // The node and its right subtree are all after `deadline`. The right subtree's
+                // summary is read only here: on a long list it is a cache miss.
                 let own = i128::from(node.id.deadline) - through_node;
-                let right = self.summary(node.right).min_key.map_or(own, |k| own.min(k - through_node));
-                min_key_after = Some(min_key_after.map_or(right, |m: i128| m.min(right)));
+                let right = self.summary(node.right).min_key;
+                let after = if right == NO_KEY { own } else { own.min(right - through_node) };
+                min_key_after = min_key_after.min(after);
                 link = node.left;
             }
         }
-        signed_idle(deadline, now, work_before, min_key_after)
+        signed_idle(deadline, now, work_before, (min_key_after != NO_KEY).then_some(min_key_after))
     }
 
     /// Set `job`'s remaining time to `new_remaining(old)`, recomputing summaries on its path.
@@ -208,6 +221,47 @@ impl TreeEngine {
             self.pull(link);
         }
         found
+    }
+
+    /// Link the fresh node `new` into the treap: walk down while the nodes outrank it, split
+    /// the subtree found there around it, then recompute the summaries on the path walked.
+    /// One descent, instead of the three a split and two merges from the root would take.
+    fn insert(&mut self, new: Link) {
+        let Node { id, priority, .. } = self.nodes[new as usize];
+        let mut path = [NIL; MAX_PATH];
+        let mut depth = 0;
+        let mut at = self.root;
+        while at != NIL && self.nodes[at as usize].priority >= priority {
+            if depth == MAX_PATH {
+                // The new id is above every held id with the same deadline: it goes after them.
+                self.pull(new);
+                let (left, right) = self.split(self.root, id);
+                let left = self.merge(left, new);
+                self.root = self.merge(left, right);
+                return;
+            }
+            path[depth] = at;
+            depth += 1;
+            let node = &self.nodes[at as usize];
+            at = if id < node.id { node.left } else { node.right };
+        }
+        let (left, right) = self.split(at, id);
+        self.nodes[new as usize].left = left;
+        self.nodes[new as usize].right = right;
+        self.pull(new);
+        match depth.checked_sub(1).map(|i| path[i]) {
+            None => self.root = new,
+            Some(parent) => {
+                if id < self.nodes[parent as usize].id {
+                    self.nodes[parent as usize].left = new;
+                } else {
+                    self.nodes[parent as usize].right = new;
+                }
+            }
+        }
+        for &link in path[..depth].iter().rev() {
+            self.pull(link);
+        }
     }
 
     /// Return every node of the subtree at `link` to the free list; how many there were.
@@ -272,16 +326,13 @@ impl AdmissionEngine for TreeEngine {
                 link
             }
             None => {
-                // Within capacity, so within the preallocated arena: no reallocation.
+                // Within capacity (plus the sentinel), so within the preallocated arena: no
+                // reallocation.
                 self.nodes.push(node);
                 (self.nodes.len() - 1) as Link
             }
         };
-        self.pull(link);
-        // The new id is above every held id with the same deadline, so it goes after them.
-        let (left, right) = self.split(self.root, id);
-        let left = self.merge(left, link);
-        self.root = self.merge(left, right);
+        self.insert(link);
         self.len += 1;
         Ok(Admission::Accepted(id))
     }
