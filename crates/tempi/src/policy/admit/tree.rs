@@ -49,10 +49,11 @@ struct Summary {
 impl Summary {
     const EMPTY: Summary = Summary { work: 0, min_key: NO_KEY };
 
-    /// Append a run summarised as (`work`, `min_key`) after `self`.
+    /// Append a non-empty run summarised as (`work`, `min_key`) after `self`. (Every child of
+    /// an inner node is non-empty, so no [`NO_KEY`] reaches here; [`NO_KEY`] on the left is
+    /// above everything and drops out of the `min`.)
     fn then(self, work: i128, min_key: i128) -> Summary {
-        let min_key = if min_key == NO_KEY { self.min_key } else { self.min_key.min(min_key - self.work) };
-        Summary { work: self.work + work, min_key }
+        Summary { work: self.work + work, min_key: self.min_key.min(min_key - self.work) }
     }
 }
 
@@ -81,12 +82,12 @@ impl Leaf {
     const EMPTY: Leaf = Leaf { len: 0, ids: [NO_ID; LEAF + 1], remaining: [0; LEAF + 1] };
 
     fn summary(&self) -> Summary {
-        let mut s = Summary::EMPTY;
-        for i in 0..self.len {
-            let work = i128::from(self.remaining[i]);
-            s = s.then(work, i128::from(self.ids[i].deadline) - work);
+        let (mut work, mut min_key) = (0i128, NO_KEY);
+        for (id, &remaining) in self.ids[..self.len].iter().zip(&self.remaining[..self.len]) {
+            work += i128::from(remaining);
+            min_key = min_key.min(i128::from(id.deadline) - work);
         }
-        s
+        Summary { work, min_key }
     }
 }
 
@@ -265,10 +266,9 @@ impl TreeEngine {
                 return signed_idle(deadline, now, work_before, key(min_key_after));
             }
             let mut later = work_before + n.work[c];
+            // Children are never empty: no NO_KEY among them.
             for k in c + 1..n.len {
-                if n.min_key[k] != NO_KEY {
-                    min_key_after = min_key_after.min(n.min_key[k] - later);
-                }
+                min_key_after = min_key_after.min(n.min_key[k] - later);
                 later += n.work[k];
             }
             node = n.children[c];
