@@ -15,9 +15,10 @@
 //!   ended), then `expire` at the instant just after the block's earliest `BLOCK` deadlines, so
 //!   exactly `BLOCK` entries leave and the list is back to `n` entries.
 //!
-//! The list therefore moves between `n` and `n + BLOCK` entries. Each engine's repetition is
-//! timed as a whole batch per phase (two clock reads per [`BLOCK`] operations); the figure is
-//! the median over repetitions of the mean per job.
+//! The list therefore moves between `n` and `n + BLOCK` entries. Each phase of a block is timed
+//! as a whole (two clock reads per [`BLOCK`] operations). The engines compared take turns block
+//! by block, so a burst of load on the machine hits them alike; the figure is the median over
+//! repetitions of the mean per job.
 //!
 //! Metrics (see the parent module for `ratio`):
 //! - `admit.3000`: one admission (idle query + admit) with 3,000 accepted jobs, `tree` against
@@ -133,12 +134,6 @@ pub(super) struct Replay {
     next_block: usize,
 }
 
-/// Mean nanoseconds per job of one stretch of blocks.
-pub(super) struct PerJob {
-    pub(super) admit_ns: f64,
-    pub(super) upkeep_ns: f64,
-}
-
 impl Replay {
     /// Build `name` and admit (and finish) the workload's fill.
     pub(super) fn new(name: &str, w: &Workload) -> Result<Replay, String> {
@@ -151,39 +146,30 @@ impl Replay {
         Ok(Replay { engine, next_block: 0 })
     }
 
-    /// Replay the next `blocks` blocks, timing admission and upkeep separately.
-    pub(super) fn run(&mut self, w: &Workload, blocks: usize) -> Result<PerJob, String> {
+    /// Replay the next block: the time its admissions took and the time its upkeep took.
+    pub(super) fn block(&mut self, w: &Workload) -> Result<(Duration, Duration), String> {
         let name = self.engine.name();
-        let (mut admit_time, mut upkeep_time) = (Duration::ZERO, Duration::ZERO);
-        let held = self.engine.len();
+        let b = w.blocks.get(self.next_block).ok_or("admission workload too short")?;
         let mut ids = [None::<AdmitId>; BLOCK];
-        let end = self.next_block + blocks;
-        let stretch = w.blocks.get(self.next_block..end).ok_or("admission workload too short")?;
-        for b in stretch {
-            let t0 = Instant::now();
-            for (d, id) in b.deadlines.iter().zip(&mut ids) {
-                let idle = self.engine.idle_before(*d, b.now);
-                *id = Some(match self.engine.admit(WCET, *d, b.now) {
-                    Ok(Admission::Accepted(id)) if idle >= WCET => id,
-                    other => return Err(format!("{name}: a benchmark job was not accepted: {other:?}")),
-                });
-            }
-            let t1 = Instant::now();
-            for id in ids.iter().flatten() {
-                self.engine.finish(*id).map_err(|e| e.to_string())?;
-            }
-            let gone = self.engine.expire(b.expire_at);
-            let t2 = Instant::now();
-            if gone != BLOCK {
-                return Err(format!("{name}: expected {BLOCK} entries to expire, {gone} did"));
-            }
-            admit_time += t1 - t0;
-            upkeep_time += t2 - t1;
+        let t0 = Instant::now();
+        for (d, id) in b.deadlines.iter().zip(&mut ids) {
+            let idle = self.engine.idle_before(*d, b.now);
+            *id = Some(match self.engine.admit(WCET, *d, b.now) {
+                Ok(Admission::Accepted(id)) if idle >= WCET => id,
+                other => return Err(format!("{name}: a benchmark job was not accepted: {other:?}")),
+            });
         }
-        self.next_block = end;
-        debug_assert_eq!(self.engine.len(), held);
-        let jobs = (blocks * BLOCK) as f64;
-        Ok(PerJob { admit_ns: admit_time.as_nanos() as f64 / jobs, upkeep_ns: upkeep_time.as_nanos() as f64 / jobs })
+        let t1 = Instant::now();
+        for id in ids.iter().flatten() {
+            self.engine.finish(*id).map_err(|e| e.to_string())?;
+        }
+        let gone = self.engine.expire(b.expire_at);
+        let t2 = Instant::now();
+        if gone != BLOCK {
+            return Err(format!("{name}: expected {BLOCK} entries to expire, {gone} did"));
+        }
+        self.next_block += 1;
+        Ok((t1 - t0, t2 - t1))
     }
 }
 
@@ -194,19 +180,27 @@ fn accepted(r: Result<Admission, admit::AdmitError>, name: &str) -> Result<Admit
     }
 }
 
-/// Median per-job admission and upkeep of each engine over `reps` repetitions (after one
-/// warm-up), the engines interleaved so drift hits them alike.
-fn interleaved(names: &[&str], n: usize, blocks: usize, reps: usize) -> Result<Vec<(f64, f64)>, String> {
-    let w = Workload::new(n, blocks * (reps + 1), 0x5EED_AD41);
-    let mut replays = names.iter().map(|name| Replay::new(name, &w)).collect::<Result<Vec<_>, _>>()?;
-    let mut samples = vec![(Vec::with_capacity(reps), Vec::with_capacity(reps)); names.len()];
+/// Median per-job admission and upkeep, in ns, of each engine (by name, on its workload) over
+/// `reps` repetitions of `blocks` blocks (after one warm-up). The engines take turns block by
+/// block, so a burst of load on the machine hits them alike.
+fn interleaved(runs: &[(&str, &Workload)], blocks: usize, reps: usize) -> Result<Vec<(f64, f64)>, String> {
+    let mut replays = runs.iter().map(|(name, w)| Replay::new(name, w)).collect::<Result<Vec<_>, _>>()?;
+    let mut samples = vec![(Vec::with_capacity(reps), Vec::with_capacity(reps)); runs.len()];
+    let jobs = (blocks * BLOCK) as f64;
     for rep in 0..=reps {
-        for (r, s) in replays.iter_mut().zip(&mut samples) {
-            let per = r.run(&w, blocks)?;
-            // The first round is the warm-up.
-            if rep > 0 {
-                s.0.push(per.admit_ns);
-                s.1.push(per.upkeep_ns);
+        let mut sums = vec![(Duration::ZERO, Duration::ZERO); runs.len()];
+        for _ in 0..blocks {
+            for ((replay, (_, w)), sum) in replays.iter_mut().zip(runs).zip(&mut sums) {
+                let (admit, upkeep) = replay.block(w)?;
+                sum.0 += admit;
+                sum.1 += upkeep;
+            }
+        }
+        // The first round is the warm-up.
+        if rep > 0 {
+            for (sum, s) in sums.iter().zip(&mut samples) {
+                s.0.push(sum.0.as_nanos() as f64 / jobs);
+                s.1.push(sum.1.as_nanos() as f64 / jobs);
             }
         }
     }
@@ -216,8 +210,9 @@ fn interleaved(names: &[&str], n: usize, blocks: usize, reps: usize) -> Result<V
 /// `admit.3000`, `admit.3000.min-laxity` and `admit.scaling`.
 pub(super) fn admit_metrics(sz: &Sizes, out: &mut Vec<Metric>) -> Result<(), String> {
     progress("admit: 3,000 accepted jobs, tree / linear / min_laxity");
-    let engines = ["tree", "linear", "min_laxity"];
-    let r = interleaved(&engines, 3_000, sz.admit_blocks, sz.reps)?;
+    let blocks = sz.admit_blocks * (sz.reps + 1);
+    let w = Workload::new(3_000, blocks, 0x5EED_AD41);
+    let r = interleaved(&[("tree", &w), ("linear", &w), ("min_laxity", &w)], sz.admit_blocks, sz.reps)?;
     let (tree, linear, min_laxity) = (r[0], r[1], r[2]);
     let upkeep = format!(
         "3,000 accepted jobs, deadlines uniform over 1 s (random insertion places); upkeep per job \
@@ -237,8 +232,9 @@ pub(super) fn admit_metrics(sz: &Sizes, out: &mut Vec<Metric>) -> Result<(), Str
 
     let big = sz.admit_scaling_jobs;
     progress(&format!("admit: tree with 1,000 and {big} accepted jobs"));
-    let small = interleaved(&["tree"], 1_000, sz.admit_blocks, sz.reps)?[0];
-    let large = interleaved(&["tree"], big, sz.admit_blocks, sz.reps)?[0];
+    let (w_small, w_large) = (Workload::new(1_000, blocks, 0x5EED_AD42), Workload::new(big, blocks, 0x5EED_AD43));
+    let r = interleaved(&[("tree", &w_small), ("tree", &w_large)], sz.admit_blocks, sz.reps)?;
+    let (small, large) = (r[0], r[1]);
     out.push(overhead(
         "admit.scaling",
         large.0,
@@ -265,7 +261,9 @@ mod tests {
         let mut lens = Vec::new();
         for name in ["tree", "linear", "min_laxity"] {
             let mut r = Replay::new(name, &w).unwrap();
-            r.run(&w, 20).unwrap();
+            for _ in 0..20 {
+                r.block(&w).unwrap();
+            }
             lens.push(r.engine.len());
         }
         assert_eq!(lens, [200, 200, 200]);
@@ -275,6 +273,7 @@ mod tests {
     fn a_replay_past_the_workload_is_an_error() {
         let w = Workload::new(10, 2, 7);
         let mut r = Replay::new("tree", &w).unwrap();
-        assert!(r.run(&w, 3).is_err());
+        assert!(r.block(&w).is_ok() && r.block(&w).is_ok());
+        assert!(r.block(&w).is_err());
     }
 }
