@@ -16,9 +16,10 @@
 //!   exactly `BLOCK` entries leave and the list is back to `n` entries.
 //!
 //! The list therefore moves between `n` and `n + BLOCK` entries. Each phase of a block is timed
-//! as a whole (two clock reads per [`BLOCK`] operations). The engines compared take turns block
-//! by block, so a burst of load on the machine hits them alike; the figure is the median over
-//! repetitions of the mean per job.
+//! as a whole (two clock reads per [`BLOCK`] operations). The engines compared take turns of
+//! [`TURN`] blocks, so a burst of load on the machine hits them alike; the figure is the median,
+//! over all blocks of all repetitions, of a block's mean per job (robust against the blocks
+//! during which another process ran).
 //!
 //! Metrics (see the parent module for `ratio`):
 //! - `admit.3000`: one admission (idle query + admit) with 3,000 accepted jobs, `tree` against
@@ -180,27 +181,33 @@ fn accepted(r: Result<Admission, admit::AdmitError>, name: &str) -> Result<Admit
     }
 }
 
-/// Median per-job admission and upkeep, in ns, of each engine (by name, on its workload) over
-/// `reps` repetitions of `blocks` blocks (after one warm-up). The engines take turns block by
-/// block, so a burst of load on the machine hits them alike.
+/// Blocks an engine replays per turn. Engines taking turns block by block would each start
+/// their turn with caches the others just filled (a 3,000-job list is about 100 KB in every
+/// engine), timing cache refills rather than admissions; this many blocks per turn keeps that
+/// refill under about 1 % of a turn, while turns stay short enough that a burst of load on
+/// the machine hits every engine.
+const TURN: usize = 50;
+
+/// Per-job admission and upkeep, in ns, of each engine (by name, on its workload): the median
+/// over every block of `reps` repetitions of `blocks` blocks (after one warm-up repetition) of
+/// the block's mean, the engines taking turns of [`TURN`] blocks. A median of blocks rather
+/// than a mean of everything: on a busy machine a block now and then includes the
+/// milliseconds another process ran, which would swamp a mean.
 fn interleaved(runs: &[(&str, &Workload)], blocks: usize, reps: usize) -> Result<Vec<(f64, f64)>, String> {
     let mut replays = runs.iter().map(|(name, w)| Replay::new(name, w)).collect::<Result<Vec<_>, _>>()?;
-    let mut samples = vec![(Vec::with_capacity(reps), Vec::with_capacity(reps)); runs.len()];
-    let jobs = (blocks * BLOCK) as f64;
+    let mut samples = vec![(Vec::with_capacity(reps * blocks), Vec::with_capacity(reps * blocks)); runs.len()];
+    let per_job = |d: Duration| d.as_nanos() as f64 / BLOCK as f64;
     for rep in 0..=reps {
-        let mut sums = vec![(Duration::ZERO, Duration::ZERO); runs.len()];
-        for _ in 0..blocks {
-            for ((replay, (_, w)), sum) in replays.iter_mut().zip(runs).zip(&mut sums) {
-                let (admit, upkeep) = replay.block(w)?;
-                sum.0 += admit;
-                sum.1 += upkeep;
-            }
-        }
-        // The first round is the warm-up.
-        if rep > 0 {
-            for (sum, s) in sums.iter().zip(&mut samples) {
-                s.0.push(sum.0.as_nanos() as f64 / jobs);
-                s.1.push(sum.1.as_nanos() as f64 / jobs);
+        for turn in (0..blocks).step_by(TURN) {
+            for ((replay, (_, w)), s) in replays.iter_mut().zip(runs).zip(&mut samples) {
+                for _ in turn..(turn + TURN).min(blocks) {
+                    let (admit, upkeep) = replay.block(w)?;
+                    // The first round is the warm-up.
+                    if rep > 0 {
+                        s.0.push(per_job(admit));
+                        s.1.push(per_job(upkeep));
+                    }
+                }
             }
         }
     }

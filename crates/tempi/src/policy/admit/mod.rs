@@ -54,9 +54,9 @@
 //! | `linear` | O(n)          | O(n)     | O(n)               | O(n)                 |
 //! | `min_laxity` | O(h) + O(1) | O(n)   | O(n)               | O(n)                 |
 //!
-//! `tree` bounds are worst-case (a B+-tree, log base 8 to 32); `linear` is the paper's original sorted slot list;
-//! `min_laxity` is the paper's improved list, where `h` is the distance from the last
-//! insertion point to the deadline's place.
+//! `tree` bounds are worst-case (a B+-tree: logarithms base 8 to 32); `linear` is the paper's
+//! original sorted slot list; `min_laxity` is the paper's improved list, where `h` is the
+//! distance from the last insertion point to the deadline's place.
 //!
 //! # Registry
 //!
