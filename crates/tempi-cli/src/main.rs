@@ -85,8 +85,9 @@ enum Command {
         #[arg(long, value_name = "GROUP", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(bench::GROUPS))]
         only: Vec<String>,
     },
-    /// Rebuild a published experiment in virtual time (rtmach-1, rtmach-2, rtmach-3: the
-    /// Real-Time Mach locking benchmarks) and check its conclusions; see docs/EXPERIMENTS.md.
+    /// Rebuild a published experiment and check its conclusions (rtmach-1, rtmach-2, rtmach-3:
+    /// the Real-Time Mach locking benchmarks, in virtual time; ports-1, ports-2: the PORTS
+    /// admission cost tables, timed here); see docs/EXPERIMENTS.md.
     Experiment(experiment::ExperimentArgs),
     /// Plan the scenario's thread groups (`[[group]]`) with the Spring planner, without
     /// running them: each request's decision and cost, and where every task goes.
