@@ -171,3 +171,74 @@ fn threads_listed_before_their_predecessors_are_reordered() {
         .collect();
     assert_eq!(got, [("first", 1_000_000, 4_000_000), ("second", 4_000_000, 6_000_000)]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// `tempi experiment spring-*` (quick runs: 5 runs per point, fixed seeds).
+
+fn experiment(name: &str) -> (String, Value) {
+    let out = tempi(&["experiment", name, "--quick"]);
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let out = tempi(&["experiment", name, "--quick", "--json"]);
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    (text, serde_json::from_slice(&out.stdout).expect("one JSON object"))
+}
+
+fn holds(v: &Value, starts_with: &str) -> bool {
+    let c = v["conclusions"].as_array().unwrap().iter().find(|c| c["claim"].as_str().unwrap().starts_with(starts_with));
+    c.unwrap_or_else(|| panic!("no conclusion {starts_with:?}"))["holds"].as_bool().unwrap()
+}
+
+#[test]
+fn spring_planner_time_stays_within_budget_and_knee_is_at_42_tasks() {
+    let (text, v) = experiment("spring-planner");
+    assert!(text.contains("Paper's conclusions"), "{text}");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8 * 100);
+    for p in points {
+        let budget = p["wcet_ms"].as_f64().unwrap() - 50.0;
+        assert!(p["max_ms"].as_f64().unwrap() <= budget + 1e-9, "{p}");
+    }
+    // k = all up to the knee the cost bound predicts: 42 tasks at 450 ms (903 x 442 us).
+    let at = |b: u64, n: u64| points.iter().find(|p| p["wcet_ms"] == b && p["tasks"] == n).unwrap();
+    assert_eq!(at(450, 42)["runs_k_all"], 5);
+    assert_eq!(at(450, 42)["max_ms"].as_f64().unwrap(), 399.126);
+    assert!(at(450, 43)["runs_k_all"].as_u64().unwrap() < 5);
+    assert_eq!(at(50, 10)["accepted"], 0);
+    for claim in ["The planner never runs past", "Below the knee", "At a 450 ms budget", "A 50 ms WCET"] {
+        assert!(holds(&v, claim), "{claim}");
+    }
+}
+
+#[test]
+fn spring_fastswitch_rule_raises_the_share_of_fast_switches() {
+    let (text, v) = experiment("spring-fastswitch");
+    assert!(text.contains("arrivals/run"), "{text}");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3 * 2);
+    let fast = |p: f64, stay: bool| {
+        points.iter().find(|r| r["p_same_process"] == p && r["stay_within_process"] == stay).unwrap()["fast_pct"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(fast(0.5, true) > fast(0.5, false));
+    assert_eq!(fast(1.0, false), 100.0);
+    assert!(fast(0.0, false) > 0.0);
+    for r in points {
+        assert!(r["arrivals"].as_f64().unwrap() > 0.0 && r["accepted_pct"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert!(holds(&v, "The stay-within-process rule raises"));
+}
+
+#[test]
+fn spring_locality_earliest_accepts_more_than_only_local() {
+    let (text, v) = experiment("spring-locality");
+    assert!(text.contains("heavy load"), "{text}");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2 * 3 * 2);
+    for r in points.iter().filter(|r| r["placement"] == "only-local") {
+        assert_eq!(r["local_pct"].as_f64().unwrap(), 100.0, "{r}");
+    }
+    assert!(holds(&v, "Only Local greatly sacrifices"));
+    assert!(holds(&v, "Earliest still reduces memory costs"));
+}
