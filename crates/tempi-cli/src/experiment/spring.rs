@@ -587,7 +587,8 @@ fn locality_experiment(runs: usize, quick: bool) -> Result<(String, Value), Stri
         ),
     });
     let local_of = |pl: Placement| {
-        let v: Vec<f64> = rows.iter().filter(|r| r.2 == pl).map(|r| r.4 .0).collect();
+        // Points where nothing was accepted have no tasks to count.
+        let v: Vec<f64> = rows.iter().filter(|r| r.2 == pl && r.3 .0 > 0.0).map(|r| r.4 .0).collect();
         v.iter().sum::<f64>() / v.len().max(1) as f64
     };
     let share = 100.0 / CPUS as f64;
