@@ -242,3 +242,113 @@ fn spring_locality_earliest_accepts_more_than_only_local() {
     assert!(holds(&v, "Only Local greatly sacrifices"));
     assert!(holds(&v, "Earliest still reduces memory costs"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Property: whatever the groups, `tempi plan` prints a plan that keeps every guarantee.
+
+use proptest::prelude::*;
+
+/// A generated task: WCET in ms and, per resource, 0 = not held, 1 = shared, 2 = exclusive.
+type GenTask = (u64, Vec<u8>);
+/// A generated thread: its tasks and the earlier threads (by generation index) it comes after.
+type GenThread = (Vec<GenTask>, Vec<usize>);
+/// A generated group: release and relative deadline in ms, its threads.
+type GenGroup = (u64, u64, Vec<GenThread>);
+
+fn gen_groups() -> impl Strategy<Value = (usize, Vec<GenGroup>)> {
+    let task = (1u64..8, prop::collection::vec(0u8..3, 3));
+    let thread = (prop::collection::vec(task, 1..4), prop::collection::vec(0usize..4, 0..3));
+    let group = (0u64..20, 5u64..60, prop::collection::vec(thread, 1..5));
+    (1usize..4, prop::collection::vec(group, 1..5))
+}
+
+/// The scenario text; threads are written in reverse so the file lists them before their
+/// predecessors, and predecessors point only at earlier generated threads (no cycles).
+fn scenario_text(cpus: usize, groups: &[GenGroup]) -> String {
+    let mut s = format!(
+        "[runtime]\ncpus = {cpus}\n[planner]\nwcet = \"2ms\"\nsafety = \"1ms\"\nresources = [\"r0\", \"r1\", \"r2\"]\n"
+    );
+    for (g, (release, deadline, threads)) in groups.iter().enumerate() {
+        s += &format!("[[group]]\nname = \"g{g}\"\nrelease = \"{release}ms\"\ndeadline = \"{deadline}ms\"\n");
+        for (i, (tasks, after)) in threads.iter().enumerate().rev() {
+            let mut preds: Vec<usize> = after.iter().filter(|&&p| p < i).copied().collect();
+            preds.sort();
+            preds.dedup();
+            let preds: Vec<String> = preds.iter().map(|p| format!("\"t{p}\"")).collect();
+            s += &format!("[[group.thread]]\nname = \"t{i}\"\nafter = [{}]\n", preds.join(", "));
+            for (wcet, uses) in tasks {
+                let res: Vec<String> = uses
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &m)| m > 0)
+                    .map(|(r, &m)| {
+                        format!("{{ name = \"r{r}\", mode = \"{}\" }}", if m == 1 { "shared" } else { "exclusive" })
+                    })
+                    .collect();
+                s += &format!("[[group.thread.task]]\nwcet = \"{wcet}ms\"\nresources = [{}]\n", res.join(", "));
+            }
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_printed_plan_keeps_its_guarantees((cpus, groups) in gen_groups()) {
+        let dir = std::env::temp_dir().join(format!("tempi-plan-prop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.toml");
+        std::fs::write(&file, scenario_text(cpus, &groups)).unwrap();
+        let doc = plan_json(file.to_str().unwrap());
+        let plan = doc["plan"].as_array().unwrap();
+        let ns = |v: &Value| v.as_u64().unwrap();
+        for r in doc["requests"].as_array().unwrap() {
+            prop_assert!(ns(&r["planner_time"]) <= ns(&r["budget"]));
+            let name = r["group"].as_str().unwrap();
+            let gi: usize = name[1..].parse().unwrap();
+            let (_, _, threads) = &groups[gi];
+            let mine: Vec<&Value> = plan.iter().filter(|t| t["group"] == name).collect();
+            if r["decision"] != "accepted" {
+                prop_assert!(mine.is_empty(), "a refused group left tasks in the plan");
+                continue;
+            }
+            prop_assert_eq!(mine.len(), threads.iter().map(|t| t.0.len()).sum::<usize>());
+            let task_of = |th: usize, k: usize| {
+                *mine.iter().find(|t| t["thread"] == format!("t{th}") && t["task"] == k as u64).unwrap()
+            };
+            for t in &mine {
+                prop_assert!(ns(&t["start"]) >= ns(&r["release"]) && ns(&t["start"]) >= ns(&r["cutoff"]));
+                prop_assert!(ns(&t["finish"]) <= ns(&r["deadline"]));
+            }
+            for (i, (tasks, after)) in threads.iter().enumerate() {
+                for k in 1..tasks.len() {
+                    let (a, b) = (task_of(i, k - 1), task_of(i, k));
+                    prop_assert!(ns(&b["start"]) >= ns(&a["finish"]) && a["cpu"] == b["cpu"]);
+                }
+                for &p in after.iter().filter(|&&p| p < i) {
+                    let last = task_of(p, threads[p].0.len() - 1);
+                    prop_assert!(ns(&task_of(i, 0)["start"]) >= ns(&last["finish"]));
+                }
+            }
+        }
+        for (x, a) in plan.iter().enumerate() {
+            for b in &plan[x + 1..] {
+                let overlap = ns(&a["start"]) < ns(&b["finish"]) && ns(&b["start"]) < ns(&a["finish"]);
+                if !overlap {
+                    continue;
+                }
+                prop_assert!(a["cpu"] != b["cpu"], "two tasks overlap on CPU {}", a["cpu"]);
+                for ua in a["resources"].as_array().unwrap() {
+                    for ub in b["resources"].as_array().unwrap() {
+                        prop_assert!(
+                            ua["name"] != ub["name"] || (ua["mode"] == "shared" && ub["mode"] == "shared"),
+                            "{} held with an exclusive holder at the same time", ua["name"]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
