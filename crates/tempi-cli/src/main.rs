@@ -87,7 +87,8 @@ enum Command {
     },
     /// Rebuild a published experiment and check its conclusions (rtmach-1, rtmach-2, rtmach-3:
     /// the Real-Time Mach locking benchmarks, in virtual time; ports-1, ports-2: the PORTS
-    /// admission cost tables, timed here); see docs/EXPERIMENTS.md.
+    /// admission cost tables, timed here; spring-planner, spring-fastswitch, spring-locality:
+    /// the Spring planner's evaluation, on modelled cost); see docs/EXPERIMENTS.md.
     Experiment(experiment::ExperimentArgs),
     /// Plan the scenario's thread groups (`[[group]]`) with the Spring planner, without
     /// running them: each request's decision and cost, and where every task goes.
