@@ -8,6 +8,7 @@
 mod analyze;
 mod bench;
 mod experiment;
+mod plan;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ Examples:
   tempi run examples/rm-textbook.toml --until 100ms --fifo 50
   tempi simulate examples/locks-inversion.toml --lock-protocol bp
   tempi analyze examples/locks-pcp.toml
+  tempi plan examples/spring-plan.toml --json
   tempi bench --quick
   tempi bench --only lock.uncontended,lock.handoff";
 
@@ -87,9 +89,20 @@ enum Command {
         #[arg(long, value_name = "GROUP", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(bench::GROUPS))]
         only: Vec<String>,
     },
-    /// Rebuild a published experiment in virtual time (rtmach-1, rtmach-2, rtmach-3: the
-    /// Real-Time Mach locking benchmarks) and check its conclusions; see docs/EXPERIMENTS.md.
+    /// Rebuild a published experiment and check its conclusions (rtmach-1, rtmach-2, rtmach-3:
+    /// the Real-Time Mach locking benchmarks, in virtual time; ports-1, ports-2: the PORTS
+    /// admission cost tables, timed here; spring-planner, spring-fastswitch, spring-locality:
+    /// the Spring planner's evaluation, on modelled cost); see docs/EXPERIMENTS.md.
     Experiment(experiment::ExperimentArgs),
+    /// Plan the scenario's thread groups (`[[group]]`) with the Spring planner, without
+    /// running them: each request's decision and cost, and where every task goes.
+    Plan {
+        /// The scenario file.
+        file: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// What to run and what to write: shared by `simulate` and `run`.
@@ -185,6 +198,10 @@ fn main() -> ExitCode {
         }
         Command::Bench { json, quick, only } => bench::run(json, quick, &only).map_err(Failure::Runtime),
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
+        Command::Plan { file, json } => Scenario::load(&file)
+            .map_err(input)
+            .and_then(|sc| plan::plan(&sc, json).map_err(Failure::Input))
+            .map(|text| print!("{text}")),
     };
     let (message, code) = match result {
         Ok(()) => return ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
-//! `tempi experiment rtmach-{1,2,3}`: the tables have the paper's shape, the conclusion checks
-//! are printed, and the breakdown points are the exact ones of our deterministic virtual-time
-//! runs. Without simulated costs the breakdown points are the ones worked out by hand in
+//! `tempi experiment rtmach-{1,2,3}` and `ports-{1,2}`: the tables have the paper's shape,
+//! the conclusion checks are printed, and the rtmach breakdown points are the exact ones of our
+//! deterministic virtual-time runs (the ports timings are wall time, so only their shape and
+//! the workload's counts are checked). Without simulated costs the breakdown points are the ones worked out by hand in
 //! docs/EXPERIMENTS.md.
 
 use std::process::{Command, Output};
@@ -162,4 +163,59 @@ fn without_costs_the_breakdowns_are_the_hand_computed_ones() {
 fn unknown_experiment_is_a_usage_error() {
     let out = tempi(&["experiment", "rtmach-9"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `(slots, accepted + rejected, engine names)` of each row of a `ports-*` JSON report.
+fn ports_rows(v: &Value) -> Vec<(u64, u64, Vec<String>)> {
+    v["rows"]
+        .as_array()
+        .expect("a `rows` array")
+        .iter()
+        .map(|r| {
+            let engines = r["engines"].as_array().expect("an `engines` array");
+            for e in engines {
+                for key in ["insert_ns", "gc_ns", "finish_ns", "total_ns"] {
+                    assert!(e[key].as_f64().is_some_and(|x| x >= 0.0), "{key} in {e}");
+                }
+                let parts = ["insert_ns", "gc_ns", "finish_ns"].map(|k| e[k].as_f64().unwrap());
+                assert!((parts.iter().sum::<f64>() - e["total_ns"].as_f64().unwrap()).abs() <= 2.0, "{e}");
+            }
+            (
+                r["slots"].as_u64().unwrap(),
+                r["accepted"].as_u64().unwrap() + r["rejected"].as_u64().unwrap(),
+                engines.iter().map(|e| e["engine"].as_str().unwrap().to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn ports_experiments_report_every_length_and_engine_with_checked_conclusions() {
+    for (name, heading, paper) in
+        [("ports-1", "PORTS table 1", "paper orig/g"), ("ports-2", "PORTS table 2", "paper orig/n")]
+    {
+        let t = text(name);
+        assert!(t.starts_with(&format!("{name}: {heading}")), "{t}");
+        assert!(t.contains(paper) && t.contains("8000 jobs per length"), "{t}");
+        assert!(t.contains("Paper's conclusions, checked on these runs:"), "{t}");
+        assert!(t.contains("[holds]") || t.contains("[does not hold]"), "{t}");
+        let v = json(name, &[]);
+        assert_eq!(v["experiment"], name);
+        assert_eq!(v["jobs_per_length"], 8000);
+        let engines = ["linear", "min_laxity", "tree"].map(String::from).to_vec();
+        assert_eq!(
+            ports_rows(&v),
+            [100, 500, 1000, 3000].map(|n| (n, 8000, engines.clone())).to_vec(),
+            "every length schedules every job through every engine"
+        );
+        let rows = v["rows"].as_array().unwrap();
+        // Garbage collection keeps each list at its length: it runs, and the list never
+        // averages more than the length.
+        for r in rows {
+            assert!(r["collections"].as_u64().unwrap() > 0, "{r}");
+            assert!(r["mean_list_length"].as_f64().unwrap() <= r["slots"].as_f64().unwrap(), "{r}");
+        }
+        let conclusions = v["conclusions"].as_array().unwrap();
+        assert!(conclusions.iter().any(|c| c["holds"].is_boolean()), "{v}");
+    }
 }

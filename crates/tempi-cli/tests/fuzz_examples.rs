@@ -19,6 +19,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("servers.toml", include_str!("../../../examples/servers.toml")),
     ("locks-inversion.toml", include_str!("../../../examples/locks-inversion.toml")),
     ("locks-pcp.toml", include_str!("../../../examples/locks-pcp.toml")),
+    ("spring-plan.toml", include_str!("../../../examples/spring-plan.toml")),
 ];
 
 /// Virtual time each mutated scenario that parses is simulated for (or less, if its `until`

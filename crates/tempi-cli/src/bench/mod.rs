@@ -3,7 +3,9 @@
 //! Every comparison metric times tempi and its peer back to back in this process and reports
 //! `ratio = peer_ns / tempi_ns`, i.e. how many times faster tempi is. The exception is the
 //! `switch.accounting.*` overhead metrics, where the "peer" is tempi itself with accounting off
-//! and `ratio = tempi_ns / peer_ns` is the overhead factor (above 1 means slower). Absolute
+//! and `ratio = tempi_ns / peer_ns` is the overhead factor (above 1 means slower), and
+//! `admit.scaling`, where the "peer" is the same engine with a thousandth of the jobs and the
+//! ratio is read the same way. Absolute
 //! numbers depend on the machine and its load; the ratios are what the project tracks. Each
 //! number is the median of several repetitions taken after a warm-up run. Progress goes to
 //! stderr, results to stdout (a table, or one JSON object with `--json`).
@@ -38,17 +40,23 @@
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
 //!   on requests that plan 100 tasks over 4 CPUs, and the requests that passed their budget
 //!   (see [`PLAN_WORKLOAD`](plan::PLAN_WORKLOAD)).
+//! - `admit.3000`, `admit.3000.min-laxity`: one EDF admission (idle query + admit) with 3,000
+//!   accepted jobs, the `tree` engine against the `linear` and `min_laxity` slot lists.
+//!   `admit.scaling`: the `tree` admission with 10^6 accepted jobs against 10^3; like the
+//!   accounting metrics its `ratio = tempi_ns / peer_ns` (the growth factor, above 1 = slower).
+//!   The workload is in `admit.rs`.
 //!
 //! The files of this module; each owns one part and leaves the others alone:
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `latency.rs`:
-//!   one file per metric group, each owning the tempi side of its measurements and how its
-//!   metrics and notes read. The locking-protocol names live in `lock.rs`.
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `admit.rs`,
+//!   `latency.rs`: one file per metric group, each owning the tempi side of its measurements
+//!   and how its metrics and notes read. The locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
+mod admit;
 mod budget;
 mod latency;
 mod lock;
@@ -63,6 +71,7 @@ mod switch;
 use serde::Serialize;
 use tempi::ThreadOutcome;
 
+use admit::admit_metrics;
 use budget::notify_metrics;
 use lock::{handoff_metrics, uncontended_metrics};
 use mem::mem_metrics;
@@ -101,6 +110,10 @@ struct Sizes {
     latency_rounds: usize,
     /// Allocation + free pairs per `mem.alloc_free` run (both sides).
     mem_pairs: u64,
+    /// Blocks of `admit::BLOCK` admissions per `admit.*` repetition, and the list length of
+    /// the large side of `admit.scaling`.
+    admit_blocks: usize,
+    admit_scaling_jobs: usize,
 }
 
 impl Sizes {
@@ -125,6 +138,8 @@ impl Sizes {
                 latency_releases: 1_000,
                 latency_rounds: 1,
                 mem_pairs: 20_000,
+                admit_blocks: 20,
+                admit_scaling_jobs: 100_000,
             }
         } else {
             Sizes {
@@ -146,6 +161,8 @@ impl Sizes {
                 latency_releases: 10_000,
                 latency_rounds: 5,
                 mem_pairs: 2_000_000,
+                admit_blocks: 300,
+                admit_scaling_jobs: 1_000_000,
             }
         }
     }
@@ -219,7 +236,7 @@ fn overhead(name: &str, with_ns: f64, without: &str, without_ns: f64, note: Stri
 
 /// Whether a metric's ratio is an overhead factor (tempi / peer) rather than a speed-up.
 fn is_overhead(m: &Metric) -> bool {
-    m.name.starts_with("switch.accounting.")
+    m.name.starts_with("switch.accounting.") || m.name == "admit.scaling"
 }
 
 fn throughput(name: &str, value: f64, unit: &str, note: &str) -> Metric {
@@ -311,6 +328,7 @@ pub const GROUPS: &[&str] = &[
     "sim",
     "plan",
     "latency",
+    "admit",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -347,6 +365,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("latency") {
         latency::latency_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("admit") {
+        admit_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }
@@ -435,8 +456,8 @@ fn table(metrics: &[Metric]) -> String {
     out.push_str("\nratio = peer time / tempi time (how many times faster tempi is); medians of repeated runs.\n");
     if metrics.iter().any(is_overhead) {
         out.push_str(
-            "except switch.accounting.*: ratio = tempi time / peer time, the overhead factor of the accounting \
-             (above 1 = slower; +x% is the added switch time).\n",
+            "except switch.accounting.* and admit.scaling: ratio = tempi time / peer time, the overhead factor \
+             (above 1 = slower; +x% is the added time).\n",
         );
     }
     out

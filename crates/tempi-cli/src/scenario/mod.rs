@@ -31,9 +31,12 @@
 //! - `runtime.rs`: a validated scenario onto a runtime ([`Scenario::runtime`],
 //!   [`Scenario::populate`]). It relies on validation instead of re-checking the file; its
 //!   errors come from the runtime or from what a real-time clock cannot do.
+//! - `groups.rs`: `[planner]` and `[[group]]` (thread groups for the Spring planner): their
+//!   serde shape, checks and planner requests; nothing there runs.
 //! - `tests.rs`: unit tests.
 
 mod duration;
+mod groups;
 mod names;
 mod raw;
 mod requests;
@@ -53,6 +56,7 @@ use tempi::policy::sched::SchedulerFactory;
 use tempi::{Accounting, Costs, Criticality, MissPolicy, Replenishment, TimerSpec, Timing};
 
 pub use duration::{parse_duration, DURATION_HINT};
+pub use groups::{GroupDef, GroupTaskDef, GroupThreadDef, PlannerDef, ProcessDef};
 pub use requests::{AdmissionDef, Admissions, RequestDef};
 
 /// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`
@@ -306,6 +310,10 @@ pub struct Scenario {
     pub costs: Costs,
     /// `[admission]` with its `[[request]]` tables, if the file has them.
     pub admission: Option<AdmissionDef>,
+    /// How thread groups are planned (`[planner]`), defaults unless given.
+    pub planner: PlannerDef,
+    /// Thread groups for the Spring planner (`[[group]]`), in file order.
+    pub groups: Vec<GroupDef>,
     scheduler: SchedulerFactory,
 }
 

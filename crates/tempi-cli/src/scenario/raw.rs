@@ -24,6 +24,10 @@ pub(super) struct RawFile {
     pub(super) admission: Option<Spanned<super::requests::RawAdmission>>,
     #[serde(default)]
     pub(super) request: Vec<Spanned<super::requests::RawRequest>>,
+    #[serde(default)]
+    pub(super) planner: Option<super::groups::RawPlanner>,
+    #[serde(default)]
+    pub(super) group: Vec<Spanned<super::groups::RawGroup>>,
 }
 
 #[derive(Deserialize)]

@@ -198,6 +198,7 @@ impl Scenario {
         }
 
         let admission = super::requests::admission_def(&src, raw.admission.as_ref(), &raw.request, cpus, &policy)?;
+        let (planner, groups) = super::groups::planner_and_groups(&src, raw.planner.as_ref(), &raw.group, cpus)?;
 
         Ok(Scenario {
             file: file.to_string(),
@@ -214,6 +215,8 @@ impl Scenario {
             accounting,
             costs,
             admission,
+            planner,
+            groups,
             scheduler,
         })
     }

@@ -10,7 +10,8 @@
 //!
 //! Every family has a [`Registry`] of named constructors, pre-filled with its built-in
 //! policies, that the family's `by_name` reads and an application may add to at start-up
-//! (`sched::register`, `lock::register`, `queue::register`, `budget::register`). A registry is
+//! (`sched::register`, `lock::register`, `queue::register`, `budget::register`,
+//! `admit::register`). A registry is
 //! process-wide: a name registered once is known to every runtime of the process, and it
 //! cannot be removed or replaced. Lookups happen when a runtime, lock, semaphore or budget is
 //! created, never while threads are dispatched.

@@ -54,9 +54,15 @@
 //! | `linear` | O(n)          | O(n)     | O(n)               | O(n)                 |
 //! | `min_laxity` | O(h) + O(1) | O(n)   | O(n)               | O(n)                 |
 //!
-//! `tree` bounds are expected (a treap); `linear` is the paper's original sorted slot list;
-//! `min_laxity` is the paper's improved list, where `h` is the distance from the last
-//! insertion point to the deadline's place.
+//! `tree` bounds are worst-case (a B+-tree: logarithms base 8 to 32); `linear` is the paper's
+//! original sorted slot list; `min_laxity` is the paper's improved list, where `h` is the
+//! distance from the last insertion point to the deadline's place.
+//!
+//! # Registry
+//!
+//! Like the other policy families, engines are found by name through a process-wide
+//! [`registry`], pre-filled with the built-ins; an application adds its own with
+//! [`register`] and builds any of them with [`by_name`].
 
 mod linear;
 mod min_laxity;
@@ -68,8 +74,10 @@ pub use linear::LinearEngine;
 pub use min_laxity::MinLaxityEngine;
 pub use tree::TreeEngine;
 
+use crate::policy::{Registry, RegistryError};
 use crate::Time;
 use std::fmt;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 /// A handle to an accepted job, returned by [`AdmissionEngine::admit`].
@@ -303,27 +311,85 @@ pub trait AdmissionEngine: Send {
     fn remaining(&self, job: AdmitId) -> Option<Duration>;
 }
 
-/// The engines this crate provides, by name.
+/// The engines this crate provides, by name. [`names`] also lists those the application
+/// registered.
 ///
 /// ```
 /// assert_eq!(tempi::policy::admit::NAMES, ["tree", "linear", "min_laxity"]);
 /// ```
 pub const NAMES: [&str; 3] = ["tree", "linear", "min_laxity"];
 
-/// Build the engine called `name` with room for `capacity` entries, if there is one.
+/// Builds an admission engine with room for the given number of entries: called once per
+/// engine, when a CPU's admission test is set up.
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, EngineFactory, LinearEngine};
+/// let make: EngineFactory = std::sync::Arc::new(|n| Box::new(LinearEngine::with_capacity(n)));
+/// assert_eq!(make(4).capacity(), 4);
+/// ```
+pub type EngineFactory = Arc<dyn Fn(usize) -> Box<dyn AdmissionEngine> + Send + Sync>;
+
+/// The process-wide admission engine registry: the built-ins ([`NAMES`]; `min_laxity` is also
+/// known as `min-laxity`, the spelling scenario files use) and what the application added
+/// with [`register`].
+///
+/// ```
+/// let make = tempi::policy::admit::registry().get("min-laxity").unwrap();
+/// assert_eq!(make(8).name(), "min_laxity");
+/// ```
+pub fn registry() -> &'static Registry<EngineFactory> {
+    static REGISTRY: LazyLock<Registry<EngineFactory>> = LazyLock::new(|| {
+        let f = |make: fn(usize) -> Box<dyn AdmissionEngine>| -> EngineFactory { Arc::new(make) };
+        Registry::new(
+            "admission engine",
+            &[
+                ("tree", &[], f(|n| Box::new(TreeEngine::with_capacity(n)))),
+                ("linear", &[], f(|n| Box::new(LinearEngine::with_capacity(n)))),
+                ("min_laxity", &["min-laxity"], f(|n| Box::new(MinLaxityEngine::with_capacity(n)))),
+            ],
+        )
+    });
+    &REGISTRY
+}
+
+/// Make an engine available by `name` to every part of the process that builds engines by
+/// name ([`by_name`]). `maker` receives the capacity asked for and must preallocate it, as the
+/// built-ins do. Fails if the name is taken or invalid ([`RegistryError`]).
+///
+/// ```
+/// use tempi::policy::admit::{register, AdmissionEngine, TreeEngine};
+/// register("my-tree", |n| Box::new(TreeEngine::with_capacity(n))).unwrap();
+/// assert!(register("tree", |n| Box::new(TreeEngine::with_capacity(n))).is_err());
+/// assert_eq!(tempi::policy::admit::by_name("my-tree", 16).unwrap().capacity(), 16);
+/// ```
+pub fn register(
+    name: &str,
+    maker: impl Fn(usize) -> Box<dyn AdmissionEngine> + Send + Sync + 'static,
+) -> Result<(), RegistryError> {
+    registry().register(name, Arc::new(maker))
+}
+
+/// Every registered engine's name: the built-ins ([`NAMES`]) first, then the application's in
+/// registration order. Aliases (`min-laxity`) are not listed.
+///
+/// ```
+/// assert_eq!(tempi::policy::admit::names()[..3], tempi::policy::admit::NAMES[..]);
+/// ```
+pub fn names() -> Vec<String> {
+    registry().names()
+}
+
+/// Build the engine registered as `name` (a built-in, `min-laxity` for `min_laxity`, or one
+/// the application registered) with room for `capacity` entries, if there is one.
 ///
 /// ```
 /// let e = tempi::policy::admit::by_name("linear", 8).unwrap();
 /// assert_eq!(e.name(), "linear");
+/// assert_eq!(tempi::policy::admit::by_name("min-laxity", 8).unwrap().name(), "min_laxity");
 /// assert!(tempi::policy::admit::by_name("nope", 8).is_none());
 /// ```
 pub fn by_name(name: &str, capacity: usize) -> Option<Box<dyn AdmissionEngine>> {
-    match name {
-        "tree" => Some(Box::new(TreeEngine::with_capacity(capacity))),
-        "linear" => Some(Box::new(LinearEngine::with_capacity(capacity))),
-        "min_laxity" => Some(Box::new(MinLaxityEngine::with_capacity(capacity))),
-        _ => None,
-    }
+    registry().get(name).map(|make| make(capacity))
 }
 
 /// Whole nanoseconds of a span, saturating.

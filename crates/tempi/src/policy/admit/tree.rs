@@ -1,61 +1,136 @@
-//! The `tree` admission engine: an augmented treap answering every query in O(log n).
+//! The `tree` admission engine: an augmented B+-tree answering every query in O(log n).
 //!
 //! Owns [`TreeEngine`] only; the semantics and the trait live in the parent module.
 //!
 //! Each job `j` has the key `K_j = d_j − P_j`, where `P_j` is the work due at or before it in
 //! EDF order, so its laxity is `K_j − now`. For a run of jobs the pair (total work, smallest
 //! key counted from the run's start) is a monoid — `combine(l, r) = (l.work + r.work,
-//! min(l.min_key, r.min_key − l.work))` — so each node caches it for its subtree and
-//! `idle_before` is one root-to-leaf descent, while inserting, charging, finishing and
-//! expiring are point updates that only recompute the caches on one path. No lazy tags.
+//! min(l.min_key, r.min_key − l.work))` — so an inner node keeps, for each child, that pair
+//! and the child's last id. `idle_before` is one root-to-leaf descent; inserting, charging and
+//! finishing change one leaf and refresh one entry per level on the way back up; expiring
+//! removes a prefix in EDF order (whole subtrees, then part of one path). No lazy tags.
 //!
-//! Why a treap: split and merge make insertion and the bulk removal of expired entries (a
-//! prefix in EDF order) short and obviously correct; priorities come from a fixed-seed
-//! generator, so runs are reproducible; nodes live in one preallocated arena addressed by
-//! index, with a free list, so nothing allocates after construction.
+//! Why a B+-tree rather than a binary tree: a descent reads a few contiguous arrays per level
+//! instead of one scattered node per level, so it stays fast when the accepted set no longer
+//! fits in the processor's caches (a binary tree of a million jobs is about 20 levels of
+//! cache misses), and a level is scanned without unpredictable branches. Nodes live in two
+//! preallocated arenas (leaves, inner nodes) with free lists, so nothing allocates after
+//! construction. Nodes are split when they overflow and never merged: entries leave only by
+//! expiry, which removes a prefix, so every node off the leftmost path stays at least half
+//! full, which bounds the arenas (see [`TreeEngine::with_capacity`]).
 
 use super::{idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
 use crate::Time;
 use std::time::Duration;
 
-/// Index of a node in the arena; [`NIL`] is no node.
-type Link = u32;
-const NIL: Link = u32::MAX;
+/// Most entries in a leaf.
+const LEAF: usize = 32;
+/// Most children of an inner node.
+const FAN: usize = 16;
+/// Most inner levels: with at least two children per inner node off the leftmost path, more
+/// than 2^32 entries would be needed to go deeper.
+const MAX_HEIGHT: usize = 34;
 
-/// The subtree summary: its total remaining work and its smallest `d − P` with `P` counted
-/// from the subtree's first job.
+/// Index into one of the arenas.
+type Ix = u32;
+
+/// The `min_key` of an empty run: above any real key (keys are at most `u64::MAX`), and never
+/// shifted, so it stays recognisable.
+const NO_KEY: i128 = i128::MAX;
+
+/// A run's summary: its total remaining work and its smallest `d − P` with `P` counted from
+/// the run's first job.
 #[derive(Clone, Copy, Debug)]
 struct Summary {
     work: i128,
-    /// `None` for an empty subtree.
-    min_key: Option<i128>,
+    min_key: i128,
 }
 
 impl Summary {
-    const EMPTY: Summary = Summary { work: 0, min_key: None };
+    const EMPTY: Summary = Summary { work: 0, min_key: NO_KEY };
 
-    fn combine(left: Summary, right: Summary) -> Summary {
-        let shifted = right.min_key.map(|k| k - left.work);
-        let min_key = match (left.min_key, shifted) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        Summary { work: left.work + right.work, min_key }
+    /// Append a non-empty run summarised as (`work`, `min_key`) after `self`. (Every child of
+    /// an inner node is non-empty, so no [`NO_KEY`] reaches here; [`NO_KEY`] on the left is
+    /// above everything and drops out of the `min`.)
+    fn then(self, work: i128, min_key: i128) -> Summary {
+        Summary { work: self.work + work, min_key: self.min_key.min(min_key - self.work) }
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    id: AdmitId,
-    remaining: u64,
-    priority: u64,
-    left: Link,
-    right: Link,
-    /// Summary of this node's subtree, itself included.
-    summary: Summary,
+/// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits).
+#[derive(Clone, Debug)]
+struct Leaf {
+    len: usize,
+    ids: [AdmitId; LEAF + 1],
+    remaining: [u64; LEAF + 1],
 }
 
-/// An augmented treap over the accepted jobs, keyed by (deadline, acceptance order).
+/// Up to [`FAN`] children in EDF order, with each child's last id and summary (one spare
+/// slot, as for leaves).
+#[derive(Clone, Debug)]
+struct Inner {
+    len: usize,
+    children: [Ix; FAN + 1],
+    last: [AdmitId; FAN + 1],
+    work: [i128; FAN + 1],
+    min_key: [i128; FAN + 1],
+}
+
+const NO_ID: AdmitId = AdmitId { deadline: 0, seq: 0 };
+
+impl Leaf {
+    const EMPTY: Leaf = Leaf { len: 0, ids: [NO_ID; LEAF + 1], remaining: [0; LEAF + 1] };
+
+    fn summary(&self) -> Summary {
+        let (mut work, mut min_key) = (0i128, NO_KEY);
+        for (id, &remaining) in self.ids[..self.len].iter().zip(&self.remaining[..self.len]) {
+            work += i128::from(remaining);
+            min_key = min_key.min(i128::from(id.deadline) - work);
+        }
+        Summary { work, min_key }
+    }
+}
+
+impl Inner {
+    const EMPTY: Inner =
+        Inner { len: 0, children: [0; FAN + 1], last: [NO_ID; FAN + 1], work: [0; FAN + 1], min_key: [0; FAN + 1] };
+
+    fn summary(&self) -> Summary {
+        let mut s = Summary::EMPTY;
+        for c in 0..self.len {
+            s = s.then(self.work[c], self.min_key[c]);
+        }
+        s
+    }
+
+    /// The child that holds `id`, or would: the first whose last id is not below it (the last
+    /// child if every id is below).
+    fn route(&self, id: AdmitId) -> usize {
+        self.last[..self.len - 1].iter().position(|&last| last >= id).unwrap_or(self.len - 1)
+    }
+
+    /// Make room at `at` (the entries from `at` move one place on).
+    fn open(&mut self, at: usize) {
+        let len = self.len;
+        self.children.copy_within(at..len, at + 1);
+        self.last.copy_within(at..len, at + 1);
+        self.work.copy_within(at..len, at + 1);
+        self.min_key.copy_within(at..len, at + 1);
+        self.len += 1;
+    }
+
+    /// Drop the first `k` entries.
+    fn drop_front(&mut self, k: usize) {
+        let len = self.len;
+        self.children.copy_within(k..len, 0);
+        self.last.copy_within(k..len, 0);
+        self.work.copy_within(k..len, 0);
+        self.min_key.copy_within(k..len, 0);
+        self.len -= k;
+    }
+}
+
+/// An augmented B+-tree over the accepted jobs, keyed by (deadline, acceptance order).
 ///
 /// ```
 /// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
@@ -70,170 +145,288 @@ struct Node {
 /// ```
 #[derive(Debug)]
 pub struct TreeEngine {
-    nodes: Vec<Node>,
-    /// Arena slots released by `expire`, reused before the arena grows (within capacity).
-    free: Vec<Link>,
-    root: Link,
+    leaves: Vec<Leaf>,
+    free_leaves: Vec<Ix>,
+    inners: Vec<Inner>,
+    free_inners: Vec<Ix>,
+    /// A leaf when `height` is 0, else an inner node.
+    root: Ix,
+    /// Inner levels above the leaves.
+    height: usize,
     len: usize,
     capacity: usize,
     next_seq: u64,
-    /// State of the fixed-seed priority generator (xorshift64).
-    rng: u64,
+    /// Entries per leaf and children per inner node before a split: [`LEAF`] and [`FAN`],
+    /// smaller in tests so that small engines split too.
+    leaf_max: usize,
+    fan_max: usize,
 }
 
 impl TreeEngine {
     /// An empty engine with room for `capacity` entries, all allocated now.
+    ///
+    /// The arenas hold `2·capacity/LEAF + 2` leaves (every leaf but the leftmost is at least
+    /// half full) and, level by level, half a fan-out fewer inner nodes.
     ///
     /// ```
     /// use tempi::policy::admit::{AdmissionEngine, TreeEngine};
     /// assert_eq!(TreeEngine::with_capacity(3).capacity(), 3);
     /// ```
     pub fn with_capacity(capacity: usize) -> TreeEngine {
-        // Links are u32 with one value reserved for "no node".
-        let capacity = capacity.min(NIL as usize);
+        TreeEngine::with_limits(capacity, LEAF, FAN)
+    }
+
+    /// `leaf_max` at least 2 and `fan_max` at least 3, so that a split leaves at least one
+    /// entry in each leaf and two children in each inner node.
+    fn with_limits(capacity: usize, leaf_max: usize, fan_max: usize) -> TreeEngine {
+        let capacity = capacity.min(u32::MAX as usize / 2);
+        // The fewest entries (children) a node off the leftmost path has: what a split leaves.
+        let (min_leaf, min_fan) = (leaf_max.div_ceil(2), fan_max.div_ceil(2));
+        let leaves_cap = capacity / min_leaf + 2;
+        // Each inner level has at most (nodes below) / min_fan + 1 nodes, plus one a split may
+        // add; the last few levels, of a handful of nodes each, are covered by the margin.
+        let (mut below, mut inners_cap) = (leaves_cap, 2 * MAX_HEIGHT);
+        while below > 4 {
+            below = below / min_fan + 2;
+            inners_cap += below;
+        }
+        let mut leaves = Vec::with_capacity(leaves_cap);
+        leaves.push(Leaf::EMPTY);
         TreeEngine {
-            nodes: Vec::with_capacity(capacity),
-            free: Vec::with_capacity(capacity),
-            root: NIL,
+            leaves,
+            free_leaves: Vec::with_capacity(leaves_cap),
+            inners: Vec::with_capacity(inners_cap),
+            free_inners: Vec::with_capacity(inners_cap),
+            root: 0,
+            height: 0,
             len: 0,
             capacity,
             next_seq: 0,
-            rng: 0x9E37_79B9_7F4A_7C15,
+            leaf_max,
+            fan_max,
         }
     }
 
-    fn next_priority(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        x
+    fn new_leaf(&mut self) -> Ix {
+        match self.free_leaves.pop() {
+            Some(ix) => ix,
+            None => {
+                // Within the bound computed at construction: no reallocation.
+                self.leaves.push(Leaf::EMPTY);
+                (self.leaves.len() - 1) as Ix
+            }
+        }
     }
 
-    fn summary(&self, link: Link) -> Summary {
-        if link == NIL {
-            Summary::EMPTY
+    fn new_inner(&mut self) -> Ix {
+        match self.free_inners.pop() {
+            Some(ix) => ix,
+            None => {
+                self.inners.push(Inner::EMPTY);
+                (self.inners.len() - 1) as Ix
+            }
+        }
+    }
+
+    /// The last id and summary of node `ix`, a leaf if `leaf`.
+    fn node_summary(&self, ix: Ix, leaf: bool) -> (AdmitId, Summary) {
+        if leaf {
+            let l = &self.leaves[ix as usize];
+            (l.ids[l.len.saturating_sub(1)], l.summary())
         } else {
-            self.nodes[link as usize].summary
+            let n = &self.inners[ix as usize];
+            (n.last[n.len.saturating_sub(1)], n.summary())
         }
     }
 
-    /// Recompute `link`'s summary from its children.
-    fn pull(&mut self, link: Link) {
-        let node = self.nodes[link as usize];
-        let work = i128::from(node.remaining);
-        let own = Summary { work, min_key: Some(i128::from(node.id.deadline) - work) };
-        let summary = Summary::combine(Summary::combine(self.summary(node.left), own), self.summary(node.right));
-        self.nodes[link as usize].summary = summary;
-    }
-
-    /// Split `link` into the nodes with id below `key` and the rest.
-    fn split(&mut self, link: Link, key: AdmitId) -> (Link, Link) {
-        if link == NIL {
-            return (NIL, NIL);
-        }
-        let node = self.nodes[link as usize];
-        if node.id < key {
-            let (mid, right) = self.split(node.right, key);
-            self.nodes[link as usize].right = mid;
-            self.pull(link);
-            (link, right)
-        } else {
-            let (left, mid) = self.split(node.left, key);
-            self.nodes[link as usize].left = mid;
-            self.pull(link);
-            (left, link)
-        }
-    }
-
-    /// Join two treaps, every id in `left` below every id in `right`.
-    fn merge(&mut self, left: Link, right: Link) -> Link {
-        if left == NIL {
-            return right;
-        }
-        if right == NIL {
-            return left;
-        }
-        if self.nodes[left as usize].priority >= self.nodes[right as usize].priority {
-            let joined = self.merge(self.nodes[left as usize].right, right);
-            self.nodes[left as usize].right = joined;
-            self.pull(left);
-            left
-        } else {
-            let joined = self.merge(left, self.nodes[right as usize].left);
-            self.nodes[right as usize].left = joined;
-            self.pull(right);
-            right
-        }
+    /// Store child `c` of inner node `p`'s last id and summary (`leaf`: the child is a leaf).
+    fn refresh(&mut self, p: Ix, c: usize, leaf: bool) {
+        let child = self.inners[p as usize].children[c];
+        let (last, s) = self.node_summary(child, leaf);
+        let n = &mut self.inners[p as usize];
+        n.last[c] = last;
+        n.work[c] = s.work;
+        n.min_key[c] = s.min_key;
     }
 
     /// The signed idle time before `deadline` at `now`, by one descent.
     fn signed_idle_before(&self, deadline: u64, now: u64) -> i128 {
-        // `work_before` is the exact work ordered before the current subtree.
-        let (mut link, mut work_before, mut min_key_after) = (self.root, 0i128, None::<i128>);
-        while link != NIL {
-            let node = &self.nodes[link as usize];
-            let left = self.summary(node.left);
-            let through_node = work_before + left.work + i128::from(node.remaining);
-            if node.id.deadline <= deadline {
-                work_before = through_node;
-                link = node.right;
-            } else {
-                // The node and its right subtree are all after `deadline`.
-                let own = i128::from(node.id.deadline) - through_node;
-                let right = self.summary(node.right).min_key.map_or(own, |k| own.min(k - through_node));
-                min_key_after = Some(min_key_after.map_or(right, |m: i128| m.min(right)));
-                link = node.left;
+        // `work_before` is the exact work ordered before the current node.
+        let (mut node, mut work_before, mut min_key_after) = (self.root, 0i128, NO_KEY);
+        for _ in 0..self.height {
+            let n = &self.inners[node as usize];
+            // Children wholly at or before the deadline come first; the first one that ends
+            // after it is where the deadline falls, and every later child is after it.
+            let mut c = 0;
+            while c < n.len && n.last[c].deadline <= deadline {
+                work_before += n.work[c];
+                c += 1;
             }
+            if c == n.len {
+                return signed_idle(deadline, now, work_before, key(min_key_after));
+            }
+            let mut later = work_before + n.work[c];
+            // Children are never empty: no NO_KEY among them.
+            for k in c + 1..n.len {
+                min_key_after = min_key_after.min(n.min_key[k] - later);
+                later += n.work[k];
+            }
+            node = n.children[c];
         }
-        signed_idle(deadline, now, work_before, min_key_after)
+        let leaf = &self.leaves[node as usize];
+        let mut i = 0;
+        while i < leaf.len && leaf.ids[i].deadline <= deadline {
+            work_before += i128::from(leaf.remaining[i]);
+            i += 1;
+        }
+        let mut through = work_before;
+        for k in i..leaf.len {
+            through += i128::from(leaf.remaining[k]);
+            min_key_after = min_key_after.min(i128::from(leaf.ids[k].deadline) - through);
+        }
+        signed_idle(deadline, now, work_before, key(min_key_after))
     }
 
-    /// Set `job`'s remaining time to `new_remaining(old)`, recomputing summaries on its path.
-    fn update(&mut self, link: Link, job: AdmitId, new_remaining: &impl Fn(u64) -> u64) -> bool {
-        if link == NIL {
+    /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
+    /// `id`, and that leaf.
+    fn path_to(&self, id: AdmitId, path: &mut [(Ix, usize); MAX_HEIGHT]) -> Ix {
+        let mut node = self.root;
+        for step in path.iter_mut().take(self.height) {
+            let n = &self.inners[node as usize];
+            let c = n.route(id);
+            *step = (node, c);
+            node = n.children[c];
+        }
+        node
+    }
+
+    /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
+    /// sibling of the node below) where one happened, and splitting full nodes in turn.
+    fn fix_up(&mut self, path: &[(Ix, usize); MAX_HEIGHT], mut split: Option<Ix>) {
+        for level in (0..self.height).rev() {
+            let (p, c) = path[level];
+            let leaf_children = level + 1 == self.height;
+            self.refresh(p, c, leaf_children);
+            let Some(right) = split.take() else { continue };
+            self.inners[p as usize].open(c + 1);
+            self.inners[p as usize].children[c + 1] = right;
+            self.refresh(p, c + 1, leaf_children);
+            if self.inners[p as usize].len > self.fan_max {
+                let q = self.new_inner();
+                let n = &self.inners[p as usize];
+                let (len, half) = (n.len, n.len / 2);
+                let mut upper = Inner::EMPTY;
+                upper.len = len - half;
+                upper.children[..len - half].copy_from_slice(&n.children[half..len]);
+                upper.last[..len - half].copy_from_slice(&n.last[half..len]);
+                upper.work[..len - half].copy_from_slice(&n.work[half..len]);
+                upper.min_key[..len - half].copy_from_slice(&n.min_key[half..len]);
+                self.inners[q as usize] = upper;
+                self.inners[p as usize].len = half;
+                split = Some(q);
+            }
+        }
+        if let Some(right) = split {
+            // The root split: a new root above the two halves.
+            let leaf_children = self.height == 0;
+            let r = self.new_inner();
+            let mut root = Inner::EMPTY;
+            root.len = 2;
+            root.children[0] = self.root;
+            root.children[1] = right;
+            self.inners[r as usize] = root;
+            self.refresh(r, 0, leaf_children);
+            self.refresh(r, 1, leaf_children);
+            self.root = r;
+            self.height += 1;
+        }
+    }
+
+    /// Insert a new job, which is after every held job with its deadline.
+    fn insert(&mut self, id: AdmitId, remaining: u64) {
+        let mut path = [(0, 0); MAX_HEIGHT];
+        let leaf_ix = self.path_to(id, &mut path);
+        let leaf = &mut self.leaves[leaf_ix as usize];
+        let at = leaf.ids[..leaf.len].iter().position(|&other| other > id).unwrap_or(leaf.len);
+        let len = leaf.len;
+        leaf.ids.copy_within(at..len, at + 1);
+        leaf.remaining.copy_within(at..len, at + 1);
+        leaf.ids[at] = id;
+        leaf.remaining[at] = remaining;
+        leaf.len += 1;
+        let mut split = None;
+        if leaf.len > self.leaf_max {
+            let (len, half) = (leaf.len, leaf.len / 2);
+            let mut upper = Leaf::EMPTY;
+            upper.len = len - half;
+            upper.ids[..len - half].copy_from_slice(&leaf.ids[half..len]);
+            upper.remaining[..len - half].copy_from_slice(&leaf.remaining[half..len]);
+            leaf.len = half;
+            let r = self.new_leaf();
+            self.leaves[r as usize] = upper;
+            split = Some(r);
+        }
+        self.fix_up(&path, split);
+    }
+
+    /// Set `job`'s remaining time to `new_remaining(old)`; false if there is no such job.
+    fn update(&mut self, job: AdmitId, new_remaining: impl Fn(u64) -> u64) -> bool {
+        let mut path = [(0, 0); MAX_HEIGHT];
+        let leaf_ix = self.path_to(job, &mut path);
+        let leaf = &mut self.leaves[leaf_ix as usize];
+        let Some(at) = leaf.ids[..leaf.len].iter().position(|&other| other == job) else {
             return false;
-        }
-        let node = self.nodes[link as usize];
-        let found = match job.cmp(&node.id) {
-            std::cmp::Ordering::Less => self.update(node.left, job, new_remaining),
-            std::cmp::Ordering::Greater => self.update(node.right, job, new_remaining),
-            std::cmp::Ordering::Equal => {
-                self.nodes[link as usize].remaining = new_remaining(node.remaining);
-                true
-            }
         };
-        if found {
-            self.pull(link);
-        }
-        found
+        leaf.remaining[at] = new_remaining(leaf.remaining[at]);
+        self.fix_up(&path, None);
+        true
     }
 
-    /// Return every node of the subtree at `link` to the free list; how many there were.
-    fn release(&mut self, link: Link) -> usize {
-        // An explicit stack: an expired prefix can be deep on one side.
-        let mut count = 0;
-        let mut pending = link;
-        let mut stack_top = NIL;
-        // Reuse the `left` links of released nodes as the stack, so nothing allocates.
-        while pending != NIL || stack_top != NIL {
-            if pending == NIL {
-                pending = stack_top;
-                stack_top = self.nodes[pending as usize].left;
-                let right = self.nodes[pending as usize].right;
-                self.free.push(pending);
-                count += 1;
-                pending = right;
-                continue;
-            }
-            let left = self.nodes[pending as usize].left;
-            self.nodes[pending as usize].left = stack_top;
-            stack_top = pending;
-            pending = left;
+    /// Remove the jobs before `key` from the subtree at `node` (`level` inner levels above its
+    /// leaves); how many went.
+    fn expire_in(&mut self, node: Ix, level: usize, key: AdmitId) -> usize {
+        if level == 0 {
+            let leaf = &mut self.leaves[node as usize];
+            let gone = leaf.ids[..leaf.len].iter().position(|&id| id >= key).unwrap_or(leaf.len);
+            let len = leaf.len;
+            leaf.ids.copy_within(gone..len, 0);
+            leaf.remaining.copy_within(gone..len, 0);
+            leaf.len -= gone;
+            return gone;
         }
-        count
+        let n = &self.inners[node as usize];
+        let whole = n.last[..n.len].iter().position(|&last| last >= key).unwrap_or(n.len);
+        let mut gone = 0;
+        for c in 0..whole {
+            let child = self.inners[node as usize].children[c];
+            gone += self.release(child, level - 1);
+        }
+        self.inners[node as usize].drop_front(whole);
+        if self.inners[node as usize].len > 0 {
+            let first = self.inners[node as usize].children[0];
+            gone += self.expire_in(first, level - 1, key);
+            self.refresh(node, 0, level == 1);
+        }
+        gone
     }
+
+    /// Return the subtree at `node` to the free lists; how many jobs it held.
+    fn release(&mut self, node: Ix, level: usize) -> usize {
+        if level == 0 {
+            self.free_leaves.push(node);
+            return self.leaves[node as usize].len;
+        }
+        let mut held = 0;
+        for c in 0..self.inners[node as usize].len {
+            held += self.release(self.inners[node as usize].children[c], level - 1);
+        }
+        self.free_inners.push(node);
+        held
+    }
+}
+
+fn key(min_key: i128) -> Option<i128> {
+    (min_key != NO_KEY).then_some(min_key)
 }
 
 impl AdmissionEngine for TreeEngine {
@@ -264,31 +457,14 @@ impl AdmissionEngine for TreeEngine {
         }
         let id = AdmitId { deadline, seq: self.next_seq };
         self.next_seq += 1;
-        let priority = self.next_priority();
-        let node = Node { id, remaining: wcet, priority, left: NIL, right: NIL, summary: Summary::EMPTY };
-        let link = match self.free.pop() {
-            Some(link) => {
-                self.nodes[link as usize] = node;
-                link
-            }
-            None => {
-                // Within capacity, so within the preallocated arena: no reallocation.
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as Link
-            }
-        };
-        self.pull(link);
-        // The new id is above every held id with the same deadline, so it goes after them.
-        let (left, right) = self.split(self.root, id);
-        let left = self.merge(left, link);
-        self.root = self.merge(left, right);
+        self.insert(id, wcet);
         self.len += 1;
         Ok(Admission::Accepted(id))
     }
 
     fn charge(&mut self, job: AdmitId, ran: Duration) -> Result<(), AdmitError> {
         let ran = span_nanos(ran);
-        if self.update(self.root, job, &|old: u64| old.saturating_sub(ran)) {
+        if self.update(job, |old| old.saturating_sub(ran)) {
             Ok(())
         } else {
             Err(AdmitError::UnknownJob(job))
@@ -296,7 +472,7 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError> {
-        if self.update(self.root, job, &|_| 0) {
+        if self.update(job, |_| 0) {
             Ok(())
         } else {
             Err(AdmitError::UnknownJob(job))
@@ -304,24 +480,112 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn expire(&mut self, now: Time) -> usize {
-        // Ids order by deadline first, so this splits off every deadline before `now`.
-        let (expired, kept) = self.split(self.root, AdmitId { deadline: now.as_nanos(), seq: 0 });
-        self.root = kept;
-        let gone = self.release(expired);
+        // Ids order by deadline first, so this removes every deadline before `now`.
+        let gone = self.expire_in(self.root, self.height, AdmitId { deadline: now.as_nanos(), seq: 0 });
         self.len -= gone;
+        // A root left with one child hands over to it; an empty inner root becomes a leaf.
+        while self.height > 0 && self.inners[self.root as usize].len <= 1 {
+            let old = self.root;
+            if self.inners[old as usize].len == 0 {
+                self.root = self.new_leaf();
+                self.leaves[self.root as usize].len = 0;
+                self.height = 0;
+            } else {
+                self.root = self.inners[old as usize].children[0];
+                self.height -= 1;
+            }
+            self.free_inners.push(old);
+        }
         gone
     }
 
     fn remaining(&self, job: AdmitId) -> Option<Duration> {
-        let mut link = self.root;
-        while link != NIL {
-            let node = &self.nodes[link as usize];
-            link = match job.cmp(&node.id) {
-                std::cmp::Ordering::Less => node.left,
-                std::cmp::Ordering::Greater => node.right,
-                std::cmp::Ordering::Equal => return Some(Duration::from_nanos(node.remaining)),
+        let mut path = [(0, 0); MAX_HEIGHT];
+        let leaf = &self.leaves[self.path_to(job, &mut path) as usize];
+        let at = leaf.ids[..leaf.len].iter().position(|&id| id == job)?;
+        Some(Duration::from_nanos(leaf.remaining[at]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::admit::LinearEngine;
+
+    /// Random calls on a tree with tiny nodes (so it splits, grows and shrinks often) and on
+    /// the linear engine, which the integration tests check against an oracle: every answer
+    /// must agree.
+    #[test]
+    fn tiny_nodes_agree_with_the_linear_engine() {
+        for (leaf_max, fan_max) in [(2, 3), (3, 3), (4, 4), (5, 3), (2, 5)] {
+            let capacity = 200;
+            let mut tree = TreeEngine::with_limits(capacity, leaf_max, fan_max);
+            let mut linear = LinearEngine::with_capacity(capacity);
+            let mut x = 0x1234_5678_9ABC_DEF1u64 ^ leaf_max as u64;
+            let mut next = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
             };
+            let (mut now, mut ids, mut tallest) = (0u64, Vec::new(), 0);
+            for step in 0..6000 {
+                let t = Time::from_nanos(now);
+                match next() % 10 {
+                    0..=4 => {
+                        let (c, d) = (Duration::from_nanos(next() % 5), Time::from_nanos(now + next() % 300));
+                        let a = tree.admit(c, d, t);
+                        assert_eq!(a, linear.admit(c, d, t), "step {step}");
+                        if let Ok(Admission::Accepted(id)) = a {
+                            ids.push(id);
+                        }
+                    }
+                    5 => {
+                        let d = Time::from_nanos(now + next() % 320);
+                        assert_eq!(tree.idle_before(d, t), linear.idle_before(d, t), "step {step}");
+                    }
+                    6 | 7 if !ids.is_empty() => {
+                        let id = ids[(next() % ids.len() as u64) as usize];
+                        let ran = Duration::from_nanos(next() % 3);
+                        assert_eq!(tree.charge(id, ran), linear.charge(id, ran), "step {step}");
+                        assert_eq!(tree.remaining(id), linear.remaining(id));
+                    }
+                    8 if !ids.is_empty() => {
+                        let id = ids[(next() % ids.len() as u64) as usize];
+                        assert_eq!(tree.finish(id), linear.finish(id), "step {step}");
+                    }
+                    _ => {
+                        now += next() % 40;
+                        assert_eq!(tree.expire(Time::from_nanos(now)), linear.expire(Time::from_nanos(now)));
+                        ids.retain(|id| id.deadline() >= Time::from_nanos(now));
+                    }
+                }
+                assert_eq!(tree.len(), linear.len(), "step {step}");
+                assert!(tree.leaves.len() <= tree.leaves.capacity() && tree.inners.len() <= tree.inners.capacity());
+                tallest = tallest.max(tree.height);
+            }
+            // The calls did build, and cut back, a tree of several levels.
+            assert!(tallest >= 3, "{leaf_max}/{fan_max}: height {tallest}");
         }
-        None
+    }
+
+    #[test]
+    fn a_full_tree_at_capacity_never_reallocates() {
+        let capacity = 1000;
+        let mut tree = TreeEngine::with_limits(capacity, 4, 4);
+        let (leaves, inners) = (tree.leaves.capacity(), tree.inners.capacity());
+        for round in 0..5u64 {
+            for i in 0..capacity as u64 {
+                // Deadlines in a scattered order, so splits happen all over the tree.
+                let d = Time::from_nanos(round * 10_000 + 1_000 + (i * 7919) % 5_000);
+                let r = tree.admit(Duration::ZERO, d, Time::from_nanos(round * 10_000));
+                assert!(matches!(r, Ok(Admission::Accepted(_))), "{r:?}");
+            }
+            assert!(tree.height >= 4);
+            assert_eq!(tree.admit(Duration::ZERO, Time::MAX, Time::ZERO), Err(AdmitError::Full { capacity }));
+            assert_eq!(tree.expire(Time::from_nanos((round + 1) * 10_000)), capacity);
+            assert_eq!((tree.height, tree.len()), (0, 0));
+            assert_eq!((tree.leaves.capacity(), tree.inners.capacity()), (leaves, inners));
+        }
     }
 }

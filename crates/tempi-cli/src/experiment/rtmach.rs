@@ -1,15 +1,17 @@
-//! `tempi experiment NAME`: rebuild a published experiment in virtual time and check its
-//! conclusions against our own runs.
+//! The `rtmach-*` experiments: benchmarks 1 to 3 of Tokuda and Nakajima, "Evaluation of
+//! Real-Time Synchronization in Real-Time Mach" (tables 3 to 8), rebuilt in virtual time.
 //!
-//! The three `rtmach-*` experiments rebuild benchmarks 1 to 3 of Tokuda and Nakajima,
-//! "Evaluation of Real-Time Synchronization in Real-Time Mach" (tables 3 to 8). Each benchmark
-//! is a small set of periodic threads under fixed priorities; some of them lock a shared object
-//! for their whole job. For every locking protocol we search the largest execution time `EXE`
-//! of the varied thread at which no deadline is missed over the run horizon (the last start
-//! time plus two hyperperiods), and report the processor utilisation at that point, as the
-//! paper's tables do. The runs charge the paper's measured overheads (tables 1 and 2) as
-//! [`tempi::Costs`], unless `--no-costs` is given. How the paper's tables were turned into
-//! thread sets, and every interpretation that needed, is in `docs/EXPERIMENTS.md`.
+//! Owns the benchmarks' thread sets, the breakdown search, the paper's numbers and
+//! conclusions, and their text and JSON reports. It must not touch the other experiments.
+//!
+//! Each benchmark is a small set of periodic threads under fixed priorities; some of them lock
+//! a shared object for their whole job. For every locking protocol we search the largest
+//! execution time `EXE` of the varied thread at which no deadline is missed over the run
+//! horizon (the last start time plus two hyperperiods), and report the processor utilisation
+//! at that point, as the paper's tables do. The runs charge the paper's measured overheads
+//! (tables 1 and 2) as [`tempi::Costs`], unless `--no-costs` is given. How the paper's tables
+//! were turned into thread sets, and every interpretation that needed, is in
+//! `docs/EXPERIMENTS.md`.
 //!
 //! Output: a table per experiment (ours next to the paper's numbers), then the paper's
 //! conclusions, each marked as holding or not in our runs. `--json` prints the same as one JSON
@@ -23,25 +25,7 @@ use tempi::clock::VirtualClock;
 use tempi::sync::{LockSpec, Mutex};
 use tempi::{Config, Costs, Ctx, Runtime, ThreadOutcome, ThreadSpec, Time};
 
-/// The experiments `tempi experiment` knows.
-pub const NAMES: &[&str] = &["rtmach-1", "rtmach-2", "rtmach-3"];
-
-/// `tempi experiment` arguments.
-#[derive(clap::Args, Debug)]
-pub struct ExperimentArgs {
-    /// Which experiment: rtmach-1, rtmach-2 or rtmach-3 (Real-Time Mach benchmarks 1-3).
-    #[arg(value_parser = clap::builder::PossibleValuesParser::new(NAMES))]
-    pub name: String,
-    /// Print one JSON object instead of tables.
-    #[arg(long)]
-    pub json: bool,
-    /// Coarser search: bisection at 1 ms resolution instead of a 1 ms scan refined to 1 µs.
-    #[arg(long)]
-    pub quick: bool,
-    /// Charge no simulated overheads (context switch, lock, unlock, abort all zero).
-    #[arg(long)]
-    pub no_costs: bool,
-}
+use super::ExperimentArgs;
 
 /// The protocols compared, in the order of the paper's table 4, by their lock registry names;
 /// a run compares those the registry holds.
@@ -456,8 +440,8 @@ fn conclusions(bench: &Benchmark, rows: &[Breakdown], rcs: bool) -> Vec<Conclusi
     }
 }
 
-/// Run experiment `args.name` and print its tables.
-pub fn run(args: &ExperimentArgs) -> Result<(), String> {
+/// Run experiment `args.name` (one of `rtmach-1` to `rtmach-3`) and print its tables.
+pub(super) fn run(args: &ExperimentArgs) -> Result<(), String> {
     let bench = benchmark(&args.name).ok_or_else(|| format!("unknown experiment `{}`", args.name))?;
     let registered = tempi::policy::lock::names();
     let is_registered = |p: &str| registered.iter().any(|n| n == p);
