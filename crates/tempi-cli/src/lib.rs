@@ -20,7 +20,7 @@
 
 pub mod scenario;
 
-pub use scenario::{parse_duration, Scenario, ScenarioError};
+pub use scenario::{parse_duration, AdmissionDef, Admissions, RequestDef, Scenario, ScenarioError};
 
 use std::time::Duration;
 

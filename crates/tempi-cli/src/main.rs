@@ -321,7 +321,7 @@ type Exporter = fn(&RunOutcome) -> String;
 
 /// Build the runtime on clock `C`, run it, print the summary and write the files asked for.
 fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) -> Result<(), Failure> {
-    let rt = sc.runtime::<C>(config).map_err(input)?;
+    let (rt, admissions) = sc.runtime_with_admission::<C>(config).map_err(input)?;
     let outcome = rt.run_until(until).map_err(|e| Failure::Runtime(format!("{}: run failed: {e}", sc.file)))?;
 
     for w in &outcome.warnings {
@@ -344,7 +344,13 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
     ];
     for (path, what, export) in files {
         if let Some(path) = path {
-            write_file(path, &export(&outcome))?;
+            // A run with admission lists its decisions in the report; others keep the report
+            // as it was.
+            let text = match (&admissions, what) {
+                (Some(a), "report") => a.report_json(&outcome),
+                _ => export(&outcome),
+            };
+            write_file(path, &text)?;
             if !out.quiet {
                 println!("wrote {what} to {}", path.display());
             }

@@ -24,9 +24,12 @@
 //! - [`policy`]: decisions, one folder per family, one built-in policy per file.
 //! - [`clock`]: virtual and real time.
 //! - [`trace`]: fixed-size records and the exporters (Perfetto JSON, SVG Gantt, JSON report).
+//! - [`admission`]: PORTS admission control on the runtime: idle-time queries, admitting
+//!   jobs under WCET enforcement, cross-CPU submission with negative acknowledgements.
 //! - [`runtime`]: configuration, spawning, running, results.
 //! - [`os`]: the operating-system calls a real-time dispatcher makes.
 
+pub mod admission;
 pub mod analysis;
 pub mod clock;
 pub mod config;

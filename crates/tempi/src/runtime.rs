@@ -106,6 +106,12 @@ impl<C: Clock> Runtime<C> {
         Ok(Runtime { id, config, seeds, memberships: Vec::new(), _clock: PhantomData })
     }
 
+    /// This runtime's identity, unique in the process: objects built above the kernel
+    /// (admission) carry it to refuse threads of other runtimes.
+    pub(crate) fn identity(&self) -> u64 {
+        self.id
+    }
+
     /// The configuration.
     ///
     /// ```

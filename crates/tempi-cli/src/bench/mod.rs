@@ -32,6 +32,9 @@
 //!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
+//! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
+//!   on requests that plan 100 tasks over 4 CPUs, and the requests that passed their budget
+//!   (see [`PLAN_WORKLOAD`](plan::PLAN_WORKLOAD)).
 //! - `admit.3000`, `admit.3000.min-laxity`: one EDF admission (idle query + admit) with 3,000
 //!   accepted jobs, the `tree` engine against the `linear` and `min_laxity` slot lists.
 //!   `admit.scaling`: the `tree` admission with 10^6 accepted jobs against 10^3; like the
@@ -42,9 +45,9 @@
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `admit.rs`: one file per metric group,
-//!   each owning the tempi side of its measurements and how its metrics and notes read. The
-//!   locking-protocol names live in `lock.rs`.
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`, `admit.rs`: one
+//!   file per metric group, each owning the tempi side of its measurements and how its metrics
+//!   and notes read. The locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread and POSIX-timer routes).
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
@@ -52,6 +55,7 @@ mod admit;
 mod budget;
 mod lock;
 mod peers;
+mod plan;
 mod posix;
 mod sim;
 mod spawn;
@@ -63,6 +67,7 @@ use tempi::ThreadOutcome;
 use admit::admit_metrics;
 use budget::notify_metrics;
 use lock::{handoff_metrics, uncontended_metrics};
+use plan::plan_metrics;
 use sim::sim_metrics;
 use spawn::spawn_metrics;
 use switch::{accounting_metrics, switch_metrics};
@@ -90,6 +95,8 @@ struct Sizes {
     /// Hand-offs per `lock.handoff.bpi` run, tempi side and OS-thread side.
     handoff_tempi: usize,
     handoff_peer: usize,
+    /// Requests per `plan.*` run.
+    plan_requests: usize,
     /// Blocks of `admit::BLOCK` admissions per `admit.*` repetition, and the list length of
     /// the large side of `admit.scaling`.
     admit_blocks: usize,
@@ -114,6 +121,7 @@ impl Sizes {
                 lock_peer: 50_000,
                 handoff_tempi: 100,
                 handoff_peer: 30,
+                plan_requests: 200,
                 admit_blocks: 20,
                 admit_scaling_jobs: 100_000,
             }
@@ -133,6 +141,7 @@ impl Sizes {
                 lock_peer: 2_000_000,
                 handoff_tempi: 2_000,
                 handoff_peer: 1_000,
+                plan_requests: 1_000,
                 admit_blocks: 300,
                 admit_scaling_jobs: 1_000_000,
             }
@@ -297,6 +306,7 @@ pub const GROUPS: &[&str] = &[
     "lock.uncontended",
     "lock.handoff",
     "sim",
+    "plan",
     "admit",
 ];
 
@@ -325,6 +335,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("sim") {
         sim_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("plan") {
+        plan_metrics(&sz, &mut metrics)?;
     }
     if wanted("admit") {
         admit_metrics(&sz, &mut metrics)?;

@@ -26,6 +26,8 @@
 //!   `[[timer]]`, and the command line's overrides; `threads.rs` and `sets.rs` check
 //!   `[[thread]]` and `[[set]]` tables. They build the validated types and never touch a
 //!   runtime.
+//! - `requests.rs`: `[admission]` and `[[request]]`: their shapes, checks, submitter threads
+//!   and the admission part of the report.
 //! - `runtime.rs`: a validated scenario onto a runtime ([`Scenario::runtime`],
 //!   [`Scenario::populate`]). It relies on validation instead of re-checking the file; its
 //!   errors come from the runtime or from what a real-time clock cannot do.
@@ -34,6 +36,7 @@
 mod duration;
 mod names;
 mod raw;
+mod requests;
 mod runtime;
 mod sets;
 mod source;
@@ -50,6 +53,7 @@ use tempi::policy::sched::SchedulerFactory;
 use tempi::{Accounting, Costs, Criticality, MissPolicy, Replenishment, TimerSpec, Timing};
 
 pub use duration::{parse_duration, DURATION_HINT};
+pub use requests::{AdmissionDef, Admissions, RequestDef};
 
 /// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`
 /// when no line applies, e.g. the file cannot be read).
@@ -300,6 +304,8 @@ pub struct Scenario {
     pub accounting: Accounting,
     /// Simulated overheads (`[runtime.costs]`), zero unless given.
     pub costs: Costs,
+    /// `[admission]` with its `[[request]]` tables, if the file has them.
+    pub admission: Option<AdmissionDef>,
     scheduler: SchedulerFactory,
 }
 

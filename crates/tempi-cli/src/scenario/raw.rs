@@ -21,6 +21,9 @@ pub(super) struct RawFile {
     pub(super) set: Vec<Spanned<RawSet>>,
     #[serde(default)]
     pub(super) resource: Vec<Spanned<RawResource>>,
+    pub(super) admission: Option<Spanned<super::requests::RawAdmission>>,
+    #[serde(default)]
+    pub(super) request: Vec<Spanned<super::requests::RawRequest>>,
 }
 
 #[derive(Deserialize)]

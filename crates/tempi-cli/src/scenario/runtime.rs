@@ -71,7 +71,7 @@ impl Scenario {
         Config::new(self.cpus)
             .scheduler_factory(self.scheduler.clone())
             .max_threads(self.threads.len().max(256))
-            .max_sets(self.sets.len().max(64))
+            .max_sets(self.sets.len().max(64) + self.admission_sets())
             .accounting(self.accounting)
             .costs(self.costs)
     }
@@ -87,9 +87,26 @@ impl Scenario {
     /// assert_eq!(rt.run().unwrap().threads.len(), 1);
     /// ```
     pub fn runtime<C: Clock>(&self, config: Config) -> Result<Runtime<C>, ScenarioError> {
+        self.runtime_with_admission(config).map(|(rt, _)| rt)
+    }
+
+    /// [`Scenario::runtime`], also returning the admissions of `[admission]` (if the file
+    /// has one), whose logs the report lists after the run.
+    ///
+    /// ```
+    /// use tempi::clock::VirtualClock;
+    /// let sc = tempi_cli::parse("s.toml", "[[thread]]\nname = \"t\"\nwcet = \"1ms\"\n").unwrap();
+    /// let (_, admissions) = sc.runtime_with_admission::<VirtualClock>(sc.config()).unwrap();
+    /// assert!(admissions.is_none());
+    /// ```
+    pub fn runtime_with_admission<C: Clock>(
+        &self,
+        config: Config,
+    ) -> Result<(Runtime<C>, Option<super::Admissions>), ScenarioError> {
         let mut rt = Runtime::<C>::new(config).map_err(|e| self.error(e.to_string()))?;
         self.populate(&mut rt)?;
-        Ok(rt)
+        let admissions = self.populate_admission(&mut rt)?;
+        Ok((rt, admissions))
     }
 
     /// Spawn every thread and register every timing event on `rt`. Errors the runtime raises

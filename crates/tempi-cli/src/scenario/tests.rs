@@ -393,3 +393,74 @@ mod cost_tests {
         assert!(text.contains("c.toml:3") && text.contains("costs.abort"), "{text}");
     }
 }
+
+#[test]
+fn admission_tables_are_checked_with_their_lines() {
+    let edf = "[runtime]\ncpus = 2\npolicy = \"edf\"\n";
+    let req = "[[request]]\nname = \"j\"\ntime = \"0ms\"\nwcet = \"1ms\"\ndeadline = \"2ms\"\n";
+    let err = |text: &str| Scenario::parse("s.toml", text).unwrap_err().to_string();
+    assert_eq!(err(&format!("{edf}{req}")), "s.toml:4: [[request]] needs an [admission] table");
+    assert!(err(&format!("[admission]\n{req}")).contains("set policy = \"edf\""));
+    assert!(err(&format!("{edf}[admission]\nengine = \"fast\"\n"))
+        .contains("s.toml:5: [admission]: field `engine`: unknown engine"));
+    let bad_cpu = format!("{edf}[admission]\n{req}target = 2\n");
+    assert!(err(&bad_cpu).contains("s.toml:10: [[request]] \"j\": field `target`: CPU 2 does not exist"));
+    let lonely = format!("{edf}[admission]\n{req}resubmit_wcet = \"1ms\"\n");
+    assert!(err(&lonely).contains("`resubmit_wcet` needs `resubmit`"));
+    let sc = Scenario::parse(
+        "s.toml",
+        &format!("{edf}[admission]\nengine = \"min-laxity\"\n{req}work = \"3ms\"\ncpu = 1\n"),
+    )
+    .unwrap();
+    let def = sc.admission.unwrap();
+    assert_eq!(def.engine, "min_laxity");
+    let r = &def.requests[0];
+    assert_eq!((r.cpu, r.target, r.wcet, r.deadline, r.work, r.line), (1, 1, ms(1), ms(2), ms(3), 6));
+}
+
+#[test]
+fn the_admission_example_refuses_nacks_resubmits_and_stops_an_overrun() {
+    let sc =
+        Scenario::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/ports-admission.toml"))).unwrap();
+    let (rt, adm) = sc.runtime_with_admission::<tempi::clock::VirtualClock>(sc.config()).unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.total_misses(), 0);
+    let v: serde_json::Value = serde_json::from_str(&adm.unwrap().report_json(&out)).unwrap();
+    let rows: Vec<(String, bool, u64, Option<u64>)> = v["admissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["request"].as_str().unwrap().to_string(),
+                a["accepted"].as_bool().unwrap(),
+                a["idle"].as_u64().unwrap(),
+                a["target_cpu"].as_u64(),
+            )
+        })
+        .collect();
+    let ms_ns = |n: u64| n * 1_000_000;
+    assert_eq!(rows[3], ("replan".into(), false, ms_ns(3), None));
+    assert_eq!(rows[4], ("sim".into(), false, ms_ns(2), Some(1)));
+    assert_eq!(rows[5], ("sim".into(), true, ms_ns(3), None));
+    assert_eq!(v["admission_events"][0]["request"], "probe");
+    assert_eq!(v["admission_events"][0]["time"], ms_ns(13));
+}
+
+#[test]
+fn a_request_that_cannot_be_tested_is_reported_and_the_next_ones_go_on() {
+    let mut text = String::from("[runtime]\npolicy = \"edf\"\n[admission]\ncapacity = 1\n");
+    for (name, t) in [("a", 0), ("b", 1), ("c", 20)] {
+        text += &format!("[[request]]\nname = \"{name}\"\ntime = \"{t}ms\"\nwcet = \"1ms\"\ndeadline = \"10ms\"\n");
+    }
+    let sc = Scenario::parse("s.toml", &text).unwrap();
+    let (rt, adm) = sc.runtime_with_admission::<tempi::clock::VirtualClock>(sc.config()).unwrap();
+    let out = rt.run().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&adm.unwrap().report_json(&out)).unwrap();
+    // "b" finds the only entry taken by "a" (due at 10 ms); "c", after it expired, is admitted.
+    assert_eq!(v["admission_events"][0]["request"], "b");
+    assert_eq!(v["admission_events"][0]["kind"], "error: admission engine full (1 entries)");
+    let admitted: Vec<&str> =
+        v["admissions"].as_array().unwrap().iter().map(|a| a["request"].as_str().unwrap()).collect();
+    assert_eq!(admitted, ["a", "c"]);
+}

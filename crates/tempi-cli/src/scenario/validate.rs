@@ -197,6 +197,8 @@ impl Scenario {
             }
         }
 
+        let admission = super::requests::admission_def(&src, raw.admission.as_ref(), &raw.request, cpus, &policy)?;
+
         Ok(Scenario {
             file: file.to_string(),
             cpus,
@@ -211,6 +213,7 @@ impl Scenario {
             resources,
             accounting,
             costs,
+            admission,
             scheduler,
         })
     }

@@ -13,6 +13,7 @@
 //! kernel wrote them (across independent real-time dispatchers: by time, then CPU).
 
 #[cfg(feature = "export")]
+pub mod admissions;
 pub mod gantt;
 #[cfg(feature = "export")]
 pub mod perfetto;

@@ -319,6 +319,10 @@ struct ReportJson<'a> {
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
     budget_events: Vec<BudgetJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admissions: Option<&'a [super::admissions::AdmissionRecord]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admission_events: Option<&'a [super::admissions::AdmissionEventRecord]>,
 }
 
 #[derive(Serialize)]
@@ -391,6 +395,15 @@ struct JobJson {
 /// assert_eq!(v["jobs"][0]["finish"], 2_000_000);
 /// ```
 pub fn to_json(out: &RunOutcome) -> String {
+    render(out, None, None)
+}
+
+/// [`to_json`], with the admission keys when a run used admission.
+pub(super) fn render(
+    out: &RunOutcome,
+    admissions: Option<&[super::admissions::AdmissionRecord]>,
+    admission_events: Option<&[super::admissions::AdmissionEventRecord]>,
+) -> String {
     let threads = out
         .threads
         .iter()
@@ -462,6 +475,8 @@ pub fn to_json(out: &RunOutcome) -> String {
         sets,
         jobs,
         budget_events,
+        admissions,
+        admission_events,
     };
     // Plain data with string keys: serialising it cannot fail, but an empty object beats a panic.
     serde_json::to_string_pretty(&report).unwrap_or_else(|_| String::from("{}"))

@@ -66,6 +66,8 @@
 
 mod linear;
 mod min_laxity;
+/// The Spring planner: plans whole thread groups onto the CPUs before they start, or refuses them.
+pub mod planner;
 mod tree;
 
 pub use linear::LinearEngine;

@@ -1,0 +1,159 @@
+//! The answers of an admission besides an admitted job: the negative acknowledgement
+//! ([`Nack`]), the errors ([`AdmissionError`]) and their union ([`Refused`]).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::policy::admit;
+use crate::time::Time;
+
+/// A negative acknowledgement: the job does not fit on `cpu` before its deadline.
+///
+/// ```
+/// use std::time::Duration;
+/// let n = tempi::admission::Nack { request: "j".into(), cpu: 1, deadline: tempi::Time::from_micros(5), idle: Duration::from_micros(2) };
+/// assert!(n.to_string().contains("2µs"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nack {
+    /// The job that was refused.
+    pub request: Arc<str>,
+    /// The CPU that refused it.
+    pub cpu: usize,
+    /// Its deadline.
+    pub deadline: Time,
+    /// The idle time that CPU had before the deadline: a job needing at most this fits.
+    pub idle: Duration,
+}
+
+impl fmt::Display for Nack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "job `{}` refused on CPU {}: {:?} idle before {}", self.request, self.cpu, self.idle, self.deadline)
+    }
+}
+
+/// Why a call on an [`Admission`] could not be carried out (not a refusal: see [`Refused`]).
+///
+/// ```
+/// assert!(tempi::admission::AdmissionError::ZeroWcet.to_string().contains("WCET"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdmissionError {
+    /// No engine has this name.
+    UnknownEngine(String),
+    /// The runtime's scheduler is not EDF, so admitted jobs would not run in the order the
+    /// test assumes.
+    NotEdf {
+        /// The scheduler's name.
+        scheduler: String,
+    },
+    /// The admission belongs to another runtime.
+    ForeignRuntime,
+    /// A thread of CPU `from` called CPU `to`'s admission in real time, where cross-CPU
+    /// submission is not supported yet.
+    CrossCpu {
+        /// The caller's CPU.
+        from: usize,
+        /// The admission's CPU.
+        to: usize,
+    },
+    /// The job's release is after the request: only released jobs can be admitted.
+    FutureRelease {
+        /// The job's release.
+        release: Time,
+        /// The instant of the request.
+        now: Time,
+    },
+    /// A job needs some CPU time.
+    ZeroWcet,
+    /// The engine holds its capacity of entries (they leave when their deadline passes).
+    Full {
+        /// The engine's capacity.
+        capacity: usize,
+    },
+    /// [`AdmissionSpec::max_live`] admitted jobs are alive.
+    TooManyLive {
+        /// The limit.
+        max: usize,
+    },
+    /// A runtime call failed (spawning the job, creating the sets).
+    Runtime(Error),
+}
+
+impl fmt::Display for AdmissionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdmissionError::UnknownEngine(n) => {
+                write!(f, "unknown admission engine `{n}` (known: {})", admit::NAMES.join(", "))
+            }
+            AdmissionError::NotEdf { scheduler } => {
+                write!(f, "admission needs the EDF scheduler, the runtime uses `{scheduler}`")
+            }
+            AdmissionError::ForeignRuntime => write!(f, "the admission belongs to another runtime"),
+            AdmissionError::CrossCpu { from, to } => write!(
+                f,
+                "a thread of CPU {from} cannot submit to CPU {to}'s admission in real time (cross-CPU submission \
+                 works in virtual time only)"
+            ),
+            AdmissionError::FutureRelease { release, now } => {
+                write!(f, "job released at {release} requested at {now}: only released jobs can be admitted")
+            }
+            AdmissionError::ZeroWcet => write!(f, "a job's WCET must be positive"),
+            AdmissionError::Full { capacity } => write!(f, "admission engine full ({capacity} entries)"),
+            AdmissionError::TooManyLive { max } => write!(f, "{max} admitted jobs are alive (max_live)"),
+            AdmissionError::Runtime(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AdmissionError {}
+
+/// Why [`Admission::admit`] did not admit a job.
+///
+/// ```
+/// use tempi::admission::{AdmissionError, Refused};
+/// let r = Refused::Error(AdmissionError::ZeroWcet);
+/// assert!(r.nack().is_none());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// The admission test refused it.
+    Nack(Nack),
+    /// The request could not be tested or the job not started.
+    Error(AdmissionError),
+}
+
+impl Refused {
+    /// The negative acknowledgement, if the test refused the job.
+    ///
+    /// ```
+    /// use tempi::admission::{Nack, Refused};
+    /// let n = Nack { request: "j".into(), cpu: 0, deadline: tempi::Time::ZERO, idle: std::time::Duration::ZERO };
+    /// assert_eq!(Refused::Nack(n.clone()).nack(), Some(&n));
+    /// ```
+    pub fn nack(&self) -> Option<&Nack> {
+        match self {
+            Refused::Nack(n) => Some(n),
+            Refused::Error(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Nack(n) => n.fmt(f),
+            Refused::Error(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl From<AdmissionError> for Refused {
+    fn from(e: AdmissionError) -> Refused {
+        Refused::Error(e)
+    }
+}

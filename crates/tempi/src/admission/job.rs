@@ -1,0 +1,87 @@
+//! The code around an admitted job's body: putting the thread under its WCET budget, and
+//! telling the engine the job ended however it ends (returned, killed at its WCET, aborted,
+//! panicked, stopped with the runtime).
+
+use std::sync::{Arc, Mutex};
+
+use crate::kernel::Ctx;
+use crate::policy::admit::AdmitId;
+use crate::sets::{BudgetEvent, SetId};
+
+use super::log::{JobEvent, JobEventKind};
+use super::{is_overrun, lock, State};
+
+/// A job's body, run once.
+pub(super) type Body = Box<dyn FnOnce(&Ctx<'_>) + Send>;
+
+/// Ends the job in its slot when dropped: on return and during any unwind alike. Makes no
+/// runtime call, so it is safe while the thread unwinds.
+struct EndOfJob {
+    state: Arc<Mutex<State>>,
+    slot: usize,
+    id: AdmitId,
+}
+
+impl Drop for EndOfJob {
+    fn drop(&mut self) {
+        lock(&self.state).end_job(self.slot, self.id);
+    }
+}
+
+/// The thread body of admitted job `id`, holding pool slot `slot` (set `set`).
+pub(super) fn wrap(
+    state: Arc<Mutex<State>>,
+    slot: usize,
+    set: SetId,
+    id: AdmitId,
+    body: Body,
+) -> impl FnMut(&Ctx<'_>) + Send + 'static {
+    let mut body = Some(body);
+    move |cx: &Ctx<'_>| {
+        let Some(body) = body.take() else { return };
+        let end = EndOfJob { state: state.clone(), slot, id };
+        let wcet = {
+            let mut st = lock(&state);
+            let Some(job) = st.slots[slot].job.as_mut().filter(|j| j.id == id) else { return };
+            job.thread = Some(cx.id());
+            job.wcet
+        };
+        // The budget is refilled before the thread joins, so an exhausted budget left by the
+        // previous holder cannot strike it, and only this job's time counts against its WCET.
+        let enforced = cx.replenish_budget(set, wcet).and_then(|()| cx.add_to_set(set, cx.id()));
+        if let Err(e) = enforced {
+            let mut st = lock(&state);
+            let request = st.slots[slot].job.as_ref().map(|j| j.request.clone()).unwrap_or_else(|| "".into());
+            let event =
+                JobEvent { request, thread: Some(cx.id()), at: cx.now(), wcet, kind: JobEventKind::Unenforced(e) };
+            st.events.push(event);
+            return;
+        }
+        body(cx);
+        // Leaving the set before the slot is freed keeps the next holder alone in it. A killed
+        // or unwinding job cannot make this call; its thread leaves the set as it ends, before
+        // any other thread runs.
+        let _ = cx.remove_from_set(set, cx.id());
+        drop(end);
+    }
+}
+
+/// The budget handler of pool slot `slot`: an exhaustion while a job holds the slot is that
+/// job's overrun (the `Kill` action stops it).
+pub(super) fn overrun_handler(state: Arc<Mutex<State>>, slot: usize) -> impl FnMut(&BudgetEvent) + Send + 'static {
+    move |event: &BudgetEvent| {
+        if !is_overrun(event.kind) {
+            return;
+        }
+        let mut st = lock(&state);
+        let Some(job) = st.slots[slot].job.as_ref() else { return };
+        let record = JobEvent {
+            request: job.request.clone(),
+            thread: job.thread,
+            at: event.at,
+            wcet: job.wcet,
+            kind: JobEventKind::Overrun,
+        };
+        st.events.push(record);
+    }
+}

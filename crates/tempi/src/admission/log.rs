@@ -1,0 +1,122 @@
+//! What an [`Admission`](super::Admission) records: one [`Decision`] per admission test and
+//! one [`JobEvent`] per job that did not run as admitted (an overrun, or enforcement that
+//! could not be set up). Both logs are preallocated; entries past their capacity are counted,
+//! not stored.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+/// One admission test and its answer.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::admission::{Admission, AdmissionSpec, JobRequest};
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+/// let adm = Admission::new(&mut rt, AdmissionSpec::new(0)).unwrap();
+/// let a = adm.clone();
+/// rt.spawn(ThreadSpec::new("submitter").deadline(Duration::from_nanos(1)), move |cx| {
+///     let job = JobRequest::new("j", Duration::from_micros(3), Time::from_micros(10), |cx| cx.work(Duration::from_micros(2)));
+///     a.admit(cx, job).unwrap();
+/// }).unwrap();
+/// rt.run().unwrap();
+/// let d = &adm.decisions()[0];
+/// assert_eq!((&*d.request, d.accepted, d.idle), ("j", true, Duration::from_micros(10)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The job's name.
+    pub request: Arc<str>,
+    /// When it was tested.
+    pub time: Time,
+    /// The CPU the request was made on (the submitter's).
+    pub cpu: usize,
+    /// The CPU whose admission tested it (the job's CPU if accepted).
+    pub target_cpu: usize,
+    /// The worst-case execution time asked for.
+    pub wcet: Duration,
+    /// The absolute deadline asked for.
+    pub deadline: Time,
+    /// Whether the job was admitted.
+    pub accepted: bool,
+    /// The idle time the CPU had before `deadline` when the request was tested.
+    pub idle: Duration,
+    /// Place in the order of all decisions made in this process, to merge the logs of
+    /// several CPUs in the order the decisions were made.
+    pub order: u64,
+}
+
+/// Something that happened to an admitted job after its admission.
+///
+/// ```
+/// use tempi::admission::JobEventKind;
+/// assert_ne!(JobEventKind::Overrun, JobEventKind::Unenforced(tempi::Error::Unwinding));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobEventKind {
+    /// The job used its whole WCET without ending: it was killed at that instant (its thread
+    /// ends as [`ThreadOutcome::Killed`](crate::ThreadOutcome::Killed)) and the rest of its
+    /// reservation went back to the later jobs.
+    Overrun,
+    /// The execution-time budget could not be put on the job's thread, so its body was not
+    /// run (it would have run unguarded); the job ended at once.
+    Unenforced(Error),
+}
+
+/// A [`JobEventKind`] with the job it happened to.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::admission::{Admission, AdmissionSpec, JobEventKind, JobRequest};
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+/// let adm = Admission::new(&mut rt, AdmissionSpec::new(0)).unwrap();
+/// let a = adm.clone();
+/// rt.spawn(ThreadSpec::new("submitter").deadline(Duration::from_nanos(1)), move |cx| {
+///     // Claims 2 µs, runs for 5: stopped at 2.
+///     let job = JobRequest::new("greedy", Duration::from_micros(2), Time::from_micros(10), |cx| cx.work(Duration::from_micros(5)));
+///     a.admit(cx, job).unwrap();
+/// }).unwrap();
+/// rt.run().unwrap();
+/// let e = &adm.job_events()[0];
+/// assert_eq!((&*e.request, e.at, &e.kind), ("greedy", Time::from_micros(2), &JobEventKind::Overrun));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobEvent {
+    /// The job's name.
+    pub request: Arc<str>,
+    /// The job's thread.
+    pub thread: Option<ThreadId>,
+    /// When it happened.
+    pub at: Time,
+    /// The job's WCET.
+    pub wcet: Duration,
+    /// What happened.
+    pub kind: JobEventKind,
+}
+
+/// A log with room fixed up front: what does not fit is counted.
+pub(super) struct Bounded<T> {
+    pub(super) entries: Vec<T>,
+    pub(super) dropped: u64,
+}
+
+impl<T> Bounded<T> {
+    pub(super) fn with_capacity(n: usize) -> Bounded<T> {
+        Bounded { entries: Vec::with_capacity(n), dropped: 0 }
+    }
+
+    pub(super) fn push(&mut self, entry: T) {
+        if self.entries.len() < self.entries.capacity() {
+            self.entries.push(entry);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}

@@ -1,0 +1,705 @@
+//! PORTS admission control on the runtime: "how much idle time is there before deadline
+//! `d`?", and jobs admitted only if their worst-case execution time (WCET) fits, so an admitted
+//! job never misses its deadline.
+//!
+//! Owns [`Admission`] (one CPU's admission test, decision log and job wrapper), its
+//! [`AdmissionSpec`], the request and answer types ([`JobRequest`], [`Admitted`], [`Nack`],
+//! [`Refused`], [`AdmissionError`]) and the logs ([`Decision`], [`JobEvent`]). Built only on
+//! public runtime calls (`Ctx::spawn`, thread sets, budgets, execution-time clocks) and on the
+//! engines of [`crate::policy::admit`]; it must not reach into the kernel or change an engine.
+//!
+//! # Shape
+//!
+//! - **Forking is separate from admission.** A [`JobRequest`] is only a description; the
+//!   application may first ask [`Admission::idle_before`] and pick a version of its
+//!   computation that fits, then call [`Admission::admit`].
+//! - **The scheduler is separate from the dispatcher.** An admitted job becomes an ordinary
+//!   one-shot thread on the admission's CPU whose relative deadline puts its absolute deadline
+//!   at the one admitted; the CPU's EDF scheduler dispatches it and knows nothing of the
+//!   admission structure. The admission needs the CPU to be scheduled EDF.
+//! - **WCET enforcement.** Each admission owns a pool of thread sets (one per job that may be
+//!   alive at once, [`AdmissionSpec::max_live`]), each with a `Manual` budget whose action is
+//!   `Kill`. A job, as it starts, sets its set's budget to its WCET and joins it, so the
+//!   execution-time clock of the set stops it when it has consumed its WCET. **Overrun
+//!   action:** the job's thread is killed at that instant (at its next runtime call in real
+//!   time), a [`JobEventKind::Overrun`] is logged, and its reservation is returned.
+//! - **Reclaim and expiry.** When the job's body returns, or its thread is killed or unwinds,
+//!   the engine is told it finished ([`AdmissionEngine::finish`](crate::policy::admit::AdmissionEngine::finish)):
+//!   the WCET it did not use goes back to the later jobs. Before every query the admission
+//!   charges the jobs that ran with the CPU time their clocks show, and expires the entries
+//!   whose deadline has passed.
+//! - **Cross-CPU submission.** Calling another CPU's admission from a thread is submitting a
+//!   job to that CPU: it is tested there and, if it fits, runs there; otherwise the answer is
+//!   a [`Nack`] naming the job and the idle time that CPU had before its deadline, and the
+//!   sender may resubmit a smaller job elsewhere. In virtual time every CPU is driven from one
+//!   OS thread, so the test is made directly. In real time it is refused with
+//!   [`AdmissionError::CrossCpu`]: a submission queue between dispatchers does not exist yet.
+//!
+//! # What the guarantee assumes
+//!
+//! The engine accounts for the time that passes between queries, whoever used it, but not
+//! for work that will preempt admitted jobs later: it holds when everything else on the CPU
+//! is less urgent than the admitted jobs (no deadline, or later deadlines), apart from the
+//! zero-time calls of the threads that submit (in virtual time runtime calls take no time).
+//! A submitter that must not wait behind admitted jobs gives itself a deadline of 1 ns.
+//! Jobs are assumed to be released when admitted: a request with a future release is refused
+//! with [`AdmissionError::FutureRelease`].
+//!
+//! # Memory
+//!
+//! The engine, the set pool and both logs are sized when the admission is created. Admitting
+//! spawns a thread, which allocates its body and its name as any spawn does.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tempi::admission::{Admission, AdmissionSpec, JobRequest, Refused};
+//! use tempi::{Runtime, ThreadSpec, Time};
+//! let us = Duration::from_micros;
+//! let mut rt = Runtime::simulated(1);
+//! rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+//! let adm = Admission::new(&mut rt, AdmissionSpec::new(0).engine("tree")).unwrap();
+//! let a = adm.clone();
+//! rt.spawn(ThreadSpec::new("app").deadline(Duration::from_nanos(1)), move |cx| {
+//!     let d = Time::from_micros(10);
+//!     a.admit(cx, JobRequest::new("first", us(6), d, move |cx| cx.work(us(6)))).unwrap();
+//!     assert_eq!(a.idle_before(cx, d), Ok(us(4)));
+//!     match a.admit(cx, JobRequest::new("big", us(5), d, move |cx| cx.work(us(5)))) {
+//!         Err(Refused::Nack(n)) => assert_eq!(n.idle, us(4)),
+//!         other => panic!("{other:?}"),
+//!     }
+//! }).unwrap();
+//! let out = rt.run().unwrap();
+//! assert_eq!(out.total_misses(), 0);
+//! ```
+
+mod answers;
+mod job;
+mod log;
+
+pub use answers::{AdmissionError, Nack, Refused};
+
+pub use log::{Decision, JobEvent, JobEventKind};
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::clock::{Clock, ClockMode};
+use crate::error::Error;
+use crate::kernel::Ctx;
+use crate::policy::admit::{self, Admission as EngineAnswer, AdmissionEngine, AdmitError, AdmitId};
+use crate::policy::budget::Kill;
+use crate::runtime::Runtime;
+use crate::sets::{Budget, BudgetEventKind, SetId};
+use crate::thread::{ThreadId, ThreadSpec};
+use crate::time::Time;
+use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
+
+use log::Bounded;
+
+/// How to build an [`Admission`]: its CPU, engine, capacities.
+///
+/// ```
+/// let spec = tempi::admission::AdmissionSpec::new(1).engine("linear").capacity(32).max_live(4).log_capacity(100);
+/// assert_eq!(spec.cpu(), 1);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmissionSpec {
+    cpu: usize,
+    engine: String,
+    capacity: usize,
+    max_live: usize,
+    log_capacity: usize,
+}
+
+impl AdmissionSpec {
+    /// Admission on `cpu`: engine `tree`, 256 entries, 8 jobs alive at once, 1024 log entries.
+    ///
+    /// ```
+    /// let _ = tempi::admission::AdmissionSpec::new(0);
+    /// ```
+    pub fn new(cpu: usize) -> AdmissionSpec {
+        AdmissionSpec { cpu, engine: "tree".into(), capacity: 256, max_live: 8, log_capacity: 1024 }
+    }
+
+    /// The engine, by a name [`crate::policy::admit::by_name`] knows (`tree`, `linear`,
+    /// `min_laxity`; `min-laxity` is accepted too).
+    ///
+    /// ```
+    /// let _ = tempi::admission::AdmissionSpec::new(0).engine("min-laxity");
+    /// ```
+    pub fn engine(mut self, name: &str) -> AdmissionSpec {
+        self.engine = name.replace('-', "_");
+        self
+    }
+
+    /// How many entries the engine holds: admitted jobs until their deadline passes.
+    ///
+    /// ```
+    /// let _ = tempi::admission::AdmissionSpec::new(0).capacity(16);
+    /// ```
+    pub fn capacity(mut self, entries: usize) -> AdmissionSpec {
+        self.capacity = entries;
+        self
+    }
+
+    /// How many admitted jobs may be alive (not yet ended) at once: one thread set each,
+    /// created with the admission and counted against [`crate::Config::max_sets`].
+    ///
+    /// ```
+    /// let _ = tempi::admission::AdmissionSpec::new(0).max_live(2);
+    /// ```
+    pub fn max_live(mut self, jobs: usize) -> AdmissionSpec {
+        self.max_live = jobs;
+        self
+    }
+
+    /// Room in each log (decisions, job events); what does not fit is counted.
+    ///
+    /// ```
+    /// let _ = tempi::admission::AdmissionSpec::new(0).log_capacity(10);
+    /// ```
+    pub fn log_capacity(mut self, entries: usize) -> AdmissionSpec {
+        self.log_capacity = entries;
+        self
+    }
+
+    /// The CPU.
+    ///
+    /// ```
+    /// assert_eq!(tempi::admission::AdmissionSpec::new(3).cpu(), 3);
+    /// ```
+    pub fn cpu(&self) -> usize {
+        self.cpu
+    }
+}
+
+/// A job to be tested: a name, a WCET, an absolute deadline and the body to run if it fits.
+///
+/// ```
+/// use std::time::Duration;
+/// let r = tempi::admission::JobRequest::new("plan", Duration::from_millis(2), tempi::Time::from_millis(9), |cx| {
+///     cx.work(Duration::from_millis(1));
+/// });
+/// assert_eq!(r.name(), "plan");
+/// ```
+pub struct JobRequest {
+    name: Arc<str>,
+    wcet: Duration,
+    deadline: Time,
+    release: Option<Time>,
+    body: job::Body,
+}
+
+impl fmt::Debug for JobRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JobRequest")
+            .field("name", &self.name)
+            .field("wcet", &self.wcet)
+            .field("deadline", &self.deadline)
+            .field("release", &self.release)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JobRequest {
+    /// A job named `name` that needs at most `wcet` of CPU time by `deadline` (absolute).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let r = tempi::admission::JobRequest::new("j", Duration::from_micros(1), tempi::Time::from_micros(5), |_| {});
+    /// assert_eq!(r.wcet(), Duration::from_micros(1));
+    /// ```
+    pub fn new(
+        name: impl Into<Arc<str>>,
+        wcet: Duration,
+        deadline: Time,
+        body: impl FnOnce(&Ctx<'_>) + Send + 'static,
+    ) -> JobRequest {
+        JobRequest { name: name.into(), wcet, deadline, release: None, body: Box::new(body) }
+    }
+
+    /// The job's release, if it is not "now". Admission assumes released jobs: a release
+    /// after the instant of the request is refused with [`AdmissionError::FutureRelease`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let r = tempi::admission::JobRequest::new("j", Duration::from_micros(1), tempi::Time::from_micros(5), |_| {})
+    ///     .released_at(tempi::Time::ZERO);
+    /// # let _ = r;
+    /// ```
+    pub fn released_at(mut self, release: Time) -> JobRequest {
+        self.release = Some(release);
+        self
+    }
+
+    /// The name.
+    ///
+    /// ```
+    /// let r = tempi::admission::JobRequest::new("x", std::time::Duration::from_nanos(1), tempi::Time::MAX, |_| {});
+    /// assert_eq!(r.name(), "x");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The WCET.
+    ///
+    /// ```
+    /// let r = tempi::admission::JobRequest::new("x", std::time::Duration::from_nanos(4), tempi::Time::MAX, |_| {});
+    /// assert_eq!(r.wcet(), std::time::Duration::from_nanos(4));
+    /// ```
+    pub fn wcet(&self) -> Duration {
+        self.wcet
+    }
+
+    /// The absolute deadline.
+    ///
+    /// ```
+    /// let r = tempi::admission::JobRequest::new("x", std::time::Duration::from_nanos(4), tempi::Time::from_nanos(9), |_| {});
+    /// assert_eq!(r.deadline(), tempi::Time::from_nanos(9));
+    /// ```
+    pub fn deadline(&self) -> Time {
+        self.deadline
+    }
+}
+
+/// An admitted job: its thread and its handle in the engine.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::admission::{Admission, AdmissionSpec, JobRequest};
+/// let mut rt = tempi::Runtime::simulated(1);
+/// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+/// let adm = Admission::new(&mut rt, AdmissionSpec::new(0)).unwrap();
+/// rt.spawn(tempi::ThreadSpec::new("s").deadline(Duration::from_nanos(1)), move |cx| {
+///     let ok = adm.admit(cx, JobRequest::new("j", Duration::from_micros(1), tempi::Time::from_micros(5), |_| {})).unwrap();
+///     assert_eq!((ok.cpu, ok.idle), (0, Duration::from_micros(5)));
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    /// The job's thread.
+    pub thread: ThreadId,
+    /// The job's entry in the engine.
+    pub job: AdmitId,
+    /// The CPU it runs on.
+    pub cpu: usize,
+    /// The idle time there was before its deadline, before it was admitted.
+    pub idle: Duration,
+}
+
+/// An admitted job not yet ended.
+struct Live {
+    id: AdmitId,
+    request: Arc<str>,
+    wcet: Duration,
+    /// Set by the job when it starts.
+    thread: Option<ThreadId>,
+    /// CPU time already charged to the engine.
+    charged: Duration,
+}
+
+/// One thread set of the enforcement pool and the job holding it.
+struct Slot {
+    set: SetId,
+    job: Option<Live>,
+}
+
+struct State {
+    engine: Box<dyn AdmissionEngine>,
+    slots: Vec<Slot>,
+    decisions: Bounded<Decision>,
+    events: Bounded<JobEvent>,
+    expired: u64,
+}
+
+/// One CPU's admission test over the jobs it admitted. Cloning gives another handle on the
+/// same admission (to move into threads).
+///
+/// ```
+/// use tempi::admission::{Admission, AdmissionSpec};
+/// let mut rt = tempi::Runtime::simulated(2);
+/// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+/// let adm = Admission::new(&mut rt, AdmissionSpec::new(1).engine("linear")).unwrap();
+/// assert_eq!((adm.cpu(), adm.engine_name()), (1, "linear"));
+/// ```
+#[derive(Clone)]
+pub struct Admission {
+    state: Arc<Mutex<State>>,
+    runtime: u64,
+    cpu: usize,
+    mode: ClockMode,
+    engine_name: &'static str,
+}
+
+impl fmt::Debug for Admission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Admission").field("cpu", &self.cpu).field("engine", &self.engine_name).finish_non_exhaustive()
+    }
+}
+
+impl Admission {
+    /// Build the admission of `spec.cpu()` on `rt`: its engine, and its pool of
+    /// [`AdmissionSpec::max_live`] enforcement sets (named `admission:CPU:N`, with a `kill`
+    /// budget each).
+    ///
+    /// The runtime must already be scheduled EDF ([`Runtime::set_scheduler`] with
+    /// [`crate::policy::sched::Edf`]); changing its policy afterwards voids the guarantee.
+    ///
+    /// # Errors
+    /// [`AdmissionError::NotEdf`], [`AdmissionError::UnknownEngine`]; [`AdmissionError::Runtime`] for a CPU the runtime
+    /// lacks or more sets than [`crate::Config::max_sets`] allows.
+    ///
+    /// ```
+    /// use tempi::admission::{Admission, AdmissionError, AdmissionSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// assert!(matches!(Admission::new(&mut rt, AdmissionSpec::new(0)), Err(AdmissionError::NotEdf { .. })));
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// assert!(matches!(Admission::new(&mut rt, AdmissionSpec::new(0).engine("nope")), Err(AdmissionError::UnknownEngine(_))));
+    /// assert!(matches!(Admission::new(&mut rt, AdmissionSpec::new(5)), Err(AdmissionError::Runtime(_))));
+    /// ```
+    pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: AdmissionSpec) -> Result<Admission, AdmissionError> {
+        let scheduler = (rt.config().scheduler)().name().to_string();
+        if scheduler != "edf" {
+            return Err(AdmissionError::NotEdf { scheduler });
+        }
+        let engine = admit::by_name(&spec.engine, spec.capacity).ok_or(AdmissionError::UnknownEngine(spec.engine))?;
+        let engine_name = engine.name();
+        let mut slots = Vec::with_capacity(spec.max_live);
+        for i in 0..spec.max_live {
+            let set =
+                rt.create_set(&format!("admission:{}:{i}", spec.cpu), spec.cpu).map_err(AdmissionError::Runtime)?;
+            slots.push(Slot { set, job: None });
+        }
+        let state = Arc::new(Mutex::new(State {
+            engine,
+            slots,
+            decisions: Bounded::with_capacity(spec.log_capacity),
+            events: Bounded::with_capacity(spec.log_capacity),
+            expired: 0,
+        }));
+        for i in 0..spec.max_live {
+            let set = lock(&state).slots[i].set;
+            // The amount is replaced by each job's WCET before it joins; an empty set uses none.
+            let budget =
+                Budget::new(Duration::from_nanos(1)).action(Kill).on_event(job::overrun_handler(state.clone(), i));
+            rt.set_budget(set, budget).map_err(AdmissionError::Runtime)?;
+        }
+        Ok(Admission { state, runtime: rt.identity(), cpu: spec.cpu, mode: C::MODE, engine_name })
+    }
+
+    /// The CPU whose jobs this admission tests.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert_eq!(a.cpu(), 0);
+    /// ```
+    pub fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    /// The engine's name.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert_eq!(a.engine_name(), "tree");
+    /// ```
+    pub fn engine_name(&self) -> &'static str {
+        self.engine_name
+    }
+
+    /// The idle time this CPU has before `deadline`, now: what a job due then could use.
+    ///
+    /// # Errors
+    /// [`AdmissionError::ForeignRuntime`], [`AdmissionError::CrossCpu`] (real time), or
+    /// [`AdmissionError::Runtime`] for a runtime call refused (e.g. while unwinding).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::admission::{Admission, AdmissionSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let adm = Admission::new(&mut rt, AdmissionSpec::new(0)).unwrap();
+    /// rt.spawn(tempi::ThreadSpec::new("s"), move |cx| {
+    ///     cx.sleep(Duration::from_micros(2));
+    ///     assert_eq!(adm.idle_before(cx, tempi::Time::from_micros(7)), Ok(Duration::from_micros(5)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn idle_before(&self, cx: &Ctx<'_>, deadline: Time) -> Result<Duration, AdmissionError> {
+        self.check_caller(cx)?;
+        let now = cx.now();
+        self.charge_running(cx)?;
+        let mut st = lock(&self.state);
+        st.expire(now);
+        Ok(st.engine.idle_before(deadline, now))
+    }
+
+    /// Test `request` now and, if it fits, start it as a thread on this admission's CPU with
+    /// its deadline, held to its WCET.
+    ///
+    /// # Errors
+    /// [`Refused::Nack`] if it does not fit (nothing changed); [`Refused::Error`] if it could
+    /// not be tested ([`AdmissionError`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::admission::{Admission, AdmissionSpec, JobRequest};
+    /// let us = Duration::from_micros;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let adm = Admission::new(&mut rt, AdmissionSpec::new(0)).unwrap();
+    /// let a = adm.clone();
+    /// rt.spawn(tempi::ThreadSpec::new("s").deadline(Duration::from_nanos(1)), move |cx| {
+    ///     let d = tempi::Time::from_micros(4);
+    ///     assert!(a.admit(cx, JobRequest::new("fits", us(3), d, move |cx| cx.work(us(3)))).is_ok());
+    ///     let nack = a.admit(cx, JobRequest::new("late", us(2), d, |_| {})).unwrap_err();
+    ///     assert_eq!(nack.nack().unwrap().idle, us(1));
+    /// }).unwrap();
+    /// assert_eq!(rt.run().unwrap().total_misses(), 0);
+    /// ```
+    pub fn admit(&self, cx: &Ctx<'_>, request: JobRequest) -> Result<Admitted, Refused> {
+        self.check_caller(cx)?;
+        let now = cx.now();
+        if let Some(release) = request.release.filter(|&r| r > now) {
+            return Err(AdmissionError::FutureRelease { release, now }.into());
+        }
+        if request.wcet.is_zero() {
+            return Err(AdmissionError::ZeroWcet.into());
+        }
+        self.charge_running(cx)?;
+        let JobRequest { name, wcet, deadline, body, .. } = request;
+        let (id, slot, set, idle, decision) = {
+            let mut st = lock(&self.state);
+            st.expire(now);
+            let idle = st.engine.idle_before(deadline, now);
+            let free = st.slots.iter().position(|s| s.job.is_none());
+            if free.is_none() && wcet <= idle {
+                // It would fit, but nothing could enforce its WCET: the engine is not touched.
+                return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
+            }
+            let decision = |accepted| Decision {
+                request: name.clone(),
+                time: now,
+                cpu: cx.cpu(),
+                target_cpu: self.cpu,
+                wcet,
+                deadline,
+                accepted,
+                idle,
+                order: DECISION_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            };
+            let id = match st.engine.admit(wcet, deadline, now) {
+                Err(AdmitError::Full { capacity }) => return Err(AdmissionError::Full { capacity }.into()),
+                Err(AdmitError::UnknownJob(_)) => unreachable!("admitting names no job"),
+                Ok(EngineAnswer::Rejected { idle }) => {
+                    st.decisions.push(decision(false));
+                    return Err(Refused::Nack(Nack { request: name, cpu: self.cpu, deadline, idle }));
+                }
+                Ok(EngineAnswer::Accepted(id)) => id,
+            };
+            let Some(slot) = free else {
+                // Unreachable (an admitted job fitted its idle time, so a slot was free), but a
+                // wrong guess must not leave a reservation nothing runs.
+                let _ = st.engine.finish(id);
+                return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
+            };
+            st.slots[slot].job = Some(Live { id, request: name.clone(), wcet, thread: None, charged: Duration::ZERO });
+            (id, slot, st.slots[slot].set, idle, decision(true))
+        };
+        let spec = ThreadSpec::new(&*name).cpu(self.cpu).deadline(deadline - now).wcet(wcet);
+        let body = job::wrap(self.state.clone(), slot, set, id, body);
+        match cx.spawn(spec, body) {
+            Ok(thread) => {
+                // Logged once the job exists: a job that could not be started was not admitted.
+                lock(&self.state).decisions.push(decision);
+                Ok(Admitted { thread, job: id, cpu: self.cpu, idle })
+            }
+            Err(e) => {
+                lock(&self.state).end_job(slot, id);
+                Err(AdmissionError::Runtime(e).into())
+            }
+        }
+    }
+
+    /// Every decision logged so far, in order.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert!(a.decisions().is_empty());
+    /// ```
+    pub fn decisions(&self) -> Vec<Decision> {
+        lock(&self.state).decisions.entries.clone()
+    }
+
+    /// Decisions made after the log was full (not stored).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert_eq!(a.decisions_dropped(), 0);
+    /// ```
+    pub fn decisions_dropped(&self) -> u64 {
+        lock(&self.state).decisions.dropped
+    }
+
+    /// Every job event (overruns, enforcement failures) logged so far, in order.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert!(a.job_events().is_empty());
+    /// ```
+    pub fn job_events(&self) -> Vec<JobEvent> {
+        lock(&self.state).events.entries.clone()
+    }
+
+    /// How many entries the engine holds (admitted jobs whose deadline was not yet found
+    /// passed; entries expire at the first query after their deadline).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert_eq!(a.entries(), 0);
+    /// ```
+    pub fn entries(&self) -> usize {
+        lock(&self.state).engine.len()
+    }
+
+    /// How many entries have expired so far.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// assert_eq!(a.expired(), 0);
+    /// ```
+    pub fn expired(&self) -> u64 {
+        lock(&self.state).expired
+    }
+
+    /// The logs as rows of the JSON report
+    /// ([`to_json_with_admissions`](crate::trace::admissions::to_json_with_admissions)).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// let (decisions, events) = a.report_rows();
+    /// assert!(decisions.is_empty() && events.is_empty());
+    /// ```
+    pub fn report_rows(&self) -> (Vec<AdmissionRecord>, Vec<AdmissionEventRecord>) {
+        let st = lock(&self.state);
+        let ns = crate::time::nanos;
+        let decisions = st
+            .decisions
+            .entries
+            .iter()
+            .map(|d| AdmissionRecord {
+                request: d.request.to_string(),
+                time: d.time.as_nanos(),
+                cpu: d.cpu,
+                target_cpu: (d.target_cpu != d.cpu).then_some(d.target_cpu),
+                wcet: ns(d.wcet),
+                deadline: d.deadline.as_nanos(),
+                accepted: d.accepted,
+                idle: ns(d.idle),
+                order: d.order,
+            })
+            .collect();
+        let events = st
+            .events
+            .entries
+            .iter()
+            .map(|e| AdmissionEventRecord {
+                request: e.request.to_string(),
+                time: e.at.as_nanos(),
+                cpu: self.cpu,
+                wcet: ns(e.wcet),
+                kind: match &e.kind {
+                    JobEventKind::Overrun => "overrun".to_string(),
+                    JobEventKind::Unenforced(err) => format!("unenforced: {err}"),
+                },
+            })
+            .collect();
+        (decisions, events)
+    }
+
+    fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
+        if cx.runtime() != self.runtime {
+            return Err(AdmissionError::ForeignRuntime);
+        }
+        if self.mode == ClockMode::Real && cx.cpu() != self.cpu {
+            return Err(AdmissionError::CrossCpu { from: cx.cpu(), to: self.cpu });
+        }
+        Ok(())
+    }
+
+    /// Charge every started live job with the CPU time its clock gained since the last
+    /// charge, so the engine sees what is really left of each. The lock is never held across
+    /// a runtime call.
+    fn charge_running(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
+        let slots = lock(&self.state).slots.len();
+        for i in 0..slots {
+            let Some((id, thread)) = lock(&self.state).slots[i].job.as_ref().and_then(|j| Some((j.id, j.thread?)))
+            else {
+                continue;
+            };
+            let used = match cx.thread_cpu_time(thread) {
+                Ok(used) => used,
+                // It ended between the two calls: its end already told the engine.
+                Err(Error::UnknownThread(_)) => continue,
+                Err(e) => return Err(AdmissionError::Runtime(e)),
+            };
+            let mut st = lock(&self.state);
+            let st = &mut *st;
+            if let Some(job) = st.slots[i].job.as_mut().filter(|j| j.id == id) {
+                let delta = used.saturating_sub(job.charged);
+                job.charged = used;
+                // An entry already expired has nothing left to charge.
+                let _ = st.engine.charge(id, delta);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    fn expire(&mut self, now: Time) {
+        self.expired += self.engine.expire(now) as u64;
+    }
+
+    /// The job in `slot` ended: its unused time goes back, its set is free again.
+    fn end_job(&mut self, slot: usize, id: AdmitId) {
+        if self.slots[slot].job.as_ref().is_some_and(|j| j.id == id) {
+            self.slots[slot].job = None;
+            // An entry already expired has nothing to give back.
+            let _ = self.engine.finish(id);
+        }
+    }
+}
+
+/// Numbers decisions across every admission of the process (see [`Decision::order`]).
+static DECISION_ORDER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The state's lock; a panic elsewhere while it was held leaves data that is still whole
+/// (every update is a single assignment or an engine call), so poisoning is ignored.
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Used by the overrun handler: only exhaustion is an overrun.
+fn is_overrun(kind: BudgetEventKind) -> bool {
+    kind == BudgetEventKind::Exhausted
+}
