@@ -9,11 +9,16 @@
 //! thread with a positive `min_interarrival` is a task with that as `T`; one-shot threads are
 //! left out (and listed). A critical section is the work between a `lock` step and its
 //! `unlock` (or the end of the job), nested sections included in the outer one.
+//!
+//! With `--partition ffd|wfd` ([`partition`]) the scenario's own CPU placement of the analysed
+//! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
+//! by density, each CPU judged by the test the policy gets below), and the analysis then runs
+//! on that placement.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
+use tempi::analysis::{CpuTest, Fit, Protocol, Resource, Response, SortKey, Task, TaskSet};
 use tempi::Timing;
 
 use tempi_cli::scenario::{Scenario, Step};
@@ -175,8 +180,15 @@ fn ns(d: Option<Duration>) -> Value {
     d.map_or(Value::Null, |d| json!(d.as_nanos() as u64))
 }
 
-/// Run the analysis and print it. Returns the text (or JSON) to print.
-pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
+/// A placement found by `--partition`, for the report: its text lines and its JSON.
+pub struct Placement {
+    text: String,
+    json: Value,
+}
+
+/// Run the analysis and print it. Returns the text (or JSON) to print. `placement` is the
+/// partition the scenario's CPUs come from, if [`partition`] made them.
+pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<String, String> {
     let mut notes = Notes(Vec::new());
     for r in &sc.resources {
         if let Err(why) = Protocol::for_lock_policy(&r.protocol) {
@@ -202,6 +214,9 @@ pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
         sc.policy,
         if protocols.is_empty() { "none (no resources)".to_string() } else { protocols.join("+") }
     ));
+    if let Some(p) = placement {
+        out.push_str(&p.text);
+    }
     if cpus.is_empty() {
         out.push_str("no periodic or sporadic thread to analyse\n");
         overall = None;
@@ -334,20 +349,20 @@ pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
                     e.km_bound.load,
                     if e.km_bound.passed { "passes" } else { "inconclusive" }
                 ));
-                let passed = match e.baker {
-                    Some(b) => {
-                        out.push_str(&format!(
-                            "  EDF, Baker's SRP test max_k sum_(j<=k) C/D + B_k/D_k <= 1: {:.3} {}\n",
-                            b.load,
-                            if b.passed { "passes" } else { "inconclusive" }
-                        ));
-                        b.passed || e.km_bound.passed
-                    }
-                    None => {
-                        out.push_str("  EDF, Baker's SRP test: not applicable (covers km, pcp and srp only)\n");
-                        e.km_bound.passed
-                    }
-                };
+                match e.baker {
+                    Some(b) => out.push_str(&format!(
+                        "  EDF, Baker's SRP test max_k sum_(j<=k) C/D + B_k/D_k <= 1: {:.3} {}\n",
+                        b.load,
+                        if b.passed { "passes" } else { "inconclusive" }
+                    )),
+                    None => out.push_str("  EDF, Baker's SRP test: not applicable (covers km, pcp and srp only)\n"),
+                }
+                // The kernelized-monitor bound divides by T, so it says nothing about a task
+                // whose deadline is shorter; `CpuTest::Edf` applies each test only where it holds.
+                let passed = CpuTest::Edf.passes(ts);
+                if e.km_bound.passed && !passed && ts.tasks.iter().any(|t| t.deadline < t.period) {
+                    out.push_str("  (the kernelized-monitor bound does not cover deadlines shorter than periods)\n");
+                }
                 out.push_str("  response-time analysis: not applicable under EDF\n");
                 if !passed {
                     overall = inconclusive(overall);
@@ -387,7 +402,67 @@ pub fn analyze(sc: &Scenario, as_json: bool) -> Result<String, String> {
             "notes": notes.0,
             "schedulable": overall.map_or(Value::Null, Value::Bool),
         });
+        let mut v = v;
+        if let Some(p) = placement {
+            v["partition"] = p.json.clone();
+        }
         return serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string());
     }
     Ok(out)
+}
+
+/// Place the scenario's analysed threads on its CPUs with `fit` (`ffd` or `wfd`; tasks by
+/// density), each CPU judged by the policy's test (response-time analysis under fixed priority,
+/// the EDF tests under EDF). Returns the scenario with those CPUs (a resource follows its
+/// users) and the placement for the report, or why no placement was found: the first task, in
+/// density order, that fits on no CPU.
+pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), String> {
+    let test = match kind(&sc.policy) {
+        Kind::FixedPriority => CpuTest::ResponseTime,
+        Kind::Edf => CpuTest::Edf,
+        Kind::Other => {
+            return Err(format!(
+                "{}: policy \"{}\": no per-CPU test to partition with (fixed priority or EDF only)",
+                sc.file, sc.policy
+            ))
+        }
+    };
+    // Every analysed thread in one task set: the placement is what is being decided.
+    let mut all = sc.clone();
+    all.threads.iter_mut().for_each(|t| t.cpu = 0);
+    let mut ignored = Notes(Vec::new());
+    let models = model(&all, &mut ignored);
+    let Some(m) = models.first() else {
+        return Err(format!("{}: no periodic or sporadic thread to partition", sc.file));
+    };
+    m.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
+    let heading = format!(
+        "partition: {} over {} CPU(s), tasks by density, each CPU judged by {}\n",
+        fit.name(),
+        sc.cpus,
+        test.name()
+    );
+    let p = match m.tasks.partition(sc.cpus, fit, SortKey::Density, test) {
+        Ok(p) => p,
+        Err(e) => {
+            return Err(format!("{heading}{}: no partition found: {e}", sc.file));
+        }
+    };
+    let mut placed = sc.clone();
+    let mut text = heading;
+    let mut rows = Vec::new();
+    for (k, &thread) in m.threads.iter().enumerate() {
+        let cpu = p.cpu_of[k];
+        let t = &m.tasks.tasks[k];
+        placed.threads[thread].cpu = cpu;
+        text.push_str(&format!("  {:<14} -> CPU {cpu}  (density {:.3})\n", t.name, SortKey::Density.of(t)));
+        rows.push(json!({ "thread": t.name, "cpu": cpu }));
+    }
+    for r in &mut placed.resources {
+        if let Some(&u) = r.users.first() {
+            r.cpu = placed.threads[u].cpu;
+        }
+    }
+    let json = json!({ "fit": fit.name(), "key": "density", "test": test.name(), "cpus": sc.cpus, "threads": rows });
+    Ok((placed, Placement { text, json }))
 }

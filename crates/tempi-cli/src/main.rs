@@ -69,6 +69,10 @@ enum Command {
         /// Scheduling policy, overriding the scenario's `policy`.
         #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
         policy: Option<String>,
+        /// Place the periodic and sporadic threads on the scenario's CPUs by first-fit or
+        /// worst-fit decreasing (instead of their `cpu`), print the placement, analyse it.
+        #[arg(long, value_name = "HEURISTIC", value_parser = ["ffd", "wfd"])]
+        partition: Option<String>,
     },
     /// Measure tempi against what a user would pick instead, in the same run, and print ratios:
     /// context switch, spawn, simulator throughput, accounting, budget notification, locks.
@@ -177,8 +181,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(out) => simulate(&out),
         Command::Run(args) => run(&args),
-        Command::Analyze { file, json, lock_protocol, policy } => {
-            analyze(&file, json, lock_protocol.as_deref(), policy.as_deref())
+        Command::Analyze { file, json, lock_protocol, policy, partition } => {
+            analyze(&file, json, lock_protocol.as_deref(), policy.as_deref(), partition.as_deref())
         }
         Command::Bench { json, quick, only } => bench::run(json, quick, &only).map_err(Failure::Runtime),
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
@@ -221,7 +225,13 @@ fn load(out: &Outputs) -> Result<Scenario, Failure> {
     Ok(sc)
 }
 
-fn analyze(file: &Path, json: bool, lock_protocol: Option<&str>, policy: Option<&str>) -> Result<(), Failure> {
+fn analyze(
+    file: &Path,
+    json: bool,
+    lock_protocol: Option<&str>,
+    policy: Option<&str>,
+    partition: Option<&str>,
+) -> Result<(), Failure> {
     let mut sc = Scenario::load(file).map_err(input)?;
     if let Some(p) = policy {
         sc.set_policy(p).map_err(input)?;
@@ -229,7 +239,14 @@ fn analyze(file: &Path, json: bool, lock_protocol: Option<&str>, policy: Option<
     if let Some(p) = lock_protocol {
         sc.set_lock_protocol(p).map_err(input)?;
     }
-    let text = analyze::analyze(&sc, json).map_err(Failure::Input)?;
+    let fit = partition.and_then(tempi::analysis::Fit::by_name);
+    let text = match fit {
+        Some(fit) => {
+            let (placed, placement) = analyze::partition(&sc, fit).map_err(Failure::Runtime)?;
+            analyze::analyze(&placed, json, Some(&placement)).map_err(Failure::Input)?
+        }
+        None => analyze::analyze(&sc, json, None).map_err(Failure::Input)?,
+    };
     print!("{text}");
     Ok(())
 }

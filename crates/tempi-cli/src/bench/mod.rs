@@ -30,6 +30,9 @@
 //! - `lock.handoff.bpi`: from a low-priority owner's unlock to the blocked high-priority waiter
 //!   holding the lock (priority inheritance), against the same hand-off between two
 //!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
+//! - `latency.release.p99` / `.p50` / `.max`: from a periodic (1 ms) real-time thread's
+//!   release to its body running, tempi's `SCHED_FIFO` dispatcher against the cyclictest loop
+//!   (`clock_nanosleep` with `TIMER_ABSTIME`) on an OS thread of the same priority and CPU.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
@@ -45,14 +48,15 @@
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`, `admit.rs`: one
-//!   file per metric group, each owning the tempi side of its measurements and how its metrics
-//!   and notes read. The locking-protocol names live in `lock.rs`.
-//! - `peers.rs`: every OS-thread peer (`std`, pthread and POSIX-timer routes).
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`, `latency.rs`,
+//!   `admit.rs`: one file per metric group, each owning the tempi side of its measurements and
+//!   how its metrics and notes read. The locking-protocol names live in `lock.rs`.
+//! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
 mod admit;
 mod budget;
+mod latency;
 mod lock;
 mod peers;
 mod plan;
@@ -97,6 +101,9 @@ struct Sizes {
     handoff_peer: usize,
     /// Requests per `plan.*` run.
     plan_requests: usize,
+    /// `latency`: releases per side in all, over interleaved rounds.
+    latency_releases: usize,
+    latency_rounds: usize,
     /// Blocks of `admit::BLOCK` admissions per `admit.*` repetition, and the list length of
     /// the large side of `admit.scaling`.
     admit_blocks: usize,
@@ -122,6 +129,8 @@ impl Sizes {
                 handoff_tempi: 100,
                 handoff_peer: 30,
                 plan_requests: 200,
+                latency_releases: 1_000,
+                latency_rounds: 1,
                 admit_blocks: 20,
                 admit_scaling_jobs: 100_000,
             }
@@ -142,6 +151,8 @@ impl Sizes {
                 handoff_tempi: 2_000,
                 handoff_peer: 1_000,
                 plan_requests: 1_000,
+                latency_releases: 10_000,
+                latency_rounds: 5,
                 admit_blocks: 300,
                 admit_scaling_jobs: 1_000_000,
             }
@@ -307,6 +318,7 @@ pub const GROUPS: &[&str] = &[
     "lock.handoff",
     "sim",
     "plan",
+    "latency",
     "admit",
 ];
 
@@ -338,6 +350,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("plan") {
         plan_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("latency") {
+        latency::latency_metrics(&sz, &mut metrics)?;
     }
     if wanted("admit") {
         admit_metrics(&sz, &mut metrics)?;

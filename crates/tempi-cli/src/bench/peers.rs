@@ -1,10 +1,11 @@
 //! The peers: what a user would reach for instead of tempi, measured on OS threads pinned to
 //! [`BENCH_CPU`] (`std` mutexes, condition variables and channels, `std::thread::spawn`,
-//! pthread priority-inheritance mutexes, a POSIX CPU-time timer with a real-time signal).
+//! pthread priority-inheritance mutexes, a POSIX CPU-time timer with a real-time signal, the
+//! cyclictest loop, and rt-tests' `cyclictest` itself when it is installed).
 //!
 //! Owns every OS-thread side of a comparison; the tempi side and the metric built from both
-//! live in the group's file (`switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`). It must not
-//! use a tempi runtime, and it reaches the OS only through `posix.rs` and `std`.
+//! live in the group's file (`switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `latency.rs`).
+//! It must not use a tempi runtime, and it reaches the OS only through `posix.rs` and `std`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use tempi::clock::RealClock;
 
 use super::budget::{NotifyRun, NOTIFY_BUDGET, NOTIFY_FIFO};
+use super::latency::{LatencyRun, LATENCY_FIFO, LATENCY_PERIOD, LATENCY_WARMUP};
 use super::lock::{HandoffRun, HandoffState, HANDOFF_HIGH, HANDOFF_LOW, HANDOFF_PERIOD};
 use super::posix;
 use super::BENCH_CPU;
@@ -338,4 +340,91 @@ pub(super) fn os_spawn(n: u64) -> Result<(f64, Vec<String>), String> {
     });
     let (ns, pinned) = h.join().map_err(|_| "peer thread panicked".to_string())?;
     Ok((ns, pinned.err().into_iter().collect()))
+}
+
+/// Peer of `latency`: what cyclictest does with one thread (`cyclictest -t1 -p`
+/// [`LATENCY_FIFO`] `-a` [`BENCH_CPU`] `-i 1000`). An OS thread pinned to [`BENCH_CPU`] under
+/// `SCHED_FIFO` [`LATENCY_FIFO`] sleeps with `clock_nanosleep(CLOCK_MONOTONIC,
+/// TIMER_ABSTIME)` until each release, a [`LATENCY_PERIOD`] apart, and reads
+/// `CLOCK_MONOTONIC` as soon as it wakes; latency = that reading - the release. The first
+/// [`LATENCY_WARMUP`] releases are dropped.
+pub(super) fn cyclictest_latency(releases: usize) -> Result<LatencyRun, String> {
+    let h = std::thread::spawn(move || -> Result<LatencyRun, String> {
+        let mut run = LatencyRun { ns: Vec::with_capacity(releases), notes: Vec::new() };
+        if let Err(e) = pin_current(BENCH_CPU) {
+            run.notes.push(format!("cyclictest-style thread not pinned: {e}"));
+        }
+        if let Err(e) = posix::set_fifo(LATENCY_FIFO) {
+            run.notes.push(format!("cyclictest-style thread: SCHED_FIFO refused ({e})"));
+        }
+        let period = LATENCY_PERIOD.as_nanos() as u64;
+        let mut release = posix::monotonic_ns()? + period;
+        for i in 0..LATENCY_WARMUP + releases {
+            posix::sleep_until_monotonic(release)?;
+            let woke = posix::monotonic_ns()?;
+            if i >= LATENCY_WARMUP {
+                run.ns.push(woke.saturating_sub(release) as f64);
+            }
+            release += period;
+        }
+        Ok(run)
+    });
+    h.join().map_err(|_| "cyclictest-style thread panicked".to_string())?
+}
+
+/// The cyclictest of rt-tests itself, when it is installed: `cyclictest -q -t1 -p`
+/// [`LATENCY_FIFO`] `-a` [`BENCH_CPU`] `-i 1000 -l releases -h 10000` (one thread, absolute
+/// `clock_nanosleep` on `CLOCK_MONOTONIC`, which is its default). Its latencies come from its
+/// histogram (1 µs buckets, each value taken at its bucket's lower end; those past 10 ms at
+/// its reported maximum). Unlike the loop above it also holds `/dev/cpu_dma_latency` at 0 while
+/// it runs, which keeps the CPU out of deep idle states. `None` when there is no `cyclictest`
+/// to run; an error when it ran and failed.
+pub(super) fn rt_tests_cyclictest(releases: usize) -> Option<Result<LatencyRun, String>> {
+    let out = std::process::Command::new("cyclictest")
+        .args(["-q", "-t1", "-p", &LATENCY_FIFO.to_string(), "-a", &BENCH_CPU.to_string()])
+        .args(["-i", &LATENCY_PERIOD.as_micros().to_string(), "-l", &releases.to_string(), "-h", "10000"])
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(format!("cyclictest: {e}"))),
+    };
+    if !out.status.success() {
+        return Some(Err(format!(
+            "cyclictest failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Some(parse_cyclictest_histogram(&String::from_utf8_lossy(&out.stdout), releases))
+}
+
+/// Latencies (ns) from the histogram cyclictest prints with `-h`: lines `BUCKET COUNT` (µs),
+/// then `# Max Latencies: N` and `# Histogram Overflows: N`.
+pub(super) fn parse_cyclictest_histogram(text: &str, releases: usize) -> Result<LatencyRun, String> {
+    let mut ns = Vec::with_capacity(releases);
+    let (mut max_us, mut overflows) = (None, 0usize);
+    let field = |line: &str, key: &str| -> Option<u64> { line.strip_prefix(key)?.trim().parse().ok() };
+    for line in text.lines() {
+        if let Some(m) = field(line, "# Max Latencies:") {
+            max_us = Some(m);
+        } else if let Some(o) = field(line, "# Histogram Overflows:") {
+            overflows = o as usize;
+        } else if !line.starts_with('#') {
+            let mut parts = line.split_whitespace();
+            if let (Some(bucket), Some(count), None) = (parts.next(), parts.next(), parts.next()) {
+                let bucket: u64 =
+                    bucket.parse().map_err(|_| format!("cyclictest: unreadable histogram line `{line}`"))?;
+                let count: usize =
+                    count.parse().map_err(|_| format!("cyclictest: unreadable histogram line `{line}`"))?;
+                ns.extend(std::iter::repeat_n(bucket as f64 * 1000.0, count));
+            }
+        }
+    }
+    let max_us = max_us.ok_or("cyclictest: no `# Max Latencies` line in its output")?;
+    ns.extend(std::iter::repeat_n(max_us as f64 * 1000.0, overflows));
+    if ns.len() != releases {
+        return Err(format!("cyclictest: its histogram holds {} latencies, {releases} were asked for", ns.len()));
+    }
+    Ok(LatencyRun { ns, notes: Vec::new() })
 }

@@ -205,3 +205,26 @@ impl Drop for CpuTimer {
         unsafe { libc::timer_delete(self.0) };
     }
 }
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds.
+pub fn monotonic_ns() -> Result<u64, String> {
+    read(libc::CLOCK_MONOTONIC)
+}
+
+/// Sleep until `CLOCK_MONOTONIC` reads `at_ns` (`clock_nanosleep` with `TIMER_ABSTIME`, as
+/// cyclictest does): an absolute wake-up, so a late wake-up does not push the next one.
+pub fn sleep_until_monotonic(at_ns: u64) -> Result<(), String> {
+    let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as libc::time_t, tv_nsec: (at_ns % 1_000_000_000) as _ };
+    loop {
+        // SAFETY: `ts` is a valid timespec that outlives the call; with TIMER_ABSTIME the
+        // remaining-time pointer is not used, and null is allowed.
+        let rc =
+            unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+        match rc {
+            0 => return Ok(()),
+            // A signal handler ran; the deadline is absolute, so just sleep again.
+            libc::EINTR => continue,
+            e => return Err(format!("clock_nanosleep: {}", std::io::Error::from_raw_os_error(e))),
+        }
+    }
+}

@@ -13,6 +13,8 @@
 //! - [`TaskSet::edf_tests`]: EDF with critical sections: the paper's kernelized-monitor bound
 //!   and Baker's (1991) SRP test.
 //! - [`TaskSet::analyze`]: all of it, as a [`Verdict`].
+//! - [`TaskSet::partition`]: several CPUs, by first-fit or worst-fit decreasing, each CPU
+//!   judged by one of the tests above ([`CpuTest`]).
 //!
 //! Conventions: a larger `priority` is more urgent (as in [`crate::ThreadSpec::priority`]);
 //! `hp(i)` is every other task with a priority at least `P_i` (equal priorities are counted as
@@ -38,7 +40,7 @@
 //! The module is split along its seams: `protocol.rs` (the protocols and their names, read
 //! from the lock registry), `model.rs` (the task-set model), `blocking.rs` (the blocking
 //! terms), `fixed_priority.rs` (Liu and Layland, response times, the verdict), `edf.rs` (the
-//! EDF tests) and `arith.rs` (exact arithmetic). This file holds only the module's
+//! EDF tests), `partition.rs` (placing tasks on CPUs) and `arith.rs` (exact arithmetic). This file holds only the module's
 //! documentation and the re-exports that keep every public path `tempi::analysis::…`; analysis
 //! code belongs in the files above.
 
@@ -47,12 +49,14 @@ mod blocking;
 mod edf;
 mod fixed_priority;
 mod model;
+mod partition;
 mod protocol;
 
 pub use blocking::BlockingTable;
 pub use edf::{EdfTest, EdfTests};
 pub use fixed_priority::{LiuLayland, LiuLaylandRow, Response, TaskVerdict, Verdict};
 pub use model::{ModelError, Resource, Section, Task, TaskSet};
+pub use partition::{CpuTest, Fit, Partition, PartitionError, SortKey};
 pub use protocol::{Protocol, UnknownProtocol};
 
 #[cfg(test)]

@@ -1,0 +1,95 @@
+//! `tempi analyze FILE --partition ffd|wfd`: the placement printed, the analysis run on it, a
+//! set that fits nowhere reported with the task that does not fit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tempi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("the tempi binary starts")
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).display().to_string()
+}
+
+fn scenario(test: &str, toml: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("analyze_partition").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(&file, toml).unwrap();
+    file
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "tempi failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn worst_fit_spreads_the_two_cpu_example() {
+    // Densities: control 2/5 = 0.4, logger 4/10 = 0.4, sensor 2/6 = 0.333. Worst fit: control
+    // on 0, logger on 1 (empty), sensor on the less loaded, a tie broken towards CPU 0.
+    let text = stdout(&tempi(&["analyze", &example("two-cpus.toml"), "--partition", "wfd"]));
+    assert!(text.contains("partition: wfd over 2 CPU(s), tasks by density, each CPU judged by edf"), "{text}");
+    assert!(text.contains("control        -> CPU 0"), "{text}");
+    assert!(text.contains("logger         -> CPU 1"), "{text}");
+    assert!(text.contains("sensor         -> CPU 0"), "{text}");
+    assert!(text.contains("CPU 0: 2 task(s)\n  utilisation 0.650"), "{text}");
+    assert!(text.ends_with("overall: schedulable\n"), "{text}");
+    // First fit keeps filling CPU 0 while it passes.
+    let text = stdout(&tempi(&["analyze", &example("two-cpus.toml"), "--partition", "ffd"]));
+    assert!(text.contains("logger         -> CPU 0") && text.contains("sensor         -> CPU 1"), "{text}");
+}
+
+#[test]
+fn json_carries_the_placement() {
+    let out = stdout(&tempi(&["analyze", &example("two-cpus.toml"), "--partition", "ffd", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["partition"]["fit"], "ffd");
+    assert_eq!(v["partition"]["test"], "edf");
+    let cpus: Vec<(String, u64)> = v["partition"]["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["thread"].as_str().unwrap().to_string(), t["cpu"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(cpus, [("control".into(), 0), ("logger".into(), 0), ("sensor".into(), 1)]);
+}
+
+#[test]
+fn a_set_that_fits_nowhere_names_the_task() {
+    let file = scenario(
+        "nowhere",
+        "[runtime]\ncpus = 2\npolicy = \"rm\"\n\n\
+         [[thread]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"6ms\"\n\n\
+         [[thread]]\nname = \"b\"\nperiod = \"10ms\"\nwcet = \"6ms\"\n\n\
+         [[thread]]\nname = \"c\"\nperiod = \"20ms\"\nwcet = \"9ms\"\n",
+    );
+    // a (0.6) and b (0.6) take one CPU each; c (0.45) under RM with either: R = 9 + 2 * 6 = 21
+    // > 20.
+    let out = tempi(&["analyze", file.to_str().unwrap(), "--partition", "ffd"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no partition found: task \"c\" does not fit on any CPU"), "{err}");
+}
+
+#[test]
+fn policies_without_a_test_are_refused() {
+    let out = tempi(&["analyze", &example("round-robin.toml"), "--partition", "wfd"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no per-CPU test to partition with"));
+}
+
+#[test]
+fn edf_with_a_deadline_shorter_than_the_period_is_not_passed_by_the_utilisation_bound() {
+    // C = 3 ms > D = 2 ms misses every job, though C/T = 0.3: only Baker's test (C/D = 1.5)
+    // covers D < T.
+    let file = scenario(
+        "short_deadline",
+        "[runtime]\npolicy = \"edf\"\n\n[[thread]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"2ms\"\nwcet = \"3ms\"\n",
+    );
+    let text = stdout(&tempi(&["analyze", file.to_str().unwrap()]));
+    assert!(text.contains("does not cover deadlines shorter than periods"), "{text}");
+    assert!(text.ends_with("overall: not shown schedulable (a sufficient test failed or no test applies)\n"), "{text}");
+}

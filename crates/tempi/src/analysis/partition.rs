@@ -1,0 +1,530 @@
+//! Partitioning a task set over several CPUs: first-fit and worst-fit decreasing, each
+//! placement checked by a one-CPU schedulability test of this module's siblings
+//! ([`TaskSet::partition`]).
+//!
+//! Owns the bin-packing heuristics, their error type and turning thread specs into a task set
+//! ([`TaskSet::from_specs`]). Must not define schedulability tests: each CPU's subset is judged
+//! by the existing tests (`edf.rs`, `fixed_priority.rs`), which see it as a task set of its own.
+//!
+//! Locks stay on one CPU: a task that shares a resource with tasks already placed goes to
+//! their CPU or nowhere, so every CPU's subset is a closed one-processor task set and its
+//! blocking terms are the one-processor ones.
+
+use std::fmt;
+
+use super::arith::secs;
+use super::{ModelError, Task, TaskSet};
+use crate::thread::{ThreadSpec, Timing};
+
+/// Where a task goes among the CPUs it would fit on.
+///
+/// ```
+/// use tempi::analysis::Fit;
+/// assert_eq!(Fit::First.name(), "ffd");
+/// assert_eq!(Fit::by_name("wfd"), Some(Fit::Worst));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// The lowest-numbered CPU that passes the test (first-fit decreasing, `ffd`).
+    First,
+    /// The least-loaded CPU that passes the test, load being the sum of the sort key of the
+    /// tasks already there; ties go to the lower number (worst-fit decreasing, `wfd`).
+    Worst,
+}
+
+impl Fit {
+    /// `"ffd"` or `"wfd"`.
+    ///
+    /// ```
+    /// assert_eq!(tempi::analysis::Fit::Worst.name(), "wfd");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Fit::First => "ffd",
+            Fit::Worst => "wfd",
+        }
+    }
+
+    /// The heuristic called `name` (`ffd`, `wfd`).
+    ///
+    /// ```
+    /// assert_eq!(tempi::analysis::Fit::by_name("bfd"), None);
+    /// ```
+    pub fn by_name(name: &str) -> Option<Fit> {
+        match name {
+            "ffd" => Some(Fit::First),
+            "wfd" => Some(Fit::Worst),
+            _ => None,
+        }
+    }
+}
+
+/// The "size" tasks are sorted by (largest first) and a CPU's load is summed from.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::analysis::{SortKey, Task};
+/// let ms = Duration::from_millis;
+/// let t = Task::new("t", ms(2), ms(10)).deadline(ms(4));
+/// assert_eq!(SortKey::Utilisation.of(&t), 0.2);
+/// assert_eq!(SortKey::Density.of(&t), 0.5);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// `C/T`.
+    Utilisation,
+    /// `C/min(D, T)`.
+    Density,
+}
+
+impl SortKey {
+    /// The key's value for one task.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let t = tempi::analysis::Task::new("t", Duration::from_millis(1), Duration::from_millis(4));
+    /// assert_eq!(tempi::analysis::SortKey::Density.of(&t), 0.25);
+    /// ```
+    pub fn of(self, t: &Task) -> f64 {
+        match self {
+            SortKey::Utilisation => t.utilisation(),
+            SortKey::Density => secs(t.wcet) / secs(t.deadline.min(t.period)),
+        }
+    }
+}
+
+/// The one-CPU test a placement must pass. All three are sufficient tests; a subset they
+/// cannot decide counts as not fitting.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::analysis::{CpuTest, Task, TaskSet};
+/// let mut ts = TaskSet::new();
+/// ts.add_task(Task::new("a", Duration::from_millis(2), Duration::from_millis(4)).priority(2));
+/// ts.add_task(Task::new("b", Duration::from_millis(3), Duration::from_millis(6)).priority(1));
+/// assert!(CpuTest::Edf.passes(&ts)); // U = 1
+/// assert!(!CpuTest::ResponseTime.passes(&ts)); // R_b = 7 > 6
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuTest {
+    /// EDF ([`TaskSet::edf_tests`]): with every `D ≤ T`, Baker's test (which needs every
+    /// resource under km, pcp or srp; without sections it is the density test); with every
+    /// `D ≥ T`, the kernelized-monitor bound (without sections, `Σ C/T ≤ 1`). Either passing
+    /// is enough; a subset mixing `D < T` and `D > T` does not pass.
+    Edf,
+    /// Fixed priority, exact response-time analysis with blocking, on the tasks' own
+    /// priorities ([`TaskSet::analyze`]).
+    ResponseTime,
+    /// Fixed priority, the Liu and Layland bound with blocking ([`TaskSet::liu_layland`]):
+    /// only for rate-monotonic priorities and `D ≥ T`; otherwise it does not pass.
+    LiuLayland,
+}
+
+impl CpuTest {
+    /// Whether `ts`, run alone on one CPU, passes this test.
+    ///
+    /// ```
+    /// assert!(tempi::analysis::CpuTest::LiuLayland.passes(&tempi::analysis::TaskSet::new()));
+    /// ```
+    pub fn passes(self, ts: &TaskSet) -> bool {
+        match self {
+            CpuTest::Edf => {
+                let e = ts.edf_tests();
+                let constrained = ts.tasks.iter().all(|t| t.deadline <= t.period);
+                let implicit_or_later = ts.tasks.iter().all(|t| t.deadline >= t.period);
+                (constrained && e.baker.is_some_and(|b| b.passed)) || (implicit_or_later && e.km_bound.passed)
+            }
+            CpuTest::ResponseTime => ts.analyze().schedulable,
+            CpuTest::LiuLayland => ts.liu_layland().is_some_and(|l| l.passed),
+        }
+    }
+
+    /// `"edf"`, `"rta"` or `"liu-layland"`.
+    ///
+    /// ```
+    /// assert_eq!(tempi::analysis::CpuTest::ResponseTime.name(), "rta");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuTest::Edf => "edf",
+            CpuTest::ResponseTime => "rta",
+            CpuTest::LiuLayland => "liu-layland",
+        }
+    }
+}
+
+/// Why a task set could not be partitioned.
+///
+/// ```
+/// use tempi::analysis::{Fit, CpuTest, PartitionError, SortKey, TaskSet};
+/// let e = TaskSet::new().partition(0, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap_err();
+/// assert_eq!(e, PartitionError::NoCpus);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionError {
+    /// Zero CPUs were offered.
+    NoCpus,
+    /// The task set itself is invalid.
+    Model(ModelError),
+    /// A thread spec has no period nor minimum inter-arrival time: it is no task.
+    NotPeriodic {
+        /// The thread's name.
+        thread: String,
+    },
+    /// No CPU passes the test with this task added (the tasks before it in the sorted order
+    /// are placed).
+    DoesNotFit {
+        /// The task's name.
+        task: String,
+        /// The only CPU it could go to, because tasks it shares a resource with are there.
+        bound_to: Option<usize>,
+    },
+    /// The task shares resources with tasks already placed on two different CPUs.
+    SplitResources {
+        /// The task's name.
+        task: String,
+        /// Two of those CPUs.
+        cpus: (usize, usize),
+    },
+}
+
+impl fmt::Display for PartitionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PartitionError::NoCpus => write!(f, "there are no CPUs to partition over"),
+            PartitionError::Model(e) => write!(f, "{e}"),
+            PartitionError::NotPeriodic { thread } => {
+                write!(f, "thread \"{thread}\" is neither periodic nor sporadic, so it is not a task to place")
+            }
+            PartitionError::DoesNotFit { task, bound_to: None } => {
+                write!(f, "task \"{task}\" does not fit on any CPU")
+            }
+            PartitionError::DoesNotFit { task, bound_to: Some(c) } => {
+                write!(f, "task \"{task}\" does not fit on CPU {c}, the CPU of the tasks it shares a resource with")
+            }
+            PartitionError::SplitResources { task, cpus: (a, b) } => write!(
+                f,
+                "task \"{task}\" shares resources with tasks on CPU {a} and on CPU {b}; a resource must stay on one CPU"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PartitionError {}
+
+impl From<ModelError> for PartitionError {
+    fn from(e: ModelError) -> Self {
+        PartitionError::Model(e)
+    }
+}
+
+/// A task-to-CPU assignment: `cpu_of[i]` is task `i`'s CPU.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::analysis::{CpuTest, Fit, SortKey, Task, TaskSet};
+/// let mut ts = TaskSet::new();
+/// ts.add_task(Task::new("a", Duration::from_millis(3), Duration::from_millis(4)));
+/// ts.add_task(Task::new("b", Duration::from_millis(3), Duration::from_millis(4)));
+/// let p = ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap();
+/// assert_eq!(p.cpu_of, [0, 1]);
+/// assert_eq!(p.tasks_on(1).collect::<Vec<_>>(), [1]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    /// The CPU of each task, by task index.
+    pub cpu_of: Vec<usize>,
+    /// How many CPUs were offered (some may be left empty).
+    pub cpus: usize,
+}
+
+impl Partition {
+    /// The indices of the tasks on `cpu`, in task order.
+    ///
+    /// ```
+    /// let p = tempi::analysis::Partition { cpu_of: vec![1, 0, 1], cpus: 2 };
+    /// assert_eq!(p.tasks_on(1).collect::<Vec<_>>(), [0, 2]);
+    /// ```
+    pub fn tasks_on(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
+        self.cpu_of.iter().enumerate().filter(move |&(_, &c)| c == cpu).map(|(i, _)| i)
+    }
+
+    /// The task set CPU `cpu` runs: its tasks, in task order, and every resource of `ts`
+    /// (same indices, so sections still name them). This is what the test judged.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Partition, Task, TaskSet};
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("a", Duration::from_millis(1), Duration::from_millis(4)));
+    /// ts.add_task(Task::new("b", Duration::from_millis(1), Duration::from_millis(4)));
+    /// let p = Partition { cpu_of: vec![1, 0], cpus: 2 };
+    /// assert_eq!(p.subset(&ts, 0).tasks[0].name, "b");
+    /// ```
+    pub fn subset(&self, ts: &TaskSet, cpu: usize) -> TaskSet {
+        TaskSet { tasks: self.tasks_on(cpu).map(|i| ts.tasks[i].clone()).collect(), resources: ts.resources.clone() }
+    }
+
+    /// Pin each thread to its task's CPU (`specs[i]` is task `i`, as [`TaskSet::from_specs`]
+    /// builds it). Specs beyond the partition are left alone.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::Partition;
+    /// let mut specs = vec![tempi::ThreadSpec::new("a").periodic(Duration::from_millis(4))];
+    /// Partition { cpu_of: vec![1], cpus: 2 }.apply(&mut specs);
+    /// assert_eq!(specs[0].cpu_index(), 1);
+    /// ```
+    pub fn apply(&self, specs: &mut [ThreadSpec]) {
+        for (spec, &cpu) in specs.iter_mut().zip(&self.cpu_of) {
+            let s = std::mem::replace(spec, ThreadSpec::new(""));
+            *spec = s.cpu(cpu);
+        }
+    }
+}
+
+impl TaskSet {
+    /// The task set of some thread specs, task `i` being `specs[i]`: `C` its WCET, `T` its
+    /// period (a sporadic thread's minimum inter-arrival time), `D` its relative deadline
+    /// (default `T`), its priority. No resources. One-shot threads are refused.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let specs = [tempi::ThreadSpec::new("p").periodic(ms(10)).wcet(ms(2)).priority(3)];
+    /// let ts = tempi::analysis::TaskSet::from_specs(&specs).unwrap();
+    /// assert_eq!((ts.tasks[0].wcet, ts.tasks[0].deadline, ts.tasks[0].priority), (ms(2), ms(10), 3));
+    /// assert!(tempi::analysis::TaskSet::from_specs(&[tempi::ThreadSpec::new("once")]).is_err());
+    /// ```
+    pub fn from_specs(specs: &[ThreadSpec]) -> Result<TaskSet, PartitionError> {
+        let mut ts = TaskSet::new();
+        for s in specs {
+            let period = match s.timing() {
+                Timing::Periodic { period, .. } => period,
+                Timing::Sporadic { min_interarrival } if !min_interarrival.is_zero() => min_interarrival,
+                _ => return Err(PartitionError::NotPeriodic { thread: s.name().to_string() }),
+            };
+            let deadline = s.relative_deadline().unwrap_or(period);
+            ts.add_task(Task::new(s.name(), s.wcet_value(), period).deadline(deadline).priority(s.priority_value()));
+        }
+        Ok(ts)
+    }
+
+    /// Assign every task a CPU among `cpus`: tasks by decreasing `key` (ties in task order),
+    /// each put on the first CPU in `fit`'s order whose subset, with the task added, passes
+    /// `test`. A task that shares a resource with tasks already placed may only join them.
+    ///
+    /// The result is a placement every CPU of which passes `test`, or the first task (in the
+    /// sorted order) that fits nowhere.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{CpuTest, Fit, PartitionError, SortKey, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// for (name, c) in [("a", 4), ("b", 4), ("c", 3), ("d", 3), ("e", 3), ("f", 3)] {
+    ///     ts.add_task(Task::new(name, ms(c), ms(10)));
+    /// }
+    /// // First fit fills CPU 0 with a and b (0.8), CPU 1 with c, d, e (0.9): f fits nowhere.
+    /// let ffd = ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::Edf);
+    /// assert_eq!(ffd, Err(PartitionError::DoesNotFit { task: "f".into(), bound_to: None }));
+    /// // Worst fit alternates: 0.4 + 0.3 + 0.3 on each.
+    /// let wfd = ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::Edf).unwrap();
+    /// assert_eq!(wfd.cpu_of, [0, 1, 0, 1, 0, 1]);
+    /// ```
+    pub fn partition(&self, cpus: usize, fit: Fit, key: SortKey, test: CpuTest) -> Result<Partition, PartitionError> {
+        if cpus == 0 {
+            return Err(PartitionError::NoCpus);
+        }
+        self.validate()?;
+        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
+        // Stable: equal keys keep task order.
+        order.sort_by(|&a, &b| key.of(&self.tasks[b]).total_cmp(&key.of(&self.tasks[a])));
+        let mut cpu_of: Vec<Option<usize>> = vec![None; self.tasks.len()];
+        let mut resource_cpu: Vec<Option<usize>> = vec![None; self.resources.len()];
+        let mut load = vec![0.0_f64; cpus];
+        // The candidate subset of one CPU, reused: every resource, the CPU's tasks, the new one.
+        let mut trial = TaskSet { tasks: Vec::new(), resources: self.resources.clone() };
+        for &i in &order {
+            let task = &self.tasks[i];
+            let mut bound_to: Option<usize> = None;
+            for s in &task.sections {
+                if let Some(c) = resource_cpu[s.resource] {
+                    match bound_to {
+                        Some(b) if b != c => {
+                            return Err(PartitionError::SplitResources {
+                                task: task.name.clone(),
+                                cpus: (b.min(c), b.max(c)),
+                            })
+                        }
+                        _ => bound_to = Some(c),
+                    }
+                }
+            }
+            let mut candidates: Vec<usize> = match bound_to {
+                Some(c) => vec![c],
+                None => (0..cpus).collect(),
+            };
+            if fit == Fit::Worst {
+                // Stable: equal loads keep CPU order.
+                candidates.sort_by(|&a, &b| load[a].total_cmp(&load[b]));
+            }
+            let fits = |cpu: usize, trial: &mut TaskSet| {
+                trial.tasks.clear();
+                trial
+                    .tasks
+                    .extend((0..self.tasks.len()).filter(|&j| cpu_of[j] == Some(cpu)).map(|j| self.tasks[j].clone()));
+                trial.tasks.push(task.clone());
+                test.passes(trial)
+            };
+            let Some(cpu) = candidates.into_iter().find(|&c| fits(c, &mut trial)) else {
+                return Err(PartitionError::DoesNotFit { task: task.name.clone(), bound_to });
+            };
+            cpu_of[i] = Some(cpu);
+            load[cpu] += key.of(task);
+            for s in &task.sections {
+                resource_cpu[s.resource] = Some(cpu);
+            }
+        }
+        Ok(Partition { cpu_of: cpu_of.into_iter().map(|c| c.expect("every task placed")).collect(), cpus })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::{Protocol, Resource};
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn set(tasks: &[(&str, u64, u64)]) -> TaskSet {
+        let mut ts = TaskSet::new();
+        for &(name, c, t) in tasks {
+            ts.add_task(Task::new(name, ms(c), ms(t)));
+        }
+        ts
+    }
+
+    #[test]
+    fn first_and_worst_fit_place_by_hand() {
+        // Utilisations 0.5, 0.4, 0.3, 0.2 on two CPUs under EDF.
+        let ts = set(&[("a", 5, 10), ("b", 4, 10), ("c", 3, 10), ("d", 2, 10)]);
+        // FFD: a -> 0 (0.5), b -> 0 (0.9), c -> 1 (0 would be 1.2), d -> 1 (0 would be 1.1).
+        let p = ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap();
+        assert_eq!(p.cpu_of, [0, 0, 1, 1]);
+        // WFD: a -> 0, b -> 1 (0.4 < 0.5), c -> 1 (0.4 < 0.5: 0.7), d -> 0 (0.5 < 0.7: 0.7).
+        let p = ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::Edf).unwrap();
+        assert_eq!(p.cpu_of, [0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn worst_fit_succeeds_where_first_fit_fails() {
+        let ts = set(&[("a", 4, 10), ("b", 4, 10), ("c", 3, 10), ("d", 3, 10), ("e", 3, 10), ("f", 3, 10)]);
+        assert_eq!(
+            ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::Edf),
+            Err(PartitionError::DoesNotFit { task: "f".into(), bound_to: None })
+        );
+        let p = ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::Edf).unwrap();
+        assert_eq!(p.cpu_of, [0, 1, 0, 1, 0, 1]);
+        // Each CPU is loaded exactly to 1, which EDF accepts.
+        for cpu in 0..2 {
+            assert!(CpuTest::Edf.passes(&p.subset(&ts, cpu)));
+        }
+        // Three CPUs: first fit has room.
+        let p = ts.partition(3, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap();
+        assert_eq!(p.cpu_of, [0, 0, 1, 1, 1, 2]);
+    }
+
+    #[test]
+    fn the_sort_key_decides_the_order() {
+        let mut ts = TaskSet::new();
+        // x: u 0.2, density 0.5; y: u 0.4, density 0.4.
+        ts.add_task(Task::new("x", ms(2), ms(10)).deadline(ms(4)));
+        ts.add_task(Task::new("y", ms(4), ms(10)));
+        let by_u = ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::Edf).unwrap();
+        assert_eq!(by_u.cpu_of, [1, 0]);
+        let by_density = ts.partition(2, Fit::Worst, SortKey::Density, CpuTest::Edf).unwrap();
+        assert_eq!(by_density.cpu_of, [0, 1]);
+        // Both on one CPU under EDF: by deadline, 2/4 = 0.5, then 0.5 + 4/10 = 0.9.
+        assert_eq!(ts.partition(1, Fit::First, SortKey::Density, CpuTest::Edf).unwrap().cpu_of, [0, 0]);
+    }
+
+    #[test]
+    fn the_test_decides_what_fits() {
+        let mut ts = TaskSet::new();
+        ts.add_task(Task::new("t1", ms(2), ms(4)).priority(2));
+        ts.add_task(Task::new("t2", ms(3), ms(6)).priority(1));
+        // U = 1: EDF takes both on one CPU; RTA gives t2 R = 3 + 2 * 2 = 7 > 6.
+        assert_eq!(ts.partition(1, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap().cpu_of, [0, 0]);
+        assert_eq!(
+            ts.partition(1, Fit::First, SortKey::Utilisation, CpuTest::ResponseTime),
+            Err(PartitionError::DoesNotFit { task: "t2".into(), bound_to: None })
+        );
+        assert_eq!(ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::ResponseTime).unwrap().cpu_of, [0, 1]);
+        // Liu and Layland, two tasks: bound 0.828; 0.5 + 0.5 exceeds it.
+        assert_eq!(ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::LiuLayland).unwrap().cpu_of, [0, 1]);
+    }
+
+    #[test]
+    fn tasks_sharing_a_resource_stay_together() {
+        let mut ts = TaskSet::new();
+        let r = ts.add_resource(Resource::new("bus", Protocol::Srp));
+        ts.add_task(Task::new("a", ms(4), ms(10)).section(r, ms(1)));
+        ts.add_task(Task::new("b", ms(3), ms(10)));
+        ts.add_task(Task::new("c", ms(2), ms(10)).section(r, ms(1)));
+        // WFD alone would put c on CPU 1 (0.3 < 0.4); the bus keeps it with a.
+        let p = ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::Edf).unwrap();
+        assert_eq!(p.cpu_of, [0, 1, 0]);
+        // Grow c so that a and c no longer fit together: it may not go elsewhere.
+        ts.tasks[2].wcet = ms(7);
+        assert_eq!(
+            ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::Edf),
+            Err(PartitionError::DoesNotFit { task: "a".into(), bound_to: Some(0) })
+        );
+    }
+
+    #[test]
+    fn a_task_between_two_placed_resources_is_refused() {
+        let mut ts = TaskSet::new();
+        let r = ts.add_resource(Resource::new("r", Protocol::Pcp));
+        let s = ts.add_resource(Resource::new("s", Protocol::Pcp));
+        ts.add_task(Task::new("a", ms(6), ms(10)).section(r, ms(1)));
+        ts.add_task(Task::new("b", ms(5), ms(10)).section(s, ms(1)));
+        ts.add_task(Task::new("c", ms(2), ms(10)).section(r, ms(1)).section(s, ms(1)));
+        let e = ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap_err();
+        assert_eq!(e, PartitionError::SplitResources { task: "c".into(), cpus: (0, 1) });
+        assert!(e.to_string().contains("\"c\""));
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert_eq!(set(&[]).partition(0, Fit::First, SortKey::Utilisation, CpuTest::Edf), Err(PartitionError::NoCpus));
+        let ts = set(&[("z", 1, 0)]);
+        let e = ts.partition(2, Fit::First, SortKey::Utilisation, CpuTest::Edf).unwrap_err();
+        assert!(matches!(e, PartitionError::Model(ModelError::ZeroPeriod { .. })), "{e}");
+        let e = TaskSet::from_specs(&[ThreadSpec::new("s").sporadic(Duration::ZERO)]).unwrap_err();
+        assert_eq!(e.to_string(), "thread \"s\" is neither periodic nor sporadic, so it is not a task to place");
+        let e = set(&[("big", 11, 10)]).partition(4, Fit::Worst, SortKey::Utilisation, CpuTest::Edf).unwrap_err();
+        assert_eq!(e.to_string(), "task \"big\" does not fit on any CPU");
+    }
+
+    #[test]
+    fn specs_round_trip_through_a_partition() {
+        let mut specs = vec![
+            ThreadSpec::new("p").periodic(ms(10)).wcet(ms(6)),
+            ThreadSpec::new("s").sporadic(ms(10)).wcet(ms(6)).deadline(ms(8)),
+        ];
+        let ts = TaskSet::from_specs(&specs).unwrap();
+        assert_eq!((ts.tasks[1].period, ts.tasks[1].deadline), (ms(10), ms(8)));
+        let p = ts.partition(2, Fit::First, SortKey::Density, CpuTest::Edf).unwrap();
+        // s first (density 0.75 > 0.6): CPU 0; p does not fit with it.
+        assert_eq!(p.cpu_of, [1, 0]);
+        p.apply(&mut specs);
+        assert_eq!((specs[0].cpu_index(), specs[1].cpu_index()), (1, 0));
+        assert_eq!(specs[1].relative_deadline(), Some(ms(8)));
+    }
+}
