@@ -28,6 +28,7 @@
 //!   jobs under WCET enforcement, cross-CPU submission with negative acknowledgements.
 //! - [`runtime`]: configuration, spawning, running, results.
 //! - [`os`]: the operating-system calls a real-time dispatcher makes.
+//! - [`mem`]: a bounded-time heap over a fixed region, for real-time data or as the global allocator.
 
 pub mod admission;
 pub mod analysis;
@@ -35,6 +36,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod kernel;
+pub mod mem;
 mod objects;
 pub mod os;
 pub mod policy;

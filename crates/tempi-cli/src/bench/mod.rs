@@ -33,6 +33,8 @@
 //! - `latency.release.p99` / `.p50` / `.max`: from a periodic (1 ms) real-time thread's
 //!   release to its body running, tempi's `SCHED_FIFO` dispatcher against the cyclictest loop
 //!   (`clock_nanosleep` with `TIMER_ABSTIME`) on an OS thread of the same priority and CPU.
+//! - `mem.alloc_free`: one allocation and one free of a random small block (8..256 bytes) on
+//!   a [`tempi::mem::BoundedHeap`], against the system allocator on the same sequence.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
@@ -48,7 +50,7 @@
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`, `latency.rs`,
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `latency.rs`,
 //!   `admit.rs`: one file per metric group, each owning the tempi side of its measurements and
 //!   how its metrics and notes read. The locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
@@ -58,6 +60,7 @@ mod admit;
 mod budget;
 mod latency;
 mod lock;
+mod mem;
 mod peers;
 mod plan;
 mod posix;
@@ -71,6 +74,7 @@ use tempi::ThreadOutcome;
 use admit::admit_metrics;
 use budget::notify_metrics;
 use lock::{handoff_metrics, uncontended_metrics};
+use mem::mem_metrics;
 use plan::plan_metrics;
 use sim::sim_metrics;
 use spawn::spawn_metrics;
@@ -104,6 +108,8 @@ struct Sizes {
     /// `latency`: releases per side in all, over interleaved rounds.
     latency_releases: usize,
     latency_rounds: usize,
+    /// Allocation + free pairs per `mem.alloc_free` run (both sides).
+    mem_pairs: u64,
     /// Blocks of `admit::BLOCK` admissions per `admit.*` repetition, and the list length of
     /// the large side of `admit.scaling`.
     admit_blocks: usize,
@@ -131,6 +137,7 @@ impl Sizes {
                 plan_requests: 200,
                 latency_releases: 1_000,
                 latency_rounds: 1,
+                mem_pairs: 20_000,
                 admit_blocks: 20,
                 admit_scaling_jobs: 100_000,
             }
@@ -153,6 +160,7 @@ impl Sizes {
                 plan_requests: 1_000,
                 latency_releases: 10_000,
                 latency_rounds: 5,
+                mem_pairs: 2_000_000,
                 admit_blocks: 300,
                 admit_scaling_jobs: 1_000_000,
             }
@@ -316,6 +324,7 @@ pub const GROUPS: &[&str] = &[
     "spawn",
     "lock.uncontended",
     "lock.handoff",
+    "mem",
     "sim",
     "plan",
     "latency",
@@ -344,6 +353,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("lock.handoff") {
         handoff_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("mem") {
+        mem_metrics(&sz, &mut metrics)?;
     }
     if wanted("sim") {
         sim_metrics(&sz, &mut metrics)?;

@@ -40,7 +40,6 @@
 //!   sets, clocks, budgets, creating locks); `urgency` answers the lowest urgency.
 
 use std::cell::{Cell, RefCell};
-use std::mem::ManuallyDrop;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -53,9 +52,8 @@ use crate::policy::sched::Urgency;
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
-use super::protocol::{
-    unexpected_reply, unwind_for, ControlOp, ControlValue, JobInfo, Reply, Request, Response, Unwind,
-};
+use super::calls::{self, answer_of_another_kind, Call, UserCall, WhileUnwinding};
+use super::protocol::{unwind_for, Control, Interrupt, JobInfo, LockAnswer, Request, Response};
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
 /// call and a preemption point.
@@ -84,12 +82,12 @@ pub struct Ctx<'a> {
     /// Locks this thread holds through the fast path; shared with its control block.
     pub(super) fast_held: Rc<Cell<u32>>,
     /// Something waits for the thread's next runtime call: releasing calls made while it
-    /// unwound, or an unwinding reply that arrived while those were being made.
+    /// unwound, or an interrupt that came back to a call that could not unwind.
     pub(super) owed: Cell<bool>,
     /// Releasing requests made while unwinding, in order (see "Runtime calls while unwinding").
     pub(super) deferred: RefCell<Vec<Request>>,
-    /// An unwinding reply that came back to a deferred request, delivered at the next call.
-    pub(super) stashed: Cell<Option<Unwind>>,
+    /// An interrupt that came back to a deferred request, delivered at the next call.
+    pub(super) stashed: Cell<Option<Interrupt>>,
     /// The unwind under way, if any, is the runtime's own (abort, stop, kill), not a panic: a
     /// guard it drops unlocks without poisoning. Cleared when the job loop catches it.
     pub(super) runtime_unwind: Cell<bool>,
@@ -100,76 +98,71 @@ impl<'a> Ctx<'a> {
     // dispatcher then continues in its own code instead of returning through frames whose
     // return addresses the CPU's return predictor no longer holds (the dispatcher's calls
     // and returns replaced them while the thread was suspended).
+    /// Make `call` and return its answer; an interrupt unwinds the thread from here.
     #[inline(always)]
-    pub(super) fn call(&self, request: Request) -> Reply {
+    pub(super) fn call<R: UserCall>(&self, call: R) -> R::Answer {
         if self.owed.get() || std::thread::panicking() {
-            return self.call_cold(request);
+            return self.call_cold(call);
         }
-        self.call_now(request)
+        self.call_now(call)
     }
 
     #[inline(always)]
-    fn call_now(&self, request: Request) -> Reply {
-        let r = self.yielder.suspend(request);
+    fn call_now<R: Call>(&self, call: R) -> R::Answer {
+        match self.exchange(call) {
+            Ok(answer) => answer,
+            Err(interrupt) => self.unwind(interrupt),
+        }
+    }
+
+    /// Suspend with `call` and read the kernel's reply as `call`'s answer or an interrupt.
+    /// The one place an answer is read off the wire: the kernel answers each request with
+    /// its own call's kind (see `protocol.rs`).
+    #[inline(always)]
+    pub(super) fn exchange<R: Call>(&self, call: R) -> Result<R::Answer, Interrupt> {
+        let r = self.yielder.suspend(call.request());
         self.now.set(r.now);
         self.job.set(r.job);
         match r.reply {
-            reply @ (Reply::Abort | Reply::Stop | Reply::Kill | Reply::Restart) => self.unwind(reply),
-            other => other,
+            Ok(answer) => match R::answer(answer) {
+                Some(answer) => Ok(answer),
+                None => answer_of_another_kind(),
+            },
+            Err(interrupt) => Err(interrupt),
         }
     }
 
     #[cold]
-    fn unwind(&self, reply: Reply) -> ! {
+    fn unwind(&self, interrupt: Interrupt) -> ! {
         // Aborts, stops and kills end the job or the thread: the job loop, which catches them,
         // clears the mark. A restart is caught inside `Mutex::critical` and keeps a panic's
         // poisoning for the locks nested in the section.
-        if matches!(reply, Reply::Abort | Reply::Stop | Reply::Kill) {
+        if interrupt != Interrupt::Restart {
             self.runtime_unwind.set(true);
         }
-        unwind_for(reply)
+        unwind_for(interrupt)
     }
 
     /// A runtime call made while unwinding, or with something owed from an unwinding.
     #[cold]
     #[inline(never)]
-    fn call_cold(&self, request: Request) -> Reply {
+    fn call_cold<R: UserCall>(&self, call: R) -> R::Answer {
         if std::thread::panicking() {
-            return self.call_unwinding(request);
+            // Answer without suspending the thread.
+            return match call.while_unwinding() {
+                WhileUnwinding::Defer(request, answer) => {
+                    self.defer(request);
+                    answer
+                }
+                WhileUnwinding::Answer(answer) => answer,
+            };
         }
         self.settle_owed();
-        if let Some(u) = self.stashed.take() {
-            drop(request);
-            self.unwind(u.reply());
+        if let Some(interrupt) = self.stashed.take() {
+            drop(call);
+            self.unwind(interrupt);
         }
-        self.call_now(request)
-    }
-
-    /// Answer a runtime call made while the thread unwinds, without suspending it.
-    fn call_unwinding(&self, request: Request) -> Reply {
-        match request {
-            Request::Release(_) => {
-                self.defer(request);
-                Reply::Released(Ok(()))
-            }
-            Request::Unlock { .. }
-            | Request::Vacate(_)
-            | Request::CondSignal { .. }
-            | Request::ClearPoison(_)
-            | Request::SetPriority(_) => {
-                self.defer(request);
-                Reply::Go
-            }
-            Request::Work(_) | Request::Yield | Request::SleepUntil(_) | Request::Adopt(_) => Reply::Go,
-            Request::Lock { .. } | Request::Procure { .. } | Request::CondWait { .. } => {
-                Reply::Locked(Err(LockError::WouldBlock))
-            }
-            Request::Spawn(_) => Reply::Spawned(Err(Box::new(Error::Unwinding))),
-            Request::Join(_) => Reply::Joined(Err(Box::new(Error::Unwinding))),
-            Request::Control(_) => Reply::Control(Err(Box::new(Error::Unwinding))),
-            Request::Urgency => Reply::Urgency(Urgency::LOWEST),
-            Request::JobDone { .. } => unreachable!("the job loop reports a job's end, never a destructor"),
-        }
+        self.call_now(call)
     }
 
     fn defer(&self, request: Request) {
@@ -177,25 +170,34 @@ impl<'a> Ctx<'a> {
         self.owed.set(true);
     }
 
-    /// Make the requests deferred while unwinding, now that the unwind is over. An unwinding
-    /// reply to one of them is kept for the next call.
+    /// Keep an interrupt that came back to a call that cannot unwind, for the next call.
+    #[cold]
+    fn stash(&self, interrupt: Interrupt) {
+        if self.stashed.get().is_none() {
+            self.stashed.set(Some(interrupt));
+        }
+        self.owed.set(true);
+    }
+
+    /// Make the requests deferred while unwinding, now that the unwind is over. An
+    /// interrupt answering one of them is kept for the next call.
     fn settle_owed(&self) {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         for request in deferred {
             let r = self.yielder.suspend(request);
             self.now.set(r.now);
             self.job.set(r.job);
-            if let Some(u) = Unwind::of(&r.reply) {
+            if let Err(interrupt) = r.reply {
                 if self.stashed.get().is_none() {
-                    self.stashed.set(Some(u));
+                    self.stashed.set(Some(interrupt));
                 }
             }
         }
         self.owed.set(self.stashed.get().is_some());
     }
 
-    /// At the end of a job or of the thread: make what is owed, forget a stashed unwind (the
-    /// kernel repeats what still holds: a kill, a stop).
+    /// At the end of a job or of the thread: make what is owed, forget a stashed interrupt
+    /// (the kernel repeats what still holds: a kill, a stop).
     pub(super) fn settle_at_end(&self) {
         if self.owed.get() {
             self.settle_owed();
@@ -276,7 +278,7 @@ impl<'a> Ctx<'a> {
     /// ```
     #[inline]
     pub fn work(&self, d: Duration) {
-        self.call(Request::Work(nanos(d))).discard();
+        self.call(calls::Work(nanos(d)));
     }
 
     /// Give the CPU to the next ready thread the policy chooses (possibly this one again).
@@ -287,7 +289,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn yield_now(&self) {
-        self.call(Request::Yield).discard();
+        self.call(calls::Yield);
     }
 
     /// Sleep until `t` (returns at once if `t` has passed).
@@ -301,7 +303,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn sleep_until(&self, t: Time) {
-        self.call(Request::SleepUntil(t)).discard();
+        self.call(calls::SleepUntil(t));
     }
 
     /// Sleep for `d`.
@@ -329,10 +331,7 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn spawn(&self, spec: ThreadSpec, body: impl FnMut(&Ctx<'_>) + Send + 'static) -> Result<ThreadId, Error> {
         spec.validate()?;
-        match self.call(Request::Spawn(Box::new((spec, Box::new(body))))) {
-            Reply::Spawned(r) => r.map_err(|e| *e),
-            _ => unreachable!("the kernel answers a spawn with Spawned"),
-        }
+        self.call(calls::Spawn(spec, Box::new(body)))
     }
 
     /// Wait until thread `t` ends and return how it ended.
@@ -345,10 +344,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn join(&self, t: ThreadId) -> Result<ThreadOutcome, Error> {
-        match self.call(Request::Join(t)) {
-            Reply::Joined(r) => r.map_err(|e| *e),
-            _ => unreachable!("the kernel answers a join with Joined"),
-        }
+        self.call(calls::Join(t))
     }
 
     /// Change this thread's base priority. The policy recomputes its urgency at once; if it
@@ -365,7 +361,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_priority(&self, priority: i32) {
-        self.call(Request::SetPriority(priority)).discard();
+        self.call(calls::SetPriority(priority));
     }
 
     #[inline(always)]
@@ -378,16 +374,10 @@ impl<'a> Ctx<'a> {
     ) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
         loop {
-            // Copying the result out of a `Reply` would leave the reply to its drop glue, an
-            // out-of-line call on every hand-off; `Locked` and `LockRetry` own nothing.
-            let reply = ManuallyDrop::new(self.call(Request::Lock { lock, deadline, try_only, restartable }));
-            match *reply {
-                Reply::Locked(r) => return r,
-                Reply::LockRetry => continue,
-                _ => unexpected_reply(
-                    ManuallyDrop::into_inner(reply),
-                    "the kernel answers a lock request with Locked or LockRetry",
-                ),
+            match self.call(calls::Lock { lock, deadline, try_only, restartable }) {
+                LockAnswer::Granted => return Ok(()),
+                LockAnswer::Retry => continue,
+                LockAnswer::Refused(e) => return Err(e),
             }
         }
     }
@@ -400,9 +390,16 @@ impl<'a> Ctx<'a> {
         if poison || self.owed.get() {
             return self.unlock_cold(lock, poison);
         }
-        let r = self.yielder.suspend(Request::Unlock { lock, poison });
-        self.now.set(r.now);
-        self.job.set(r.job);
+        self.unlock_now(lock, poison);
+    }
+
+    /// The answer to an unlock never carries an interrupt (the kernel keeps one pending for
+    /// the next call); one that did would be kept for the next call too, not dropped.
+    #[inline(always)]
+    fn unlock_now(&self, lock: LockId, poison: bool) {
+        if let Err(interrupt) = self.exchange(calls::Unlock(lock, poison)) {
+            self.stash(interrupt);
+        }
     }
 
     #[cold]
@@ -411,14 +408,12 @@ impl<'a> Ctx<'a> {
         if std::thread::panicking() {
             // Only a panic poisons: the runtime's own unwinds end code that did nothing wrong.
             let poison = poison && !self.runtime_unwind.get();
-            self.defer(Request::Unlock { lock, poison });
+            self.defer(calls::Unlock(lock, poison).request());
             return;
         }
-        // An unlock cannot unwind: a stashed unwind waits for the next call.
+        // An unlock cannot unwind: a stashed interrupt waits for the next call.
         self.settle_owed();
-        let r = self.yielder.suspend(Request::Unlock { lock, poison });
-        self.now.set(r.now);
-        self.job.set(r.job);
+        self.unlock_now(lock, poison);
     }
 
     /// Release `lock` and wait on `cond`; returns whether the wait timed out. The caller
@@ -430,62 +425,39 @@ impl<'a> Ctx<'a> {
         timeout: Option<Duration>,
     ) -> Result<bool, LockError> {
         let deadline = timeout.map(|d| self.now() + d);
-        match self.call(Request::CondWait { cond, lock, deadline }) {
-            Reply::CondWoken(timed_out) => Ok(timed_out),
-            Reply::Locked(Err(e)) => Err(e),
-            _ => unreachable!("the kernel answers a condition wait with CondWoken"),
-        }
+        self.call(calls::CondWait { cond, lock, deadline })
     }
 
     pub(crate) fn cond_signal_raw(&self, cond: CondId, all: bool) -> Result<(), LockError> {
-        match self.call(Request::CondSignal { cond, all }) {
-            Reply::Locked(r) => r,
-            _ => Ok(()),
-        }
+        self.call(calls::CondSignal { cond, all })
     }
 
     pub(crate) fn procure_raw(&self, sem: SemId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
-        match self.call(Request::Procure { sem, deadline, try_only }) {
-            Reply::Procured(_) => Ok(()),
-            Reply::Locked(r) => r,
-            _ => unreachable!("the kernel answers a procure with Procured or Locked"),
-        }
+        self.call(calls::Procure { sem, deadline, try_only }).map(|_unit| ())
     }
 
     pub(crate) fn vacate_raw(&self, sem: SemId) -> Result<(), LockError> {
-        match self.call(Request::Vacate(sem)) {
-            Reply::Locked(r) => r,
-            _ => Ok(()),
-        }
+        self.call(calls::Vacate(sem))
     }
 
     /// Create a lock from `spec` on this thread's CPU; `Mutex` wraps the id it answers.
     pub(crate) fn create_lock_raw(&self, spec: LockSpec) -> Result<LockId, Error> {
-        match self.control(ControlOp::CreateLock(spec.cpu(self.cpu)))? {
-            ControlValue::Lock(id) => Ok(id),
-            _ => unreachable!("creating a lock answers with its id"),
-        }
+        self.call(Control::create_lock(spec.cpu(self.cpu)))
     }
 
     /// Create a condition variable on this thread's CPU.
     pub(crate) fn create_cond_raw(&self) -> Result<CondId, Error> {
-        match self.control(ControlOp::CreateCond(self.cpu))? {
-            ControlValue::Cond(id) => Ok(id),
-            _ => unreachable!("creating a condition variable answers with its id"),
-        }
+        self.call(Control::create_cond(self.cpu))
     }
 
     /// Create a semaphore from `spec` on this thread's CPU.
     pub(crate) fn create_sem_raw(&self, spec: SemSpec) -> Result<SemId, Error> {
-        match self.control(ControlOp::CreateSem(spec.cpu(self.cpu)))? {
-            ControlValue::Sem(id) => Ok(id),
-            _ => unreachable!("creating a semaphore answers with its id"),
-        }
+        self.call(Control::create_sem(spec.cpu(self.cpu)))
     }
 
     pub(crate) fn adopt_raw(&self, lock: LockId) {
-        self.call(Request::Adopt(lock));
+        self.call(calls::Adopt(lock));
     }
 
     /// Count a lock taken (`1`) or released (`-1`) through the fast path: the kernel defers
@@ -495,7 +467,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn clear_poison_raw(&self, lock: LockId) {
-        self.call(Request::ClearPoison(lock));
+        self.call(calls::ClearPoison(lock));
     }
 
     /// This thread's effective urgency: its policy's base urgency, or more while it inherits
@@ -509,10 +481,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn urgency(&self) -> Urgency {
-        match self.call(Request::Urgency) {
-            Reply::Urgency(u) => u,
-            _ => unreachable!("the kernel answers an urgency query with Urgency"),
-        }
+        self.call(calls::UrgencyQuery)
     }
 
     /// Release a job of sporadic thread `t` now (deferred if the minimum inter-arrival time
@@ -526,9 +495,6 @@ impl<'a> Ctx<'a> {
     /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
     /// ```
     pub fn release(&self, t: ThreadId) -> Result<(), Error> {
-        match self.call(Request::Release(t)) {
-            Reply::Released(r) => r.map_err(|e| *e),
-            _ => unreachable!("the kernel answers a release with Released"),
-        }
+        self.call(calls::Release(t))
     }
 }

@@ -1,7 +1,7 @@
 //! The set, clock and budget calls of [`Ctx`]: thread sets, execution-time clocks and timers,
 //! budgets. Each is one control request to the kernel.
 //!
-//! Must not: suspend the thread other than through `Ctx::control`.
+//! Must not: suspend the thread other than through `Ctx::call`.
 
 use std::time::Duration;
 
@@ -10,21 +10,10 @@ use crate::sets::{Budget, SetId};
 use crate::thread::ThreadId;
 
 use super::ctx::Ctx;
-use super::protocol::{ControlOp, ControlValue, Reply, Request};
+use super::protocol::Control;
 use super::EventCtx;
 
 impl Ctx<'_> {
-    pub(super) fn control(&self, op: ControlOp) -> Result<ControlValue, Error> {
-        match self.call(Request::Control(Box::new(op))) {
-            Reply::Control(r) => r.map_err(|e| *e),
-            _ => unreachable!("the kernel answers a control request with Control"),
-        }
-    }
-
-    fn control_unit(&self, op: ControlOp) -> Result<(), Error> {
-        self.control(op).map(|_| ())
-    }
-
     /// Create an empty thread set on this thread's CPU.
     ///
     /// ```
@@ -37,10 +26,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn create_set(&self, name: &str) -> Result<SetId, Error> {
-        match self.control(ControlOp::CreateSet(name.to_string()))? {
-            ControlValue::Set(s) => Ok(s),
-            _ => unreachable!("create answers with a set"),
-        }
+        self.call(Control::create_set(name.to_string()))
     }
 
     /// Destroy a set: its members leave it (and any enforcement on them is lifted).
@@ -55,7 +41,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn destroy_set(&self, set: SetId) -> Result<(), Error> {
-        self.control_unit(ControlOp::DestroySet(set))
+        self.call(Control::destroy_set(set))
     }
 
     /// Remove every member of a set.
@@ -71,7 +57,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn empty_set(&self, set: SetId) -> Result<(), Error> {
-        self.control_unit(ControlOp::EmptySet(set))
+        self.call(Control::empty_set(set))
     }
 
     /// Add a thread to a set. A thread belongs to at most one set: adding it to a second one
@@ -88,7 +74,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn add_to_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
-        self.control_unit(ControlOp::AddToSet(set, thread))
+        self.call(Control::add_to_set(set, thread))
     }
 
     /// Remove a thread from a set.
@@ -102,7 +88,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn remove_from_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
-        self.control_unit(ControlOp::RemoveFromSet(set, thread))
+        self.call(Control::remove_from_set(set, thread))
     }
 
     /// Whether `thread` is a member of `set`.
@@ -116,10 +102,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_contains(&self, set: SetId, thread: ThreadId) -> Result<bool, Error> {
-        match self.control(ControlOp::SetContains(set, thread))? {
-            ControlValue::Bool(b) => Ok(b),
-            _ => unreachable!("contains answers with a bool"),
-        }
+        self.call(Control::set_contains(set, thread))
     }
 
     /// The members of a set, in the order they joined (removals reorder).
@@ -134,10 +117,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_members(&self, set: SetId) -> Result<Vec<ThreadId>, Error> {
-        match self.control(ControlOp::SetMembers(set))? {
-            ControlValue::Members(m) => Ok(m),
-            _ => unreachable!("members answers with a list"),
-        }
+        self.call(Control::set_members(set))
     }
 
     /// The set a thread belongs to.
@@ -148,10 +128,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_of(&self, thread: ThreadId) -> Result<Option<SetId>, Error> {
-        match self.control(ControlOp::SetOf(thread))? {
-            ControlValue::SetOf(s) => Ok(s),
-            _ => unreachable!("set_of answers with an optional set"),
-        }
+        self.call(Control::set_of(thread))
     }
 
     /// A thread's execution-time clock: CPU time consumed, including the running part. It
@@ -167,10 +144,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn thread_cpu_time(&self, thread: ThreadId) -> Result<Duration, Error> {
-        match self.control(ControlOp::ThreadClock(thread))? {
-            ControlValue::Time(t) => Ok(t),
-            _ => unreachable!("a clock answers with a time"),
-        }
+        self.call(Control::thread_clock(thread))
     }
 
     /// Set a thread's execution-time clock.
@@ -186,7 +160,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_thread_cpu_time(&self, thread: ThreadId, value: Duration) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetThreadClock(thread, value))
+        self.call(Control::set_thread_clock(thread, value))
     }
 
     /// A set's group clock: CPU time consumed by its members while members, including the
@@ -205,10 +179,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_cpu_time(&self, set: SetId) -> Result<Duration, Error> {
-        match self.control(ControlOp::GroupClock(set))? {
-            ControlValue::Time(t) => Ok(t),
-            _ => unreachable!("a clock answers with a time"),
-        }
+        self.call(Control::group_clock(set))
     }
 
     /// Set a group clock. A budget on the set keeps the amount it had left.
@@ -224,7 +195,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_set_cpu_time(&self, set: SetId, value: Duration) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetGroupClock(set, value))
+        self.call(Control::set_group_clock(set, value))
     }
 
     /// Arm an execution-time timer on a thread's clock: `handler` runs inside the runtime when
@@ -245,7 +216,7 @@ impl Ctx<'_> {
         at: Duration,
         handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
     ) -> Result<(), Error> {
-        self.control_unit(ControlOp::ThreadTimer(thread, at, Box::new(handler)))
+        self.call(Control::thread_timer(thread, at, Box::new(handler)))
     }
 
     /// Arm an execution-time timer on a set's group clock (one per set; replaces any).
@@ -267,7 +238,7 @@ impl Ctx<'_> {
         at: Duration,
         handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
     ) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetTimer(set, at, Box::new(handler)))
+        self.call(Control::set_timer(set, at, Box::new(handler)))
     }
 
     /// Give a set a budget (replacing any): from now on its members may consume
@@ -286,7 +257,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_budget(&self, set: SetId, budget: Budget) -> Result<(), Error> {
-        self.control_unit(ControlOp::SetBudget(set, budget))
+        self.call(Control::set_budget(set, budget))
     }
 
     /// Budget left on a set (Ada's `Budget_Remaining`).
@@ -300,10 +271,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn budget_remaining(&self, set: SetId) -> Result<Duration, Error> {
-        match self.control(ControlOp::BudgetLeft(set))? {
-            ControlValue::Budget(left, _) => Ok(left),
-            _ => unreachable!("a budget query answers with a budget"),
-        }
+        self.call(Control::budget_left(set)).map(|(left, _)| left)
     }
 
     /// Whether a set's budget is exhausted (Ada's `Budget_Has_Expired`).
@@ -321,10 +289,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn budget_exhausted(&self, set: SetId) -> Result<bool, Error> {
-        match self.control(ControlOp::BudgetLeft(set))? {
-            ControlValue::Budget(_, exhausted) => Ok(exhausted),
-            _ => unreachable!("a budget query answers with a budget"),
-        }
+        self.call(Control::budget_left(set)).map(|(_, exhausted)| exhausted)
     }
 
     /// Set the budget left to `to` (Ada's `Replenish`); lifts an enforcement in force.
@@ -341,7 +306,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn replenish_budget(&self, set: SetId, to: Duration) -> Result<(), Error> {
-        self.control_unit(ControlOp::Replenish(set, to))
+        self.call(Control::replenish(set, to))
     }
 
     /// Add `delta_ns` nanoseconds (negative to take away) to the budget left (Ada's `Add`).
@@ -358,6 +323,6 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn add_budget(&self, set: SetId, delta_ns: i64) -> Result<(), Error> {
-        self.control_unit(ControlOp::AddBudget(set, delta_ns))
+        self.call(Control::add_budget(set, delta_ns))
     }
 }

@@ -5,7 +5,7 @@
 //! Must not: handle any case the general path handles differently: when in doubt it declines,
 //! having changed nothing, and `Kernel::release` runs instead.
 
-use super::protocol::Reply;
+use super::protocol::LockAnswer;
 use super::tcb::{State, Wait};
 use super::Kernel;
 use crate::clock::Clock;
@@ -116,7 +116,7 @@ impl<C: Clock> Kernel<C> {
         lock.restartable = restartable;
         heir.held.push(l as u32);
         heir.paid_block_cost = false;
-        heir.set_reply(Reply::Locked(Ok(())));
+        heir.set_answer(LockAnswer::Granted);
         heir.end_wait(&mut self.timers);
         heir.wants = None;
         heir.state = State::Ready;

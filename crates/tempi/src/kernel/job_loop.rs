@@ -14,8 +14,9 @@ use corosensei::Yielder;
 use crate::clock::RealClock;
 use crate::thread::{ThreadId, ThreadOutcome};
 
+use super::calls::{answer_of_another_kind, Call, JobDone};
 use super::ctx::Ctx;
-use super::protocol::{Body, JobAborted, Killed, Reply, Request, Response, RestartSection, Shutdown};
+use super::protocol::{Body, Interrupt, JobAborted, Killed, Request, Response, RestartSection, Shutdown};
 
 enum JobEnd {
     Aborted,
@@ -85,11 +86,12 @@ pub(crate) fn thread_main(
         stashed: Cell::new(None),
         runtime_unwind: Cell::new(false),
     };
-    let mut reply = first.reply;
+    // The first resume answers as the end of a job would: start one, or be interrupted.
+    let mut next_job = first.reply.map(|answer| JobDone::answer(answer).unwrap_or_else(|| answer_of_another_kind()));
     loop {
         cx.runtime_unwind.set(false);
-        let aborted = match reply {
-            Reply::Go => match catch_unwind(AssertUnwindSafe(|| body(&cx))) {
+        let aborted = match next_job {
+            Ok(()) => match catch_unwind(AssertUnwindSafe(|| body(&cx))) {
                 Ok(()) => false,
                 Err(payload) => match classify(payload) {
                     JobEnd::Aborted => true,
@@ -107,15 +109,12 @@ pub(crate) fn thread_main(
                     }
                 },
             },
-            Reply::Kill => return ThreadOutcome::Killed,
+            Err(Interrupt::Kill) => return ThreadOutcome::Killed,
             // Abandoned before it could start.
-            Reply::Abort => true,
-            _ => return ThreadOutcome::Completed,
+            Err(Interrupt::Abort) => true,
+            Err(Interrupt::Stop | Interrupt::Restart) => return ThreadOutcome::Completed,
         };
         cx.settle_at_end();
-        let next = yielder.suspend(Request::JobDone { aborted });
-        cx.now.set(next.now);
-        cx.job.set(next.job);
-        std::mem::replace(&mut reply, next.reply).discard();
+        next_job = cx.exchange(JobDone(aborted));
     }
 }

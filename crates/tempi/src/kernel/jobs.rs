@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::protocol::{JobInfo, Reply};
+use super::protocol::{Interrupt, JobInfo, OwnedAnswer};
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::{Culprit, Kernel};
@@ -66,9 +66,15 @@ impl<C: Clock> Kernel<C> {
                 Some(t) if t.state == State::Blocked(Wait::Join(id)) => t.id,
                 _ => continue,
             };
-            self.tcb(joiner).reply = Some(Reply::Joined(Ok(outcome.clone())));
-            self.wake(joiner);
+            self.answer_joiner(joiner, outcome.clone());
         }
+    }
+
+    /// Wake `joiner`, blocked joining a thread, with that thread's outcome.
+    fn answer_joiner(&mut self, joiner: ThreadId, outcome: ThreadOutcome) {
+        debug_assert!(matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));
+        self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome));
+        self.wake(joiner);
     }
 
     pub(super) fn outcome_of(&self, id: ThreadId) -> Result<Option<ThreadOutcome>, Error> {
@@ -176,9 +182,9 @@ impl<C: Clock> Kernel<C> {
             // The job on the stack ended at its deadline or abort time and is accounted for:
             // its unwinding took no time, and the next job, if one has started, begins now.
             if t.kill_pending {
-                t.set_reply(Reply::Kill);
+                t.raise(Interrupt::Kill);
             } else if !t.job_active && !t.more_jobs() {
-                t.set_reply(Reply::Stop);
+                t.raise(Interrupt::Stop);
             } else if !t.job_active {
                 self.stop_running(c, StopReason::Aborted);
                 self.tcb(id).state = State::Dormant;
@@ -219,12 +225,12 @@ impl<C: Clock> Kernel<C> {
         if t.kill_pending {
             // A killed thread starts no other job: it ends at this boundary (a lock it still
             // holds was leaked by its job, not held by a critical section in progress).
-            t.set_reply(Reply::Kill);
+            t.raise(Interrupt::Kill);
             return;
         }
         if !more_jobs {
             // It stays current and ends at its next resume.
-            t.set_reply(Reply::Stop);
+            t.raise(Interrupt::Stop);
             return;
         }
         self.stop_running(c, if aborted { StopReason::Aborted } else { StopReason::JobDone });
@@ -350,11 +356,11 @@ impl<C: Clock> Kernel<C> {
         t.in_work = false;
         self.stats(id).aborted += 1;
         self.trace_thread(id, TraceKind::JobAbort, 0);
-        self.forgo_reply(id);
+        self.forgo_answer(id);
         let t = self.tcb(id);
         if !t.more_jobs() {
             // The thread ends as soon as it runs (after unwinding its stack, if it began).
-            t.set_reply(Reply::Stop);
+            t.raise(Interrupt::Stop);
             if matches!(t.state, State::Sleeping | State::Blocked(_)) {
                 self.wake(id);
             }
@@ -379,7 +385,7 @@ impl<C: Clock> Kernel<C> {
             }
             State::Held | State::Dormant => {}
         }
-        self.forgo_reply(id);
+        self.forgo_answer(id);
         let t = self.tcb(id);
         if t.state != State::Dormant {
             t.state = State::Dormant;

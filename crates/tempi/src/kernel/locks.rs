@@ -27,7 +27,7 @@
 //! Must not: pick or dispatch threads other than through the dispatch functions (the short
 //! path in `hand_off.rs` mirrors them step for step).
 
-use super::protocol::Reply;
+use super::protocol::LockAnswer;
 use super::tcb::{State, Wait};
 use super::Kernel;
 use crate::clock::Clock;
@@ -261,7 +261,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Thread `id`, running on CPU `c`, asks for `lock`. Returns the answer to send, or `None`
-    /// when the thread now waits.
+    /// when the thread now waits (or pays for a refused attempt first).
     pub(crate) fn lock_request(
         &mut self,
         c: usize,
@@ -270,20 +270,20 @@ impl<C: Clock> Kernel<C> {
         deadline: Option<Time>,
         try_only: bool,
         restartable: bool,
-    ) -> Option<Result<(), LockError>> {
+    ) -> Option<LockAnswer> {
         let from = self.cpus[c].index;
         let Some(l) = self.lock_local(lock) else {
-            return Some(Err(LockError::CrossCpu { from, to: usize::MAX }));
+            return Some(LockAnswer::Refused(LockError::CrossCpu { from, to: usize::MAX }));
         };
         if self.locks[l].cpu != from {
-            return Some(Err(LockError::CrossCpu { from, to: self.locks[l].cpu }));
+            return Some(LockAnswer::Refused(LockError::CrossCpu { from, to: self.locks[l].cpu }));
         }
         self.sync_owner(l);
         if self.locks[l].owner == Some(id) {
-            return Some(Err(LockError::AlreadyHeld));
+            return Some(LockAnswer::Refused(LockError::AlreadyHeld));
         }
         if self.locks[l].poisoned {
-            return Some(Err(LockError::Poisoned));
+            return Some(LockAnswer::Refused(LockError::Poisoned));
         }
         let info = self.info(id);
         let view = self.view(l, id);
@@ -293,13 +293,13 @@ impl<C: Clock> Kernel<C> {
             self.recompute_lent(id);
             self.locks[l].restartable = restartable;
             self.charge_overhead(id, self.costs.lock_acquired);
-            return Some(Ok(()));
+            return Some(LockAnswer::Granted);
         }
         if try_only {
-            return Some(Err(LockError::WouldBlock));
+            return Some(LockAnswer::Refused(LockError::WouldBlock));
         }
         if deadline.is_some_and(|d| d <= self.now) {
-            return Some(Err(LockError::Timeout));
+            return Some(LockAnswer::Refused(LockError::Timeout));
         }
         // Wait on the lock itself if it is taken, else (ceiling blocking) on the lock that
         // holds the system ceiling, whose owner is the one in the way.
@@ -310,19 +310,19 @@ impl<C: Clock> Kernel<C> {
                 None => {
                     // The policy refused without a ceiling in the way: nothing will change by
                     // waiting, so say so rather than block forever.
-                    return Some(Err(LockError::WouldBlock));
+                    return Some(LockAnswer::Refused(LockError::WouldBlock));
                 }
             },
         };
         if self.locks[target].policy.detects_deadlock() && self.closes_cycle(id, target) {
-            return Some(Err(LockError::Deadlock));
+            return Some(LockAnswer::Refused(LockError::Deadlock));
         }
         let cost = self.costs.lock_not_acquired;
         if !cost.is_zero() && !self.tcb(id).paid_block_cost {
             // Spend the cost of the failed attempt first, then ask again (the lock may be free
             // by then); the second refusal waits without paying twice.
             self.tcb(id).paid_block_cost = true;
-            self.tcb(id).reply = Some(Reply::LockRetry);
+            self.tcb(id).set_answer(LockAnswer::Retry);
             self.charge_overhead(id, cost);
             return None;
         }
@@ -449,8 +449,7 @@ impl<C: Clock> Kernel<C> {
             self.tcb(w).paid_block_cost = false;
             self.grant(w, l);
             self.locks[l].restartable = restartable;
-            self.tcb(w).reply = Some(Reply::Locked(Ok(())));
-            self.wake_from_wait(w);
+            self.answer_lock_waiter(w, LockAnswer::Granted);
             self.charge_overhead(w, self.costs.lock_acquired);
         }
         // The others: those that want this lock keep waiting, now on the heir (if any); the
@@ -479,8 +478,7 @@ impl<C: Clock> Kernel<C> {
                 }
                 continue;
             }
-            self.tcb(w).reply = Some(Reply::LockRetry);
-            self.wake_from_wait(w);
+            self.answer_lock_waiter(w, LockAnswer::Retry);
         }
         self.lock_scratch.clear();
         if let Some(w) = heir {

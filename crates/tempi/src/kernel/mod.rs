@@ -30,13 +30,15 @@
 //! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
 //! `waits` (condition variables and semaphores), `sets` and `budgets` (execution-time
 //! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
-//! `ctx`, `ctx_control`, `job_loop` and `event_ctx`.
+//! `calls` (the runtime calls as types, each naming its answer), `ctx`, `ctx_control`,
+//! `job_loop` and `event_ctx`.
 //!
 //! Must not: decide ordering (the scheduler does), allocate on the dispatch path (every
 //! container is sized in `Kernel::new`), or know which clock it runs on beyond `C::MODE`
 //! for reading the time after user code ran.
 
 mod budgets;
+mod calls;
 mod ctx;
 mod ctx_control;
 mod dispatch;

@@ -1,8 +1,39 @@
-//! The thread/kernel protocol: the [`Request`] a thread suspends with, the [`Reply`] it is
-//! resumed with (inside a [`Response`], with the time and its current job), the operations on
-//! sets, clocks, budgets and synchronisation objects a thread asks for ([`ControlOp`]), the
-//! unwind payloads that end a job, a thread or a critical section, and how a reply becomes an
-//! unwind.
+//! The thread/kernel protocol on the wire: the [`Request`] a thread suspends with, the
+//! [`Response`] it is resumed with, the [`Interrupt`]s that unwind it, the operations on sets,
+//! clocks, budgets and synchronisation objects ([`ControlOp`]), and the unwind payloads.
+//!
+//! # The typed protocol
+//!
+//! A thread's coroutine carries one message type each way, but every runtime call is typed
+//! end to end:
+//!
+//! - **Calls.** Each kind of request is a type implementing [`Call`](super::calls::Call) (in
+//!   `calls.rs`) that names its `Answer`: `Lock` answers a [`LockAnswer`], `Procure` a
+//!   semaphore grant or refusal, `Join` the joined thread's outcome, a [`Control`] operation
+//!   the value its constructor fixed (a `SetId` for `create_set`, a `Duration` for a clock).
+//!   The thread side sends a call and gets `Result<Call::Answer, Interrupt>`; the interrupts
+//!   become unwinds in one place (`Ctx::call`). Decoding the wire [`Answer`] into the call's
+//!   answer is the call's own partial function, checked once for every call in
+//!   `Ctx::exchange`.
+//! - **Answers on the kernel side.** The kernel answers a request with the type of that
+//!   request's family: `lock_request` yields a [`LockAnswer`], `procure` a [`SemAnswer`],
+//!   `cond_wait` a [`CondAnswer`]; a thread blocked on a lock, a condition variable, a
+//!   semaphore or a join is answered later by the function of that wait, which takes that
+//!   family's type only (`Kernel::answer_lock_waiter` and its siblings, and [`Wait`]'s
+//!   timeout answer): a lock waiter cannot be woken with a semaphore unit.
+//! - **Interrupts** (abort, stop, kill, restart) never travel as answers: the kernel keeps a
+//!   pending one in its own slot (`Tcb::interrupt`), apart from the answer, and
+//!   [`Interrupt::max`] decides which of two wins. A pending interrupt is delivered only with
+//!   a reply that may unwind: the answer to an unlock (which comes back into a destructor)
+//!   never carries one, and the interrupt waits in its slot for the next call instead of
+//!   being lost.
+//! - **Ownership.** [`Plain`] requests and [`Settled`] answers own nothing and are `Copy`: the
+//!   hot paths (`work`, lock, unlock, a job's end) take them apart with no drop glue to run.
+//!   The requests and answers that own heap values (a spawned thread's body, a control
+//!   operation, an error, a joined thread's outcome) sit behind one variant each, so dropping
+//!   a message costs one test of its tag.
+//!
+//! [`Wait`]: super::tcb::Wait
 //!
 //! Must not: touch kernel state or a thread's `Ctx`: both sides build on these types.
 
@@ -23,14 +54,24 @@ pub(crate) type Body = Box<dyn FnMut(&Ctx<'_>) + Send>;
 
 /// What a thread asks of its kernel.
 pub(crate) enum Request {
+    /// A request that owns nothing.
+    Plain(Plain),
+    /// A request that owns heap values; boxed, as before the split, so a `Request` stays
+    /// small.
+    Owned(Box<Owned>),
+}
+
+/// The requests that own nothing. Being `Copy`, they have no drop glue: taking one apart
+/// leaves nothing to drop, which is why the kernel's short paths for `Work` and `Unlock` need
+/// no special care.
+#[derive(Clone, Copy)]
+pub(crate) enum Plain {
     Work(u64),
     Yield,
     SleepUntil(Time),
-    Spawn(Box<(ThreadSpec, Body)>),
     Join(ThreadId),
     Release(ThreadId),
     SetPriority(i32),
-    Control(Box<ControlOp>),
     Lock {
         lock: LockId,
         deadline: Option<Time>,
@@ -66,52 +107,139 @@ pub(crate) enum Request {
     },
 }
 
-/// The kernel's answer.
-pub(crate) enum Reply {
-    /// Go on (or: start the next job, after `JobDone`).
-    Go,
-    /// Abandon the current job.
-    Abort,
-    /// The runtime is stopping: unwind and end.
-    Stop,
-    /// The thread is killed: unwind and end as `Killed`.
-    Kill,
-    /// Abandon the restartable critical section (RCS): unwind to `Mutex::critical`.
-    Restart,
-    Control(Result<ControlValue, Box<Error>>),
-    Locked(Result<(), LockError>),
-    /// A unit of the semaphore of kernel-local index `.0` was granted (a refusal is a
-    /// `Locked(Err)`). The index says where the unit goes back if the thread is unwound
-    /// before it sees this reply (an RCS restart, see `settle_before_resume`); it also tells
-    /// the grant apart from a lock's `Locked(Ok(()))`.
-    Procured(u32),
-    /// The lock was released while waiting: ask again.
-    LockRetry,
-    /// Back from a condition-variable wait; `true` if it timed out.
-    CondWoken(bool),
-    Urgency(Urgency),
-    // Errors are boxed so the reply, copied at every resume, stays small.
-    Spawned(Result<ThreadId, Box<Error>>),
-    Joined(Result<ThreadOutcome, Box<Error>>),
-    Released(Result<(), Box<Error>>),
+/// The requests that own heap values.
+pub(crate) enum Owned {
+    Spawn(ThreadSpec, Body),
+    Control(ControlOp),
 }
 
-impl Reply {
-    /// Drop a reply the caller has no use for. `Go`, the answer to nearly every such call, owns
-    /// nothing, but the compiler cannot see that through the enum's general drop glue: skipping
-    /// it saves an out-of-line call per `work`, `yield` and job end.
+/// Why a thread is unwound instead of answered. Ordered by precedence: when two are pending
+/// the greater one is delivered ([`Interrupt::max`]). A kill ends the thread whatever else
+/// is pending; an abort (the job or the thread is abandoned) comes before a stop, so the
+/// job's end is reported, and its deferred releases made, before the thread ends; a restart
+/// only concerns a critical section, which every other interrupt ends anyway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Interrupt {
+    /// Abandon the restartable critical section (RCS): unwind to `Mutex::critical`.
+    Restart,
+    /// The runtime is stopping, or the thread has no job left: unwind and end.
+    Stop,
+    /// Abandon the current job.
+    Abort,
+    /// The thread is killed: unwind and end as `Killed`.
+    Kill,
+}
+
+/// A lock request's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LockAnswer {
+    /// The thread owns the lock.
+    Granted,
+    /// The lock was released while the thread waited, or the cost of a refused attempt was
+    /// paid: ask again.
+    Retry,
+    Refused(LockError),
+}
+
+/// A condition wait's answer: whether it timed out, or why it was refused.
+pub(crate) type CondAnswer = Result<bool, LockError>;
+
+/// A procure's answer: the kernel-local index of the semaphore a unit was granted from, or
+/// why none was. The index says where the unit goes back if the thread is unwound before it
+/// sees the answer (an RCS restart, an abort: see `Kernel::forgo_unit`).
+pub(crate) type SemAnswer = Result<u32, LockError>;
+
+/// The answers that own nothing. Deliberately not `Copy`, though it could be: taking one out
+/// of an [`Answer`] then moves it, which leaves the `Answer` with nothing to drop (a copy
+/// would leave it whole, and its drop glue would run).
+pub(crate) enum Settled {
+    /// The answer of the requests that return nothing.
+    Go,
+    Lock(LockAnswer),
+    Cond(CondAnswer),
+    Sem(SemAnswer),
+    /// A condition-variable notification's or a vacate's outcome.
+    Status(Result<(), LockError>),
+    Urgency(Urgency),
+    /// The thread was created.
+    Spawned(ThreadId),
+    /// The sporadic thread was released (or its release deferred).
+    Released,
+}
+
+/// The answers that own heap values: rare (a join, a control operation, a failed spawn,
+/// join, release or control operation), so they are boxed and an [`Answer`] stays as small
+/// as a [`Settled`] one.
+pub(crate) enum OwnedAnswer {
+    /// The call (a spawn, a join, a release, a control operation) failed.
+    Failed(Error),
+    Joined(ThreadOutcome),
+    Control(ControlValue),
+}
+
+/// The kernel's answer to a request, on the wire.
+pub(crate) enum Answer {
+    Settled(Settled),
+    Owned(Box<OwnedAnswer>),
+}
+
+impl Answer {
+    pub(crate) const GO: Answer = Answer::Settled(Settled::Go);
+
+    /// The answer of a call that yields `T` or fails with an [`Error`].
+    pub(crate) fn fallible<T>(r: Result<T, Error>, answer: impl FnOnce(T) -> Answer) -> Answer {
+        match r {
+            Ok(value) => answer(value),
+            Err(e) => Answer::Owned(Box::new(OwnedAnswer::Failed(e))),
+        }
+    }
+
+    /// Drop an answer. A settled one (nearly always `Go`) owns nothing: both arms move what
+    /// they hold, so the general drop glue, an out-of-line call, never runs for it.
     #[inline(always)]
     pub(crate) fn discard(self) {
-        if let Reply::Go = self {
-            std::mem::forget(self);
+        match self {
+            Answer::Settled(_settled) => {}
+            Answer::Owned(owned) => drop(owned),
+        }
+    }
+
+    /// The semaphore unit this answer grants, if it grants one.
+    #[inline]
+    pub(crate) fn granted_unit(&self) -> Option<u32> {
+        match self {
+            Answer::Settled(Settled::Sem(Ok(k))) => Some(*k),
+            _ => None,
         }
     }
 }
 
+impl From<LockAnswer> for Answer {
+    #[inline(always)]
+    fn from(a: LockAnswer) -> Answer {
+        Answer::Settled(Settled::Lock(a))
+    }
+}
+
+impl From<Settled> for Answer {
+    #[inline(always)]
+    fn from(a: Settled) -> Answer {
+        Answer::Settled(a)
+    }
+}
+
+impl From<OwnedAnswer> for Answer {
+    fn from(a: OwnedAnswer) -> Answer {
+        Answer::Owned(Box::new(a))
+    }
+}
+
+/// What a thread is resumed with: the time, its current job, and the answer to its request
+/// or the interrupt that unwinds it.
 pub(crate) struct Response {
     pub(crate) now: Time,
     pub(crate) job: JobInfo,
-    pub(crate) reply: Reply,
+    pub(crate) reply: Result<Answer, Interrupt>,
 }
 
 /// The job a thread is executing.
@@ -147,7 +275,8 @@ pub(crate) struct Killed;
 pub(crate) struct RestartSection;
 
 /// Operations on thread sets, execution-time clocks, budgets and synchronisation objects:
-/// asked for by a thread, or registered before the run and replayed when the kernel is built.
+/// asked for by a thread (typed, through [`Control`]), or registered before the run and
+/// replayed when the kernel is built.
 pub(crate) enum ControlOp {
     CreateSet(String),
     DestroySet(SetId),
@@ -172,6 +301,7 @@ pub(crate) enum ControlOp {
     CreateSem(SemSpec),
 }
 
+/// What a control operation yields, on the wire.
 pub(crate) enum ControlValue {
     Unit,
     Set(SetId),
@@ -185,53 +315,88 @@ pub(crate) enum ControlValue {
     Sem(SemId),
 }
 
-/// A reply the protocol rules out; dropped out of line so the expected replies need no drop.
-#[cold]
-pub(super) fn unexpected_reply(reply: Reply, what: &str) -> ! {
-    drop(reply);
-    unreachable!("{what}")
+/// A value a control operation yields, read back from the wire.
+pub(crate) trait ControlResult: Sized {
+    fn from_value(v: ControlValue) -> Option<Self>;
 }
 
-/// The replies that unwind the thread, without their payloads.
-#[derive(Clone, Copy)]
-pub(super) enum Unwind {
-    Abort,
-    Stop,
-    Kill,
-    Restart,
-}
-
-impl Unwind {
-    pub(super) fn of(reply: &Reply) -> Option<Unwind> {
-        match reply {
-            Reply::Abort => Some(Unwind::Abort),
-            Reply::Stop => Some(Unwind::Stop),
-            Reply::Kill => Some(Unwind::Kill),
-            Reply::Restart => Some(Unwind::Restart),
-            _ => None,
+macro_rules! control_results {
+    ($($t:ty => $p:pat => $v:expr;)*) => {$(
+        impl ControlResult for $t {
+            #[inline]
+            fn from_value(v: ControlValue) -> Option<Self> {
+                match v {
+                    $p => Some($v),
+                    _ => None,
+                }
+            }
         }
-    }
-
-    pub(super) fn reply(self) -> Reply {
-        match self {
-            Unwind::Abort => Reply::Abort,
-            Unwind::Stop => Reply::Stop,
-            Unwind::Kill => Reply::Kill,
-            Unwind::Restart => Reply::Restart,
-        }
-    }
+    )*};
 }
 
-/// Unwind the thread's stack for a reply that ends its job, its critical section or the
+control_results! {
+    () => ControlValue::Unit => ();
+    SetId => ControlValue::Set(s) => s;
+    bool => ControlValue::Bool(b) => b;
+    Vec<ThreadId> => ControlValue::Members(m) => m;
+    Option<SetId> => ControlValue::SetOf(s) => s;
+    Duration => ControlValue::Time(t) => t;
+    (Duration, bool) => ControlValue::Budget(left, exhausted) => (left, exhausted);
+    LockId => ControlValue::Lock(l) => l;
+    CondId => ControlValue::Cond(c) => c;
+    SemId => ControlValue::Sem(s) => s;
+}
+
+/// A control operation asked for by a thread, with the type of the value it yields: built
+/// only by the constructors below, each of which fixes that type for its operation.
+pub(crate) struct Control<V> {
+    pub(crate) op: ControlOp,
+    _yields: std::marker::PhantomData<fn() -> V>,
+}
+
+macro_rules! control_ops {
+    ($($name:ident($($arg:ident: $t:ty),*) -> $v:ty = $op:expr;)*) => {$(
+        impl Control<$v> {
+            pub(crate) fn $name($($arg: $t),*) -> Control<$v> {
+                Control { op: $op, _yields: std::marker::PhantomData }
+            }
+        }
+    )*};
+}
+
+control_ops! {
+    create_set(name: String) -> SetId = ControlOp::CreateSet(name);
+    destroy_set(set: SetId) -> () = ControlOp::DestroySet(set);
+    empty_set(set: SetId) -> () = ControlOp::EmptySet(set);
+    add_to_set(set: SetId, t: ThreadId) -> () = ControlOp::AddToSet(set, t);
+    remove_from_set(set: SetId, t: ThreadId) -> () = ControlOp::RemoveFromSet(set, t);
+    set_contains(set: SetId, t: ThreadId) -> bool = ControlOp::SetContains(set, t);
+    set_members(set: SetId) -> Vec<ThreadId> = ControlOp::SetMembers(set);
+    set_of(t: ThreadId) -> Option<SetId> = ControlOp::SetOf(t);
+    thread_clock(t: ThreadId) -> Duration = ControlOp::ThreadClock(t);
+    set_thread_clock(t: ThreadId, v: Duration) -> () = ControlOp::SetThreadClock(t, v);
+    group_clock(set: SetId) -> Duration = ControlOp::GroupClock(set);
+    set_group_clock(set: SetId, v: Duration) -> () = ControlOp::SetGroupClock(set, v);
+    thread_timer(t: ThreadId, at: Duration, h: super::EventHandler) -> () = ControlOp::ThreadTimer(t, at, h);
+    set_timer(set: SetId, at: Duration, h: super::EventHandler) -> () = ControlOp::SetTimer(set, at, h);
+    set_budget(set: SetId, b: Budget) -> () = ControlOp::SetBudget(set, b);
+    budget_left(set: SetId) -> (Duration, bool) = ControlOp::BudgetLeft(set);
+    replenish(set: SetId, to: Duration) -> () = ControlOp::Replenish(set, to);
+    add_budget(set: SetId, delta: i64) -> () = ControlOp::AddBudget(set, delta);
+    create_lock(spec: LockSpec) -> LockId = ControlOp::CreateLock(spec);
+    create_cond(cpu: usize) -> CondId = ControlOp::CreateCond(cpu);
+    create_sem(spec: SemSpec) -> SemId = ControlOp::CreateSem(spec);
+}
+
+/// Unwind the thread's stack for an interrupt: it ends its job, its critical section or the
 /// thread itself.
 #[cold]
-pub(super) fn unwind_for(reply: Reply) -> ! {
-    match reply {
-        Reply::Abort => resume_unwind(Box::new(JobAborted)),
-        Reply::Stop => resume_unwind(Box::new(Shutdown)),
-        Reply::Kill => resume_unwind(Box::new(Killed)),
-        Reply::Restart => resume_unwind(Box::new(RestartSection)),
-        other => unexpected_reply(other, "only abort, stop, kill and restart unwind"),
+pub(super) fn unwind_for(interrupt: Interrupt) -> ! {
+    match interrupt {
+        Interrupt::Abort => resume_unwind(Box::new(JobAborted)),
+        Interrupt::Stop => resume_unwind(Box::new(Shutdown)),
+        Interrupt::Kill => resume_unwind(Box::new(Killed)),
+        Interrupt::Restart => resume_unwind(Box::new(RestartSection)),
     }
 }
 
@@ -246,4 +411,45 @@ pub(crate) fn is_panic(payload: &(dyn Any + Send)) -> bool {
         || payload.is::<Shutdown>()
         || payload.is::<Killed>()
         || payload.is::<RestartSection>())
+}
+// The hot paths rely on these: a plain request and a settled answer are taken apart with
+// nothing to drop, and an answer is no larger than a settled one.
+const _: () = assert!(!std::mem::needs_drop::<Plain>() && !std::mem::needs_drop::<Settled>());
+const _: () = assert!(std::mem::size_of::<Answer>() == std::mem::size_of::<Settled>());
+const _: () = assert!(std::mem::size_of::<Result<Answer, Interrupt>>() == std::mem::size_of::<Answer>());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_interrupt_precedence_is_kill_abort_stop_restart() {
+        let order = [Interrupt::Restart, Interrupt::Stop, Interrupt::Abort, Interrupt::Kill];
+        for (k, &low) in order.iter().enumerate() {
+            for &high in &order[k..] {
+                assert_eq!(low.max(high), high);
+                assert_eq!(high.max(low), high);
+            }
+        }
+    }
+
+    #[test]
+    fn protocol_control_values_read_back_only_as_their_own_type() {
+        assert_eq!(SetId::from_value(ControlValue::Set(SetId(3))).map(|s| s.0), Some(3));
+        assert!(SetId::from_value(ControlValue::Bool(true)).is_none());
+        assert_eq!(
+            <(Duration, bool)>::from_value(ControlValue::Budget(Duration::from_millis(2), true)),
+            Some((Duration::from_millis(2), true))
+        );
+        assert!(<()>::from_value(ControlValue::Time(Duration::ZERO)).is_none());
+        assert_eq!(<()>::from_value(ControlValue::Unit), Some(()));
+    }
+
+    #[test]
+    fn protocol_granted_unit_is_read_from_a_grant_only() {
+        assert_eq!(Answer::Settled(Settled::Sem(Ok(4))).granted_unit(), Some(4));
+        assert_eq!(Answer::Settled(Settled::Sem(Err(LockError::Timeout))).granted_unit(), None);
+        assert_eq!(Answer::from(LockAnswer::Granted).granted_unit(), None);
+        assert_eq!(Answer::GO.granted_unit(), None);
+    }
 }

@@ -8,13 +8,15 @@
 use corosensei::{Coroutine, CoroutineResult};
 
 use super::job_loop;
-use super::protocol::{ControlOp, ControlValue, Reply, Request, Response};
+use super::protocol::{
+    Answer, ControlOp, ControlValue, Interrupt, LockAnswer, Owned, OwnedAnswer, Plain, Request, Response, Settled,
+};
 use super::tcb::{State, Tcb, Wait};
 use super::timers::TimerKind;
 use super::Kernel;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
-use crate::objects::LockId;
+use crate::objects::{LockError, LockId};
 use crate::thread::{ThreadId, ThreadOutcome};
 use crate::trace::StopReason;
 
@@ -61,7 +63,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.
-    #[inline]
+    #[inline(never)]
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
         let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
@@ -72,21 +74,19 @@ impl<C: Clock> Kernel<C> {
         }
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
-        let mut reply = match t.reply.take() {
-            Some(reply) => reply,
-            None => Reply::Go,
-        };
-        // Aborts and kills wait for the thread's last lock to be released, and never ride on
-        // the answer to an unlock (it comes back into a destructor). A restart was put in
-        // `reply` by `settle_before_resume`: the thread holds its section's lock, so no abort or
-        // kill replaces it.
+        let answer = t.take_answer();
+        // The answer to an unlock comes back into a destructor: it carries no interrupt, and
+        // one pending stays in its slot for the thread's next call. Aborts and kills also wait
+        // for the thread's last lock to be released. A restart was raised by
+        // `settle_before_resume`: the thread holds its section's lock, so no abort or kill
+        // comes before it.
         let quiet = std::mem::take(&mut t.quiet_reply);
-        let t = if (t.kill_pending || t.abort_pending || t.stale) && !quiet {
-            reply = self.unwind_instead(i, reply);
-            self.slots[i].as_mut().expect("live slot")
+        let reply = if !quiet && (t.interrupt.is_some() || t.kill_pending || t.abort_pending || t.stale) {
+            self.interrupt_or(i, answer)
         } else {
-            t
+            Ok(answer)
         };
+        let t = self.slots[i].as_mut().expect("live slot");
         t.at_boundary = false;
         let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() && !self.create_coroutine(c, i) {
@@ -96,22 +96,19 @@ impl<C: Clock> Kernel<C> {
         let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
         self.refresh_now();
         match result {
-            // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
-            // general dispatch on the request kind.
-            CoroutineResult::Yield(request) => {
-                if let Request::Unlock { lock, poison } = request {
-                    // An unlock owns nothing: there is no drop glue to run.
-                    std::mem::forget(request);
-                    self.handle_unlock(i, id, lock, poison);
-                } else if let Request::Work(ns) = request {
-                    // The most frequent request in a simulation, handled here; it owns
-                    // nothing either.
-                    std::mem::forget(request);
-                    self.handle_work(c, i, ns);
-                } else if !restart_waits || !self.restart_answers(id, &request) {
-                    self.handle(c, id, request);
+            CoroutineResult::Yield(Request::Plain(request)) => match request {
+                // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
+                // general dispatch on the request kind.
+                Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
+                // The most frequent request in a simulation, handled here.
+                Plain::Work(ns) => self.handle_work(c, i, ns),
+                request => {
+                    if !restart_waits || !self.restart_answers(id, &request) {
+                        self.handle(c, id, request);
+                    }
                 }
-            }
+            },
+            CoroutineResult::Yield(Request::Owned(request)) => self.handle_owned(c, id, *request),
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
         }
         if self.verify {
@@ -119,31 +116,38 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The reply the thread in slot `i` is resumed with when an abort or a kill is pending:
-    /// the unwinding (see [`Kernel::unwind_reply`]) instead of `reply`, when it may be sent.
-    /// A semaphore unit `reply` granted goes back, since the thread will never see it.
+    /// The reply for the thread in slot `i`, resumed with `answer` while an interrupt may be
+    /// due: the pending one, if due now ([`Tcb::interrupt_due`]; it is taken), or an abort or
+    /// a kill that may be delivered now ([`Kernel::unwind_reply`]), the more urgent of the two
+    /// (see [`Interrupt`]). A semaphore unit `answer` granted goes back, since the thread will
+    /// never see it.
+    ///
+    /// [`Tcb::interrupt_due`]: super::tcb::Tcb::interrupt_due
     #[cold]
-    fn unwind_instead(&mut self, i: usize, reply: Reply) -> Reply {
+    fn interrupt_or(&mut self, i: usize, answer: Answer) -> Result<Answer, Interrupt> {
         let t = self.slots[i].as_mut().expect("live slot");
-        match Self::unwind_reply(t) {
-            Some(unwind) => {
-                if let Reply::Procured(k) = reply {
-                    self.forgo_unit(k);
-                }
-                unwind
-            }
-            None => reply,
+        let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
+        let pending = t.interrupt_due();
+        // `None` is below any interrupt: this is the more urgent of the two, if any.
+        let Some(interrupt) = pending.max(due) else { return Ok(answer) };
+        if pending.is_some() {
+            // Delivered now (or overtaken by a more urgent one, which ends the same job).
+            t.interrupt = None;
         }
+        if let Some(k) = answer.granted_unit() {
+            self.forgo_unit(k);
+        }
+        Err(interrupt)
     }
 
-    /// The reply that unwinds a thread with a kill, an abort or an ended job on its stack,
+    /// The interrupt that unwinds a thread with a kill, an abort or an ended job on its stack,
     /// if it is to be unwound now. Nothing unwinds inside a critical section, except at a
     /// job boundary, where a lock still counted as held was leaked by the job. Once delivered,
-    /// the reply is delivered again until the job loop reports the unwind: a body that caught
-    /// it and called the runtime again is unwound again at that call. A thread still
+    /// the interrupt is delivered again until the job loop reports the unwind: a body that
+    /// caught it and called the runtime again is unwound again at that call. A thread still
     /// unwinding (a destructor calling the runtime) is answered normally instead.
     #[cold]
-    pub(super) fn unwind_reply(t: &mut Tcb) -> Option<Reply> {
+    pub(super) fn unwind_reply(t: &mut Tcb) -> Option<Interrupt> {
         if !(t.holds_nothing() || t.at_boundary) {
             return None;
         }
@@ -151,41 +155,44 @@ impl<C: Clock> Kernel<C> {
             return None;
         }
         t.unwind_sent = true;
-        Some(if t.kill_pending { Reply::Kill } else { Reply::Abort })
+        Some(if t.kill_pending { Interrupt::Kill } else { Interrupt::Abort })
     }
 
     /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a
-    /// section that has not begun: the lock goes back; of one under way: the reply becomes
-    /// the restart, and a semaphore unit the reply granted goes back), an unlock whose
-    /// simulated cost has been paid. Returns false when the thread must not be resumed now (a
+    /// section that has not begun: the lock goes back; of one under way: the restart is
+    /// raised, and a semaphore unit the answer granted goes back), an unlock whose simulated
+    /// cost has been paid. Returns false when the thread must not be resumed now (a
     /// more urgent one takes over first).
     #[cold]
     pub(super) fn settle_before_resume(&mut self, c: usize, id: ThreadId) -> bool {
         let t = self.tcb(id);
         if let Some(section) = t.restart_section {
-            // Only a lock grant answers `Locked(Ok(()))` (a semaphore grant is `Procured`), so
-            // this is the section's own lock, just granted.
-            if matches!(t.reply, Some(Reply::Locked(Ok(())))) && t.held.last() == Some(&section) {
+            // Only a lock request is answered `Granted`, so this is the section's own lock,
+            // just granted.
+            if matches!(t.answer, Answer::Settled(Settled::Lock(LockAnswer::Granted)))
+                && t.held.last() == Some(&section)
+            {
                 // RCS aborted a section that has not begun (the owner was still paying for the
                 // acquisition): give the lock back and let the owner ask again, behind the
                 // aborter.
                 t.restart_section = None;
-                t.reply = Some(Reply::LockRetry);
+                t.set_answer(LockAnswer::Retry);
                 self.give_back(id, section as usize);
                 if self.cpus[c].preempt {
                     return false;
                 }
-            } else if let Some(Reply::Procured(k)) = t.reply {
+            } else if let Some(k) = t.answer.granted_unit() {
                 if t.held.contains(&section) {
                     // RCS aborted a section under way just after a `procure` in it was granted,
-                    // before the owner saw the unit: the reply becomes the restart and the unit
+                    // before the owner saw the unit: the restart is raised and the unit
                     // goes back to the semaphore (to its first waiter, as a vacate would). The
                     // owner unwinds without knowing it had the unit, so nothing it runs could
                     // vacate it, and the rerun section procures again: keeping the unit would
                     // lose it. This is what a procure made after the abort gets too (see
                     // `restart_answers`: no unit is granted).
                     t.restart_section = None;
-                    t.set_reply(Reply::Restart);
+                    t.take_answer().discard();
+                    t.raise(Interrupt::Restart);
                     self.forgo_unit(k);
                     if self.cpus[c].preempt {
                         return false;
@@ -206,8 +213,8 @@ impl<C: Clock> Kernel<C> {
         true
     }
 
-    /// Turn thread `id`'s reply into the restart of its aborted section, if it may carry one.
-    /// The answer to an unlock may not (it comes back into a destructor): the restart then
+    /// Raise the restart of thread `id`'s aborted section, if its reply may carry one. The
+    /// answer to an unlock may not (it comes back into a destructor): the restart then
     /// answers the thread's next runtime call instead (see `restart_answers` and
     /// `handle_work`).
     fn deliver_restart(&mut self, id: ThreadId) {
@@ -218,7 +225,7 @@ impl<C: Clock> Kernel<C> {
             t.restart_section = None;
         } else if !t.quiet_reply {
             t.restart_section = None;
-            t.set_reply(Reply::Restart);
+            t.raise(Interrupt::Restart);
         }
     }
 
@@ -228,17 +235,13 @@ impl<C: Clock> Kernel<C> {
     /// seeing it, and a wait would hold the aborter up. The others (releases, queries, the end
     /// of a job) are made as usual.
     #[cold]
-    fn restart_answers(&mut self, id: ThreadId, request: &Request) -> bool {
+    fn restart_answers(&mut self, id: ThreadId, request: &Plain) -> bool {
         let t = self.tcb(id);
         let in_section = t.restart_section.is_some_and(|s| t.held.contains(&s));
         in_section
             && matches!(
                 request,
-                Request::Lock { .. }
-                    | Request::Procure { .. }
-                    | Request::Yield
-                    | Request::SleepUntil(_)
-                    | Request::Join(_)
+                Plain::Lock { .. } | Plain::Procure { .. } | Plain::Yield | Plain::SleepUntil(_) | Plain::Join(_)
             )
     }
 
@@ -293,33 +296,40 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
-    #[inline]
+    #[inline(always)]
     pub(super) fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
         let t = self.slots[i].as_mut().expect("live slot");
-        // An abort or a kill that waited for a critical section to end lands here, instead
-        // of after this demand; so does the restart of an aborted section that waited for the
-        // answer to an unlock to go by.
-        let signalled =
-            ((t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing()) || t.restart_section.is_some();
-        if ns > 0 && !signalled {
+        let maybe_signalled =
+            t.abort_pending || t.kill_pending || t.stale || t.restart_section.is_some() || t.interrupt.is_some();
+        if ns > 0 && !(maybe_signalled && Self::signalled(t)) {
             t.work_left = ns;
             t.in_work = true;
             self.cpus[c].work_mark = self.now;
         }
     }
 
-    pub(super) fn handle(&mut self, c: usize, id: ThreadId, request: Request) {
+    /// Whether an interrupt lands on this demand instead of after it: an abort or a kill that
+    /// waited for a critical section to end, the restart of an aborted section, or any
+    /// interrupt that waited for the answer to an unlock to go by.
+    #[cold]
+    fn signalled(t: &Tcb) -> bool {
+        ((t.abort_pending || t.kill_pending || t.stale) && t.holds_nothing())
+            || t.restart_section.is_some()
+            || t.interrupt_due().is_some()
+    }
+
+    pub(super) fn handle(&mut self, c: usize, id: ThreadId, request: Plain) {
         match request {
-            Request::Work(ns) => {
+            Plain::Work(ns) => {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_work(c, i, ns);
             }
-            Request::Yield => {
+            Plain::Yield => {
                 self.stop_running(c, StopReason::Yielded);
                 self.tcb(id).state = State::Ready;
                 self.sched_call(c, id, |s, info| s.on_yield(info));
             }
-            Request::SleepUntil(t) => {
+            Plain::SleepUntil(t) => {
                 if t > self.now {
                     self.stop_running(c, StopReason::Sleeping);
                     let tcb = self.tcb(id);
@@ -329,13 +339,7 @@ impl<C: Clock> Kernel<C> {
                     self.sched_call(c, id, |s, info| s.on_blocked(info));
                 }
             }
-            Request::Spawn(boxed) => {
-                let (spec, body) = *boxed;
-                let cpu = self.cpus[c].index;
-                let r = self.spawn_thread(spec, body, cpu);
-                self.tcb(id).reply = Some(Reply::Spawned(r.map_err(Box::new)));
-            }
-            Request::Join(target) => {
+            Plain::Join(target) => {
                 let from = Some(self.cpus[c].index);
                 let r = if target == id {
                     Err(Error::JoinSelf)
@@ -349,64 +353,79 @@ impl<C: Clock> Kernel<C> {
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
                         self.sched_call(c, id, |s, info| s.on_blocked(info));
                     }
-                    Ok(Some(outcome)) => self.tcb(id).reply = Some(Reply::Joined(Ok(outcome))),
-                    Err(e) => self.tcb(id).reply = Some(Reply::Joined(Err(Box::new(e)))),
+                    Ok(Some(outcome)) => self.tcb(id).set_answer(OwnedAnswer::Joined(outcome)),
+                    Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
                 }
             }
-            Request::Release(target) => {
+            Plain::Release(target) => {
                 let from = self.cpus[c].index;
                 let r = self.request_release(target, from);
-                self.tcb(id).reply = Some(Reply::Released(r.map_err(Box::new)));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Released.into()));
             }
-            Request::JobDone { aborted } => self.job_done(c, id, aborted),
-            Request::Lock { lock, deadline, try_only, restartable } => {
-                if let Some(r) = self.lock_request(c, id, lock, deadline, try_only, restartable) {
-                    self.tcb(id).reply = Some(Reply::Locked(r));
+            Plain::JobDone { aborted } => self.job_done(c, id, aborted),
+            Plain::Lock { lock, deadline, try_only, restartable } => {
+                if let Some(answer) = self.lock_request(c, id, lock, deadline, try_only, restartable) {
+                    self.tcb(id).set_answer(answer);
                 }
             }
-            Request::Unlock { lock, poison } => {
+            Plain::Unlock { lock, poison } => {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_unlock(i, id, lock, poison);
             }
-            Request::ClearPoison(lock) => self.clear_poison(lock),
-            Request::Adopt(lock) => {
+            Plain::ClearPoison(lock) => self.clear_poison(lock),
+            Plain::Adopt(lock) => {
                 if let Some(l) = self.lock_local(lock) {
                     self.sync_owner(l);
                 }
             }
-            Request::CondWait { cond, lock, deadline } => {
-                if let Some(r) = self.cond_wait(c, id, cond, lock, deadline) {
-                    self.tcb(id).reply = Some(r);
+            Plain::CondWait { cond, lock, deadline } => {
+                if let Some(answer) = self.cond_wait(c, id, cond, lock, deadline) {
+                    self.tcb(id).set_answer(Answer::Settled(Settled::Cond(answer)));
                 }
             }
-            Request::CondSignal { cond, all } => {
-                if let Err(e) = self.cond_signal(c, cond, all) {
-                    self.tcb(id).reply = Some(Reply::Locked(Err(e)));
+            Plain::CondSignal { cond, all } => {
+                let status = self.cond_signal(c, cond, all);
+                self.answer_status(id, status);
+            }
+            Plain::Procure { sem, deadline, try_only } => {
+                if let Some(answer) = self.procure(c, id, sem, deadline, try_only) {
+                    self.tcb(id).set_answer(Answer::Settled(Settled::Sem(answer)));
                 }
             }
-            Request::Procure { sem, deadline, try_only } => {
-                if let Some(r) = self.procure(c, id, sem, deadline, try_only) {
-                    self.tcb(id).reply = Some(r);
-                }
+            Plain::Vacate(sem) => {
+                let status = self.vacate(c, sem);
+                self.answer_status(id, status);
             }
-            Request::Vacate(sem) => {
-                if let Err(e) = self.vacate(c, sem) {
-                    self.tcb(id).reply = Some(Reply::Locked(Err(e)));
-                }
-            }
-            Request::Urgency => {
+            Plain::Urgency => {
                 let u = self.tcb(id).urgency();
-                self.tcb(id).reply = Some(Reply::Urgency(u));
+                self.tcb(id).set_answer(Answer::Settled(Settled::Urgency(u)));
             }
-            Request::Control(op) => {
-                let r = self.control(*op);
-                self.tcb(id).reply = Some(Reply::Control(r.map_err(Box::new)));
-            }
-            Request::SetPriority(priority) => {
+            Plain::SetPriority(priority) => {
                 self.tcb(id).sched.priority = priority;
                 self.refresh_urgency(id);
             }
         }
+    }
+
+    /// Handle a request that owns heap values.
+    #[cold]
+    pub(super) fn handle_owned(&mut self, c: usize, id: ThreadId, request: Owned) {
+        match request {
+            Owned::Spawn(spec, body) => {
+                let cpu = self.cpus[c].index;
+                let r = self.spawn_thread(spec, body, cpu);
+                self.tcb(id).set_answer(Answer::fallible(r, |id| Settled::Spawned(id).into()));
+            }
+            Owned::Control(op) => {
+                let r = self.control(op);
+                self.tcb(id).set_answer(Answer::fallible(r, |value| OwnedAnswer::Control(value).into()));
+            }
+        }
+    }
+
+    /// Answer a notification or a vacate with its outcome.
+    fn answer_status(&mut self, id: ThreadId, status: Result<(), LockError>) {
+        self.tcb(id).set_answer(Answer::Settled(Settled::Status(status)));
     }
 
     /// Carry out a set, clock or budget operation asked for by a thread.

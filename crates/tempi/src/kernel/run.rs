@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::job_loop;
-use super::protocol::{Reply, Response};
+use super::protocol::{Interrupt, Response};
 use super::tcb::State;
 use super::timers::TimerKind;
 use super::EventCtx;
@@ -338,7 +338,7 @@ impl<C: Clock> Kernel<C> {
                     break;
                 }
                 let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let _ = co.resume(Response { now, job, reply: Reply::Stop });
+                    let _ = co.resume(Response { now, job, reply: Err(Interrupt::Stop) });
                 }));
                 if resumed.is_err() {
                     break;

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::protocol::{Body, ControlOp, JobInfo};
+use super::protocol::{Answer, Body, ControlOp, JobInfo};
 use super::stacks::StackPool;
 use super::tcb::{State, Tcb};
 use super::timers::{TimerKind, TimerQueue};
@@ -288,7 +288,8 @@ impl<C: Clock> Kernel<C> {
             state: State::Dormant,
             body: Some(body),
             coroutine: None,
-            reply: None,
+            answer: Answer::GO,
+            interrupt: None,
             abort_pending: false,
             kill_pending: false,
             set: None,

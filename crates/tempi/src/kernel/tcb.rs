@@ -24,8 +24,9 @@ use std::time::Duration;
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
 
-use super::protocol::{Body, JobInfo, Reply, Request, Response};
+use super::protocol::{Answer, Body, Interrupt, JobInfo, LockAnswer, Request, Response, Settled};
 use super::timers::{TimerHandle, TimerQueue};
+use crate::objects::LockError;
 use crate::policy::sched::{SchedInfo, Urgency};
 use crate::stats::ThreadStats;
 use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
@@ -33,15 +34,35 @@ use crate::time::Time;
 
 pub(crate) type Co = Coroutine<Response, Request, ThreadOutcome, DefaultStack>;
 
+/// What a blocked thread waits for, which also says what kind of answer it is owed: each
+/// kind is answered only through its own function (`Kernel::answer_joiner`,
+/// `answer_lock_waiter`, `answer_cond_waiter`, `answer_sem_waiter`), which takes that
+/// kind's answer type, or by [`Wait::timeout_answer`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wait {
+    /// Waits for a thread to end; answered with its outcome.
     Join(ThreadId),
-    /// Waits for a lock (kernel-local index): taken, or refused by a ceiling.
+    /// Waits for a lock (kernel-local index): taken, or refused by a ceiling. Answered with a
+    /// `LockAnswer`.
     Lock(u32),
-    /// Waits on a condition variable (kernel-local index).
+    /// Waits on a condition variable (kernel-local index); answered with a `CondAnswer`.
     Cond(u32),
-    /// Waits for a semaphore unit (kernel-local index).
+    /// Waits for a semaphore unit (kernel-local index); answered with a `SemAnswer`.
     Sem(u32),
+}
+
+impl Wait {
+    /// The answer a bounded wait of this kind ends with when it times out: the answer of
+    /// the request that waits (a lock, a condition wait, a procure); `None` for a join,
+    /// which is never bounded.
+    pub(crate) fn timeout_answer(self) -> Option<Answer> {
+        Some(match self {
+            Wait::Lock(_) => LockAnswer::Refused(LockError::Timeout).into(),
+            Wait::Cond(_) => Answer::Settled(Settled::Cond(Ok(true))),
+            Wait::Sem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
+            Wait::Join(_) => return None,
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,8 +93,15 @@ pub(crate) struct Tcb {
     pub(crate) state: State,
     pub(crate) body: Option<Body>,
     pub(crate) coroutine: Option<Co>,
-    /// Delivered at the next resume; `None` means "go on".
-    pub(crate) reply: Option<Reply>,
+    /// The answer to the request being handled, delivered at the next resume: `Answer::GO`
+    /// (the answer of the requests that return nothing) until another is set, only ever of
+    /// that request's own kind (see `protocol.rs`).
+    pub(crate) answer: Answer,
+    /// The interrupt pending for the thread, kept apart from the answer so that neither
+    /// overwrites the other: raised with [`Tcb::raise`] (the more urgent of two stays, see
+    /// [`Interrupt`]) and taken only by a reply that may unwind, once it is due
+    /// ([`Tcb::interrupt_due`]).
+    pub(crate) interrupt: Option<Interrupt>,
     pub(crate) abort_pending: bool,
     /// End the thread at its next task boundary.
     pub(crate) kill_pending: bool,
@@ -88,8 +116,8 @@ pub(crate) struct Tcb {
     /// Locks taken through the fast path and not yet known to the kernel; shared with the
     /// thread's `Ctx`, which counts them.
     pub(crate) fast_held: std::rc::Rc<std::cell::Cell<u32>>,
-    /// The reply to the request just handled must not carry an abort or a kill (an unlock
-    /// made from a destructor cannot unwind).
+    /// The reply to the request just handled must not carry an interrupt (an unlock made
+    /// from a destructor cannot unwind): one pending waits in `interrupt`.
     pub(crate) quiet_reply: bool,
     /// The cost of a refused lock attempt has been charged; the next refusal waits.
     pub(crate) paid_block_cost: bool,
@@ -203,14 +231,30 @@ impl Tcb {
         fresh
     }
 
-    /// Give the thread `reply` for its next resume. Replies are taken at every resume, so
-    /// there is normally none to drop: the drop glue runs only when there is one (a plain
-    /// assignment would call it every time).
+    /// Give the thread `answer` for its next resume.
     #[inline]
-    pub(crate) fn set_reply(&mut self, reply: Reply) {
-        if let Some(old) = self.reply.replace(reply) {
-            drop(old);
-        }
+    pub(crate) fn set_answer(&mut self, answer: impl Into<Answer>) {
+        std::mem::replace(&mut self.answer, answer.into()).discard();
+    }
+
+    /// Take the answer for this resume, leaving `Answer::GO` for the next request.
+    #[inline(always)]
+    pub(crate) fn take_answer(&mut self) -> Answer {
+        std::mem::replace(&mut self.answer, Answer::GO)
+    }
+
+    /// The pending interrupt, if it may be delivered now: a restart at once (the thread is in
+    /// its section, which is what it ends); the others, which end the job or the thread, only
+    /// once the thread holds no lock or is at a job boundary, as an abort waits.
+    #[inline]
+    pub(crate) fn interrupt_due(&self) -> Option<Interrupt> {
+        self.interrupt.filter(|&i| i == Interrupt::Restart || self.holds_nothing() || self.at_boundary)
+    }
+
+    /// Make `interrupt` pending, unless a more urgent one already is.
+    #[inline]
+    pub(crate) fn raise(&mut self, interrupt: Interrupt) {
+        self.interrupt = Some(self.interrupt.map_or(interrupt, |pending| pending.max(interrupt)));
     }
 
     /// Number of the oldest waiting job (meaningful while `pending > 0`).

@@ -8,7 +8,7 @@
 //!
 //! Must not: rank waiters itself (the queue policy does), or take a lock on a waiter's behalf.
 
-use super::protocol::Reply;
+use super::protocol::{Answer, CondAnswer, LockAnswer, SemAnswer, Settled};
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::Kernel;
@@ -128,7 +128,7 @@ impl<C: Clock> Kernel<C> {
         cond: CondId,
         lock: LockId,
         deadline: Option<Time>,
-    ) -> Option<Reply> {
+    ) -> Option<CondAnswer> {
         self.unlock(id, lock, false, None);
         let from = self.cpus[c].index;
         let k = match self.cond_local(cond) {
@@ -136,11 +136,11 @@ impl<C: Clock> Kernel<C> {
             // The caller fills in the condition variable's CPU when it is not on this kernel.
             k => {
                 let to = k.map_or(usize::MAX, |k| self.conds[k].cpu);
-                return Some(Reply::Locked(Err(LockError::CrossCpu { from, to })));
+                return Some(Err(LockError::CrossCpu { from, to }));
             }
         };
         if deadline.is_some_and(|d| d <= self.now) {
-            return Some(Reply::CondWoken(true));
+            return Some(Ok(true));
         }
         let rank = self.tcb(id).urgency().0;
         self.conds[k].waiters.push(rank, id);
@@ -155,8 +155,7 @@ impl<C: Clock> Kernel<C> {
             return Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX });
         };
         while let Some(w) = self.conds[k].waiters.pop() {
-            self.tcb(w).reply = Some(Reply::CondWoken(false));
-            self.wake_from_wait(w);
+            self.answer_cond_waiter(w, Ok(false));
             if !all {
                 break;
             }
@@ -165,7 +164,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// FREE JAZZ's `procure`: take a unit, waiting unless `try_only`. Returns the answer to
-    /// send (`Procured` or a refusal), or `None` when the thread now waits.
+    /// send (a unit granted or a refusal), or `None` when the thread now waits.
     pub(crate) fn procure(
         &mut self,
         c: usize,
@@ -173,24 +172,24 @@ impl<C: Clock> Kernel<C> {
         sem: SemId,
         deadline: Option<Time>,
         try_only: bool,
-    ) -> Option<Reply> {
+    ) -> Option<SemAnswer> {
         let from = self.cpus[c].index;
         let k = match self.sem_local(sem) {
             Some(k) if self.sems[k].cpu == from => k,
             k => {
                 let to = k.map_or(usize::MAX, |k| self.sems[k].cpu);
-                return Some(Reply::Locked(Err(LockError::CrossCpu { from, to })));
+                return Some(Err(LockError::CrossCpu { from, to }));
             }
         };
         if self.sems[k].count > 0 {
             self.sems[k].count -= 1;
-            return Some(Reply::Procured(k as u32));
+            return Some(Ok(k as u32));
         }
         if try_only {
-            return Some(Reply::Locked(Err(LockError::WouldBlock)));
+            return Some(Err(LockError::WouldBlock));
         }
         if deadline.is_some_and(|d| d <= self.now) {
-            return Some(Reply::Locked(Err(LockError::Timeout)));
+            return Some(Err(LockError::Timeout));
         }
         let info = self.info(id);
         let rank = self.sems[k].policy.rank(&info);
@@ -212,10 +211,7 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::vacate`] of the semaphore of local index `k`.
     pub(super) fn vacate_local(&mut self, k: usize) -> Result<(), LockError> {
         match self.sems[k].waiters.pop() {
-            Some(w) => {
-                self.tcb(w).reply = Some(Reply::Procured(k as u32));
-                self.wake_from_wait(w);
-            }
+            Some(w) => self.answer_sem_waiter(w, Ok(k as u32)),
             None => {
                 let count = &mut self.sems[k].count;
                 *count = count.checked_add(1).ok_or(LockError::Overflow)?;
@@ -224,23 +220,45 @@ impl<C: Clock> Kernel<C> {
         Ok(())
     }
 
-    /// Thread `id`'s pending reply will never be seen (its job is abandoned before it runs
+    /// Thread `id`'s pending answer will never be seen (its job is abandoned before it runs
     /// again): drop it, and if it granted a semaphore unit, give the unit back
     /// ([`Kernel::forgo_unit`]). A semaphore has no owner, so nothing else would ever return
     /// a unit its thread never saw.
     #[cold]
-    pub(super) fn forgo_reply(&mut self, id: ThreadId) {
-        if let Some(Reply::Procured(k)) = self.tcb(id).reply.take() {
+    pub(super) fn forgo_answer(&mut self, id: ThreadId) {
+        if let Some(k) = self.tcb(id).take_answer().granted_unit() {
             self.forgo_unit(k);
         }
     }
 
-    /// Give back semaphore `k`'s unit granted in a reply its thread never saw (to the first
+    /// Give back semaphore `k`'s unit granted in an answer its thread never saw (to the first
     /// waiter, or to the count). The count can overflow only if other vacates took it to
     /// `u64::MAX` since the grant; it then stays so, as a refused vacate leaves it.
     #[cold]
     pub(super) fn forgo_unit(&mut self, k: u32) {
         let _ = self.vacate_local(k as usize);
+    }
+
+    /// Wake `w`, blocked on a lock, with `answer`: how a lock waiter is answered.
+    #[inline]
+    pub(crate) fn answer_lock_waiter(&mut self, w: ThreadId, answer: LockAnswer) {
+        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Lock(_))));
+        self.tcb(w).set_answer(answer);
+        self.wake_from_wait(w);
+    }
+
+    /// Wake `w`, waiting on a condition variable, with `answer`.
+    pub(crate) fn answer_cond_waiter(&mut self, w: ThreadId, answer: CondAnswer) {
+        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Cond(_))));
+        self.tcb(w).set_answer(Answer::Settled(Settled::Cond(answer)));
+        self.wake_from_wait(w);
+    }
+
+    /// Wake `w`, waiting for a semaphore unit, with `answer`.
+    pub(crate) fn answer_sem_waiter(&mut self, w: ThreadId, answer: SemAnswer) {
+        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Sem(_))));
+        self.tcb(w).set_answer(Answer::Settled(Settled::Sem(answer)));
+        self.wake_from_wait(w);
     }
 
     /// End a wait on a lock, a condition variable or a semaphore: the thread becomes ready and
@@ -265,15 +283,11 @@ impl<C: Clock> Kernel<C> {
         if self.local(id).is_none() || self.tcb(id).wait_token != token {
             return;
         }
-        let reply = match self.tcb(id).state {
-            State::Blocked(Wait::Lock(_)) => Reply::Locked(Err(LockError::Timeout)),
-            State::Blocked(Wait::Cond(_)) => Reply::CondWoken(true),
-            State::Blocked(Wait::Sem(_)) => Reply::Locked(Err(LockError::Timeout)),
-            _ => return,
-        };
+        let State::Blocked(wait) = self.tcb(id).state else { return };
+        let Some(answer) = wait.timeout_answer() else { return };
         self.leave_lock_wait(id);
         self.leave_queue_wait(id);
-        self.tcb(id).reply = Some(reply);
+        self.tcb(id).set_answer(answer);
         self.wake_from_wait(id);
     }
 }

@@ -19,6 +19,8 @@
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //!
 //! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`].
+//! The [`Collator`] (folder `collator/`) is built from other schedulers through this trait:
+//! several policies share one CPU by the guaranteed jobs' laxity.
 //! Each is a [`QueueScheduler`] (one [`ReadyQueue`] and the hooks around it) with its own
 //! [`QueueDiscipline`], which says only what is particular to it. The [`registry`] maps the
 //! names used on the command line and in scenario files to constructors, built-ins and
@@ -55,12 +57,14 @@
 //! # rt.set_scheduler(|| Box::new(LeastLaxity::default()));
 //! ```
 
+mod collator;
 mod edf;
 mod fifo;
 mod fixed_priority;
 mod queue_scheduler;
 mod round_robin;
 
+pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
 pub use edf::{Edf, EdfDiscipline};
 pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
@@ -311,7 +315,7 @@ pub type SchedulerFactory = Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
 /// ```
 /// assert!(tempi::policy::sched::NAMES.contains(&"edf"));
 /// ```
-pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr"];
+pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr", "collator"];
 
 /// Turns the scheduling parameters of a run (today: the round-robin quantum, if one was
 /// given) into a [`SchedulerFactory`], or `None` when they do not suit the policy (round robin
@@ -349,6 +353,7 @@ pub fn registry() -> &'static Registry<SchedulerMaker> {
                 ("edf", &[], plain(|| Box::new(Edf::new()))),
                 ("fifo", &[], plain(|| Box::new(Fifo::new()))),
                 ("rr", &["round-robin"], round_robin),
+                ("collator", &[], plain(|| Box::new(Collator::standard()))),
             ],
         )
     });
@@ -398,14 +403,15 @@ pub fn register_with_quantum(
 /// registration order.
 ///
 /// ```
-/// assert_eq!(tempi::policy::sched::names()[..4], tempi::policy::sched::NAMES[..]);
+/// assert_eq!(tempi::policy::sched::names()[..tempi::policy::sched::NAMES.len()], tempi::policy::sched::NAMES[..]);
 /// ```
 pub fn names() -> Vec<String> {
     registry().names()
 }
 
 /// A registered policy by name: a built-in (`fp` (also `fixed-priority`, `rm`, `dm`), `edf`,
-/// `fifo`, `rr` (also `round-robin`; it needs `quantum`)) or one the application registered.
+/// `fifo`, `rr` (also `round-robin`; it needs `quantum`), `collator` ([`Collator::standard`]))
+/// or one the application registered.
 /// Returns `None` for an unknown name or parameters the policy refuses (a missing quantum).
 ///
 /// ```
