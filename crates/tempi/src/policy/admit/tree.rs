@@ -52,82 +52,209 @@ impl Summary {
     /// Append a non-empty run summarised as (`work`, `min_key`) after `self`. (Every child of
     /// an inner node is non-empty, so no [`NO_KEY`] reaches here; [`NO_KEY`] on the left is
     /// above everything and drops out of the `min`.)
-    fn then(self, work: i128, min_key: i128) -> Summary {
+    fn push(self, work: i128, min_key: i128) -> Summary {
         Summary { work: self.work + work, min_key: self.min_key.min(min_key - self.work) }
+    }
+
+    /// Append a run that may be empty.
+    fn then(self, next: Summary) -> Summary {
+        if next.min_key == NO_KEY {
+            Summary { work: self.work + next.work, min_key: self.min_key }
+        } else {
+            self.push(next.work, next.min_key)
+        }
     }
 }
 
-/// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits).
+/// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits). Struct of
+/// arrays: the admission scan reads only deadlines and remaining times.
 #[derive(Clone, Debug)]
 struct Leaf {
     len: usize,
-    ids: [AdmitId; LEAF + 1],
+    deadlines: [u64; LEAF + 1],
+    seqs: [u64; LEAF + 1],
     remaining: [u64; LEAF + 1],
 }
 
-/// Up to [`FAN`] children in EDF order, with each child's last id and summary (one spare
-/// slot, as for leaves).
+/// Up to [`FAN`] children in EDF order, with each child's last id (split into deadline and
+/// sequence number, so the admission scan reads only deadlines) and summary (one spare slot,
+/// as for leaves).
 #[derive(Clone, Debug)]
 struct Inner {
     len: usize,
     children: [Ix; FAN + 1],
-    last: [AdmitId; FAN + 1],
+    last_deadlines: [u64; FAN + 1],
+    last_seqs: [u64; FAN + 1],
     work: [i128; FAN + 1],
     min_key: [i128; FAN + 1],
 }
 
-const NO_ID: AdmitId = AdmitId { deadline: 0, seq: 0 };
-
 impl Leaf {
-    const EMPTY: Leaf = Leaf { len: 0, ids: [NO_ID; LEAF + 1], remaining: [0; LEAF + 1] };
+    const EMPTY: Leaf = Leaf { len: 0, deadlines: [0; LEAF + 1], seqs: [0; LEAF + 1], remaining: [0; LEAF + 1] };
+
+    fn id(&self, i: usize) -> AdmitId {
+        AdmitId { deadline: self.deadlines[i], seq: self.seqs[i] }
+    }
+
+    /// The last id (a placeholder for an empty leaf, which only an empty root is).
+    fn last(&self) -> AdmitId {
+        self.len.checked_sub(1).map_or(AdmitId { deadline: 0, seq: 0 }, |i| self.id(i))
+    }
+
+    /// The summary of the jobs in `from..to`.
+    fn fold(&self, from: usize, to: usize) -> Summary {
+        let mut s = Summary::EMPTY;
+        for (&deadline, &remaining) in self.deadlines[from..to].iter().zip(&self.remaining[from..to]) {
+            s.work += i128::from(remaining);
+            s.min_key = s.min_key.min(i128::from(deadline) - s.work);
+        }
+        s
+    }
 
     fn summary(&self) -> Summary {
-        let (mut work, mut min_key) = (0i128, NO_KEY);
-        for (id, &remaining) in self.ids[..self.len].iter().zip(&self.remaining[..self.len]) {
-            work += i128::from(remaining);
-            min_key = min_key.min(i128::from(id.deadline) - work);
-        }
-        Summary { work, min_key }
+        self.fold(0, self.len)
+    }
+
+    /// Where `id` is.
+    fn position(&self, id: AdmitId) -> Option<usize> {
+        (0..self.len).find(|&i| self.deadlines[i] == id.deadline && self.seqs[i] == id.seq)
+    }
+
+    /// The number of jobs before `id`.
+    fn rank(&self, id: AdmitId) -> usize {
+        (0..self.len).find(|&i| self.id(i) >= id).unwrap_or(self.len)
+    }
+
+    fn insert(&mut self, at: usize, id: AdmitId, remaining: u64) {
+        let len = self.len;
+        self.deadlines.copy_within(at..len, at + 1);
+        self.seqs.copy_within(at..len, at + 1);
+        self.remaining.copy_within(at..len, at + 1);
+        self.deadlines[at] = id.deadline;
+        self.seqs[at] = id.seq;
+        self.remaining[at] = remaining;
+        self.len += 1;
+    }
+
+    /// Move the entries from `half` on into `upper` (an empty leaf).
+    fn split_into(&mut self, half: usize, upper: &mut Leaf) {
+        let moved = self.len - half;
+        upper.len = moved;
+        upper.deadlines[..moved].copy_from_slice(&self.deadlines[half..self.len]);
+        upper.seqs[..moved].copy_from_slice(&self.seqs[half..self.len]);
+        upper.remaining[..moved].copy_from_slice(&self.remaining[half..self.len]);
+        self.len = half;
+    }
+
+    /// Drop the first `k` entries.
+    fn drop_front(&mut self, k: usize) {
+        let len = self.len;
+        self.deadlines.copy_within(k..len, 0);
+        self.seqs.copy_within(k..len, 0);
+        self.remaining.copy_within(k..len, 0);
+        self.len -= k;
     }
 }
 
 impl Inner {
-    const EMPTY: Inner =
-        Inner { len: 0, children: [0; FAN + 1], last: [NO_ID; FAN + 1], work: [0; FAN + 1], min_key: [0; FAN + 1] };
+    const EMPTY: Inner = Inner {
+        len: 0,
+        children: [0; FAN + 1],
+        last_deadlines: [0; FAN + 1],
+        last_seqs: [0; FAN + 1],
+        work: [0; FAN + 1],
+        min_key: [0; FAN + 1],
+    };
 
-    fn summary(&self) -> Summary {
+    fn last(&self, c: usize) -> AdmitId {
+        AdmitId { deadline: self.last_deadlines[c], seq: self.last_seqs[c] }
+    }
+
+    /// Store child `c`'s last id and summary.
+    fn set(&mut self, c: usize, last: AdmitId, s: Summary) {
+        self.last_deadlines[c] = last.deadline;
+        self.last_seqs[c] = last.seq;
+        self.work[c] = s.work;
+        self.min_key[c] = s.min_key;
+    }
+
+    /// The summary of the children in `from..to`.
+    fn fold(&self, from: usize, to: usize) -> Summary {
         let mut s = Summary::EMPTY;
-        for c in 0..self.len {
-            s = s.then(self.work[c], self.min_key[c]);
+        for (&work, &min_key) in self.work[from..to].iter().zip(&self.min_key[from..to]) {
+            s = s.push(work, min_key);
         }
         s
+    }
+
+    fn summary(&self) -> Summary {
+        self.fold(0, self.len)
     }
 
     /// The child that holds `id`, or would: the first whose last id is not below it (the last
     /// child if every id is below).
     fn route(&self, id: AdmitId) -> usize {
-        self.last[..self.len - 1].iter().position(|&last| last >= id).unwrap_or(self.len - 1)
+        (0..self.len - 1).find(|&c| self.last(c) >= id).unwrap_or(self.len - 1)
     }
 
     /// Make room at `at` (the entries from `at` move one place on).
     fn open(&mut self, at: usize) {
         let len = self.len;
         self.children.copy_within(at..len, at + 1);
-        self.last.copy_within(at..len, at + 1);
+        self.last_deadlines.copy_within(at..len, at + 1);
+        self.last_seqs.copy_within(at..len, at + 1);
         self.work.copy_within(at..len, at + 1);
         self.min_key.copy_within(at..len, at + 1);
         self.len += 1;
+    }
+
+    /// Move the entries from `half` on into `upper` (an empty node).
+    fn split_into(&mut self, half: usize, upper: &mut Inner) {
+        let (len, moved) = (self.len, self.len - half);
+        upper.len = moved;
+        upper.children[..moved].copy_from_slice(&self.children[half..len]);
+        upper.last_deadlines[..moved].copy_from_slice(&self.last_deadlines[half..len]);
+        upper.last_seqs[..moved].copy_from_slice(&self.last_seqs[half..len]);
+        upper.work[..moved].copy_from_slice(&self.work[half..len]);
+        upper.min_key[..moved].copy_from_slice(&self.min_key[half..len]);
+        self.len = half;
     }
 
     /// Drop the first `k` entries.
     fn drop_front(&mut self, k: usize) {
         let len = self.len;
         self.children.copy_within(k..len, 0);
-        self.last.copy_within(k..len, 0);
+        self.last_deadlines.copy_within(k..len, 0);
+        self.last_seqs.copy_within(k..len, 0);
         self.work.copy_within(k..len, 0);
         self.min_key.copy_within(k..len, 0);
         self.len -= k;
     }
+}
+
+/// One inner level of an admission descent: the node, the child taken, and the summaries of
+/// the node's children before and after it, so that after an insertion below, the node's new
+/// summary is `before · child · after` without rereading its children.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    node: Ix,
+    child: usize,
+    before: Summary,
+    after: Summary,
+}
+
+impl Step {
+    const START: Step = Step { node: 0, child: 0, before: Summary::EMPTY, after: Summary::EMPTY };
+}
+
+/// Where an admission descent ended: the leaf, the place of a new job in it, the summaries of
+/// the leaf's jobs before and after that place, and the signed idle time.
+struct Probe {
+    leaf: Ix,
+    at: usize,
+    before: Summary,
+    after: Summary,
+    idle: i128,
 }
 
 /// An augmented B+-tree over the accepted jobs, keyed by (deadline, acceptance order).
@@ -232,10 +359,10 @@ impl TreeEngine {
     fn node_summary(&self, ix: Ix, leaf: bool) -> (AdmitId, Summary) {
         if leaf {
             let l = &self.leaves[ix as usize];
-            (l.ids[l.len.saturating_sub(1)], l.summary())
+            (l.last(), l.summary())
         } else {
             let n = &self.inners[ix as usize];
-            (n.last[n.len.saturating_sub(1)], n.summary())
+            (n.last(n.len.saturating_sub(1)), n.summary())
         }
     }
 
@@ -243,48 +370,109 @@ impl TreeEngine {
     fn refresh(&mut self, p: Ix, c: usize, leaf: bool) {
         let child = self.inners[p as usize].children[c];
         let (last, s) = self.node_summary(child, leaf);
-        let n = &mut self.inners[p as usize];
-        n.last[c] = last;
-        n.work[c] = s.work;
-        n.min_key[c] = s.min_key;
+        self.inners[p as usize].set(c, last, s);
     }
 
-    /// The signed idle time before `deadline` at `now`, by one descent.
-    fn signed_idle_before(&self, deadline: u64, now: u64) -> i128 {
-        // `work_before` is the exact work ordered before the current node.
+    /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
+    /// held job with that deadline), recording each level in `path`, and the idle time there
+    /// at `now`.
+    ///
+    /// Every child wholly at or before the deadline counts towards the work before it; every
+    /// child after the one descended into counts towards the laxities after it. So one
+    /// descent both answers the idle query and has all an insertion needs to update the
+    /// summaries on its way back up.
+    fn descend(&self, deadline: u64, now: u64, path: &mut [Step; MAX_HEIGHT]) -> Probe {
+        // `work_before` is the exact work ordered before the current node; `min_key_after`
+        // the smallest key of the jobs after it (counted from the first job).
         let (mut node, mut work_before, mut min_key_after) = (self.root, 0i128, NO_KEY);
-        for _ in 0..self.height {
+        for step in path.iter_mut().take(self.height) {
             let n = &self.inners[node as usize];
-            // Children wholly at or before the deadline come first; the first one that ends
-            // after it is where the deadline falls, and every later child is after it.
-            let mut c = 0;
-            while c < n.len && n.last[c].deadline <= deadline {
-                work_before += n.work[c];
-                c += 1;
+            let last = n.len - 1;
+            // The first child ending after the deadline holds the place; the last child if
+            // none does (then every job is before the place).
+            let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
+            let (before, after) = (n.fold(0, c), n.fold(c + 1, n.len));
+            work_before += before.work;
+            if after.min_key != NO_KEY {
+                min_key_after = min_key_after.min(after.min_key - (work_before + n.work[c]));
             }
-            if c == n.len {
-                return signed_idle(deadline, now, work_before, key(min_key_after));
-            }
-            let mut later = work_before + n.work[c];
-            // Children are never empty: no NO_KEY among them.
-            for k in c + 1..n.len {
-                min_key_after = min_key_after.min(n.min_key[k] - later);
-                later += n.work[k];
-            }
+            *step = Step { node, child: c, before, after };
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
-        let mut i = 0;
-        while i < leaf.len && leaf.ids[i].deadline <= deadline {
-            work_before += i128::from(leaf.remaining[i]);
-            i += 1;
+        let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
+        let (before, after) = (leaf.fold(0, at), leaf.fold(at, leaf.len));
+        work_before += before.work;
+        if after.min_key != NO_KEY {
+            min_key_after = min_key_after.min(after.min_key - work_before);
         }
-        let mut through = work_before;
-        for k in i..leaf.len {
-            through += i128::from(leaf.remaining[k]);
-            min_key_after = min_key_after.min(i128::from(leaf.ids[k].deadline) - through);
+        let idle = signed_idle(deadline, now, work_before, key(min_key_after));
+        Probe { leaf: node, at, before, after, idle }
+    }
+
+    /// Insert a new job, which is after every held job with its deadline, at the place
+    /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
+    ///
+    /// Without a split each level's summary is `before · child · after` (O(1) per level); a
+    /// node that splits, and its parent, are summarised afresh from their entries.
+    fn insert_at(&mut self, path: &[Step; MAX_HEIGHT], probe: &Probe, id: AdmitId, remaining: u64) {
+        let leaf_max = self.leaf_max;
+        let leaf = &mut self.leaves[probe.leaf as usize];
+        leaf.insert(probe.at, id, remaining);
+        // The last id and summary of the node below the current level, and the new right
+        // sibling it split off, if it did.
+        let (mut last, mut summary, mut split);
+        if leaf.len > leaf_max {
+            let mut upper = Leaf::EMPTY;
+            leaf.split_into(leaf.len / 2, &mut upper);
+            (last, summary) = (leaf.last(), leaf.summary());
+            let right = (upper.last(), upper.summary());
+            let r = self.new_leaf();
+            self.leaves[r as usize] = upper;
+            split = Some((r, right.0, right.1));
+        } else {
+            last = leaf.last();
+            let job = Summary { work: i128::from(remaining), min_key: i128::from(id.deadline) - i128::from(remaining) };
+            summary = probe.before.then(job).then(probe.after);
+            split = None;
         }
-        signed_idle(deadline, now, work_before, key(min_key_after))
+        for step in path[..self.height].iter().rev() {
+            let (p, c) = (step.node, step.child);
+            let n = &mut self.inners[p as usize];
+            n.set(c, last, summary);
+            match split.take() {
+                None => summary = step.before.then(summary).then(step.after),
+                Some((right, right_last, right_summary)) => {
+                    n.open(c + 1);
+                    n.children[c + 1] = right;
+                    n.set(c + 1, right_last, right_summary);
+                    if n.len > self.fan_max {
+                        let mut upper = Inner::EMPTY;
+                        n.split_into(n.len / 2, &mut upper);
+                        let right = (upper.last(upper.len - 1), upper.summary());
+                        let q = self.new_inner();
+                        self.inners[q as usize] = upper;
+                        split = Some((q, right.0, right.1));
+                    }
+                    summary = self.inners[p as usize].summary();
+                }
+            }
+            let n = &self.inners[p as usize];
+            last = n.last(n.len - 1);
+        }
+        if let Some((right, right_last, right_summary)) = split {
+            // The root split: a new root above the two halves.
+            let r = self.new_inner();
+            let mut root = Inner::EMPTY;
+            root.len = 2;
+            root.children[0] = self.root;
+            root.children[1] = right;
+            root.set(0, last, summary);
+            root.set(1, right_last, right_summary);
+            self.inners[r as usize] = root;
+            self.root = r;
+            self.height += 1;
+        }
     }
 
     /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
@@ -300,85 +488,19 @@ impl TreeEngine {
         node
     }
 
-    /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
-    /// sibling of the node below) where one happened, and splitting full nodes in turn.
-    fn fix_up(&mut self, path: &[(Ix, usize); MAX_HEIGHT], mut split: Option<Ix>) {
-        for level in (0..self.height).rev() {
-            let (p, c) = path[level];
-            let leaf_children = level + 1 == self.height;
-            self.refresh(p, c, leaf_children);
-            let Some(right) = split.take() else { continue };
-            self.inners[p as usize].open(c + 1);
-            self.inners[p as usize].children[c + 1] = right;
-            self.refresh(p, c + 1, leaf_children);
-            if self.inners[p as usize].len > self.fan_max {
-                let q = self.new_inner();
-                let n = &self.inners[p as usize];
-                let (len, half) = (n.len, n.len / 2);
-                let mut upper = Inner::EMPTY;
-                upper.len = len - half;
-                upper.children[..len - half].copy_from_slice(&n.children[half..len]);
-                upper.last[..len - half].copy_from_slice(&n.last[half..len]);
-                upper.work[..len - half].copy_from_slice(&n.work[half..len]);
-                upper.min_key[..len - half].copy_from_slice(&n.min_key[half..len]);
-                self.inners[q as usize] = upper;
-                self.inners[p as usize].len = half;
-                split = Some(q);
-            }
-        }
-        if let Some(right) = split {
-            // The root split: a new root above the two halves.
-            let leaf_children = self.height == 0;
-            let r = self.new_inner();
-            let mut root = Inner::EMPTY;
-            root.len = 2;
-            root.children[0] = self.root;
-            root.children[1] = right;
-            self.inners[r as usize] = root;
-            self.refresh(r, 0, leaf_children);
-            self.refresh(r, 1, leaf_children);
-            self.root = r;
-            self.height += 1;
-        }
-    }
-
-    /// Insert a new job, which is after every held job with its deadline.
-    fn insert(&mut self, id: AdmitId, remaining: u64) {
-        let mut path = [(0, 0); MAX_HEIGHT];
-        let leaf_ix = self.path_to(id, &mut path);
-        let leaf = &mut self.leaves[leaf_ix as usize];
-        let at = leaf.ids[..leaf.len].iter().position(|&other| other > id).unwrap_or(leaf.len);
-        let len = leaf.len;
-        leaf.ids.copy_within(at..len, at + 1);
-        leaf.remaining.copy_within(at..len, at + 1);
-        leaf.ids[at] = id;
-        leaf.remaining[at] = remaining;
-        leaf.len += 1;
-        let mut split = None;
-        if leaf.len > self.leaf_max {
-            let (len, half) = (leaf.len, leaf.len / 2);
-            let mut upper = Leaf::EMPTY;
-            upper.len = len - half;
-            upper.ids[..len - half].copy_from_slice(&leaf.ids[half..len]);
-            upper.remaining[..len - half].copy_from_slice(&leaf.remaining[half..len]);
-            leaf.len = half;
-            let r = self.new_leaf();
-            self.leaves[r as usize] = upper;
-            split = Some(r);
-        }
-        self.fix_up(&path, split);
-    }
-
     /// Set `job`'s remaining time to `new_remaining(old)`; false if there is no such job.
     fn update(&mut self, job: AdmitId, new_remaining: impl Fn(u64) -> u64) -> bool {
         let mut path = [(0, 0); MAX_HEIGHT];
         let leaf_ix = self.path_to(job, &mut path);
         let leaf = &mut self.leaves[leaf_ix as usize];
-        let Some(at) = leaf.ids[..leaf.len].iter().position(|&other| other == job) else {
+        let Some(at) = leaf.position(job) else {
             return false;
         };
         leaf.remaining[at] = new_remaining(leaf.remaining[at]);
-        self.fix_up(&path, None);
+        for level in (0..self.height).rev() {
+            let (p, c) = path[level];
+            self.refresh(p, c, level + 1 == self.height);
+        }
         true
     }
 
@@ -387,15 +509,12 @@ impl TreeEngine {
     fn expire_in(&mut self, node: Ix, level: usize, key: AdmitId) -> usize {
         if level == 0 {
             let leaf = &mut self.leaves[node as usize];
-            let gone = leaf.ids[..leaf.len].iter().position(|&id| id >= key).unwrap_or(leaf.len);
-            let len = leaf.len;
-            leaf.ids.copy_within(gone..len, 0);
-            leaf.remaining.copy_within(gone..len, 0);
-            leaf.len -= gone;
+            let gone = leaf.rank(key);
+            leaf.drop_front(gone);
             return gone;
         }
         let n = &self.inners[node as usize];
-        let whole = n.last[..n.len].iter().position(|&last| last >= key).unwrap_or(n.len);
+        let whole = (0..n.len).find(|&c| n.last(c) >= key).unwrap_or(n.len);
         let mut gone = 0;
         for c in 0..whole {
             let child = self.inners[node as usize].children[c];
@@ -443,7 +562,8 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn idle_before(&self, deadline: Time, now: Time) -> Duration {
-        idle_span(self.signed_idle_before(deadline.as_nanos(), now.as_nanos()))
+        let mut path = [Step::START; MAX_HEIGHT];
+        idle_span(self.descend(deadline.as_nanos(), now.as_nanos(), &mut path).idle)
     }
 
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
@@ -451,13 +571,14 @@ impl AdmissionEngine for TreeEngine {
             return Err(AdmitError::Full { capacity: self.capacity });
         }
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
-        let idle = self.signed_idle_before(deadline, now.as_nanos());
-        if idle < i128::from(wcet) {
-            return Ok(Admission::Rejected { idle: idle_span(idle) });
+        let mut path = [Step::START; MAX_HEIGHT];
+        let probe = self.descend(deadline, now.as_nanos(), &mut path);
+        if probe.idle < i128::from(wcet) {
+            return Ok(Admission::Rejected { idle: idle_span(probe.idle) });
         }
         let id = AdmitId { deadline, seq: self.next_seq };
         self.next_seq += 1;
-        self.insert(id, wcet);
+        self.insert_at(&path, &probe, id, wcet);
         self.len += 1;
         Ok(Admission::Accepted(id))
     }
@@ -502,7 +623,7 @@ impl AdmissionEngine for TreeEngine {
     fn remaining(&self, job: AdmitId) -> Option<Duration> {
         let mut path = [(0, 0); MAX_HEIGHT];
         let leaf = &self.leaves[self.path_to(job, &mut path) as usize];
-        let at = leaf.ids[..leaf.len].iter().position(|&id| id == job)?;
+        let at = leaf.position(job)?;
         Some(Duration::from_nanos(leaf.remaining[at]))
     }
 }
