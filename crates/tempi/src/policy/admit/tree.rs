@@ -46,39 +46,26 @@ struct Summary {
     min_key: i128,
 }
 
-impl Summary {
-    const EMPTY: Summary = Summary { work: 0, min_key: NO_KEY };
-
-    /// Append a non-empty run summarised as (`work`, `min_key`) after `self`. (Every child of
-    /// an inner node is non-empty, so no [`NO_KEY`] reaches here; [`NO_KEY`] on the left is
-    /// above everything and drops out of the `min`.)
-    fn push(self, work: i128, min_key: i128) -> Summary {
-        Summary { work: self.work + work, min_key: self.min_key.min(min_key - self.work) }
-    }
-
-    /// Append a run that may be empty.
-    fn then(self, next: Summary) -> Summary {
-        if next.min_key == NO_KEY {
-            Summary { work: self.work + next.work, min_key: self.min_key }
-        } else {
-            self.push(next.work, next.min_key)
-        }
-    }
-}
-
 /// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits). Struct of
-/// arrays: the admission scan reads only deadlines and remaining times.
+/// arrays: the admission search reads only deadlines.
+///
+/// `prefix[i]` is the work of the jobs before `i` and `suffix_min[i]` the smallest key (counted
+/// from the leaf's first job) of the jobs from `i` on ([`NO_KEY`] at `len`), so a query reads
+/// two entries instead of scanning the leaf; [`rebuild`](Leaf::rebuild) keeps them after every
+/// change.
 #[derive(Clone, Debug)]
 struct Leaf {
     len: usize,
     deadlines: [u64; LEAF + 1],
     seqs: [u64; LEAF + 1],
     remaining: [u64; LEAF + 1],
+    prefix: [i128; LEAF + 2],
+    suffix_min: [i128; LEAF + 2],
 }
 
 /// Up to [`FAN`] children in EDF order, with each child's last id (split into deadline and
-/// sequence number, so the admission scan reads only deadlines) and summary (one spare slot,
-/// as for leaves).
+/// sequence number, so the admission search reads only deadlines) and summary (one spare
+/// slot, as for leaves), and the children's prefix work and suffix minimum as in [`Leaf`].
 #[derive(Clone, Debug)]
 struct Inner {
     len: usize,
@@ -87,10 +74,19 @@ struct Inner {
     last_seqs: [u64; FAN + 1],
     work: [i128; FAN + 1],
     min_key: [i128; FAN + 1],
+    prefix: [i128; FAN + 2],
+    suffix_min: [i128; FAN + 2],
 }
 
 impl Leaf {
-    const EMPTY: Leaf = Leaf { len: 0, deadlines: [0; LEAF + 1], seqs: [0; LEAF + 1], remaining: [0; LEAF + 1] };
+    const EMPTY: Leaf = Leaf {
+        len: 0,
+        deadlines: [0; LEAF + 1],
+        seqs: [0; LEAF + 1],
+        remaining: [0; LEAF + 1],
+        prefix: [0; LEAF + 2],
+        suffix_min: [NO_KEY; LEAF + 2],
+    };
 
     fn id(&self, i: usize) -> AdmitId {
         AdmitId { deadline: self.deadlines[i], seq: self.seqs[i] }
@@ -101,18 +97,25 @@ impl Leaf {
         self.len.checked_sub(1).map_or(AdmitId { deadline: 0, seq: 0 }, |i| self.id(i))
     }
 
-    /// The summary of the jobs in `from..to`.
-    fn fold(&self, from: usize, to: usize) -> Summary {
-        let mut s = Summary::EMPTY;
-        for (&deadline, &remaining) in self.deadlines[from..to].iter().zip(&self.remaining[from..to]) {
-            s.work += i128::from(remaining);
-            s.min_key = s.min_key.min(i128::from(deadline) - s.work);
+    /// Recompute `prefix` and `suffix_min` from the jobs.
+    fn rebuild(&mut self) {
+        let len = self.len;
+        let mut work = 0i128;
+        for (prefix, &remaining) in self.prefix[..len].iter_mut().zip(&self.remaining[..len]) {
+            *prefix = work;
+            work += i128::from(remaining);
         }
-        s
+        self.prefix[len] = work;
+        let mut min_key = NO_KEY;
+        self.suffix_min[len] = NO_KEY;
+        for i in (0..len).rev() {
+            min_key = min_key.min(i128::from(self.deadlines[i]) - self.prefix[i + 1]);
+            self.suffix_min[i] = min_key;
+        }
     }
 
     fn summary(&self) -> Summary {
-        self.fold(0, self.len)
+        Summary { work: self.prefix[self.len], min_key: self.suffix_min[0] }
     }
 
     /// Where `id` is.
@@ -134,6 +137,7 @@ impl Leaf {
         self.seqs[at] = id.seq;
         self.remaining[at] = remaining;
         self.len += 1;
+        self.rebuild();
     }
 
     /// Move the entries from `half` on into `upper` (an empty leaf).
@@ -144,6 +148,8 @@ impl Leaf {
         upper.seqs[..moved].copy_from_slice(&self.seqs[half..self.len]);
         upper.remaining[..moved].copy_from_slice(&self.remaining[half..self.len]);
         self.len = half;
+        self.rebuild();
+        upper.rebuild();
     }
 
     /// Drop the first `k` entries.
@@ -153,6 +159,7 @@ impl Leaf {
         self.seqs.copy_within(k..len, 0);
         self.remaining.copy_within(k..len, 0);
         self.len -= k;
+        self.rebuild();
     }
 }
 
@@ -164,6 +171,8 @@ impl Inner {
         last_seqs: [0; FAN + 1],
         work: [0; FAN + 1],
         min_key: [0; FAN + 1],
+        prefix: [0; FAN + 2],
+        suffix_min: [NO_KEY; FAN + 2],
     };
 
     fn last(&self, c: usize) -> AdmitId {
@@ -178,17 +187,26 @@ impl Inner {
         self.min_key[c] = s.min_key;
     }
 
-    /// The summary of the children in `from..to`.
-    fn fold(&self, from: usize, to: usize) -> Summary {
-        let mut s = Summary::EMPTY;
-        for (&work, &min_key) in self.work[from..to].iter().zip(&self.min_key[from..to]) {
-            s = s.push(work, min_key);
+    /// Recompute `prefix` and `suffix_min` from the children's summaries.
+    fn rebuild(&mut self) {
+        let len = self.len;
+        let mut work = 0i128;
+        for (prefix, &child_work) in self.prefix[..len].iter_mut().zip(&self.work[..len]) {
+            *prefix = work;
+            work += child_work;
         }
-        s
+        self.prefix[len] = work;
+        let mut min_key = NO_KEY;
+        self.suffix_min[len] = NO_KEY;
+        // Children are never empty: no NO_KEY among their keys.
+        for c in (0..len).rev() {
+            min_key = min_key.min(self.min_key[c] - self.prefix[c]);
+            self.suffix_min[c] = min_key;
+        }
     }
 
     fn summary(&self) -> Summary {
-        self.fold(0, self.len)
+        Summary { work: self.prefix[self.len], min_key: self.suffix_min[0] }
     }
 
     /// The child that holds `id`, or would: the first whose last id is not below it (the last
@@ -218,6 +236,8 @@ impl Inner {
         upper.work[..moved].copy_from_slice(&self.work[half..len]);
         upper.min_key[..moved].copy_from_slice(&self.min_key[half..len]);
         self.len = half;
+        self.rebuild();
+        upper.rebuild();
     }
 
     /// Drop the first `k` entries.
@@ -229,31 +249,18 @@ impl Inner {
         self.work.copy_within(k..len, 0);
         self.min_key.copy_within(k..len, 0);
         self.len -= k;
+        self.rebuild();
     }
 }
 
-/// One inner level of an admission descent: the node, the child taken, and the summaries of
-/// the node's children before and after it, so that after an insertion below, the node's new
-/// summary is `before · child · after` without rereading its children.
-#[derive(Clone, Copy, Debug)]
-struct Step {
-    node: Ix,
-    child: usize,
-    before: Summary,
-    after: Summary,
-}
+/// The inner nodes and child indices from the root to a leaf.
+type Path = [(Ix, usize); MAX_HEIGHT];
 
-impl Step {
-    const START: Step = Step { node: 0, child: 0, before: Summary::EMPTY, after: Summary::EMPTY };
-}
-
-/// Where an admission descent ended: the leaf, the place of a new job in it, the summaries of
-/// the leaf's jobs before and after that place, and the signed idle time.
+/// Where an admission descent ended: the leaf, the place of a new job in it, and the signed
+/// idle time.
 struct Probe {
     leaf: Ix,
     at: usize,
-    before: Summary,
-    after: Summary,
     idle: i128,
 }
 
@@ -370,114 +377,100 @@ impl TreeEngine {
     fn refresh(&mut self, p: Ix, c: usize, leaf: bool) {
         let child = self.inners[p as usize].children[c];
         let (last, s) = self.node_summary(child, leaf);
-        self.inners[p as usize].set(c, last, s);
+        let n = &mut self.inners[p as usize];
+        n.set(c, last, s);
+        n.rebuild();
     }
 
     /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
-    /// held job with that deadline), recording each level in `path`, and the idle time there
-    /// at `now`.
+    /// held job with that deadline), recording it in `path`, and the idle time there at `now`.
     ///
-    /// Every child wholly at or before the deadline counts towards the work before it; every
-    /// child after the one descended into counts towards the laxities after it. So one
-    /// descent both answers the idle query and has all an insertion needs to update the
-    /// summaries on its way back up.
-    fn descend(&self, deadline: u64, now: u64, path: &mut [Step; MAX_HEIGHT]) -> Probe {
-        // `work_before` is the exact work ordered before the current node; `min_key_after`
-        // the smallest key of the jobs after it (counted from the first job).
-        let (mut node, mut work_before, mut min_key_after) = (self.root, 0i128, NO_KEY);
+    /// At each level the child holding the place is found by its last deadline; the work of
+    /// the children before it and the smallest key after it are then one read each from the
+    /// node's `prefix` and `suffix_min`.
+    fn descend(&self, deadline: u64, now: u64, path: &mut Path) -> Probe {
+        // `start` is the exact work ordered before the current node; `min_key_after` the
+        // smallest key (counted from the first job) of the jobs after it.
+        let (mut node, mut start, mut min_key_after) = (self.root, 0i128, NO_KEY);
         for step in path.iter_mut().take(self.height) {
             let n = &self.inners[node as usize];
             let last = n.len - 1;
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
             let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
-            let (before, after) = (n.fold(0, c), n.fold(c + 1, n.len));
-            work_before += before.work;
-            if after.min_key != NO_KEY {
-                min_key_after = min_key_after.min(after.min_key - (work_before + n.work[c]));
+            let after = n.suffix_min[c + 1];
+            if after != NO_KEY {
+                min_key_after = min_key_after.min(after - start);
             }
-            *step = Step { node, child: c, before, after };
+            start += n.prefix[c];
+            *step = (node, c);
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
         let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
-        let (before, after) = (leaf.fold(0, at), leaf.fold(at, leaf.len));
-        work_before += before.work;
-        if after.min_key != NO_KEY {
-            min_key_after = min_key_after.min(after.min_key - work_before);
+        let after = leaf.suffix_min[at];
+        if after != NO_KEY {
+            min_key_after = min_key_after.min(after - start);
         }
-        let idle = signed_idle(deadline, now, work_before, key(min_key_after));
-        Probe { leaf: node, at, before, after, idle }
+        let idle = signed_idle(deadline, now, start + leaf.prefix[at], key(min_key_after));
+        Probe { leaf: node, at, idle }
     }
 
-    /// Insert a new job, which is after every held job with its deadline, at the place
-    /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
-    ///
-    /// Without a split each level's summary is `before · child · after` (O(1) per level); a
-    /// node that splits, and its parent, are summarised afresh from their entries.
-    fn insert_at(&mut self, path: &[Step; MAX_HEIGHT], probe: &Probe, id: AdmitId, remaining: u64) {
-        let leaf_max = self.leaf_max;
-        let leaf = &mut self.leaves[probe.leaf as usize];
-        leaf.insert(probe.at, id, remaining);
-        // The last id and summary of the node below the current level, and the new right
-        // sibling it split off, if it did.
-        let (mut last, mut summary, mut split);
-        if leaf.len > leaf_max {
-            let mut upper = Leaf::EMPTY;
-            leaf.split_into(leaf.len / 2, &mut upper);
-            (last, summary) = (leaf.last(), leaf.summary());
-            let right = (upper.last(), upper.summary());
-            let r = self.new_leaf();
-            self.leaves[r as usize] = upper;
-            split = Some((r, right.0, right.1));
-        } else {
-            last = leaf.last();
-            let job = Summary { work: i128::from(remaining), min_key: i128::from(id.deadline) - i128::from(remaining) };
-            summary = probe.before.then(job).then(probe.after);
-            split = None;
-        }
-        for step in path[..self.height].iter().rev() {
-            let (p, c) = (step.node, step.child);
-            let n = &mut self.inners[p as usize];
-            n.set(c, last, summary);
-            match split.take() {
-                None => summary = step.before.then(summary).then(step.after),
-                Some((right, right_last, right_summary)) => {
-                    n.open(c + 1);
-                    n.children[c + 1] = right;
-                    n.set(c + 1, right_last, right_summary);
-                    if n.len > self.fan_max {
-                        let mut upper = Inner::EMPTY;
-                        n.split_into(n.len / 2, &mut upper);
-                        let right = (upper.last(upper.len - 1), upper.summary());
-                        let q = self.new_inner();
-                        self.inners[q as usize] = upper;
-                        split = Some((q, right.0, right.1));
-                    }
-                    summary = self.inners[p as usize].summary();
-                }
+    /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
+    /// sibling of the node below) where one happened, and splitting full nodes in turn.
+    fn fix_up(&mut self, path: &Path, mut split: Option<Ix>) {
+        for level in (0..self.height).rev() {
+            let (p, c) = path[level];
+            let leaf_children = level + 1 == self.height;
+            self.refresh(p, c, leaf_children);
+            let Some(right) = split.take() else { continue };
+            self.inners[p as usize].open(c + 1);
+            self.inners[p as usize].children[c + 1] = right;
+            self.refresh(p, c + 1, leaf_children);
+            if self.inners[p as usize].len > self.fan_max {
+                let q = self.new_inner();
+                let mut upper = Inner::EMPTY;
+                let n = &mut self.inners[p as usize];
+                n.split_into(n.len / 2, &mut upper);
+                self.inners[q as usize] = upper;
+                split = Some(q);
             }
-            let n = &self.inners[p as usize];
-            last = n.last(n.len - 1);
         }
-        if let Some((right, right_last, right_summary)) = split {
+        if let Some(right) = split {
             // The root split: a new root above the two halves.
+            let leaf_children = self.height == 0;
             let r = self.new_inner();
             let mut root = Inner::EMPTY;
             root.len = 2;
             root.children[0] = self.root;
             root.children[1] = right;
-            root.set(0, last, summary);
-            root.set(1, right_last, right_summary);
             self.inners[r as usize] = root;
+            self.refresh(r, 0, leaf_children);
+            self.refresh(r, 1, leaf_children);
             self.root = r;
             self.height += 1;
         }
     }
 
+    /// Insert a new job, which is after every held job with its deadline, at the place
+    /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
+    fn insert_at(&mut self, path: &Path, probe: &Probe, id: AdmitId, remaining: u64) {
+        let leaf = &mut self.leaves[probe.leaf as usize];
+        leaf.insert(probe.at, id, remaining);
+        let mut split = None;
+        if leaf.len > self.leaf_max {
+            let mut upper = Leaf::EMPTY;
+            leaf.split_into(leaf.len / 2, &mut upper);
+            let r = self.new_leaf();
+            self.leaves[r as usize] = upper;
+            split = Some(r);
+        }
+        self.fix_up(path, split);
+    }
+
     /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
     /// `id`, and that leaf.
-    fn path_to(&self, id: AdmitId, path: &mut [(Ix, usize); MAX_HEIGHT]) -> Ix {
+    fn path_to(&self, id: AdmitId, path: &mut Path) -> Ix {
         let mut node = self.root;
         for step in path.iter_mut().take(self.height) {
             let n = &self.inners[node as usize];
@@ -497,10 +490,8 @@ impl TreeEngine {
             return false;
         };
         leaf.remaining[at] = new_remaining(leaf.remaining[at]);
-        for level in (0..self.height).rev() {
-            let (p, c) = path[level];
-            self.refresh(p, c, level + 1 == self.height);
-        }
+        leaf.rebuild();
+        self.fix_up(&path, None);
         true
     }
 
@@ -562,7 +553,7 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn idle_before(&self, deadline: Time, now: Time) -> Duration {
-        let mut path = [Step::START; MAX_HEIGHT];
+        let mut path = [(0, 0); MAX_HEIGHT];
         idle_span(self.descend(deadline.as_nanos(), now.as_nanos(), &mut path).idle)
     }
 
@@ -571,7 +562,7 @@ impl AdmissionEngine for TreeEngine {
             return Err(AdmitError::Full { capacity: self.capacity });
         }
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
-        let mut path = [Step::START; MAX_HEIGHT];
+        let mut path = [(0, 0); MAX_HEIGHT];
         let probe = self.descend(deadline, now.as_nanos(), &mut path);
         if probe.idle < i128::from(wcet) {
             return Ok(Admission::Rejected { idle: idle_span(probe.idle) });
@@ -609,7 +600,7 @@ impl AdmissionEngine for TreeEngine {
             let old = self.root;
             if self.inners[old as usize].len == 0 {
                 self.root = self.new_leaf();
-                self.leaves[self.root as usize].len = 0;
+                self.leaves[self.root as usize] = Leaf::EMPTY;
                 self.height = 0;
             } else {
                 self.root = self.inners[old as usize].children[0];
