@@ -290,6 +290,8 @@ pub struct TreeEngine {
     len: usize,
     capacity: usize,
     next_seq: u64,
+    /// Scratch for the admission descent's path, [`MAX_HEIGHT`] long, allocated once.
+    path: Vec<(Ix, usize)>,
     /// Entries per leaf and children per inner node before a split: [`LEAF`] and [`FAN`],
     /// smaller in tests so that small engines split too.
     leaf_max: usize,
@@ -336,6 +338,7 @@ impl TreeEngine {
             len: 0,
             capacity,
             next_seq: 0,
+            path: vec![(0, 0); MAX_HEIGHT],
             leaf_max,
             fan_max,
         }
@@ -383,16 +386,17 @@ impl TreeEngine {
     }
 
     /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
-    /// held job with that deadline), recording it in `path`, and the idle time there at `now`.
+    /// held job with that deadline), recording it in `path` if given, and the idle time there
+    /// at `now`.
     ///
     /// At each level the child holding the place is found by its last deadline; the work of
     /// the children before it and the smallest key after it are then one read each from the
     /// node's `prefix` and `suffix_min`.
-    fn descend(&self, deadline: u64, now: u64, path: &mut Path) -> Probe {
+    fn descend(&self, deadline: u64, now: u64, mut path: Option<&mut [(Ix, usize)]>) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
         let (mut node, mut start, mut min_key_after) = (self.root, 0i128, NO_KEY);
-        for step in path.iter_mut().take(self.height) {
+        for level in 0..self.height {
             let n = &self.inners[node as usize];
             let last = n.len - 1;
             // The first child ending after the deadline holds the place; the last child if
@@ -403,7 +407,9 @@ impl TreeEngine {
                 min_key_after = min_key_after.min(after - start);
             }
             start += n.prefix[c];
-            *step = (node, c);
+            if let Some(path) = path.as_deref_mut() {
+                path[level] = (node, c);
+            }
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
@@ -418,7 +424,7 @@ impl TreeEngine {
 
     /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
     /// sibling of the node below) where one happened, and splitting full nodes in turn.
-    fn fix_up(&mut self, path: &Path, mut split: Option<Ix>) {
+    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
         for level in (0..self.height).rev() {
             let (p, c) = path[level];
             let leaf_children = level + 1 == self.height;
@@ -454,7 +460,7 @@ impl TreeEngine {
 
     /// Insert a new job, which is after every held job with its deadline, at the place
     /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
-    fn insert_at(&mut self, path: &Path, probe: &Probe, id: AdmitId, remaining: u64) {
+    fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
         let mut split = None;
@@ -553,8 +559,7 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn idle_before(&self, deadline: Time, now: Time) -> Duration {
-        let mut path = [(0, 0); MAX_HEIGHT];
-        idle_span(self.descend(deadline.as_nanos(), now.as_nanos(), &mut path).idle)
+        idle_span(self.descend(deadline.as_nanos(), now.as_nanos(), None).idle)
     }
 
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
@@ -562,16 +567,20 @@ impl AdmissionEngine for TreeEngine {
             return Err(AdmitError::Full { capacity: self.capacity });
         }
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
-        let mut path = [(0, 0); MAX_HEIGHT];
-        let probe = self.descend(deadline, now.as_nanos(), &mut path);
-        if probe.idle < i128::from(wcet) {
-            return Ok(Admission::Rejected { idle: idle_span(probe.idle) });
+        // The scratch path is taken out for the call (no allocation: an empty Vec stands in)
+        // and put back, since the descent borrows the engine.
+        let mut path = std::mem::take(&mut self.path);
+        let probe = self.descend(deadline, now.as_nanos(), Some(&mut path));
+        if probe.idle >= i128::from(wcet) {
+            let id = AdmitId { deadline, seq: self.next_seq };
+            self.next_seq += 1;
+            self.insert_at(&path, &probe, id, wcet);
+            self.len += 1;
+            self.path = path;
+            return Ok(Admission::Accepted(id));
         }
-        let id = AdmitId { deadline, seq: self.next_seq };
-        self.next_seq += 1;
-        self.insert_at(&path, &probe, id, wcet);
-        self.len += 1;
-        Ok(Admission::Accepted(id))
+        self.path = path;
+        Ok(Admission::Rejected { idle: idle_span(probe.idle) })
     }
 
     fn charge(&mut self, job: AdmitId, ran: Duration) -> Result<(), AdmitError> {
