@@ -49,23 +49,25 @@ struct Summary {
 /// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits). Struct of
 /// arrays: the admission search reads only deadlines.
 ///
-/// `prefix[i]` is the work of the jobs before `i` and `suffix_min[i]` the smallest key (counted
-/// from the leaf's first job) of the jobs from `i` on ([`NO_KEY`] at `len`), so a query reads
-/// two entries instead of scanning the leaf; [`rebuild`](Leaf::rebuild) keeps them after every
-/// change.
+/// `suffix_min[i]` is the smallest key of the jobs from `i` on, counted from job `i`'s start
+/// ([`NO_KEY`] at `len`): `suffix_min[i] = min(d_i, suffix_min[i + 1]) − c_i`. Counted from
+/// each job's own start, an entry depends only on the jobs from it on, so a change at `i`
+/// recomputes the entries up to `i` and no further, and a query reads one entry.
 #[derive(Clone, Debug)]
 struct Leaf {
     len: usize,
     deadlines: [u64; LEAF + 1],
     seqs: [u64; LEAF + 1],
     remaining: [u64; LEAF + 1],
-    prefix: [i128; LEAF + 2],
     suffix_min: [i128; LEAF + 2],
+    /// The sum of `remaining`.
+    total: i128,
 }
 
 /// Up to [`FAN`] children in EDF order, with each child's last id (split into deadline and
 /// sequence number, so the admission search reads only deadlines) and summary (one spare
-/// slot, as for leaves), and the children's prefix work and suffix minimum as in [`Leaf`].
+/// slot, as for leaves), and the children's suffix minimum as in [`Leaf`]:
+/// `suffix_min[c] = min(min_key[c], suffix_min[c + 1] − work[c])`.
 #[derive(Clone, Debug)]
 struct Inner {
     len: usize,
@@ -74,8 +76,9 @@ struct Inner {
     last_seqs: [u64; FAN + 1],
     work: [i128; FAN + 1],
     min_key: [i128; FAN + 1],
-    prefix: [i128; FAN + 2],
     suffix_min: [i128; FAN + 2],
+    /// The sum of `work`.
+    total: i128,
 }
 
 impl Leaf {
@@ -84,8 +87,8 @@ impl Leaf {
         deadlines: [0; LEAF + 1],
         seqs: [0; LEAF + 1],
         remaining: [0; LEAF + 1],
-        prefix: [0; LEAF + 2],
         suffix_min: [NO_KEY; LEAF + 2],
+        total: 0,
     };
 
     fn id(&self, i: usize) -> AdmitId {
@@ -97,25 +100,35 @@ impl Leaf {
         self.len.checked_sub(1).map_or(AdmitId { deadline: 0, seq: 0 }, |i| self.id(i))
     }
 
-    /// Recompute `prefix` and `suffix_min` from the jobs.
-    fn rebuild(&mut self) {
-        let len = self.len;
-        let mut work = 0i128;
-        for (prefix, &remaining) in self.prefix[..len].iter_mut().zip(&self.remaining[..len]) {
-            *prefix = work;
-            work += i128::from(remaining);
-        }
-        self.prefix[len] = work;
-        let mut min_key = NO_KEY;
-        self.suffix_min[len] = NO_KEY;
-        for i in (0..len).rev() {
-            min_key = min_key.min(i128::from(self.deadlines[i]) - self.prefix[i + 1]);
+    /// Recompute `suffix_min` from job `from` back to the first (the entries after `from`
+    /// depend only on the jobs after it).
+    fn refix(&mut self, from: usize) {
+        let mut min_key = self.suffix_min[from + 1];
+        for i in (0..=from).rev() {
+            // NO_KEY (nothing after the last job) is above every deadline and drops out.
+            min_key = min_key.min(i128::from(self.deadlines[i])) - i128::from(self.remaining[i]);
             self.suffix_min[i] = min_key;
         }
     }
 
+    /// Recompute `total` and `suffix_min` from the jobs.
+    fn rebuild(&mut self) {
+        self.total = self.remaining[..self.len].iter().map(|&c| i128::from(c)).sum();
+        self.suffix_min[self.len] = NO_KEY;
+        if let Some(last) = self.len.checked_sub(1) {
+            self.refix(last);
+        }
+    }
+
     fn summary(&self) -> Summary {
-        Summary { work: self.prefix[self.len], min_key: self.suffix_min[0] }
+        Summary { work: self.total, min_key: self.suffix_min[0] }
+    }
+
+    /// Set job `i`'s remaining time.
+    fn set_remaining(&mut self, i: usize, remaining: u64) {
+        self.total += i128::from(remaining) - i128::from(self.remaining[i]);
+        self.remaining[i] = remaining;
+        self.refix(i);
     }
 
     /// Where `id` is.
@@ -133,11 +146,14 @@ impl Leaf {
         self.deadlines.copy_within(at..len, at + 1);
         self.seqs.copy_within(at..len, at + 1);
         self.remaining.copy_within(at..len, at + 1);
+        // The entries after `at` move with their jobs, unchanged (NO_KEY at `len` too).
+        self.suffix_min.copy_within(at..len + 1, at + 1);
         self.deadlines[at] = id.deadline;
         self.seqs[at] = id.seq;
         self.remaining[at] = remaining;
         self.len += 1;
-        self.rebuild();
+        self.total += i128::from(remaining);
+        self.refix(at);
     }
 
     /// Move the entries from `half` on into `upper` (an empty leaf).
@@ -171,42 +187,46 @@ impl Inner {
         last_seqs: [0; FAN + 1],
         work: [0; FAN + 1],
         min_key: [0; FAN + 1],
-        prefix: [0; FAN + 2],
         suffix_min: [NO_KEY; FAN + 2],
+        total: 0,
     };
 
     fn last(&self, c: usize) -> AdmitId {
         AdmitId { deadline: self.last_deadlines[c], seq: self.last_seqs[c] }
     }
 
-    /// Store child `c`'s last id and summary.
+    /// Store child `c`'s last id and summary, and update `total` and `suffix_min` (valid
+    /// only if they were before; after [`open`](Inner::open), [`rebuild`](Inner::rebuild)).
     fn set(&mut self, c: usize, last: AdmitId, s: Summary) {
         self.last_deadlines[c] = last.deadline;
         self.last_seqs[c] = last.seq;
+        self.total += s.work - self.work[c];
         self.work[c] = s.work;
         self.min_key[c] = s.min_key;
+        self.refix(c);
     }
 
-    /// Recompute `prefix` and `suffix_min` from the children's summaries.
-    fn rebuild(&mut self) {
-        let len = self.len;
-        let mut work = 0i128;
-        for (prefix, &child_work) in self.prefix[..len].iter_mut().zip(&self.work[..len]) {
-            *prefix = work;
-            work += child_work;
-        }
-        self.prefix[len] = work;
-        let mut min_key = NO_KEY;
-        self.suffix_min[len] = NO_KEY;
-        // Children are never empty: no NO_KEY among their keys.
-        for c in (0..len).rev() {
-            min_key = min_key.min(self.min_key[c] - self.prefix[c]);
+    /// Recompute `suffix_min` from child `from` back to the first.
+    fn refix(&mut self, from: usize) {
+        let mut min_key = self.suffix_min[from + 1];
+        for c in (0..=from).rev() {
+            // NO_KEY less a child's work is still above every real key, so it drops out.
+            min_key = self.min_key[c].min(min_key - self.work[c]);
             self.suffix_min[c] = min_key;
         }
     }
 
+    /// Recompute `total` and `suffix_min` from the children's summaries.
+    fn rebuild(&mut self) {
+        self.total = self.work[..self.len].iter().sum();
+        self.suffix_min[self.len] = NO_KEY;
+        if let Some(last) = self.len.checked_sub(1) {
+            self.refix(last);
+        }
+    }
+
     fn summary(&self) -> Summary {
-        Summary { work: self.prefix[self.len], min_key: self.suffix_min[0] }
+        Summary { work: self.total, min_key: self.suffix_min[0] }
     }
 
     /// The child that holds `id`, or would: the first whose last id is not below it (the last
@@ -223,6 +243,7 @@ impl Inner {
         self.last_seqs.copy_within(at..len, at + 1);
         self.work.copy_within(at..len, at + 1);
         self.min_key.copy_within(at..len, at + 1);
+        self.suffix_min.copy_within(at..len + 1, at + 1);
         self.len += 1;
     }
 
@@ -380,9 +401,7 @@ impl TreeEngine {
     fn refresh(&mut self, p: Ix, c: usize, leaf: bool) {
         let child = self.inners[p as usize].children[c];
         let (last, s) = self.node_summary(child, leaf);
-        let n = &mut self.inners[p as usize];
-        n.set(c, last, s);
-        n.rebuild();
+        self.inners[p as usize].set(c, last, s);
     }
 
     /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
@@ -402,11 +421,12 @@ impl TreeEngine {
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
             let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
+            let before: i128 = n.work[..c].iter().sum();
             let after = n.suffix_min[c + 1];
             if after != NO_KEY {
-                min_key_after = min_key_after.min(after - start);
+                min_key_after = min_key_after.min(after - (start + before + n.work[c]));
             }
-            start += n.prefix[c];
+            start += before;
             if let Some(path) = path.as_deref_mut() {
                 path[level] = (node, c);
             }
@@ -414,11 +434,12 @@ impl TreeEngine {
         }
         let leaf = &self.leaves[node as usize];
         let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
+        start += leaf.remaining[..at].iter().map(|&c| i128::from(c)).sum::<i128>();
         let after = leaf.suffix_min[at];
         if after != NO_KEY {
             min_key_after = min_key_after.min(after - start);
         }
-        let idle = signed_idle(deadline, now, start + leaf.prefix[at], key(min_key_after));
+        let idle = signed_idle(deadline, now, start, key(min_key_after));
         Probe { leaf: node, at, idle }
     }
 
@@ -433,6 +454,8 @@ impl TreeEngine {
             self.inners[p as usize].open(c + 1);
             self.inners[p as usize].children[c + 1] = right;
             self.refresh(p, c + 1, leaf_children);
+            // `open` left `total` and `suffix_min` stale.
+            self.inners[p as usize].rebuild();
             if self.inners[p as usize].len > self.fan_max {
                 let q = self.new_inner();
                 let mut upper = Inner::EMPTY;
@@ -453,6 +476,7 @@ impl TreeEngine {
             self.inners[r as usize] = root;
             self.refresh(r, 0, leaf_children);
             self.refresh(r, 1, leaf_children);
+            self.inners[r as usize].rebuild();
             self.root = r;
             self.height += 1;
         }
@@ -495,8 +519,7 @@ impl TreeEngine {
         let Some(at) = leaf.position(job) else {
             return false;
         };
-        leaf.remaining[at] = new_remaining(leaf.remaining[at]);
-        leaf.rebuild();
+        leaf.set_remaining(at, new_remaining(leaf.remaining[at]));
         self.fix_up(&path, None);
         true
     }
