@@ -420,8 +420,11 @@ impl TreeEngine {
             let last = n.len - 1;
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
-            let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
-            let before: i128 = n.work[..c].iter().sum();
+            // (A binary search: last deadlines are sorted.)
+            let c = n.last_deadlines[..last].partition_point(|&d| d <= deadline);
+            // Whichever side is shorter is summed.
+            let before: i128 =
+                if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i128>() };
             let after = n.suffix_min[c + 1];
             if after != NO_KEY {
                 min_key_after = min_key_after.min(after - (start + before + n.work[c]));
@@ -433,8 +436,13 @@ impl TreeEngine {
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
-        let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
-        start += leaf.remaining[..at].iter().map(|&c| i128::from(c)).sum::<i128>();
+        let at = leaf.deadlines[..leaf.len].partition_point(|&d| d <= deadline);
+        let wide = |run: &[u64]| run.iter().map(|&c| i128::from(c)).sum::<i128>();
+        start += if 2 * at <= leaf.len {
+            wide(&leaf.remaining[..at])
+        } else {
+            leaf.total - wide(&leaf.remaining[at..leaf.len])
+        };
         let after = leaf.suffix_min[at];
         if after != NO_KEY {
             min_key_after = min_key_after.min(after - start);
