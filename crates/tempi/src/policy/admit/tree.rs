@@ -420,8 +420,8 @@ impl TreeEngine {
             let last = n.len - 1;
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
-            // (A binary search: last deadlines are sorted.)
-            let c = n.last_deadlines[..last].partition_point(|&d| d <= deadline);
+            // A forward scan rather than a binary search: in order, the prefetcher keeps up.
+            let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
             // Whichever side is shorter is summed.
             let before: i128 =
                 if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i128>() };
@@ -436,7 +436,7 @@ impl TreeEngine {
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
-        let at = leaf.deadlines[..leaf.len].partition_point(|&d| d <= deadline);
+        let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
         let wide = |run: &[u64]| run.iter().map(|&c| i128::from(c)).sum::<i128>();
         start += if 2 * at <= leaf.len {
             wide(&leaf.remaining[..at])
