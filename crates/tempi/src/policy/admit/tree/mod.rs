@@ -1,0 +1,428 @@
+//! The `tree` admission engine: an augmented B+-tree answering every query in O(log n).
+//!
+//! Owns [`TreeEngine`] only; the semantics and the trait live in the parent module.
+//!
+//! Each job `j` has the key `K_j = d_j − P_j`, where `P_j` is the work due at or before it in
+//! EDF order, so its laxity is `K_j − now`. For a run of jobs the pair (total work, smallest
+//! key counted from the run's start) is a monoid — `combine(l, r) = (l.work + r.work,
+//! min(l.min_key, r.min_key − l.work))` — so an inner node keeps, for each child, that pair
+//! and the child's last id. Every node also keeps its total work and, per entry, the smallest
+//! key of the entries from it on counted from that entry's own start (see [`node`]): a query
+//! reads one such minimum per level, and a change at an entry recomputes only the minima up
+//! to it. `admit` is one root-to-leaf descent that answers the idle query and records the
+//! path, then an insertion into the leaf found and an O(fan-out) update per level on the way
+//! back up; charging and finishing change one leaf and update one entry per level; expiring
+//! removes a prefix in EDF order (whole subtrees, then part of one path). No lazy tags.
+//!
+//! Why a B+-tree rather than a binary tree: a descent reads a few contiguous arrays per level
+//! instead of one scattered node per level, so it stays fast when the accepted set no longer
+//! fits in the processor's caches (a binary tree of a million jobs is about 20 levels of
+//! cache misses), and a level is scanned without unpredictable branches. Nodes live in two
+//! preallocated arenas (leaves, inner nodes) with free lists, so nothing allocates after
+//! construction. Nodes are split when they overflow and never merged: entries leave only by
+//! expiry, which removes a prefix, so every node off the leftmost path stays at least half
+//! full, which bounds the arenas (see [`TreeEngine::with_capacity`]).
+
+use super::{idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
+use crate::Time;
+use std::time::Duration;
+
+mod node;
+
+use node::{Inner, Ix, Leaf, Summary, NO_KEY};
+
+/// Most entries in a leaf.
+const LEAF: usize = 32;
+/// Most children of an inner node.
+const FAN: usize = 16;
+/// Most inner levels: with at least two children per inner node off the leftmost path, more
+/// than 2^32 entries would be needed to go deeper.
+const MAX_HEIGHT: usize = 34;
+
+/// The inner nodes and child indices from the root to a leaf.
+type Path = [(Ix, usize); MAX_HEIGHT];
+
+/// Where an admission descent ended: the leaf, the place of a new job in it, and the signed
+/// idle time.
+struct Probe {
+    leaf: Ix,
+    at: usize,
+    idle: i128,
+}
+
+/// An augmented B+-tree over the accepted jobs, keyed by (deadline, acceptance order).
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, Admission, TreeEngine};
+/// use tempi::Time;
+/// use std::time::Duration;
+/// let mut e = TreeEngine::with_capacity(8);
+/// let ns = Duration::from_nanos;
+/// e.admit(ns(2), Time::from_nanos(5), Time::ZERO).unwrap();
+/// e.admit(ns(2), Time::from_nanos(4), Time::ZERO).unwrap();
+/// // min(4 − 0 − 2, laxity of the deadline-5 job = 5 − 4) = 1.
+/// assert_eq!(e.idle_before(Time::from_nanos(4), Time::ZERO), ns(1));
+/// ```
+#[derive(Debug)]
+pub struct TreeEngine {
+    leaves: Vec<Leaf>,
+    free_leaves: Vec<Ix>,
+    inners: Vec<Inner>,
+    free_inners: Vec<Ix>,
+    /// A leaf when `height` is 0, else an inner node.
+    root: Ix,
+    /// Inner levels above the leaves.
+    height: usize,
+    len: usize,
+    capacity: usize,
+    next_seq: u64,
+    /// Scratch for the admission descent's path, [`MAX_HEIGHT`] long, allocated once.
+    path: Vec<(Ix, usize)>,
+    /// Entries per leaf and children per inner node before a split: [`LEAF`] and [`FAN`],
+    /// smaller in tests so that small engines split too.
+    leaf_max: usize,
+    fan_max: usize,
+}
+
+impl TreeEngine {
+    /// An empty engine with room for `capacity` entries, all allocated now.
+    ///
+    /// The arenas hold `2·capacity/LEAF + 2` leaves (every leaf but the leftmost is at least
+    /// half full) and, level by level, half a fan-out fewer inner nodes.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, TreeEngine};
+    /// assert_eq!(TreeEngine::with_capacity(3).capacity(), 3);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> TreeEngine {
+        TreeEngine::with_limits(capacity, LEAF, FAN)
+    }
+
+    /// `leaf_max` at least 2 and `fan_max` at least 3, so that a split leaves at least one
+    /// entry in each leaf and two children in each inner node.
+    fn with_limits(capacity: usize, leaf_max: usize, fan_max: usize) -> TreeEngine {
+        let capacity = capacity.min(u32::MAX as usize / 2);
+        // The fewest entries (children) a node off the leftmost path has: what a split leaves.
+        let (min_leaf, min_fan) = (leaf_max.div_ceil(2), fan_max.div_ceil(2));
+        let leaves_cap = capacity / min_leaf + 2;
+        // Each inner level has at most (nodes below) / min_fan + 1 nodes, plus one a split may
+        // add; the last few levels, of a handful of nodes each, are covered by the margin.
+        let (mut below, mut inners_cap) = (leaves_cap, 2 * MAX_HEIGHT);
+        while below > 4 {
+            below = below / min_fan + 2;
+            inners_cap += below;
+        }
+        let mut leaves = Vec::with_capacity(leaves_cap);
+        leaves.push(Leaf::EMPTY);
+        TreeEngine {
+            leaves,
+            free_leaves: Vec::with_capacity(leaves_cap),
+            inners: Vec::with_capacity(inners_cap),
+            free_inners: Vec::with_capacity(inners_cap),
+            root: 0,
+            height: 0,
+            len: 0,
+            capacity,
+            next_seq: 0,
+            path: vec![(0, 0); MAX_HEIGHT],
+            leaf_max,
+            fan_max,
+        }
+    }
+
+    fn new_leaf(&mut self) -> Ix {
+        match self.free_leaves.pop() {
+            Some(ix) => ix,
+            None => {
+                // Within the bound computed at construction: no reallocation.
+                self.leaves.push(Leaf::EMPTY);
+                (self.leaves.len() - 1) as Ix
+            }
+        }
+    }
+
+    fn new_inner(&mut self) -> Ix {
+        match self.free_inners.pop() {
+            Some(ix) => ix,
+            None => {
+                self.inners.push(Inner::EMPTY);
+                (self.inners.len() - 1) as Ix
+            }
+        }
+    }
+
+    /// The last id and summary of node `ix`, a leaf if `leaf`.
+    fn node_summary(&self, ix: Ix, leaf: bool) -> (AdmitId, Summary) {
+        if leaf {
+            let l = &self.leaves[ix as usize];
+            (l.last(), l.summary())
+        } else {
+            let n = &self.inners[ix as usize];
+            (n.last(n.len.saturating_sub(1)), n.summary())
+        }
+    }
+
+    /// Store child `c` of inner node `p`'s last id and summary (`leaf`: the child is a leaf).
+    fn refresh(&mut self, p: Ix, c: usize, leaf: bool) {
+        let child = self.inners[p as usize].children[c];
+        let (last, s) = self.node_summary(child, leaf);
+        self.inners[p as usize].set(c, last, s);
+    }
+
+    /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
+    /// held job with that deadline), recording it in `path` if given, and the idle time there
+    /// at `now`.
+    ///
+    /// At each level the child holding the place is found by its last deadline; the work of
+    /// the children before it and the smallest key after it are then one read each from the
+    /// node's `prefix` and `suffix_min`.
+    fn descend(&self, deadline: u64, now: u64, mut path: Option<&mut [(Ix, usize)]>) -> Probe {
+        // `start` is the exact work ordered before the current node; `min_key_after` the
+        // smallest key (counted from the first job) of the jobs after it.
+        let (mut node, mut start, mut min_key_after) = (self.root, 0i128, NO_KEY);
+        for level in 0..self.height {
+            let n = &self.inners[node as usize];
+            let last = n.len - 1;
+            // The first child ending after the deadline holds the place; the last child if
+            // none does (then every job is before the place).
+            // A forward scan rather than a binary search: in order, the prefetcher keeps up.
+            let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
+            // Whichever side is shorter is summed.
+            let before: i128 =
+                if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i128>() };
+            let after = n.suffix_min[c + 1];
+            if after != NO_KEY {
+                min_key_after = min_key_after.min(after - (start + before + n.work[c]));
+            }
+            start += before;
+            if let Some(path) = path.as_deref_mut() {
+                path[level] = (node, c);
+            }
+            node = n.children[c];
+        }
+        let leaf = &self.leaves[node as usize];
+        let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
+        let wide = |run: &[u64]| run.iter().map(|&c| i128::from(c)).sum::<i128>();
+        start += if 2 * at <= leaf.len {
+            wide(&leaf.remaining[..at])
+        } else {
+            leaf.total - wide(&leaf.remaining[at..leaf.len])
+        };
+        let after = leaf.suffix_min[at];
+        if after != NO_KEY {
+            min_key_after = min_key_after.min(after - start);
+        }
+        let idle = signed_idle(deadline, now, start, key(min_key_after));
+        Probe { leaf: node, at, idle }
+    }
+
+    /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
+    /// sibling of the node below) where one happened, and splitting full nodes in turn.
+    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
+        for level in (0..self.height).rev() {
+            let (p, c) = path[level];
+            let leaf_children = level + 1 == self.height;
+            self.refresh(p, c, leaf_children);
+            let Some(right) = split.take() else { continue };
+            self.inners[p as usize].open(c + 1);
+            self.inners[p as usize].children[c + 1] = right;
+            self.refresh(p, c + 1, leaf_children);
+            // `open` left `total` and `suffix_min` stale.
+            self.inners[p as usize].rebuild();
+            if self.inners[p as usize].len > self.fan_max {
+                let q = self.new_inner();
+                let mut upper = Inner::EMPTY;
+                let n = &mut self.inners[p as usize];
+                n.split_into(n.len / 2, &mut upper);
+                self.inners[q as usize] = upper;
+                split = Some(q);
+            }
+        }
+        if let Some(right) = split {
+            // The root split: a new root above the two halves.
+            let leaf_children = self.height == 0;
+            let r = self.new_inner();
+            let mut root = Inner::EMPTY;
+            root.len = 2;
+            root.children[0] = self.root;
+            root.children[1] = right;
+            self.inners[r as usize] = root;
+            self.refresh(r, 0, leaf_children);
+            self.refresh(r, 1, leaf_children);
+            self.inners[r as usize].rebuild();
+            self.root = r;
+            self.height += 1;
+        }
+    }
+
+    /// Insert a new job, which is after every held job with its deadline, at the place
+    /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
+    fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
+        let leaf = &mut self.leaves[probe.leaf as usize];
+        leaf.insert(probe.at, id, remaining);
+        let mut split = None;
+        if leaf.len > self.leaf_max {
+            let mut upper = Leaf::EMPTY;
+            leaf.split_into(leaf.len / 2, &mut upper);
+            let r = self.new_leaf();
+            self.leaves[r as usize] = upper;
+            split = Some(r);
+        }
+        self.fix_up(path, split);
+    }
+
+    /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
+    /// `id`, and that leaf.
+    fn path_to(&self, id: AdmitId, path: &mut Path) -> Ix {
+        let mut node = self.root;
+        for step in path.iter_mut().take(self.height) {
+            let n = &self.inners[node as usize];
+            let c = n.route(id);
+            *step = (node, c);
+            node = n.children[c];
+        }
+        node
+    }
+
+    /// Set `job`'s remaining time to `new_remaining(old)`; false if there is no such job.
+    fn update(&mut self, job: AdmitId, new_remaining: impl Fn(u64) -> u64) -> bool {
+        let mut path = [(0, 0); MAX_HEIGHT];
+        let leaf_ix = self.path_to(job, &mut path);
+        let leaf = &mut self.leaves[leaf_ix as usize];
+        let Some(at) = leaf.position(job) else {
+            return false;
+        };
+        leaf.set_remaining(at, new_remaining(leaf.remaining[at]));
+        self.fix_up(&path, None);
+        true
+    }
+
+    /// Remove the jobs before `key` from the subtree at `node` (`level` inner levels above its
+    /// leaves); how many went.
+    fn expire_in(&mut self, node: Ix, level: usize, key: AdmitId) -> usize {
+        if level == 0 {
+            let leaf = &mut self.leaves[node as usize];
+            let gone = leaf.rank(key);
+            leaf.drop_front(gone);
+            return gone;
+        }
+        let n = &self.inners[node as usize];
+        let whole = (0..n.len).find(|&c| n.last(c) >= key).unwrap_or(n.len);
+        let mut gone = 0;
+        for c in 0..whole {
+            let child = self.inners[node as usize].children[c];
+            gone += self.release(child, level - 1);
+        }
+        self.inners[node as usize].drop_front(whole);
+        if self.inners[node as usize].len > 0 {
+            let first = self.inners[node as usize].children[0];
+            gone += self.expire_in(first, level - 1, key);
+            self.refresh(node, 0, level == 1);
+        }
+        gone
+    }
+
+    /// Return the subtree at `node` to the free lists; how many jobs it held.
+    fn release(&mut self, node: Ix, level: usize) -> usize {
+        if level == 0 {
+            self.free_leaves.push(node);
+            return self.leaves[node as usize].len;
+        }
+        let mut held = 0;
+        for c in 0..self.inners[node as usize].len {
+            held += self.release(self.inners[node as usize].children[c], level - 1);
+        }
+        self.free_inners.push(node);
+        held
+    }
+}
+
+fn key(min_key: i128) -> Option<i128> {
+    (min_key != NO_KEY).then_some(min_key)
+}
+
+impl AdmissionEngine for TreeEngine {
+    fn name(&self) -> &'static str {
+        "tree"
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn idle_before(&self, deadline: Time, now: Time) -> Duration {
+        idle_span(self.descend(deadline.as_nanos(), now.as_nanos(), None).idle)
+    }
+
+    fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
+        if self.len >= self.capacity {
+            return Err(AdmitError::Full { capacity: self.capacity });
+        }
+        let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
+        // The scratch path is taken out for the call (no allocation: an empty Vec stands in)
+        // and put back, since the descent borrows the engine.
+        let mut path = std::mem::take(&mut self.path);
+        let probe = self.descend(deadline, now.as_nanos(), Some(&mut path));
+        if probe.idle >= i128::from(wcet) {
+            let id = AdmitId { deadline, seq: self.next_seq };
+            self.next_seq += 1;
+            self.insert_at(&path, &probe, id, wcet);
+            self.len += 1;
+            self.path = path;
+            return Ok(Admission::Accepted(id));
+        }
+        self.path = path;
+        Ok(Admission::Rejected { idle: idle_span(probe.idle) })
+    }
+
+    fn charge(&mut self, job: AdmitId, ran: Duration) -> Result<(), AdmitError> {
+        let ran = span_nanos(ran);
+        if self.update(job, |old| old.saturating_sub(ran)) {
+            Ok(())
+        } else {
+            Err(AdmitError::UnknownJob(job))
+        }
+    }
+
+    fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError> {
+        if self.update(job, |_| 0) {
+            Ok(())
+        } else {
+            Err(AdmitError::UnknownJob(job))
+        }
+    }
+
+    fn expire(&mut self, now: Time) -> usize {
+        // Ids order by deadline first, so this removes every deadline before `now`.
+        let gone = self.expire_in(self.root, self.height, AdmitId { deadline: now.as_nanos(), seq: 0 });
+        self.len -= gone;
+        // A root left with one child hands over to it; an empty inner root becomes a leaf.
+        while self.height > 0 && self.inners[self.root as usize].len <= 1 {
+            let old = self.root;
+            if self.inners[old as usize].len == 0 {
+                self.root = self.new_leaf();
+                self.leaves[self.root as usize] = Leaf::EMPTY;
+                self.height = 0;
+            } else {
+                self.root = self.inners[old as usize].children[0];
+                self.height -= 1;
+            }
+            self.free_inners.push(old);
+        }
+        gone
+    }
+
+    fn remaining(&self, job: AdmitId) -> Option<Duration> {
+        let mut path = [(0, 0); MAX_HEIGHT];
+        let leaf = &self.leaves[self.path_to(job, &mut path) as usize];
+        let at = leaf.position(job)?;
+        Some(Duration::from_nanos(leaf.remaining[at]))
+    }
+}
+
+#[cfg(test)]
+mod tests;

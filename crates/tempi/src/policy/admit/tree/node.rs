@@ -1,0 +1,251 @@
+//! The nodes of the `tree` engine: leaves of jobs and inner nodes of children, each with the
+//! cached sums and suffix minima a descent reads.
+//!
+//! Owns the node layouts and the upkeep of their cached values; the tree's shape (routing,
+//! splits, the arenas) belongs to the parent module.
+
+use super::{FAN, LEAF};
+use crate::policy::admit::AdmitId;
+
+/// Index into one of the arenas.
+pub(super) type Ix = u32;
+
+/// The `min_key` of an empty run: above any real key (keys are at most `u64::MAX`), and never
+/// shifted, so it stays recognisable.
+pub(super) const NO_KEY: i128 = i128::MAX;
+
+/// A run's summary: its total remaining work and its smallest `d − P` with `P` counted from
+/// the run's first job.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Summary {
+    pub(super) work: i128,
+    pub(super) min_key: i128,
+}
+
+/// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits). Struct of
+/// arrays: the admission search reads only deadlines.
+///
+/// `suffix_min[i]` is the smallest key of the jobs from `i` on, counted from job `i`'s start
+/// ([`NO_KEY`] at `len`): `suffix_min[i] = min(d_i, suffix_min[i + 1]) − c_i`. Counted from
+/// each job's own start, an entry depends only on the jobs from it on, so a change at `i`
+/// recomputes the entries up to `i` and no further, and a query reads one entry.
+#[derive(Clone, Debug)]
+pub(super) struct Leaf {
+    pub(super) len: usize,
+    pub(super) deadlines: [u64; LEAF + 1],
+    pub(super) seqs: [u64; LEAF + 1],
+    pub(super) remaining: [u64; LEAF + 1],
+    pub(super) suffix_min: [i128; LEAF + 2],
+    /// The sum of `remaining`.
+    pub(super) total: i128,
+}
+
+/// Up to [`FAN`] children in EDF order, with each child's last id (split into deadline and
+/// sequence number, so the admission search reads only deadlines) and summary (one spare
+/// slot, as for leaves), and the children's suffix minimum as in [`Leaf`]:
+/// `suffix_min[c] = min(min_key[c], suffix_min[c + 1] − work[c])`.
+#[derive(Clone, Debug)]
+pub(super) struct Inner {
+    pub(super) len: usize,
+    pub(super) children: [Ix; FAN + 1],
+    pub(super) last_deadlines: [u64; FAN + 1],
+    pub(super) last_seqs: [u64; FAN + 1],
+    pub(super) work: [i128; FAN + 1],
+    pub(super) min_key: [i128; FAN + 1],
+    pub(super) suffix_min: [i128; FAN + 2],
+    /// The sum of `work`.
+    pub(super) total: i128,
+}
+
+impl Leaf {
+    pub(super) const EMPTY: Leaf = Leaf {
+        len: 0,
+        deadlines: [0; LEAF + 1],
+        seqs: [0; LEAF + 1],
+        remaining: [0; LEAF + 1],
+        suffix_min: [NO_KEY; LEAF + 2],
+        total: 0,
+    };
+
+    pub(super) fn id(&self, i: usize) -> AdmitId {
+        AdmitId { deadline: self.deadlines[i], seq: self.seqs[i] }
+    }
+
+    /// The last id (a placeholder for an empty leaf, which only an empty root is).
+    pub(super) fn last(&self) -> AdmitId {
+        self.len.checked_sub(1).map_or(AdmitId { deadline: 0, seq: 0 }, |i| self.id(i))
+    }
+
+    /// Recompute `suffix_min` from job `from` back to the first (the entries after `from`
+    /// depend only on the jobs after it).
+    pub(super) fn refix(&mut self, from: usize) {
+        let mut min_key = self.suffix_min[from + 1];
+        for i in (0..=from).rev() {
+            // NO_KEY (nothing after the last job) is above every deadline and drops out.
+            min_key = min_key.min(i128::from(self.deadlines[i])) - i128::from(self.remaining[i]);
+            self.suffix_min[i] = min_key;
+        }
+    }
+
+    /// Recompute `total` and `suffix_min` from the jobs.
+    pub(super) fn rebuild(&mut self) {
+        self.total = self.remaining[..self.len].iter().map(|&c| i128::from(c)).sum();
+        self.suffix_min[self.len] = NO_KEY;
+        if let Some(last) = self.len.checked_sub(1) {
+            self.refix(last);
+        }
+    }
+
+    pub(super) fn summary(&self) -> Summary {
+        Summary { work: self.total, min_key: self.suffix_min[0] }
+    }
+
+    /// Set job `i`'s remaining time.
+    pub(super) fn set_remaining(&mut self, i: usize, remaining: u64) {
+        self.total += i128::from(remaining) - i128::from(self.remaining[i]);
+        self.remaining[i] = remaining;
+        self.refix(i);
+    }
+
+    /// Where `id` is.
+    pub(super) fn position(&self, id: AdmitId) -> Option<usize> {
+        (0..self.len).find(|&i| self.deadlines[i] == id.deadline && self.seqs[i] == id.seq)
+    }
+
+    /// The number of jobs before `id`.
+    pub(super) fn rank(&self, id: AdmitId) -> usize {
+        (0..self.len).find(|&i| self.id(i) >= id).unwrap_or(self.len)
+    }
+
+    pub(super) fn insert(&mut self, at: usize, id: AdmitId, remaining: u64) {
+        let len = self.len;
+        self.deadlines.copy_within(at..len, at + 1);
+        self.seqs.copy_within(at..len, at + 1);
+        self.remaining.copy_within(at..len, at + 1);
+        // The entries after `at` move with their jobs, unchanged (NO_KEY at `len` too).
+        self.suffix_min.copy_within(at..len + 1, at + 1);
+        self.deadlines[at] = id.deadline;
+        self.seqs[at] = id.seq;
+        self.remaining[at] = remaining;
+        self.len += 1;
+        self.total += i128::from(remaining);
+        self.refix(at);
+    }
+
+    /// Move the entries from `half` on into `upper` (an empty leaf).
+    pub(super) fn split_into(&mut self, half: usize, upper: &mut Leaf) {
+        let moved = self.len - half;
+        upper.len = moved;
+        upper.deadlines[..moved].copy_from_slice(&self.deadlines[half..self.len]);
+        upper.seqs[..moved].copy_from_slice(&self.seqs[half..self.len]);
+        upper.remaining[..moved].copy_from_slice(&self.remaining[half..self.len]);
+        self.len = half;
+        self.rebuild();
+        upper.rebuild();
+    }
+
+    /// Drop the first `k` entries.
+    pub(super) fn drop_front(&mut self, k: usize) {
+        let len = self.len;
+        self.deadlines.copy_within(k..len, 0);
+        self.seqs.copy_within(k..len, 0);
+        self.remaining.copy_within(k..len, 0);
+        self.len -= k;
+        self.rebuild();
+    }
+}
+
+impl Inner {
+    pub(super) const EMPTY: Inner = Inner {
+        len: 0,
+        children: [0; FAN + 1],
+        last_deadlines: [0; FAN + 1],
+        last_seqs: [0; FAN + 1],
+        work: [0; FAN + 1],
+        min_key: [0; FAN + 1],
+        suffix_min: [NO_KEY; FAN + 2],
+        total: 0,
+    };
+
+    pub(super) fn last(&self, c: usize) -> AdmitId {
+        AdmitId { deadline: self.last_deadlines[c], seq: self.last_seqs[c] }
+    }
+
+    /// Store child `c`'s last id and summary, and update `total` and `suffix_min` (valid
+    /// only if they were before; after [`open`](Inner::open), [`rebuild`](Inner::rebuild)).
+    pub(super) fn set(&mut self, c: usize, last: AdmitId, s: Summary) {
+        self.last_deadlines[c] = last.deadline;
+        self.last_seqs[c] = last.seq;
+        self.total += s.work - self.work[c];
+        self.work[c] = s.work;
+        self.min_key[c] = s.min_key;
+        self.refix(c);
+    }
+
+    /// Recompute `suffix_min` from child `from` back to the first.
+    pub(super) fn refix(&mut self, from: usize) {
+        let mut min_key = self.suffix_min[from + 1];
+        for c in (0..=from).rev() {
+            // NO_KEY less a child's work is still above every real key, so it drops out.
+            min_key = self.min_key[c].min(min_key - self.work[c]);
+            self.suffix_min[c] = min_key;
+        }
+    }
+
+    /// Recompute `total` and `suffix_min` from the children's summaries.
+    pub(super) fn rebuild(&mut self) {
+        self.total = self.work[..self.len].iter().sum();
+        self.suffix_min[self.len] = NO_KEY;
+        if let Some(last) = self.len.checked_sub(1) {
+            self.refix(last);
+        }
+    }
+
+    pub(super) fn summary(&self) -> Summary {
+        Summary { work: self.total, min_key: self.suffix_min[0] }
+    }
+
+    /// The child that holds `id`, or would: the first whose last id is not below it (the last
+    /// child if every id is below).
+    pub(super) fn route(&self, id: AdmitId) -> usize {
+        (0..self.len - 1).find(|&c| self.last(c) >= id).unwrap_or(self.len - 1)
+    }
+
+    /// Make room at `at` (the entries from `at` move one place on).
+    pub(super) fn open(&mut self, at: usize) {
+        let len = self.len;
+        self.children.copy_within(at..len, at + 1);
+        self.last_deadlines.copy_within(at..len, at + 1);
+        self.last_seqs.copy_within(at..len, at + 1);
+        self.work.copy_within(at..len, at + 1);
+        self.min_key.copy_within(at..len, at + 1);
+        self.suffix_min.copy_within(at..len + 1, at + 1);
+        self.len += 1;
+    }
+
+    /// Move the entries from `half` on into `upper` (an empty node).
+    pub(super) fn split_into(&mut self, half: usize, upper: &mut Inner) {
+        let (len, moved) = (self.len, self.len - half);
+        upper.len = moved;
+        upper.children[..moved].copy_from_slice(&self.children[half..len]);
+        upper.last_deadlines[..moved].copy_from_slice(&self.last_deadlines[half..len]);
+        upper.last_seqs[..moved].copy_from_slice(&self.last_seqs[half..len]);
+        upper.work[..moved].copy_from_slice(&self.work[half..len]);
+        upper.min_key[..moved].copy_from_slice(&self.min_key[half..len]);
+        self.len = half;
+        self.rebuild();
+        upper.rebuild();
+    }
+
+    /// Drop the first `k` entries.
+    pub(super) fn drop_front(&mut self, k: usize) {
+        let len = self.len;
+        self.children.copy_within(k..len, 0);
+        self.last_deadlines.copy_within(k..len, 0);
+        self.last_seqs.copy_within(k..len, 0);
+        self.work.copy_within(k..len, 0);
+        self.min_key.copy_within(k..len, 0);
+        self.len -= k;
+        self.rebuild();
+    }
+}
