@@ -34,7 +34,7 @@ impl fmt::Display for Nack {
     }
 }
 
-/// Why a call on an [`Admission`] could not be carried out (not a refusal: see [`Refused`]).
+/// Why a call on an [`Admission`](super::Admission) could not be carried out (not a refusal: see [`Refused`]).
 ///
 /// ```
 /// assert!(tempi::admission::AdmissionError::ZeroWcet.to_string().contains("WCET"));
@@ -73,7 +73,7 @@ pub enum AdmissionError {
         /// The engine's capacity.
         capacity: usize,
     },
-    /// [`AdmissionSpec::max_live`] admitted jobs are alive.
+    /// [`AdmissionSpec::max_live`](super::AdmissionSpec::max_live) admitted jobs are alive.
     TooManyLive {
         /// The limit.
         max: usize,
@@ -110,7 +110,7 @@ impl fmt::Display for AdmissionError {
 
 impl std::error::Error for AdmissionError {}
 
-/// Why [`Admission::admit`] did not admit a job.
+/// Why [`Admission::admit`](super::Admission::admit) did not admit a job.
 ///
 /// ```
 /// use tempi::admission::{AdmissionError, Refused};

@@ -24,7 +24,7 @@
 //!   action:** the job's thread is killed at that instant (at its next runtime call in real
 //!   time), a [`JobEventKind::Overrun`] is logged, and its reservation is returned.
 //! - **Reclaim and expiry.** When the job's body returns, or its thread is killed or unwinds,
-//!   the engine is told it finished ([`AdmissionEngine::finish`](crate::policy::admit::AdmissionEngine::finish)):
+//!   the engine is told it finished ([`finish`](crate::policy::admit::AdmissionEngine::finish)):
 //!   the WCET it did not use goes back to the later jobs. Before every query the admission
 //!   charges the jobs that ran with the CPU time their clocks show, and expires the entries
 //!   whose deadline has passed.

@@ -57,7 +57,7 @@
 //! # rt.set_scheduler(|| Box::new(LeastLaxity::default()));
 //! ```
 
-mod collator;
+pub mod collator;
 mod edf;
 mod fifo;
 mod fixed_priority;

@@ -231,7 +231,7 @@ struct Dispatch {
 }
 
 /// Several schedulers on one CPU, sharing it by the guaranteed jobs' laxity. See the
-/// [module documentation](self).
+/// [module documentation](crate::policy::sched::collator).
 ///
 /// ```
 /// use std::time::Duration;
