@@ -30,9 +30,14 @@ impl<C: Clock> Kernel<C> {
                     if self.timers.next_at().is_some_and(|t| t <= self.now) {
                         self.fire_due_timers();
                     }
-                    if C::MODE == ClockMode::Real && self.exec_watch > 0 {
-                        // A runaway in user code is caught at its next runtime call.
-                        self.check_exec_events();
+                    if C::MODE == ClockMode::Real {
+                        if self.bell_rung() {
+                            self.drain_posts();
+                        }
+                        if self.exec_watch > 0 {
+                            // A runaway in user code is caught at its next runtime call.
+                            self.check_exec_events();
+                        }
                     }
                     self.reschedule(c);
                     if self.failed.is_some() {
@@ -61,7 +66,7 @@ impl<C: Clock> Kernel<C> {
         cpu.current.is_some()
             && !cpu.preempt
             && !cpu.requeue_current
-            && (C::MODE == ClockMode::Virtual || self.exec_watch == 0)
+            && (C::MODE == ClockMode::Virtual || (self.exec_watch == 0 && !self.bell_rung()))
             && self.timers.next_at().is_none_or(|t| t > self.now)
     }
 
@@ -185,6 +190,11 @@ impl<C: Clock> Kernel<C> {
                 }
             }
         }
+        if C::MODE == ClockMode::Real && !self.outbox.is_empty() {
+            // Answers owed to another CPU wait for room in its queue: try again soon.
+            let retry = self.now + Duration::from_micros(50);
+            next = Some(next.map_or(retry, |n| n.min(retry)));
+        }
         next
     }
 
@@ -256,6 +266,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(halt) = &self.halt {
             halt.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        self.ring_others();
     }
 
     /// What [`Kernel::culprit`] names, in words.
@@ -299,6 +310,9 @@ impl<C: Clock> Kernel<C> {
             if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;
             }
+            if C::MODE == ClockMode::Real && (self.bell_rung() || !self.outbox.is_empty()) {
+                self.drain_posts();
+            }
             self.finish_completed_work();
             self.fire_due_timers();
             self.check_exec_events();
@@ -306,10 +320,17 @@ impl<C: Clock> Kernel<C> {
             if self.timers.overflowed() && self.failed.is_none() {
                 self.failed = Some(Error::TooManyTimers { max: self.timers.capacity() });
             }
-            if self.live == 0 || self.failed.is_some() {
+            if self.run_over() || self.failed.is_some() {
                 break;
             }
             match self.next_instant() {
+                // Real time: threads of other CPUs may still post here; wait for them.
+                None if C::MODE == ClockMode::Real && self.others_live() => {
+                    self.advance(until);
+                    if self.now >= until {
+                        break;
+                    }
+                }
                 None => break,
                 // The horizon is exclusive: what is due at `until` itself belongs to a later run.
                 Some(t) if t >= until => {
@@ -384,6 +405,10 @@ impl Kernel<RealClock> {
     /// Give the kernel the run's clock, whose zero every CPU shares; before the run starts.
     pub(crate) fn set_clock(&mut self, clock: RealClock) {
         self.real_clock = Some(clock.clone());
-        self.clock = clock;
+        // The dispatcher's own waits end when another CPU posts to it.
+        self.clock = match &self.bell {
+            Some(bell) => clock.with_doorbell(bell.clone()),
+            None => clock,
+        };
     }
 }
