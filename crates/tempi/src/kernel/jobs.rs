@@ -11,7 +11,7 @@ use super::protocol::{Interrupt, JobInfo, OwnedAnswer};
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::{Culprit, Kernel};
-use crate::clock::Clock;
+use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::policy::sched::ReadyReason;
 use crate::stats::ThreadStats;
@@ -58,7 +58,7 @@ impl<C: Clock> Kernel<C> {
         self.free.push(i as u32);
         self.live -= 1;
         self.count_exit();
-        if !self.remote_joins.is_empty() {
+        if C::MODE == ClockMode::Real && !self.remote_joins.is_empty() {
             self.answer_remote_joiners(id, &outcome);
         }
         if tcb.joiners == 0 {

@@ -28,7 +28,7 @@ use crossbeam_queue::ArrayQueue;
 use super::protocol::{Body, OwnedAnswer, Settled};
 use super::tcb::{State, Wait};
 use super::{CheckpointWatch, Kernel};
-use crate::clock::{Clock, RealClock};
+use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
@@ -255,7 +255,11 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Whether the run has no thread left: on any CPU in real time, on this kernel otherwise.
+    #[inline(always)]
     pub(super) fn run_over(&self) -> bool {
+        if C::MODE == ClockMode::Virtual {
+            return self.live == 0;
+        }
         match &self.crossing {
             Some(crossing) => crossing.live.load(Ordering::Acquire) == 0,
             None => self.live == 0,
