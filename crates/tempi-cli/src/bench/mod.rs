@@ -31,6 +31,9 @@
 //! - `latency.release.p99` / `.p50` / `.max`: from a periodic (1 ms) real-time thread's
 //!   release to its body running, tempi's `SCHED_FIFO` dispatcher against the cyclictest loop
 //!   (`clock_nanosleep` with `TIMER_ABSTIME`) on an OS thread of the same priority and CPU.
+//! - `xcpu.wake`: a cross-CPU wake-up round trip, a tempi thread on CPU 0 releasing one on
+//!   CPU 1 which releases it back, against two OS threads pinned to CPUs 0 and 1 handing a
+//!   token through a mutex and condition variable.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
@@ -41,7 +44,7 @@
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
-//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`, `latency.rs`: one file
+//! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `sim.rs`, `plan.rs`, `latency.rs`, `xcpu.rs`: one file
 //!   per metric group, each owning the tempi side of its measurements and how its metrics
 //!   and notes read. The locking-protocol names live in `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
@@ -56,6 +59,7 @@ mod posix;
 mod sim;
 mod spawn;
 mod switch;
+mod xcpu;
 
 use serde::Serialize;
 use tempi::ThreadOutcome;
@@ -95,6 +99,9 @@ struct Sizes {
     /// `latency`: releases per side in all, over interleaved rounds.
     latency_releases: usize,
     latency_rounds: usize,
+    /// Cross-CPU round trips per `xcpu.wake` run, tempi side and OS-thread side.
+    xcpu_tempi: u64,
+    xcpu_peer: u64,
 }
 
 impl Sizes {
@@ -118,6 +125,8 @@ impl Sizes {
                 plan_requests: 200,
                 latency_releases: 1_000,
                 latency_rounds: 1,
+                xcpu_tempi: 2_000,
+                xcpu_peer: 2_000,
             }
         } else {
             Sizes {
@@ -138,6 +147,8 @@ impl Sizes {
                 plan_requests: 1_000,
                 latency_releases: 10_000,
                 latency_rounds: 5,
+                xcpu_tempi: 50_000,
+                xcpu_peer: 50_000,
             }
         }
     }
@@ -302,6 +313,7 @@ pub const GROUPS: &[&str] = &[
     "sim",
     "plan",
     "latency",
+    "xcpu",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -335,6 +347,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("latency") {
         latency::latency_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("xcpu") {
+        xcpu::xcpu_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }
