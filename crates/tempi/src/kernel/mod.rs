@@ -10,6 +10,7 @@
 //! loop {
 //!     every 65,536 turns: call the progress hook
 //!     stop if another dispatcher of the run has failed
+//!     real time: carry out the requests other CPUs posted (see `xcpu`)
 //!     resume the threads whose `work` ended now   (their jobs end before what else is due now)
 //!     fire every timer that is due                (releases, deadlines, abort times, wakes,
 //!                                                  wait timeouts, slices, events, replenishments)
@@ -17,10 +18,12 @@
 //!     on every CPU, pass after pass until none progresses: fire timers due meanwhile,
 //!                   carry out a preemption, pick if idle, resume the current thread until it
 //!                   starts `work`, waits, yields or ends
-//!     stop if no thread is left or the run failed (a wrong pick, a full timer table)
+//!     stop if no thread is left (real time: on any CPU) or the run failed (a wrong pick, a
+//!                   full timer table)
 //!     find the next instant: earliest timer, execution-time event, or end of a CPU's `work`;
 //!                   none: stop; at or past the horizon: let the clock pass to it and stop
-//!     let the clock pass to it                    (virtual: jump; real: spin if busy, else sleep)
+//!     let the clock pass to it                    (virtual: jump; real: spin if busy, else sleep;
+//!                                                  a post from another CPU ends the wait)
 //!     credit the work done meanwhile to each CPU's current thread
 //! }
 //! ```
