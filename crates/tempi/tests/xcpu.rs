@@ -342,3 +342,22 @@ fn xcpu_checkpoint_in_virtual_time_preempts_exactly_at_the_release() {
     let out = rt.run().unwrap();
     assert_eq!(out.thread_named("looper").unwrap().outcome, Some(ThreadOutcome::Completed));
 }
+
+#[test]
+fn xcpu_a_quiet_real_time_run_ends() {
+    let _turn = serial();
+    // Nothing will ever release `idle`, and `waiter` waits for it from CPU 0: once neither CPU
+    // has a timer, work or a request in flight, the run ends instead of waiting forever.
+    let mut rt = real(2);
+    let idle = rt.spawn(ThreadSpec::new("idle").cpu(1).sporadic(Duration::ZERO), |_| {}).unwrap();
+    rt.spawn(ThreadSpec::new("waiter").cpu(0), move |cx| {
+        let _ = cx.join(idle);
+        unreachable!("`idle` never ends");
+    })
+    .unwrap();
+    let started = Instant::now();
+    let out = rt.run().unwrap();
+    assert_eq!(out.thread(idle).unwrap().outcome, None);
+    assert_eq!(out.thread_named("waiter").unwrap().outcome, None);
+    assert!(started.elapsed() < Duration::from_secs(30));
+}

@@ -324,9 +324,13 @@ impl<C: Clock> Kernel<C> {
                 break;
             }
             match self.next_instant() {
-                // Real time: threads of other CPUs may still post here; wait for them.
-                None if C::MODE == ClockMode::Real && self.others_live() => {
+                // Real time: another CPU may still post here, unless every CPU is as quiet.
+                None if C::MODE == ClockMode::Real => {
+                    if self.settle_idle() {
+                        break;
+                    }
                     self.advance(until);
+                    self.leave_idle();
                     if self.now >= until {
                         break;
                     }

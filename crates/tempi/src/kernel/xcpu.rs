@@ -68,6 +68,10 @@ pub(crate) struct Crossing {
     /// stays, since another CPU may still spawn onto it or wait for an answer, until this
     /// reaches zero.
     live: AtomicUsize,
+    /// Dispatchers with nothing left to do (no timer, no `work`) waiting for a post.
+    idle: AtomicUsize,
+    /// Requests posted and not yet carried out.
+    in_flight: AtomicUsize,
 }
 
 impl Crossing {
@@ -81,7 +85,7 @@ impl Crossing {
                 dispatcher: OnceLock::new(),
             })
             .collect();
-        Crossing { inboxes, live: AtomicUsize::new(threads) }
+        Crossing { inboxes, live: AtomicUsize::new(threads), idle: AtomicUsize::new(0), in_flight: AtomicUsize::new(0) }
     }
 
     /// Wake every dispatcher (the run ends, or failed).
@@ -107,7 +111,12 @@ impl Crossing {
     /// Queue `post` for CPU `cpu` and wake its dispatcher; a full queue gives it back.
     fn post(&self, cpu: usize, post: Post) -> Result<(), Post> {
         let inbox = &self.inboxes[cpu];
-        inbox.queue.push(post)?;
+        // Counted before it can be seen, so no dispatcher finds the run quiet meanwhile.
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        if let Err(post) = inbox.queue.push(post) {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            return Err(post);
+        }
         inbox.bell.store(true, Ordering::Release);
         if let Some(t) = inbox.dispatcher.get() {
             t.unpark();
@@ -171,6 +180,8 @@ impl<C: Clock> Kernel<C> {
         crossing.inboxes[cpu].bell.store(false, Ordering::Release);
         while let Some(post) = crossing.inboxes[cpu].queue.pop() {
             self.carry_out(post);
+            // Carried out (and any request it led to posted): no longer in flight.
+            crossing.in_flight.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -266,9 +277,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// Whether threads of other CPUs are still alive and may post to this one.
-    pub(super) fn others_live(&self) -> bool {
-        self.crossing.as_ref().is_some_and(|c| c.live.load(Ordering::Acquire) > 0)
+    /// This dispatcher has nothing left to do (no timer, no `work`, no answer owed). Returns
+    /// whether the whole run is quiet — every dispatcher in the same state and no request in
+    /// flight, so nothing can happen any more and the run ends (after waking the others);
+    /// otherwise the dispatcher waits for a post and calls [`Kernel::leave_idle`] after.
+    pub(super) fn settle_idle(&self) -> bool {
+        let Some(crossing) = &self.crossing else { return true };
+        let idle = crossing.idle.fetch_add(1, Ordering::AcqRel) + 1;
+        if idle == crossing.inboxes.len() && crossing.in_flight.load(Ordering::Acquire) == 0 {
+            crossing.ring_all();
+            return true;
+        }
+        false
+    }
+
+    /// The dispatcher woke from [`Kernel::settle_idle`]'s wait.
+    pub(super) fn leave_idle(&self) {
+        if let Some(crossing) = &self.crossing {
+            crossing.idle.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     /// Wake the other dispatchers, to stop: this one failed.
@@ -284,13 +311,14 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     pub(super) fn publish_due(&self) {
         let Some(watch) = &self.watch else { return };
-        let mut due = self.timers.next_at().unwrap_or(Time::MAX).min(self.horizon);
+        let mut due = self.timers.next_at().unwrap_or(Time::MAX);
         if self.exec_watch > 0 {
             if let Some(t) = self.next_exec_instant() {
                 due = due.min(t);
             }
         }
-        watch.due.set(due);
+        // Nothing at or past the horizon is carried out in this run.
+        watch.due.set(if due >= self.horizon { Time::MAX } else { due });
     }
 
     /// Thread `id` of this kernel ended with `outcome`: answer the joiners on other CPUs.
