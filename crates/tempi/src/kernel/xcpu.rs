@@ -10,6 +10,14 @@
 //! [`Error::QueueFull`]; answers a kernel owes another CPU wait in an outbox and are posted
 //! again at each turn until they fit, so an answer is never lost.
 //!
+//! The run's end is shared too: a dispatcher whose own threads have ended stays while others
+//! live (they may still spawn onto it), and a run ends when no thread is left on any CPU, or
+//! when every dispatcher has nothing to do (no timer, no `work`, no answer owed) and no
+//! request is in flight — then nothing can happen any more.
+//!
+//! It also keeps what [`Ctx::checkpoint`](super::Ctx::checkpoint) compares with: the instant
+//! of the kernel's next timer or execution-time event, published before each resume.
+//!
 //! Virtual time has no queue: one kernel holds every CPU and carries the operation out at
 //! once, at the instant it is asked for. That is what a real-time post approaches as its
 //! delivery time goes to zero, and it keeps simulations exact and reproducible.
