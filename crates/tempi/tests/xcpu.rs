@@ -361,3 +361,43 @@ fn xcpu_a_quiet_real_time_run_ends() {
     assert_eq!(out.thread_named("waiter").unwrap().outcome, None);
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// In virtual time a chain of threads on random CPUs, each releasing the next and the
+    /// last releasing the first, runs every round exactly, whatever the placement.
+    #[test]
+    fn xcpu_virtual_release_rings_lose_nothing(
+        cpus in 1usize..4,
+        placement in proptest::collection::vec(0usize..4, 2..5),
+        rounds in 1u32..50,
+    ) {
+        let mut rt = Runtime::<VirtualClock>::new(Config::new(cpus).trace_capacity(0)).unwrap();
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let n = placement.len();
+        let mut spawned = Vec::new();
+        for (k, &cpu) in placement.iter().enumerate() {
+            let ids = ids.clone();
+            let spec = ThreadSpec::new(format!("t{k}")).cpu(cpu % cpus).sporadic(Duration::ZERO).max_jobs(rounds);
+            let id = rt
+                .spawn(spec, move |cx| {
+                    let next = ids.lock().unwrap()[(k + 1) % n];
+                    // The first thread's last job closes the ring without releasing it again.
+                    if !(k + 1 == n && cx.job().number + 1 == rounds) {
+                        cx.release(next).unwrap();
+                    }
+                })
+                .unwrap();
+            spawned.push(id);
+        }
+        *ids.lock().unwrap() = spawned.clone();
+        let first = spawned[0];
+        rt.spawn(ThreadSpec::new("start"), move |cx| cx.release(first).unwrap()).unwrap();
+        let out = rt.run().unwrap();
+        for id in spawned {
+            proptest::prop_assert_eq!(out.thread(id).unwrap().stats.completed, u64::from(rounds));
+            proptest::prop_assert_eq!(out.thread(id).unwrap().stats.overflows, 0);
+        }
+    }
+}

@@ -329,7 +329,10 @@ impl<C: Clock> Kernel<C> {
                     if self.settle_idle() {
                         break;
                     }
-                    self.advance(until);
+                    // A post or the run's end rings the bell; the wait is still bounded, so
+                    // the run's state is looked at again now and then whatever happens.
+                    let recheck = self.now + Duration::from_millis(10);
+                    self.advance(until.min(recheck));
                     self.leave_idle();
                     if self.now >= until {
                         break;
