@@ -416,12 +416,15 @@ impl<C: Clock> Runtime<C> {
                     let cfg = config.clone();
                     let cpu = seed.first_cpu();
                     let (gate2, halt2, crossing2) = (gate.clone(), halt.clone(), crossing.clone());
+                    let crossing3 = crossing.clone();
                     let spawned = std::thread::Builder::new().name(format!("tempi-cpu{cpu}")).spawn(move || {
                         let notes = crate::os::prepare_dispatcher(cpu, &cfg);
                         let part = catch_unwind(AssertUnwindSafe(|| dispatch(seed, until, &gate2, &halt2, crossing2)))
                             .unwrap_or_else(|payload| {
                                 gate2.fail();
                                 halt2.store(true, Ordering::Relaxed);
+                                // The others may be waiting for a post: wake them to stop.
+                                crossing3.ring_all();
                                 Err(Error::Panicked {
                                     what: format!("the dispatcher of CPU {cpu}"),
                                     message: crate::kernel::panic_message(&*payload),

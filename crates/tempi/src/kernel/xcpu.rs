@@ -97,7 +97,7 @@ impl Crossing {
     }
 
     /// Wake every dispatcher (the run ends, or failed).
-    fn ring_all(&self) {
+    pub(crate) fn ring_all(&self) {
         for inbox in &self.inboxes {
             inbox.bell.store(true, Ordering::Release);
             if let Some(t) = inbox.dispatcher.get() {
