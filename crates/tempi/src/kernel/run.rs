@@ -244,7 +244,9 @@ impl<C: Clock> Kernel<C> {
     /// alive was unwound.
     pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
         let _overflows = crate::os::overflow::watching(&self.guards);
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until))) {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until)));
+        self.leave_run();
+        match ran {
             Ok(()) => {
                 if self.failed.is_some() {
                     self.halt_others();

@@ -80,6 +80,9 @@ pub(crate) struct Crossing {
     idle: AtomicUsize,
     /// Requests posted and not yet carried out.
     in_flight: AtomicUsize,
+    /// Dispatchers that have left their loop: when all the others have, nobody can post to
+    /// the last one any more.
+    finished: AtomicUsize,
 }
 
 impl Crossing {
@@ -93,7 +96,13 @@ impl Crossing {
                 dispatcher: OnceLock::new(),
             })
             .collect();
-        Crossing { inboxes, live: AtomicUsize::new(threads), idle: AtomicUsize::new(0), in_flight: AtomicUsize::new(0) }
+        Crossing {
+            inboxes,
+            live: AtomicUsize::new(threads),
+            idle: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+        }
     }
 
     /// Wake every dispatcher (the run ends, or failed).
@@ -292,7 +301,8 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn settle_idle(&self) -> bool {
         let Some(crossing) = &self.crossing else { return true };
         let idle = crossing.idle.fetch_add(1, Ordering::AcqRel) + 1;
-        if idle == crossing.inboxes.len() && crossing.in_flight.load(Ordering::Acquire) == 0 {
+        let others_done = crossing.finished.load(Ordering::Acquire) + 1 == crossing.inboxes.len();
+        if others_done || (idle == crossing.inboxes.len() && crossing.in_flight.load(Ordering::Acquire) == 0) {
             crossing.ring_all();
             return true;
         }
@@ -303,6 +313,14 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn leave_idle(&self) {
         if let Some(crossing) = &self.crossing {
             crossing.idle.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// This dispatcher has left its loop: the others may now be the last.
+    pub(super) fn leave_run(&self) {
+        if let Some(crossing) = &self.crossing {
+            crossing.finished.fetch_add(1, Ordering::AcqRel);
+            crossing.ring_all();
         }
     }
 
