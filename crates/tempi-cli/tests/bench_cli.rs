@@ -46,6 +46,11 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
         assert_ratio(name, ratio, peer / tempi);
     }
     assert_eq!(find("switch.roundtrip")["peer"], "os-thread condvar handoff, same CPU");
+    // The cross-CPU wake-up needs two CPUs; on one it is skipped.
+    if std::thread::available_parallelism().map_or(1, usize::from) >= 2 {
+        let m = find("xcpu.wake");
+        assert_ratio("xcpu.wake", positive(m, "ratio"), positive(m, "peer_ns") / positive(m, "tempi_ns"));
+    }
     assert!(find("budget.notify")["note"].as_str().is_some_and(|n| n.contains("overshoot")));
 
     // Overheads: ratio = tempi_ns / peer_ns, the peer being the same round trip without

@@ -29,6 +29,7 @@ use crate::time::Time;
 /// | mutexes | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | condition variables | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | semaphores | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
+/// | requests from other CPUs (real time) | CPU | 1024 | [`Config::cross_cpu_queue`] | [`Error::QueueFull`] |
 /// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
 ///
 /// In virtual time one kernel simulates every CPU, so a per-CPU limit is pooled: a runtime
@@ -59,6 +60,7 @@ pub struct Config {
     pub(crate) verify: bool,
     pub(crate) direct_hand_off: bool,
     pub(crate) progress: Option<ProgressHook>,
+    pub(crate) cross_cpu_queue: usize,
 }
 
 /// Called now and then during a run with the runtime's current time (see [`Config::progress`]).
@@ -94,6 +96,7 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("cpus", &self.cpus)
             .field("max_threads", &self.max_threads)
+            .field("cross_cpu_queue", &self.cross_cpu_queue)
             .field("trace_capacity", &self.trace_capacity)
             .field("default_stack", &self.default_stack)
             .field("scheduler", &(self.scheduler)().name().to_string())
@@ -127,6 +130,7 @@ impl Config {
             verify: false,
             direct_hand_off: true,
             progress: None,
+            cross_cpu_queue: 1024,
         }
     }
     /// Number of CPUs.
@@ -136,6 +140,17 @@ impl Config {
     /// ```
     pub fn cpus(&self) -> usize {
         self.cpus
+    }
+    /// Requests each real-time CPU can hold from the other CPUs at once (releases, kills,
+    /// priority changes, spawns, joins and their answers; 1024 by default, at least 1). A
+    /// request that finds the queue full fails with [`Error::QueueFull`](crate::Error::QueueFull).
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(2).cross_cpu_queue(64);
+    /// ```
+    pub fn cross_cpu_queue(mut self, n: usize) -> Config {
+        self.cross_cpu_queue = n;
+        self
     }
     /// Thread slots per CPU (live threads at once).
     ///
@@ -300,6 +315,9 @@ impl Config {
         }
         if self.max_threads == 0 {
             return Err(Error::InvalidConfig("max_threads must be at least 1".into()));
+        }
+        if self.cross_cpu_queue == 0 {
+            return Err(Error::InvalidConfig("cross_cpu_queue must be at least 1".into()));
         }
         // Ids keep the runtime's tag above their index.
         let slots = 1usize << ThreadId::TAG_SHIFT;

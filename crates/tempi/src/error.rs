@@ -47,12 +47,22 @@ pub enum Error {
     /// Jobs can only be released on demand for sporadic threads.
     NotSporadic(ThreadId),
     /// The operation would cross from one real-time dispatcher to another, which this
-    /// version does not support (virtual time has no such limit).
+    /// version does not support for it: thread sets and synchronisation objects stay on
+    /// their CPU in real time (virtual time has no such limit). Releasing, killing,
+    /// re-prioritising, spawning and joining threads of another CPU do cross.
     CrossCpu {
         /// The CPU the caller runs on.
         from: usize,
         /// The CPU of the target.
         to: usize,
+    },
+    /// The request queue of the target CPU is full: the request was not made (see
+    /// [`crate::Config::cross_cpu_queue`]).
+    QueueFull {
+        /// The CPU whose queue is full.
+        cpu: usize,
+        /// Its capacity.
+        capacity: usize,
     },
     /// No set has this id (or it was destroyed).
     UnknownSet(SetId),
@@ -157,8 +167,11 @@ impl fmt::Display for Error {
             Error::NotSporadic(t) => write!(f, "thread {t:?} is not sporadic: its jobs cannot be released on demand"),
             Error::CrossCpu { from, to } => write!(
                 f,
-                "operation from CPU {from} on a thread of CPU {to}: cross-CPU operations are not supported in real time yet"
+                "operation from CPU {from} on a thread of CPU {to}: this operation does not cross CPUs in real time"
             ),
+            Error::QueueFull { cpu, capacity } => {
+                write!(f, "the request queue of CPU {cpu} is full ({capacity} requests): the request was not made")
+            }
             Error::UnknownSet(s) => write!(f, "no thread set {s:?}"),
             Error::TooManySets { max } => write!(f, "no free thread-set slot: at most {max} sets per CPU"),
             Error::AlreadyInSet { thread, set } => {
@@ -169,7 +182,9 @@ impl fmt::Display for Error {
             Error::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
             Error::Stack(why) => write!(f, "cannot allocate a thread stack: {why}"),
             Error::Os(why) => write!(f, "operating system: {why}"),
-            Error::Unwinding => write!(f, "the thread is unwinding: a runtime call from a destructor cannot create anything or wait"),
+            Error::Unwinding => {
+                write!(f, "the thread is unwinding: a runtime call from a destructor cannot create anything or wait")
+            }
             Error::Panicked { what, message } => {
                 write!(f, "{what} panicked: {message}; the run was stopped and its threads unwound")
             }

@@ -407,19 +407,24 @@ impl<C: Clock> Runtime<C> {
                 // it before time zero, so the run does not start late.
                 RealClock::calibrate();
                 let gate = Arc::new(StartGate::new(seeds.len()));
+                let threads = seeds.iter().map(KernelSeed::thread_count).sum();
+                let crossing = Arc::new(crate::kernel::Crossing::new(config.cpus, config.cross_cpu_queue, threads));
                 let halt = Arc::new(AtomicBool::new(false));
                 let mut handles = Vec::new();
                 let mut failure = None;
                 for seed in seeds {
                     let cfg = config.clone();
                     let cpu = seed.first_cpu();
-                    let (gate2, halt2) = (gate.clone(), halt.clone());
+                    let (gate2, halt2, crossing2) = (gate.clone(), halt.clone(), crossing.clone());
+                    let crossing3 = crossing.clone();
                     let spawned = std::thread::Builder::new().name(format!("tempi-cpu{cpu}")).spawn(move || {
                         let notes = crate::os::prepare_dispatcher(cpu, &cfg);
-                        let part = catch_unwind(AssertUnwindSafe(|| dispatch(seed, until, &gate2, &halt2)))
+                        let part = catch_unwind(AssertUnwindSafe(|| dispatch(seed, until, &gate2, &halt2, crossing2)))
                             .unwrap_or_else(|payload| {
                                 gate2.fail();
                                 halt2.store(true, Ordering::Relaxed);
+                                // The others may be waiting for a post: wake them to stop.
+                                crossing3.ring_all();
                                 Err(Error::Panicked {
                                     what: format!("the dispatcher of CPU {cpu}"),
                                     message: crate::kernel::panic_message(&*payload),
@@ -552,7 +557,13 @@ fn building_panicked(cpu: usize, payload: &(dyn std::any::Any + Send)) -> Error 
 
 /// A real-time dispatcher's run: build the kernel on this OS thread, meet the others at the
 /// gate, run from the shared epoch.
-fn dispatch(seed: KernelSeed, until: Time, gate: &StartGate, halt: &Arc<AtomicBool>) -> Result<KernelPart, Error> {
+fn dispatch(
+    seed: KernelSeed,
+    until: Time,
+    gate: &StartGate,
+    halt: &Arc<AtomicBool>,
+    crossing: Arc<crate::kernel::Crossing>,
+) -> Result<KernelPart, Error> {
     let cpu = seed.first_cpu();
     let built = catch_unwind(AssertUnwindSafe(|| Kernel::<RealClock>::new(seed, RealClock::starting_now())))
         .unwrap_or_else(|payload| Err(building_panicked(cpu, &*payload)));
@@ -560,6 +571,7 @@ fn dispatch(seed: KernelSeed, until: Time, gate: &StartGate, halt: &Arc<AtomicBo
         return Err(built.err().unwrap_or_else(|| Error::Os("another dispatcher of the run failed to start".into())));
     };
     let mut kernel = built?;
+    kernel.join_crossing(crossing);
     kernel.set_clock(RealClock::with_epoch(epoch));
     kernel.halt_with(halt.clone());
     kernel.run(until)

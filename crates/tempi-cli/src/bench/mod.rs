@@ -35,6 +35,9 @@
 //!   (`clock_nanosleep` with `TIMER_ABSTIME`) on an OS thread of the same priority and CPU.
 //! - `mem.alloc_free`: one allocation and one free of a random small block (8..256 bytes) on
 //!   a [`tempi::mem::BoundedHeap`], against the system allocator on the same sequence.
+//! - `xcpu.wake`: a cross-CPU wake-up round trip, a tempi thread on CPU 0 releasing one on
+//!   CPU 1 which releases it back, against two OS threads pinned to CPUs 0 and 1 handing a
+//!   token through a mutex and condition variable.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
@@ -51,8 +54,9 @@
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
 //! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `admit.rs`,
-//!   `latency.rs`: one file per metric group, each owning the tempi side of its measurements
-//!   and how its metrics and notes read. The locking-protocol names live in `lock.rs`.
+//!   `latency.rs`, `xcpu.rs`: one file per metric group, each owning the tempi side of its
+//!   measurements and how its metrics and notes read. The locking-protocol names live in
+//!   `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
 //! - `posix.rs`: the `unsafe` POSIX wrappers the peers use; nothing else calls `libc`.
 
@@ -67,6 +71,7 @@ mod posix;
 mod sim;
 mod spawn;
 mod switch;
+mod xcpu;
 
 use serde::Serialize;
 use tempi::ThreadOutcome;
@@ -114,6 +119,9 @@ struct Sizes {
     /// the large side of `admit.scaling`.
     admit_blocks: usize,
     admit_scaling_jobs: usize,
+    /// Cross-CPU round trips per `xcpu.wake` run, tempi side and OS-thread side.
+    xcpu_tempi: u64,
+    xcpu_peer: u64,
 }
 
 impl Sizes {
@@ -140,6 +148,8 @@ impl Sizes {
                 mem_pairs: 20_000,
                 admit_blocks: 20,
                 admit_scaling_jobs: 100_000,
+                xcpu_tempi: 2_000,
+                xcpu_peer: 2_000,
             }
         } else {
             Sizes {
@@ -163,6 +173,8 @@ impl Sizes {
                 mem_pairs: 2_000_000,
                 admit_blocks: 300,
                 admit_scaling_jobs: 1_000_000,
+                xcpu_tempi: 50_000,
+                xcpu_peer: 50_000,
             }
         }
     }
@@ -329,6 +341,7 @@ pub const GROUPS: &[&str] = &[
     "plan",
     "latency",
     "admit",
+    "xcpu",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -368,6 +381,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("admit") {
         admit_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("xcpu") {
+        xcpu::xcpu_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }

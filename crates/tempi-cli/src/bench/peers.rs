@@ -32,13 +32,22 @@ where
     A: FnOnce() -> f64 + Send + 'static,
     B: FnOnce() + Send + 'static,
 {
+    pinned_pair_on((BENCH_CPU, BENCH_CPU), a, b)
+}
+
+/// Run `a` pinned to CPU `cpus.0` and `b` pinned to `cpus.1`, each on its own OS thread.
+fn pinned_pair_on<A, B>(cpus: (usize, usize), a: A, b: B) -> Result<(f64, Vec<String>), String>
+where
+    A: FnOnce() -> f64 + Send + 'static,
+    B: FnOnce() + Send + 'static,
+{
     let hb = std::thread::spawn(move || {
-        let pinned = pin_current(BENCH_CPU);
+        let pinned = pin_current(cpus.1);
         b();
         pinned
     });
     let ha = std::thread::spawn(move || {
-        let pinned = pin_current(BENCH_CPU);
+        let pinned = pin_current(cpus.0);
         (a(), pinned)
     });
     let (ns, pa) = ha.join().map_err(|_| "peer thread panicked".to_string())?;
@@ -49,6 +58,17 @@ where
 
 /// Peer: two pinned OS threads passing a token through `Mutex<bool>` + `Condvar`.
 pub(super) fn condvar_switch(n: u64) -> Result<(f64, Vec<String>), String> {
+    condvar_token(n, (BENCH_CPU, BENCH_CPU))
+}
+
+/// Peer of `xcpu.wake`: the same token passing between OS threads on CPUs 0 and 1.
+pub(super) fn condvar_across(n: u64) -> Result<(f64, Vec<String>), String> {
+    condvar_token(n, (0, 1))
+}
+
+/// Two OS threads pinned to `cpus` passing a token through `Mutex<bool>` + `Condvar`; ns per
+/// round trip.
+fn condvar_token(n: u64, cpus: (usize, usize)) -> Result<(f64, Vec<String>), String> {
     // `true`: A's turn; `false`: B's turn.
     let pair = Arc::new((Mutex::new(true), Condvar::new()));
     let pb = pair.clone();
@@ -80,7 +100,7 @@ pub(super) fn condvar_switch(n: u64) -> Result<(f64, Vec<String>), String> {
         }
         t0.elapsed().as_nanos() as f64 / n as f64
     };
-    pinned_pair(a, b)
+    pinned_pair_on(cpus, a, b)
 }
 
 /// Peer: two pinned OS threads passing a token through two `mpsc` channels.

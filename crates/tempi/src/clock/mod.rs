@@ -71,7 +71,8 @@ pub trait Clock: sealed::Sealed + Send + 'static {
     /// The current instant.
     fn now(&mut self) -> Time;
     /// Let time pass until `target` (or a little after, for a real clock) and return the new
-    /// current instant.
+    /// current instant; a real clock with a doorbell returns earlier when the bell rings
+    /// ([`RealClock::with_doorbell`]).
     fn wait_until(&mut self, target: Time, busy: bool) -> Time;
     /// The real clock itself, for threads that read the time between runtime calls; `None`
     /// for clocks under which time does not pass between calls.

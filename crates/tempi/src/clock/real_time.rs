@@ -9,7 +9,15 @@
 //! Waiting while idle sleeps until shortly before the target, then spins the rest, which trades
 //! a little CPU for release jitter close to the clock's own resolution. Waiting while busy
 //! (simulated work) spins, because the work stands for CPU demand.
+//!
+//! A clock given a doorbell ([`RealClock::with_doorbell`]) stops waiting as soon as the bell
+//! rings: another CPU posted a request to this CPU's dispatcher. An idle wait first watches
+//! the bell for the spin margin (requests between CPUs tend to come in quick exchanges), then
+//! sleeps by parking the dispatcher's OS thread (a futex on Linux), which the poster unparks
+//! after ringing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Clock, ClockMode};
@@ -32,6 +40,8 @@ pub struct RealClock {
     /// Nanoseconds from `epoch` to `raw_base`.
     offset: u64,
     spin_margin: Duration,
+    /// Rung by other CPUs when they post a request to this one: the wait ends early.
+    doorbell: Option<Arc<AtomicBool>>,
 }
 
 impl RealClock {
@@ -53,7 +63,7 @@ impl RealClock {
         let source = quanta::Clock::new();
         let raw_base = source.raw();
         let offset = nanos(epoch.elapsed());
-        RealClock { epoch, source, raw_base, offset, spin_margin: Duration::from_micros(100) }
+        RealClock { epoch, source, raw_base, offset, spin_margin: Duration::from_micros(100), doorbell: None }
     }
 
     /// Calibrate the TSC against `CLOCK_MONOTONIC` now, if this process has not yet (it is
@@ -126,6 +136,29 @@ impl RealClock {
     }
 }
 
+impl RealClock {
+    /// This clock, whose waits end early when `bell` is set: [`Clock::wait_until`] then
+    /// returns before its target. Whoever sets the bell unparks the waiting OS thread.
+    ///
+    /// ```
+    /// use std::sync::{atomic::AtomicBool, Arc};
+    /// use tempi::clock::{Clock, RealClock};
+    /// let bell = Arc::new(AtomicBool::new(true));
+    /// let mut c = RealClock::starting_now().with_doorbell(bell);
+    /// let t = c.now();
+    /// assert!(c.wait_until(t + std::time::Duration::from_secs(60), false) < t + std::time::Duration::from_secs(60));
+    /// ```
+    pub fn with_doorbell(mut self, bell: Arc<AtomicBool>) -> RealClock {
+        self.doorbell = Some(bell);
+        self
+    }
+
+    #[inline]
+    fn rung(&self) -> bool {
+        self.doorbell.as_ref().is_some_and(|b| b.load(Ordering::Acquire))
+    }
+}
+
 impl Default for RealClock {
     fn default() -> Self {
         RealClock::starting_now()
@@ -146,14 +179,39 @@ impl Clock for RealClock {
 
     fn wait_until(&mut self, target: Time, busy: bool) -> Time {
         let mut now = self.now();
-        if !busy && target > now {
-            let left = target - now;
-            if left > self.spin_margin {
-                std::thread::sleep(left - self.spin_margin);
+        if !busy && self.doorbell.is_some() {
+            // A request from another CPU often follows soon after the dispatcher went idle
+            // (a hand-off between CPUs): watch the bell for the spin margin before sleeping,
+            // which answers it without the OS's wake-up latency.
+            let watch_until = now + self.spin_margin;
+            while now < target && now < watch_until {
+                if self.rung() {
+                    return now;
+                }
+                std::hint::spin_loop();
+                now = self.now();
             }
-            now = self.now();
+        }
+        if !busy {
+            while target > now && target - now > self.spin_margin {
+                let nap = target - now - self.spin_margin;
+                match &self.doorbell {
+                    // A park may end early (an unpark, or spuriously): the loop sleeps again.
+                    Some(bell) => {
+                        if bell.load(Ordering::Acquire) {
+                            return now;
+                        }
+                        std::thread::park_timeout(nap);
+                    }
+                    None => std::thread::sleep(nap),
+                }
+                now = self.now();
+            }
         }
         while now < target {
+            if self.rung() {
+                return now;
+            }
             std::hint::spin_loop();
             now = self.now();
         }

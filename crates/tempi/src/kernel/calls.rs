@@ -136,6 +136,8 @@ unit_calls! {
     Yield => |_| Plain::Yield, skip;
     SleepUntil(Time) => |c: SleepUntil| Plain::SleepUntil(c.0), skip;
     SetPriority(i32) => |c: SetPriority| Plain::SetPriority(c.0), defer;
+    /// Let the kernel do what is due (a timer, a request from another CPU, a preemption).
+    Checkpoint => |_| Plain::Checkpoint, skip;
     ClearPoison(LockId) => |c: ClearPoison| Plain::ClearPoison(c.0), defer;
     Adopt(LockId) => |c: Adopt| Plain::Adopt(c.0), skip;
     /// Release a lock (and poison it). Answered quietly: never with an interrupt, since the
@@ -341,6 +343,37 @@ impl UserCall for Release {
     fn while_unwinding(self) -> WhileUnwinding<Self::Answer> {
         WhileUnwinding::Defer(self.request(), Ok(()))
     }
+}
+
+macro_rules! thread_calls {
+    ($($(#[$m:meta])* $name:ident ($($tt:ty),*) => $plain:expr;)*) => {$(
+        $(#[$m])*
+        #[derive(Clone, Copy)]
+        pub(crate) struct $name($(pub(crate) $tt),*);
+
+        impl Call for $name {
+            type Answer = Result<(), Error>;
+            fn request(self) -> Request {
+                Request::Plain($plain(self))
+            }
+            fn answer(a: Answer) -> Option<Self::Answer> {
+                fallible(a, |s| matches!(s, Settled::Go).then_some(()))
+            }
+        }
+
+        impl UserCall for $name {
+            fn while_unwinding(self) -> WhileUnwinding<Self::Answer> {
+                WhileUnwinding::Defer(self.request(), Ok(()))
+            }
+        }
+    )*};
+}
+
+thread_calls! {
+    /// End a thread at its next task boundary.
+    Kill(ThreadId) => |c: Kill| Plain::Kill(c.0);
+    /// Set another thread's base priority.
+    SetPriorityOf(ThreadId, i32) => |c: SetPriorityOf| Plain::SetPriorityOf(c.0, c.1);
 }
 
 pub(crate) struct Spawn(pub(crate) ThreadSpec, pub(crate) Body);

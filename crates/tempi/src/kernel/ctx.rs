@@ -79,6 +79,8 @@ pub struct Ctx<'a> {
     pub(super) now: Cell<Time>,
     pub(super) job: Cell<JobInfo>,
     pub(super) real_clock: Option<RealClock>,
+    /// Real time: what [`Ctx::checkpoint`] compares with; `None` in virtual time.
+    pub(super) watch: Option<Rc<super::CheckpointWatch>>,
     /// Locks this thread holds through the fast path; shared with its control block.
     pub(super) fast_held: Rc<Cell<u32>>,
     /// Something waits for the thread's next runtime call: releasing calls made while it
@@ -482,6 +484,74 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn urgency(&self) -> Urgency {
         self.call(calls::UrgencyQuery)
+    }
+
+    /// End thread `t` at its next task boundary, as a budget's kill does: it is unwound at
+    /// its next runtime call (after its last unlock), or at once if it waits or sleeps, and
+    /// ends as [`ThreadOutcome::Killed`]. `t` may run on another CPU: in real time the request
+    /// is posted to that CPU's queue, and fails with [`Error::QueueFull`] when the queue has
+    /// no room. A thread that has ended is an error ([`Error::UnknownThread`]) on this CPU; on
+    /// another CPU the request is dropped when it arrives.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(2);
+    /// let victim = rt.spawn(tempi::ThreadSpec::new("victim").cpu(1), |cx| cx.sleep(Duration::from_secs(1))).unwrap();
+    /// rt.spawn(tempi::ThreadSpec::new("killer"), move |cx| cx.kill(victim).unwrap()).unwrap();
+    /// let out = rt.run().unwrap();
+    /// assert_eq!(out.thread(victim).unwrap().outcome, Some(tempi::ThreadOutcome::Killed));
+    /// ```
+    pub fn kill(&self, t: ThreadId) -> Result<(), Error> {
+        self.call(calls::Kill(t))
+    }
+
+    /// Change thread `t`'s base priority (see [`Ctx::set_priority`]); `t` may run on another
+    /// CPU, with the same errors as [`Ctx::kill`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(2);
+    /// let t = rt.spawn(tempi::ThreadSpec::new("t").cpu(1).priority(1), |cx| cx.work(Duration::from_millis(1))).unwrap();
+    /// rt.spawn(tempi::ThreadSpec::new("boss"), move |cx| cx.set_priority_of(t, 9).unwrap()).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn set_priority_of(&self, t: ThreadId, priority: i32) -> Result<(), Error> {
+        self.call(calls::SetPriorityOf(t, priority))
+    }
+
+    /// A cooperative preemption point for code that computes for long without calling the
+    /// runtime: if the kernel has something due on this CPU — a timer (a release, a wake-up,
+    /// a time slice, a deadline), an execution-time event (a budget or a CPU-time timer), the
+    /// run's end — or another CPU posted a request, the thread yields to the kernel, which
+    /// does what it does at any runtime call (and preempts the thread if something more
+    /// urgent is now ready); otherwise it returns at once, after one atomic load and one
+    /// clock read.
+    ///
+    /// Without checkpoints a thread is preempted only at its runtime calls, so the longest
+    /// stretch of its code between two runtime calls or checkpoints bounds how late a more
+    /// urgent release on its CPU starts (plus the dispatcher's own switch time). In virtual
+    /// time nothing happens between runtime calls (time passes only in `work`, `sleep` and
+    /// waits, where the kernel handles every event at its instant), so a checkpoint returns
+    /// at once.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::real_time(1);
+    /// rt.spawn(tempi::ThreadSpec::new("loop"), |cx| {
+    ///     let mut x = 0u64;
+    ///     for i in 0..10_000u64 {
+    ///         x = x.wrapping_mul(31).wrapping_add(i);
+    ///         cx.checkpoint();
+    ///     }
+    ///     std::hint::black_box(x);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    #[inline]
+    pub fn checkpoint(&self) {
+        let (Some(watch), Some(clock)) = (&self.watch, &self.real_clock) else { return };
+        if watch.bell.load(std::sync::atomic::Ordering::Relaxed) || clock.read() >= watch.due.get() {
+            self.call(calls::Checkpoint);
+        }
     }
 
     /// Release a job of sporadic thread `t` now (deferred if the minimum inter-arrival time

@@ -68,7 +68,7 @@ pub(crate) fn thread_main(
     yielder: &Yielder<Response, Request>,
     first: Response,
     (runtime, id, cpu): (u64, ThreadId, usize),
-    real_clock: Option<RealClock>,
+    (real_clock, watch): (Option<RealClock>, Option<Rc<super::CheckpointWatch>>),
     fast_held: Rc<Cell<u32>>,
     mut body: Body,
 ) -> ThreadOutcome {
@@ -80,6 +80,7 @@ pub(crate) fn thread_main(
         now: Cell::new(first.now),
         job: Cell::new(first.job),
         real_clock,
+        watch,
         fast_held,
         owed: Cell::new(false),
         deferred: RefCell::new(Vec::new()),

@@ -11,7 +11,7 @@ use super::protocol::{Interrupt, JobInfo, OwnedAnswer};
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::{Culprit, Kernel};
-use crate::clock::Clock;
+use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::policy::sched::ReadyReason;
 use crate::stats::ThreadStats;
@@ -57,6 +57,10 @@ impl<C: Clock> Kernel<C> {
         self.summaries[tcb.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
         self.free.push(i as u32);
         self.live -= 1;
+        self.count_exit();
+        if C::MODE == ClockMode::Real && !self.remote_joins.is_empty() {
+            self.answer_remote_joiners(id, &outcome);
+        }
         if tcb.joiners == 0 {
             return;
         }
@@ -395,6 +399,9 @@ impl<C: Clock> Kernel<C> {
 
     pub(super) fn request_release(&mut self, target: ThreadId, from_cpu: usize) -> Result<(), Error> {
         if self.local(target).is_none() {
+            if let Some(to) = self.remote_cpu(target) {
+                return self.post(to, super::xcpu::Post::Release(target));
+            }
             return Err(self.no_thread_from(target, Some(from_cpu)));
         }
         let now = self.now;
@@ -415,6 +422,12 @@ impl<C: Clock> Kernel<C> {
             }
         }
         Ok(())
+    }
+
+    /// Set thread `id`'s base priority; its policy recomputes its urgency.
+    pub(super) fn set_priority_of(&mut self, id: ThreadId, priority: i32) {
+        self.tcb(id).sched.priority = priority;
+        self.refresh_urgency(id);
     }
 
     /// End thread `id` at its next task boundary.

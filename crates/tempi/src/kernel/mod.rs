@@ -10,6 +10,7 @@
 //! loop {
 //!     every 65,536 turns: call the progress hook
 //!     stop if another dispatcher of the run has failed
+//!     real time: carry out the requests other CPUs posted (see `xcpu`)
 //!     resume the threads whose `work` ended now   (their jobs end before what else is due now)
 //!     fire every timer that is due                (releases, deadlines, abort times, wakes,
 //!                                                  wait timeouts, slices, events, replenishments)
@@ -17,10 +18,12 @@
 //!     on every CPU, pass after pass until none progresses: fire timers due meanwhile,
 //!                   carry out a preemption, pick if idle, resume the current thread until it
 //!                   starts `work`, waits, yields or ends
-//!     stop if no thread is left or the run failed (a wrong pick, a full timer table)
+//!     stop if no thread is left (real time: on any CPU) or the run failed (a wrong pick, a
+//!                   full timer table)
 //!     find the next instant: earliest timer, execution-time event, or end of a CPU's `work`;
 //!                   none: stop; at or past the horizon: let the clock pass to it and stop
-//!     let the clock pass to it                    (virtual: jump; real: spin if busy, else sleep)
+//!     let the clock pass to it                    (virtual: jump; real: spin if busy, else sleep;
+//!                                                  a post from another CPU ends the wait)
 //!     credit the work done meanwhile to each CPU's current thread
 //! }
 //! ```
@@ -28,7 +31,7 @@
 //! The modules: `seed` (building a kernel), `jobs` (releases, deadlines, job and thread ends),
 //! `dispatch` (urgency and state transitions), `requests` (resuming a thread and handling what
 //! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
-//! `waits` (condition variables and semaphores), `sets` and `budgets` (execution-time
+//! `waits` (condition variables and semaphores), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
 //! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
 //! `calls` (the runtime calls as types, each naming its answer), `ctx`, `ctx_control`,
 //! `job_loop` and `event_ctx`.
@@ -57,6 +60,7 @@ mod stacks;
 mod tcb;
 mod timers;
 mod waits;
+mod xcpu;
 
 pub use ctx::Ctx;
 pub use event_ctx::EventCtx;
@@ -64,6 +68,7 @@ pub(crate) use protocol::ControlOp;
 pub use protocol::JobInfo;
 pub(crate) use protocol::{is_panic, is_restart, Body};
 pub(crate) use seed::KernelSeed;
+pub(crate) use xcpu::Crossing;
 
 use self::stacks::StackPool;
 use self::tcb::Tcb;
@@ -223,6 +228,23 @@ pub(crate) struct Kernel<C: Clock> {
     /// Set when the run cannot go on (a policy picked a thread that is not ready): the loop
     /// stops at once and the run ends with this error.
     failed: Option<Error>,
+    /// Real time: the request queues of every CPU of the run (see `xcpu.rs`).
+    crossing: Option<std::sync::Arc<Crossing>>,
+    /// Real time: this CPU's doorbell, rung when another CPU posted to it.
+    bell: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
+    remote_joins: Vec<(ThreadId, ThreadId)>,
+    /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
+    outbox: std::collections::VecDeque<(usize, xcpu::Post)>,
+    /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
+    watch: Option<std::rc::Rc<CheckpointWatch>>,
+}
+
+/// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing
+/// the kernel must do on this CPU (published before each resume) and the CPU's doorbell.
+pub(crate) struct CheckpointWatch {
+    pub(crate) due: std::cell::Cell<Time>,
+    pub(crate) bell: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<C: Clock> Kernel<C> {

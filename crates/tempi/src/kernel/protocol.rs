@@ -72,6 +72,13 @@ pub(crate) enum Plain {
     Join(ThreadId),
     Release(ThreadId),
     SetPriority(i32),
+    /// Kill a thread (of this CPU or, in real time, another).
+    Kill(ThreadId),
+    /// Set a thread's priority (of this CPU or, in real time, another).
+    SetPriorityOf(ThreadId, i32),
+    /// A cooperative preemption point: the kernel does what is due, then resumes the thread
+    /// if it is still the one to run.
+    Checkpoint,
     Lock {
         lock: LockId,
         deadline: Option<Time>,

@@ -13,6 +13,7 @@ use super::protocol::{
 };
 use super::tcb::{State, Tcb, Wait};
 use super::timers::TimerKind;
+use super::xcpu::Post;
 use super::Kernel;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
@@ -50,6 +51,7 @@ impl<C: Clock> Kernel<C> {
         let cpu = &self.cpus[c];
         let next = cpu.current?;
         if self.cpus.len() != 1
+            || (C::MODE == ClockMode::Real && self.bell_rung())
             || cpu.preempt
             || cpu.requeue_current
             || self.exec_watch > 0
@@ -91,6 +93,9 @@ impl<C: Clock> Kernel<C> {
         let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() && !self.create_coroutine(c, i) {
             return;
+        }
+        if C::MODE == ClockMode::Real {
+            self.publish_due();
         }
         let t = self.slots[i].as_mut().expect("live slot");
         let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
@@ -254,7 +259,7 @@ impl<C: Clock> Kernel<C> {
         match self.stacks.take(t.stack_size) {
             Ok(stack) => {
                 use corosensei::stack::Stack;
-                let real_clock = self.real_clock.clone();
+                let clocks = (self.real_clock.clone(), self.watch.clone());
                 let t = self.slots[i].as_mut().expect("live slot");
                 self.guards[i] = crate::os::overflow::StackGuard::new(
                     stack.limit().get(),
@@ -269,7 +274,7 @@ impl<C: Clock> Kernel<C> {
                 let fast_held = t.fast_held.clone();
                 let runtime = self.runtime;
                 t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                    job_loop::thread_main(y, first, (runtime, id, cpu), real_clock, fast_held, body)
+                    job_loop::thread_main(y, first, (runtime, id, cpu), clocks, fast_held, body)
                 }));
                 true
             }
@@ -344,11 +349,17 @@ impl<C: Clock> Kernel<C> {
                 let r = if target == id {
                     Err(Error::JoinSelf)
                 } else {
-                    self.outcome_of(target).map_err(|_| self.no_thread_from(target, from))
+                    match (self.outcome_of(target), self.remote_cpu(target)) {
+                        // A thread of another real-time CPU: its kernel answers when it ends.
+                        (Err(_), Some(to)) => self.post(to, Post::Join { target, joiner: id }).map(|()| None),
+                        (r, _) => r.map_err(|_| self.no_thread_from(target, from)),
+                    }
                 };
                 match r {
                     Ok(None) => {
-                        self.tcb(target).joiners += 1;
+                        if self.local(target).is_some() {
+                            self.tcb(target).joiners += 1;
+                        }
                         self.stop_running(c, StopReason::Blocked);
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
                         self.sched_call(c, id, |s, info| s.on_blocked(info));
@@ -400,10 +411,31 @@ impl<C: Clock> Kernel<C> {
                 let u = self.tcb(id).urgency();
                 self.tcb(id).set_answer(Answer::Settled(Settled::Urgency(u)));
             }
-            Plain::SetPriority(priority) => {
-                self.tcb(id).sched.priority = priority;
-                self.refresh_urgency(id);
+            Plain::SetPriority(priority) => self.set_priority_of(id, priority),
+            Plain::Kill(target) => {
+                let r = match (self.local(target), self.remote_cpu(target)) {
+                    (Some(_), _) => {
+                        self.kill(target);
+                        Ok(())
+                    }
+                    (None, Some(to)) => self.post(to, Post::Kill(target)),
+                    (None, None) => Err(self.no_thread(target)),
+                };
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
             }
+            Plain::SetPriorityOf(target, priority) => {
+                let r = match (self.local(target), self.remote_cpu(target)) {
+                    (Some(_), _) => {
+                        self.set_priority_of(target, priority);
+                        Ok(())
+                    }
+                    (None, Some(to)) => self.post(to, Post::SetPriority(target, priority)),
+                    (None, None) => Err(self.no_thread(target)),
+                };
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
+            }
+            // Coming back to the loop is the point: it fires what is due and preempts.
+            Plain::Checkpoint => {}
         }
     }
 
@@ -413,6 +445,19 @@ impl<C: Clock> Kernel<C> {
         match request {
             Owned::Spawn(spec, body) => {
                 let cpu = self.cpus[c].index;
+                if self.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
+                    // Real time: the target CPU's kernel creates it and answers.
+                    let to = spec.cpu;
+                    match self.post(to, Post::Spawn(Box::new((spec, body, id)))) {
+                        Ok(()) => {
+                            self.stop_running(c, StopReason::Blocked);
+                            self.tcb(id).state = State::Blocked(Wait::Spawn);
+                            self.sched_call(c, id, |s, info| s.on_blocked(info));
+                        }
+                        Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
+                    }
+                    return;
+                }
                 let r = self.spawn_thread(spec, body, cpu);
                 self.tcb(id).set_answer(Answer::fallible(r, |id| Settled::Spawned(id).into()));
             }

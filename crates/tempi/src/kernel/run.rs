@@ -30,9 +30,14 @@ impl<C: Clock> Kernel<C> {
                     if self.timers.next_at().is_some_and(|t| t <= self.now) {
                         self.fire_due_timers();
                     }
-                    if C::MODE == ClockMode::Real && self.exec_watch > 0 {
-                        // A runaway in user code is caught at its next runtime call.
-                        self.check_exec_events();
+                    if C::MODE == ClockMode::Real {
+                        if self.bell_rung() {
+                            self.drain_posts();
+                        }
+                        if self.exec_watch > 0 {
+                            // A runaway in user code is caught at its next runtime call.
+                            self.check_exec_events();
+                        }
                     }
                     self.reschedule(c);
                     if self.failed.is_some() {
@@ -61,7 +66,7 @@ impl<C: Clock> Kernel<C> {
         cpu.current.is_some()
             && !cpu.preempt
             && !cpu.requeue_current
-            && (C::MODE == ClockMode::Virtual || self.exec_watch == 0)
+            && (C::MODE == ClockMode::Virtual || (self.exec_watch == 0 && !self.bell_rung()))
             && self.timers.next_at().is_none_or(|t| t > self.now)
     }
 
@@ -185,6 +190,11 @@ impl<C: Clock> Kernel<C> {
                 }
             }
         }
+        if C::MODE == ClockMode::Real && !self.outbox.is_empty() {
+            // Answers owed to another CPU wait for room in its queue: try again soon.
+            let retry = self.now + Duration::from_micros(50);
+            next = Some(next.map_or(retry, |n| n.min(retry)));
+        }
         next
     }
 
@@ -234,7 +244,9 @@ impl<C: Clock> Kernel<C> {
     /// alive was unwound.
     pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
         let _overflows = crate::os::overflow::watching(&self.guards);
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until))) {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until)));
+        self.leave_run();
+        match ran {
             Ok(()) => {
                 if self.failed.is_some() {
                     self.halt_others();
@@ -256,6 +268,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(halt) = &self.halt {
             halt.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        self.ring_others();
     }
 
     /// What [`Kernel::culprit`] names, in words.
@@ -299,6 +312,9 @@ impl<C: Clock> Kernel<C> {
             if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;
             }
+            if C::MODE == ClockMode::Real && (self.bell_rung() || !self.outbox.is_empty()) {
+                self.drain_posts();
+            }
             self.finish_completed_work();
             self.fire_due_timers();
             self.check_exec_events();
@@ -306,10 +322,24 @@ impl<C: Clock> Kernel<C> {
             if self.timers.overflowed() && self.failed.is_none() {
                 self.failed = Some(Error::TooManyTimers { max: self.timers.capacity() });
             }
-            if self.live == 0 || self.failed.is_some() {
+            if self.run_over() || self.failed.is_some() {
                 break;
             }
             match self.next_instant() {
+                // Real time: another CPU may still post here, unless every CPU is as quiet.
+                None if C::MODE == ClockMode::Real => {
+                    if self.settle_idle() {
+                        break;
+                    }
+                    // A post or the run's end rings the bell; the wait is still bounded, so
+                    // the run's state is looked at again now and then whatever happens.
+                    let recheck = self.now + Duration::from_millis(10);
+                    self.advance(until.min(recheck));
+                    self.leave_idle();
+                    if self.now >= until {
+                        break;
+                    }
+                }
                 None => break,
                 // The horizon is exclusive: what is due at `until` itself belongs to a later run.
                 Some(t) if t >= until => {
@@ -384,6 +414,10 @@ impl Kernel<RealClock> {
     /// Give the kernel the run's clock, whose zero every CPU shares; before the run starts.
     pub(crate) fn set_clock(&mut self, clock: RealClock) {
         self.real_clock = Some(clock.clone());
-        self.clock = clock;
+        // The dispatcher's own waits end when another CPU posts to it.
+        self.clock = match &self.bell {
+            Some(bell) => clock.with_doorbell(bell.clone()),
+            None => clock,
+        };
     }
 }

@@ -150,6 +150,11 @@ impl KernelSeed {
         self.first_cpu
     }
 
+    /// How many threads were registered before the run.
+    pub(crate) fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
     pub(crate) fn add_thread(&mut self, spec: ThreadSpec, body: Body) -> Result<ThreadId, Error> {
         if self.threads.len() >= self.capacity {
             return Err(Error::TooManyThreads { max: self.capacity / self.cpu_count });
@@ -238,6 +243,11 @@ impl<C: Clock> Kernel<C> {
             horizon: Time::MAX,
             guards: vec![crate::os::overflow::StackGuard::NONE; cap],
             failed: None,
+            crossing: None,
+            bell: None,
+            remote_joins: Vec::new(),
+            outbox: std::collections::VecDeque::new(),
+            watch: None,
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -376,6 +386,7 @@ impl<C: Clock> Kernel<C> {
         };
         let generation = self.generations[i as usize].wrapping_add(1);
         let id = ThreadId::new(self.slot_base + i, generation);
+        self.count_spawn();
         self.install(id, spec, body);
         Ok(id)
     }

@@ -42,6 +42,8 @@ pub(crate) type Co = Coroutine<Response, Request, ThreadOutcome, DefaultStack>;
 pub(crate) enum Wait {
     /// Waits for a thread to end; answered with its outcome.
     Join(ThreadId),
+    /// Waits for another CPU to create a thread (real time); answered with its id.
+    Spawn,
     /// Waits for a lock (kernel-local index): taken, or refused by a ceiling. Answered with a
     /// `LockAnswer`.
     Lock(u32),
@@ -60,7 +62,7 @@ impl Wait {
             Wait::Lock(_) => LockAnswer::Refused(LockError::Timeout).into(),
             Wait::Cond(_) => Answer::Settled(Settled::Cond(Ok(true))),
             Wait::Sem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
-            Wait::Join(_) => return None,
+            Wait::Join(_) | Wait::Spawn => return None,
         })
     }
 }

@@ -1,0 +1,381 @@
+//! Operations between the CPUs of a real-time runtime, whose kernels run on separate
+//! dispatcher OS threads: each CPU has one bounded lock-free queue of requests from the others
+//! (`Crossing`), sized when the run starts ([`crate::Config::cross_cpu_queue`]), and a
+//! doorbell. A kernel posts a request (release, kill, set the priority of, spawn onto, join a
+//! thread of that CPU, or the answer to a spawn or a join), rings the bell and unparks the
+//! target dispatcher, whose clock stops waiting when the bell rings (`clock/real_time.rs`).
+//! The target drains its queue at the next turn of its loop, before it fires its timers and
+//! picks; a thread it is running notices the bell at its next runtime call or
+//! [`Ctx::checkpoint`](super::Ctx::checkpoint). A full queue fails the request with
+//! [`Error::QueueFull`]; answers a kernel owes another CPU wait in an outbox and are posted
+//! again at each turn until they fit, so an answer is never lost.
+//!
+//! The run's end is shared too: a dispatcher whose own threads have ended stays while others
+//! live (they may still spawn onto it), and a run ends when no thread is left on any CPU, or
+//! when every dispatcher has nothing to do (no timer, no `work`, no answer owed) and no
+//! request is in flight — then nothing can happen any more.
+//!
+//! It also keeps what [`Ctx::checkpoint`](super::Ctx::checkpoint) compares with: the instant
+//! of the kernel's next timer or execution-time event, published before each resume.
+//!
+//! Virtual time has no queue: one kernel holds every CPU and carries the operation out at
+//! once, at the instant it is asked for. That is what a real-time post approaches as its
+//! delivery time goes to zero, and it keeps simulations exact and reproducible.
+//!
+//! Must not: block (a post never waits for room), or carry out an operation itself (the
+//! target kernel does, through the same functions a local request uses).
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use crossbeam_queue::ArrayQueue;
+
+use super::protocol::{Body, OwnedAnswer, Settled};
+use super::tcb::{State, Wait};
+use super::{CheckpointWatch, Kernel};
+use crate::clock::{Clock, ClockMode, RealClock};
+use crate::error::Error;
+use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::time::Time;
+
+/// A request from one CPU's kernel to another's.
+pub(crate) enum Post {
+    /// Release a sporadic thread.
+    Release(ThreadId),
+    /// End a thread at its next task boundary.
+    Kill(ThreadId),
+    /// Set a thread's priority.
+    SetPriority(ThreadId, i32),
+    /// Create a thread; its id (or the error) goes back to `spawner`.
+    Spawn(Box<(ThreadSpec, Body, ThreadId)>),
+    /// `joiner` waits for `target` to end.
+    Join { target: ThreadId, joiner: ThreadId },
+    /// The answer to a `Spawn`.
+    Spawned { spawner: ThreadId, result: Result<ThreadId, Error> },
+    /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
+    Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
+}
+
+/// One CPU's incoming requests.
+struct Inbox {
+    queue: ArrayQueue<Post>,
+    /// Set after a post, cleared by the owner before it drains: read by its clock's waits and
+    /// by its threads' checkpoints.
+    bell: Arc<AtomicBool>,
+    /// The dispatcher's OS thread, unparked after a post; set when its run starts.
+    dispatcher: OnceLock<std::thread::Thread>,
+}
+
+/// The request queues of every CPU of a real-time run, shared by their dispatchers.
+pub(crate) struct Crossing {
+    inboxes: Vec<Inbox>,
+    /// Threads alive on every CPU of the run: a dispatcher whose own threads have all ended
+    /// stays, since another CPU may still spawn onto it or wait for an answer, until this
+    /// reaches zero.
+    live: AtomicUsize,
+    /// Dispatchers with nothing left to do (no timer, no `work`) waiting for a post.
+    idle: AtomicUsize,
+    /// Requests posted and not yet carried out.
+    in_flight: AtomicUsize,
+    /// Dispatchers that have left their loop: when all the others have, nobody can post to
+    /// the last one any more.
+    finished: AtomicUsize,
+}
+
+impl Crossing {
+    /// Queues of `capacity` requests for `cpus` CPUs.
+    /// `threads`: the threads registered before the run, on every CPU.
+    pub(crate) fn new(cpus: usize, capacity: usize, threads: usize) -> Crossing {
+        let inboxes = (0..cpus)
+            .map(|_| Inbox {
+                queue: ArrayQueue::new(capacity.max(1)),
+                bell: Arc::new(AtomicBool::new(false)),
+                dispatcher: OnceLock::new(),
+            })
+            .collect();
+        Crossing {
+            inboxes,
+            live: AtomicUsize::new(threads),
+            idle: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+        }
+    }
+
+    /// Wake every dispatcher (the run ends, or failed).
+    pub(crate) fn ring_all(&self) {
+        for inbox in &self.inboxes {
+            inbox.bell.store(true, Ordering::Release);
+            if let Some(t) = inbox.dispatcher.get() {
+                t.unpark();
+            }
+        }
+    }
+
+    /// CPU `cpu`'s doorbell.
+    pub(crate) fn bell(&self, cpu: usize) -> Arc<AtomicBool> {
+        self.inboxes[cpu].bell.clone()
+    }
+
+    /// The calling OS thread is `cpu`'s dispatcher.
+    pub(crate) fn register(&self, cpu: usize) {
+        let _ = self.inboxes[cpu].dispatcher.set(std::thread::current());
+    }
+
+    /// Queue `post` for CPU `cpu` and wake its dispatcher; a full queue gives it back.
+    fn post(&self, cpu: usize, post: Post) -> Result<(), Post> {
+        let inbox = &self.inboxes[cpu];
+        // Counted before it can be seen, so no dispatcher finds the run quiet meanwhile.
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        if let Err(post) = inbox.queue.push(post) {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            return Err(post);
+        }
+        inbox.bell.store(true, Ordering::Release);
+        if let Some(t) = inbox.dispatcher.get() {
+            t.unpark();
+        }
+        Ok(())
+    }
+
+    fn capacity(&self, cpu: usize) -> usize {
+        self.inboxes[cpu].queue.capacity()
+    }
+}
+
+impl<C: Clock> Kernel<C> {
+    /// The CPU of `id`, when it is a live-looking thread of this runtime on another real-time
+    /// CPU (whose kernel is another); `None` otherwise.
+    pub(super) fn remote_cpu(&self, id: ThreadId) -> Option<usize> {
+        self.crossing.as_ref()?;
+        if id.tag() != self.runtime_tag() {
+            return None;
+        }
+        // One kernel per CPU, each numbering `slots.len()` slots from `CPU × slots.len()`.
+        let to = id.index() / self.slots.len();
+        (to != self.first_cpu && to < self.total_cpus).then_some(to)
+    }
+
+    /// Post a request to CPU `to`; a full queue fails it with [`Error::QueueFull`].
+    pub(super) fn post(&mut self, to: usize, post: Post) -> Result<(), Error> {
+        let crossing = self.crossing.as_ref().expect("posts are made in real time only");
+        crossing.post(to, post).map_err(|_| Error::QueueFull { cpu: to, capacity: crossing.capacity(to) })
+    }
+
+    /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox.
+    fn post_answer(&mut self, to: usize, post: Post) {
+        let crossing = self.crossing.as_ref().expect("posts are made in real time only");
+        if self.outbox.is_empty() {
+            if let Err(post) = crossing.post(to, post) {
+                self.outbox.push_back((to, post));
+            }
+        } else {
+            // Keep the answers in order.
+            self.outbox.push_back((to, post));
+        }
+    }
+
+    /// Whether another CPU rang this one's bell (requests wait in its queue).
+    #[inline(always)]
+    pub(super) fn bell_rung(&self) -> bool {
+        self.bell.as_ref().is_some_and(|b| b.load(Ordering::Acquire))
+    }
+
+    /// Carry out the requests other CPUs posted to this one, and post the answers waiting in
+    /// the outbox.
+    #[cold]
+    pub(super) fn drain_posts(&mut self) {
+        if !self.outbox.is_empty() {
+            self.flush_outbox();
+        }
+        let Some(crossing) = self.crossing.clone() else { return };
+        let cpu = self.first_cpu;
+        // Cleared before draining: a post that lands after the drain rings it again.
+        crossing.inboxes[cpu].bell.store(false, Ordering::Release);
+        while let Some(post) = crossing.inboxes[cpu].queue.pop() {
+            self.carry_out(post);
+            // Carried out (and any request it led to posted): no longer in flight.
+            crossing.in_flight.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    fn flush_outbox(&mut self) {
+        let Some(crossing) = self.crossing.clone() else { return };
+        while let Some((to, post)) = self.outbox.pop_front() {
+            if let Err(post) = crossing.post(to, post) {
+                // What follows keeps its place behind it.
+                self.outbox.push_front((to, post));
+                break;
+            }
+        }
+    }
+
+    /// Carry out one request from another CPU.
+    fn carry_out(&mut self, post: Post) {
+        match post {
+            // A release, kill or priority change of a thread that has ended meanwhile is
+            // dropped, as a local one would fail.
+            Post::Release(target) => {
+                let _ = self.request_release(target, self.first_cpu);
+            }
+            Post::Kill(target) => {
+                if self.local(target).is_some() {
+                    self.kill(target);
+                }
+            }
+            Post::SetPriority(target, priority) => {
+                if self.local(target).is_some() {
+                    self.set_priority_of(target, priority);
+                }
+            }
+            Post::Spawn(request) => {
+                let (spec, body, spawner) = *request;
+                let result = self.spawn_thread(spec, body, self.first_cpu);
+                let to = spawner.index() / self.slots.len();
+                self.post_answer(to, Post::Spawned { spawner, result });
+            }
+            Post::Join { target, joiner } => {
+                let to = joiner.index() / self.slots.len();
+                match self.outcome_of(target) {
+                    Ok(None) => self.remote_joins.push((target, joiner)),
+                    Ok(Some(outcome)) => self.post_answer(to, Post::Joined { joiner, outcome: Ok(outcome) }),
+                    Err(e) => self.post_answer(to, Post::Joined { joiner, outcome: Err(e) }),
+                }
+            }
+            Post::Spawned { spawner, result } => {
+                if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(Wait::Spawn)) {
+                    self.tcb(spawner)
+                        .set_answer(super::protocol::Answer::fallible(result, |id| Settled::Spawned(id).into()));
+                    self.wake(spawner);
+                }
+            }
+            Post::Joined { joiner, outcome } => {
+                let waits =
+                    self.local(joiner).is_some_and(|_| matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));
+                if waits {
+                    match outcome {
+                        Ok(outcome) => self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome)),
+                        Err(e) => self.tcb(joiner).set_answer(OwnedAnswer::Failed(e)),
+                    }
+                    self.wake(joiner);
+                }
+            }
+        }
+    }
+
+    /// A thread was created on this CPU during the run.
+    pub(super) fn count_spawn(&self) {
+        if let Some(crossing) = &self.crossing {
+            crossing.live.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A thread of this CPU ended; the last of the run wakes every dispatcher to stop.
+    pub(super) fn count_exit(&self) {
+        if let Some(crossing) = &self.crossing {
+            if crossing.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+                crossing.ring_all();
+            }
+        }
+    }
+
+    /// Whether the run has no thread left: on any CPU in real time, on this kernel otherwise.
+    #[inline(always)]
+    pub(super) fn run_over(&self) -> bool {
+        if C::MODE == ClockMode::Virtual {
+            return self.live == 0;
+        }
+        match &self.crossing {
+            Some(crossing) => crossing.live.load(Ordering::Acquire) == 0,
+            None => self.live == 0,
+        }
+    }
+
+    /// This dispatcher has nothing left to do (no timer, no `work`, no answer owed). Returns
+    /// whether the whole run is quiet — every dispatcher in the same state and no request in
+    /// flight, so nothing can happen any more and the run ends (after waking the others);
+    /// otherwise the dispatcher waits for a post and calls [`Kernel::leave_idle`] after.
+    pub(super) fn settle_idle(&self) -> bool {
+        let Some(crossing) = &self.crossing else { return true };
+        let idle = crossing.idle.fetch_add(1, Ordering::AcqRel) + 1;
+        let others_done = crossing.finished.load(Ordering::Acquire) + 1 == crossing.inboxes.len();
+        if others_done || (idle == crossing.inboxes.len() && crossing.in_flight.load(Ordering::Acquire) == 0) {
+            crossing.ring_all();
+            return true;
+        }
+        false
+    }
+
+    /// The dispatcher woke from [`Kernel::settle_idle`]'s wait.
+    pub(super) fn leave_idle(&self) {
+        if let Some(crossing) = &self.crossing {
+            crossing.idle.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// This dispatcher has left its loop: the others may now be the last.
+    pub(super) fn leave_run(&self) {
+        if let Some(crossing) = &self.crossing {
+            crossing.finished.fetch_add(1, Ordering::AcqRel);
+            crossing.ring_all();
+        }
+    }
+
+    /// Wake the other dispatchers, to stop: this one failed.
+    pub(super) fn ring_others(&self) {
+        if let Some(crossing) = &self.crossing {
+            crossing.ring_all();
+        }
+    }
+
+    /// Tell the thread about to run when the kernel has something to do next on this CPU
+    /// (the earliest timer, execution-time event or the run's end), for
+    /// [`Ctx::checkpoint`](super::Ctx::checkpoint).
+    #[inline]
+    pub(super) fn publish_due(&self) {
+        let Some(watch) = &self.watch else { return };
+        let mut due = self.timers.next_at().unwrap_or(Time::MAX);
+        if self.exec_watch > 0 {
+            if let Some(t) = self.next_exec_instant() {
+                due = due.min(t);
+            }
+        }
+        // Nothing at or past the horizon is carried out in this run.
+        watch.due.set(if due >= self.horizon { Time::MAX } else { due });
+    }
+
+    /// Thread `id` of this kernel ended with `outcome`: answer the joiners on other CPUs.
+    pub(super) fn answer_remote_joiners(&mut self, id: ThreadId, outcome: &ThreadOutcome) {
+        let mut k = 0;
+        while k < self.remote_joins.len() {
+            let (target, joiner) = self.remote_joins[k];
+            if target == id {
+                self.remote_joins.swap_remove(k);
+                let to = joiner.index() / self.slots.len();
+                self.post_answer(to, Post::Joined { joiner, outcome: Ok(outcome.clone()) });
+            } else {
+                k += 1;
+            }
+        }
+    }
+}
+
+impl Kernel<RealClock> {
+    /// Take part in the run's cross-CPU requests: this dispatcher (the calling OS thread)
+    /// drains CPU `first_cpu`'s queue and is woken by its bell. Before the clock is set.
+    pub(crate) fn join_crossing(&mut self, crossing: Arc<Crossing>) {
+        let cpu = self.first_cpu;
+        crossing.register(cpu);
+        let bell = crossing.bell(cpu);
+        // Every thread of the run could wait on a thread of this CPU, and owe an answer.
+        let others = self.slots.len() * self.total_cpus;
+        self.remote_joins = Vec::with_capacity(others);
+        self.outbox = VecDeque::with_capacity(others);
+        self.watch = Some(Rc::new(CheckpointWatch { due: Cell::new(Time::MAX), bell: bell.clone() }));
+        self.bell = Some(bell);
+        self.crossing = Some(crossing);
+    }
+}
