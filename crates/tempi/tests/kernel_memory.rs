@@ -5,46 +5,14 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
+use common::counting::{allocations, Counting};
 use common::ms;
 use tempi::policy::sched::{Edf, RoundRobin};
 use tempi::{Config, MissPolicy, Runtime, ThreadSpec, Time};
 
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread: the tests run side by side, and a virtual-time run
-    /// stays on the thread that started it.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: every method forwards to the system allocator unchanged; counting has no effect on
-// the memory handed out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
+
 fn allocations_for(horizon_ms: u64, policy: &str) -> u64 {
     let cfg = Config::new(2).trace_capacity(200_000);
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(cfg).unwrap();

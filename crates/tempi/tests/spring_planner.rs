@@ -3,52 +3,19 @@
 //! budgets), then random request streams checked by an independent checker that knows only
 //! the requests and the plan's public view. Touches only the planner's public interface.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::time::Duration;
 
+mod common;
+
+use common::counting::{allocations, Counting};
+use common::ms;
 use proptest::prelude::*;
 use tempi::policy::admit::planner::*;
 use tempi::Time;
 
-/// Counts this thread's allocations, to show that planning does not allocate.
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread: the tests run side by side.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: every method forwards to the system allocator unchanged; counting has no effect on
-// the memory handed out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 fn at(n: u64) -> Time {
     Time::from_millis(n)

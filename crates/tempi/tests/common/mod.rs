@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+pub mod counting;
+
 use tempi::trace::{StopReason, TraceKind};
 use tempi::RunOutcome;
 
