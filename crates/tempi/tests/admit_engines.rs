@@ -96,6 +96,45 @@ fn past_deadlines_and_zero_work() {
 }
 
 #[test]
+fn deadlines_past_the_range_are_refused_by_every_engine_and_queries_still_answer() {
+    let last = at(admit::MAX_DEADLINE_NS);
+    let beyond = at(admit::MAX_DEADLINE_NS + 1);
+    for mut e in engines(4) {
+        let name = e.name();
+        accepted(e.admit(ns(3), last, at(0)));
+        assert_eq!(e.admit(ns(1), beyond, at(0)), Err(AdmitError::DeadlineTooLate { deadline: beyond }), "{name}");
+        assert_eq!(
+            e.admit(ns(1), Time::MAX, at(0)),
+            Err(AdmitError::DeadlineTooLate { deadline: Time::MAX }),
+            "{name}"
+        );
+        assert_eq!(e.len(), 1, "{name}");
+        // A query is not an admission: any deadline has an answer.
+        assert_eq!(e.idle_before(Time::MAX, at(0)), ns(u64::MAX - 3), "{name}");
+        assert_eq!(e.idle_before(last, at(7)), ns(admit::MAX_DEADLINE_NS - 10), "{name}");
+    }
+}
+
+#[test]
+fn an_admission_after_a_query_sees_every_change_made_in_between() {
+    for mut e in engines(8) {
+        let name = e.name();
+        let first = accepted(e.admit(ns(4), at(10), at(0)));
+        // Asked with 4 ns of work ahead: 6 ns idle.
+        assert_eq!(e.idle_before(at(10), at(0)), ns(6), "{name}");
+        // The work ahead shrinks, then grows, between the query and the admission.
+        e.finish(first).unwrap();
+        accepted(e.admit(ns(5), at(8), at(0)));
+        // Work ahead of deadline 10 is now 5 ns: 10 − 5 = 5 ns idle, not the 6 ns asked before.
+        assert_eq!(e.admit(ns(6), at(10), at(0)), Ok(Admission::Rejected { idle: ns(5) }), "{name}");
+        // A rejection changes nothing; the same deadline later in time has less idle time.
+        assert_eq!(e.admit(ns(5), at(10), at(1)), Ok(Admission::Rejected { idle: ns(4) }), "{name}");
+        accepted(e.admit(ns(4), at(10), at(1)));
+        assert_eq!(e.idle_before(at(10), at(1)), ns(0), "{name}");
+    }
+}
+
+#[test]
 fn capacity_is_a_hard_limit_and_expiry_frees_it() {
     for mut e in engines(2) {
         let name = e.name();

@@ -73,6 +73,12 @@ pub enum AdmissionError {
         /// The engine's capacity.
         capacity: usize,
     },
+    /// The deadline is after the latest an engine accepts
+    /// ([`MAX_DEADLINE_NS`](crate::policy::admit::MAX_DEADLINE_NS), about 146 years).
+    DeadlineTooLate {
+        /// The deadline asked for.
+        deadline: Time,
+    },
     /// [`AdmissionSpec::max_live`](super::AdmissionSpec::max_live) admitted jobs are alive.
     TooManyLive {
         /// The limit.
@@ -102,6 +108,11 @@ impl fmt::Display for AdmissionError {
             }
             AdmissionError::ZeroWcet => write!(f, "a job's WCET must be positive"),
             AdmissionError::Full { capacity } => write!(f, "admission engine full ({capacity} entries)"),
+            AdmissionError::DeadlineTooLate { deadline } => write!(
+                f,
+                "deadline {deadline} is after the latest an admission engine accepts ({} ns)",
+                admit::MAX_DEADLINE_NS
+            ),
             AdmissionError::TooManyLive { max } => write!(f, "{max} admitted jobs are alive (max_live)"),
             AdmissionError::Runtime(e) => write!(f, "{e}"),
         }

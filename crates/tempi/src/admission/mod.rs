@@ -498,6 +498,9 @@ impl Admission {
             let id = match st.engine.admit(wcet, deadline, now) {
                 Err(AdmitError::Full { capacity }) => return Err(AdmissionError::Full { capacity }.into()),
                 Err(AdmitError::UnknownJob(_)) => unreachable!("admitting names no job"),
+                Err(AdmitError::DeadlineTooLate { deadline }) => {
+                    return Err(AdmissionError::DeadlineTooLate { deadline }.into())
+                }
                 Ok(EngineAnswer::Rejected { idle }) => {
                     st.decisions.push(decision(false));
                     return Err(Refused::Nack(Nack { request: name, cpu: self.cpu, deadline, idle }));

@@ -5,7 +5,7 @@
 //! insertion, charge, finish or expiry rewrites the finish of every later slot: O(n) per
 //! operation, kept as the reference the faster engines are measured against.
 
-use super::{idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
+use super::{admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
 use crate::Time;
 use std::time::Duration;
 
@@ -96,9 +96,7 @@ impl AdmissionEngine for LinearEngine {
     }
 
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
-        if self.slots.len() >= self.capacity {
-            return Err(AdmitError::Full { capacity: self.capacity });
-        }
+        admit_prologue(self.slots.len(), self.capacity, deadline)?;
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
         let idle = self.signed_idle_before(deadline, now.as_nanos());
         if idle < i128::from(wcet) {

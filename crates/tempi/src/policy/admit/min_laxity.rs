@@ -10,7 +10,7 @@
 //! Finding a deadline's place walks from the last insertion point, cheap when deadlines
 //! arrive close together (periodic work). Updates remain O(n) (the finish offsets shift).
 
-use super::{idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
+use super::{admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
 use crate::Time;
 use std::time::Duration;
 
@@ -125,9 +125,7 @@ impl AdmissionEngine for MinLaxityEngine {
     }
 
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
-        if self.slots.len() >= self.capacity {
-            return Err(AdmitError::Full { capacity: self.capacity });
-        }
+        admit_prologue(self.slots.len(), self.capacity, deadline)?;
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
         let idle = self.signed_idle_before(deadline, now.as_nanos());
         if idle < i128::from(wcet) {

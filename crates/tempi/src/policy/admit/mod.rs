@@ -38,7 +38,11 @@
 //! If every interval of CPU time between calls is charged to the accepted jobs in EDF order
 //! (a work-conserving EDF dispatcher), every unfinished job keeps a laxity of zero or more, so
 //! the accepted set is EDF-feasible. Times are whole nanoseconds: an instant is a
-//! [`Time`], a span a [`Duration`] (saturating at `u64::MAX` nanoseconds).
+//! [`Time`], a span a [`Duration`] (saturating at `u64::MAX` nanoseconds). An accepted job's
+//! deadline is at most [`MAX_DEADLINE_NS`] (2^62 ns, about 146 years after the clock's zero):
+//! [`admit`](AdmissionEngine::admit) refuses a later one with [`AdmitError::DeadlineTooLate`].
+//! Within that range every sum of work and every laxity fits a 64-bit integer, which the `tree`
+//! engine's nodes rely on; queries accept any deadline.
 //!
 //! # Memory
 //!
@@ -160,6 +164,34 @@ pub enum AdmitError {
     },
     /// The handle names no entry (never accepted here, or already expired).
     UnknownJob(AdmitId),
+    /// The deadline is after [`MAX_DEADLINE_NS`]; no engine accepts it.
+    DeadlineTooLate {
+        /// The deadline asked for.
+        deadline: Time,
+    },
+}
+
+/// The latest deadline an engine accepts, in nanoseconds: 2^62, about 146 years.
+///
+/// ```
+/// use tempi::policy::admit::{AdmissionEngine, AdmitError, LinearEngine, MAX_DEADLINE_NS};
+/// use tempi::Time;
+/// let mut e = LinearEngine::with_capacity(1);
+/// let late = Time::from_nanos(MAX_DEADLINE_NS + 1);
+/// let r = e.admit(std::time::Duration::from_nanos(1), late, Time::ZERO);
+/// assert_eq!(r, Err(AdmitError::DeadlineTooLate { deadline: late }));
+/// ```
+pub const MAX_DEADLINE_NS: u64 = 1 << 62;
+
+/// What every engine checks before an admission: room for one more entry, a deadline in range.
+fn admit_prologue(len: usize, capacity: usize, deadline: Time) -> Result<(), AdmitError> {
+    if len >= capacity {
+        return Err(AdmitError::Full { capacity });
+    }
+    if deadline.as_nanos() > MAX_DEADLINE_NS {
+        return Err(AdmitError::DeadlineTooLate { deadline });
+    }
+    Ok(())
 }
 
 impl fmt::Display for AdmitError {
@@ -167,6 +199,13 @@ impl fmt::Display for AdmitError {
         match self {
             AdmitError::Full { capacity } => write!(f, "admission engine full ({capacity} entries)"),
             AdmitError::UnknownJob(id) => write!(f, "no admitted job {id:?}"),
+            AdmitError::DeadlineTooLate { deadline } => {
+                write!(
+                    f,
+                    "deadline {} ns is after the latest an engine accepts ({MAX_DEADLINE_NS} ns)",
+                    deadline.as_nanos()
+                )
+            }
         }
     }
 }

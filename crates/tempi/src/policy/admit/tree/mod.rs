@@ -23,8 +23,9 @@
 //! expiry, which removes a prefix, so every node off the leftmost path stays at least half
 //! full, which bounds the arenas (see [`TreeEngine::with_capacity`]).
 
-use super::{idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
+use super::{admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
 use crate::Time;
+use std::cell::RefCell;
 use std::time::Duration;
 
 mod node;
@@ -42,12 +43,33 @@ const MAX_HEIGHT: usize = 34;
 /// The inner nodes and child indices from the root to a leaf.
 type Path = [(Ix, usize); MAX_HEIGHT];
 
-/// Where an admission descent ended: the leaf, the place of a new job in it, and the signed
-/// idle time.
+/// Where a descent towards a deadline ended: the leaf, the place of a new job in it, the work
+/// ordered before that place and the smallest key (counted from the first job) after it. None
+/// of it depends on the present instant.
+#[derive(Clone, Copy, Debug)]
 struct Probe {
     leaf: Ix,
     at: usize,
-    idle: i128,
+    start: i64,
+    min_key_after: i64,
+}
+
+impl Probe {
+    /// The signed idle time before `deadline` at `now` (see the parent module).
+    fn idle(&self, deadline: u64, now: u64) -> i128 {
+        signed_idle(deadline, now, i128::from(self.start), key(self.min_key_after))
+    }
+}
+
+/// The last descent, kept so that `admit` right after `idle_before` with the same deadline
+/// (the protocol the engines are made for: ask, then admit what fits) does not descend again.
+#[derive(Debug, Default)]
+struct LastProbe {
+    /// The descent's deadline and result; `None` once the engine changed.
+    probe: Option<(u64, Probe)>,
+    /// The inner nodes and child indices the descent went through, [`MAX_HEIGHT`] long,
+    /// allocated once.
+    path: Vec<(Ix, usize)>,
 }
 
 /// An augmented B+-tree over the accepted jobs, keyed by (deadline, acceptance order).
@@ -76,8 +98,9 @@ pub struct TreeEngine {
     len: usize,
     capacity: usize,
     next_seq: u64,
-    /// Scratch for the admission descent's path, [`MAX_HEIGHT`] long, allocated once.
-    path: Vec<(Ix, usize)>,
+    /// The last descent. A `RefCell` because `idle_before` takes `&self`; every call that
+    /// changes the engine clears its probe (see [`TreeEngine::changed`]).
+    last: RefCell<LastProbe>,
     /// Entries per leaf and children per inner node before a split: [`LEAF`] and [`FAN`],
     /// smaller in tests so that small engines split too.
     leaf_max: usize,
@@ -124,10 +147,15 @@ impl TreeEngine {
             len: 0,
             capacity,
             next_seq: 0,
-            path: vec![(0, 0); MAX_HEIGHT],
+            last: RefCell::new(LastProbe { probe: None, path: vec![(0, 0); MAX_HEIGHT] }),
             leaf_max,
             fan_max,
         }
+    }
+
+    /// Forget the last descent: every call that changes the engine makes it stale.
+    fn changed(&mut self) {
+        self.last.get_mut().probe = None;
     }
 
     fn new_leaf(&mut self) -> Ix {
@@ -170,17 +198,16 @@ impl TreeEngine {
     }
 
     /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
-    /// held job with that deadline), recording it in `path` if given, and the idle time there
-    /// at `now`.
+    /// held job with that deadline), recording it in `path`.
     ///
     /// At each level the child holding the place is found by its last deadline; the work of
     /// the children before it and the smallest key after it are then one read each from the
-    /// node's `prefix` and `suffix_min`.
-    fn descend(&self, deadline: u64, now: u64, mut path: Option<&mut [(Ix, usize)]>) -> Probe {
+    /// node's `work` and `suffix_min`.
+    fn descend(&self, deadline: u64, path: &mut [(Ix, usize)]) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
-        let (mut node, mut start, mut min_key_after) = (self.root, 0i128, NO_KEY);
-        for level in 0..self.height {
+        let (mut node, mut start, mut min_key_after) = (self.root, 0i64, NO_KEY);
+        for step in path.iter_mut().take(self.height) {
             let n = &self.inners[node as usize];
             let last = n.len - 1;
             // The first child ending after the deadline holds the place; the last child if
@@ -188,21 +215,20 @@ impl TreeEngine {
             // A forward scan rather than a binary search: in order, the prefetcher keeps up.
             let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
             // Whichever side is shorter is summed.
-            let before: i128 =
-                if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i128>() };
+            let before: i64 =
+                if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i64>() };
             let after = n.suffix_min[c + 1];
             if after != NO_KEY {
                 min_key_after = min_key_after.min(after - (start + before + n.work[c]));
             }
             start += before;
-            if let Some(path) = path.as_deref_mut() {
-                path[level] = (node, c);
-            }
+            *step = (node, c);
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
+        leaf.touch();
         let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
-        let wide = |run: &[u64]| run.iter().map(|&c| i128::from(c)).sum::<i128>();
+        let wide = |run: &[u64]| run.iter().map(|&c| c as i64).sum::<i64>();
         start += if 2 * at <= leaf.len {
             wide(&leaf.remaining[..at])
         } else {
@@ -212,8 +238,7 @@ impl TreeEngine {
         if after != NO_KEY {
             min_key_after = min_key_after.min(after - start);
         }
-        let idle = signed_idle(deadline, now, start, key(min_key_after));
-        Probe { leaf: node, at, idle }
+        Probe { leaf: node, at, start, min_key_after }
     }
 
     /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
@@ -337,8 +362,8 @@ impl TreeEngine {
     }
 }
 
-fn key(min_key: i128) -> Option<i128> {
-    (min_key != NO_KEY).then_some(min_key)
+fn key(min_key: i64) -> Option<i128> {
+    (min_key != NO_KEY).then_some(i128::from(min_key))
 }
 
 impl AdmissionEngine for TreeEngine {
@@ -355,31 +380,41 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn idle_before(&self, deadline: Time, now: Time) -> Duration {
-        idle_span(self.descend(deadline.as_nanos(), now.as_nanos(), None).idle)
+        let deadline = deadline.as_nanos();
+        let mut last = self.last.borrow_mut();
+        let probe = self.descend(deadline, &mut last.path);
+        last.probe = Some((deadline, probe));
+        idle_span(probe.idle(deadline, now.as_nanos()))
     }
 
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
-        if self.len >= self.capacity {
-            return Err(AdmitError::Full { capacity: self.capacity });
-        }
+        admit_prologue(self.len, self.capacity, deadline)?;
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
-        // The scratch path is taken out for the call (no allocation: an empty Vec stands in)
-        // and put back, since the descent borrows the engine.
-        let mut path = std::mem::take(&mut self.path);
-        let probe = self.descend(deadline, now.as_nanos(), Some(&mut path));
-        if probe.idle >= i128::from(wcet) {
-            let id = AdmitId { deadline, seq: self.next_seq };
-            self.next_seq += 1;
-            self.insert_at(&path, &probe, id, wcet);
-            self.len += 1;
-            self.path = path;
-            return Ok(Admission::Accepted(id));
+        // The last descent is taken out for the call (no allocation: an empty Vec stands in)
+        // and put back, since inserting borrows the engine.
+        let mut last = std::mem::take(self.last.get_mut());
+        let probe = match last.probe {
+            Some((d, probe)) if d == deadline => probe,
+            _ => self.descend(deadline, &mut last.path),
+        };
+        let idle = probe.idle(deadline, now.as_nanos());
+        if idle < i128::from(wcet) {
+            // Nothing changed: the descent stays valid for another try.
+            last.probe = Some((deadline, probe));
+            *self.last.get_mut() = last;
+            return Ok(Admission::Rejected { idle: idle_span(idle) });
         }
-        self.path = path;
-        Ok(Admission::Rejected { idle: idle_span(probe.idle) })
+        let id = AdmitId { deadline, seq: self.next_seq };
+        self.next_seq += 1;
+        self.insert_at(&last.path, &probe, id, wcet);
+        self.len += 1;
+        last.probe = None;
+        *self.last.get_mut() = last;
+        Ok(Admission::Accepted(id))
     }
 
     fn charge(&mut self, job: AdmitId, ran: Duration) -> Result<(), AdmitError> {
+        self.changed();
         let ran = span_nanos(ran);
         if self.update(job, |old| old.saturating_sub(ran)) {
             Ok(())
@@ -389,6 +424,7 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError> {
+        self.changed();
         if self.update(job, |_| 0) {
             Ok(())
         } else {
@@ -397,6 +433,7 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn expire(&mut self, now: Time) -> usize {
+        self.changed();
         // Ids order by deadline first, so this removes every deadline before `now`.
         let gone = self.expire_in(self.root, self.height, AdmitId { deadline: now.as_nanos(), seq: 0 });
         self.len -= gone;
