@@ -275,7 +275,7 @@ pub enum Flow {
 ///     cx.send(p, Message::new(0, 0, 0)).unwrap();
 /// }).unwrap();
 /// let out = rt.run().unwrap();
-/// assert!(out.thread("p").unwrap().outcome.is_some());
+/// assert!(out.thread_named("p").unwrap().outcome.is_some());
 /// ```
 pub fn process(mut f: impl FnMut(&Ctx<'_>, Message) -> Flow + Send + 'static) -> impl FnMut(&Ctx<'_>) + Send + 'static {
     move |cx: &Ctx<'_>| loop {

@@ -99,8 +99,14 @@ impl Ctx<'_> {
             Read::Poll => (false, None),
             Read::Timeout(d) => (true, Some(self.now().saturating_add(d))),
         };
-        self.invoke(MsgCall(MsgOp::Read { wait, deadline }))?;
-        Ok(self.mail.msg.get())
+        loop {
+            match self.invoke(MsgCall(MsgOp::Read { wait, deadline })) {
+                Ok(()) => return Ok(self.mail.msg.get()),
+                // Woken for a message of a ranked queue: take the queue's head now.
+                Err(MsgError::Empty) if wait => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Put the current message into save queue `queue` (0 is the first), with `id`, `value`

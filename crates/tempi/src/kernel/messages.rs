@@ -171,7 +171,9 @@ impl<C: Clock> Kernel<C> {
             Some(p) => p.rank_message(&msg, &info).ok_or(MsgError::Refused)?,
             None => 0,
         };
-        if t.state == State::Blocked(Wait::Msg) {
+        let waiting = t.state == State::Blocked(Wait::Msg);
+        if waiting && t.mbox.policy.is_none() {
+            // First come, first served: the message it waits for is this one.
             debug_assert!(t.mbox.new.is_empty());
             t.mbox.current = Some(s);
             t.mail.msg.set(msg);
@@ -191,6 +193,12 @@ impl<C: Clock> Kernel<C> {
         let k = key(s);
         let at = t.mbox.new.partition_point(|&x| key(x) < k);
         t.mbox.new.insert(at, s);
+        if waiting {
+            // A ranked queue: the reader takes its head when it runs (a more urgent message
+            // may come first), so its read is answered `Empty`, which `Ctx::read` asks again.
+            t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
+            self.wake_from_wait(to);
+        }
         Ok(())
     }
 
