@@ -164,11 +164,10 @@ impl<C: Clock> Kernel<C> {
     /// Put slot `s` into `to`'s new queue, or hand it to `to` at once if it waits in `read`.
     fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
         let i = self.local(to).expect("recipient is live");
-        let info = self.info_at(i);
         let t = self.slots[i].as_mut().expect("live slot");
         let msg = self.msg_pool.slots[s as usize].msg;
         let rank = match &t.mbox.policy {
-            Some(p) => p.rank_message(&msg, &info).ok_or(MsgError::Refused)?,
+            Some(p) => p.rank_message(&msg, &t.sched).ok_or(MsgError::Refused)?,
             None => 0,
         };
         let waiting = t.state == State::Blocked(Wait::Msg);
