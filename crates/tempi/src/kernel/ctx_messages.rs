@@ -155,6 +155,26 @@ impl Ctx<'_> {
         Ok(self.mail.msg.get())
     }
 
+    /// Wait for a busy handler to answer the call queued with `token`.
+    pub(crate) fn handler_await(&self, token: u32) -> Result<Message, MsgError> {
+        self.invoke(MsgCall(MsgOp::AwaitHandler { token }))?;
+        Ok(self.mail.msg.get())
+    }
+
+    /// A handler running on this thread's stack answers `caller`'s queued call `token` with
+    /// `reply` (`None`: unanswered).
+    pub(crate) fn handler_answer(&self, caller: ThreadId, token: u32, reply: Option<Message>) {
+        if let Some(m) = reply {
+            self.mail.msg.set(m);
+        }
+        let _ = self.invoke(MsgCall(MsgOp::AnswerCaller { caller, token, answered: reply.is_some() }));
+    }
+
+    /// Whether this thread runs on a real-time dispatcher (one kernel per CPU).
+    pub(crate) fn real_time(&self) -> bool {
+        self.real_clock.is_some()
+    }
+
     /// [`Ctx::read`] with a timeout; a shorthand for `read(Read::Timeout(d))`.
     ///
     /// ```

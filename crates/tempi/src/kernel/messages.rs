@@ -116,6 +116,14 @@ impl<C: Clock> Kernel<C> {
             MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
             MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
             MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),
+            MsgOp::AwaitHandler { token } => {
+                self.block_in(c, id, Wait::Handler(token), None);
+                None
+            }
+            MsgOp::AnswerCaller { caller, token, answered } => {
+                self.answer_handler_caller(id, caller, token, answered);
+                Some(Ok(()))
+            }
         };
         if let Some(a) = answer {
             self.tcb(id).set_answer(Answer::Settled(Settled::Msg(a)));
@@ -323,6 +331,25 @@ impl<C: Clock> Kernel<C> {
         t.mbox.current = Some(s);
         t.mail.msg.set(msg);
         Ok(())
+    }
+
+    /// A handler running on `id`'s stack answers `caller`, waiting for its queued call
+    /// `token`: with the message in `id`'s mail cell, or `Unanswered`. A caller that no longer
+    /// waits for it (aborted, killed) gets nothing.
+    fn answer_handler_caller(&mut self, id: ThreadId, caller: ThreadId, token: u32, answered: bool) {
+        if self.local(caller).is_none() || self.tcb(caller).state != State::Blocked(Wait::Handler(token)) {
+            return;
+        }
+        let answer = if answered {
+            let mut reply = self.mail_msg(id);
+            reply.expects_reply = false;
+            self.tcb(caller).mail.msg.set(reply);
+            Ok(())
+        } else {
+            Err(MsgError::Unanswered)
+        };
+        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.wake_from_wait(caller);
     }
 
     /// Thread `id` ends: every message it holds goes back to the pool and every caller

@@ -14,6 +14,7 @@
 //! | `Blocked(Sem)` | waits for a semaphore unit | a unit handed over, its timeout, an abort, a kill |
 //! | `Blocked(Msg)` | waits in `read` for a message | a message, its timeout, an abort, a kill |
 //! | `Blocked(Reply)` | waits for the reply to its call | the reply, the call put away unanswered, an abort, a kill |
+//! | `Blocked(Handler)` | waits for a busy handler to answer its call | the handler's answer, an abort, a kill |
 //! | `Held` | would be ready, but its set is suspended (budget exhausted) | replenishment, leaving the set, a kill |
 //!
 //! A thread that ends has no state: its control block leaves its slot at once (`Kernel::exit`).
@@ -57,6 +58,9 @@ pub(crate) enum Wait {
     Msg,
     /// Waits for the reply to the call in this message slot; answered with a `MsgAnswer`.
     Reply(u32),
+    /// Waits for a busy handler to answer its call (a token of the handler's queue); answered
+    /// with a `MsgAnswer`.
+    Handler(u32),
 }
 
 impl Wait {
@@ -69,7 +73,7 @@ impl Wait {
             Wait::Cond(_) => Answer::Settled(Settled::Cond(Ok(true))),
             Wait::Sem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
             Wait::Msg => Answer::Settled(Settled::Msg(Err(crate::message::MsgError::Timeout))),
-            Wait::Join(_) | Wait::Spawn | Wait::Reply(_) => return None,
+            Wait::Join(_) | Wait::Spawn | Wait::Reply(_) | Wait::Handler(_) => return None,
         })
     }
 }

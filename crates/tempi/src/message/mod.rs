@@ -42,6 +42,10 @@ use std::time::Duration;
 use crate::kernel::Ctx;
 use crate::thread::ThreadId;
 
+mod handler;
+
+pub use handler::{Handler, HandlerCtx};
+
 /// A message: its sender and three words whose meaning the application chooses. `id` and
 /// `value` are read by the recipient only; `constraint` (a deadline, for example) may also be
 /// read by the recipient's queue policy.
@@ -219,6 +223,9 @@ pub enum MsgError {
     Unanswered,
     /// The call was made while the thread unwinds, when nothing may wait.
     Unwinding,
+    /// The call would wait, and the caller may not: a handler calling a busy handler (a
+    /// handler never blocks).
+    WouldBlock,
 }
 
 impl fmt::Display for MsgError {
@@ -239,6 +246,7 @@ impl fmt::Display for MsgError {
             MsgError::NoSuchSaveQueue(k) => write!(f, "no save queue {k}"),
             MsgError::Unanswered => write!(f, "the call was put away without a reply"),
             MsgError::Unwinding => write!(f, "the thread is unwinding"),
+            MsgError::WouldBlock => write!(f, "a handler may not wait"),
         }
     }
 }
