@@ -90,7 +90,10 @@ fn handlers_busy_handler_queues_and_drains_before_returning() {
             "low back@6"
         ]
     );
-    assert_eq!(segments(&out), ["high:0-0:sleep", "low:0-1:preempt", "high:1-1:block", "low:1-6:preempt", "high:6-6:exit", "low:6-6:exit"]);
+    assert_eq!(
+        segments(&out),
+        ["high:0-0:sleep", "low:0-1:preempt", "high:1-1:block", "low:1-6:preempt", "high:6-6:exit", "low:6-6:exit"]
+    );
 }
 
 /// A handler cannot wait: calling a busy handler (itself) from a handler is an error at once,

@@ -7,6 +7,10 @@
 //! - `msg.send_process`: one asynchronous send to a ready process of lower priority (no
 //!   switch: the message is queued), against one `std::sync::mpsc` send to a channel nobody
 //!   waits on.
+//! - `msg.call_handler`: a call to an idle handler, which runs on the caller's stack, against
+//!   `msg.call_process` measured in the same run (the bar: at most 0.2x, i.e. ratio >= 5).
+//! - `msg.send_handler`: an asynchronous send to an idle handler (it runs at once and
+//!   returns), against `msg.send_process` in the same run.
 //!
 //! Owns the tempi side and the tokio peer; the OS-thread channel peer is in `peers.rs`. It
 //! must not time anything else.
@@ -17,7 +21,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 use tempi::clock::RealClock;
-use tempi::message::{Flow, Message};
+use tempi::message::{Flow, Handler, Message};
 use tempi::{Config, Runtime, ThreadSpec};
 
 use super::peers::channel_switch;
@@ -100,6 +104,36 @@ fn tempi_send(n: u64) -> Result<f64, String> {
     Ok(ns.load(Ordering::Relaxed) as f64)
 }
 
+/// tempi: `n` calls (or sends) to an idle handler from one thread of a pinned real-time CPU;
+/// ns per invocation.
+fn tempi_handler(n: u64, call: bool) -> Result<f64, String> {
+    let cfg = Config::new(1).trace_capacity(0).pin(true);
+    let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
+    let h = Handler::new("h", 0, 1, |hcx, m| {
+        if m.expects_reply {
+            hcx.reply(m);
+        }
+    });
+    let ns = Arc::new(AtomicU64::new(0));
+    let out_ns = ns.clone();
+    rt.spawn(ThreadSpec::new("client"), move |cx| {
+        let t0 = Instant::now();
+        for i in 0..n {
+            let m = Message::new(1, i as i64, 0);
+            if call {
+                black_box(h.call(cx, black_box(m)).expect("call"));
+            } else {
+                h.send(cx, black_box(m)).expect("send");
+            }
+        }
+        out_ns.store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    })
+    .map_err(|e| e.to_string())?;
+    let out = rt.run().map_err(|e| e.to_string())?;
+    check_completed(&out)?;
+    Ok(ns.load(Ordering::Relaxed) as f64 / n as f64)
+}
+
 /// Peer of `msg.send_process`: `n` sends on a `std::sync::mpsc` channel nobody waits on (in
 /// batches, drained untimed); ns per send.
 fn mpsc_send(n: u64) -> f64 {
@@ -166,6 +200,9 @@ pub(super) fn msg_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), S
     let t_send = sample(sz.reps, || tempi_send(n))?;
     progress(&format!("msg.send_process: std mpsc peer, {n} sends x {}", sz.reps));
     let p_send = sample(sz.reps, || Ok(mpsc_send(n)))?;
+    progress(&format!("msg.call_handler / msg.send_handler: tempi, {n} invocations x {}", sz.reps));
+    let t_call_h = sample(sz.reps, || tempi_handler(n, true))?;
+    let t_send_h = sample(sz.reps, || tempi_handler(n, false))?;
     let pin_note = (!notes.is_empty()).then(|| format!("peer not pinned: {}", notes.join("; ")));
     metrics.push(compare(
         "msg.call_process",
@@ -182,5 +219,19 @@ pub(super) fn msg_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), S
         None,
     ));
     metrics.push(compare("msg.send_process", t_send, "std::sync::mpsc send, nobody waiting", p_send, None));
+    metrics.push(compare(
+        "msg.call_handler",
+        t_call_h,
+        "msg.call_process (same run)",
+        t_call,
+        Some("ratio = process call / handler call; the bar is >= 5 (handler <= 0.2x)".into()),
+    ));
+    metrics.push(compare(
+        "msg.send_handler",
+        t_send_h,
+        "msg.send_process (same run)",
+        t_send,
+        Some("ratio = send to a process / send to an idle handler (which runs at once)".into()),
+    ));
     Ok(())
 }

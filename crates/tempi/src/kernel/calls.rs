@@ -12,8 +12,8 @@ use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use super::protocol::{
-    Answer, Body, CondAnswer, Control, ControlResult, LockAnswer, MsgAnswer, MsgOp, Owned, OwnedAnswer, Plain,
-    Request, SemAnswer, Settled,
+    Answer, Body, CondAnswer, Control, ControlResult, LockAnswer, MsgAnswer, MsgOp, Owned, OwnedAnswer, Plain, Request,
+    SemAnswer, Settled,
 };
 
 /// The kernel answered a call with another call's kind of answer. The kernel builds each

@@ -366,5 +366,4 @@ impl<C: Clock> Kernel<C> {
             }
         }
     }
-
 }

@@ -120,17 +120,29 @@ pub(crate) enum Plain {
 #[derive(Clone, Copy)]
 pub(crate) enum MsgOp {
     /// Send the message to `to`; `call`: and wait for the reply.
-    Send { to: ThreadId, call: bool },
+    Send {
+        to: ThreadId,
+        call: bool,
+    },
     Reply,
     /// Read the next message, waiting (until `deadline`, if any) when `wait`.
-    Read { wait: bool, deadline: Option<Time> },
+    Read {
+        wait: bool,
+        deadline: Option<Time>,
+    },
     Save(u32),
     ReadSaved(u32),
     /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
-    AwaitHandler { token: u32 },
+    AwaitHandler {
+        token: u32,
+    },
     /// A handler answers `caller`'s queued call `token`: with the message in the mail cell, or
     /// `Unanswered`.
-    AnswerCaller { caller: ThreadId, token: u32, answered: bool },
+    AnswerCaller {
+        caller: ThreadId,
+        token: u32,
+        answered: bool,
+    },
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.
