@@ -46,6 +46,15 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
         assert_ratio(name, ratio, peer / tempi);
     }
     assert_eq!(find("switch.roundtrip")["peer"], "os-thread condvar handoff, same CPU");
+    // Messages: every metric compares with its peer; the handler metrics with the process
+    // metrics of the same run.
+    for name in
+        ["msg.call_process", "msg.call_process.tokio", "msg.send_process", "msg.call_handler", "msg.send_handler"]
+    {
+        let m = find(name);
+        assert_ratio(name, positive(m, "ratio"), positive(m, "peer_ns") / positive(m, "tempi_ns"));
+    }
+    assert_eq!(find("msg.call_handler")["peer_ns"], find("msg.call_process")["tempi_ns"]);
     // The cross-CPU wake-up needs two CPUs; on one it is skipped.
     if std::thread::available_parallelism().map_or(1, usize::from) >= 2 {
         let m = find("xcpu.wake");

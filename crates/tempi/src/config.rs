@@ -30,6 +30,7 @@ use crate::time::Time;
 /// | condition variables | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | semaphores | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | requests from other CPUs (real time) | CPU | 1024 | [`Config::cross_cpu_queue`] | [`Error::QueueFull`] |
+/// | messages | CPU | 1024 | [`Config::message_pool`] | [`crate::message::MsgError::PoolFull`] (traced) |
 /// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
 ///
 /// In virtual time one kernel simulates every CPU, so a per-CPU limit is pooled: a runtime
@@ -61,6 +62,7 @@ pub struct Config {
     pub(crate) direct_hand_off: bool,
     pub(crate) progress: Option<ProgressHook>,
     pub(crate) cross_cpu_queue: usize,
+    pub(crate) message_pool: usize,
 }
 
 /// Called now and then during a run with the runtime's current time (see [`Config::progress`]).
@@ -131,6 +133,7 @@ impl Config {
             direct_hand_off: true,
             progress: None,
             cross_cpu_queue: 1024,
+            message_pool: 1024,
         }
     }
     /// Number of CPUs.
@@ -288,6 +291,17 @@ impl Config {
     /// ```
     pub fn progress(mut self, hook: impl Fn(Time) + Send + Sync + 'static) -> Config {
         self.progress = Some(Arc::new(hook));
+        self
+    }
+    /// Messages per CPU (default 1024): the pool every send and call takes a message from,
+    /// sized before the run. A send that finds it empty fails with
+    /// [`crate::message::MsgError::PoolFull`] and is traced.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).message_pool(64);
+    /// ```
+    pub fn message_pool(mut self, n: usize) -> Config {
+        self.message_pool = n;
         self
     }
     /// Locks per CPU (default 256).

@@ -37,6 +37,7 @@ pub mod config;
 pub mod error;
 pub mod kernel;
 pub mod mem;
+pub mod message;
 mod objects;
 pub mod os;
 pub mod policy;

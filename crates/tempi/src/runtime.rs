@@ -179,6 +179,32 @@ impl<C: Clock> Runtime<C> {
         self.seed_for(spec.cpu)?.add_thread(spec, body)
     }
 
+    /// Create a *process*: a thread whose body `f` is called once per message of its new
+    /// queue (see [`crate::message::process`]). It ends when `f` returns
+    /// [`crate::message::Flow::Stop`].
+    ///
+    /// ```
+    /// use tempi::message::{Flow, Message};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let echo = rt.spawn_process(ThreadSpec::new("echo").priority(1), |cx, m| {
+    ///     cx.reply(m).unwrap();
+    ///     if m.id == 0 { Flow::Stop } else { Flow::Continue }
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("client"), move |cx| {
+    ///     assert_eq!(cx.call(echo, Message::new(5, 6, 7)).unwrap().value, 6);
+    ///     assert_eq!(cx.call(echo, Message::new(0, 0, 0)).unwrap().id, 0);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn spawn_process(
+        &mut self,
+        spec: ThreadSpec,
+        f: impl FnMut(&crate::Ctx<'_>, crate::message::Message) -> crate::message::Flow + Send + 'static,
+    ) -> Result<ThreadId, Error> {
+        self.spawn(spec, crate::message::process(f))
+    }
+
     /// Register a timing event: `handler` runs inside the runtime, on no thread of its own,
     /// at the times `spec` gives.
     ///

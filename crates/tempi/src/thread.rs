@@ -284,6 +284,9 @@ pub struct ThreadSpec {
     pub(crate) stack_size: Option<usize>,
     pub(crate) max_jobs: Option<u32>,
     pub(crate) release_queue: usize,
+    pub(crate) mailbox: usize,
+    pub(crate) save_queues: usize,
+    pub(crate) message_queue: Option<Box<dyn crate::policy::queue::QueuePolicy>>,
 }
 
 impl fmt::Debug for ThreadSpec {
@@ -322,6 +325,9 @@ impl ThreadSpec {
             stack_size: None,
             max_jobs: None,
             release_queue: 8,
+            mailbox: 8,
+            save_queues: 1,
+            message_queue: None,
         }
     }
 
@@ -506,6 +512,45 @@ impl ThreadSpec {
     /// ```
     pub fn release_queue(mut self, capacity: usize) -> ThreadSpec {
         self.release_queue = capacity;
+        self
+    }
+
+    /// How many messages its new queue holds, and each of its save queues (default 8). The
+    /// queues are sized when the thread is created; a send that finds the new queue full fails
+    /// with [`crate::message::MsgError::QueueFull`] and is traced.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("server").mailbox(64);
+    /// # let _ = s;
+    /// ```
+    pub fn mailbox(mut self, capacity: usize) -> ThreadSpec {
+        self.mailbox = capacity;
+        self
+    }
+
+    /// How many save queues it has (default 1), numbered from 0 (see
+    /// [`crate::Ctx::save`]).
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("server").save_queues(3);
+    /// # let _ = s;
+    /// ```
+    pub fn save_queues(mut self, n: usize) -> ThreadSpec {
+        self.save_queues = n;
+        self
+    }
+
+    /// The order of its new queue: `policy` ranks each incoming message
+    /// ([`crate::policy::queue::QueuePolicy::rank_message`]) and may refuse it, which fails the
+    /// send with [`crate::message::MsgError::Refused`]. Without one, messages are read in the
+    /// order they arrive.
+    ///
+    /// ```
+    /// let s = tempi::ThreadSpec::new("server").message_queue(tempi::policy::queue::ByDeadline);
+    /// # let _ = s;
+    /// ```
+    pub fn message_queue(mut self, policy: impl crate::policy::queue::QueuePolicy + 'static) -> ThreadSpec {
+        self.message_queue = Some(Box::new(policy));
         self
     }
 

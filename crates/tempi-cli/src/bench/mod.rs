@@ -38,6 +38,11 @@
 //! - `xcpu.wake`: a cross-CPU wake-up round trip, a tempi thread on CPU 0 releasing one on
 //!   CPU 1 which releases it back, against two OS threads pinned to CPUs 0 and 1 handing a
 //!   token through a mutex and condition variable.
+//! - `msg.call_process`: a call to a tempi process and its reply on one real-time CPU, against
+//!   a round trip over two `std::sync::mpsc` channels between two OS threads pinned to one CPU;
+//!   `msg.call_process.tokio`: the same tempi number against a ping-pong of two tasks over
+//!   `tokio::sync::mpsc` on a current-thread tokio runtime. `msg.send_process`: one
+//!   asynchronous send to a ready process, against one `std::sync::mpsc` send.
 //! - `sim.events_per_sec` / `sim.jobs_per_sec`: throughput of the virtual-time simulator on a
 //!   fixed periodic workload (see [`SIM_WORKLOAD`](sim::SIM_WORKLOAD)).
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
@@ -54,7 +59,7 @@
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
 //! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `admit.rs`,
-//!   `latency.rs`, `xcpu.rs`: one file per metric group, each owning the tempi side of its
+//!   `latency.rs`, `xcpu.rs`, `msg.rs`: one file per metric group, each owning the tempi side of its
 //!   measurements and how its metrics and notes read. The locking-protocol names live in
 //!   `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
@@ -65,6 +70,7 @@ mod budget;
 mod latency;
 mod lock;
 mod mem;
+mod msg;
 mod peers;
 mod plan;
 mod posix;
@@ -342,6 +348,7 @@ pub const GROUPS: &[&str] = &[
     "latency",
     "admit",
     "xcpu",
+    "msg",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -384,6 +391,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("xcpu") {
         xcpu::xcpu_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("msg") {
+        msg::msg_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }

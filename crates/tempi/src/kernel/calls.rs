@@ -1,6 +1,6 @@
 //! The runtime calls as types: one per request a thread makes, each naming the answer the
 //! kernel owes it ([`Call::Answer`]) and how it is answered while its thread unwinds
-//! ([`UserCall::while_unwinding`]). `Ctx` sends them (`Ctx::call`, `Ctx::exchange`) and gets
+//! ([`UserCall::while_unwinding`]). `Ctx` sends them (`Ctx::invoke`, `Ctx::exchange`) and gets
 //! that answer back, typed; see `protocol.rs` for the protocol as a whole.
 //!
 //! Must not: touch kernel state or a thread's `Ctx`.
@@ -12,8 +12,8 @@ use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use super::protocol::{
-    Answer, Body, CondAnswer, Control, ControlResult, LockAnswer, Owned, OwnedAnswer, Plain, Request, SemAnswer,
-    Settled,
+    Answer, Body, CondAnswer, Control, ControlResult, LockAnswer, MsgAnswer, MsgOp, Owned, OwnedAnswer, Plain, Request,
+    SemAnswer, Settled,
 };
 
 /// The kernel answered a call with another call's kind of answer. The kernel builds each
@@ -301,6 +301,31 @@ impl Call for UrgencyQuery {
 impl UserCall for UrgencyQuery {
     fn while_unwinding(self) -> WhileUnwinding<Urgency> {
         WhileUnwinding::Answer(Urgency::LOWEST)
+    }
+}
+
+/// A message call (see `messages.rs`); its fields travel in the thread's mail cell.
+#[derive(Clone, Copy)]
+pub(crate) struct MsgCall(pub(crate) MsgOp);
+
+impl Call for MsgCall {
+    type Answer = MsgAnswer;
+    #[inline(always)]
+    fn request(self) -> Request {
+        Request::Plain(Plain::Msg(self.0))
+    }
+    #[inline(always)]
+    fn answer(a: Answer) -> Option<MsgAnswer> {
+        match settled(a)? {
+            Settled::Msg(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl UserCall for MsgCall {
+    fn while_unwinding(self) -> WhileUnwinding<MsgAnswer> {
+        WhileUnwinding::Answer(Err(crate::message::MsgError::Unwinding))
     }
 }
 

@@ -83,6 +83,8 @@ pub struct Ctx<'a> {
     pub(super) watch: Option<Rc<super::CheckpointWatch>>,
     /// Locks this thread holds through the fast path; shared with its control block.
     pub(super) fast_held: Rc<Cell<u32>>,
+    /// Message fields to and from the kernel; shared with its control block.
+    pub(super) mail: Rc<super::messages::MailCell>,
     /// Something waits for the thread's next runtime call: releasing calls made while it
     /// unwound, or an interrupt that came back to a call that could not unwind.
     pub(super) owed: Cell<bool>,
@@ -102,7 +104,7 @@ impl<'a> Ctx<'a> {
     // and returns replaced them while the thread was suspended).
     /// Make `call` and return its answer; an interrupt unwinds the thread from here.
     #[inline(always)]
-    pub(super) fn call<R: UserCall>(&self, call: R) -> R::Answer {
+    pub(super) fn invoke<R: UserCall>(&self, call: R) -> R::Answer {
         if self.owed.get() || std::thread::panicking() {
             return self.call_cold(call);
         }
@@ -280,7 +282,7 @@ impl<'a> Ctx<'a> {
     /// ```
     #[inline]
     pub fn work(&self, d: Duration) {
-        self.call(calls::Work(nanos(d)));
+        self.invoke(calls::Work(nanos(d)));
     }
 
     /// Give the CPU to the next ready thread the policy chooses (possibly this one again).
@@ -291,7 +293,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn yield_now(&self) {
-        self.call(calls::Yield);
+        self.invoke(calls::Yield);
     }
 
     /// Sleep until `t` (returns at once if `t` has passed).
@@ -305,7 +307,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn sleep_until(&self, t: Time) {
-        self.call(calls::SleepUntil(t));
+        self.invoke(calls::SleepUntil(t));
     }
 
     /// Sleep for `d`.
@@ -333,7 +335,7 @@ impl<'a> Ctx<'a> {
     /// ```
     pub fn spawn(&self, spec: ThreadSpec, body: impl FnMut(&Ctx<'_>) + Send + 'static) -> Result<ThreadId, Error> {
         spec.validate()?;
-        self.call(calls::Spawn(spec, Box::new(body)))
+        self.invoke(calls::Spawn(spec, Box::new(body)))
     }
 
     /// Wait until thread `t` ends and return how it ended.
@@ -346,7 +348,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn join(&self, t: ThreadId) -> Result<ThreadOutcome, Error> {
-        self.call(calls::Join(t))
+        self.invoke(calls::Join(t))
     }
 
     /// Change this thread's base priority. The policy recomputes its urgency at once; if it
@@ -363,7 +365,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_priority(&self, priority: i32) {
-        self.call(calls::SetPriority(priority));
+        self.invoke(calls::SetPriority(priority));
     }
 
     #[inline(always)]
@@ -376,7 +378,7 @@ impl<'a> Ctx<'a> {
     ) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
         loop {
-            match self.call(calls::Lock { lock, deadline, try_only, restartable }) {
+            match self.invoke(calls::Lock { lock, deadline, try_only, restartable }) {
                 LockAnswer::Granted => return Ok(()),
                 LockAnswer::Retry => continue,
                 LockAnswer::Refused(e) => return Err(e),
@@ -427,39 +429,39 @@ impl<'a> Ctx<'a> {
         timeout: Option<Duration>,
     ) -> Result<bool, LockError> {
         let deadline = timeout.map(|d| self.now() + d);
-        self.call(calls::CondWait { cond, lock, deadline })
+        self.invoke(calls::CondWait { cond, lock, deadline })
     }
 
     pub(crate) fn cond_signal_raw(&self, cond: CondId, all: bool) -> Result<(), LockError> {
-        self.call(calls::CondSignal { cond, all })
+        self.invoke(calls::CondSignal { cond, all })
     }
 
     pub(crate) fn procure_raw(&self, sem: SemId, timeout: Option<Duration>, try_only: bool) -> Result<(), LockError> {
         let deadline = timeout.map(|d| self.now() + d);
-        self.call(calls::Procure { sem, deadline, try_only }).map(|_unit| ())
+        self.invoke(calls::Procure { sem, deadline, try_only }).map(|_unit| ())
     }
 
     pub(crate) fn vacate_raw(&self, sem: SemId) -> Result<(), LockError> {
-        self.call(calls::Vacate(sem))
+        self.invoke(calls::Vacate(sem))
     }
 
     /// Create a lock from `spec` on this thread's CPU; `Mutex` wraps the id it answers.
     pub(crate) fn create_lock_raw(&self, spec: LockSpec) -> Result<LockId, Error> {
-        self.call(Control::create_lock(spec.cpu(self.cpu)))
+        self.invoke(Control::create_lock(spec.cpu(self.cpu)))
     }
 
     /// Create a condition variable on this thread's CPU.
     pub(crate) fn create_cond_raw(&self) -> Result<CondId, Error> {
-        self.call(Control::create_cond(self.cpu))
+        self.invoke(Control::create_cond(self.cpu))
     }
 
     /// Create a semaphore from `spec` on this thread's CPU.
     pub(crate) fn create_sem_raw(&self, spec: SemSpec) -> Result<SemId, Error> {
-        self.call(Control::create_sem(spec.cpu(self.cpu)))
+        self.invoke(Control::create_sem(spec.cpu(self.cpu)))
     }
 
     pub(crate) fn adopt_raw(&self, lock: LockId) {
-        self.call(calls::Adopt(lock));
+        self.invoke(calls::Adopt(lock));
     }
 
     /// Count a lock taken (`1`) or released (`-1`) through the fast path: the kernel defers
@@ -469,7 +471,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn clear_poison_raw(&self, lock: LockId) {
-        self.call(calls::ClearPoison(lock));
+        self.invoke(calls::ClearPoison(lock));
     }
 
     /// This thread's effective urgency: its policy's base urgency, or more while it inherits
@@ -483,7 +485,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn urgency(&self) -> Urgency {
-        self.call(calls::UrgencyQuery)
+        self.invoke(calls::UrgencyQuery)
     }
 
     /// End thread `t` at its next task boundary, as a budget's kill does: it is unwound at
@@ -502,7 +504,7 @@ impl<'a> Ctx<'a> {
     /// assert_eq!(out.thread(victim).unwrap().outcome, Some(tempi::ThreadOutcome::Killed));
     /// ```
     pub fn kill(&self, t: ThreadId) -> Result<(), Error> {
-        self.call(calls::Kill(t))
+        self.invoke(calls::Kill(t))
     }
 
     /// Change thread `t`'s base priority (see [`Ctx::set_priority`]); `t` may run on another
@@ -516,7 +518,7 @@ impl<'a> Ctx<'a> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_priority_of(&self, t: ThreadId, priority: i32) -> Result<(), Error> {
-        self.call(calls::SetPriorityOf(t, priority))
+        self.invoke(calls::SetPriorityOf(t, priority))
     }
 
     /// A cooperative preemption point for code that computes for long without calling the
@@ -550,7 +552,7 @@ impl<'a> Ctx<'a> {
     pub fn checkpoint(&self) {
         let (Some(watch), Some(clock)) = (&self.watch, &self.real_clock) else { return };
         if watch.bell.load(std::sync::atomic::Ordering::Relaxed) || clock.read() >= watch.due.get() {
-            self.call(calls::Checkpoint);
+            self.invoke(calls::Checkpoint);
         }
     }
 
@@ -565,6 +567,6 @@ impl<'a> Ctx<'a> {
     /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
     /// ```
     pub fn release(&self, t: ThreadId) -> Result<(), Error> {
-        self.call(calls::Release(t))
+        self.invoke(calls::Release(t))
     }
 }

@@ -1,7 +1,7 @@
 //! The set, clock and budget calls of [`Ctx`]: thread sets, execution-time clocks and timers,
 //! budgets. Each is one control request to the kernel.
 //!
-//! Must not: suspend the thread other than through `Ctx::call`.
+//! Must not: suspend the thread other than through `Ctx::invoke`.
 
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn create_set(&self, name: &str) -> Result<SetId, Error> {
-        self.call(Control::create_set(name.to_string()))
+        self.invoke(Control::create_set(name.to_string()))
     }
 
     /// Destroy a set: its members leave it (and any enforcement on them is lifted).
@@ -41,7 +41,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn destroy_set(&self, set: SetId) -> Result<(), Error> {
-        self.call(Control::destroy_set(set))
+        self.invoke(Control::destroy_set(set))
     }
 
     /// Remove every member of a set.
@@ -57,7 +57,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn empty_set(&self, set: SetId) -> Result<(), Error> {
-        self.call(Control::empty_set(set))
+        self.invoke(Control::empty_set(set))
     }
 
     /// Add a thread to a set. A thread belongs to at most one set: adding it to a second one
@@ -74,7 +74,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn add_to_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
-        self.call(Control::add_to_set(set, thread))
+        self.invoke(Control::add_to_set(set, thread))
     }
 
     /// Remove a thread from a set.
@@ -88,7 +88,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn remove_from_set(&self, set: SetId, thread: ThreadId) -> Result<(), Error> {
-        self.call(Control::remove_from_set(set, thread))
+        self.invoke(Control::remove_from_set(set, thread))
     }
 
     /// Whether `thread` is a member of `set`.
@@ -102,7 +102,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_contains(&self, set: SetId, thread: ThreadId) -> Result<bool, Error> {
-        self.call(Control::set_contains(set, thread))
+        self.invoke(Control::set_contains(set, thread))
     }
 
     /// The members of a set, in the order they joined (removals reorder).
@@ -117,7 +117,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_members(&self, set: SetId) -> Result<Vec<ThreadId>, Error> {
-        self.call(Control::set_members(set))
+        self.invoke(Control::set_members(set))
     }
 
     /// The set a thread belongs to.
@@ -128,7 +128,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_of(&self, thread: ThreadId) -> Result<Option<SetId>, Error> {
-        self.call(Control::set_of(thread))
+        self.invoke(Control::set_of(thread))
     }
 
     /// A thread's execution-time clock: CPU time consumed, including the running part. It
@@ -144,7 +144,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn thread_cpu_time(&self, thread: ThreadId) -> Result<Duration, Error> {
-        self.call(Control::thread_clock(thread))
+        self.invoke(Control::thread_clock(thread))
     }
 
     /// Set a thread's execution-time clock.
@@ -160,7 +160,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_thread_cpu_time(&self, thread: ThreadId, value: Duration) -> Result<(), Error> {
-        self.call(Control::set_thread_clock(thread, value))
+        self.invoke(Control::set_thread_clock(thread, value))
     }
 
     /// A set's group clock: CPU time consumed by its members while members, including the
@@ -179,7 +179,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_cpu_time(&self, set: SetId) -> Result<Duration, Error> {
-        self.call(Control::group_clock(set))
+        self.invoke(Control::group_clock(set))
     }
 
     /// Set a group clock. A budget on the set keeps the amount it had left.
@@ -195,7 +195,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_set_cpu_time(&self, set: SetId, value: Duration) -> Result<(), Error> {
-        self.call(Control::set_group_clock(set, value))
+        self.invoke(Control::set_group_clock(set, value))
     }
 
     /// Arm an execution-time timer on a thread's clock: `handler` runs inside the runtime when
@@ -216,7 +216,7 @@ impl Ctx<'_> {
         at: Duration,
         handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
     ) -> Result<(), Error> {
-        self.call(Control::thread_timer(thread, at, Box::new(handler)))
+        self.invoke(Control::thread_timer(thread, at, Box::new(handler)))
     }
 
     /// Arm an execution-time timer on a set's group clock (one per set; replaces any).
@@ -238,7 +238,7 @@ impl Ctx<'_> {
         at: Duration,
         handler: impl FnMut(&mut EventCtx<'_>) + Send + 'static,
     ) -> Result<(), Error> {
-        self.call(Control::set_timer(set, at, Box::new(handler)))
+        self.invoke(Control::set_timer(set, at, Box::new(handler)))
     }
 
     /// Give a set a budget (replacing any): from now on its members may consume
@@ -257,7 +257,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn set_budget(&self, set: SetId, budget: Budget) -> Result<(), Error> {
-        self.call(Control::set_budget(set, budget))
+        self.invoke(Control::set_budget(set, budget))
     }
 
     /// Budget left on a set (Ada's `Budget_Remaining`).
@@ -271,7 +271,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn budget_remaining(&self, set: SetId) -> Result<Duration, Error> {
-        self.call(Control::budget_left(set)).map(|(left, _)| left)
+        self.invoke(Control::budget_left(set)).map(|(left, _)| left)
     }
 
     /// Whether a set's budget is exhausted (Ada's `Budget_Has_Expired`).
@@ -289,7 +289,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn budget_exhausted(&self, set: SetId) -> Result<bool, Error> {
-        self.call(Control::budget_left(set)).map(|(_, exhausted)| exhausted)
+        self.invoke(Control::budget_left(set)).map(|(_, exhausted)| exhausted)
     }
 
     /// Set the budget left to `to` (Ada's `Replenish`); lifts an enforcement in force.
@@ -306,7 +306,7 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn replenish_budget(&self, set: SetId, to: Duration) -> Result<(), Error> {
-        self.call(Control::replenish(set, to))
+        self.invoke(Control::replenish(set, to))
     }
 
     /// Add `delta_ns` nanoseconds (negative to take away) to the budget left (Ada's `Add`).
@@ -323,6 +323,6 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn add_budget(&self, set: SetId, delta_ns: i64) -> Result<(), Error> {
-        self.call(Control::add_budget(set, delta_ns))
+        self.invoke(Control::add_budget(set, delta_ns))
     }
 }

@@ -69,7 +69,7 @@ pub(crate) fn thread_main(
     first: Response,
     (runtime, id, cpu): (u64, ThreadId, usize),
     (real_clock, watch): (Option<RealClock>, Option<Rc<super::CheckpointWatch>>),
-    fast_held: Rc<Cell<u32>>,
+    (fast_held, mail): (Rc<Cell<u32>>, Rc<super::messages::MailCell>),
     mut body: Body,
 ) -> ThreadOutcome {
     let cx = Ctx {
@@ -82,6 +82,7 @@ pub(crate) fn thread_main(
         real_clock,
         watch,
         fast_held,
+        mail,
         owed: Cell::new(false),
         deferred: RefCell::new(Vec::new()),
         stashed: Cell::new(None),

@@ -35,6 +35,7 @@ impl<C: Clock> Kernel<C> {
             let _ = self.remove_from_set(set, id);
         }
         self.release_all(id);
+        self.close_mailbox(id);
         if self.tcb(id).cpu_timer.take().is_some() {
             self.exec_watch -= 1;
         }

@@ -31,7 +31,7 @@
 //! The modules: `seed` (building a kernel), `jobs` (releases, deadlines, job and thread ends),
 //! `dispatch` (urgency and state transitions), `requests` (resuming a thread and handling what
 //! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
-//! `waits` (condition variables and semaphores), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
+//! `waits` (condition variables and semaphores), `messages` (message pool, new and save queues), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
 //! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
 //! `calls` (the runtime calls as types, each naming its answer), `ctx`, `ctx_control`,
 //! `job_loop` and `event_ctx`.
@@ -44,6 +44,7 @@ mod budgets;
 mod calls;
 mod ctx;
 mod ctx_control;
+mod ctx_messages;
 mod dispatch;
 mod event_ctx;
 mod hand_off;
@@ -51,6 +52,7 @@ mod job_loop;
 mod jobs;
 mod lending;
 mod locks;
+mod messages;
 mod protocol;
 mod requests;
 mod run;
@@ -238,6 +240,8 @@ pub(crate) struct Kernel<C: Clock> {
     outbox: std::collections::VecDeque<(usize, xcpu::Post)>,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
     watch: Option<std::rc::Rc<CheckpointWatch>>,
+    /// The messages of this kernel's threads (see `messages.rs`).
+    msg_pool: messages::MsgPool,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

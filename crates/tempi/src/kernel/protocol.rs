@@ -12,7 +12,7 @@
 //!   semaphore grant or refusal, `Join` the joined thread's outcome, a [`Control`] operation
 //!   the value its constructor fixed (a `SetId` for `create_set`, a `Duration` for a clock).
 //!   The thread side sends a call and gets `Result<Call::Answer, Interrupt>`; the interrupts
-//!   become unwinds in one place (`Ctx::call`). Decoding the wire [`Answer`] into the call's
+//!   become unwinds in one place (`Ctx::invoke`). Decoding the wire [`Answer`] into the call's
 //!   answer is the call's own partial function, checked once for every call in
 //!   `Ctx::exchange`.
 //! - **Answers on the kernel side.** The kernel answers a request with the type of that
@@ -112,7 +112,41 @@ pub(crate) enum Plain {
     JobDone {
         aborted: bool,
     },
+    /// A message call; the fields travel in the thread's mail cell (`messages.rs`).
+    Msg(MsgOp),
 }
+
+/// The message calls (see `messages.rs`).
+#[derive(Clone, Copy)]
+pub(crate) enum MsgOp {
+    /// Send the message to `to`; `call`: and wait for the reply.
+    Send {
+        to: ThreadId,
+        call: bool,
+    },
+    Reply,
+    /// Read the next message, waiting (until `deadline`, if any) when `wait`.
+    Read {
+        wait: bool,
+        deadline: Option<Time>,
+    },
+    Save(u32),
+    ReadSaved(u32),
+    /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
+    AwaitHandler {
+        token: u32,
+    },
+    /// A handler answers `caller`'s queued call `token`: with the message in the mail cell, or
+    /// `Unanswered`.
+    AnswerCaller {
+        caller: ThreadId,
+        token: u32,
+        answered: bool,
+    },
+}
+
+/// A message call's answer: done (what it yields is in the thread's mail cell), or why not.
+pub(crate) type MsgAnswer = Result<(), crate::message::MsgError>;
 
 /// The requests that own heap values.
 pub(crate) enum Owned {
@@ -172,6 +206,8 @@ pub(crate) enum Settled {
     Spawned(ThreadId),
     /// The sporadic thread was released (or its release deferred).
     Released,
+    /// A message call's outcome.
+    Msg(MsgAnswer),
 }
 
 /// The answers that own heap values: rare (a join, a control operation, a failed spawn,

@@ -271,10 +271,10 @@ impl<C: Clock> Kernel<C> {
                 );
                 let body = t.body.take().expect("a new thread has its body");
                 let cpu = t.cpu;
-                let fast_held = t.fast_held.clone();
+                let shared = (t.fast_held.clone(), t.mail.clone());
                 let runtime = self.runtime;
                 t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                    job_loop::thread_main(y, first, (runtime, id, cpu), clocks, fast_held, body)
+                    job_loop::thread_main(y, first, (runtime, id, cpu), clocks, shared, body)
                 }));
                 true
             }
@@ -436,6 +436,7 @@ impl<C: Clock> Kernel<C> {
             }
             // Coming back to the loop is the point: it fires what is due and preempts.
             Plain::Checkpoint => {}
+            Plain::Msg(op) => self.handle_msg(c, id, op),
         }
     }
 

@@ -57,6 +57,7 @@ pub(crate) struct KernelSeed {
     verify: bool,
     direct_hand_off: bool,
     progress: Option<crate::config::ProgressHook>,
+    message_pool: usize,
 }
 
 impl KernelSeed {
@@ -94,6 +95,7 @@ impl KernelSeed {
             verify: config.verify,
             direct_hand_off: config.direct_hand_off,
             progress: config.progress.clone(),
+            message_pool: config.message_pool * cpu_count,
         }
     }
 
@@ -248,6 +250,7 @@ impl<C: Clock> Kernel<C> {
             remote_joins: Vec::new(),
             outbox: std::collections::VecDeque::new(),
             watch: None,
+            msg_pool: super::messages::MsgPool::new(seed.message_pool),
         };
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
@@ -307,6 +310,8 @@ impl<C: Clock> Kernel<C> {
             cpu_timer: None,
             held: Vec::with_capacity(4),
             fast_held: std::rc::Rc::new(std::cell::Cell::new(0)),
+            mail: std::rc::Rc::new(super::messages::MailCell::default()),
+            mbox: super::messages::Mailbox::new(spec.mailbox, spec.save_queues, spec.message_queue),
             quiet_reply: false,
             paid_block_cost: false,
             pending_unlock: None,

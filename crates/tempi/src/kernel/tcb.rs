@@ -12,6 +12,9 @@
 //! | `Blocked(Lock)` | waits for a lock, taken or refused by a ceiling | the lock handed over, a retry, its timeout; an abort or a kill only once it holds no other lock |
 //! | `Blocked(Cond)` | waits on a condition variable | a notification, its timeout, an abort, a kill |
 //! | `Blocked(Sem)` | waits for a semaphore unit | a unit handed over, its timeout, an abort, a kill |
+//! | `Blocked(Msg)` | waits in `read` for a message | a message, its timeout, an abort, a kill |
+//! | `Blocked(Reply)` | waits for the reply to its call | the reply, the call put away unanswered, an abort, a kill |
+//! | `Blocked(Handler)` | waits for a busy handler to answer its call | the handler's answer, an abort, a kill |
 //! | `Held` | would be ready, but its set is suspended (budget exhausted) | replenishment, leaving the set, a kill |
 //!
 //! A thread that ends has no state: its control block leaves its slot at once (`Kernel::exit`).
@@ -51,6 +54,13 @@ pub(crate) enum Wait {
     Cond(u32),
     /// Waits for a semaphore unit (kernel-local index); answered with a `SemAnswer`.
     Sem(u32),
+    /// Waits in `read` for a message; answered with a `MsgAnswer`.
+    Msg,
+    /// Waits for the reply to the call in this message slot; answered with a `MsgAnswer`.
+    Reply(u32),
+    /// Waits for a busy handler to answer its call (a token of the handler's queue); answered
+    /// with a `MsgAnswer`.
+    Handler(u32),
 }
 
 impl Wait {
@@ -62,7 +72,8 @@ impl Wait {
             Wait::Lock(_) => LockAnswer::Refused(LockError::Timeout).into(),
             Wait::Cond(_) => Answer::Settled(Settled::Cond(Ok(true))),
             Wait::Sem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
-            Wait::Join(_) | Wait::Spawn => return None,
+            Wait::Msg => Answer::Settled(Settled::Msg(Err(crate::message::MsgError::Timeout))),
+            Wait::Join(_) | Wait::Spawn | Wait::Reply(_) | Wait::Handler(_) => return None,
         })
     }
 }
@@ -118,6 +129,10 @@ pub(crate) struct Tcb {
     /// Locks taken through the fast path and not yet known to the kernel; shared with the
     /// thread's `Ctx`, which counts them.
     pub(crate) fast_held: std::rc::Rc<std::cell::Cell<u32>>,
+    /// Message fields between the thread and the kernel; shared with the thread's `Ctx`.
+    pub(crate) mail: std::rc::Rc<super::messages::MailCell>,
+    /// Its new queue, save queues and current message.
+    pub(crate) mbox: super::messages::Mailbox,
     /// The reply to the request just handled must not carry an interrupt (an unlock made
     /// from a destructor cannot unwind): one pending waits in `interrupt`.
     pub(crate) quiet_reply: bool,

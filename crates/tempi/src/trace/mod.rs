@@ -72,6 +72,10 @@ pub enum TraceKind {
     /// full ([`crate::ThreadSpec::release_queue`]); `arg` is the nominal release time. Counted
     /// in [`crate::ThreadStats::overflows`].
     ReleaseOverflow,
+    /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
+    /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
+    /// policy refused it (see [`crate::message::MsgError`]).
+    MessageRefused,
 }
 
 impl TraceKind {
@@ -99,6 +103,7 @@ impl TraceKind {
             TraceKind::LockReleased => "unlock",
             TraceKind::Inherit => "inherit",
             TraceKind::ReleaseOverflow => "release-overflow",
+            TraceKind::MessageRefused => "message-refused",
         }
     }
 }

@@ -121,6 +121,7 @@ pub fn to_json(out: &RunOutcome) -> String {
             }
             TraceKind::LockAcquired | TraceKind::LockReleased => (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg)),
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
+            TraceKind::MessageRefused => (tid(r.thread), format!(r#"{{"reason":{}}}"#, r.arg)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
         let name = match r.kind {

@@ -39,6 +39,30 @@ pub trait QueuePolicy: Send {
     fn name(&self) -> &str;
     /// The waiter's rank: higher is served first; equal ranks in arrival order.
     fn rank(&self, waiter: &SchedInfo) -> i64;
+    /// The rank of `msg` in the new queue of `receiver` (higher is read first, equal ranks in
+    /// arrival order), or `None` to refuse it: it cannot be served within its constraint, and
+    /// the sender gets [`crate::message::MsgError::Refused`]. By default every message ranks
+    /// the same: first come, first served.
+    ///
+    /// ```
+    /// use tempi::message::Message;
+    /// use tempi::policy::queue::QueuePolicy;
+    /// use tempi::policy::sched::SchedInfo;
+    /// /// Earliest constraint first; negative constraints refused.
+    /// struct Edf;
+    /// impl QueuePolicy for Edf {
+    ///     fn name(&self) -> &str { "edf-messages" }
+    ///     fn rank(&self, _: &SchedInfo) -> i64 { 0 }
+    ///     fn rank_message(&self, msg: &Message, _: &SchedInfo) -> Option<i64> {
+    ///         (msg.constraint >= 0).then(|| -msg.constraint)
+    ///     }
+    /// }
+    /// # let _ = tempi::ThreadSpec::new("s").message_queue(Edf);
+    /// ```
+    fn rank_message(&self, msg: &crate::message::Message, receiver: &SchedInfo) -> Option<i64> {
+        let _ = (msg, receiver);
+        Some(0)
+    }
 }
 
 /// Builds a queue policy: called once per semaphore created with the policy.

@@ -1,0 +1,190 @@
+//! The message calls of [`Ctx`]: send, call, reply, read, save, read_saved (see
+//! [`crate::message`] for the model and `messages.rs` for the mechanism).
+//!
+//! Must not: reach kernel state: the fields go through the thread's mail cell, the call
+//! through a request.
+
+use std::time::Duration;
+
+use super::calls::MsgCall;
+use super::ctx::Ctx;
+use super::protocol::MsgOp;
+use crate::message::{Message, MsgError, Read, Selection};
+use crate::thread::ThreadId;
+
+impl Ctx<'_> {
+    /// Send `msg` to thread `to` and go on: it joins `to`'s new queue (or wakes `to` if it
+    /// waits in [`Ctx::read`]). The sender is filled in. Fails with
+    /// [`MsgError::PoolFull`], [`MsgError::QueueFull`] or [`MsgError::Refused`] (each traced
+    /// as [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused)),
+    /// [`MsgError::NoSuchThread`], or [`MsgError::CrossCpu`] for a thread of another real-time
+    /// CPU.
+    ///
+    /// ```
+    /// use tempi::message::{Message, Read};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let r = rt.spawn(ThreadSpec::new("r"), |cx| {
+    ///     let m = cx.read(Read::Wait).unwrap();
+    ///     assert_eq!((m.id, m.value), (1, 2));
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("s"), move |cx| cx.send(r, Message::new(1, 2, 0)).unwrap()).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn send(&self, to: ThreadId, msg: Message) -> Result<(), MsgError> {
+        self.mail.msg.set(msg);
+        self.invoke(MsgCall(MsgOp::Send { to, call: false }))
+    }
+
+    /// Send `msg` to thread `to` and wait for its reply ([`Ctx::reply`]), which is returned.
+    /// Fails as [`Ctx::send`] does, with [`MsgError::CallSelf`] for a call to itself, and with
+    /// [`MsgError::Unanswered`] if the recipient put the message away without replying.
+    ///
+    /// ```
+    /// use tempi::message::{Message, Read};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let r = rt.spawn(ThreadSpec::new("r"), |cx| {
+    ///     let m = cx.read(Read::Wait).unwrap();
+    ///     cx.reply(Message::new(m.id, m.value + 1, 0)).unwrap();
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("c"), move |cx| {
+    ///     assert_eq!(cx.call(r, Message::new(0, 41, 0)).unwrap().value, 42);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn call(&self, to: ThreadId, msg: Message) -> Result<Message, MsgError> {
+        self.mail.msg.set(msg);
+        self.invoke(MsgCall(MsgOp::Send { to, call: true }))?;
+        Ok(self.mail.msg.get())
+    }
+
+    /// Answer the current message (the one last read) with these fields: a waiting caller gets
+    /// them as the result of its [`Ctx::call`]; the sender of an asynchronous message gets them
+    /// as a new message. [`MsgError::NoCurrent`] if there is no current message.
+    ///
+    /// ```
+    /// use tempi::message::{Message, MsgError};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     assert_eq!(cx.reply(Message::new(0, 0, 0)), Err(MsgError::NoCurrent));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn reply(&self, msg: Message) -> Result<(), MsgError> {
+        self.mail.msg.set(msg);
+        self.invoke(MsgCall(MsgOp::Reply))
+    }
+
+    /// Take the next message of the new queue; it becomes the current message (a previous
+    /// current message that was a call and was neither replied to nor saved is answered
+    /// [`MsgError::Unanswered`]). `mode` says whether to wait when the queue is empty.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::message::{MsgError, Read};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     assert_eq!(cx.read(Read::Poll), Err(MsgError::Empty));
+    ///     assert_eq!(cx.read(Read::Timeout(Duration::from_millis(3))), Err(MsgError::Timeout));
+    ///     assert_eq!(cx.now(), Time::from_millis(3));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn read(&self, mode: Read) -> Result<Message, MsgError> {
+        let (wait, deadline) = match mode {
+            Read::Wait => (true, None),
+            Read::Poll => (false, None),
+            Read::Timeout(d) => (true, Some(self.now().saturating_add(d))),
+        };
+        loop {
+            match self.invoke(MsgCall(MsgOp::Read { wait, deadline })) {
+                Ok(()) => return Ok(self.mail.msg.get()),
+                // Woken for a message of a ranked queue: take the queue's head now.
+                Err(MsgError::Empty) if wait => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Put the current message into save queue `queue` (0 is the first), with `id`, `value`
+    /// and `constraint` rewritten from `fields` (its sender is kept). A caller waiting for
+    /// it keeps waiting: saving a call and serving it later is how a thread makes a caller
+    /// wait for a condition.
+    ///
+    /// ```
+    /// use tempi::message::{Message, Read, Selection};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let r = rt.spawn(ThreadSpec::new("r"), |cx| {
+    ///     let m = cx.read(Read::Wait).unwrap();
+    ///     cx.save(0, m).unwrap();
+    ///     let m = cx.read_saved(0, Selection::any().id(9)).unwrap();
+    ///     cx.reply(m).unwrap();
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("c"), move |cx| {
+    ///     assert_eq!(cx.call(r, Message::new(9, 1, 0)).unwrap().id, 9);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn save(&self, queue: usize, fields: Message) -> Result<(), MsgError> {
+        let q = u32::try_from(queue).map_err(|_| MsgError::NoSuchSaveQueue(queue))?;
+        self.mail.msg.set(fields);
+        self.invoke(MsgCall(MsgOp::Save(q)))
+    }
+
+    /// Take the first message of save queue `queue` that matches `selection` (the queue is
+    /// ordered by value); it becomes the current message. [`MsgError::NoMatch`] if none does.
+    ///
+    /// ```
+    /// use tempi::message::{MsgError, Selection};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     assert_eq!(cx.read_saved(0, Selection::any()), Err(MsgError::NoMatch));
+    ///     assert_eq!(cx.read_saved(4, Selection::any()), Err(MsgError::NoSuchSaveQueue(4)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn read_saved(&self, queue: usize, selection: Selection) -> Result<Message, MsgError> {
+        let q = u32::try_from(queue).map_err(|_| MsgError::NoSuchSaveQueue(queue))?;
+        self.mail.sel.set(selection);
+        self.invoke(MsgCall(MsgOp::ReadSaved(q)))?;
+        Ok(self.mail.msg.get())
+    }
+
+    /// Wait for a busy handler to answer the call queued with `token`.
+    pub(crate) fn handler_await(&self, token: u32) -> Result<Message, MsgError> {
+        self.invoke(MsgCall(MsgOp::AwaitHandler { token }))?;
+        Ok(self.mail.msg.get())
+    }
+
+    /// A handler running on this thread's stack answers `caller`'s queued call `token` with
+    /// `reply` (`None`: unanswered).
+    pub(crate) fn handler_answer(&self, caller: ThreadId, token: u32, reply: Option<Message>) {
+        if let Some(m) = reply {
+            self.mail.msg.set(m);
+        }
+        let _ = self.invoke(MsgCall(MsgOp::AnswerCaller { caller, token, answered: reply.is_some() }));
+    }
+
+    /// Whether this thread runs on a real-time dispatcher (one kernel per CPU).
+    pub(crate) fn real_time(&self) -> bool {
+        self.real_clock.is_some()
+    }
+
+    /// [`Ctx::read`] with a timeout; a shorthand for `read(Read::Timeout(d))`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| assert!(cx.read_timeout(Duration::from_millis(1)).is_err())).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn read_timeout(&self, d: Duration) -> Result<Message, MsgError> {
+        self.read(Read::Timeout(d))
+    }
+}

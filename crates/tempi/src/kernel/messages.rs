@@ -1,0 +1,369 @@
+//! Message passing: the kernel's pool of messages, each thread's new queue and save queues,
+//! and the calls on them (send, call, reply, read, save, read_saved).
+//!
+//! A message lives in a slot of the kernel's pool from its send until it is replied to, read
+//! past or dropped with its queue; queues hold slot numbers. The pool and every queue are sized
+//! before they are used (the pool in `Kernel::new`, a thread's queues when it is created), so
+//! no call here allocates. Message fields cross between a thread and its kernel through the
+//! [`MailCell`] both share (as the fast-path lock count does), so requests and answers stay
+//! small and `Copy`.
+//!
+//! Readings: a call's message stays with its recipient until replied to; if the recipient puts
+//! it away some other way (reads the next message, its invocation ends, it ends) the caller is
+//! answered `Unanswered` rather than left waiting. `reply` to an asynchronous message sends the
+//! reused message back to its sender asynchronously. A save queue is ordered by `value`, ties
+//! in the order saved.
+//!
+//! Must not: rank messages itself (the recipient's queue policy does), or wake a thread by any
+//! path but `wake_from_wait`.
+
+use std::cell::Cell;
+
+use super::protocol::{Answer, MsgAnswer, MsgOp, Settled};
+use super::tcb::{State, Wait};
+use super::Kernel;
+use crate::clock::Clock;
+use crate::message::{Message, MsgError, Selection};
+use crate::policy::queue::QueuePolicy;
+use crate::thread::ThreadId;
+use crate::time::Time;
+use crate::trace::TraceKind;
+
+/// What a thread and its kernel exchange message fields through: the message sent, replied or
+/// saved (thread to kernel), the message read or the reply (kernel to thread), and a
+/// selection.
+#[derive(Default)]
+pub(crate) struct MailCell {
+    pub(crate) msg: Cell<Message>,
+    pub(crate) sel: Cell<Selection>,
+}
+
+/// One message of the pool, with what orders it in the queue it is in.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct MsgSlot {
+    msg: Message,
+    /// Rank given by the recipient's queue policy (higher first).
+    rank: i64,
+    /// Arrival or save order, for ties.
+    seq: u64,
+}
+
+/// The kernel's pool of messages: slots and a free list, both sized once.
+pub(crate) struct MsgPool {
+    slots: Vec<MsgSlot>,
+    free: Vec<u32>,
+    seq: u64,
+}
+
+impl MsgPool {
+    pub(crate) fn new(n: usize) -> MsgPool {
+        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0 }
+    }
+    fn take(&mut self, msg: Message) -> Option<u32> {
+        let s = self.free.pop()?;
+        self.seq += 1;
+        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq };
+        Some(s)
+    }
+    fn give_back(&mut self, s: u32) {
+        self.free.push(s);
+    }
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+}
+
+/// A thread's queues: the new queue (ranked by its policy), its save queues (ordered by
+/// value) and the message it is working on.
+pub(crate) struct Mailbox {
+    /// Slots, sorted so the next to read is first.
+    new: Vec<u32>,
+    saves: Vec<Vec<u32>>,
+    cap: usize,
+    policy: Option<Box<dyn QueuePolicy>>,
+    /// The message last read, until it is replied to, saved or read past.
+    current: Option<u32>,
+}
+
+impl Mailbox {
+    pub(crate) fn new(cap: usize, save_queues: usize, policy: Option<Box<dyn QueuePolicy>>) -> Mailbox {
+        Mailbox {
+            new: Vec::with_capacity(cap),
+            saves: (0..save_queues).map(|_| Vec::with_capacity(cap)).collect(),
+            cap,
+            policy,
+            current: None,
+        }
+    }
+}
+
+/// The `arg` of a `MessageRefused` record.
+fn refusal_code(e: MsgError) -> u64 {
+    match e {
+        MsgError::PoolFull => 0,
+        MsgError::QueueFull => 1,
+        _ => 2,
+    }
+}
+
+impl<C: Clock> Kernel<C> {
+    /// Handle the message call `op` of thread `id`, running on CPU `c`.
+    pub(crate) fn handle_msg(&mut self, c: usize, id: ThreadId, op: MsgOp) {
+        let answer = match op {
+            MsgOp::Send { to, call } => self.msg_send(c, id, to, call),
+            MsgOp::Reply => Some(self.msg_reply(id)),
+            MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
+            MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
+            MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),
+            MsgOp::AwaitHandler { token } => {
+                self.block_in(c, id, Wait::Handler(token), None);
+                None
+            }
+            MsgOp::AnswerCaller { caller, token, answered } => {
+                self.answer_handler_caller(id, caller, token, answered);
+                Some(Ok(()))
+            }
+        };
+        if let Some(a) = answer {
+            self.tcb(id).set_answer(Answer::Settled(Settled::Msg(a)));
+        }
+    }
+
+    fn mail_msg(&mut self, id: ThreadId) -> Message {
+        self.tcb(id).mail.msg.get()
+    }
+
+    /// Send the message in `id`'s mail cell to `to` (`call`: and wait for the reply). Returns
+    /// the answer, or `None` when the caller now waits.
+    pub(crate) fn msg_send(&mut self, c: usize, id: ThreadId, to: ThreadId, call: bool) -> Option<MsgAnswer> {
+        if call && to == id {
+            return Some(Err(MsgError::CallSelf));
+        }
+        if self.local(to).is_none() {
+            return Some(Err(match self.remote_cpu(to) {
+                Some(cpu) => MsgError::CrossCpu { from: self.cpus[c].index, to: cpu },
+                None => MsgError::NoSuchThread(to),
+            }));
+        }
+        let mut msg = self.mail_msg(id);
+        msg.from = Some(id);
+        msg.expects_reply = call;
+        let Some(s) = self.msg_pool.take(msg) else {
+            return Some(Err(self.refuse(id, MsgError::PoolFull)));
+        };
+        if let Err(e) = self.deliver(to, s) {
+            self.msg_pool.give_back(s);
+            return Some(Err(self.refuse(id, e)));
+        }
+        if call {
+            self.block_in(c, id, Wait::Reply(s), None);
+            return None;
+        }
+        Some(Ok(()))
+    }
+
+    /// A message call of `id` failed with `e`: traced, and returned.
+    fn refuse(&mut self, id: ThreadId, e: MsgError) -> MsgError {
+        self.trace_thread(id, TraceKind::MessageRefused, refusal_code(e));
+        e
+    }
+
+    /// Put slot `s` into `to`'s new queue, or hand it to `to` at once if it waits in `read`.
+    fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
+        let i = self.local(to).expect("recipient is live");
+        let t = self.slots[i].as_mut().expect("live slot");
+        let msg = self.msg_pool.slots[s as usize].msg;
+        let rank = match &t.mbox.policy {
+            Some(p) => p.rank_message(&msg, &t.sched).ok_or(MsgError::Refused)?,
+            None => 0,
+        };
+        let waiting = t.state == State::Blocked(Wait::Msg);
+        if waiting && t.mbox.policy.is_none() {
+            // First come, first served: the message it waits for is this one.
+            debug_assert!(t.mbox.new.is_empty());
+            t.mbox.current = Some(s);
+            t.mail.msg.set(msg);
+            t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+            self.wake_from_wait(to);
+            return Ok(());
+        }
+        if t.mbox.new.len() >= t.mbox.cap {
+            return Err(MsgError::QueueFull);
+        }
+        self.msg_pool.slots[s as usize].rank = rank;
+        let slots = &self.msg_pool.slots;
+        let key = |x: u32| {
+            let m = &slots[x as usize];
+            (std::cmp::Reverse(m.rank), m.seq)
+        };
+        let k = key(s);
+        let at = t.mbox.new.partition_point(|&x| key(x) < k);
+        t.mbox.new.insert(at, s);
+        if waiting {
+            // A ranked queue: the reader takes its head when it runs (a more urgent message
+            // may come first), so its read is answered `Empty`, which `Ctx::read` asks again.
+            t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
+            self.wake_from_wait(to);
+        }
+        Ok(())
+    }
+
+    /// Put `id`'s current message away: a call not answered is answered `Unanswered`.
+    fn retire_current(&mut self, id: ThreadId) {
+        if let Some(s) = self.tcb(id).mbox.current.take() {
+            self.drop_msg(s);
+        }
+    }
+
+    /// Slot `s` leaves every queue: its caller, if one still waits for it, is answered
+    /// `Unanswered`; the slot goes back to the pool.
+    fn drop_msg(&mut self, s: u32) {
+        let msg = self.msg_pool.slots[s as usize].msg;
+        if let Some(caller) = msg.from.filter(|_| msg.expects_reply) {
+            if self.local(caller).is_some() && self.tcb(caller).state == State::Blocked(Wait::Reply(s)) {
+                self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Unanswered))));
+                self.wake_from_wait(caller);
+            }
+        }
+        self.msg_pool.give_back(s);
+    }
+
+    /// `id` replies to its current message with the fields in its mail cell.
+    pub(crate) fn msg_reply(&mut self, id: ThreadId) -> MsgAnswer {
+        let Some(s) = self.tcb(id).mbox.current else { return Err(MsgError::NoCurrent) };
+        let mut reply = self.mail_msg(id);
+        let original = self.msg_pool.slots[s as usize].msg;
+        reply.from = Some(id);
+        reply.expects_reply = false;
+        let Some(sender) = original.from else { return Err(MsgError::NoCurrent) };
+        self.tcb(id).mbox.current = None;
+        if original.expects_reply {
+            if self.local(sender).is_some() && self.tcb(sender).state == State::Blocked(Wait::Reply(s)) {
+                let t = self.tcb(sender);
+                t.mail.msg.set(reply);
+                t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+                self.wake_from_wait(sender);
+            }
+            // A caller that no longer waits (aborted, killed) gets nothing.
+            self.msg_pool.give_back(s);
+            return Ok(());
+        }
+        // A reply to an asynchronous message goes back as an asynchronous message, in the
+        // same slot.
+        if self.local(sender).is_none() {
+            self.msg_pool.give_back(s);
+            return Err(MsgError::NoSuchThread(sender));
+        }
+        self.msg_pool.slots[s as usize].msg = reply;
+        self.msg_pool.slots[s as usize].seq = self.msg_pool.next_seq();
+        if let Err(e) = self.deliver(sender, s) {
+            self.msg_pool.give_back(s);
+            return Err(self.refuse(id, e));
+        }
+        Ok(())
+    }
+
+    /// `id` reads the next message of its new queue (waiting until `deadline`, if `wait`).
+    /// Returns the answer, or `None` when it now waits.
+    pub(crate) fn msg_read(&mut self, c: usize, id: ThreadId, wait: bool, deadline: Option<Time>) -> Option<MsgAnswer> {
+        self.retire_current(id);
+        let t = self.tcb(id);
+        if !t.mbox.new.is_empty() {
+            let s = t.mbox.new.remove(0);
+            t.mbox.current = Some(s);
+            let msg = self.msg_pool.slots[s as usize].msg;
+            self.tcb(id).mail.msg.set(msg);
+            return Some(Ok(()));
+        }
+        if !wait {
+            return Some(Err(MsgError::Empty));
+        }
+        if deadline.is_some_and(|d| d <= self.now) {
+            return Some(Err(MsgError::Timeout));
+        }
+        self.block_in(c, id, Wait::Msg, deadline);
+        None
+    }
+
+    /// `id` saves its current message in save queue `q`, with the fields in its mail cell
+    /// (the sender is kept).
+    pub(crate) fn msg_save(&mut self, id: ThreadId, q: usize) -> MsgAnswer {
+        let fields = self.mail_msg(id);
+        let t = self.tcb(id);
+        let Some(s) = t.mbox.current else { return Err(MsgError::NoCurrent) };
+        let Some(queue) = t.mbox.saves.get(q) else { return Err(MsgError::NoSuchSaveQueue(q)) };
+        if queue.len() >= t.mbox.cap {
+            return Err(MsgError::QueueFull);
+        }
+        t.mbox.current = None;
+        let seq = self.msg_pool.next_seq();
+        let slot = &mut self.msg_pool.slots[s as usize];
+        slot.msg.id = fields.id;
+        slot.msg.value = fields.value;
+        slot.msg.constraint = fields.constraint;
+        slot.seq = seq;
+        let slots = &self.msg_pool.slots;
+        let key = |x: u32| (slots[x as usize].msg.value, slots[x as usize].seq);
+        let k = key(s);
+        let i = self.local(id).expect("live thread");
+        let queue = &mut self.slots[i].as_mut().expect("live slot").mbox.saves[q];
+        let at = queue.partition_point(|&x| key(x) < k);
+        queue.insert(at, s);
+        Ok(())
+    }
+
+    /// `id` takes the first message of save queue `q` matching the selection in its mail
+    /// cell; it becomes the current message.
+    pub(crate) fn msg_read_saved(&mut self, id: ThreadId, q: usize) -> MsgAnswer {
+        let sel = self.tcb(id).mail.sel.get();
+        let i = self.local(id).expect("live thread");
+        let t = self.slots[i].as_mut().expect("live slot");
+        let Some(queue) = t.mbox.saves.get(q) else { return Err(MsgError::NoSuchSaveQueue(q)) };
+        let slots = &self.msg_pool.slots;
+        let Some(at) = queue.iter().position(|&x| sel.matches(&slots[x as usize].msg)) else {
+            return Err(MsgError::NoMatch);
+        };
+        let s = self.tcb(id).mbox.saves[q].remove(at);
+        self.retire_current(id);
+        let msg = self.msg_pool.slots[s as usize].msg;
+        let t = self.tcb(id);
+        t.mbox.current = Some(s);
+        t.mail.msg.set(msg);
+        Ok(())
+    }
+
+    /// A handler running on `id`'s stack answers `caller`, waiting for its queued call
+    /// `token`: with the message in `id`'s mail cell, or `Unanswered`. A caller that no longer
+    /// waits for it (aborted, killed) gets nothing.
+    fn answer_handler_caller(&mut self, id: ThreadId, caller: ThreadId, token: u32, answered: bool) {
+        if self.local(caller).is_none() || self.tcb(caller).state != State::Blocked(Wait::Handler(token)) {
+            return;
+        }
+        let answer = if answered {
+            let mut reply = self.mail_msg(id);
+            reply.expects_reply = false;
+            self.tcb(caller).mail.msg.set(reply);
+            Ok(())
+        } else {
+            Err(MsgError::Unanswered)
+        };
+        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.wake_from_wait(caller);
+    }
+
+    /// Thread `id` ends: every message it holds goes back to the pool and every caller
+    /// waiting on one is answered `Unanswered`.
+    pub(crate) fn close_mailbox(&mut self, id: ThreadId) {
+        self.retire_current(id);
+        while let Some(s) = self.tcb(id).mbox.new.pop() {
+            self.drop_msg(s);
+        }
+        let queues = self.tcb(id).mbox.saves.len();
+        for q in 0..queues {
+            while let Some(s) = self.tcb(id).mbox.saves[q].pop() {
+                self.drop_msg(s);
+            }
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Handlers: message receivers without a stack of their own.
+//!
+//! An idle handler runs at once on the stack of the thread that sends or calls it, inside that
+//! thread's coroutine, so invoking it costs a function call, not a switch; before giving the
+//! stack back it serves every message that was queued for it meanwhile. A busy handler (running
+//! on another thread's stack, which was preempted at a runtime call inside it) queues the
+//! message: a sender goes on, a caller waits in its kernel until the handler, draining its
+//! queue, answers. A handler is non-reentrant, runs at the urgency of the thread whose stack it
+//! borrows, and never blocks: its [`HandlerCtx`] offers no waiting call, and calling a busy
+//! handler from a handler fails with [`MsgError::WouldBlock`].
+//!
+//! Owns the handler's state (busy flag, bounded queue, function); the kernel only parks and
+//! wakes the callers of a busy handler. Must not: reach kernel state.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::{Message, MsgError};
+use crate::kernel::Ctx;
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
+
+/// Tokens pairing a queued call with the caller waiting for it, unique in the process (up to
+/// wrap-around), so a stale answer never wakes a later call.
+static TOKENS: AtomicU32 = AtomicU32::new(1);
+
+/// A message queued while the handler was busy.
+struct Pending {
+    msg: Message,
+    /// The waiting caller and its token, for a call.
+    caller: Option<(ThreadId, u32)>,
+}
+
+struct Inner {
+    name: String,
+    cpu: usize,
+    busy: AtomicBool,
+    f: Mutex<HandlerFn>,
+    pending: Mutex<VecDeque<Pending>>,
+    cap: usize,
+}
+
+/// A handler: a function invoked per message on the stack of the thread that sends it (see
+/// the module docs). Cloning gives another handle on the same handler.
+///
+/// ```
+/// use std::sync::atomic::{AtomicI64, Ordering};
+/// use std::sync::Arc;
+/// use tempi::message::{Handler, Message};
+/// use tempi::{Runtime, ThreadSpec};
+///
+/// // A counter as a monitor: `add` messages, and calls that read it.
+/// let total = Arc::new(AtomicI64::new(0));
+/// let t = total.clone();
+/// let counter = Handler::new("counter", 0, 8, move |hcx, m| {
+///     let now = t.fetch_add(m.value, Ordering::Relaxed) + m.value;
+///     if m.expects_reply {
+///         hcx.reply(Message::new(m.id, now, 0));
+///     }
+/// });
+/// let mut rt = Runtime::simulated(1);
+/// let c = counter.clone();
+/// rt.spawn(ThreadSpec::new("t"), move |cx| {
+///     c.send(cx, Message::new(0, 5, 0)).unwrap();
+///     assert_eq!(c.call(cx, Message::new(0, 2, 0)).unwrap().value, 7);
+/// }).unwrap();
+/// rt.run().unwrap();
+/// assert_eq!(total.load(Ordering::Relaxed), 7);
+/// ```
+#[derive(Clone)]
+pub struct Handler {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Handler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handler").field("name", &self.inner.name).field("cpu", &self.inner.cpu).finish_non_exhaustive()
+    }
+}
+
+/// Clears the busy flag when the handler's stack frame ends, also by an unwind.
+struct Busy<'a>(&'a AtomicBool);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Handler {
+    /// A handler named `name` for the threads of CPU `cpu` (in real time only they may invoke
+    /// it; virtual time has one kernel for every CPU and no such limit), whose queue holds
+    /// `capacity` messages while it is busy (sized now: queuing never allocates), running `f`
+    /// once per message.
+    ///
+    /// ```
+    /// let h = tempi::message::Handler::new("noop", 0, 4, |_hcx, _m| {});
+    /// assert_eq!(h.name(), "noop");
+    /// ```
+    pub fn new(
+        name: impl Into<String>,
+        cpu: usize,
+        capacity: usize,
+        f: impl FnMut(&HandlerCtx<'_, '_>, Message) + Send + 'static,
+    ) -> Handler {
+        Handler {
+            inner: Arc::new(Inner {
+                name: name.into(),
+                cpu,
+                busy: AtomicBool::new(false),
+                f: Mutex::new(Box::new(f)),
+                pending: Mutex::new(VecDeque::with_capacity(capacity)),
+                cap: capacity,
+            }),
+        }
+    }
+
+    /// Its name.
+    ///
+    /// ```
+    /// assert_eq!(tempi::message::Handler::new("h", 0, 1, |_, _| {}).name(), "h");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Whether it is running now (on some thread's stack).
+    ///
+    /// ```
+    /// assert!(!tempi::message::Handler::new("h", 0, 1, |_, _| {}).is_busy());
+    /// ```
+    pub fn is_busy(&self) -> bool {
+        self.inner.busy.load(Ordering::Acquire)
+    }
+
+    /// Send `msg` asynchronously: an idle handler runs it now on this stack (and drains its
+    /// queue), a busy one queues it ([`MsgError::QueueFull`] if its queue is full).
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("h", 0, 1, |hcx, m| assert_eq!(m.from, Some(hcx.invoker())));
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| h.send(cx, Message::new(1, 2, 3)).unwrap()).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn send(&self, cx: &Ctx<'_>, msg: Message) -> Result<(), MsgError> {
+        self.invoke(cx, msg, false, false).map(|_| ())
+    }
+
+    /// Call with `msg` and return the handler's reply ([`HandlerCtx::reply`]): at once from an
+    /// idle handler, which runs on this stack; from a busy one, once it has served the call
+    /// from its queue (this thread waits). [`MsgError::Unanswered`] if the handler did not
+    /// reply.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("square", 0, 1, |hcx, m| hcx.reply(Message::new(0, m.value * m.value, 0)));
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| assert_eq!(h.call(cx, Message::new(0, 9, 0)).unwrap().value, 81)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn call(&self, cx: &Ctx<'_>, msg: Message) -> Result<Message, MsgError> {
+        self.invoke(cx, msg, true, false).and_then(|r| r.ok_or(MsgError::Unanswered))
+    }
+
+    /// Invoke the handler for `msg` (a call if `call`), from a handler if `nested`.
+    fn invoke(&self, cx: &Ctx<'_>, mut msg: Message, call: bool, nested: bool) -> Result<Option<Message>, MsgError> {
+        let h = &*self.inner;
+        if cx.real_time() && cx.cpu() != h.cpu {
+            return Err(MsgError::CrossCpu { from: cx.cpu(), to: h.cpu });
+        }
+        msg.from = Some(cx.id());
+        msg.expects_reply = call;
+        if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+            let _busy = Busy(&h.busy);
+            let reply = self.run_one(cx, msg);
+            self.drain(cx);
+            return Ok(reply);
+        }
+        if call && nested {
+            return Err(MsgError::WouldBlock);
+        }
+        let mut queue = locked(&h.pending);
+        if queue.len() >= h.cap {
+            return Err(MsgError::QueueFull);
+        }
+        if !call {
+            queue.push_back(Pending { msg, caller: None });
+            return Ok(None);
+        }
+        let token = TOKENS.fetch_add(1, Ordering::Relaxed);
+        queue.push_back(Pending { msg, caller: Some((cx.id(), token)) });
+        drop(queue);
+        // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
+        // serve the call first.
+        cx.handler_await(token).map(Some)
+    }
+
+    /// Run the function for `msg`; returns its reply to a call. A reply to a message that was
+    /// sent is sent back to its sender (a thread) asynchronously.
+    fn run_one(&self, cx: &Ctx<'_>, msg: Message) -> Option<Message> {
+        let hcx = HandlerCtx { cx, reply: Cell::new(None) };
+        (locked(&self.inner.f))(&hcx, msg);
+        let reply = hcx.reply.take();
+        match (reply, msg.expects_reply, msg.from) {
+            (Some(r), false, Some(from)) => {
+                // Errors are traced by the kernel; the handler has nobody to give them to.
+                let _ = cx.send(from, r);
+                None
+            }
+            (reply, _, _) => reply,
+        }
+    }
+
+    /// Serve every message queued while the handler was busy, answering waiting callers.
+    fn drain(&self, cx: &Ctx<'_>) {
+        loop {
+            let next = locked(&self.inner.pending).pop_front();
+            let Some(p) = next else { return };
+            let reply = self.run_one(cx, p.msg);
+            if let Some((caller, token)) = p.caller {
+                cx.handler_answer(caller, token, reply);
+            }
+        }
+    }
+}
+
+/// What a handler's function receives: the non-blocking calls of the thread whose stack it
+/// runs on. There is no call that waits: a handler never blocks.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::message::{Handler, Message};
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let h = Handler::new("h", 0, 1, |hcx, _m| {
+///     hcx.work(Duration::from_millis(2));
+///     hcx.reply(Message::new(0, hcx.now().as_nanos() as i64, 0));
+/// });
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("t"), move |cx| {
+///     assert_eq!(h.call(cx, Message::new(0, 0, 0)).unwrap().value, 2_000_000);
+///     assert_eq!(cx.now(), Time::from_millis(2));
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+pub struct HandlerCtx<'h, 'c> {
+    cx: &'h Ctx<'c>,
+    reply: Cell<Option<Message>>,
+}
+
+impl HandlerCtx<'_, '_> {
+    /// The thread whose stack the handler runs on.
+    ///
+    /// ```
+    /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.invoker(); });
+    /// ```
+    pub fn invoker(&self) -> ThreadId {
+        self.cx.id()
+    }
+    /// The current time.
+    ///
+    /// ```
+    /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.now(); });
+    /// ```
+    pub fn now(&self) -> Time {
+        self.cx.now()
+    }
+    /// Spend CPU time (virtual time) or mark a preemption point after it (real time), as
+    /// [`Ctx::work`]: the invoking thread may be preempted here, and the handler stays busy.
+    ///
+    /// ```
+    /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| hcx.work(std::time::Duration::from_micros(5)));
+    /// ```
+    pub fn work(&self, d: Duration) {
+        self.cx.work(d);
+    }
+    /// Answer the current message: the reply a caller gets, or, for a message that was sent,
+    /// a message sent back to its sender.
+    ///
+    /// ```
+    /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, m| hcx.reply(m));
+    /// ```
+    pub fn reply(&self, msg: Message) {
+        self.reply.set(Some(msg));
+    }
+    /// Send `msg` to a thread, as [`Ctx::send`] (it never waits).
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// # let mut rt = Runtime::simulated(1);
+    /// # let p = rt.spawn(ThreadSpec::new("p"), |_| {}).unwrap();
+    /// let _ = tempi::message::Handler::new("h", 0, 1, move |hcx, m| { let _ = hcx.send(p, m); });
+    /// ```
+    pub fn send(&self, to: ThreadId, msg: Message) -> Result<(), MsgError> {
+        self.cx.send(to, msg)
+    }
+    /// Send `msg` to another handler: run at once if idle, queued if busy.
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// let inner = Handler::new("inner", 0, 1, |_, _| {});
+    /// let _ = Handler::new("outer", 0, 1, move |hcx, m| { let _ = hcx.send_handler(&inner, m); });
+    /// ```
+    pub fn send_handler(&self, h: &Handler, msg: Message) -> Result<(), MsgError> {
+        h.invoke(self.cx, msg, false, true).map(|_| ())
+    }
+    /// Call another handler, which runs at once on this stack if idle; a busy one (this
+    /// handler itself included) fails with [`MsgError::WouldBlock`]: a handler never waits.
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// let inner = Handler::new("inner", 0, 1, |hcx, m| hcx.reply(m));
+    /// let _ = Handler::new("outer", 0, 1, move |hcx, m| { let _ = hcx.call_handler(&inner, m); });
+    /// ```
+    pub fn call_handler(&self, h: &Handler, msg: Message) -> Result<Message, MsgError> {
+        h.invoke(self.cx, msg, true, true).and_then(|r| r.ok_or(MsgError::Unanswered))
+    }
+}

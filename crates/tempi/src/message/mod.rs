@@ -1,0 +1,299 @@
+//! Messages between threads: what a message is, how it is read, selected and refused.
+//!
+//! Every thread has a *new queue* of incoming messages, ordered by a
+//! [`QueuePolicy`](crate::policy::queue::QueuePolicy) (first come, first served unless the
+//! thread's spec names another, see [`crate::ThreadSpec::message_queue`]), and a number of
+//! *save queues* for messages it puts aside ([`crate::ThreadSpec::save_queues`]). Messages come
+//! from a pool sized before the run ([`crate::Config::message_pool`]) and the queues are sized
+//! when the thread is created ([`crate::ThreadSpec::mailbox`]): sending never allocates, and a
+//! full pool or queue is an error to the sender and a
+//! [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record, never a
+//! silent drop.
+//!
+//! The calls are on [`Ctx`]: [`Ctx::send`] (asynchronous), [`Ctx::call`] (waits for the
+//! reply), [`Ctx::reply`], [`Ctx::read`], [`Ctx::save`] and [`Ctx::read_saved`]. A
+//! *process* is a thread whose body is called once per message ([`process`],
+//! [`crate::Runtime::spawn_process`]).
+//!
+//! This module owns the public types only; the mechanism is in the kernel. Must not: reach
+//! kernel state.
+//!
+//! ```
+//! use tempi::message::{process, Flow, Message};
+//! use tempi::{Runtime, ThreadSpec};
+//!
+//! let mut rt = Runtime::simulated(1);
+//! // A process that doubles what it is called with.
+//! let doubler = rt.spawn_process(ThreadSpec::new("doubler").priority(2), |cx, m| {
+//!     cx.reply(Message::new(m.id, m.value * 2, m.constraint)).unwrap();
+//!     Flow::Continue
+//! }).unwrap();
+//! rt.spawn(ThreadSpec::new("client").priority(1), move |cx| {
+//!     let answer = cx.call(doubler, Message::new(1, 21, 0)).unwrap();
+//!     assert_eq!((answer.from, answer.value), (Some(doubler), 42));
+//!     cx.kill(doubler).unwrap();
+//! }).unwrap();
+//! rt.run().unwrap();
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::kernel::Ctx;
+use crate::thread::ThreadId;
+
+mod handler;
+
+pub use handler::{Handler, HandlerCtx};
+
+/// A message: its sender and three words whose meaning the application chooses. `id` and
+/// `value` are read by the recipient only; `constraint` (a deadline, for example) may also be
+/// read by the recipient's queue policy.
+///
+/// ```
+/// let m = tempi::message::Message::new(7, 100, 0);
+/// assert_eq!((m.id, m.value, m.constraint, m.from), (7, 100, 0, None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Message {
+    /// Who sent it: set by the runtime on every send (`None` only in a message not sent yet).
+    pub from: Option<ThreadId>,
+    /// What is asked (the application's own code).
+    pub id: i64,
+    /// The argument or the answer.
+    pub value: i64,
+    /// A scheduling constraint, such as an absolute deadline in ns.
+    pub constraint: i64,
+    /// The sender waits for a reply ([`Ctx::call`]); set by the runtime.
+    pub expects_reply: bool,
+}
+
+impl Message {
+    /// A message with these fields, not sent yet.
+    ///
+    /// ```
+    /// assert_eq!(tempi::message::Message::new(1, 2, 3).value, 2);
+    /// ```
+    pub const fn new(id: i64, value: i64, constraint: i64) -> Message {
+        Message { from: None, id, value, constraint, expects_reply: false }
+    }
+}
+
+/// How [`Ctx::read`] waits when the new queue is empty.
+///
+/// ```
+/// use std::time::Duration;
+/// let _ = tempi::message::Read::Timeout(Duration::from_millis(2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// Wait until a message arrives.
+    Wait,
+    /// Do not wait: [`MsgError::Empty`] if there is none.
+    Poll,
+    /// Wait at most this long: [`MsgError::Timeout`] if none came.
+    Timeout(Duration),
+}
+
+/// Which saved message [`Ctx::read_saved`] takes: the fields given must match, the others are
+/// ignored. Among the matching messages the one with the smallest `value` is taken (a save
+/// queue is ordered by value), the earliest saved among equal values.
+///
+/// ```
+/// let any = tempi::message::Selection::any();
+/// let sevens = tempi::message::Selection::any().id(7).value(3);
+/// assert_ne!(any, sevens);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// Match the sender.
+    pub from: Option<ThreadId>,
+    /// Match the id.
+    pub id: Option<i64>,
+    /// Match the value.
+    pub value: Option<i64>,
+    /// Match the constraint.
+    pub constraint: Option<i64>,
+}
+
+impl Selection {
+    /// Every message matches.
+    ///
+    /// ```
+    /// assert!(tempi::message::Selection::any().matches(&tempi::message::Message::new(1, 2, 3)));
+    /// ```
+    pub const fn any() -> Selection {
+        Selection { from: None, id: None, value: None, constraint: None }
+    }
+    /// Only messages from `t`.
+    ///
+    /// ```
+    /// # use tempi::{Runtime, ThreadSpec};
+    /// # let mut rt = Runtime::simulated(1);
+    /// # let t = rt.spawn(ThreadSpec::new("t"), |_| {}).unwrap();
+    /// let s = tempi::message::Selection::any().from(t);
+    /// assert!(!s.matches(&tempi::message::Message::new(1, 2, 3)));
+    /// ```
+    pub const fn from(mut self, t: ThreadId) -> Selection {
+        self.from = Some(t);
+        self
+    }
+    /// Only messages with this id.
+    ///
+    /// ```
+    /// assert!(!tempi::message::Selection::any().id(2).matches(&tempi::message::Message::new(1, 2, 3)));
+    /// ```
+    pub const fn id(mut self, id: i64) -> Selection {
+        self.id = Some(id);
+        self
+    }
+    /// Only messages with this value.
+    ///
+    /// ```
+    /// assert!(tempi::message::Selection::any().value(2).matches(&tempi::message::Message::new(1, 2, 3)));
+    /// ```
+    pub const fn value(mut self, value: i64) -> Selection {
+        self.value = Some(value);
+        self
+    }
+    /// Only messages with this constraint.
+    ///
+    /// ```
+    /// assert!(tempi::message::Selection::any().constraint(3).matches(&tempi::message::Message::new(1, 2, 3)));
+    /// ```
+    pub const fn constraint(mut self, constraint: i64) -> Selection {
+        self.constraint = Some(constraint);
+        self
+    }
+    /// Whether `m` matches every field given.
+    ///
+    /// ```
+    /// use tempi::message::{Message, Selection};
+    /// assert!(Selection::any().id(1).constraint(3).matches(&Message::new(1, 2, 3)));
+    /// ```
+    pub fn matches(&self, m: &Message) -> bool {
+        (self.from.is_none() || self.from == m.from)
+            && self.id.is_none_or(|v| v == m.id)
+            && self.value.is_none_or(|v| v == m.value)
+            && self.constraint.is_none_or(|v| v == m.constraint)
+    }
+}
+
+/// Why a message call failed.
+///
+/// ```
+/// assert!(tempi::message::MsgError::PoolFull.to_string().contains("pool"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MsgError {
+    /// Every message of the pool is in use ([`crate::Config::message_pool`]); traced as
+    /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) with `arg` 0.
+    PoolFull,
+    /// The recipient's new queue (or the save queue) is full ([`crate::ThreadSpec::mailbox`]);
+    /// traced with `arg` 1.
+    QueueFull,
+    /// The recipient's queue policy refused the message (it cannot be served within its
+    /// constraint); traced with `arg` 2.
+    Refused,
+    /// No live thread has this id (it ended, or never existed).
+    NoSuchThread(ThreadId),
+    /// A thread called itself: it would wait for its own reply forever.
+    CallSelf,
+    /// The recipient runs on another real-time CPU; messages stay on their CPU in real time
+    /// (virtual time has no such limit).
+    CrossCpu {
+        /// The CPU of the sender.
+        from: usize,
+        /// The CPU of the recipient.
+        to: usize,
+    },
+    /// [`Read::Poll`] found the new queue empty.
+    Empty,
+    /// [`Read::Timeout`] ran out.
+    Timeout,
+    /// `reply` or `save` with no current message (none read yet, or it was already replied
+    /// to or saved).
+    NoCurrent,
+    /// No saved message matches the selection.
+    NoMatch,
+    /// The save queue named does not exist ([`crate::ThreadSpec::save_queues`]).
+    NoSuchSaveQueue(usize),
+    /// The recipient put the call's message away without replying (it read another, or its
+    /// invocation ended), or ended with the call in one of its queues.
+    Unanswered,
+    /// The call was made while the thread unwinds, when nothing may wait.
+    Unwinding,
+    /// The call would wait, and the caller may not: a handler calling a busy handler (a
+    /// handler never blocks).
+    WouldBlock,
+}
+
+impl fmt::Display for MsgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MsgError::PoolFull => write!(f, "the message pool is exhausted"),
+            MsgError::QueueFull => write!(f, "the queue is full"),
+            MsgError::Refused => write!(f, "the recipient's queue policy refused the message"),
+            MsgError::NoSuchThread(t) => write!(f, "no live thread {t:?}"),
+            MsgError::CallSelf => write!(f, "a thread cannot call itself"),
+            MsgError::CrossCpu { from, to } => {
+                write!(f, "messages do not cross from real-time CPU {from} to CPU {to}")
+            }
+            MsgError::Empty => write!(f, "no message"),
+            MsgError::Timeout => write!(f, "no message in time"),
+            MsgError::NoCurrent => write!(f, "no current message"),
+            MsgError::NoMatch => write!(f, "no saved message matches"),
+            MsgError::NoSuchSaveQueue(k) => write!(f, "no save queue {k}"),
+            MsgError::Unanswered => write!(f, "the call was put away without a reply"),
+            MsgError::Unwinding => write!(f, "the thread is unwinding"),
+            MsgError::WouldBlock => write!(f, "a handler may not wait"),
+        }
+    }
+}
+
+impl std::error::Error for MsgError {}
+
+/// What a process's body says after a message: keep the process, or end it.
+///
+/// ```
+/// assert_ne!(tempi::message::Flow::Continue, tempi::message::Flow::Stop);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Wait for the next message.
+    Continue,
+    /// The process is done: it ends.
+    Stop,
+}
+
+/// The thread body of a *process*: `f` is called once per message of the new queue, in the
+/// queue's order, and the thread waits while the queue is empty. The process ends when `f`
+/// returns [`Flow::Stop`]. A call `f` neither replied to nor saved is answered
+/// [`MsgError::Unanswered`] when the next message is read.
+///
+/// ```
+/// use tempi::message::{process, Flow, Message};
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let p = rt.spawn(ThreadSpec::new("p").priority(2), process(|_cx, m| {
+///     if m.id == 0 { Flow::Stop } else { Flow::Continue }
+/// })).unwrap();
+/// rt.spawn(ThreadSpec::new("s"), move |cx| {
+///     cx.send(p, Message::new(1, 0, 0)).unwrap();
+///     cx.send(p, Message::new(0, 0, 0)).unwrap();
+/// }).unwrap();
+/// let out = rt.run().unwrap();
+/// assert!(out.thread_named("p").unwrap().outcome.is_some());
+/// ```
+pub fn process(mut f: impl FnMut(&Ctx<'_>, Message) -> Flow + Send + 'static) -> impl FnMut(&Ctx<'_>) + Send + 'static {
+    move |cx: &Ctx<'_>| loop {
+        match cx.read(Read::Wait) {
+            Ok(m) => {
+                if f(cx, m) == Flow::Stop {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Predictable memory for messages: after start-up, message traffic (send, call, reply, read,
+//! save, read_saved, refusals for a full queue) does not allocate. A counting global allocator
+//! compares a run with a run four times as long: the allocation counts must be equal.
+
+mod common;
+
+use common::counting::{allocations, Counting};
+use common::ms;
+use tempi::message::{Flow, Message, MsgError, Read, Selection};
+use tempi::{Config, Runtime, ThreadSpec, Time};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_for(horizon_ms: u64) -> (u64, u64) {
+    let cfg = Config::new(2).trace_capacity(400_000).message_pool(16);
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(cfg).unwrap();
+    // A server that answers calls at once, but parks every third one in its save queue and
+    // serves it at the next call.
+    let mut n = 0u64;
+    let server = rt
+        .spawn_process(ThreadSpec::new("server").priority(5).mailbox(4), move |cx, m| {
+            n += 1;
+            if m.expects_reply && n % 3 == 0 {
+                cx.save(0, m).unwrap();
+                return Flow::Continue;
+            }
+            cx.work(ms(1));
+            if m.expects_reply {
+                cx.reply(Message::new(m.id, m.value + 1, 0)).unwrap();
+                if let Ok(parked) = cx.read_saved(0, Selection::any()) {
+                    cx.reply(Message::new(parked.id, parked.value + 1, 0)).unwrap();
+                }
+            }
+            Flow::Continue
+        })
+        .unwrap();
+    // A sink on the other CPU that drains what it is sent.
+    let sink = rt
+        .spawn(ThreadSpec::new("sink").cpu(1).priority(1).mailbox(2), |cx| loop {
+            if cx.read(Read::Timeout(ms(3))).is_ok() {
+                cx.work(ms(2));
+            }
+        })
+        .unwrap();
+    let jobs = (horizon_ms / 5) as u32;
+    for i in 0..2u64 {
+        rt.spawn(
+            ThreadSpec::new(format!("client{i}")).periodic(ms(5)).priority(i as i32 + 1).max_jobs(jobs),
+            move |cx| {
+                let a = cx.call(server, Message::new(i as i64, 1, 0)).unwrap();
+                assert_eq!(a.value, 2);
+                for _ in 0..3 {
+                    match cx.send(sink, Message::new(0, 0, 0)) {
+                        Ok(()) | Err(MsgError::QueueFull) => {}
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                cx.send(server, Message::new(9, 0, 0)).unwrap();
+            },
+        )
+        .unwrap();
+    }
+    let before = allocations();
+    let out = rt.run_until(Time::from_millis(horizon_ms + 10)).unwrap();
+    let after = allocations();
+    assert_eq!(out.trace_dropped, 0);
+    let completed: u64 = out.threads.iter().map(|t| t.stats.completed).sum();
+    assert_eq!(completed, 2 * jobs as u64);
+    let refused = out.trace.iter().filter(|r| r.kind == tempi::trace::TraceKind::MessageRefused).count() as u64;
+    (after - before, refused)
+}
+
+#[test]
+fn messages_steady_state_traffic_does_not_allocate() {
+    let (short, refused_short) = allocations_for(1_000);
+    let (long, refused_long) = allocations_for(4_000);
+    // Full queues were hit, and more often in the longer run: the refusals are on the path
+    // measured too.
+    assert!(refused_short > 0 && refused_long > refused_short);
+    assert_eq!(short, long, "a longer run allocated more ({short} vs {long})");
+}

@@ -1,0 +1,65 @@
+//! Messages and handlers in real time: between threads of one CPU they work as in virtual time; to a
+//! thread of another real-time CPU they are refused with `MsgError::CrossCpu` (each real-time
+//! CPU has its own kernel and message pool). Properties only, no timing.
+
+use std::sync::{Arc, Mutex};
+
+use tempi::clock::RealClock;
+use tempi::message::{Flow, Message, MsgError};
+use tempi::{Config, Runtime, ThreadOutcome, ThreadSpec};
+
+#[test]
+fn messages_real_time_calls_on_one_cpu_and_refusal_across_cpus() {
+    let mut rt: Runtime<RealClock> = Runtime::new(Config::new(2).pin(false)).unwrap();
+    let server = rt
+        .spawn_process(ThreadSpec::new("server").cpu(0).priority(1), |cx, m| {
+            cx.reply(Message::new(m.id, m.value * 3, 0)).unwrap();
+            if m.id == 0 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .unwrap();
+    let far = rt.spawn_process(ThreadSpec::new("far").cpu(1), |_, _| Flow::Stop).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    rt.spawn(ThreadSpec::new("client").cpu(0).priority(2), move |cx| {
+        for v in 1..=100 {
+            let a = cx.call(server, Message::new(1, v, 0)).unwrap();
+            s.lock().unwrap().push(a.value);
+        }
+        assert_eq!(cx.send(far, Message::new(0, 0, 0)), Err(MsgError::CrossCpu { from: 0, to: 1 }));
+        assert_eq!(cx.call(far, Message::new(0, 0, 0)), Err(MsgError::CrossCpu { from: 0, to: 1 }));
+        cx.call(server, Message::new(0, 0, 0)).unwrap();
+        cx.kill(far).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(*seen.lock().unwrap(), (1..=100).map(|v| v * 3).collect::<Vec<i64>>());
+    assert_eq!(out.thread_named("server").unwrap().outcome, Some(ThreadOutcome::Completed));
+    assert_eq!(out.thread_named("far").unwrap().outcome, Some(ThreadOutcome::Killed));
+}
+
+/// A handler of CPU 0 runs on the stacks of CPU 0's threads in real time; invoking it from
+/// another real-time CPU is refused.
+#[test]
+fn messages_real_time_handlers_stay_on_their_cpu() {
+    use tempi::message::Handler;
+    let mut rt: Runtime<RealClock> = Runtime::new(Config::new(2).pin(false)).unwrap();
+    let h = Handler::new("double", 0, 4, |hcx, m| hcx.reply(Message::new(m.id, m.value * 2, 0)));
+    let (h0, h1) = (h.clone(), h.clone());
+    rt.spawn(ThreadSpec::new("near").cpu(0), move |cx| {
+        for v in 0..1000 {
+            assert_eq!(h0.call(cx, Message::new(0, v, 0)).unwrap().value, 2 * v);
+        }
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("far").cpu(1), move |cx| {
+        assert_eq!(h1.call(cx, Message::new(0, 1, 0)), Err(MsgError::CrossCpu { from: 1, to: 0 }));
+        assert_eq!(h1.send(cx, Message::new(0, 1, 0)), Err(MsgError::CrossCpu { from: 1, to: 0 }));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)));
+}
