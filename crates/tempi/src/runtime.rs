@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
-use crate::error::Error;
+use crate::error::{Error, GlobalRefusal};
 use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed};
 use crate::policy::sched::Scheduler;
 use crate::sets::{Budget, SetId};
@@ -121,7 +121,8 @@ impl<C: Clock> Runtime<C> {
         &self.config
     }
 
-    /// Replace the scheduling policy; `factory` is called once per CPU.
+    /// Replace the scheduling policy; `factory` is called once per CPU, or once for the run
+    /// when the policy is global ([`Scheduler::global`], virtual time only).
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -175,6 +176,12 @@ impl<C: Clock> Runtime<C> {
         body: impl FnMut(&crate::Ctx<'_>) + Send + 'static,
     ) -> Result<ThreadId, Error> {
         spec.validate()?;
+        if C::MODE == ClockMode::Real {
+            let s = (self.config.scheduler)();
+            if s.global() {
+                return Err(Error::Global { scheduler: s.name().to_string(), reason: GlobalRefusal::RealTime });
+            }
+        }
         let body: Body = Box::new(body);
         self.seed_for(spec.cpu)?.add_thread(spec, body)
     }
@@ -386,13 +393,17 @@ impl<C: Clock> Runtime<C> {
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
         let Runtime { config, seeds, .. } = self;
-        let scheduler =
-            catch_unwind(AssertUnwindSafe(|| (config.scheduler)().name().to_string())).map_err(|payload| {
-                Error::Panicked {
-                    what: "the scheduler factory".into(),
-                    message: crate::kernel::panic_message(&*payload),
-                }
-            })?;
+        let (scheduler, global) = catch_unwind(AssertUnwindSafe(|| {
+            let s = (config.scheduler)();
+            (s.name().to_string(), s.global())
+        }))
+        .map_err(|payload| Error::Panicked {
+            what: "the scheduler factory".into(),
+            message: crate::kernel::panic_message(&*payload),
+        })?;
+        if global && C::MODE == ClockMode::Real {
+            return Err(Error::Global { scheduler, reason: GlobalRefusal::RealTime });
+        }
         let mut warnings = Vec::new();
         let parts = match C::MODE {
             ClockMode::Virtual => {
@@ -491,6 +502,7 @@ impl<C: Clock> Runtime<C> {
             mode: C::MODE,
             cpus: config.cpus,
             scheduler,
+            global,
             end,
             threads,
             sets,

@@ -248,7 +248,9 @@ impl<C: Clock> Kernel<C> {
             remote_joins: Vec::new(),
             outbox: std::collections::VecDeque::new(),
             watch: None,
+            global: false,
         };
+        k.global = k.cpus.first().is_some_and(|cpu| cpu.scheduler.global());
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
         }
@@ -339,6 +341,7 @@ impl<C: Clock> Kernel<C> {
             unwind_sent: false,
             joiners: 0,
             stats: ThreadStats::default(),
+            has_run: false,
             skip_next: 0,
             next_sporadic: Time::ZERO,
             base_urgency: Urgency::LOWEST,
