@@ -213,3 +213,30 @@ fn global_policy_refuses_locks_and_semaphores() {
     assert_eq!(*seen.lock().unwrap(), Some(Some(refused)));
     assert_eq!(out.end, Time::from_millis(1));
 }
+
+#[test]
+fn global_fp_budget_of_a_deferrable_server_holds_across_cpus() {
+    use tempi::{Budget, TimerSpec};
+    let mut rt = Runtime::simulated(2);
+    rt.set_scheduler(|| Box::new(GlobalFp::new()));
+    rt.spawn(ThreadSpec::new("a").priority(2), |cx| cx.work(ms(6))).unwrap();
+    rt.spawn(ThreadSpec::new("b").priority(1).cpu(1), |cx| cx.work(ms(6))).unwrap();
+    let ap =
+        rt.spawn(ThreadSpec::new("ap").sporadic(Duration::ZERO).priority(3).max_jobs(1), |cx| cx.work(ms(3))).unwrap();
+    rt.add_timer(TimerSpec::at(Time::from_millis(1)), move |ev| ev.release(ap).unwrap()).unwrap();
+    let s = rt.create_set("server", 0).unwrap();
+    rt.add_to_set(s, ap).unwrap();
+    rt.set_budget(s, Budget::deferrable_server(ms(2), ms(5))).unwrap();
+    let out = rt.run().unwrap();
+    // ap preempts b (the least urgent) at 1, runs out its 2 ms at 3, gets the rest at the
+    // refill at 5; at 6 a and ap end together and b, ready, resumes on CPU 0 (CPU 0 picks
+    // first): a migration.
+    assert_eq!(
+        cpu_segments(&out),
+        ["cpu1/b:0-1", "cpu1/ap:1-3", "cpu1/b:3-5", "cpu0/a:0-6", "cpu1/ap:5-6", "cpu0/b:6-9"]
+    );
+    assert_eq!(out.thread_named("ap").unwrap().stats.cpu_time, ms(3));
+    assert_eq!(out.thread_named("b").unwrap().stats.migrations, 1);
+    assert_eq!(out.sets[0].exhaustions, 1);
+    assert_eq!(out.sets[0].cpu_time, ms(3));
+}
