@@ -121,8 +121,8 @@ impl<C: Clock> Runtime<C> {
         &self.config
     }
 
-    /// Replace the scheduling policy; `factory` is called once per CPU, or once for the run
-    /// when the policy is global ([`Scheduler::global`], virtual time only).
+    /// Replace the scheduling policy; `factory` is called once per CPU. Under a global policy
+    /// ([`Scheduler::global`], virtual time only) the first CPU's instance serves every CPU.
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -177,9 +177,13 @@ impl<C: Clock> Runtime<C> {
     ) -> Result<ThreadId, Error> {
         spec.validate()?;
         if C::MODE == ClockMode::Real {
-            let s = (self.config.scheduler)();
-            if s.global() {
-                return Err(Error::Global { scheduler: s.name().to_string(), reason: GlobalRefusal::RealTime });
+            // A factory that panics is reported when the run starts, as without this check.
+            let global = catch_unwind(AssertUnwindSafe(|| {
+                let s = (self.config.scheduler)();
+                s.global().then(|| s.name().to_string())
+            }));
+            if let Ok(Some(scheduler)) = global {
+                return Err(Error::Global { scheduler, reason: GlobalRefusal::RealTime });
             }
         }
         let body: Body = Box::new(body);

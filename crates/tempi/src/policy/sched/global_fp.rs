@@ -2,9 +2,9 @@
 //!
 //! The queue is the one [`super::FixedPriority`] keeps (larger priority first, FIFO among
 //! equals, a preempted thread at the head of its level); what differs is
-//! [`Scheduler::global`]: the runtime builds one instance for the whole run and the kernel
-//! runs its `m` most urgent ready threads on the `m` CPUs, moving a thread to whichever CPU is
-//! free (a migration). See the kernel's `global` module for who decides what.
+//! [`super::Scheduler::global`]: one instance (the first CPU's) serves the whole run and the
+//! kernel runs its `m` most urgent ready threads on the `m` CPUs, moving a thread to whichever
+//! CPU is free (a migration). See the kernel's `global` module for who decides what.
 //!
 //! Must not: know which CPU runs what (the kernel does), or be used in real time (the runtime
 //! refuses it with [`crate::Error::Global`]).

@@ -30,9 +30,10 @@
 //!
 //! # Global policies
 //!
-//! A policy whose [`Scheduler::global`] answers `true` is built once for the whole run
-//! instead of once per CPU, and every CPU shares it: it holds the ready threads of all CPUs,
-//! and each CPU asks it for its next thread with [`Scheduler::pick_next`]. Its hooks are
+//! A policy whose [`Scheduler::global`] answers `true` is shared by every CPU: the instance
+//! built for the first CPU serves them all (the others are never called), so it holds the
+//! ready threads of all CPUs, and each CPU asks it for its next thread with
+//! [`Scheduler::pick_next`]. Its hooks are
 //! called exactly as for a per-CPU policy; [`SchedInfo::cpu`] is the CPU the thread last ran
 //! on. The kernel keeps the `m` most urgent ready threads running on the `m` CPUs: when a
 //! thread becomes ready (or more urgent while ready) it is offered an idle CPU, else the CPU
@@ -177,7 +178,8 @@ impl Urgency {
 pub struct SchedInfo {
     /// The thread.
     pub id: ThreadId,
-    /// The CPU it is pinned to.
+    /// The CPU it is pinned to (under a global policy, the CPU it last ran on, or the one it
+    /// was spawned on before it first ran).
     pub cpu: usize,
     /// Base priority from its spec.
     pub priority: i32,
@@ -322,8 +324,9 @@ pub trait Scheduler {
     }
 
     /// Whether one instance of this policy serves every CPU of the run (see "Global policies"
-    /// in the [module docs](self)): the runtime then builds it once, the kernel runs its most
-    /// urgent threads on whichever CPUs are free, and the run must be in virtual time.
+    /// in the [module docs](self)): the first CPU's instance then serves all CPUs, the kernel
+    /// runs its most urgent threads on whichever CPUs are free, and the run must be in virtual
+    /// time.
     /// Default: `false`, one instance per CPU.
     ///
     /// ```
