@@ -16,6 +16,7 @@ const EXAMPLES: &[&str] = &[
     "servers.toml",
     "locks-inversion.toml",
     "locks-pcp.toml",
+    "global-dhall.toml",
 ];
 
 fn tempi(args: &[&str]) -> Output {

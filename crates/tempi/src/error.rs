@@ -150,6 +150,42 @@ pub enum Error {
         /// The timer slots of the CPU's kernel.
         max: usize,
     },
+    /// A global scheduling policy ([`crate::policy::sched::Scheduler::global`]) was asked
+    /// for something it does not support: a run in real time, or a lock, condition variable
+    /// or semaphore. Real time is refused when a thread is spawned and when the run starts;
+    /// a synchronisation object when the run starts (one created before it) or when a thread
+    /// creates it.
+    ///
+    /// ```
+    /// use tempi::policy::sched::GlobalEdf;
+    /// use tempi::{Error, GlobalRefusal, Runtime, ThreadSpec};
+    /// let mut rt = Runtime::real_time(2);
+    /// rt.set_scheduler(|| Box::new(GlobalEdf::new()));
+    /// let err = rt.spawn(ThreadSpec::new("t"), |_| {}).unwrap_err();
+    /// assert_eq!(err, Error::Global { scheduler: "global-edf".into(), reason: GlobalRefusal::RealTime });
+    /// ```
+    Global {
+        /// The policy's name.
+        scheduler: String,
+        /// What it was asked for.
+        reason: GlobalRefusal,
+    },
+}
+
+/// What a global scheduling policy refuses ([`Error::Global`]).
+///
+/// ```
+/// assert_ne!(tempi::GlobalRefusal::RealTime, tempi::GlobalRefusal::Synchronisation);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlobalRefusal {
+    /// A run in real time: there a started thread never leaves its CPU's OS thread, so it
+    /// cannot migrate.
+    RealTime,
+    /// A lock, condition variable or semaphore: their protocols (ceilings, inheritance, the
+    /// hand-off of a CPU to a waiter) are defined for one CPU's scheduler, and no
+    /// multiprocessor protocol is implemented for global scheduling.
+    Synchronisation,
 }
 
 impl fmt::Display for Error {
@@ -191,6 +227,14 @@ impl fmt::Display for Error {
             Error::BadPick { scheduler, cpu, thread } => write!(
                 f,
                 "scheduler `{scheduler}` picked {thread:?} on CPU {cpu}, which is not a ready thread of that CPU"
+            ),
+            Error::Global { scheduler, reason: GlobalRefusal::RealTime } => write!(
+                f,
+                "scheduler `{scheduler}` is global (threads migrate between CPUs): it runs in virtual time only"
+            ),
+            Error::Global { scheduler, reason: GlobalRefusal::Synchronisation } => write!(
+                f,
+                "scheduler `{scheduler}` is global: locks, condition variables and semaphores are not supported under it"
             ),
             Error::TooManyTimers { max } => {
                 write!(f, "no free timer slot: at most {max} pending timers (sized from Config::max_threads, max_timers and max_sets)")

@@ -49,7 +49,7 @@ pub mod thread;
 pub mod time;
 pub mod trace;
 
-pub use error::Error;
+pub use error::{Error, GlobalRefusal};
 pub use kernel::{Ctx, EventCtx, JobInfo};
 pub use runtime::{Config, Costs, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary, TimerSpec};
 pub use sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
-use crate::error::Error;
+use crate::error::{Error, GlobalRefusal};
 use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed};
 use crate::policy::sched::Scheduler;
 use crate::sets::{Budget, SetId};
@@ -121,7 +121,8 @@ impl<C: Clock> Runtime<C> {
         &self.config
     }
 
-    /// Replace the scheduling policy; `factory` is called once per CPU.
+    /// Replace the scheduling policy; `factory` is called once per CPU. Under a global policy
+    /// ([`Scheduler::global`], virtual time only) the first CPU's instance serves every CPU.
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -175,6 +176,16 @@ impl<C: Clock> Runtime<C> {
         body: impl FnMut(&crate::Ctx<'_>) + Send + 'static,
     ) -> Result<ThreadId, Error> {
         spec.validate()?;
+        if C::MODE == ClockMode::Real {
+            // A factory that panics is reported when the run starts, as without this check.
+            let global = catch_unwind(AssertUnwindSafe(|| {
+                let s = (self.config.scheduler)();
+                s.global().then(|| s.name().to_string())
+            }));
+            if let Ok(Some(scheduler)) = global {
+                return Err(Error::Global { scheduler, reason: GlobalRefusal::RealTime });
+            }
+        }
         let body: Body = Box::new(body);
         self.seed_for(spec.cpu)?.add_thread(spec, body)
     }
@@ -412,13 +423,17 @@ impl<C: Clock> Runtime<C> {
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
         let Runtime { config, seeds, .. } = self;
-        let scheduler =
-            catch_unwind(AssertUnwindSafe(|| (config.scheduler)().name().to_string())).map_err(|payload| {
-                Error::Panicked {
-                    what: "the scheduler factory".into(),
-                    message: crate::kernel::panic_message(&*payload),
-                }
-            })?;
+        let (scheduler, global) = catch_unwind(AssertUnwindSafe(|| {
+            let s = (config.scheduler)();
+            (s.name().to_string(), s.global())
+        }))
+        .map_err(|payload| Error::Panicked {
+            what: "the scheduler factory".into(),
+            message: crate::kernel::panic_message(&*payload),
+        })?;
+        if global && C::MODE == ClockMode::Real {
+            return Err(Error::Global { scheduler, reason: GlobalRefusal::RealTime });
+        }
         let mut warnings = Vec::new();
         let parts = match C::MODE {
             ClockMode::Virtual => {
@@ -517,6 +532,7 @@ impl<C: Clock> Runtime<C> {
             mode: C::MODE,
             cpus: config.cpus,
             scheduler,
+            global,
             end,
             threads,
             sets,

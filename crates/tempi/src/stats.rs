@@ -38,6 +38,10 @@ pub struct ThreadStats {
     pub overflows: u64,
     /// Times the thread was preempted.
     pub preemptions: u64,
+    /// Times the thread was dispatched on another CPU than the one it last ran on (only a
+    /// global policy moves threads; see [`crate::policy::sched::Scheduler::global`]). Its
+    /// first dispatch is not a migration, whatever CPU it gets.
+    pub migrations: u64,
     /// Shortest response time (release to completion) of a completed job.
     pub response_min: Option<Duration>,
     /// Longest response time of a completed job.
@@ -80,7 +84,7 @@ pub struct ThreadSummary {
     pub id: ThreadId,
     /// Its name.
     pub name: String,
-    /// Its CPU.
+    /// Its CPU (under a global policy, the CPU it was spawned on; it may have run on others).
     pub cpu: usize,
     /// Release pattern.
     pub timing: Timing,
@@ -116,6 +120,9 @@ pub struct RunOutcome {
     pub cpus: usize,
     /// The scheduling policy's name.
     pub scheduler: String,
+    /// Whether the policy was global: one ready set for every CPU, threads migrate
+    /// ([`crate::policy::sched::Scheduler::global`]).
+    pub global: bool,
     /// When the run stopped.
     pub end: Time,
     /// Every thread ever spawned, in id order.
@@ -131,6 +138,23 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// Migrations of every thread of the run, summed ([`ThreadStats::migrations`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::sched::GlobalEdf;
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(2);
+    /// rt.set_scheduler(|| Box::new(GlobalEdf::new()));
+    /// rt.spawn(ThreadSpec::new("w"), |cx| cx.work(Duration::from_millis(2))).unwrap();
+    /// let out = rt.run().unwrap();
+    /// assert!(out.global);
+    /// assert_eq!(out.migrations(), 0);
+    /// ```
+    pub fn migrations(&self) -> u64 {
+        self.threads.iter().map(|t| t.stats.migrations).fold(0, u64::saturating_add)
+    }
+
     /// The summary of one thread.
     ///
     /// ```

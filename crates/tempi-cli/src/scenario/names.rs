@@ -27,6 +27,26 @@ pub(super) fn scheduler(name: &str, quantum: Option<Duration>) -> Option<Schedul
     by_name(name, quantum)
 }
 
+/// Why a global policy (one ready set for every CPU, virtual time only) cannot run a
+/// scenario that has resources or admission, or `None` when `scheduler` is not global or the
+/// scenario has neither. `resource` names the first `[[resource]]` and its line.
+pub(super) fn global_refusal(
+    policy: &str,
+    scheduler: &SchedulerFactory,
+    resource: Option<(&str, usize)>,
+    admission: bool,
+) -> Option<String> {
+    if !scheduler().global() {
+        return None;
+    }
+    let what = match (resource, admission) {
+        (Some((name, line)), _) => format!("[[resource]] \"{name}\" (line {line}): locks are"),
+        (None, true) => "[admission] is".to_string(),
+        (None, false) => return None,
+    };
+    Some(format!("policy \"{policy}\" is global (threads migrate between CPUs): {what} not supported under it"))
+}
+
 /// Whether `name` is a policy [`by_name`] knows (asking with a quantum, so `rr` counts).
 pub(super) fn known_policy(name: &str) -> bool {
     by_name(name, Some(Duration::from_millis(1))).is_some()

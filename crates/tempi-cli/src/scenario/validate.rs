@@ -200,6 +200,12 @@ impl Scenario {
         let admission = super::requests::admission_def(&src, raw.admission.as_ref(), &raw.request, cpus, &policy)?;
         let (planner, groups) = super::groups::planner_and_groups(&src, raw.planner.as_ref(), &raw.group, cpus)?;
 
+        let first_resource = resources.first().map(|r| (r.name.as_str(), r.line));
+        if let Some(why) = names::global_refusal(&policy, &scheduler, first_resource, admission.is_some()) {
+            let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
+            return Err(src.err(at, format!("{what}{why}")));
+        }
+
         Ok(Scenario {
             file: file.to_string(),
             cpus,
@@ -255,9 +261,14 @@ impl Scenario {
         if !names::known_policy(name) {
             return Err(err(names::unknown_policy(name)));
         }
-        self.scheduler = names::scheduler(name, self.quantum).ok_or_else(|| {
+        let scheduler = names::scheduler(name, self.quantum).ok_or_else(|| {
             err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
         })?;
+        let first_resource = self.resources.first().map(|r| (r.name.as_str(), r.line));
+        if let Some(why) = names::global_refusal(name, &scheduler, first_resource, self.admission.is_some()) {
+            return Err(err(why));
+        }
+        self.scheduler = scheduler;
         self.policy = name.to_string();
         Ok(())
     }

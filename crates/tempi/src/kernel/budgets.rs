@@ -338,7 +338,7 @@ impl<C: Clock> Kernel<C> {
     /// Take a ready thread out of its scheduler's queue until its set is released.
     pub(super) fn hold(&mut self, id: ThreadId) {
         let c = self.cpu_of(id);
-        self.cpus[c].scheduler.on_removed(id);
+        self.sched_mut(c).on_removed(id);
         self.tcb(id).state = State::Held;
     }
 

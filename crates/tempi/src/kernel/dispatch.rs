@@ -29,9 +29,9 @@ impl<C: Clock> Kernel<C> {
                 // A constant bandwidth server schedules its members by the server deadline.
                 let mut info = t.sched;
                 info.deadline = Some(d);
-                self.cpus[c].scheduler.base_urgency(&info)
+                self.cpus[self.sched_of(c)].scheduler.base_urgency(&info)
             }
-            None => self.cpus[c].scheduler.base_urgency(&t.sched),
+            None => self.cpus[self.sched_of(c)].scheduler.base_urgency(&t.sched),
         };
         self.slots[i].as_mut().expect("live slot").base_urgency = base;
         self.update_effective_at(i);
@@ -70,6 +70,10 @@ impl<C: Clock> Kernel<C> {
             (State::Ready, Some(r)) if !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
             _ => None,
         };
+        if self.global {
+            self.global_urgency_changed(i, old);
+            return;
+        }
         let info = &self.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
         // Only a ready or running thread is the scheduler's business: one that is dormant,
@@ -107,6 +111,12 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         t.state = State::Ready;
         let cpu = t.cpu;
+        if self.global {
+            let info = &self.slots[i].as_ref().expect("live slot").sched;
+            self.cpus[0].scheduler.on_ready(info, why);
+            self.global_offer(i);
+            return;
+        }
         let c = self.cpu_local(cpu).expect("thread on this kernel");
         let running = match self.cpus[c].current {
             Some(r) if r != id && !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
@@ -231,7 +241,8 @@ impl<C: Clock> Kernel<C> {
             self.cpus[c].preempt = false;
             if let Some(r) = self.cpus[c].current {
                 self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
-                match self.cpus[c].scheduler.pick_next(self.now) {
+                let now = self.now;
+                match self.sched_mut(c).pick_next(now) {
                     Some(next) if next == r => {}
                     next => {
                         self.stop_running(c, StopReason::Preempted);
@@ -254,7 +265,8 @@ impl<C: Clock> Kernel<C> {
             }
         }
         while self.cpus[c].current.is_none() {
-            let Some(next) = self.cpus[c].scheduler.pick_next(self.now) else { return };
+            let s = self.sched_of(c);
+            let Some(next) = self.cpus[s].scheduler.pick_next(self.now) else { return };
             if !self.dispatch_picked(c, next) {
                 return;
             }
@@ -262,14 +274,21 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Dispatch the thread the scheduler of CPU `c` picked, if it may run there: a policy
-    /// may only hand back threads it was given as ready on this CPU. A wrong pick stops the
+    /// may only hand back threads it was given as ready on this CPU (under a global policy,
+    /// any ready thread, which moves here). A wrong pick stops the
     /// run with [`Error::BadPick`] (asking again would get the same answer forever); returns
     /// whether the thread was dispatched.
     pub(super) fn dispatch_picked(&mut self, c: usize, next: ThreadId) -> bool {
+        let here = self.cpus[c].index;
         match self.local(next) {
             Some(i)
-                if self.slots[i].as_ref().is_some_and(|t| t.state == State::Ready && t.cpu == self.cpus[c].index) =>
+                if self.slots[i]
+                    .as_ref()
+                    .is_some_and(|t| t.state == State::Ready && (t.cpu == here || self.global)) =>
             {
+                if self.global {
+                    self.migrate_at(c, i);
+                }
                 self.dispatch_at(c, i);
                 true
             }

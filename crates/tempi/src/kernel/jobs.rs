@@ -47,7 +47,7 @@ impl<C: Clock> Kernel<C> {
             self.timers.cancel(h);
         }
         if tcb.state == State::Ready {
-            self.cpus[c].scheduler.on_removed(id);
+            self.sched_mut(c).on_removed(id);
         }
         if let Some(co) = tcb.coroutine {
             if co.done() {
@@ -381,7 +381,7 @@ impl<C: Clock> Kernel<C> {
         let c = self.cpu_of(id);
         match self.tcb(id).state {
             State::Running => self.stop_running(c, StopReason::Aborted),
-            State::Ready => self.cpus[c].scheduler.on_removed(id),
+            State::Ready => self.sched_mut(c).on_removed(id),
             State::Sleeping | State::Blocked(_) => {
                 self.leave_lock_wait(id);
                 self.leave_queue_wait(id);

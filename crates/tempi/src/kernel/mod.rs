@@ -29,7 +29,8 @@
 //! ```
 //!
 //! The modules: `seed` (building a kernel), `jobs` (releases, deadlines, job and thread ends),
-//! `dispatch` (urgency and state transitions), `requests` (resuming a thread and handling what
+//! `dispatch` (urgency and state transitions), `global` (which CPU runs what under a global
+//! policy, in virtual time), `requests` (resuming a thread and handling what
 //! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
 //! `waits` (condition variables and semaphores), `messages` (message pool, new and save queues), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
 //! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
@@ -47,6 +48,7 @@ mod ctx_control;
 mod ctx_messages;
 mod dispatch;
 mod event_ctx;
+mod global;
 mod hand_off;
 mod job_loop;
 mod jobs;
@@ -242,6 +244,9 @@ pub(crate) struct Kernel<C: Clock> {
     watch: Option<std::rc::Rc<CheckpointWatch>>,
     /// The messages of this kernel's threads (see `messages.rs`).
     msg_pool: messages::MsgPool,
+    /// The policy is global (virtual time only): the first CPU's scheduler serves every CPU
+    /// and threads move between CPUs (see `global.rs`).
+    global: bool,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing
@@ -286,13 +291,32 @@ impl<C: Clock> Kernel<C> {
         self.slots[i].as_ref().expect("live slot").sched
     }
 
+    /// The local index of the CPU whose scheduler serves CPU `c`: `c` itself, or the first
+    /// CPU under a global policy.
+    #[inline(always)]
+    fn sched_of(&self, c: usize) -> usize {
+        if self.global {
+            0
+        } else {
+            c
+        }
+    }
+
+    /// The scheduler serving CPU `c` (see [`Kernel::sched_of`]).
+    #[inline(always)]
+    fn sched_mut(&mut self, c: usize) -> &mut dyn Scheduler {
+        let s = self.sched_of(c);
+        &mut *self.cpus[s].scheduler
+    }
+
     /// Call CPU `c`'s scheduler with thread `id`'s `SchedInfo`, borrowed from its control
     /// block rather than copied.
     #[inline]
     fn sched_call<R>(&mut self, c: usize, id: ThreadId, f: impl FnOnce(&mut dyn Scheduler, &SchedInfo) -> R) -> R {
         let i = self.local(id).expect("live thread");
+        let s = self.sched_of(c);
         let info = &self.slots[i].as_ref().expect("live slot").sched;
-        f(&mut *self.cpus[c].scheduler, info)
+        f(&mut *self.cpus[s].scheduler, info)
     }
 
     /// What the scheduler should be shown of a thread, assembled from its attributes and

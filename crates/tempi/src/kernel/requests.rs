@@ -504,6 +504,9 @@ impl<C: Clock> Kernel<C> {
             }
             ControlOp::Replenish(set, to) => self.replenish_to(set, to).map(|_| Unit)?,
             ControlOp::AddBudget(set, d) => self.add_budget(set, d).map(|_| Unit)?,
+            ControlOp::CreateLock(_) | ControlOp::CreateCond(_) | ControlOp::CreateSem(_) if self.global => {
+                return Err(self.global_refusal(crate::error::GlobalRefusal::Synchronisation));
+            }
             ControlOp::CreateLock(spec) => ControlValue::Lock(self.create_lock(spec)?),
             ControlOp::CreateCond(cpu) => ControlValue::Cond(self.create_cond(cpu)?),
             ControlOp::CreateSem(spec) => ControlValue::Sem(self.create_sem(spec)?),

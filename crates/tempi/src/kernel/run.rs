@@ -51,7 +51,10 @@ impl<C: Clock> Kernel<C> {
                     progressed = true;
                 }
             }
-            if !progressed || self.lone_cpu_busy() {
+            // Under a global policy a CPU passed over in this pass may have been offered a
+            // thread since: it takes it in another pass.
+            let offered = self.global && self.cpus.iter().any(|cpu| cpu.preempt);
+            if (!progressed && !offered) || self.lone_cpu_busy() {
                 return;
             }
         }

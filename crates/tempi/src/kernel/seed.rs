@@ -251,7 +251,9 @@ impl<C: Clock> Kernel<C> {
             outbox: std::collections::VecDeque::new(),
             watch: None,
             msg_pool: super::messages::MsgPool::new(seed.message_pool),
+            global: false,
         };
+        k.global = k.cpus.first().is_some_and(|cpu| cpu.scheduler.global());
         for (id, spec, body) in seed.threads {
             k.install(id, spec, body);
         }
@@ -344,6 +346,7 @@ impl<C: Clock> Kernel<C> {
             unwind_sent: false,
             joiners: 0,
             stats: ThreadStats::default(),
+            has_run: false,
             skip_next: 0,
             next_sporadic: Time::ZERO,
             base_urgency: Urgency::LOWEST,

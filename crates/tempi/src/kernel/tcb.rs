@@ -202,6 +202,9 @@ pub(crate) struct Tcb {
     pub(crate) joiners: u32,
     /// Kept here on the hot path; copied to the thread's summary when it ends.
     pub(crate) stats: ThreadStats,
+    /// Under a global policy: the thread has been dispatched at least once, so `cpu` is
+    /// where it last ran and a dispatch elsewhere is a migration.
+    pub(crate) has_run: bool,
     pub(crate) skip_next: u32,
     pub(crate) next_sporadic: Time,
 

@@ -315,6 +315,8 @@ struct ReportJson<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     jobs_truncated: bool,
     warnings: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    migrations: Option<u64>,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -356,6 +358,8 @@ struct ThreadJson<'a> {
     skipped: u64,
     overflows: u64,
     preemptions: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    migrations: Option<u64>,
     response_min: Option<u64>,
     response_mean: Option<u64>,
     response_max: Option<u64>,
@@ -382,7 +386,9 @@ struct JobJson {
 ///
 /// A set's `members` are the threads still in it when the run ended (a thread that ended,
 /// for instance killed by its budget, has left it). A budget event's `value` is the set's
-/// consumed CPU time for `"exhausted"`, the budget left for `"replenished"`.
+/// consumed CPU time for `"exhausted"`, the budget left for `"replenished"`. A run under a
+/// global policy also has `migrations`, the total, at the top and in each thread's row
+/// ([`crate::ThreadStats::migrations`]); other runs have neither key.
 ///
 /// ```
 /// use std::time::Duration;
@@ -418,6 +424,7 @@ pub(super) fn render(
             skipped: t.stats.skipped,
             overflows: t.stats.overflows,
             preemptions: t.stats.preemptions,
+            migrations: out.global.then_some(t.stats.migrations),
             response_min: t.stats.response_min.map(nanos),
             response_mean: mean_response_ns(t),
             response_max: t.stats.response_max.map(nanos),
@@ -471,6 +478,7 @@ pub(super) fn render(
         trace_dropped: out.trace_dropped,
         jobs_truncated: out.trace_dropped > 0,
         warnings: &out.warnings,
+        migrations: out.global.then(|| out.migrations()),
         threads,
         sets,
         jobs,
@@ -530,7 +538,8 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 
 /// A readable summary of a run: one aligned row per thread (times in milliseconds), one per
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
-/// deadline misses, then releases dropped for a full release queue, warnings, lost trace
+/// deadline misses (and under a global policy the migrations, in total and per thread that
+/// moved), then releases dropped for a full release queue, warnings, lost trace
 /// records, panicked and killed threads, if any.
 ///
 /// ```
@@ -595,6 +604,16 @@ pub fn summary_text(out: &RunOutcome) -> String {
     }
     let _ = writeln!(s, "(times in ms)");
     let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
+    if out.global {
+        let moved: Vec<String> = out
+            .threads
+            .iter()
+            .filter(|t| t.stats.migrations > 0)
+            .map(|t| format!("{} ({})", t.name, t.stats.migrations))
+            .collect();
+        let detail = if moved.is_empty() { String::new() } else { format!(": {}", moved.join(", ")) };
+        let _ = writeln!(s, "total migrations: {}{detail}", out.migrations());
+    }
 
     let overflowed: Vec<String> = out
         .threads

@@ -18,13 +18,31 @@
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //!
-//! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`].
+//! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`];
+//! for multiprocessor studies in virtual time, [`GlobalEdf`] and [`GlobalFp`] (see
+//! "Global policies" below).
 //! The [`Collator`] (folder `collator/`) is built from other schedulers through this trait:
 //! several policies share one CPU by the guaranteed jobs' laxity.
 //! Each is a [`QueueScheduler`] (one [`ReadyQueue`] and the hooks around it) with its own
 //! [`QueueDiscipline`], which says only what is particular to it. The [`registry`] maps the
 //! names used on the command line and in scenario files to constructors, built-ins and
 //! whatever the application adds with [`register`]; [`by_name`] reads it.
+//!
+//! # Global policies
+//!
+//! A policy whose [`Scheduler::global`] answers `true` is shared by every CPU: the instance
+//! built for the first CPU serves them all (the others are never called), so it holds the
+//! ready threads of all CPUs, and each CPU asks it for its next thread with
+//! [`Scheduler::pick_next`]. Its hooks are
+//! called exactly as for a per-CPU policy; [`SchedInfo::cpu`] is the CPU the thread last ran
+//! on. The kernel keeps the `m` most urgent ready threads running on the `m` CPUs: when a
+//! thread becomes ready (or more urgent while ready) it is offered an idle CPU, else the CPU
+//! whose running thread has the lowest effective urgency (the highest-numbered such CPU
+//! among equals), and [`Scheduler::should_preempt`] decides whether it takes it. A thread
+//! that resumes on another CPU than the one it last ran on has migrated
+//! ([`crate::ThreadStats::migrations`]). Global policies run in virtual time only, where every
+//! CPU is simulated on one OS thread; they refuse locks, condition variables and semaphores
+//! ([`crate::Error::Global`]).
 //!
 //! # Writing a policy
 //!
@@ -61,6 +79,8 @@ pub mod collator;
 mod edf;
 mod fifo;
 mod fixed_priority;
+mod global_edf;
+mod global_fp;
 mod queue_scheduler;
 mod round_robin;
 
@@ -68,6 +88,8 @@ pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
 pub use edf::{Edf, EdfDiscipline};
 pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
+pub use global_edf::{GlobalEdf, GlobalEdfDiscipline};
+pub use global_fp::{GlobalFp, GlobalFpDiscipline};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
 
@@ -156,7 +178,8 @@ impl Urgency {
 pub struct SchedInfo {
     /// The thread.
     pub id: ThreadId,
-    /// The CPU it is pinned to.
+    /// The CPU it is pinned to (under a global policy, the CPU it last ran on, or the one it
+    /// was spawned on before it first ran).
     pub cpu: usize,
     /// Base priority from its spec.
     pub priority: i32,
@@ -299,6 +322,21 @@ pub trait Scheduler {
     fn time_slice(&self, _thread: &SchedInfo) -> Option<Duration> {
         None
     }
+
+    /// Whether one instance of this policy serves every CPU of the run (see "Global policies"
+    /// in the [module docs](self)): the first CPU's instance then serves all CPUs, the kernel
+    /// runs its most urgent threads on whichever CPUs are free, and the run must be in virtual
+    /// time.
+    /// Default: `false`, one instance per CPU.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{Edf, GlobalEdf, Scheduler};
+    /// assert!(!Edf::new().global());
+    /// assert!(GlobalEdf::new().global());
+    /// ```
+    fn global(&self) -> bool {
+        false
+    }
 }
 
 /// Builds a fresh scheduler: the runtime calls it once per CPU.
@@ -315,7 +353,7 @@ pub type SchedulerFactory = Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
 /// ```
 /// assert!(tempi::policy::sched::NAMES.contains(&"edf"));
 /// ```
-pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr", "collator"];
+pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr", "collator", "global-edf", "global-fp"];
 
 /// Turns the scheduling parameters of a run (today: the round-robin quantum, if one was
 /// given) into a [`SchedulerFactory`], or `None` when they do not suit the policy (round robin
@@ -330,7 +368,8 @@ pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr", "collator"];
 pub type SchedulerMaker = Arc<dyn Fn(Option<Duration>) -> Option<SchedulerFactory> + Send + Sync>;
 
 /// The process-wide scheduler registry: the built-ins ([`NAMES`], with the aliases
-/// `fixed-priority`, `rm` and `dm` for `fp` and `round-robin` for `rr`) and what the
+/// `fixed-priority`, `rm` and `dm` for `fp`, `round-robin` for `rr`, `gedf` for `global-edf`
+/// and `gfp` for `global-fp`) and what the
 /// application added with [`register`] or [`register_with_quantum`].
 ///
 /// ```
@@ -354,6 +393,8 @@ pub fn registry() -> &'static Registry<SchedulerMaker> {
                 ("fifo", &[], plain(|| Box::new(Fifo::new()))),
                 ("rr", &["round-robin"], round_robin),
                 ("collator", &[], plain(|| Box::new(Collator::standard()))),
+                ("global-edf", &["gedf"], plain(|| Box::new(GlobalEdf::new()))),
+                ("global-fp", &["gfp"], plain(|| Box::new(GlobalFp::new()))),
             ],
         )
     });
@@ -410,8 +451,9 @@ pub fn names() -> Vec<String> {
 }
 
 /// A registered policy by name: a built-in (`fp` (also `fixed-priority`, `rm`, `dm`), `edf`,
-/// `fifo`, `rr` (also `round-robin`; it needs `quantum`), `collator` ([`Collator::standard`]))
-/// or one the application registered.
+/// `fifo`, `rr` (also `round-robin`; it needs `quantum`), `collator` ([`Collator::standard`]),
+/// `global-edf` (also `gedf`) and `global-fp` (also `gfp`), virtual time only) or one the
+/// application registered.
 /// Returns `None` for an unknown name or parameters the policy refuses (a missing quantum).
 ///
 /// ```

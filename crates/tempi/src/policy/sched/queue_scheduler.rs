@@ -49,6 +49,10 @@ pub trait QueueDiscipline {
     /// Whether [`QueueDiscipline::time_slice`] may answer something. Default: no.
     const TIME_SLICED: bool = false;
 
+    /// Whether one instance serves every CPU of a virtual-time run ([`Scheduler::global`]).
+    /// Default: no.
+    const GLOBAL: bool = false;
+
     /// The urgency a thread has on its own ([`Scheduler::base_urgency`]).
     fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
 
@@ -154,6 +158,9 @@ impl<D: QueueDiscipline> Scheduler for QueueScheduler<D> {
     }
     fn time_sliced(&self) -> bool {
         D::TIME_SLICED
+    }
+    fn global(&self) -> bool {
+        D::GLOBAL
     }
     fn time_slice(&self, t: &SchedInfo) -> Option<Duration> {
         self.discipline.time_slice(t)

@@ -1,0 +1,83 @@
+//! Global scheduling from the command line: the Dhall example's miss and migrations in the
+//! text summary and the JSON report, the same file partitioned without misses, and scenario
+//! files a global policy cannot run, refused with file, line and reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tempi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("the tempi binary starts")
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).display().to_string()
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("global_cli").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn global_dhall_example_misses_and_reports_migrations() {
+    let dir = scratch("dhall");
+    let report = dir.join("report.json");
+    let out = tempi(&["simulate", &example("global-dhall.toml"), "--report", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("scheduler global-edf, 2 CPUs"), "{stdout}");
+    assert!(stdout.contains("total misses: 1"), "{stdout}");
+    assert!(stdout.contains("total migrations: 5: light0 (2), light1 (1), heavy (2)"), "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["migrations"], 5);
+    let heavy = json["threads"].as_array().unwrap().iter().find(|t| t["name"] == "heavy").unwrap();
+    assert_eq!((heavy["misses"].as_u64(), heavy["migrations"].as_u64()), (Some(1), Some(2)));
+    let missed: Vec<&serde_json::Value> =
+        json["jobs"].as_array().unwrap().iter().filter(|j| j["missed"] == true).collect();
+    assert_eq!(missed.len(), 1);
+    assert_eq!((missed[0]["deadline"].as_u64(), missed[0]["finish"].as_u64()), (Some(10_100_000), Some(10_200_000)));
+
+    // Partitioned by the file's `cpu` fields, per-CPU EDF meets every deadline.
+    let out = tempi(&["simulate", &example("global-dhall.toml"), "--policy", "edf"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("total misses: 0"), "{stdout}");
+    assert!(!stdout.contains("migrations"), "{stdout}");
+}
+
+#[test]
+fn global_policy_with_a_resource_is_refused_with_its_line() {
+    let dir = scratch("resource");
+    let file = dir.join("bad.toml");
+    let body = "[runtime]\ncpus = 2\npolicy = \"global-fp\"\n\n[[resource]]\nname = \"r\"\n\n[[thread]]\nname = \"t\"\nperiod = \"10ms\"\nsteps = [{ lock = \"r\" }, { work = \"1ms\" }, { unlock = \"r\" }]\n";
+    std::fs::write(&file, body).unwrap();
+    let out = tempi(&["simulate", file.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{}:3: ", file.display())), "{err}");
+    assert!(err.contains("policy \"global-fp\" is global"), "{err}");
+    assert!(err.contains("[[resource]] \"r\" (line 5)"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    // The same file is refused when the policy comes from the command line.
+    let fine = dir.join("fine.toml");
+    std::fs::write(&fine, body.replace("global-fp", "fp")).unwrap();
+    let out = tempi(&["simulate", fine.to_str().unwrap(), "--policy", "global-edf"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("locks are not supported"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn global_policy_in_real_time_is_refused() {
+    let out = tempi(&["run", &example("global-dhall.toml"), "--no-pin"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("virtual time only"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
