@@ -150,6 +150,29 @@ pub enum Error {
         /// The timer slots of the CPU's kernel.
         max: usize,
     },
+    /// A thread holding a global lock (protocol `msrp`) made a call that waits: a sleep or
+    /// a join (lock, condition and semaphore waits are refused with
+    /// [`crate::sync::LockError::GlobalHeld`] instead). A global section runs without
+    /// preemption and its length bounds the spinning of every other CPU, so a sleep inside
+    /// it ends the run at that instant; a join is refused with this error.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tempi::{Error, Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(2);
+    /// let m = Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("g").protocol("msrp")).unwrap());
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| {
+    ///     let _g = m.lock(cx).unwrap();
+    ///     cx.sleep(std::time::Duration::from_millis(1));
+    /// }).unwrap();
+    /// assert!(matches!(rt.run(), Err(Error::GlobalLockHeld { call: "sleep", .. })));
+    /// ```
+    GlobalLockHeld {
+        /// The thread.
+        thread: ThreadId,
+        /// The call it made.
+        call: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -191,6 +214,10 @@ impl fmt::Display for Error {
             Error::BadPick { scheduler, cpu, thread } => write!(
                 f,
                 "scheduler `{scheduler}` picked {thread:?} on CPU {cpu}, which is not a ready thread of that CPU"
+            ),
+            Error::GlobalLockHeld { thread, call } => write!(
+                f,
+                "{thread:?} called `{call}` while holding a global (msrp) lock, inside which a thread may not wait"
             ),
             Error::TooManyTimers { max } => {
                 write!(f, "no free timer slot: at most {max} pending timers (sized from Config::max_threads, max_timers and max_sets)")

@@ -72,6 +72,10 @@ pub enum TraceKind {
     /// full ([`crate::ThreadSpec::release_queue`]); `arg` is the nominal release time. Counted
     /// in [`crate::ThreadStats::overflows`].
     ReleaseOverflow,
+    /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
+    /// `arg` is the lock's index. The spin ends at the thread's next `LockAcquired`, and its
+    /// length counts in [`crate::ThreadStats::spin_time`].
+    Spin,
 }
 
 impl TraceKind {
@@ -99,6 +103,7 @@ impl TraceKind {
             TraceKind::LockReleased => "unlock",
             TraceKind::Inherit => "inherit",
             TraceKind::ReleaseOverflow => "release-overflow",
+            TraceKind::Spin => "spin",
         }
     }
 }
