@@ -139,6 +139,21 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// The data, once no thread can reach the lock any more (the `Mutex` is owned: take it
+    /// back from its `Arc` with `Arc::try_unwrap` after the run).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex(1u32, tempi::sync::LockSpec::new("m")).unwrap());
+    /// let m2 = m.clone();
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| *m2.lock(cx).unwrap() += 1).unwrap();
+    /// rt.run().unwrap();
+    /// assert_eq!(std::sync::Arc::try_unwrap(m).unwrap().into_inner(), 2);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.data.into_inner()
+    }
+
     /// Whether this is a global lock (protocol `msrp`), shared by the runtime's CPUs.
     ///
     /// ```
