@@ -285,8 +285,12 @@ impl fmt::Display for LockError {
             }
             LockError::ForeignRuntime => "the object belongs to another runtime",
             LockError::Overflow => "the semaphore's count would overflow",
-            LockError::GlobalHeld => "the caller holds a global (msrp) lock, inside which it may not wait or take another global lock",
-            LockError::NotForGlobal => "a global (msrp) lock cannot be used this way (no timeout, restartable section or condition wait)",
+            LockError::GlobalHeld => {
+                "the caller holds a global (msrp) lock, inside which it may not wait or take another global lock"
+            }
+            LockError::NotForGlobal => {
+                "a global (msrp) lock cannot be used this way (no timeout, restartable section or condition wait)"
+            }
         })
     }
 }

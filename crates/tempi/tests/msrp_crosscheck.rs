@@ -52,7 +52,14 @@ impl Gen {
 }
 
 fn gen_task(cpu: usize) -> impl Strategy<Value = Gen> {
-    (0..PERIODS.len(), 0u64..=3, 0u64..=1, prop_oneof![1 => Just(0u8), 3 => Just(1u8), 1 => Just(2u8)], 1u64..=2, 0u64..=1)
+    (
+        0..PERIODS.len(),
+        0u64..=3,
+        0u64..=1,
+        prop_oneof![1 => Just(0u8), 3 => Just(1u8), 1 => Just(2u8)],
+        1u64..=2,
+        0u64..=1,
+    )
         .prop_map(move |(period, phase, before, uses, inside, after)| {
             let before = if uses == 0 && before + after == 0 { 1 } else { before };
             // A job ends with work: its unlock is a preemption point (see docs/ANALYSIS.md).

@@ -67,7 +67,8 @@ impl TaskSet {
         let km_bound = EdfTest { load, passed: load <= 1.0 + 1e-12 };
 
         let protocols: Vec<Protocol> = self.resources.iter().map(|r| r.protocol).collect();
-        let covered = protocols.iter().all(|p| matches!(p, Protocol::Km | Protocol::Msrp | Protocol::Pcp | Protocol::Srp));
+        let covered =
+            protocols.iter().all(|p| matches!(p, Protocol::Km | Protocol::Msrp | Protocol::Pcp | Protocol::Srp));
         let baker = covered.then(|| {
             let mut order: Vec<usize> = (0..self.tasks.len()).collect();
             order.sort_by_key(|&i| self.tasks[i].deadline);

@@ -72,7 +72,11 @@ impl<C: Clock> Kernel<C> {
         if C::MODE == ClockMode::Real {
             if try_only {
                 let serving = lock.serving.load(Ordering::Acquire);
-                if lock.next.compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed).is_err() {
+                if lock
+                    .next
+                    .compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+                {
                     return Some(LockAnswer::Refused(LockError::WouldBlock));
                 }
                 lock.owner.store(word, Ordering::Relaxed);

@@ -63,8 +63,8 @@ use std::time::Duration;
 
 use crate::kernel::Ctx;
 
-pub(crate) use crate::objects::{GlobalLock, LockWord};
 pub use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+pub(crate) use crate::objects::{GlobalLock, LockWord};
 
 /// A mutual-exclusion lock that owns its data, under a real-time locking protocol.
 ///

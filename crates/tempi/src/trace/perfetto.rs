@@ -119,7 +119,9 @@ pub fn to_json(out: &RunOutcome) -> String {
                 let set = js(&display_set(&sets, r.job as usize));
                 (TIMER_TID, format!(r#"{{"set":{set},"set_index":{},"{field}":{}}}"#, r.job, r.arg))
             }
-            TraceKind::LockAcquired | TraceKind::LockReleased | TraceKind::Spin => (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg)),
+            TraceKind::LockAcquired | TraceKind::LockReleased | TraceKind::Spin => {
+                (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg))
+            }
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
