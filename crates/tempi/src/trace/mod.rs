@@ -73,8 +73,10 @@ pub enum TraceKind {
     /// in [`crate::ThreadStats::overflows`].
     ReleaseOverflow,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
-    /// `arg` is the lock's index. The spin ends at the thread's next `LockAcquired`, and its
-    /// length counts in [`crate::ThreadStats::spin_time`].
+    /// `arg` is the lock's id (global locks are numbered from 2^31, above the CPU-local
+    /// locks' indices, and `LockAcquired` and `LockReleased` give them the same way). Virtual
+    /// time only: the spin ends at the thread's next `LockAcquired`, and its length counts in
+    /// [`crate::ThreadStats::spin_time`].
     Spin,
 }
 
