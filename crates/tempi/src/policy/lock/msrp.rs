@@ -46,7 +46,7 @@ use crate::policy::sched::{SchedInfo, Urgency};
 /// }
 /// let out = rt.run().unwrap();
 /// // One of the two spun for 1 ms, then held the lock for 1 ms.
-/// assert_eq!(out.finished_at(), Time::from_millis(2));
+/// assert_eq!(out.end, Time::from_millis(2));
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Msrp;
