@@ -180,6 +180,44 @@ fn ns(d: Option<Duration>) -> Value {
     d.map_or(Value::Null, |d| json!(d.as_nanos() as u64))
 }
 
+/// MSRP: when a resource is global (protocol `msrp`) and used, each CPU's task set is
+/// inflated by what the other CPUs do ([`TaskSet::msrp_inflated`]): every request for a
+/// global resource spins at most the sum over the other CPUs of their longest section on it,
+/// which is added to the requester's `C` and to its section (a lower task's section and spin
+/// are not preemptible). Returns the lines stating each spin bound, and their JSON.
+fn msrp(cpus: &mut [CpuModel], notes: &mut Notes) -> (String, Vec<Value>) {
+    let (mut text, mut json) = (String::new(), Vec::new());
+    if !cpus.iter().any(|c| c.tasks.uses_msrp()) {
+        return (text, json);
+    }
+    let originals: Vec<TaskSet> = cpus.iter().map(|c| c.tasks.clone()).collect();
+    for (k, c) in cpus.iter_mut().enumerate() {
+        let others: Vec<&TaskSet> = originals.iter().enumerate().filter(|&(o, _)| o != k).map(|(_, t)| t).collect();
+        let own = &originals[k];
+        for (r, res) in own.resources.iter().enumerate() {
+            let used = own.tasks.iter().any(|t| t.sections.iter().any(|s| s.resource == r));
+            if res.protocol != Protocol::Msrp || !used {
+                continue;
+            }
+            let spin = own.msrp_spin(r, &others);
+            text.push_str(&format!(
+                "MSRP: a request for \"{}\" on CPU {} spins at most {}\n",
+                res.name,
+                c.cpu,
+                dur(spin)
+            ));
+            json.push(json!({ "cpu": c.cpu, "resource": res.name, "spin_ns": spin.as_nanos() as u64 }));
+        }
+        c.tasks = own.msrp_inflated(&others);
+    }
+    notes.0.push(
+        "global resources (msrp): each C includes the spin of its requests, and B the longest global section plus \
+         spin of a lower-priority thread of the CPU (or the local srp term, whichever is larger)"
+            .to_string(),
+    );
+    (text, json)
+}
+
 /// A placement found by `--partition`, for the report: its text lines and its JSON.
 pub struct Placement {
     text: String,
@@ -195,10 +233,11 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
             notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name));
         }
     }
-    let cpus = model(sc, &mut notes);
+    let mut cpus = model(sc, &mut notes);
     for c in &cpus {
         c.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
     }
+    let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let kind = kind(&sc.policy);
     let mut out = String::new();
     let mut json_cpus = Vec::new();
@@ -217,6 +256,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     if let Some(p) = placement {
         out.push_str(&p.text);
     }
+    out.push_str(&msrp_text);
     if cpus.is_empty() {
         out.push_str("no periodic or sporadic thread to analyse\n");
         overall = None;
@@ -405,6 +445,9 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         let mut v = v;
         if let Some(p) = placement {
             v["partition"] = p.json.clone();
+        }
+        if !msrp_json.is_empty() {
+            v["msrp"] = Value::Array(msrp_json);
         }
         return serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string());
     }

@@ -150,6 +150,29 @@ pub enum Error {
         /// The timer slots of the CPU's kernel.
         max: usize,
     },
+    /// A thread holding a global lock (protocol `msrp`) made a call that waits: a sleep or
+    /// a join (lock, condition and semaphore waits are refused with
+    /// [`crate::sync::LockError::GlobalHeld`] instead). A global section runs without
+    /// preemption and its length bounds the spinning of every other CPU, so a sleep inside
+    /// it ends the run at that instant; a join is refused with this error.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tempi::{Error, Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(2);
+    /// let m = Arc::new(rt.create_mutex((), tempi::sync::LockSpec::new("g").protocol("msrp")).unwrap());
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| {
+    ///     let _g = m.lock(cx).unwrap();
+    ///     cx.sleep(std::time::Duration::from_millis(1));
+    /// }).unwrap();
+    /// assert!(matches!(rt.run(), Err(Error::GlobalLockHeld { call: "sleep", .. })));
+    /// ```
+    GlobalLockHeld {
+        /// The thread.
+        thread: ThreadId,
+        /// The call it made.
+        call: &'static str,
+    },
     /// A global scheduling policy ([`crate::policy::sched::Scheduler::global`]) was asked
     /// for something it does not support: a run in real time, or a lock, condition variable
     /// or semaphore. Real time is refused when a thread is spawned and when the run starts;
@@ -235,6 +258,10 @@ impl fmt::Display for Error {
             Error::Global { scheduler, reason: GlobalRefusal::Synchronisation } => write!(
                 f,
                 "scheduler `{scheduler}` is global: locks, condition variables and semaphores are not supported under it"
+            ),
+            Error::GlobalLockHeld { thread, call } => write!(
+                f,
+                "{thread:?} called `{call}` while holding a global (msrp) lock, inside which a thread may not wait"
             ),
             Error::TooManyTimers { max } => {
                 write!(f, "no free timer slot: at most {max} pending timers (sized from Config::max_threads, max_timers and max_sets)")

@@ -9,7 +9,7 @@
 //! into `kernel`, `sync` or `runtime`.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
@@ -58,6 +58,40 @@ pub(crate) struct LockWord {
     /// another thread had to wait): the owner must unlock through the kernel.
     pub(crate) managed: AtomicBool,
 }
+
+/// The shared state of a global lock (protocol `msrp`): a FIFO ticket lock in plain memory,
+/// reached by the threads of every CPU. A thread takes the next ticket and spins until the
+/// ticket being served is its own; releasing serves the next ticket. In real time the
+/// threads spin on these words themselves (each CPU's dispatcher runs its own kernel); in
+/// virtual time the one kernel takes the tickets and accounts the spinning (see
+/// `kernel::global_locks`). Locking never allocates.
+#[derive(Debug)]
+pub(crate) struct GlobalLock {
+    /// The lock's name, for errors and the report.
+    pub(crate) name: String,
+    /// Its index among the runtime's global locks.
+    pub(crate) index: u32,
+    /// The next ticket to hand out.
+    pub(crate) next: AtomicU32,
+    /// The ticket whose holder owns the lock.
+    pub(crate) serving: AtomicU32,
+    /// 0 when no thread holds it, else the owner as [`ThreadId::to_word`] gives it.
+    pub(crate) owner: AtomicU64,
+}
+
+impl GlobalLock {
+    pub(crate) fn new(name: String, index: u32) -> GlobalLock {
+        GlobalLock { name, index, next: AtomicU32::new(0), serving: AtomicU32::new(0), owner: AtomicU64::new(0) }
+    }
+
+    /// The [`LockId`] a global lock shows: above every CPU-local lock's id.
+    pub(crate) fn id(&self) -> LockId {
+        LockId(GLOBAL_LOCK_BASE + self.index)
+    }
+}
+
+/// The first id of the global locks ([`LockId`]s below it are CPU-local).
+pub(crate) const GLOBAL_LOCK_BASE: u32 = 1 << 31;
 
 /// How to create a lock: name, CPU, protocol, ceiling.
 ///
@@ -229,6 +263,13 @@ pub enum LockError {
     ForeignRuntime,
     /// Giving a semaphore unit back would take its count past `u64::MAX`.
     Overflow,
+    /// The caller holds a global lock (protocol `msrp`): inside such a section a thread
+    /// runs without preemption and must not wait (for another lock, a condition variable, a
+    /// semaphore unit) nor take a second global lock.
+    GlobalHeld,
+    /// The call does not apply to a global (`msrp`) lock: a timed lock, a restartable
+    /// section, or a condition wait on it.
+    NotForGlobal,
 }
 
 impl fmt::Display for LockError {
@@ -244,6 +285,12 @@ impl fmt::Display for LockError {
             }
             LockError::ForeignRuntime => "the object belongs to another runtime",
             LockError::Overflow => "the semaphore's count would overflow",
+            LockError::GlobalHeld => {
+                "the caller holds a global (msrp) lock, inside which it may not wait or take another global lock"
+            }
+            LockError::NotForGlobal => {
+                "a global (msrp) lock cannot be used this way (no timeout, restartable section or condition wait)"
+            }
         })
     }
 }

@@ -52,6 +52,8 @@ pub struct Runtime<C: Clock> {
     seeds: Vec<KernelSeed>,
     /// Threads added to sets before the run, to refuse a second set at once.
     memberships: Vec<(ThreadId, SetId)>,
+    /// Global (MSRP) locks created so far.
+    globals: u32,
     _clock: PhantomData<C>,
 }
 
@@ -103,7 +105,7 @@ impl<C: Clock> Runtime<C> {
         static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
         let seeds = (0..kernels).map(|k| KernelSeed::new(id, k, kernels, &config)).collect();
-        Ok(Runtime { id, config, seeds, memberships: Vec::new(), _clock: PhantomData })
+        Ok(Runtime { id, config, seeds, memberships: Vec::new(), globals: 0, _clock: PhantomData })
     }
 
     /// This runtime's identity, unique in the process: objects built above the kernel
@@ -259,6 +261,18 @@ impl<C: Clock> Runtime<C> {
         spec.check()?;
         for &u in &spec.users {
             self.check_thread(u)?;
+        }
+        if spec.policy.global() {
+            // A global lock (MSRP): shared by every CPU, its state in shared memory.
+            if self.globals as usize >= self.config.max_locks {
+                return Err(Error::InvalidConfig(format!("more than {} global locks", self.config.max_locks)));
+            }
+            let lock = Arc::new(crate::objects::GlobalLock::new(spec.name, self.globals));
+            self.globals += 1;
+            for seed in &mut self.seeds {
+                seed.add_global(lock.clone());
+            }
+            return Ok(Mutex::new_global(self.id, lock, value));
         }
         let cpu = spec.cpu;
         let runtime = self.id;

@@ -50,6 +50,9 @@ pub struct ThreadStats {
     pub response_total: Duration,
     /// CPU time consumed.
     pub cpu_time: Duration,
+    /// Of that CPU time, the part spent spinning for global locks (protocol `msrp`): exact
+    /// in virtual time; in real time the spin is counted in `cpu_time` but not here.
+    pub spin_time: Duration,
 }
 
 impl ThreadStats {

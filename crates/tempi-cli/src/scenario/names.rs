@@ -87,6 +87,11 @@ pub(super) fn known_lock_protocol(name: &str) -> bool {
     tempi::policy::lock::by_name(name).is_some()
 }
 
+/// Whether locks under `protocol` are global (shared by the CPUs, as under `msrp`).
+pub(super) fn lock_protocol_is_global(protocol: &str) -> bool {
+    tempi::policy::lock::by_name(protocol).is_some_and(|p| p.global())
+}
+
 /// Whether locks under `protocol` need a ceiling priority (false for an unknown name).
 pub(super) fn lock_protocol_needs_ceiling(protocol: &str) -> bool {
     tempi::policy::lock::by_name(protocol).is_some_and(|p| p.needs_ceiling())

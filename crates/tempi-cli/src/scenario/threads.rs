@@ -13,6 +13,7 @@ use toml::{Spanned, Value};
 use tempi::{Criticality, MissPolicy, Timing};
 
 use super::duration::work_value;
+use super::names;
 use super::raw::{RawCriticality, RawKind, RawMissPolicy, RawStep, RawThread};
 use super::source::Source;
 use super::{ResourceDef, ScenarioError, Step, ThreadDef};
@@ -117,7 +118,8 @@ pub(super) fn thread_def(
                 match st {
                     Step::Lock(r) => {
                         let at = s.get_ref().lock.as_ref().unwrap_or(&t.name);
-                        if resources[r].cpu != cpu {
+                        // A global resource (`msrp`) is shared by every CPU.
+                        if resources[r].cpu != cpu && !names::lock_protocol_is_global(&resources[r].protocol) {
                             return Err(src.field(
                                 what,
                                 "lock",

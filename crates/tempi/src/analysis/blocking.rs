@@ -67,7 +67,9 @@ impl TaskSet {
             self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
         };
         match protocol {
-            Protocol::Km => lower
+            // MSRP on one CPU: a lower task's global section (its spin included, once the
+            // task set is inflated) is not preemptible, whoever it blocks.
+            Protocol::Km | Protocol::Msrp => lower
                 .iter()
                 .flat_map(|&j| self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource)))
                 .map(|s| s.duration)
@@ -134,7 +136,10 @@ impl TaskSet {
 
     /// The blocking term of task `i` under the resources' own protocols. When several
     /// protocols are mixed, the per-protocol terms (each over its own resources) are added, a
-    /// conservative combination; `None` if any is unbounded.
+    /// conservative combination; `None` if any is unbounded. The exception is MSRP: its
+    /// global sections and the local resources under SRP block a task at most once in all,
+    /// before it starts, so those two terms combine by their maximum (Gai, Lipari and Di
+    /// Natale's `B_i = max(B_local, B_global)`).
     ///
     /// ```
     /// use std::time::Duration;
@@ -148,12 +153,30 @@ impl TaskSet {
     /// ```
     pub fn blocking(&self, i: usize) -> Option<Duration> {
         let mut total = Duration::ZERO;
-        for protocol in Protocol::ALL {
+        // `None`: no resource under the protocol; `Some(None)`: an unbounded term.
+        let of = |protocol: Protocol| -> Option<Option<Duration>> {
             let rs: Vec<usize> =
                 (0..self.resources.len()).filter(|&r| self.resources[r].protocol == protocol).collect();
-            if !rs.is_empty() {
-                total += self.blocking_on(i, protocol, &rs)?;
+            (!rs.is_empty()).then(|| self.blocking_on(i, protocol, &rs))
+        };
+        let global = match of(Protocol::Msrp) {
+            Some(b) => Some(b?),
+            None => None,
+        };
+        for protocol in Protocol::ALL {
+            if protocol == Protocol::Srp && global.is_some() {
+                continue;
             }
+            if let Some(b) = of(protocol) {
+                total += b?;
+            }
+        }
+        if let Some(g) = global {
+            let srp = match of(Protocol::Srp) {
+                Some(b) => b?,
+                None => Duration::ZERO,
+            };
+            total += g.max(srp);
         }
         Some(total)
     }

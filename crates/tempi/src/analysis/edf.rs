@@ -67,7 +67,8 @@ impl TaskSet {
         let km_bound = EdfTest { load, passed: load <= 1.0 + 1e-12 };
 
         let protocols: Vec<Protocol> = self.resources.iter().map(|r| r.protocol).collect();
-        let covered = protocols.iter().all(|p| matches!(p, Protocol::Km | Protocol::Pcp | Protocol::Srp));
+        let covered =
+            protocols.iter().all(|p| matches!(p, Protocol::Km | Protocol::Msrp | Protocol::Pcp | Protocol::Srp));
         let baker = covered.then(|| {
             let mut order: Vec<usize> = (0..self.tasks.len()).collect();
             order.sort_by_key(|&i| self.tasks[i].deadline);
@@ -84,7 +85,9 @@ impl TaskSet {
                     .iter()
                     .filter(|o| o.deadline > t.deadline)
                     .flat_map(|o| o.sections.iter())
-                    .filter(|s| self.resources[s.resource].protocol == Protocol::Km || used(s.resource))
+                    .filter(|s| {
+                        matches!(self.resources[s.resource].protocol, Protocol::Km | Protocol::Msrp) || used(s.resource)
+                    })
                     .map(|s| s.duration)
                     .max()
                     .unwrap_or_default();

@@ -15,6 +15,9 @@
 //! - [`TaskSet::analyze`]: all of it, as a [`Verdict`].
 //! - [`TaskSet::partition`]: several CPUs, by first-fit or worst-fit decreasing, each CPU
 //!   judged by one of the tests above ([`CpuTest`]).
+//! - [`TaskSet::msrp_inflated`], [`msrp_analyze`]: resources shared by several CPUs under
+//!   MSRP (Gai, Lipari and Di Natale 2001): the spin of a request, the inflated WCETs, and
+//!   each CPU analysed with them.
 //!
 //! Conventions: a larger `priority` is more urgent (as in [`crate::ThreadSpec::priority`]);
 //! `hp(i)` is every other task with a priority at least `P_i` (equal priorities are counted as
@@ -40,7 +43,7 @@
 //! The module is split along its seams: `protocol.rs` (the protocols and their names, read
 //! from the lock registry), `model.rs` (the task-set model), `blocking.rs` (the blocking
 //! terms), `fixed_priority.rs` (Liu and Layland, response times, the verdict), `edf.rs` (the
-//! EDF tests), `partition.rs` (placing tasks on CPUs) and `arith.rs` (exact arithmetic). This file holds only the module's
+//! EDF tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs) and `arith.rs` (exact arithmetic). This file holds only the module's
 //! documentation and the re-exports that keep every public path `tempi::analysis::…`; analysis
 //! code belongs in the files above.
 
@@ -49,6 +52,7 @@ mod blocking;
 mod edf;
 mod fixed_priority;
 mod model;
+mod msrp;
 mod partition;
 mod protocol;
 
@@ -56,6 +60,7 @@ pub use blocking::BlockingTable;
 pub use edf::{EdfTest, EdfTests};
 pub use fixed_priority::{LiuLayland, LiuLaylandRow, Response, TaskVerdict, Verdict};
 pub use model::{ModelError, Resource, Section, Task, TaskSet};
+pub use msrp::msrp_analyze;
 pub use partition::{CpuTest, Fit, Partition, PartitionError, SortKey};
 pub use protocol::{Protocol, UnknownProtocol};
 

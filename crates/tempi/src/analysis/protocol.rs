@@ -30,10 +30,17 @@ pub enum Protocol {
     Srp,
     /// Restartable critical sections: the higher-priority task aborts the holder's section.
     Rcs,
+    /// MSRP (Gai, Lipari and Di Natale): a *global* resource, shared by tasks of several
+    /// CPUs, held and waited for (spinning, FIFO) without preemption. On one CPU alone its
+    /// sections block like the kernelized monitor's; across CPUs see
+    /// [`TaskSet::msrp_inflated`](crate::analysis::TaskSet::msrp_inflated). Not in
+    /// [`Protocol::ALL`], the single-CPU protocols reports compare.
+    Msrp,
 }
 
 impl Protocol {
-    /// Every protocol, in the order reports list them.
+    /// Every single-CPU protocol, in the order reports list them ([`Protocol::Msrp`], for
+    /// resources shared by several CPUs, is apart).
     ///
     /// ```
     /// assert_eq!(tempi::analysis::Protocol::ALL.len(), 6);
@@ -98,6 +105,7 @@ impl Protocol {
         if entry.built_in {
             return Protocol::ALL
                 .into_iter()
+                .chain([Protocol::Msrp])
                 .find(|p| p.name() == entry.name)
                 .ok_or(UnknownProtocol::NotAnalysable(entry.name));
         }
@@ -121,6 +129,7 @@ impl Protocol {
             Protocol::Pcp => "pcp",
             Protocol::Srp => "srp",
             Protocol::Rcs => "rcs",
+            Protocol::Msrp => "msrp",
         }
     }
 }

@@ -139,6 +139,8 @@ unit_calls! {
     /// Let the kernel do what is due (a timer, a request from another CPU, a preemption).
     Checkpoint => |_| Plain::Checkpoint, skip;
     ClearPoison(LockId) => |c: ClearPoison| Plain::ClearPoison(c.0), defer;
+    /// Release a global lock and become preemptible again. Answered quietly, as `Unlock`.
+    GlobalUnlock(u32) => |c: GlobalUnlock| Plain::GlobalUnlock(c.0), defer;
     Adopt(LockId) => |c: Adopt| Plain::Adopt(c.0), skip;
     /// Release a lock (and poison it). Answered quietly: never with an interrupt, since the
     /// answer comes back into a guard's destructor.
@@ -173,6 +175,33 @@ impl Call for Lock {
 }
 
 impl UserCall for Lock {
+    fn while_unwinding(self) -> WhileUnwinding<LockAnswer> {
+        WhileUnwinding::Answer(LockAnswer::Refused(LockError::WouldBlock))
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct GlobalLock {
+    pub(crate) global: u32,
+    pub(crate) try_only: bool,
+}
+
+impl Call for GlobalLock {
+    type Answer = LockAnswer;
+    #[inline(always)]
+    fn request(self) -> Request {
+        Request::Plain(Plain::GlobalLock { global: self.global, try_only: self.try_only })
+    }
+    #[inline(always)]
+    fn answer(a: Answer) -> Option<LockAnswer> {
+        match settled(a)? {
+            Settled::Lock(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+impl UserCall for GlobalLock {
     fn while_unwinding(self) -> WhileUnwinding<LockAnswer> {
         WhileUnwinding::Answer(LockAnswer::Refused(LockError::WouldBlock))
     }

@@ -382,7 +382,51 @@ impl<'a> Ctx<'a> {
                 LockAnswer::Granted => return Ok(()),
                 LockAnswer::Retry => continue,
                 LockAnswer::Refused(e) => return Err(e),
+                // Only global locks are answered so.
+                LockAnswer::Spin => return Err(LockError::NotForGlobal),
             }
+        }
+    }
+
+    /// Take global lock `g` (protocol `msrp`): the kernel makes this thread non-preemptible
+    /// and, in virtual time, answers once the lock is its own; in real time the thread then
+    /// takes its ticket and spins for it here, keeping its dispatcher (see
+    /// `kernel::global_locks`).
+    pub(crate) fn global_lock_raw(&self, g: &crate::objects::GlobalLock, try_only: bool) -> Result<(), LockError> {
+        match self.invoke(calls::GlobalLock { global: g.index, try_only }) {
+            LockAnswer::Granted => Ok(()),
+            LockAnswer::Spin => {
+                let ticket = g.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                while g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
+                    std::hint::spin_loop();
+                }
+                g.owner.store(self.id.to_word(), std::sync::atomic::Ordering::Relaxed);
+                Ok(())
+            }
+            LockAnswer::Retry => Err(LockError::WouldBlock),
+            LockAnswer::Refused(e) => Err(e),
+        }
+    }
+
+    /// Release global lock `g`, without unwinding (it runs in a guard's destructor). In real
+    /// time the next ticket is served here at once, also while unwinding; the kernel is then
+    /// told, so the thread becomes preemptible again.
+    pub(crate) fn global_unlock_raw(&self, g: &crate::objects::GlobalLock) {
+        use std::sync::atomic::Ordering;
+        if self.real_clock.is_some() && g.owner.load(Ordering::Relaxed) == self.id.to_word() {
+            g.owner.store(0, Ordering::Relaxed);
+            g.serving.fetch_add(1, Ordering::Release);
+        }
+        let call = calls::GlobalUnlock(g.index);
+        if std::thread::panicking() {
+            self.defer(call.request());
+            return;
+        }
+        if self.owed.get() {
+            self.settle_owed();
+        }
+        if let Err(interrupt) = self.exchange(call) {
+            self.stash(interrupt);
         }
     }
 

@@ -39,6 +39,7 @@ impl<C: Clock> Kernel<C> {
         let Some(c) = self.cpu_local(t.cpu) else { return false };
         let cpu = &self.cpus[c];
         if t.held.len() != 1
+            || t.global.is_some()
             || t.exiting
             || t.demoted
             || t.set.is_some()

@@ -43,10 +43,12 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// What the locks `who` holds lend it: the maximum of their policies' holding urgencies
-    /// and, for inheriting policies, of their waiters' effective urgencies.
+    /// and, for inheriting policies, of their waiters' effective urgencies; above everything
+    /// inside a global (MSRP) section.
     pub(super) fn lent_to(&self, who: ThreadId) -> Option<Urgency> {
         let t = self.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
-        let mut lent: Option<Urgency> = None;
+        // Inside a global (MSRP) section, from the request to the release: not preemptible.
+        let mut lent: Option<Urgency> = t.global.map(|_| Urgency(i64::MAX));
         let mut info = None;
         for &l in &t.held {
             let lock = &self.locks[l as usize];
@@ -86,6 +88,9 @@ impl<C: Clock> Kernel<C> {
                     continue;
                 }
                 let mut u = t.base_urgency;
+                if t.global.is_some() {
+                    u = u.max(Urgency(i64::MAX));
+                }
                 for &l in &t.held {
                     let lock = &self.locks[l as usize];
                     let mut info = self.info(t.id);

@@ -114,6 +114,13 @@ impl<C: Clock> Kernel<C> {
 
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
         spec.check()?;
+        if spec.policy.global() {
+            return Err(Error::InvalidConfig(format!(
+                "lock `{}`: protocol `{}` makes a global lock, shared by the CPUs: create it before the run (Runtime::create_mutex)",
+                spec.name,
+                spec.policy.name()
+            )));
+        }
         if self.locks.len() == self.locks.capacity() {
             return Err(Error::InvalidConfig(format!("more than {} locks on one CPU", self.locks.capacity())));
         }
@@ -297,6 +304,10 @@ impl<C: Clock> Kernel<C> {
         }
         if try_only {
             return Some(LockAnswer::Refused(LockError::WouldBlock));
+        }
+        if self.in_global(id) {
+            // No waiting inside a global (MSRP) section.
+            return Some(LockAnswer::Refused(LockError::GlobalHeld));
         }
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(LockAnswer::Refused(LockError::Timeout));
@@ -541,6 +552,7 @@ impl<C: Clock> Kernel<C> {
     /// A thread ends: release what it still holds (a guard that was leaked), marked poisoned.
     pub(crate) fn release_all(&mut self, id: ThreadId) {
         self.tcb(id).exiting = true;
+        self.release_global(id);
         self.adopt_fast_held(id);
         while let Some(&l) = self.tcb(id).held.last() {
             self.release(id, l as usize, true);
@@ -555,6 +567,7 @@ impl<C: Clock> Kernel<C> {
         if self.tcb(id).holds_nothing() {
             return;
         }
+        self.release_global(id);
         self.adopt_fast_held(id);
         while let Some(&l) = self.tcb(id).held.last() {
             self.release(id, l as usize, true);

@@ -32,6 +32,7 @@
 //! `dispatch` (urgency and state transitions), `global` (which CPU runs what under a global
 //! policy, in virtual time), `requests` (resuming a thread and handling what
 //! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
+//! `global_locks` (locks shared by several CPUs, MSRP),
 //! `waits` (condition variables and semaphores), `messages` (message pool, new and save queues), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
 //! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
 //! `calls` (the runtime calls as types, each naming its answer), `ctx`, `ctx_control`,
@@ -49,6 +50,7 @@ mod ctx_messages;
 mod dispatch;
 mod event_ctx;
 mod global;
+mod global_locks;
 mod hand_off;
 mod job_loop;
 mod jobs;
@@ -206,6 +208,8 @@ pub(crate) struct Kernel<C: Clock> {
     set_base: u32,
     locks: Vec<locks::LockState>,
     lock_base: u32,
+    /// The runtime's global (MSRP) locks, shared by every kernel of the run.
+    globals: Vec<global_locks::GlobalSlot>,
     /// Pre-sized list the lock mechanism swaps with a lock's waiters to walk them.
     lock_scratch: Vec<ThreadId>,
     /// How many owned locks impose a ceiling: none, and no lock request needs the system

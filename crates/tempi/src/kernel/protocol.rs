@@ -90,6 +90,15 @@ pub(crate) enum Plain {
         poison: bool,
     },
     ClearPoison(LockId),
+    /// Ask for global lock `0` (an index among the runtime's global locks): become
+    /// non-preemptible and, in virtual time, take a ticket and spin until it is served.
+    GlobalLock {
+        global: u32,
+        try_only: bool,
+    },
+    /// Release global lock `0` (virtual time: serve the next ticket; real time: the thread
+    /// has served it) and become preemptible again.
+    GlobalUnlock(u32),
     /// Make the kernel manage a fast-path ownership (before a condition wait).
     Adopt(LockId),
     CondWait {
@@ -180,6 +189,9 @@ pub(crate) enum LockAnswer {
     /// paid: ask again.
     Retry,
     Refused(LockError),
+    /// Real time, a global lock: the thread is non-preemptible now; it takes its ticket and
+    /// spins for it itself.
+    Spin,
 }
 
 /// A condition wait's answer: whether it timed out, or why it was refused.

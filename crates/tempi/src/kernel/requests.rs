@@ -246,7 +246,12 @@ impl<C: Clock> Kernel<C> {
         in_section
             && matches!(
                 request,
-                Plain::Lock { .. } | Plain::Procure { .. } | Plain::Yield | Plain::SleepUntil(_) | Plain::Join(_)
+                Plain::Lock { .. }
+                    | Plain::GlobalLock { .. }
+                    | Plain::Procure { .. }
+                    | Plain::Yield
+                    | Plain::SleepUntil(_)
+                    | Plain::Join(_)
             )
     }
 
@@ -334,6 +339,13 @@ impl<C: Clock> Kernel<C> {
                 self.tcb(id).state = State::Ready;
                 self.sched_call(c, id, |s, info| s.on_yield(info));
             }
+            Plain::SleepUntil(_) if self.in_global(id) => {
+                self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
+            }
+            Plain::Join(_) if self.in_global(id) => {
+                let e = Error::GlobalLockHeld { thread: id, call: "join" };
+                self.tcb(id).set_answer(OwnedAnswer::Failed(e));
+            }
             Plain::SleepUntil(t) => {
                 if t > self.now {
                     self.stop_running(c, StopReason::Sleeping);
@@ -384,6 +396,15 @@ impl<C: Clock> Kernel<C> {
                 self.handle_unlock(i, id, lock, poison);
             }
             Plain::ClearPoison(lock) => self.clear_poison(lock),
+            Plain::GlobalLock { global, try_only } => {
+                if let Some(answer) = self.global_lock_request(c, id, global, try_only) {
+                    self.tcb(id).set_answer(answer);
+                }
+            }
+            Plain::GlobalUnlock(global) => {
+                self.tcb(id).quiet_reply = true;
+                self.global_unlock(id, global);
+            }
             Plain::Adopt(lock) => {
                 if let Some(l) = self.lock_local(lock) {
                     self.sync_owner(l);

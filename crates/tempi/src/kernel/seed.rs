@@ -53,6 +53,8 @@ pub(crate) struct KernelSeed {
     locks_created: u32,
     conds_created: u32,
     sems_created: u32,
+    /// The runtime's global (MSRP) locks: every kernel of the run shares them.
+    globals: Vec<std::sync::Arc<crate::objects::GlobalLock>>,
     costs: Costs,
     verify: bool,
     direct_hand_off: bool,
@@ -91,6 +93,7 @@ impl KernelSeed {
             locks_created: 0,
             conds_created: 0,
             sems_created: 0,
+            globals: Vec::new(),
             costs: config.costs,
             verify: config.verify,
             direct_hand_off: config.direct_hand_off,
@@ -118,6 +121,11 @@ impl KernelSeed {
         let id = Self::next_id(&mut self.sems_created, self.max_locks, self.lock_base, "semaphores")?;
         self.setup.push(ControlOp::CreateSem(spec));
         Ok(SemId(id))
+    }
+
+    /// Share global lock `lock` with this kernel.
+    pub(crate) fn add_global(&mut self, lock: std::sync::Arc<crate::objects::GlobalLock>) {
+        self.globals.push(lock);
     }
 
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
@@ -229,6 +237,7 @@ impl<C: Clock> Kernel<C> {
             sets: Vec::with_capacity(seed.max_sets),
             set_base: seed.set_base,
             locks: Vec::with_capacity(seed.max_locks),
+            globals: seed.globals.iter().map(|g| super::global_locks::GlobalSlot::new(g.clone(), cap)).collect(),
             lock_base: seed.lock_base,
             lock_scratch: Vec::with_capacity(cap),
             ceilings_held: 0,
@@ -321,6 +330,8 @@ impl<C: Clock> Kernel<C> {
             wants: None,
             wants_restartable: false,
             exiting: false,
+            global: None,
+            spin_since: None,
             work_left: 0,
             in_work: false,
             wait_token: 0,

@@ -151,6 +151,11 @@ pub(crate) struct Tcb {
     pub(crate) wants_restartable: bool,
     /// The thread is ending: what it still holds goes to the next waiters unconditionally.
     pub(crate) exiting: bool,
+    /// The global lock (index among the runtime's global locks) this thread asked for or
+    /// holds: from the request to the release it runs without preemption (MSRP).
+    pub(crate) global: Option<u32>,
+    /// Virtual time: spinning for that lock since this instant.
+    pub(crate) spin_since: Option<Time>,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
@@ -222,7 +227,7 @@ impl Tcb {
     /// Whether the thread holds no lock at all (kernel-managed or fast-path): the condition
     /// for an abort or a kill to take effect.
     pub(crate) fn holds_nothing(&self) -> bool {
-        self.held.is_empty() && self.fast_held.get() == 0
+        self.held.is_empty() && self.fast_held.get() == 0 && self.global.is_none()
     }
 
     /// Effective urgency.

@@ -139,6 +139,10 @@ impl<C: Clock> Kernel<C> {
                 return Some(Err(LockError::CrossCpu { from, to }));
             }
         };
+        if self.in_global(id) {
+            // No waiting inside a global (MSRP) section.
+            return Some(Err(LockError::GlobalHeld));
+        }
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(Ok(true));
         }
@@ -187,6 +191,10 @@ impl<C: Clock> Kernel<C> {
         }
         if try_only {
             return Some(Err(LockError::WouldBlock));
+        }
+        if self.in_global(id) {
+            // No waiting inside a global (MSRP) section.
+            return Some(Err(LockError::GlobalHeld));
         }
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(Err(LockError::Timeout));

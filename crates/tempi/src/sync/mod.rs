@@ -63,8 +63,8 @@ use std::time::Duration;
 
 use crate::kernel::Ctx;
 
-pub(crate) use crate::objects::LockWord;
 pub use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+pub(crate) use crate::objects::{GlobalLock, LockWord};
 
 /// A mutual-exclusion lock that owns its data, under a real-time locking protocol.
 ///
@@ -76,6 +76,8 @@ pub struct Mutex<T> {
     /// The identity of the runtime that created it.
     runtime: u64,
     word: Arc<LockWord>,
+    /// A global lock (protocol `msrp`): its shared ticket lock. `None` for a CPU-local lock.
+    global: Option<Arc<GlobalLock>>,
     data: UnsafeCell<T>,
 }
 
@@ -99,17 +101,69 @@ pub struct Mutex<T> {
 // No two threads therefore reach the data at once, and `T: Send` lets it be used from
 // whichever OS thread runs the lock's CPU. The word is atomic only so that the type is
 // `Sync`; relaxed order suffices since every access is on one OS thread.
+// A global lock (protocol `msrp`) is reached by threads of every CPU of its runtime, on
+// several OS threads in real time. Its guard exists only once the calling thread owns the
+// lock's ticket: granted by the one kernel that serves the tickets (virtual time, one OS
+// thread), or, in real time, once `serving` equals the ticket the thread took from `next`
+// (a fetch-and-add: each ticket goes to one thread). The owner serves the next ticket only
+// after its last access to the data, with a release store that the next owner's acquire
+// load of `serving` observes, so accesses from different OS threads are ordered and never
+// overlap; `T: Send` lets the data move between them.
 unsafe impl<T: Send> Sync for Mutex<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mutex").field("id", &self.id).finish_non_exhaustive()
+        let mut d = f.debug_struct("Mutex");
+        d.field("id", &self.id);
+        if let Some(g) = &self.global {
+            d.field("global", &g.name);
+        }
+        d.finish_non_exhaustive()
     }
 }
 
 impl<T> Mutex<T> {
     pub(crate) fn new(id: LockId, cpu: usize, runtime: u64, word: Arc<LockWord>, value: T) -> Mutex<T> {
-        Mutex { id, cpu, runtime, word, data: UnsafeCell::new(value) }
+        Mutex { id, cpu, runtime, word, global: None, data: UnsafeCell::new(value) }
+    }
+
+    /// A global lock (protocol `msrp`) of runtime `runtime`, used from any of its CPUs.
+    pub(crate) fn new_global(runtime: u64, lock: Arc<GlobalLock>, value: T) -> Mutex<T> {
+        Mutex {
+            id: lock.id(),
+            cpu: usize::MAX,
+            runtime,
+            word: Arc::default(),
+            global: Some(lock),
+            data: UnsafeCell::new(value),
+        }
+    }
+
+    /// The data, once no thread can reach the lock any more (the `Mutex` is owned: take it
+    /// back from its `Arc` with `Arc::try_unwrap` after the run).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let m = std::sync::Arc::new(rt.create_mutex(1u32, tempi::sync::LockSpec::new("m")).unwrap());
+    /// let m2 = m.clone();
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| *m2.lock(cx).unwrap() += 1).unwrap();
+    /// rt.run().unwrap();
+    /// assert_eq!(std::sync::Arc::try_unwrap(m).unwrap().into_inner(), 2);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.data.into_inner()
+    }
+
+    /// Whether this is a global lock (protocol `msrp`), shared by the runtime's CPUs.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(2);
+    /// let g = rt.create_mutex((), tempi::sync::LockSpec::new("g").protocol("msrp")).unwrap();
+    /// let l = rt.create_mutex((), tempi::sync::LockSpec::new("l").protocol("srp").ceiling(1)).unwrap();
+    /// assert!(g.is_global() && !l.is_global());
+    /// ```
+    pub fn is_global(&self) -> bool {
+        self.global.is_some()
     }
 
     /// Take the lock without a kernel call if it is free and the fast path is open. Only a
@@ -148,7 +202,7 @@ impl<T> Mutex<T> {
         if cx.runtime() != self.runtime {
             return Err(LockError::ForeignRuntime);
         }
-        if cx.cpu() != self.cpu {
+        if cx.cpu() != self.cpu && self.global.is_none() {
             return Err(LockError::CrossCpu { from: cx.cpu(), to: self.cpu });
         }
         Ok(())
@@ -164,6 +218,12 @@ impl<T> Mutex<T> {
         restartable: bool,
     ) -> Result<(), LockError> {
         self.check_home(cx)?;
+        if let Some(g) = &self.global {
+            if timeout.is_some() || restartable {
+                return Err(LockError::NotForGlobal);
+            }
+            return cx.global_lock_raw(g, try_only);
+        }
         cx.lock_raw(self.id, timeout, try_only, restartable)
     }
 
@@ -340,6 +400,12 @@ impl<T> Drop for MutexGuard<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
         if std::mem::take(&mut self.held) {
+            if let Some(g) = &self.mutex.global {
+                // A global lock is never poisoned: its section runs to its end or its
+                // thread's, and nothing else waits inside it.
+                self.cx.global_unlock_raw(g);
+                return;
+            }
             let poison = std::thread::panicking();
             if poison || !self.mutex.release_fast(self.cx) {
                 self.cx.unlock_raw(self.id, poison);
@@ -460,6 +526,9 @@ impl Condvar {
     ) -> Result<(MutexGuard<'a, T>, bool), LockError> {
         // Refused before waiting: dropping the guard releases the lock.
         check_home(cx, self.runtime, self.cpu, true)?;
+        if guard.mutex.global.is_some() {
+            return Err(LockError::NotForGlobal);
+        }
         let mutex = guard.mutex;
         // Hand the lock to the kernel: the guard must not unlock it again when dropped.
         guard.held = false;

@@ -76,6 +76,12 @@ pub enum TraceKind {
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
     /// policy refused it (see [`crate::message::MsgError`]).
     MessageRefused,
+    /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
+    /// `arg` is the lock's id (global locks are numbered from 2^31, above the CPU-local
+    /// locks' indices, and `LockAcquired` and `LockReleased` give them the same way). Virtual
+    /// time only: the spin ends at the thread's next `LockAcquired`, and its length counts in
+    /// [`crate::ThreadStats::spin_time`].
+    Spin,
 }
 
 impl TraceKind {
@@ -104,6 +110,7 @@ impl TraceKind {
             TraceKind::Inherit => "inherit",
             TraceKind::ReleaseOverflow => "release-overflow",
             TraceKind::MessageRefused => "message-refused",
+            TraceKind::Spin => "spin",
         }
     }
 }

@@ -119,7 +119,9 @@ pub fn to_json(out: &RunOutcome) -> String {
                 let set = js(&display_set(&sets, r.job as usize));
                 (TIMER_TID, format!(r#"{{"set":{set},"set_index":{},"{field}":{}}}"#, r.job, r.arg))
             }
-            TraceKind::LockAcquired | TraceKind::LockReleased => (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg)),
+            TraceKind::LockAcquired | TraceKind::LockReleased | TraceKind::Spin => {
+                (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg))
+            }
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
             TraceKind::MessageRefused => (tid(r.thread), format!(r#"{{"reason":{}}}"#, r.arg)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
@@ -133,7 +135,7 @@ pub fn to_json(out: &RunOutcome) -> String {
         let cat = match r.kind {
             TraceKind::Timer => "timer",
             TraceKind::BudgetExhausted | TraceKind::BudgetReplenished => "budget",
-            TraceKind::LockAcquired | TraceKind::LockReleased | TraceKind::Inherit => "lock",
+            TraceKind::LockAcquired | TraceKind::LockReleased | TraceKind::Inherit | TraceKind::Spin => "lock",
             _ => "job",
         };
         let t = r.time.as_nanos();

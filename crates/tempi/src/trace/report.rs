@@ -364,6 +364,9 @@ struct ThreadJson<'a> {
     response_mean: Option<u64>,
     response_max: Option<u64>,
     cpu_time: u64,
+    /// CPU time spent spinning for global locks, when there was any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spin_time: Option<u64>,
     outcome: Option<String>,
 }
 
@@ -429,6 +432,7 @@ pub(super) fn render(
             response_mean: mean_response_ns(t),
             response_max: t.stats.response_max.map(nanos),
             cpu_time: nanos(t.stats.cpu_time),
+            spin_time: (!t.stats.spin_time.is_zero()).then(|| nanos(t.stats.spin_time)),
             outcome: outcome_text(&t.outcome),
         })
         .collect();

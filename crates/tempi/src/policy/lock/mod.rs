@@ -17,7 +17,9 @@
 //! Built-in policies, one per file: [`KernelizedMonitor`], [`BasicPriority`],
 //! [`PriorityInheritance`], [`PriorityCeiling`], [`ImmediateCeiling`], [`Restartable`] (RCS:
 //! yes to the abort question when the requester is more urgent, and inheritance during the
-//! owner's recovery). The [`registry`] holds them by name, with any protocol the application
+//! owner's recovery), and [`Msrp`] for locks shared by several CPUs (a *global* lock: its
+//! state is a FIFO ticket lock in shared memory, and the kernel's global-lock mechanism
+//! applies instead of the questions below). The [`registry`] holds them by name, with any protocol the application
 //! adds with [`register`].
 //!
 //! # What stays kernel mechanism
@@ -69,6 +71,7 @@ mod ceiling;
 mod immediate_ceiling;
 mod inheritance;
 mod kernelized_monitor;
+mod msrp;
 mod restartable;
 
 pub use basic_priority::BasicPriority;
@@ -76,6 +79,7 @@ pub use ceiling::PriorityCeiling;
 pub use immediate_ceiling::ImmediateCeiling;
 pub use inheritance::PriorityInheritance;
 pub use kernelized_monitor::KernelizedMonitor;
+pub use msrp::Msrp;
 pub use restartable::Restartable;
 
 use std::sync::{Arc, LazyLock};
@@ -162,6 +166,19 @@ pub trait LockPolicy: Send {
     fn detects_deadlock(&self) -> bool {
         true
     }
+
+    /// Whether locks under this protocol are *global*: shared by threads of several CPUs,
+    /// with their state in shared memory instead of one CPU's kernel (see [`Msrp`]). Such a
+    /// lock is created before the run and the kernel applies the global-lock mechanism
+    /// (non-preemptive FIFO spinning); the other questions are not asked. Default: no.
+    ///
+    /// ```
+    /// use tempi::policy::lock::{LockPolicy, Msrp, PriorityCeiling};
+    /// assert!(Msrp.global() && !PriorityCeiling.global());
+    /// ```
+    fn global(&self) -> bool {
+        false
+    }
 }
 
 /// The built-in protocols' registry names. [`names`] also lists those the application
@@ -170,7 +187,7 @@ pub trait LockPolicy: Send {
 /// ```
 /// assert!(tempi::policy::lock::NAMES.contains(&"pcp"));
 /// ```
-pub const NAMES: &[&str] = &["km", "bp", "bpi", "pcp", "srp", "rcs"];
+pub const NAMES: &[&str] = &["km", "bp", "bpi", "pcp", "srp", "rcs", "msrp"];
 
 /// Builds a lock policy: called once per lock created with the protocol.
 ///
@@ -199,6 +216,7 @@ pub fn registry() -> &'static Registry<LockPolicyFactory> {
                 ("pcp", &[], f(|| Box::new(PriorityCeiling))),
                 ("srp", &["icpp"], f(|| Box::new(ImmediateCeiling))),
                 ("rcs", &[], f(|| Box::new(Restartable))),
+                ("msrp", &[], f(|| Box::new(Msrp))),
             ],
         )
     });
@@ -232,14 +250,15 @@ pub fn register(
 /// in registration order.
 ///
 /// ```
-/// assert_eq!(tempi::policy::lock::names()[..6], tempi::policy::lock::NAMES[..]);
+/// let n = tempi::policy::lock::NAMES.len();
+/// assert_eq!(tempi::policy::lock::names()[..n], tempi::policy::lock::NAMES[..]);
 /// ```
 pub fn names() -> Vec<String> {
     registry().names()
 }
 
 /// A fresh policy of the protocol registered as `name`: a built-in (`km`, `bp`, `bpi` (also
-/// `pi`), `pcp`, `srp` (also `icpp`), `rcs`) or one the application registered.
+/// `pi`), `pcp`, `srp` (also `icpp`), `rcs`, `msrp`) or one the application registered.
 ///
 /// ```
 /// assert_eq!(tempi::policy::lock::by_name("bpi").unwrap().name(), "bpi");
