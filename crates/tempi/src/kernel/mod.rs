@@ -91,6 +91,7 @@ pub(crate) struct KernelPart {
     pub(crate) sets: Vec<SetSummary>,
     pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
+    pub(crate) cross_cpu: crate::stats::CrossCpuStats,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
     pub(crate) error: Option<Error>,
@@ -238,6 +239,9 @@ pub(crate) struct Kernel<C: Clock> {
     outbox: std::collections::VecDeque<(usize, xcpu::Post)>,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
     watch: Option<std::rc::Rc<CheckpointWatch>>,
+    /// Real time: this kernel's requests refused by other CPUs, and posts that found a queue
+    /// full.
+    xcpu: crate::stats::CrossCpuStats,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

@@ -247,6 +247,7 @@ impl<C: Clock> Kernel<C> {
             bell: None,
             remote_joins: Vec::new(),
             outbox: std::collections::VecDeque::new(),
+            xcpu: crate::stats::CrossCpuStats::default(),
             watch: None,
         };
         for (id, spec, body) in seed.threads {

@@ -72,6 +72,15 @@ pub enum TraceKind {
     /// full ([`crate::ThreadSpec::release_queue`]); `arg` is the nominal release time. Counted
     /// in [`crate::ThreadStats::overflows`].
     ReleaseOverflow,
+    /// Real time: a release, kill or priority change this CPU posted to another was refused
+    /// there (the thread had ended, or is not sporadic); `thread` is the thread it named, `job`
+    /// the request (0 release, 1 kill, 2 set priority), `arg` the CPU that refused it. Counted
+    /// in [`crate::CrossCpuStats::refused`].
+    CrossCpuRefused,
+    /// Real time: a post from this CPU found another CPU's queue full
+    /// ([`crate::Config::cross_cpu_queue`]); `thread` is the thread the request named, `arg`
+    /// the full queue's CPU. Counted in [`crate::CrossCpuStats::queue_full`].
+    QueueFull,
 }
 
 impl TraceKind {
@@ -99,6 +108,8 @@ impl TraceKind {
             TraceKind::LockReleased => "unlock",
             TraceKind::Inherit => "inherit",
             TraceKind::ReleaseOverflow => "release-overflow",
+            TraceKind::CrossCpuRefused => "xcpu-refused",
+            TraceKind::QueueFull => "queue-full",
         }
     }
 }

@@ -121,6 +121,8 @@ pub fn to_json(out: &RunOutcome) -> String {
             }
             TraceKind::LockAcquired | TraceKind::LockReleased => (tid(r.thread), format!(r#"{{"lock":{}}}"#, r.arg)),
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
+            TraceKind::CrossCpuRefused => (tid(r.thread), format!(r#"{{"request":{},"cpu":{}}}"#, r.job, r.arg)),
+            TraceKind::QueueFull => (tid(r.thread), format!(r#"{{"cpu":{}}}"#, r.arg)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
         let name = match r.kind {

@@ -315,6 +315,12 @@ struct ReportJson<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     jobs_truncated: bool,
     warnings: &'a [String],
+    /// Real time: requests to another CPU refused there (see `CrossCpuStats`).
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_refused: u64,
+    /// Real time: posts that found another CPU's queue full.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_queue_full: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -471,6 +477,8 @@ pub(super) fn render(
         trace_dropped: out.trace_dropped,
         jobs_truncated: out.trace_dropped > 0,
         warnings: &out.warnings,
+        cross_cpu_refused: out.cross_cpu.refused,
+        cross_cpu_queue_full: out.cross_cpu.queue_full,
         threads,
         sets,
         jobs,
@@ -605,6 +613,12 @@ pub fn summary_text(out: &RunOutcome) -> String {
     if !overflowed.is_empty() {
         let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
     }
+    if out.cross_cpu.refused > 0 {
+        let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);
+    }
+    if out.cross_cpu.queue_full > 0 {
+        let _ = writeln!(s, "cross-CPU posts that found a queue full: {}", out.cross_cpu.queue_full);
+    }
     for w in &out.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -635,4 +649,9 @@ pub fn summary_text(out: &RunOutcome) -> String {
         let _ = writeln!(s, "killed threads (budget exhausted): {}", killed.join(", "));
     }
     s
+}
+
+/// Serde: leave a zero count out of the report.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
