@@ -394,6 +394,7 @@ impl<C: Clock> Runtime<C> {
                 }
             })?;
         let mut warnings = Vec::new();
+        let mut leftovers = 0;
         let parts = match C::MODE {
             ClockMode::Virtual => {
                 let seed = seeds.into_iter().next().expect("one kernel");
@@ -465,6 +466,7 @@ impl<C: Clock> Runtime<C> {
                 if let Some(e) = failure {
                     return Err(e);
                 }
+                leftovers = crossing.take_leftovers();
                 parts
             }
         };
@@ -472,7 +474,7 @@ impl<C: Clock> Runtime<C> {
         let mut sets = Vec::new();
         let mut per_cpu = Vec::new();
         let mut dropped = 0;
-        let mut cross_cpu = crate::stats::CrossCpuStats::default();
+        let mut cross_cpu = crate::stats::CrossCpuStats { pending_at_end: leftovers, ..Default::default() };
         let mut end = Time::ZERO;
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);

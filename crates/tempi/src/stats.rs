@@ -138,7 +138,7 @@ pub struct RunOutcome {
 ///
 /// ```
 /// let s = tempi::CrossCpuStats::default();
-/// assert_eq!((s.refused, s.queue_full), (0, 0));
+/// assert_eq!((s.refused, s.queue_full, s.pending_at_end), (0, 0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrossCpuStats {
@@ -151,19 +151,23 @@ pub struct CrossCpuStats {
     /// [`crate::Error::QueueFull`], an answer waits in its kernel's outbox and is posted
     /// again. Each is a [`crate::trace::TraceKind::QueueFull`] record.
     pub queue_full: u64,
+    /// Requests still queued when the run ended: posted before the horizon to a CPU whose
+    /// dispatcher had already stopped there. Not carried out.
+    pub pending_at_end: u64,
 }
 
 impl CrossCpuStats {
     /// Add another CPU's counts.
     ///
     /// ```
-    /// let mut a = tempi::CrossCpuStats { refused: 1, queue_full: 2 };
-    /// a.add(tempi::CrossCpuStats { refused: 3, queue_full: 0 });
-    /// assert_eq!(a, tempi::CrossCpuStats { refused: 4, queue_full: 2 });
+    /// let mut a = tempi::CrossCpuStats { refused: 1, queue_full: 2, pending_at_end: 0 };
+    /// a.add(tempi::CrossCpuStats { refused: 3, queue_full: 0, pending_at_end: 1 });
+    /// assert_eq!(a, tempi::CrossCpuStats { refused: 4, queue_full: 2, pending_at_end: 1 });
     /// ```
     pub fn add(&mut self, other: CrossCpuStats) {
         self.refused += other.refused;
         self.queue_full += other.queue_full;
+        self.pending_at_end += other.pending_at_end;
     }
 }
 

@@ -177,6 +177,18 @@ impl Crossing {
         Ok(())
     }
 
+    /// After every dispatcher has left: empty the queues, and count the requests that were
+    /// still in them (posted before the horizon, arrived after their CPU had stopped).
+    pub(crate) fn take_leftovers(&self) -> u64 {
+        let mut left = 0;
+        for inbox in &self.inboxes {
+            while inbox.queue.pop().is_some() {
+                left += 1;
+            }
+        }
+        left
+    }
+
     fn capacity(&self, cpu: usize) -> usize {
         self.inboxes[cpu].queue.capacity()
     }

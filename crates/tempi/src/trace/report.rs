@@ -321,6 +321,9 @@ struct ReportJson<'a> {
     /// Real time: posts that found another CPU's queue full.
     #[serde(skip_serializing_if = "is_zero")]
     cross_cpu_queue_full: u64,
+    /// Real time: requests still queued when the run ended.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_pending_at_end: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -479,6 +482,7 @@ pub(super) fn render(
         warnings: &out.warnings,
         cross_cpu_refused: out.cross_cpu.refused,
         cross_cpu_queue_full: out.cross_cpu.queue_full,
+        cross_cpu_pending_at_end: out.cross_cpu.pending_at_end,
         threads,
         sets,
         jobs,
@@ -615,6 +619,9 @@ pub fn summary_text(out: &RunOutcome) -> String {
     }
     if out.cross_cpu.refused > 0 {
         let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);
+    }
+    if out.cross_cpu.pending_at_end > 0 {
+        let _ = writeln!(s, "cross-CPU requests still queued at the end of the run: {}", out.cross_cpu.pending_at_end);
     }
     if out.cross_cpu.queue_full > 0 {
         let _ = writeln!(s, "cross-CPU posts that found a queue full: {}", out.cross_cpu.queue_full);
