@@ -8,12 +8,16 @@
 //! picks; a thread it is running notices the bell at its next runtime call or
 //! [`Ctx::checkpoint`](super::Ctx::checkpoint). A full queue fails the request with
 //! [`Error::QueueFull`]; answers a kernel owes another CPU wait in an outbox and are posted
-//! again at each turn until they fit, so an answer is never lost.
+//! again at each turn until they fit, so an answer is never lost. A release, kill or priority
+//! change the target cannot carry out is answered too, and counted and traced by the
+//! sender's kernel; so is every post that finds a queue full.
 //!
 //! The run's end is shared too: a dispatcher whose own threads have ended stays while others
-//! live (they may still spawn onto it), and a run ends when no thread is left on any CPU, or
-//! when every dispatcher has nothing to do (no timer, no `work`, no answer owed) and no
-//! request is in flight — then nothing can happen any more.
+//! live (they may still spawn onto it), and a run ends when no thread is left on any CPU and
+//! no request or answer is on its way, or when every dispatcher has nothing to do (no timer,
+//! no `work`, no answer owed) and no request is in flight — then nothing can happen any more.
+//! The idle dispatchers and the requests in flight are counted in one atomic word, so that
+//! this is decided on one consistent reading (see `Crossing::activity`).
 //!
 //! It also keeps what [`Ctx::checkpoint`](super::Ctx::checkpoint) compares with: the instant
 //! of the kernel's next timer or execution-time event, published before each resume.
