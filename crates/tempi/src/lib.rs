@@ -51,7 +51,9 @@ pub mod trace;
 
 pub use error::{Error, GlobalRefusal};
 pub use kernel::{Ctx, EventCtx, JobInfo};
-pub use runtime::{Config, Costs, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary, TimerSpec};
+pub use runtime::{
+    Config, Costs, CrossCpuStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary, TimerSpec,
+};
 pub use sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};
 pub use thread::{
     assign_deadline_monotonic, assign_rate_monotonic, Criticality, MissEvent, MissPolicy, ThreadId, ThreadOutcome,

@@ -22,7 +22,7 @@ use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
 
 pub use crate::config::{Config, Costs, ProgressHook, TimerSpec};
-pub use crate::stats::{RunOutcome, ThreadStats, ThreadSummary};
+pub use crate::stats::{CrossCpuStats, RunOutcome, ThreadStats, ThreadSummary};
 
 /// A tempi runtime on clock `C`: [`VirtualClock`] for deterministic simulation,
 /// [`RealClock`] for real time. Application code written against `Runtime<C>` and
@@ -449,6 +449,7 @@ impl<C: Clock> Runtime<C> {
             return Err(Error::Global { scheduler, reason: GlobalRefusal::RealTime });
         }
         let mut warnings = Vec::new();
+        let mut leftovers = 0;
         let parts = match C::MODE {
             ClockMode::Virtual => {
                 let seed = seeds.into_iter().next().expect("one kernel");
@@ -520,6 +521,7 @@ impl<C: Clock> Runtime<C> {
                 if let Some(e) = failure {
                     return Err(e);
                 }
+                leftovers = crossing.take_leftovers();
                 parts
             }
         };
@@ -527,6 +529,7 @@ impl<C: Clock> Runtime<C> {
         let mut sets = Vec::new();
         let mut per_cpu = Vec::new();
         let mut dropped = 0;
+        let mut cross_cpu = crate::stats::CrossCpuStats { pending_at_end: leftovers, ..Default::default() };
         let mut end = Time::ZERO;
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
@@ -536,6 +539,7 @@ impl<C: Clock> Runtime<C> {
             sets.extend(p.sets);
             per_cpu.push(p.trace);
             dropped += p.trace_dropped;
+            cross_cpu.add(p.cross_cpu);
             end = end.max(p.end);
         }
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
@@ -553,6 +557,7 @@ impl<C: Clock> Runtime<C> {
             trace: crate::trace::merge_kernels(per_cpu),
             trace_dropped: dropped,
             warnings,
+            cross_cpu,
         })
     }
 }

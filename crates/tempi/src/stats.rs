@@ -138,6 +138,47 @@ pub struct RunOutcome {
     pub trace_dropped: u64,
     /// Things the runtime could not do as configured (e.g. `SCHED_FIFO` refused).
     pub warnings: Vec<String>,
+    /// Requests between real-time CPUs that did not take effect (always zero in virtual time,
+    /// where such requests are carried out at once and fail to their caller).
+    pub cross_cpu: CrossCpuStats,
+}
+
+/// Requests between the CPUs of a real-time run that did not take effect, summed over the
+/// CPUs that made them. Each also leaves a trace record on the sender's CPU.
+///
+/// ```
+/// let s = tempi::CrossCpuStats::default();
+/// assert_eq!((s.refused, s.queue_full, s.pending_at_end), (0, 0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrossCpuStats {
+    /// Releases, kills and priority changes the target CPU could not carry out when they
+    /// arrived (the thread had ended, or a release named a thread that is not sporadic); the
+    /// caller had already gone on. Each is a
+    /// [`crate::trace::TraceKind::CrossCpuRefused`] record.
+    pub refused: u64,
+    /// Posts that found the target CPU's queue full: a request then fails to its caller with
+    /// [`crate::Error::QueueFull`], an answer waits in its kernel's outbox and is posted
+    /// again. Each is a [`crate::trace::TraceKind::QueueFull`] record.
+    pub queue_full: u64,
+    /// Requests still queued when the run ended: posted before the horizon to a CPU whose
+    /// dispatcher had already stopped there. Not carried out.
+    pub pending_at_end: u64,
+}
+
+impl CrossCpuStats {
+    /// Add another CPU's counts.
+    ///
+    /// ```
+    /// let mut a = tempi::CrossCpuStats { refused: 1, queue_full: 2, pending_at_end: 0 };
+    /// a.add(tempi::CrossCpuStats { refused: 3, queue_full: 0, pending_at_end: 1 });
+    /// assert_eq!(a, tempi::CrossCpuStats { refused: 4, queue_full: 2, pending_at_end: 1 });
+    /// ```
+    pub fn add(&mut self, other: CrossCpuStats) {
+        self.refused += other.refused;
+        self.queue_full += other.queue_full;
+        self.pending_at_end += other.pending_at_end;
+    }
 }
 
 impl RunOutcome {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::ms;
 use tempi::clock::{Clock, RealClock, VirtualClock};
-use tempi::{Config, Error, Runtime, ThreadOutcome, ThreadSpec, Time};
+use tempi::trace::TraceKind;
+use tempi::{Config, CrossCpuStats, Error, Runtime, ThreadOutcome, ThreadSpec, Time};
 
 /// Real-time tests take turns: on a 2-core machine two runs of two dispatchers each would
 /// steal each other's CPUs.
@@ -202,11 +203,71 @@ fn xcpu_a_full_queue_is_an_error_to_the_sender() {
     })
     .unwrap();
     let out = rt.run().unwrap();
+    // Both refusals are counted and traced on the sender's CPU, naming the target thread and
+    // the full queue's CPU.
+    assert_eq!(out.cross_cpu, CrossCpuStats { refused: 0, queue_full: 2, pending_at_end: 0 });
+    let full: Vec<_> = out.trace.iter().filter(|r| r.kind == TraceKind::QueueFull).collect();
+    assert_eq!(full.len(), 2);
+    assert!(full.iter().all(|r| r.cpu == 0 && r.thread == target && r.arg == 1));
+    let report = tempi::trace::report::to_json(&out);
+    assert!(report.contains("\"cross_cpu_queue_full\": 2"), "{report}");
     // The posted release was carried out, the refused requests were not.
     assert_eq!(out.thread(target).unwrap().stats.completed, 1);
     assert_eq!(out.thread(target).unwrap().outcome, Some(ThreadOutcome::Completed));
     assert_eq!(out.thread_named("poster").unwrap().outcome, Some(ThreadOutcome::Completed));
     assert!(Error::QueueFull { cpu: 1, capacity: 1 }.to_string().contains("CPU 1 is full"));
+}
+
+#[test]
+fn xcpu_a_request_refused_by_its_target_cpu_is_counted_and_traced_by_the_sender() {
+    let _turn = serial();
+    let mut rt = real(2);
+    let gone = rt.spawn(ThreadSpec::new("gone").cpu(1), |cx| cx.work(Duration::from_micros(100))).unwrap();
+    // Alive for the whole run, but periodic: it cannot be released on demand.
+    let ticker = rt.spawn(ThreadSpec::new("ticker").cpu(1).periodic(ms(1)).max_jobs(30), |_| {}).unwrap();
+    rt.spawn(ThreadSpec::new("poster").cpu(0), move |cx| {
+        assert_eq!(cx.join(gone), Ok(ThreadOutcome::Completed));
+        // Each call returns once posted; the target CPU finds each impossible when it arrives.
+        assert_eq!(cx.release(gone), Ok(()));
+        assert_eq!(cx.kill(gone), Ok(()));
+        assert_eq!(cx.set_priority_of(gone, 3), Ok(()));
+        assert_eq!(cx.release(ticker), Ok(()));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.cross_cpu, CrossCpuStats { refused: 4, queue_full: 0, pending_at_end: 0 });
+    let mut refused: Vec<_> = out
+        .trace
+        .iter()
+        .filter(|r| r.kind == TraceKind::CrossCpuRefused)
+        .map(|r| (r.thread, r.job, r.cpu, r.arg))
+        .collect();
+    refused.sort();
+    // (thread named, request: 0 release, 1 kill, 2 priority, traced on CPU 0, refused by CPU 1)
+    let mut expected = vec![(gone, 0u32, 0u16, 1u64), (gone, 1, 0, 1), (gone, 2, 0, 1), (ticker, 0, 0, 1)];
+    expected.sort();
+    assert_eq!(refused, expected);
+    assert_eq!(out.thread(ticker).unwrap().stats.completed, 30);
+    let text = tempi::trace::report::summary_text(&out);
+    assert!(text.contains("cross-CPU requests refused by their target CPU: 4"), "{text}");
+}
+
+#[test]
+fn xcpu_virtual_time_answers_the_same_requests_with_errors() {
+    // One kernel holds both CPUs: the same requests fail at once, to their caller.
+    let mut rt = Runtime::simulated(2);
+    let gone = rt.spawn(ThreadSpec::new("gone").cpu(1), |cx| cx.work(Duration::from_micros(100))).unwrap();
+    let ticker = rt.spawn(ThreadSpec::new("ticker").cpu(1).periodic(ms(1)).max_jobs(3), |_| {}).unwrap();
+    rt.spawn(ThreadSpec::new("poster").cpu(0), move |cx| {
+        assert_eq!(cx.join(gone), Ok(ThreadOutcome::Completed));
+        assert!(matches!(cx.release(gone), Err(Error::UnknownThread(_))));
+        assert!(matches!(cx.kill(gone), Err(Error::UnknownThread(_))));
+        assert_eq!(cx.release(ticker), Err(Error::NotSporadic(ticker)));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.thread_named("poster").unwrap().outcome, Some(ThreadOutcome::Completed));
+    assert_eq!(out.cross_cpu, CrossCpuStats::default());
 }
 
 /// Each job of `tick` (CPU 0) releases `echo` on CPU 1, which releases `back` on CPU 0,

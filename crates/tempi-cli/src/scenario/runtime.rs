@@ -176,23 +176,7 @@ impl Scenario {
         // Filled exactly once, here; no body has run yet.
         let _ = cell.set(locks);
         for (n, timer) in self.timers.iter().enumerate() {
-            // Real-time dispatchers cannot yet release a thread of another CPU; say so at the
-            // timer's line rather than failing inside the run.
-            if C::MODE == ClockMode::Real {
-                if let Some(&i) = timer.release.iter().find(|&&i| self.threads[i].cpu != timer.cpu) {
-                    return Err(at(
-                        timer.line,
-                        format!(
-                            "timer #{}: releases thread \"{}\" on CPU {} from CPU {}: real-time runs only support \
-                             releases on the timer's own CPU (set the timer's `cpu`)",
-                            n + 1,
-                            self.threads[i].name,
-                            self.threads[i].cpu,
-                            timer.cpu
-                        ),
-                    ));
-                }
-            }
+            // A release of a thread of another CPU is posted to that CPU's queue in real time.
             let targets: Vec<ThreadId> = timer.release.iter().map(|&i| ids[i]).collect();
             rt.add_timer(timer.spec, move |ev| {
                 for &t in &targets {

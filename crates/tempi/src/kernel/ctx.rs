@@ -537,7 +537,9 @@ impl<'a> Ctx<'a> {
     /// ends as [`ThreadOutcome::Killed`]. `t` may run on another CPU: in real time the request
     /// is posted to that CPU's queue, and fails with [`Error::QueueFull`] when the queue has
     /// no room. A thread that has ended is an error ([`Error::UnknownThread`]) on this CPU; on
-    /// another CPU the request is dropped when it arrives.
+    /// another CPU in real time the call returns once the request is posted, and a request the
+    /// target CPU cannot carry out is counted in [`crate::CrossCpuStats::refused`] and traced
+    /// ([`crate::trace::TraceKind::CrossCpuRefused`]) on this CPU.
     ///
     /// ```
     /// use std::time::Duration;
@@ -601,7 +603,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// Release a job of sporadic thread `t` now (deferred if the minimum inter-arrival time
-    /// has not passed since its last release).
+    /// has not passed since its last release). `t` may run on another CPU, with the same
+    /// errors as [`Ctx::kill`] (plus [`Error::NotSporadic`]).
     ///
     /// ```
     /// use std::time::Duration;

@@ -401,7 +401,7 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn request_release(&mut self, target: ThreadId, from_cpu: usize) -> Result<(), Error> {
         if self.local(target).is_none() {
             if let Some(to) = self.remote_cpu(target) {
-                return self.post(to, super::xcpu::Post::Release(target));
+                return self.post(to, super::xcpu::Post::Release { target, from: self.first_cpu });
             }
             return Err(self.no_thread_from(target, Some(from_cpu)));
         }

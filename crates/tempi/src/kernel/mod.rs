@@ -97,6 +97,7 @@ pub(crate) struct KernelPart {
     pub(crate) sets: Vec<SetSummary>,
     pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
+    pub(crate) cross_cpu: crate::stats::CrossCpuStats,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
     pub(crate) error: Option<Error>,
@@ -251,6 +252,9 @@ pub(crate) struct Kernel<C: Clock> {
     /// The policy is global (virtual time only): the first CPU's scheduler serves every CPU
     /// and threads move between CPUs (see `global.rs`).
     global: bool,
+    /// Real time: this kernel's requests refused by other CPUs, and posts that found a queue
+    /// full.
+    xcpu: crate::stats::CrossCpuStats,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

@@ -439,7 +439,7 @@ impl<C: Clock> Kernel<C> {
                         self.kill(target);
                         Ok(())
                     }
-                    (None, Some(to)) => self.post(to, Post::Kill(target)),
+                    (None, Some(to)) => self.post(to, Post::Kill { target, from: self.first_cpu }),
                     (None, None) => Err(self.no_thread(target)),
                 };
                 self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
@@ -450,7 +450,7 @@ impl<C: Clock> Kernel<C> {
                         self.set_priority_of(target, priority);
                         Ok(())
                     }
-                    (None, Some(to)) => self.post(to, Post::SetPriority(target, priority)),
+                    (None, Some(to)) => self.post(to, Post::SetPriority { target, priority, from: self.first_cpu }),
                     (None, None) => Err(self.no_thread(target)),
                 };
                 self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));

@@ -407,6 +407,7 @@ impl<C: Clock> Kernel<C> {
             sets: self.set_summaries(),
             trace,
             trace_dropped: dropped,
+            cross_cpu: self.xcpu,
             end: self.now,
             error: self.failed.take(),
         }

@@ -258,6 +258,7 @@ impl<C: Clock> Kernel<C> {
             bell: None,
             remote_joins: Vec::new(),
             outbox: std::collections::VecDeque::new(),
+            xcpu: crate::stats::CrossCpuStats::default(),
             watch: None,
             msg_pool: super::messages::MsgPool::new(seed.message_pool),
             global: false,

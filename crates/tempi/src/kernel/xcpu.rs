@@ -8,12 +8,16 @@
 //! picks; a thread it is running notices the bell at its next runtime call or
 //! [`Ctx::checkpoint`](super::Ctx::checkpoint). A full queue fails the request with
 //! [`Error::QueueFull`]; answers a kernel owes another CPU wait in an outbox and are posted
-//! again at each turn until they fit, so an answer is never lost.
+//! again at each turn until they fit, so an answer is never lost. A release, kill or priority
+//! change the target cannot carry out is answered too, and counted and traced by the
+//! sender's kernel; so is every post that finds a queue full.
 //!
 //! The run's end is shared too: a dispatcher whose own threads have ended stays while others
-//! live (they may still spawn onto it), and a run ends when no thread is left on any CPU, or
-//! when every dispatcher has nothing to do (no timer, no `work`, no answer owed) and no
-//! request is in flight — then nothing can happen any more.
+//! live (they may still spawn onto it), and a run ends when no thread is left on any CPU and
+//! no request or answer is on its way, or when every dispatcher has nothing to do (no timer,
+//! no `work`, no answer owed) and no request is in flight — then nothing can happen any more.
+//! The idle dispatchers and the requests in flight are counted in one atomic word, so that
+//! this is decided on one consistent reading (see `Crossing::activity`).
 //!
 //! It also keeps what [`Ctx::checkpoint`](super::Ctx::checkpoint) compares with: the instant
 //! of the kernel's next timer or execution-time event, published before each resume.
@@ -28,7 +32,7 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crossbeam_queue::ArrayQueue;
@@ -40,15 +44,24 @@ use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
+use crate::trace::TraceKind;
+
+/// One request in flight, in [`Crossing::activity`].
+const IN_FLIGHT: u64 = 1 << 32;
+/// The idle dispatchers' half of [`Crossing::activity`].
+const IDLE_MASK: u64 = IN_FLIGHT - 1;
 
 /// A request from one CPU's kernel to another's.
 pub(crate) enum Post {
-    /// Release a sporadic thread.
-    Release(ThreadId),
+    /// Release a sporadic thread; a failure goes back to CPU `from` as `Refused`.
+    Release { target: ThreadId, from: usize },
     /// End a thread at its next task boundary.
-    Kill(ThreadId),
+    Kill { target: ThreadId, from: usize },
     /// Set a thread's priority.
-    SetPriority(ThreadId, i32),
+    SetPriority { target: ThreadId, priority: i32, from: usize },
+    /// The answer to a release, kill or priority change the target CPU could not carry out
+    /// (the thread had ended, or is not sporadic): counted and traced by the sender's kernel.
+    Refused { target: ThreadId, op: RemoteOp, error: Error },
     /// Create a thread; its id (or the error) goes back to `spawner`.
     Spawn(Box<(ThreadSpec, Body, ThreadId)>),
     /// `joiner` waits for `target` to end.
@@ -57,6 +70,31 @@ pub(crate) enum Post {
     Spawned { spawner: ThreadId, result: Result<ThreadId, Error> },
     /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
     Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
+}
+
+/// The requests whose caller does not wait for the target CPU (they are answered only when
+/// they fail there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RemoteOp {
+    Release = 0,
+    Kill = 1,
+    SetPriority = 2,
+}
+
+impl Post {
+    /// The thread the request is about (for the trace of a request that found no room).
+    fn subject(&self) -> ThreadId {
+        match self {
+            Post::Release { target, .. }
+            | Post::Kill { target, .. }
+            | Post::SetPriority { target, .. }
+            | Post::Refused { target, .. }
+            | Post::Join { target, .. } => *target,
+            Post::Spawn(request) => request.2,
+            Post::Spawned { spawner, .. } => *spawner,
+            Post::Joined { joiner, .. } => *joiner,
+        }
+    }
 }
 
 /// One CPU's incoming requests.
@@ -76,10 +114,13 @@ pub(crate) struct Crossing {
     /// stays, since another CPU may still spawn onto it or wait for an answer, until this
     /// reaches zero.
     live: AtomicUsize,
-    /// Dispatchers with nothing left to do (no timer, no `work`) waiting for a post.
-    idle: AtomicUsize,
-    /// Requests posted and not yet carried out.
-    in_flight: AtomicUsize,
+    /// The run's activity in one word, so that one read-modify-write sees both halves at the
+    /// same instant: the low 32 bits count the dispatchers with nothing left to do (no timer,
+    /// no `work`) waiting for a post, the high 32 bits the requests posted and not yet carried
+    /// out. Two separate counters let a dispatcher read "the other is idle" before the other
+    /// woke and "nothing in flight" after the other had taken the request that woke it, and
+    /// end the run while that request's work was still to come.
+    activity: AtomicU64,
     /// Dispatchers that have left their loop: when all the others have, nobody can post to
     /// the last one any more.
     finished: AtomicUsize,
@@ -99,8 +140,7 @@ impl Crossing {
         Crossing {
             inboxes,
             live: AtomicUsize::new(threads),
-            idle: AtomicUsize::new(0),
-            in_flight: AtomicUsize::new(0),
+            activity: AtomicU64::new(0),
             finished: AtomicUsize::new(0),
         }
     }
@@ -129,9 +169,9 @@ impl Crossing {
     fn post(&self, cpu: usize, post: Post) -> Result<(), Post> {
         let inbox = &self.inboxes[cpu];
         // Counted before it can be seen, so no dispatcher finds the run quiet meanwhile.
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.activity.fetch_add(IN_FLIGHT, Ordering::SeqCst);
         if let Err(post) = inbox.queue.push(post) {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.activity.fetch_sub(IN_FLIGHT, Ordering::SeqCst);
             return Err(post);
         }
         inbox.bell.store(true, Ordering::Release);
@@ -139,6 +179,18 @@ impl Crossing {
             t.unpark();
         }
         Ok(())
+    }
+
+    /// After every dispatcher has left: empty the queues, and count the requests that were
+    /// still in them (posted before the horizon, arrived after their CPU had stopped).
+    pub(crate) fn take_leftovers(&self) -> u64 {
+        let mut left = 0;
+        for inbox in &self.inboxes {
+            while inbox.queue.pop().is_some() {
+                left += 1;
+            }
+        }
+        left
     }
 
     fn capacity(&self, cpu: usize) -> usize {
@@ -159,17 +211,33 @@ impl<C: Clock> Kernel<C> {
         (to != self.first_cpu && to < self.total_cpus).then_some(to)
     }
 
-    /// Post a request to CPU `to`; a full queue fails it with [`Error::QueueFull`].
+    /// Post a request to CPU `to`; a full queue fails it with [`Error::QueueFull`], which is
+    /// also counted and traced here.
     pub(super) fn post(&mut self, to: usize, post: Post) -> Result<(), Error> {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
-        crossing.post(to, post).map_err(|_| Error::QueueFull { cpu: to, capacity: crossing.capacity(to) })
+        let capacity = crossing.capacity(to);
+        crossing.post(to, post).map_err(|post| {
+            self.note_queue_full(to, post.subject());
+            Error::QueueFull { cpu: to, capacity }
+        })
     }
 
-    /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox.
+    /// A post to CPU `to` about thread `subject` found its queue full: counted in
+    /// [`crate::CrossCpuStats::queue_full`], traced as [`TraceKind::QueueFull`].
+    fn note_queue_full(&mut self, to: usize, subject: ThreadId) {
+        self.xcpu.queue_full += 1;
+        if let Some(c) = self.cpu_local(self.first_cpu) {
+            self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
+        }
+    }
+
+    /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox
+    /// (counted and traced as a full queue once, when it is put there).
     fn post_answer(&mut self, to: usize, post: Post) {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         if self.outbox.is_empty() {
             if let Err(post) = crossing.post(to, post) {
+                self.note_queue_full(to, post.subject());
                 self.outbox.push_back((to, post));
             }
         } else {
@@ -193,12 +261,18 @@ impl<C: Clock> Kernel<C> {
         }
         let Some(crossing) = self.crossing.clone() else { return };
         let cpu = self.first_cpu;
-        // Cleared before draining: a post that lands after the drain rings it again.
-        crossing.inboxes[cpu].bell.store(false, Ordering::Release);
+        // Cleared before draining: a post that lands after the drain rings it again. The clear
+        // is a read-modify-write, not a store: a plain store may become visible only after the
+        // queue was found empty (a store may pass a later load), and so erase the ring of a
+        // post pushed meanwhile, leaving that post in the queue with the bell quiet — the
+        // dispatcher then slept on it and the run could end without it. A swap reads the
+        // newest value of the bell: if it takes a poster's ring, it synchronizes with the
+        // poster's push, so the pop below finds the post; if the ring comes later, it stays.
+        crossing.inboxes[cpu].bell.swap(false, Ordering::AcqRel);
         while let Some(post) = crossing.inboxes[cpu].queue.pop() {
             self.carry_out(post);
             // Carried out (and any request it led to posted): no longer in flight.
-            crossing.in_flight.fetch_sub(1, Ordering::AcqRel);
+            crossing.activity.fetch_sub(IN_FLIGHT, Ordering::SeqCst);
         }
     }
 
@@ -216,19 +290,37 @@ impl<C: Clock> Kernel<C> {
     /// Carry out one request from another CPU.
     fn carry_out(&mut self, post: Post) {
         match post {
-            // A release, kill or priority change of a thread that has ended meanwhile is
-            // dropped, as a local one would fail.
-            Post::Release(target) => {
-                let _ = self.request_release(target, self.first_cpu);
-            }
-            Post::Kill(target) => {
-                if self.local(target).is_some() {
-                    self.kill(target);
+            // A release, kill or priority change that fails here (the thread ended meanwhile,
+            // or is not sporadic) fails as a local one would, and the sender is told.
+            Post::Release { target, from } => {
+                if let Err(error) = self.request_release(target, self.first_cpu) {
+                    self.post_answer(from, Post::Refused { target, op: RemoteOp::Release, error });
                 }
             }
-            Post::SetPriority(target, priority) => {
+            Post::Kill { target, from } => {
+                if self.local(target).is_some() {
+                    self.kill(target);
+                } else {
+                    let error = self.no_thread(target);
+                    self.post_answer(from, Post::Refused { target, op: RemoteOp::Kill, error });
+                }
+            }
+            Post::SetPriority { target, priority, from } => {
                 if self.local(target).is_some() {
                     self.set_priority_of(target, priority);
+                } else {
+                    let error = self.no_thread(target);
+                    self.post_answer(from, Post::Refused { target, op: RemoteOp::SetPriority, error });
+                }
+            }
+            Post::Refused { target, op, error } => {
+                // Nobody waits for this answer: it is counted, and traced with the request
+                // (`job`) and the CPU that refused it (`arg`).
+                let _ = error;
+                self.xcpu.refused += 1;
+                let cpu = target.index() / self.slots.len();
+                if let Some(c) = self.cpu_local(self.first_cpu) {
+                    self.trace(c, TraceKind::CrossCpuRefused, target, op as u32, cpu as u64);
                 }
             }
             Post::Spawn(request) => {
@@ -283,13 +375,20 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Whether the run has no thread left: on any CPU in real time, on this kernel otherwise.
+    /// In real time the requests still in flight and the answers this kernel owes are
+    /// delivered first (a refusal on its way back is counted by its sender), so the run ends
+    /// with every request accounted for.
     #[inline(always)]
     pub(super) fn run_over(&self) -> bool {
         if C::MODE == ClockMode::Virtual {
             return self.live == 0;
         }
         match &self.crossing {
-            Some(crossing) => crossing.live.load(Ordering::Acquire) == 0,
+            Some(crossing) => {
+                crossing.live.load(Ordering::Acquire) == 0
+                    && self.outbox.is_empty()
+                    && crossing.activity.load(Ordering::SeqCst) >> 32 == 0
+            }
             None => self.live == 0,
         }
     }
@@ -300,9 +399,14 @@ impl<C: Clock> Kernel<C> {
     /// otherwise the dispatcher waits for a post and calls [`Kernel::leave_idle`] after.
     pub(super) fn settle_idle(&self) -> bool {
         let Some(crossing) = &self.crossing else { return true };
-        let idle = crossing.idle.fetch_add(1, Ordering::AcqRel) + 1;
+        // One read-modify-write: the idle count and the requests in flight as they were at the
+        // same instant. Between its own `settle_idle` and `leave_idle` a dispatcher changes
+        // nothing unless a request reaches it, and that request is counted until it has been
+        // carried out, after `leave_idle`: so "all idle, none in flight" is final.
+        let activity = crossing.activity.fetch_add(1, Ordering::SeqCst) + 1;
+        let (idle, in_flight) = (activity & IDLE_MASK, activity >> 32);
         let others_done = crossing.finished.load(Ordering::Acquire) + 1 == crossing.inboxes.len();
-        if others_done || (idle == crossing.inboxes.len() && crossing.in_flight.load(Ordering::Acquire) == 0) {
+        if others_done || (idle == crossing.inboxes.len() as u64 && in_flight == 0) {
             crossing.ring_all();
             return true;
         }
@@ -312,7 +416,7 @@ impl<C: Clock> Kernel<C> {
     /// The dispatcher woke from [`Kernel::settle_idle`]'s wait.
     pub(super) fn leave_idle(&self) {
         if let Some(crossing) = &self.crossing {
-            crossing.idle.fetch_sub(1, Ordering::AcqRel);
+            crossing.activity.fetch_sub(1, Ordering::SeqCst);
         }
     }
 

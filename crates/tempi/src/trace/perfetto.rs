@@ -124,6 +124,8 @@ pub fn to_json(out: &RunOutcome) -> String {
             }
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
             TraceKind::MessageRefused => (tid(r.thread), format!(r#"{{"reason":{}}}"#, r.arg)),
+            TraceKind::CrossCpuRefused => (tid(r.thread), format!(r#"{{"request":{},"cpu":{}}}"#, r.job, r.arg)),
+            TraceKind::QueueFull => (tid(r.thread), format!(r#"{{"cpu":{}}}"#, r.arg)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
         let name = match r.kind {

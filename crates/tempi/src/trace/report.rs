@@ -317,6 +317,15 @@ struct ReportJson<'a> {
     warnings: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     migrations: Option<u64>,
+    /// Real time: requests to another CPU refused there (see `CrossCpuStats`).
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_refused: u64,
+    /// Real time: posts that found another CPU's queue full.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_queue_full: u64,
+    /// Real time: requests still queued when the run ended.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_pending_at_end: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -483,6 +492,9 @@ pub(super) fn render(
         jobs_truncated: out.trace_dropped > 0,
         warnings: &out.warnings,
         migrations: out.global.then(|| out.migrations()),
+        cross_cpu_refused: out.cross_cpu.refused,
+        cross_cpu_queue_full: out.cross_cpu.queue_full,
+        cross_cpu_pending_at_end: out.cross_cpu.pending_at_end,
         threads,
         sets,
         jobs,
@@ -628,6 +640,15 @@ pub fn summary_text(out: &RunOutcome) -> String {
     if !overflowed.is_empty() {
         let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
     }
+    if out.cross_cpu.refused > 0 {
+        let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);
+    }
+    if out.cross_cpu.pending_at_end > 0 {
+        let _ = writeln!(s, "cross-CPU requests still queued at the end of the run: {}", out.cross_cpu.pending_at_end);
+    }
+    if out.cross_cpu.queue_full > 0 {
+        let _ = writeln!(s, "cross-CPU posts that found a queue full: {}", out.cross_cpu.queue_full);
+    }
     for w in &out.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -658,4 +679,9 @@ pub fn summary_text(out: &RunOutcome) -> String {
         let _ = writeln!(s, "killed threads (budget exhausted): {}", killed.join(", "));
     }
     s
+}
+
+/// Serde: leave a zero count out of the report.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
