@@ -61,6 +61,7 @@ pub mod collator;
 mod edf;
 mod fifo;
 mod fixed_priority;
+mod plan_first;
 mod queue_scheduler;
 mod round_robin;
 
@@ -68,6 +69,7 @@ pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
 pub use edf::{Edf, EdfDiscipline};
 pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
+pub use plan_first::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
 
