@@ -77,6 +77,7 @@ struct RawGroupThread {
 #[serde(deny_unknown_fields)]
 struct RawGroupTask {
     wcet: Spanned<Value>,
+    actual: Option<Spanned<Value>>,
     #[serde(default)]
     resources: Vec<Spanned<RawUse>>,
 }
@@ -199,6 +200,9 @@ pub struct GroupThreadDef {
 pub struct GroupTaskDef {
     /// Worst-case execution time.
     pub wcet: Duration,
+    /// What the task works when `tempi simulate` executes the plan (default: its WCET; more
+    /// than the WCET makes it overrun).
+    pub actual: Duration,
     /// Resources held (indices into [`PlannerDef::resources`]) and how.
     pub resources: Vec<(usize, Mode)>,
 }
@@ -459,6 +463,7 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
         for task in &t.task {
             let task = task.get_ref();
             let wcet = src.positive(&twhat, "wcet", &task.wcet)?;
+            let actual = src.opt_duration(&twhat, "actual", &task.actual)?.unwrap_or(wcet);
             let mut resources: Vec<(usize, Mode)> = Vec::with_capacity(task.resources.len());
             for u in &task.resources {
                 let u = u.get_ref();
@@ -491,7 +496,7 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
                 }
                 resources.push((r, mode));
             }
-            tasks.push(GroupTaskDef { wcet, resources });
+            tasks.push(GroupTaskDef { wcet, actual, resources });
         }
         file_threads.push(GroupThreadDef { name: t.name.get_ref().clone(), process, after, tasks });
     }
