@@ -5,6 +5,7 @@
 //! Owns only the translation from groups to the executor and from its records to JSON. It
 //! must not plan or run anything itself: the library's [`Spring`] does.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -14,7 +15,7 @@ use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
 use tempi::trace::plans::{PlanOverlay, PlannedWindow};
 use tempi::{Runtime, Time};
 
-use super::{Scenario, ScenarioError};
+use super::{GroupDef, PlannerDef, Scenario, ScenarioError, SpawnMode};
 
 /// Enforcement sets per CPU for executing threads (those alive at once on one CPU).
 pub(super) const SETS_PER_CPU: usize = 8;
@@ -59,26 +60,9 @@ impl Scenario {
             max_groups: self.groups.len(),
         };
         let spring = Spring::new(rt, spec).map_err(|e| self.error(format!("[[group]]: {e}")))?;
-        for g in &self.groups {
-            let request = self.planner.request(g);
-            let release = Time::ZERO + g.release;
-            let mut spec = GroupSpec::new(g.name.clone(), release, request.deadline).importance(g.importance);
-            if let Some(w) = g.max_wait {
-                spec = spec.max_wait(w);
-            }
-            for (def, req) in g.threads.iter().zip(request.threads) {
-                let mut t = GroupThread::new(def.name.clone());
-                for &p in &def.after {
-                    t = t.after(p);
-                }
-                if let Some(l) = req.locality {
-                    t = t.locality(l);
-                }
-                for (task, r) in def.tasks.iter().zip(req.tasks) {
-                    t = t.work(r, task.actual);
-                }
-                spec = spec.thread(t);
-            }
+        let book = Arc::new(Book { groups: self.groups.clone(), planner: self.planner.clone() });
+        for (i, g) in self.groups.iter().enumerate().filter(|(_, g)| !g.spawned) {
+            let spec = book.spec(i, Time::ZERO);
             let at = |e: tempi::Error| ScenarioError {
                 file: self.file.clone(),
                 line: Some(g.line),
@@ -87,6 +71,69 @@ impl Scenario {
             spring.add_group(rt, spec).map_err(at)?;
         }
         Ok(Some(spring))
+    }
+}
+
+/// The scenario's groups, shared by the task bodies that spawn them.
+struct Book {
+    groups: Vec<GroupDef>,
+    planner: PlannerDef,
+}
+
+impl Book {
+    /// The executor's group for `groups[i]`, its release counted from `base`, with its
+    /// dependents (theirs counted from its release).
+    fn spec(self: &Arc<Book>, i: usize, base: Time) -> GroupSpec {
+        let g = &self.groups[i];
+        let mut request = self.planner.request(g);
+        let release = base + g.release;
+        request.deadline = release + g.deadline;
+        let mut spec = GroupSpec::new(g.name.clone(), release, request.deadline).importance(g.importance);
+        if let Some(w) = g.max_wait {
+            spec = spec.max_wait(w);
+        }
+        for (def, req) in g.threads.iter().zip(request.threads) {
+            let mut t = GroupThread::new(def.name.clone());
+            for &p in &def.after {
+                t = t.after(p);
+            }
+            if let Some(l) = req.locality {
+                t = t.locality(l);
+            }
+            for (task, r) in def.tasks.iter().zip(req.tasks) {
+                let actual = task.actual;
+                if task.spawns.is_empty() && task.kills.is_empty() {
+                    t = t.work(r, actual);
+                    continue;
+                }
+                let (book, spawns, kills) = (self.clone(), task.spawns.clone(), task.kills.clone());
+                t = t.task(r, move |cx, tcx| {
+                    // Spawns, then kills, as the task starts; then the rest of its `actual`
+                    // (a synchronous spawn's wait counts in it). A refusal or an error is in
+                    // the executor's decisions and events.
+                    let started = cx.now();
+                    for (name, mode) in &spawns {
+                        let Some(j) = book.groups.iter().position(|g| &g.name == name) else { continue };
+                        let child = book.spec(j, cx.now());
+                        let _ = match mode {
+                            SpawnMode::Sync => tcx.spring.spawn_sync(cx, child).map(|_| ()),
+                            SpawnMode::Async => tcx.spring.spawn_async(cx, child).map(|_| ()),
+                        };
+                    }
+                    for name in &kills {
+                        tcx.spring.kill(cx, name);
+                    }
+                    cx.work(tcx.scaled(actual).saturating_sub(cx.now() - started));
+                });
+            }
+            spec = spec.thread(t);
+        }
+        for name in &g.dependents {
+            if let Some(j) = self.groups.iter().position(|d| &d.name == name) {
+                spec = spec.dependent(self.spec(j, release));
+            }
+        }
+        spec
     }
 }
 

@@ -60,7 +60,7 @@ use tempi::{Accounting, Costs, Criticality, MissPolicy, Replenishment, TimerSpec
 
 pub use duration::{parse_duration, DURATION_HINT};
 pub use group_run::{overlay, report_with_groups, spring_json};
-pub use groups::{GroupDef, GroupTaskDef, GroupThreadDef, PlannerDef, ProcessDef};
+pub use groups::{GroupDef, GroupTaskDef, GroupThreadDef, PlannerDef, ProcessDef, SpawnMode};
 pub use requests::{AdmissionDef, Admissions, RequestDef};
 
 /// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`

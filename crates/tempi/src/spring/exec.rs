@@ -121,6 +121,21 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
         if let Some((i, _)) = slot {
             st.pool[cpu][i].record = None;
         }
+        // The budget counts CPU time; a task that waited inside its window (a synchronous
+        // spawn, a sleep) can still end past it. That is an overrun too: reported, and the
+        // group killed.
+        if cx.now() > finish {
+            st.records[record].outcome = TaskOutcome::Overrun;
+            let message = format!(
+                "{}: group \"{}\": a task ended after its window ({finish})",
+                cx.now(),
+                st.records[record].group
+            );
+            st.events.push(message);
+            if !st.groups[t.g].killed {
+                st.kill_group(t.g, cx.now());
+            }
+        }
     }
 }
 

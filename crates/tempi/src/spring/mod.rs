@@ -83,7 +83,7 @@ use std::time::Duration;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::Ctx;
-use crate::policy::admit::planner::{Decision, GroupId, PlanOutcome, Planner, PlannerConfig};
+use crate::policy::admit::planner::{Decision, GroupId, PlanOutcome, Planner, PlannerConfig, Rejection};
 use crate::policy::budget::Kill;
 use crate::policy::sched::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 use crate::runtime::Runtime;
@@ -482,44 +482,97 @@ impl Spring {
             });
             g
         };
-        self.plan_entry(cx, g)?;
-        Ok(lock(&self.state).groups[g].decision.expect("planned"))
+        if let Err(e) = self.plan_entry(cx, g) {
+            lock(&self.state).events.push(format!("{}: {e}", cx.now()));
+            return Err(e);
+        }
+        lock(&self.state).groups[g].decision.ok_or_else(|| Error::InvalidConfig("the group was not planned".into()))
     }
 
-    /// Submit group entry `g` at `cx.now()`, record the answer and, if accepted, spawn its
-    /// threads.
+    /// Submit group entry `g` at `cx.now()` (with its dependent groups, all or nothing),
+    /// record the answers and, if accepted, spawn the threads.
     fn plan_entry(&self, cx: &Ctx<'_>, g: usize) -> Result<(), Error> {
         let now = cx.now();
         let spawns = {
             let mut st = lock(&self.state);
-            let Some(spec) = st.groups[g].spec.take() else { return Ok(()) };
+            let Some(mut spec) = st.groups[g].spec.take() else { return Ok(()) };
             st.planner.retire(now);
-            let request = spec.request();
-            let out: PlanOutcome = st
-                .planner
-                .submit(&request, now, spec.max_wait)
-                .map_err(|e| Error::InvalidConfig(format!("group \"{}\": {e}", spec.name)))?;
-            let id = match out.decision {
-                Decision::Accepted(id) => Some(id),
-                Decision::Rejected(_) => None,
+            let dependents = std::mem::take(&mut spec.dependents);
+            // Dependents are tried on a copy of the planner, so a refusal of any of them
+            // leaves the plan as it was.
+            let mut trial = if dependents.is_empty() { None } else { Some(st.planner.clone()) };
+            let planner = trial.as_mut().unwrap_or(&mut st.planner);
+            let submit = |planner: &mut Planner, spec: &GroupSpec| {
+                planner
+                    .submit(&spec.request(), now, spec.max_wait)
+                    .map_err(|e| Error::InvalidConfig(format!("group \"{}\": {e}", spec.name)))
             };
-            let row = st.decisions.len();
-            st.decisions.push(GroupDecision {
-                group: spec.name.clone(),
-                id,
-                requested: now,
-                decided: now.saturating_add(out.cost),
-                outcome: out,
-            });
-            st.groups[g].decision = Some(row);
-            st.groups[g].id = id;
-            let spawns = match id {
-                Some(id) => st.prepare(g, id, spec),
-                None => Vec::new(),
-            };
+            let first = submit(planner, &spec)?;
+            let mut outcomes = vec![(first, spec)];
+            let mut spent = first.cost;
+            for mut child in dependents {
+                child.release = child.release.max(now);
+                let accepted_so_far = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
+                let mut out = if accepted_so_far {
+                    submit(planner, &child)?
+                } else {
+                    PlanOutcome {
+                        decision: Decision::Rejected(first_rejection(&outcomes)),
+                        k: 0,
+                        evaluations: 0,
+                        backtracks: 0,
+                        cost: Duration::ZERO,
+                        ..first
+                    }
+                };
+                spent += out.cost;
+                out.cost = spent;
+                outcomes.push((out, child));
+            }
+            let all = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
+            if all {
+                if let Some(p) = trial {
+                    st.planner = p;
+                }
+            }
+            let mut spawns = Vec::new();
+            for (i, (out, spec)) in outcomes.into_iter().enumerate() {
+                let entry = if i == 0 {
+                    g
+                } else {
+                    st.groups.push(GroupEntry {
+                        name: spec.name.clone(),
+                        spec: None,
+                        id: None,
+                        killed: false,
+                        decision: None,
+                    });
+                    st.groups.len() - 1
+                };
+                // A dependent's refusal refuses the whole request.
+                let decision = if all { out.decision } else { Decision::Rejected(first_rejection_of(out.decision)) };
+                let id = match decision {
+                    Decision::Accepted(id) => Some(id),
+                    Decision::Rejected(_) => None,
+                };
+                let row = st.decisions.len();
+                st.decisions.push(GroupDecision {
+                    group: spec.name.clone(),
+                    id,
+                    requested: now,
+                    decided: now.saturating_add(spent),
+                    outcome: PlanOutcome { decision, ..out },
+                });
+                st.groups[entry].decision = Some(row);
+                st.groups[entry].id = id;
+                if let Some(id) = id {
+                    spawns.extend(st.prepare(entry, id, spec));
+                }
+            }
             spawns
         };
         for (spec, body) in spawns {
+            let g = body.g;
             if let Err(e) = cx.spawn(spec, exec::body(self.clone(), body)) {
                 let mut st = lock(&self.state);
                 let message = format!("{now}: group \"{}\": a thread could not be spawned: {e}", st.groups[g].name);
@@ -529,6 +582,26 @@ impl Spring {
             }
         }
         Ok(())
+    }
+}
+
+/// The reason to give a group refused because its request as a whole was.
+fn first_rejection(outcomes: &[(PlanOutcome, GroupSpec)]) -> Rejection {
+    outcomes
+        .iter()
+        .find_map(|(o, _)| match o.decision {
+            Decision::Rejected(r) => Some(r),
+            Decision::Accepted(_) => None,
+        })
+        .unwrap_or(Rejection::Infeasible)
+}
+
+/// A group's own rejection, or `Infeasible` for one the planner accepted on its own but
+/// whose request was refused as a whole.
+fn first_rejection_of(d: Decision) -> Rejection {
+    match d {
+        Decision::Rejected(r) => r,
+        Decision::Accepted(_) => Rejection::Infeasible,
     }
 }
 

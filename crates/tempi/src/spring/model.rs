@@ -186,6 +186,7 @@ pub struct GroupSpec {
     pub(super) importance: u32,
     pub(super) max_wait: Option<Duration>,
     pub(super) threads: Vec<GroupThread>,
+    pub(super) dependents: Vec<GroupSpec>,
 }
 
 impl GroupSpec {
@@ -195,7 +196,15 @@ impl GroupSpec {
     /// let _ = tempi::spring::GroupSpec::new("g", tempi::Time::ZERO, tempi::Time::from_secs(1));
     /// ```
     pub fn new(name: impl Into<String>, release: Time, deadline: Time) -> GroupSpec {
-        GroupSpec { name: name.into(), release, deadline, importance: 0, max_wait: None, threads: Vec::new() }
+        GroupSpec {
+            name: name.into(),
+            release,
+            deadline,
+            importance: 0,
+            max_wait: None,
+            threads: Vec::new(),
+            dependents: Vec::new(),
+        }
     }
 
     /// Its importance (recorded with the plan).
@@ -227,6 +236,22 @@ impl GroupSpec {
     /// ```
     pub fn thread(mut self, thread: GroupThread) -> GroupSpec {
         self.threads.push(thread);
+        self
+    }
+
+    /// A dependent group: planned together with this one, whenever this one is planned, and
+    /// guaranteed with it or not at all (this group is refused if both do not fit). Its own
+    /// release and deadline stay its own (a release before the planning instant is raised
+    /// to it). Nothing more is asked at the point where its parent's code relies on it.
+    ///
+    /// ```
+    /// use tempi::spring::GroupSpec;
+    /// use tempi::Time;
+    /// let halt = GroupSpec::new("halt", Time::from_secs(2), Time::from_secs(4));
+    /// let _ = GroupSpec::new("react", Time::ZERO, Time::from_secs(1)).dependent(halt);
+    /// ```
+    pub fn dependent(mut self, child: GroupSpec) -> GroupSpec {
+        self.dependents.push(child);
         self
     }
 
