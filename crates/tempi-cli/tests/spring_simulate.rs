@@ -15,6 +15,9 @@ fn out_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// A task row: name, CPU, planned start and finish, actual start and finish, outcome.
+type Row = (String, u64, u64, u64, Option<u64>, Option<u64>, String);
+
 #[test]
 fn simulate_executes_the_plan_and_reports_planned_and_actual_times() {
     let dir = out_dir("exec");
@@ -30,7 +33,7 @@ fn simulate_executes_the_plan_and_reports_planned_and_actual_times() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let tasks: Vec<(String, u64, u64, u64, Option<u64>, Option<u64>, String)> = v["spring"]["tasks"]
+    let tasks: Vec<Row> = v["spring"]["tasks"]
         .as_array()
         .unwrap()
         .iter()
@@ -47,7 +50,7 @@ fn simulate_executes_the_plan_and_reports_planned_and_actual_times() {
         })
         .collect();
     let m = 1_000_000u64;
-    let row = |n: &str, cpu, ps, pf, a: Option<u64>, f: Option<u64>, o: &str| {
+    let row = |n: &str, cpu, ps, pf, a: Option<u64>, f: Option<u64>, o: &str| -> Row {
         (n.to_string(), cpu, ps * m, pf * m, a.map(|a| a * m), f.map(|f| f * m), o.to_string())
     };
     assert_eq!(

@@ -35,7 +35,10 @@ fn background(rt: &mut Runtime<tempi::clock::VirtualClock>, cpu: usize, demand: 
     end
 }
 
-fn windows(tasks: &[TaskRecord]) -> Vec<(usize, u64, u64, Option<u64>, Option<u64>)> {
+/// A task as (CPU, planned start, planned finish, actual start, actual finish), in ms.
+type Window = (usize, u64, u64, Option<u64>, Option<u64>);
+
+fn windows(tasks: &[TaskRecord]) -> Vec<Window> {
     let ms = |t: Time| t.as_nanos() / 1_000_000;
     tasks
         .iter()
@@ -189,11 +192,15 @@ fn real_time_is_refused_with_a_clear_error() {
     assert!(err.to_string().contains("virtual time"), "{err}");
 }
 
+/// A random task: WCET in ms, how much less it needs (quarter ms), a resource and whether
+/// it is held exclusively.
+type RandomTask = (u64, u64, Option<(usize, bool)>);
+/// A random thread: its predecessors and its tasks.
+type RandomThread = (Vec<usize>, Vec<RandomTask>);
+
 /// A random group: up to 4 threads, each of 1-3 tasks, each after some earlier threads, with
 /// random resource holdings.
-fn group_strategy(
-    resources: usize,
-) -> impl Strategy<Value = (u64, u64, Vec<(Vec<usize>, Vec<(u64, u64, Option<(usize, bool)>)>)>)> {
+fn group_strategy(resources: usize) -> impl Strategy<Value = (u64, u64, Vec<RandomThread>)> {
     let task = (1u64..5, 0u64..5, proptest::option::of((0..resources.max(1), any::<bool>())));
     let thread = (proptest::collection::vec(0usize..4, 0..3), proptest::collection::vec(task, 1..4));
     (0u64..20, 5u64..60, proptest::collection::vec(thread, 1..5))

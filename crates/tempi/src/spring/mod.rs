@@ -32,6 +32,8 @@
 //!   its start, with the `Kill` action: a task still running at the end of its window is
 //!   stopped there ([`TaskOutcome::Overrun`]), and its group is killed, so no later task of it
 //!   runs on a broken precondition; the group's reservations after that instant are freed.
+//!   The budget counts CPU time, so a task that waits inside its window (a synchronous spawn)
+//!   and ends after it is reported as an overrun too, and its group killed.
 //! - **Kill.** [`Spring::kill`] marks a group killed and removes its tasks that have not
 //!   started from the plan. Each of its threads ends at its next task boundary: a running
 //!   task finishes (a task is the unit the plan reserves resources for, so a kill never falls
