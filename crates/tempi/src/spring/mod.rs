@@ -378,13 +378,14 @@ impl Spring {
     /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, TaskOutcome};
     /// use tempi::{Runtime, ThreadSpec, Time};
     /// let ms = Duration::from_millis;
-    /// let mut rt = Runtime::simulated(1);
-    /// let planner = PlannerConfig { planner_wcet: ms(1), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let mut rt = Runtime::simulated(2);
+    /// let planner = PlannerConfig { planner_wcet: ms(1), safety: Duration::ZERO, ..PlannerConfig::new(2, 0) };
     /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
     /// spring.add_group(&mut rt, GroupSpec::new("victim", Time::ZERO, Time::from_millis(20))
     ///     .thread(GroupThread::new("a").work(TaskRequest::new(ms(2)), ms(2)).work(TaskRequest::new(ms(2)), ms(2)))).unwrap();
     /// let s = spring.clone();
-    /// rt.spawn(ThreadSpec::new("killer"), move |cx| {
+    /// // On CPU 1: on the victim's CPU 0, planned work runs above it.
+    /// rt.spawn(ThreadSpec::new("killer").cpu(1), move |cx| {
     ///     cx.sleep_until(Time::from_millis(2)); // the first task runs from 1 to 3 ms
     ///     assert_eq!(s.kill(cx, "victim").map(|(_, n)| n), Some(1));
     /// }).unwrap();
