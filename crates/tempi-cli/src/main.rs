@@ -354,7 +354,8 @@ type Exporter = fn(&RunOutcome) -> String;
 
 /// Build the runtime on clock `C`, run it, print the summary and write the files asked for.
 fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) -> Result<(), Failure> {
-    let (rt, admissions) = sc.runtime_with_admission::<C>(config).map_err(input)?;
+    let (mut rt, admissions) = sc.runtime_with_admission::<C>(config).map_err(input)?;
+    let spring = sc.populate_groups(&mut rt).map_err(input)?;
     let outcome = rt.run_until(until).map_err(|e| Failure::Runtime(format!("{}: run failed: {e}", sc.file)))?;
 
     for w in &outcome.warnings {
@@ -382,6 +383,16 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
             let text = match (&admissions, what) {
                 (Some(a), "report") => a.report_json(&outcome),
                 _ => export(&outcome),
+            };
+            // A run with thread groups adds its plan: planned and actual times to the
+            // report, planned windows and cutoff lines to the trace and the chart.
+            let text = match (&spring, what) {
+                (Some(sp), "report") => tempi_cli::scenario::report_with_groups(&text, sp),
+                (Some(sp), "trace") => {
+                    tempi::trace::plans::perfetto_with_plan(&outcome, &tempi_cli::scenario::overlay(sp))
+                }
+                (Some(sp), _) => tempi::trace::gantt::to_svg_with_plan(&outcome, &tempi_cli::scenario::overlay(sp)),
+                (None, _) => text,
             };
             write_file(path, &text)?;
             if !out.quiet {

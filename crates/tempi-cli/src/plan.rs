@@ -1,5 +1,6 @@
 //! `tempi plan FILE`: the scenario's thread groups planned by the Spring planner, in release
-//! order, without running anything.
+//! order, without running anything. Groups released only by a task (`spawned = true`) are
+//! left out: when they are planned depends on the run (`tempi simulate` reports them).
 //!
 //! Owns the planning loop over a scenario's `[[group]]` tables and its two outputs (a table,
 //! or JSON with `--json`). It must not execute a plan or touch a runtime: what the planner
@@ -32,7 +33,7 @@ pub(crate) fn plan(sc: &Scenario, json: bool) -> Result<String, String> {
     let mut planner = Planner::new(config).map_err(|e| format!("{}: {e}", sc.file))?;
 
     // Stable: groups released together are planned in file order.
-    let mut order: Vec<&GroupDef> = sc.groups.iter().collect();
+    let mut order: Vec<&GroupDef> = sc.groups.iter().filter(|g| !g.spawned).collect();
     order.sort_by_key(|g| g.release);
     let mut answers = Vec::with_capacity(order.len());
     let mut names: HashMap<GroupId, &GroupDef> = HashMap::with_capacity(order.len());

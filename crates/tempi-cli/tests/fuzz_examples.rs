@@ -20,6 +20,8 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("locks-inversion.toml", include_str!("../../../examples/locks-inversion.toml")),
     ("locks-pcp.toml", include_str!("../../../examples/locks-pcp.toml")),
     ("spring-plan.toml", include_str!("../../../examples/spring-plan.toml")),
+    ("spring-exec.toml", include_str!("../../../examples/spring-exec.toml")),
+    ("spring-vehicle.toml", include_str!("../../../examples/spring-vehicle.toml")),
 ];
 
 /// Virtual time each mutated scenario that parses is simulated for (or less, if its `until`

@@ -43,6 +43,7 @@ pub mod os;
 pub mod policy;
 pub mod runtime;
 pub mod sets;
+pub mod spring;
 pub mod stats;
 pub mod sync;
 pub mod thread;

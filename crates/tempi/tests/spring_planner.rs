@@ -396,7 +396,8 @@ fn planning_killing_and_retiring_do_not_allocate() {
         p.retire(*now);
     }
     assert_eq!(allocations() - before, 0);
-    assert!(accepted >= 6, "only {accepted} accepted");
+    // Replanned threads keep their CPU and tasks are never advanced, so one fewer fits.
+    assert!(accepted >= 5, "only {accepted} accepted");
 }
 
 // ---------------------------------------------------------------------------------------------

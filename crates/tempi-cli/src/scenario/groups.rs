@@ -59,6 +59,8 @@ pub(super) struct RawGroup {
     deadline: Spanned<Value>,
     importance: Option<u32>,
     max_wait: Option<Spanned<Value>>,
+    spawned: Option<bool>,
+    dependent: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     thread: Vec<Spanned<RawGroupThread>>,
 }
@@ -77,8 +79,19 @@ struct RawGroupThread {
 #[serde(deny_unknown_fields)]
 struct RawGroupTask {
     wcet: Spanned<Value>,
+    actual: Option<Spanned<Value>>,
     #[serde(default)]
     resources: Vec<Spanned<RawUse>>,
+    #[serde(default)]
+    spawn: Vec<Spanned<RawSpawn>>,
+    kill: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpawn {
+    group: Spanned<String>,
+    mode: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +177,25 @@ pub struct GroupDef {
     pub max_wait: Option<Duration>,
     /// The threads, each listed after its predecessors (not necessarily in file order).
     pub threads: Vec<GroupThreadDef>,
+    /// Released only when a task spawns it (or as a dependent); its `release` then counts
+    /// from that instant.
+    pub spawned: bool,
+    /// Groups planned together with this one, all or nothing (their `release` counts from
+    /// this group's).
+    pub dependents: Vec<String>,
+}
+
+/// How a task spawns a group.
+///
+/// ```
+/// assert_ne!(tempi_cli::scenario::SpawnMode::Sync, tempi_cli::scenario::SpawnMode::Async);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpawnMode {
+    /// Wait for the planner's answer.
+    Sync,
+    /// Go on at once; the answer comes later.
+    Async,
 }
 
 /// A thread of a group.
@@ -199,8 +231,15 @@ pub struct GroupThreadDef {
 pub struct GroupTaskDef {
     /// Worst-case execution time.
     pub wcet: Duration,
+    /// What the task works when `tempi simulate` executes the plan (default: its WCET; more
+    /// than the WCET makes it overrun).
+    pub actual: Duration,
     /// Resources held (indices into [`PlannerDef::resources`]) and how.
     pub resources: Vec<(usize, Mode)>,
+    /// Groups the task spawns as it starts, in order.
+    pub spawns: Vec<(String, SpawnMode)>,
+    /// Groups the task kills as it starts (after its spawns), by name.
+    pub kills: Vec<String>,
 }
 
 impl Default for PlannerDef {
@@ -307,6 +346,32 @@ pub(super) fn planner_and_groups(
             return Err(src.field(&what, "name", &g.get_ref().name, "duplicate group name"));
         }
         groups.push(def);
+    }
+    // Spawn, kill and dependent names refer to groups of the file.
+    for (g, raw) in groups.iter().zip(raw_groups) {
+        let at = raw.span().start;
+        let tasks = g.threads.iter().flat_map(|t| &t.tasks);
+        let named = g.dependents.iter().chain(tasks.flat_map(|t| t.spawns.iter().map(|(n, _)| n).chain(&t.kills)));
+        for n in named {
+            if !names.contains_key(n) {
+                let what = format!("group \"{}\": ", g.name);
+                return Err(src.err(
+                    at,
+                    format!("{what}unknown group \"{n}\" (spawn, kill and dependent name groups of this file)"),
+                ));
+            }
+        }
+        // One level: a dependent's own dependents would be planned with it, and a chain
+        // could loop.
+        for d in &g.dependents {
+            if groups.iter().any(|x| &x.name == d && !x.dependents.is_empty()) {
+                let msg = format!("group \"{}\": dependent group \"{d}\" has dependents of its own", g.name);
+                return Err(src.err(at, msg));
+            }
+        }
+        if g.dependents.contains(&g.name) {
+            return Err(src.err(at, format!("group \"{}\": a group cannot depend on itself", g.name)));
+        }
     }
     Ok((planner, groups))
 }
@@ -459,6 +524,7 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
         for task in &t.task {
             let task = task.get_ref();
             let wcet = src.positive(&twhat, "wcet", &task.wcet)?;
+            let actual = src.opt_duration(&twhat, "actual", &task.actual)?.unwrap_or(wcet);
             let mut resources: Vec<(usize, Mode)> = Vec::with_capacity(task.resources.len());
             for u in &task.resources {
                 let u = u.get_ref();
@@ -491,7 +557,21 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
                 }
                 resources.push((r, mode));
             }
-            tasks.push(GroupTaskDef { wcet, resources });
+            let mut spawns = Vec::with_capacity(task.spawn.len());
+            for sp in &task.spawn {
+                let sp = sp.get_ref();
+                let mode = match sp.mode.as_ref().map(|m| m.get_ref().as_str()) {
+                    None | Some("async") => SpawnMode::Async,
+                    Some("sync") => SpawnMode::Sync,
+                    Some(other) => {
+                        let msg = format!("unknown spawn mode \"{other}\" (expected sync or async)");
+                        return Err(src.field(&twhat, "spawn", sp.mode.as_ref().expect("given"), msg));
+                    }
+                };
+                spawns.push((sp.group.get_ref().clone(), mode));
+            }
+            let kills = task.kill.iter().flatten().map(|k| k.get_ref().clone()).collect();
+            tasks.push(GroupTaskDef { wcet, actual, resources, spawns, kills });
         }
         file_threads.push(GroupThreadDef { name: t.name.get_ref().clone(), process, after, tasks });
     }
@@ -514,7 +594,17 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
             t
         })
         .collect();
-    Ok(GroupDef { name, line, release, deadline, importance: g.importance.unwrap_or(0), max_wait, threads })
+    Ok(GroupDef {
+        name,
+        line,
+        release,
+        deadline,
+        importance: g.importance.unwrap_or(0),
+        max_wait,
+        threads,
+        spawned: g.spawned.unwrap_or(false),
+        dependents: g.dependent.iter().flatten().map(|d| d.get_ref().clone()).collect(),
+    })
 }
 
 /// A precedence order of `threads` (each after its predecessors, otherwise in file order), or

@@ -33,9 +33,12 @@
 //!   errors come from the runtime or from what a real-time clock cannot do.
 //! - `groups.rs`: `[planner]` and `[[group]]` (thread groups for the Spring planner): their
 //!   serde shape, checks and planner requests; nothing there runs.
+//! - `group_run.rs`: the groups onto the library's Spring plan executor, and the plan's part
+//!   of the report, the Gantt chart and the trace.
 //! - `tests.rs`: unit tests.
 
 mod duration;
+mod group_run;
 mod groups;
 mod names;
 mod raw;
@@ -56,7 +59,8 @@ use tempi::policy::sched::SchedulerFactory;
 use tempi::{Accounting, Costs, Criticality, MissPolicy, Replenishment, TimerSpec, Timing};
 
 pub use duration::{parse_duration, DURATION_HINT};
-pub use groups::{GroupDef, GroupTaskDef, GroupThreadDef, PlannerDef, ProcessDef};
+pub use group_run::{overlay, report_with_groups, spring_json};
+pub use groups::{GroupDef, GroupTaskDef, GroupThreadDef, PlannerDef, ProcessDef, SpawnMode};
 pub use requests::{AdmissionDef, Admissions, RequestDef};
 
 /// A scenario error, located in its file: printed as `FILE:LINE: MESSAGE` (or `FILE: MESSAGE`

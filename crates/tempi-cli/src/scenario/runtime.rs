@@ -70,8 +70,8 @@ impl Scenario {
     pub fn config(&self) -> Config {
         Config::new(self.cpus)
             .scheduler_factory(self.scheduler.clone())
-            .max_threads(self.threads.len().max(256))
-            .max_sets(self.sets.len().max(64) + self.admission_sets())
+            .max_threads((self.threads.len() + self.group_threads()).max(256))
+            .max_sets(self.sets.len().max(64) + self.admission_sets() + self.group_sets())
             .accounting(self.accounting)
             .costs(self.costs)
     }

@@ -134,6 +134,30 @@ fn is_budget(kind: TraceKind) -> bool {
 /// assert!(svg.contains(">sensor</text>"));
 /// ```
 pub fn to_svg(out: &RunOutcome) -> String {
+    render(out, None)
+}
+
+/// [`to_svg`] with a Spring plan drawn over it: each task's planned window as an outlined
+/// box (class `planned`) on its executing thread's lane, and each planning's cutoff line as
+/// a dashed vertical line across the chart (class `cutoff`).
+///
+/// ```
+/// use tempi::trace::plans::{PlanOverlay, PlannedWindow};
+/// use tempi::Time;
+/// let mut rt = tempi::Runtime::simulated(1);
+/// rt.spawn(tempi::ThreadSpec::new("g/a"), |cx| cx.work(std::time::Duration::from_millis(2))).unwrap();
+/// let out = rt.run().unwrap();
+/// let w = PlannedWindow { thread: "g/a".into(), task: 0, cpu: 0, start: Time::ZERO,
+///     finish: Time::from_millis(2), actual_start: Some(Time::ZERO), actual_finish: Some(Time::from_millis(2)) };
+/// let plan = PlanOverlay { windows: vec![w], cutoffs: vec![("g".into(), Time::ZERO, Time::ZERO)] };
+/// let svg = tempi::trace::gantt::to_svg_with_plan(&out, &plan);
+/// assert!(svg.contains(r#"class="planned""#) && svg.contains(r#"class="cutoff""#));
+/// ```
+pub fn to_svg_with_plan(out: &RunOutcome, plan: &crate::trace::plans::PlanOverlay) -> String {
+    render(out, Some(plan))
+}
+
+fn render(out: &RunOutcome, plan: Option<&crate::trace::plans::PlanOverlay>) -> String {
     let names = names(out);
     let sets = set_names(out);
     let segs = segments(out);
@@ -189,7 +213,8 @@ pub fn to_svg(out: &RunOutcome) -> String {
     // Scale: the whole run, at least 1 ns so the division below is defined.
     let last_record = out.trace.iter().map(|r| r.time).max().unwrap_or(Time::ZERO);
     let last_seg = segs.iter().map(|s| s.end).max().unwrap_or(Time::ZERO);
-    let span = out.end.max(last_record).max(last_seg).as_nanos().max(1);
+    let last_planned = plan.map_or(Time::ZERO, crate::trace::plans::PlanOverlay::last);
+    let span = out.end.max(last_record).max(last_seg).max(last_planned).as_nanos().max(1);
     let longest = lanes.iter().map(|&l| label(l).chars().count()).max().unwrap_or(0);
     let left = (longest as f64 * 7.0 + 20.0).clamp(80.0, 260.0);
     let scale = PLOT_W / span as f64;
@@ -319,6 +344,13 @@ pub fn to_svg(out: &RunOutcome) -> String {
                 pause_path(bx + bw + 3.0, by + BAR_H / 2.0)
             );
         }
+    }
+
+    if let Some(plan) = plan {
+        let lane_named = |name: &str| {
+            out.threads.iter().find(|t| t.name == name).and_then(|t| lane_of.get(&Lane::Thread(t.id))).copied()
+        };
+        crate::trace::plans::draw(&mut s, plan, &lane_named, &x, &lane_top, (TOP, axis_y, BAR_TOP, BAR_H));
     }
 
     // Markers, drawn after the bars so they stay on top.

@@ -17,6 +17,7 @@ pub mod admissions;
 pub mod gantt;
 #[cfg(feature = "export")]
 pub mod perfetto;
+pub mod plans;
 #[cfg(feature = "export")]
 pub mod report;
 

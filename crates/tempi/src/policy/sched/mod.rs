@@ -81,6 +81,7 @@ mod fifo;
 mod fixed_priority;
 mod global_edf;
 mod global_fp;
+mod plan_first;
 mod queue_scheduler;
 mod round_robin;
 
@@ -90,6 +91,7 @@ pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
 pub use global_edf::{GlobalEdf, GlobalEdfDiscipline};
 pub use global_fp::{GlobalFp, GlobalFpDiscipline};
+pub use plan_first::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
 

@@ -181,6 +181,10 @@ impl Search {
                         w.has_fixed = true;
                         w.fixed_finish = t.finish;
                     } else if replanned {
+                        // A replanned thread keeps its CPU (threads never migrate: the
+                        // executing thread already lives there) and a replanned task is
+                        // never moved earlier (its thread may be waiting for its start).
+                        w.cpu = Some(t.cpu);
                         let uses = g.use_base + t.first_use as usize;
                         let first_use = self.uses.len() as u32;
                         self.uses.extend_from_slice(&plan.uses[uses..uses + t.use_len as usize]);
@@ -189,7 +193,7 @@ impl Search {
                             thread: self.threads.len() as u32,
                             wcet: t.wcet,
                             deadline: t.deadline,
-                            release: g.release.max(cutoff),
+                            release: g.release.max(cutoff).max(t.start),
                             first_use,
                             use_len: t.use_len,
                         });

@@ -1,0 +1,97 @@
+//! `tempi simulate` executes a scenario's thread groups: exact planned and actual times in the
+//! report, the unplanned threads in the gaps, the overrun policy, the plan in the Gantt chart
+//! and the trace; `tempi run` refuses groups with a clear error.
+
+use std::path::Path;
+use std::process::Command;
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).to_string_lossy().into_owned()
+}
+
+fn out_dir(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("spring_simulate").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A task row: name, CPU, planned start and finish, actual start and finish, outcome.
+type Row = (String, u64, u64, u64, Option<u64>, Option<u64>, String);
+
+#[test]
+fn simulate_executes_the_plan_and_reports_planned_and_actual_times() {
+    let dir = out_dir("exec");
+    let (report, gantt, trace) = (dir.join("r.json"), dir.join("g.svg"), dir.join("t.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_tempi"))
+        .args(["simulate", &example("spring-exec.toml"), "--quiet", "--report"])
+        .arg(&report)
+        .arg("--gantt")
+        .arg(&gantt)
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let tasks: Vec<Row> = v["spring"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                format!("{}/{}/{}", t["group"].as_str().unwrap(), t["thread"].as_str().unwrap(), t["task"]),
+                t["cpu"].as_u64().unwrap(),
+                t["planned_start"].as_u64().unwrap(),
+                t["planned_finish"].as_u64().unwrap(),
+                t["actual_start"].as_u64(),
+                t["actual_finish"].as_u64(),
+                t["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let m = 1_000_000u64;
+    let row = |n: &str, cpu, ps, pf, a: Option<u64>, f: Option<u64>, o: &str| -> Row {
+        (n.to_string(), cpu, ps * m, pf * m, a.map(|a| a * m), f.map(|f| f * m), o.to_string())
+    };
+    assert_eq!(
+        tasks,
+        [
+            // Planned at 0 with a 1 ms budget: nothing before 1 ms. `read` needs 2 of its 3 ms.
+            row("sample/read/0", 0, 1, 4, Some(1), Some(3), "completed"),
+            row("sample/filter/0", 0, 4, 6, Some(4), Some(6), "completed"),
+            row("sample/store/0", 1, 1, 5, Some(1), Some(5), "completed"),
+            // Planned at 15 ms; asks 5 ms of a 2 ms window and is stopped at its end.
+            row("greedy/spin/0", 0, 16, 18, Some(16), Some(18), "overrun"),
+            row("greedy/spin/1", 0, 18, 20, None, None, "killed"),
+        ]
+    );
+    let decisions = v["spring"]["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 2);
+    assert!(decisions.iter().all(|d| d["decision"] == "accepted"));
+    assert_eq!(decisions[1]["requested"], 15 * m);
+    assert_eq!(decisions[1]["cutoff"], 16 * m);
+    // The unplanned threads fill the gaps: the logger's first job ran [0,1], [3,4] and
+    // [6,7]; the batch job on CPU 1 ran [0,1] and [5,16].
+    let job = |thread: &str, n: u64| {
+        v["jobs"].as_array().unwrap().iter().find(|j| j["thread"] == thread && j["job"] == n).unwrap().clone()
+    };
+    assert_eq!(job("logger", 0)["finish"], 7 * m);
+    assert_eq!(job("batch", 0)["finish"], 16 * m);
+    let svg = std::fs::read_to_string(&gantt).unwrap();
+    assert_eq!(svg.matches(r#"class="planned""#).count(), 5);
+    assert_eq!(svg.matches(r#"class="cutoff""#).count(), 2);
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let planned = t["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "plan" && e["ph"] == "X").count();
+    assert_eq!(planned, 5);
+}
+
+#[test]
+fn real_time_runs_refuse_thread_groups() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tempi"))
+        .args(["run", &example("spring-exec.toml"), "--no-pin", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("virtual time only"), "{err}");
+}

@@ -1,0 +1,647 @@
+//! Spring plan execution on the runtime: thread groups guaranteed by the
+//! [planner](crate::policy::admit::planner) run at their planned times, above every unplanned
+//! thread, each task held to its planned window.
+//!
+//! Owns [`Spring`] (one runtime's planner, its queue of group releases, the executing threads'
+//! code, the enforcement pool and the logs), its [`SpringSpec`], the group declarations
+//! ([`GroupSpec`], [`GroupThread`]) and the records ([`TaskRecord`], [`GroupDecision`]). Built
+//! only on public runtime calls (spawn, sleep, thread sets, budgets) and on the planner and
+//! [`PlanFirst`]; it must not reach into the kernel or change the planner's search.
+//!
+//! # How a plan runs
+//!
+//! - **The planner's thread.** A sporadic thread on CPU 0 at [`PLANNER_PRIORITY`] is released
+//!   at each declared group's release time; it submits the groups due then, in release order
+//!   (then declaration order). It does no `work`: in virtual time planning takes no simulated
+//!   CPU time, and its modelled cost (the planner's cost model) is the time at which the
+//!   answer is known ([`GroupDecision::decided`]). No task of the group starts before the
+//!   cutoff line, which is at least that instant.
+//! - **Executing threads.** Each thread of an accepted group becomes one kernel thread, spawned
+//!   at once on the CPU the plan placed it on, at [`PLANNED_PRIORITY`]. A [`PlanFirst`]
+//!   scheduler wraps each CPU's scheduler: the planned band runs above everything else, and
+//!   the CPU's own scheduler runs the unplanned threads in the gaps. The plan never overlaps
+//!   two tasks on one CPU, so an executing thread is never kept waiting by another.
+//! - **Task boundaries.** Between two tasks (and before the first) the thread reads its next
+//!   task's planned start from the plan and sleeps until then: a task starts exactly at its
+//!   planned start, never earlier (the simple rule that keeps every reservation). The plan may
+//!   be changed while it sleeps: the planner only delays a guaranteed task that has not
+//!   started, never advances it and never moves its thread to another CPU, so waking at the
+//!   old start and reading the plan again is enough.
+//! - **Overrun policy.** Each executing thread is in a thread set of its CPU (a pool sized by
+//!   [`SpringSpec::sets_per_cpu`]) whose budget is refilled to the task's planned window at
+//!   its start, with the `Kill` action: a task still running at the end of its window is
+//!   stopped there ([`TaskOutcome::Overrun`]), and its group is killed, so no later task of it
+//!   runs on a broken precondition; the group's reservations after that instant are freed.
+//!   The budget counts CPU time, so a task that waits inside its window (a synchronous spawn)
+//!   and ends after it is reported as an overrun too, and its group killed.
+//! - **Kill.** [`Spring::kill`] marks a group killed and removes its tasks that have not
+//!   started from the plan. Each of its threads ends at its next task boundary: a running
+//!   task finishes (a task is the unit the plan reserves resources for, so a kill never falls
+//!   inside a task's resource holding).
+//! - **Spawning from a thread.** [`Spring::spawn_sync`] plans a group now and answers once the
+//!   modelled planner time has passed (the caller sleeps until then); [`Spring::spawn_async`]
+//!   plans it now and returns a [`Ticket`] whose [`Spring::status`] is unknown until then.
+//!
+//! # Real time
+//!
+//! Not supported yet: the planner must run on an OS thread of its own, off every dispatcher,
+//! and that thread does not exist. [`Spring::new`] refuses a real-time runtime.
+//!
+//! # Memory
+//!
+//! Planning never allocates (the planner's tables are sized up front); accepting a group
+//! spawns its threads and extends the records, which allocates as any spawn does.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+//! use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+//! use tempi::{Runtime, Time};
+//! let ms = Duration::from_millis;
+//! let mut rt = Runtime::simulated(1);
+//! let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+//! let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+//! let g = GroupSpec::new("g", Time::ZERO, Time::from_millis(10))
+//!     .thread(GroupThread::new("a").work(TaskRequest::new(ms(3)), ms(3)));
+//! spring.add_group(&mut rt, g).unwrap();
+//! rt.run().unwrap();
+//! let t = &spring.tasks()[0];
+//! // Planned after the 2 ms cutoff, and run exactly there.
+//! assert_eq!((t.planned_start, t.actual_start), (Time::from_millis(2), Some(Time::from_millis(2))));
+//! assert_eq!(t.actual_finish, Some(Time::from_millis(5)));
+//! ```
+
+mod exec;
+mod model;
+
+pub use model::{
+    GroupDecision, GroupSpec, GroupThread, Status, TaskBody, TaskCx, TaskOutcome, TaskRecord, TaskSpec, Ticket,
+};
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::clock::{Clock, ClockMode};
+use crate::error::Error;
+use crate::kernel::Ctx;
+use crate::policy::admit::planner::{Decision, GroupId, PlanOutcome, Planner, PlannerConfig, Rejection};
+use crate::policy::budget::Kill;
+use crate::policy::sched::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
+use crate::runtime::Runtime;
+use crate::sets::{Budget, Replenishment, SetId};
+use crate::thread::{ThreadId, ThreadSpec};
+use crate::{Time, TimerSpec};
+
+/// How a [`Spring`] is set up.
+///
+/// ```
+/// let s = tempi::spring::SpringSpec::new(tempi::policy::admit::planner::PlannerConfig::new(2, 0));
+/// assert_eq!((s.sets_per_cpu, s.max_groups), (8, 256));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SpringSpec {
+    /// The planner (its CPU count must be the runtime's).
+    pub planner: PlannerConfig,
+    /// Executing threads alive at once per CPU that can be held to their windows; one more
+    /// runs unenforced and the overrun is not caught (an event says so).
+    pub sets_per_cpu: usize,
+    /// Group releases declared before the run that may be pending at once.
+    pub max_groups: usize,
+}
+
+impl SpringSpec {
+    /// 8 enforcement sets per CPU, 256 pending releases.
+    ///
+    /// ```
+    /// let _ = tempi::spring::SpringSpec::new(tempi::policy::admit::planner::PlannerConfig::new(1, 0));
+    /// ```
+    pub fn new(planner: PlannerConfig) -> SpringSpec {
+        SpringSpec { planner, sets_per_cpu: 8, max_groups: 256 }
+    }
+}
+
+/// One runtime's plan executor; see the [module documentation](self). Cloning gives another
+/// handle on the same executor.
+#[derive(Clone)]
+pub struct Spring {
+    state: Arc<Mutex<State>>,
+}
+
+/// A declared or spawned group.
+struct GroupEntry {
+    name: String,
+    spec: Option<GroupSpec>,
+    id: Option<GroupId>,
+    killed: bool,
+    /// Decision row, once planned.
+    decision: Option<usize>,
+}
+
+/// An enforcement set of the pool.
+struct Slot {
+    set: SetId,
+    /// The record of the task its member is running, and the task's group entry.
+    record: Option<(usize, usize)>,
+    busy: bool,
+}
+
+struct State {
+    planner: Planner,
+    planner_thread: Option<ThreadId>,
+    groups: Vec<GroupEntry>,
+    /// Declared groups waiting for their release, by (release, declaration).
+    pending: VecDeque<(Time, usize)>,
+    /// Release instants a timer already covers.
+    timed: Vec<Time>,
+    records: Vec<TaskRecord>,
+    decisions: Vec<GroupDecision>,
+    pool: Vec<Vec<Slot>>,
+    events: Vec<String>,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Spring {
+    /// Set up plan execution on `rt`: wrap its scheduler in a [`PlanFirst`], create the
+    /// enforcement pool and the planner's thread.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a real-time runtime, a planner of another CPU count or an
+    /// invalid planner configuration; the runtime's errors creating sets or the thread.
+    ///
+    /// ```
+    /// use tempi::policy::admit::planner::PlannerConfig;
+    /// let mut rt = tempi::Runtime::simulated(2);
+    /// assert!(tempi::spring::Spring::new(&mut rt, tempi::spring::SpringSpec::new(PlannerConfig::new(1, 0))).is_err());
+    /// ```
+    pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: SpringSpec) -> Result<Spring, Error> {
+        if C::MODE == ClockMode::Real {
+            return Err(Error::InvalidConfig(
+                "thread groups run in virtual time only: the planner's own OS thread for real time does not exist \
+                 yet"
+                .into(),
+            ));
+        }
+        let cpus = rt.config().cpus();
+        if spec.planner.cpus != cpus {
+            return Err(Error::InvalidConfig(format!(
+                "the planner spans {} CPU(s), the runtime has {cpus}",
+                spec.planner.cpus
+            )));
+        }
+        let planner = Planner::new(spec.planner).map_err(|e| Error::InvalidConfig(format!("planner: {e}")))?;
+        let inner = rt.config().scheduler.clone();
+        let wrapped = PlanFirst::wrap(inner);
+        rt.set_scheduler(move || wrapped());
+        let state = Arc::new(Mutex::new(State {
+            planner,
+            planner_thread: None,
+            groups: Vec::new(),
+            pending: VecDeque::with_capacity(spec.max_groups),
+            timed: Vec::with_capacity(spec.max_groups),
+            records: Vec::new(),
+            decisions: Vec::new(),
+            pool: Vec::with_capacity(cpus),
+            events: Vec::new(),
+        }));
+        let spring = Spring { state };
+        for cpu in 0..cpus {
+            let mut slots = Vec::with_capacity(spec.sets_per_cpu);
+            for i in 0..spec.sets_per_cpu {
+                let set = rt.create_set(&format!("spring-cpu{cpu}-{i}"), cpu)?;
+                let budget = Budget::new(Duration::from_nanos(1))
+                    .replenish(Replenishment::Manual)
+                    .action(Kill)
+                    .on_event(exec::overrun_handler(spring.clone(), cpu, i));
+                rt.set_budget(set, budget)?;
+                slots.push(Slot { set, record: None, busy: false });
+            }
+            lock(&spring.state).pool.push(slots);
+        }
+        let me = spring.clone();
+        let thread = ThreadSpec::new("spring-planner")
+            .sporadic(Duration::ZERO)
+            .release_queue(spec.max_groups.max(1))
+            .priority(PLANNER_PRIORITY)
+            .cpu(0);
+        let id = rt.spawn(thread, move |cx| me.plan_due(cx))?;
+        lock(&spring.state).planner_thread = Some(id);
+        Ok(spring)
+    }
+
+    /// Declare a group before the run: it is planned at its release time, by the planner's
+    /// thread.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] when more than [`SpringSpec::max_groups`] releases are
+    /// pending, or the group has no thread; the runtime's errors adding the timer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(PlannerConfig::new(1, 0))).unwrap();
+    /// assert!(spring.add_group(&mut rt, GroupSpec::new("empty", tempi::Time::ZERO, tempi::Time::MAX)).is_err());
+    /// ```
+    pub fn add_group<C: Clock>(&self, rt: &mut Runtime<C>, group: GroupSpec) -> Result<(), Error> {
+        if group.threads.is_empty() {
+            return Err(Error::InvalidConfig(format!("group \"{}\" has no thread", group.name)));
+        }
+        let release = group.release;
+        let (planner_thread, new_instant) = {
+            let mut st = lock(&self.state);
+            if st.pending.len() == st.pending.capacity() {
+                return Err(Error::InvalidConfig(format!(
+                    "more than {} group releases declared",
+                    st.pending.capacity()
+                )));
+            }
+            let index = st.groups.len();
+            st.groups.push(GroupEntry {
+                name: group.name.clone(),
+                spec: Some(group),
+                id: None,
+                killed: false,
+                decision: None,
+            });
+            let at = st.pending.partition_point(|&(r, _)| r <= release);
+            st.pending.insert(at, (release, index));
+            let new_instant = !st.timed.contains(&release);
+            if new_instant {
+                st.timed.push(release);
+            }
+            (st.planner_thread, new_instant)
+        };
+        if let (Some(planner), true) = (planner_thread, new_instant) {
+            rt.add_timer(TimerSpec::at(release), move |ev| {
+                // The queue is sized to every declared release, so this cannot fail.
+                let _ = ev.release(planner);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Synchronous spawn from a thread: plan `group` now (its release is raised to now if
+    /// earlier), wait until the planner's answer is known (the modelled planner time, within
+    /// the group's `max_wait` if it has one) and return it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] if the planner refuses the request as malformed or too large
+    /// for its tables; the runtime's errors spawning the group's threads.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// let s = spring.clone();
+    /// rt.spawn(ThreadSpec::new("app"), move |cx| {
+    ///     let g = GroupSpec::new("g", Time::ZERO, Time::from_millis(10))
+    ///         .thread(GroupThread::new("a").work(TaskRequest::new(ms(1)), ms(1)));
+    ///     assert!(s.spawn_sync(cx, g).unwrap().is_accepted());
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// assert_eq!(spring.tasks()[0].actual_finish, Some(Time::from_millis(3)));
+    /// ```
+    pub fn spawn_sync(&self, cx: &Ctx<'_>, group: GroupSpec) -> Result<Decision, Error> {
+        let row = self.plan_now(cx, group)?;
+        let d = lock(&self.state).decisions[row].clone();
+        if d.decided > cx.now() {
+            cx.sleep_until(d.decided);
+        }
+        Ok(d.outcome.decision)
+    }
+
+    /// Asynchronous spawn from a thread: plan `group` now and return at once with a ticket;
+    /// [`Spring::status`] tells the answer once the modelled planner time has passed.
+    ///
+    /// # Errors
+    /// As [`Spring::spawn_sync`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, Status};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// let s = spring.clone();
+    /// rt.spawn(ThreadSpec::new("app"), move |cx| {
+    ///     let g = GroupSpec::new("g", Time::ZERO, Time::from_millis(10))
+    ///         .thread(GroupThread::new("a").work(TaskRequest::new(ms(1)), ms(1)));
+    ///     let ticket = s.spawn_async(cx, g).unwrap();
+    ///     assert_eq!(s.status(cx, ticket), Status::Unknown); // the planner's time has not passed
+    ///     cx.sleep(ms(1));
+    ///     assert_eq!(s.status(cx, ticket), Status::Yes);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn spawn_async(&self, cx: &Ctx<'_>, group: GroupSpec) -> Result<Ticket, Error> {
+        self.plan_now(cx, group).map(Ticket)
+    }
+
+    /// The answer to an asynchronous request as known at `cx.now()`.
+    ///
+    /// ```
+    /// // See `Spring::spawn_async`.
+    /// ```
+    pub fn status(&self, cx: &Ctx<'_>, ticket: Ticket) -> Status {
+        let st = lock(&self.state);
+        let Some(d) = st.decisions.get(ticket.0) else { return Status::Unknown };
+        if cx.now() < d.decided {
+            Status::Unknown
+        } else if d.outcome.decision.is_accepted() {
+            Status::Yes
+        } else {
+            Status::No
+        }
+    }
+
+    /// Kill the most recently accepted live group called `name`: its tasks that have not
+    /// started leave the plan (their reservations are freed for later requests) and each of
+    /// its threads ends at its next task boundary. Returns the group's id and how many tasks
+    /// left the plan, or `None` if no live group has that name.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, TaskOutcome};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(2);
+    /// let planner = PlannerConfig { planner_wcet: ms(1), safety: Duration::ZERO, ..PlannerConfig::new(2, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// spring.add_group(&mut rt, GroupSpec::new("victim", Time::ZERO, Time::from_millis(20))
+    ///     .thread(GroupThread::new("a").work(TaskRequest::new(ms(2)), ms(2)).work(TaskRequest::new(ms(2)), ms(2)))).unwrap();
+    /// let s = spring.clone();
+    /// // On CPU 1: on the victim's CPU 0, planned work runs above it.
+    /// rt.spawn(ThreadSpec::new("killer").cpu(1), move |cx| {
+    ///     cx.sleep_until(Time::from_millis(2)); // the first task runs from 1 to 3 ms
+    ///     assert_eq!(s.kill(cx, "victim").map(|(_, n)| n), Some(1));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// let outcomes: Vec<_> = spring.tasks().iter().map(|t| t.outcome).collect();
+    /// assert_eq!(outcomes, [TaskOutcome::Completed, TaskOutcome::Killed]);
+    /// ```
+    pub fn kill(&self, cx: &Ctx<'_>, name: &str) -> Option<(GroupId, usize)> {
+        let mut st = lock(&self.state);
+        let g = st.groups.iter().rposition(|g| g.name == name && g.id.is_some() && !g.killed)?;
+        st.kill_group(g, cx.now())
+    }
+
+    /// Kill the live group `id`, as [`Spring::kill`] does by name.
+    ///
+    /// ```
+    /// // See `Spring::kill`.
+    /// ```
+    pub fn kill_id(&self, cx: &Ctx<'_>, id: GroupId) -> Option<(GroupId, usize)> {
+        let mut st = lock(&self.state);
+        let g = st.groups.iter().position(|g| g.id == Some(id) && !g.killed)?;
+        st.kill_group(g, cx.now())
+    }
+
+    /// Every task of every accepted group, in acceptance order, then by thread and task.
+    ///
+    /// ```
+    /// // See the module documentation.
+    /// ```
+    pub fn tasks(&self) -> Vec<TaskRecord> {
+        lock(&self.state).records.clone()
+    }
+
+    /// Every planner answer, in request order.
+    ///
+    /// ```
+    /// // See the module documentation.
+    /// ```
+    pub fn decisions(&self) -> Vec<GroupDecision> {
+        lock(&self.state).decisions.clone()
+    }
+
+    /// What went wrong without stopping the run (a group whose threads could not be
+    /// spawned, a task that ran without enforcement), in order.
+    ///
+    /// ```
+    /// // A run without trouble has none.
+    /// ```
+    pub fn events(&self) -> Vec<String> {
+        lock(&self.state).events.clone()
+    }
+
+    /// A copy of the planner as it stands (its plan included).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let s = tempi::spring::Spring::new(&mut rt, tempi::spring::SpringSpec::new(
+    ///     tempi::policy::admit::planner::PlannerConfig::new(1, 0))).unwrap();
+    /// assert_eq!(s.planner().plan().task_count(), 0);
+    /// ```
+    pub fn planner(&self) -> Planner {
+        lock(&self.state).planner.clone()
+    }
+
+    /// The planner thread's job: plan every declared group due now.
+    fn plan_due(&self, cx: &Ctx<'_>) {
+        loop {
+            let next = {
+                let mut st = lock(&self.state);
+                match st.pending.front() {
+                    Some(&(release, g)) if release <= cx.now() => {
+                        st.pending.pop_front();
+                        Some(g)
+                    }
+                    _ => None,
+                }
+            };
+            let Some(g) = next else { return };
+            if let Err(e) = self.plan_entry(cx, g) {
+                lock(&self.state).events.push(format!("{}: {e}", cx.now()));
+            }
+        }
+    }
+
+    /// Plan a group spawned by a thread now.
+    fn plan_now(&self, cx: &Ctx<'_>, mut group: GroupSpec) -> Result<usize, Error> {
+        group.release = group.release.max(cx.now());
+        let g = {
+            let mut st = lock(&self.state);
+            let g = st.groups.len();
+            st.groups.push(GroupEntry {
+                name: group.name.clone(),
+                spec: Some(group),
+                id: None,
+                killed: false,
+                decision: None,
+            });
+            g
+        };
+        if let Err(e) = self.plan_entry(cx, g) {
+            lock(&self.state).events.push(format!("{}: {e}", cx.now()));
+            return Err(e);
+        }
+        lock(&self.state).groups[g].decision.ok_or_else(|| Error::InvalidConfig("the group was not planned".into()))
+    }
+
+    /// Submit group entry `g` at `cx.now()` (with its dependent groups, all or nothing),
+    /// record the answers and, if accepted, spawn the threads.
+    fn plan_entry(&self, cx: &Ctx<'_>, g: usize) -> Result<(), Error> {
+        let now = cx.now();
+        let spawns = {
+            let mut st = lock(&self.state);
+            let Some(mut spec) = st.groups[g].spec.take() else { return Ok(()) };
+            st.planner.retire(now);
+            let dependents = std::mem::take(&mut spec.dependents);
+            // Dependents are tried on a copy of the planner, so a refusal of any of them
+            // leaves the plan as it was.
+            let mut trial = if dependents.is_empty() { None } else { Some(st.planner.clone()) };
+            let planner = trial.as_mut().unwrap_or(&mut st.planner);
+            let submit = |planner: &mut Planner, spec: &GroupSpec| {
+                planner
+                    .submit(&spec.request(), now, spec.max_wait)
+                    .map_err(|e| Error::InvalidConfig(format!("group \"{}\": {e}", spec.name)))
+            };
+            let first = submit(planner, &spec)?;
+            let mut outcomes = vec![(first, spec)];
+            let mut spent = first.cost;
+            for mut child in dependents {
+                child.release = child.release.max(now);
+                let accepted_so_far = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
+                let mut out = if accepted_so_far {
+                    submit(planner, &child)?
+                } else {
+                    PlanOutcome {
+                        decision: Decision::Rejected(first_rejection(&outcomes)),
+                        k: 0,
+                        evaluations: 0,
+                        backtracks: 0,
+                        cost: Duration::ZERO,
+                        ..first
+                    }
+                };
+                spent += out.cost;
+                out.cost = spent;
+                outcomes.push((out, child));
+            }
+            let all = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
+            if all {
+                if let Some(p) = trial {
+                    st.planner = p;
+                }
+            }
+            let mut spawns = Vec::new();
+            for (i, (out, spec)) in outcomes.into_iter().enumerate() {
+                let entry = if i == 0 {
+                    g
+                } else {
+                    st.groups.push(GroupEntry {
+                        name: spec.name.clone(),
+                        spec: None,
+                        id: None,
+                        killed: false,
+                        decision: None,
+                    });
+                    st.groups.len() - 1
+                };
+                // A dependent's refusal refuses the whole request.
+                let decision = if all { out.decision } else { Decision::Rejected(first_rejection_of(out.decision)) };
+                let id = match decision {
+                    Decision::Accepted(id) => Some(id),
+                    Decision::Rejected(_) => None,
+                };
+                let row = st.decisions.len();
+                st.decisions.push(GroupDecision {
+                    group: spec.name.clone(),
+                    id,
+                    requested: now,
+                    decided: now.saturating_add(spent),
+                    outcome: PlanOutcome { decision, ..out },
+                });
+                st.groups[entry].decision = Some(row);
+                st.groups[entry].id = id;
+                if let Some(id) = id {
+                    spawns.extend(st.prepare(entry, id, spec));
+                }
+            }
+            spawns
+        };
+        for (spec, body) in spawns {
+            let g = body.g;
+            if let Err(e) = cx.spawn(spec, exec::body(self.clone(), body)) {
+                let mut st = lock(&self.state);
+                let message = format!("{now}: group \"{}\": a thread could not be spawned: {e}", st.groups[g].name);
+                st.events.push(message);
+                st.kill_group(g, now);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The reason to give a group refused because its request as a whole was.
+fn first_rejection(outcomes: &[(PlanOutcome, GroupSpec)]) -> Rejection {
+    outcomes
+        .iter()
+        .find_map(|(o, _)| match o.decision {
+            Decision::Rejected(r) => Some(r),
+            Decision::Accepted(_) => None,
+        })
+        .unwrap_or(Rejection::Infeasible)
+}
+
+/// A group's own rejection, or `Infeasible` for one the planner accepted on its own but
+/// whose request was refused as a whole.
+fn first_rejection_of(d: Decision) -> Rejection {
+    match d {
+        Decision::Rejected(r) => r,
+        Decision::Accepted(_) => Rejection::Infeasible,
+    }
+}
+
+impl State {
+    /// Mark group `g` killed and take its tasks that have not started out of the plan.
+    fn kill_group(&mut self, g: usize, now: Time) -> Option<(GroupId, usize)> {
+        let id = self.groups[g].id?;
+        self.groups[g].killed = true;
+        let removed = self.planner.kill(id, now).unwrap_or(0);
+        Some((id, removed))
+    }
+
+    /// The records and thread bodies of accepted group `g`.
+    fn prepare(&mut self, g: usize, id: GroupId, spec: GroupSpec) -> Vec<(ThreadSpec, exec::ThreadBody)> {
+        let mut out = Vec::with_capacity(spec.threads.len());
+        let group_name = spec.name;
+        for (i, thread) in spec.threads.into_iter().enumerate() {
+            let base = self.records.len();
+            let mut cpu = 0;
+            for planned in self.planner.plan().tasks().filter(|t| t.group == id && t.thread == i) {
+                cpu = planned.cpu;
+                self.records.push(TaskRecord {
+                    group: group_name.clone(),
+                    thread: thread.name.clone(),
+                    task: planned.task,
+                    cpu: planned.cpu,
+                    planned_start: planned.start,
+                    planned_finish: planned.finish,
+                    actual_start: None,
+                    actual_finish: None,
+                    outcome: TaskOutcome::Planned,
+                });
+            }
+            let spec = ThreadSpec::new(format!("{group_name}/{}", thread.name)).priority(PLANNED_PRIORITY).cpu(cpu);
+            let bodies: Vec<TaskBody> = thread.tasks.into_iter().map(|t| t.body).collect();
+            out.push((spec, exec::ThreadBody { g, id, thread: i, base, bodies }));
+        }
+        out
+    }
+}
