@@ -81,3 +81,12 @@ fn global_policy_in_real_time_is_refused() {
     assert!(err.contains("virtual time only"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn global_policy_with_thread_groups_is_refused() {
+    let out = tempi(&["simulate", &example("spring-exec.toml"), "--policy", "global-edf"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("[[group]] (plans place each thread on one CPU) is not supported"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -192,6 +192,14 @@ fn real_time_is_refused_with_a_clear_error() {
     assert!(err.to_string().contains("virtual time"), "{err}");
 }
 
+#[test]
+fn a_global_policy_is_refused_since_plans_place_threads_on_cpus() {
+    let mut rt = Runtime::simulated(2);
+    rt.set_scheduler(|| Box::new(tempi::policy::sched::GlobalEdf::new()));
+    let err = Spring::new(&mut rt, SpringSpec::new(planner(2, 0, 1))).err().unwrap();
+    assert!(err.to_string().contains("is global"), "{err}");
+}
+
 /// A random task: WCET in ms, how much less it needs (quarter ms), a resource and whether
 /// it is held exclusively.
 type RandomTask = (u64, u64, Option<(usize, bool)>);

@@ -28,21 +28,24 @@ pub(super) fn scheduler(name: &str, quantum: Option<Duration>) -> Option<Schedul
 }
 
 /// Why a global policy (one ready set for every CPU, virtual time only) cannot run a
-/// scenario that has resources or admission, or `None` when `scheduler` is not global or the
-/// scenario has neither. `resource` names the first `[[resource]]` and its line.
+/// scenario that has resources, admission or thread groups, or `None` when `scheduler` is not
+/// global or the scenario has none of them. `resource` names the first `[[resource]]` and its
+/// line. Groups are refused because a plan places each thread on one CPU.
 pub(super) fn global_refusal(
     policy: &str,
     scheduler: &SchedulerFactory,
     resource: Option<(&str, usize)>,
     admission: bool,
+    groups: bool,
 ) -> Option<String> {
     if !scheduler().global() {
         return None;
     }
-    let what = match (resource, admission) {
-        (Some((name, line)), _) => format!("[[resource]] \"{name}\" (line {line}): locks are"),
-        (None, true) => "[admission] is".to_string(),
-        (None, false) => return None,
+    let what = match (resource, admission, groups) {
+        (Some((name, line)), _, _) => format!("[[resource]] \"{name}\" (line {line}): locks are"),
+        (None, true, _) => "[admission] is".to_string(),
+        (None, false, true) => "[[group]] (plans place each thread on one CPU) is".to_string(),
+        (None, false, false) => return None,
     };
     Some(format!("policy \"{policy}\" is global (threads migrate between CPUs): {what} not supported under it"))
 }

@@ -201,7 +201,9 @@ impl Scenario {
         let (planner, groups) = super::groups::planner_and_groups(&src, raw.planner.as_ref(), &raw.group, cpus)?;
 
         let first_resource = resources.first().map(|r| (r.name.as_str(), r.line));
-        if let Some(why) = names::global_refusal(&policy, &scheduler, first_resource, admission.is_some()) {
+        if let Some(why) =
+            names::global_refusal(&policy, &scheduler, first_resource, admission.is_some(), !groups.is_empty())
+        {
             let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
             return Err(src.err(at, format!("{what}{why}")));
         }
@@ -265,7 +267,9 @@ impl Scenario {
             err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
         })?;
         let first_resource = self.resources.first().map(|r| (r.name.as_str(), r.line));
-        if let Some(why) = names::global_refusal(name, &scheduler, first_resource, self.admission.is_some()) {
+        if let Some(why) =
+            names::global_refusal(name, &scheduler, first_resource, self.admission.is_some(), !self.groups.is_empty())
+        {
             return Err(err(why));
         }
         self.scheduler = scheduler;

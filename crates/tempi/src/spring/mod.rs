@@ -194,6 +194,14 @@ impl Spring {
         }
         let planner = Planner::new(spec.planner).map_err(|e| Error::InvalidConfig(format!("planner: {e}")))?;
         let inner = rt.config().scheduler.clone();
+        // A plan places each thread on one CPU; a global policy would move it.
+        let probe = inner();
+        if probe.global() {
+            return Err(Error::InvalidConfig(format!(
+                "thread groups need a per-CPU scheduler: `{}` is global (threads migrate between CPUs)",
+                probe.name()
+            )));
+        }
         let wrapped = PlanFirst::wrap(inner);
         rt.set_scheduler(move || wrapped());
         let state = Arc::new(Mutex::new(State {
