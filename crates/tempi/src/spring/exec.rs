@@ -25,14 +25,15 @@ pub(super) struct ThreadBody {
 /// call, so it is safe while the thread unwinds.
 struct Leave {
     spring: Spring,
-    slot: Option<(usize, usize)>,
+    /// The enforcement set held by the running task, if any (CPU, index in the pool).
+    slot: std::cell::Cell<Option<(usize, usize)>>,
     records: std::ops::Range<usize>,
 }
 
 impl Drop for Leave {
     fn drop(&mut self) {
         let mut st = lock(&self.spring.state);
-        if let Some((cpu, i)) = self.slot {
+        if let Some((cpu, i)) = self.slot.get() {
             let s = &mut st.pool[cpu][i];
             s.busy = false;
             s.record = None;
@@ -57,19 +58,7 @@ pub(super) fn body(spring: Spring, t: ThreadBody) -> impl FnMut(&Ctx<'_>) + Send
 fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
     let cpu = cx.cpu();
     let count = t.bodies.len();
-    let slot = {
-        let mut st = lock(&spring.state);
-        let free = st.pool[cpu].iter().position(|s| !s.busy);
-        if let Some(i) = free {
-            st.pool[cpu][i].busy = true;
-        } else {
-            let name = st.groups[t.g].name.clone();
-            st.events
-                .push(format!("{}: group \"{name}\": no free enforcement set on CPU {cpu}; runs unenforced", cx.now()));
-        }
-        free.map(|i| (i, st.pool[cpu][i].set))
-    };
-    let _leave = Leave { spring: spring.clone(), slot: slot.map(|(i, _)| (cpu, i)), records: t.base..t.base + count };
+    let leave = Leave { spring: spring.clone(), slot: std::cell::Cell::new(None), records: t.base..t.base + count };
     for (task, code) in t.bodies.into_iter().enumerate() {
         let record = t.base + task;
         // A task boundary: a killed group stops here; otherwise wait for the planned start,
@@ -81,6 +70,23 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
             }
             cx.sleep_until(window.0);
         };
+        // The enforcement set is taken for the task only: planned tasks of one CPU do not
+        // overlap, so a CPU's pool needs about one set however many threads wait there.
+        let slot = {
+            let mut st = lock(&spring.state);
+            let free = st.pool[cpu].iter().position(|s| !s.busy);
+            if let Some(i) = free {
+                st.pool[cpu][i].busy = true;
+            } else {
+                let name = st.groups[t.g].name.clone();
+                st.events.push(format!(
+                    "{}: group \"{name}\": no free enforcement set on CPU {cpu}; the task runs unenforced",
+                    cx.now()
+                ));
+            }
+            free.map(|i| (i, st.pool[cpu][i].set))
+        };
+        leave.slot.set(slot.map(|(i, _)| (cpu, i)));
         {
             let mut st = lock(&spring.state);
             let r = &mut st.records[record];
@@ -120,7 +126,9 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
         r.outcome = TaskOutcome::Completed;
         if let Some((i, _)) = slot {
             st.pool[cpu][i].record = None;
+            st.pool[cpu][i].busy = false;
         }
+        leave.slot.set(None);
         // The budget counts CPU time; a task that waited inside its window (a synchronous
         // spawn, a sleep) can still end past it. That is an overrun too: reported, and the
         // group killed.

@@ -27,9 +27,11 @@
 //!   be changed while it sleeps: the planner only delays a guaranteed task that has not
 //!   started, never advances it and never moves its thread to another CPU, so waking at the
 //!   old start and reading the plan again is enough.
-//! - **Overrun policy.** Each executing thread is in a thread set of its CPU (a pool sized by
-//!   [`SpringSpec::sets_per_cpu`]) whose budget is refilled to the task's planned window at
-//!   its start, with the `Kill` action: a task still running at the end of its window is
+//! - **Overrun policy.** Each running task is in a thread set of its CPU, taken from a pool
+//!   sized by [`SpringSpec::sets_per_cpu`] at the task's start and given back at its end
+//!   (planned tasks of one CPU do not overlap, so one or two sets per CPU are in use at any
+//!   instant, however many threads wait for their tasks). Its budget is refilled to the
+//!   task's planned window at its start, with the `Kill` action: a task still running at the end of its window is
 //!   stopped there ([`TaskOutcome::Overrun`]), and its group is killed, so no later task of it
 //!   runs on a broken precondition; the group's reservations after that instant are freed.
 //!   The budget counts CPU time, so a task that waits inside its window (a synchronous spawn)
