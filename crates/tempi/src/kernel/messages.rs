@@ -78,11 +78,13 @@ pub(crate) struct MsgPool {
     slots: Vec<MsgSlot>,
     free: Vec<u32>,
     seq: u64,
+    /// Messages waiting for their timer (a thread's end scans the pool only if some are).
+    armed: u32,
 }
 
 impl MsgPool {
     pub(crate) fn new(n: usize) -> MsgPool {
-        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0 }
+        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0 }
     }
     fn take(&mut self, msg: Message) -> Option<u32> {
         let s = self.free.pop()?;
@@ -403,6 +405,7 @@ impl<C: Clock> Kernel<C> {
         let slot = &mut self.msg_pool.slots[s as usize];
         let stamp = slot.seq;
         slot.armed = Some(Armed { to, timer, stamp, cpu: c });
+        self.msg_pool.armed += 1;
         self.tcb(id).mail.timer.set((s, stamp));
         Ok(())
     }
@@ -415,6 +418,7 @@ impl<C: Clock> Kernel<C> {
         match slot.armed {
             Some(a) if a.stamp == stamp && slot.msg.from == Some(id) => {
                 slot.armed = None;
+                self.msg_pool.armed -= 1;
                 let msg = slot.msg;
                 self.timers.cancel(a.timer);
                 self.msg_pool.give_back(s);
@@ -429,6 +433,7 @@ impl<C: Clock> Kernel<C> {
     /// be; if it cannot be, it goes back to the pool and the refusal is traced on its sender.
     pub(crate) fn on_msg_timer(&mut self, s: u32) {
         let Some(a) = self.msg_pool.slots[s as usize].armed.take() else { return };
+        self.msg_pool.armed -= 1;
         let sender = self.msg_pool.slots[s as usize].msg.from.expect("a timed message has a sender");
         let seq = self.msg_pool.next_seq();
         self.msg_pool.slots[s as usize].seq = seq;
@@ -450,13 +455,18 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Thread `id` ends: the timed messages addressed to it can never be delivered. They go
-    /// back to the pool now (a scan of the pool: a thread's end is not a hot path) and each
+    /// back to the pool now (a scan of the pool, made only while some message is timed: a
+    /// thread's end is not a hot path) and each
     /// is traced as refused on its sender.
     fn drop_timed_to(&mut self, id: ThreadId) {
+        if self.msg_pool.armed == 0 {
+            return;
+        }
         for s in 0..self.msg_pool.slots.len() {
             let slot = &mut self.msg_pool.slots[s];
             let Some(a) = slot.armed.filter(|a| a.to == id) else { continue };
             slot.armed = None;
+            self.msg_pool.armed -= 1;
             let sender = slot.msg.from.expect("a timed message has a sender");
             self.timers.cancel(a.timer);
             self.msg_pool.give_back(s as u32);
