@@ -1,18 +1,23 @@
 //! Predictable memory for messages: after start-up, message traffic (send, call, reply, read,
-//! save, read_saved, refusals for a full queue) does not allocate. A counting global allocator
+//! save, read_saved, refusals for a full queue, timed messages armed, delivered, cancelled and
+//! refused at expiry) does not allocate. A counting global allocator
 //! compares a run with a run four times as long: the allocation counts must be equal.
 
 mod common;
 
 use common::counting::{allocations, Counting};
-use common::ms;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::{ms, us};
 use tempi::message::{Flow, Message, MsgError, Read, Selection};
 use tempi::{Config, Runtime, ThreadSpec, Time};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn allocations_for(horizon_ms: u64) -> (u64, u64) {
+/// Allocations during the run, refusals, rounds of the timer loop, refusals of its messages.
+fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
     let cfg = Config::new(2).trace_capacity(400_000).message_pool(16);
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(cfg).unwrap();
     // A server that answers calls at once, but parks every third one in its save queue and
@@ -61,6 +66,27 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64) {
         )
         .unwrap();
     }
+    // A loop driven by its own bounced timers, which also arms and cancels a second one each
+    // round and sends a timed message to the sink that is often refused at expiry for a full
+    // queue.
+    let rounds = Arc::new(AtomicU64::new(0));
+    let r = rounds.clone();
+    rt.spawn(ThreadSpec::new("ticker").priority(3), move |cx| {
+        cx.bounce_after(ms(2), Message::new(0, 0, 0)).unwrap();
+        loop {
+            let m = cx.read(Read::Wait).unwrap();
+            let spare = cx.bounce_after(ms(1), Message::new(1, 0, 0)).unwrap();
+            cx.work(us(100));
+            r.fetch_add(1, Ordering::Relaxed);
+            assert_eq!(cx.cancel_timer(spare).unwrap().id, 1);
+            match cx.send_after(ms(1), sink, Message::new(7, 0, 0)) {
+                Ok(_) | Err(MsgError::PoolFull) => {}
+                Err(e) => panic!("{e}"),
+            }
+            cx.bounce_after(ms(2), Message::new(m.id + 1, 0, 0)).unwrap();
+        }
+    })
+    .unwrap();
     let before = allocations();
     let out = rt.run_until(Time::from_millis(horizon_ms + 10)).unwrap();
     let after = allocations();
@@ -68,13 +94,25 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64) {
     let completed: u64 = out.threads.iter().map(|t| t.stats.completed).sum();
     assert_eq!(completed, 2 * jobs as u64);
     let refused = out.trace.iter().filter(|r| r.kind == tempi::trace::TraceKind::MessageRefused).count() as u64;
-    (after - before, refused)
+    let timed_refused = out
+        .trace
+        .iter()
+        .filter(|r| {
+            r.kind == tempi::trace::TraceKind::MessageRefused
+                && out.thread(r.thread).is_some_and(|t| t.name == "ticker")
+        })
+        .count() as u64;
+    (after - before, refused, rounds.load(Ordering::Relaxed), timed_refused)
 }
 
 #[test]
 fn messages_steady_state_traffic_does_not_allocate() {
-    let (short, refused_short) = allocations_for(1_000);
-    let (long, refused_long) = allocations_for(4_000);
+    let (short, refused_short, rounds_short, timed_short) = allocations_for(1_000);
+    let (long, refused_long, rounds_long, timed_long) = allocations_for(4_000);
+    // The timer loop ran all along, and some of its timed messages were refused (at the
+    // request for a full pool, at expiry for a full queue).
+    assert!(rounds_short > 300 && rounds_long > 4 * rounds_short - 100, "{rounds_short} {rounds_long}");
+    assert!(timed_short > 0 && timed_long > timed_short);
     // Full queues were hit, and more often in the longer run: the refusals are on the path
     // measured too.
     assert!(refused_short > 0 && refused_long > refused_short);

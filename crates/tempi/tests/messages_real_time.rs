@@ -63,3 +63,34 @@ fn messages_real_time_handlers_stay_on_their_cpu() {
     let out = rt.run().unwrap();
     assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)));
 }
+
+/// Bounced timers on a real-time CPU: a loop of five arrives in order, each no earlier than
+/// asked; a cancelled one never arrives; a timed message to another real-time CPU is refused
+/// at the request, as a send is.
+#[test]
+fn messages_real_time_bounced_timers_on_one_cpu() {
+    let mut rt: Runtime<RealClock> = Runtime::new(Config::new(2).pin(false)).unwrap();
+    let far = rt.spawn_process(ThreadSpec::new("far").cpu(1), |_, _| Flow::Stop).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    rt.spawn(ThreadSpec::new("ticker").cpu(0).priority(2), move |cx| {
+        let d = std::time::Duration::from_millis(1);
+        assert_eq!(cx.send_after(d, far, Message::new(0, 0, 0)), Err(MsgError::CrossCpu { from: 0, to: 1 }));
+        let never = cx.bounce_after(std::time::Duration::from_secs(60), Message::new(-1, 0, 0)).unwrap();
+        let mut asked = cx.now() + d;
+        cx.bounce_after(d, Message::new(0, 0, 0)).unwrap();
+        for _ in 0..5 {
+            let m = cx.read(tempi::message::Read::Wait).unwrap();
+            assert!(cx.now() >= asked, "delivered before its instant");
+            s.lock().unwrap().push(m.id);
+            asked = cx.now() + d;
+            cx.bounce_after(d, Message::new(m.id + 1, 0, 0)).unwrap();
+        }
+        assert_eq!(cx.cancel_timer(never).unwrap().id, -1);
+        cx.kill(far).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(*seen.lock().unwrap(), [0, 1, 2, 3, 4]);
+    assert_eq!(out.thread_named("ticker").unwrap().outcome, Some(ThreadOutcome::Completed));
+}

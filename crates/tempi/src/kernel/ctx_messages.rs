@@ -9,8 +9,9 @@ use std::time::Duration;
 use super::calls::MsgCall;
 use super::ctx::Ctx;
 use super::protocol::MsgOp;
-use crate::message::{Message, MsgError, Read, Selection};
+use crate::message::{Message, MsgError, MsgTimer, Read, Selection};
 use crate::thread::ThreadId;
+use crate::time::Time;
 
 impl Ctx<'_> {
     /// Send `msg` to thread `to` and go on: it joins `to`'s new queue (or wakes `to` if it
@@ -152,6 +153,102 @@ impl Ctx<'_> {
         let q = u32::try_from(queue).map_err(|_| MsgError::NoSuchSaveQueue(queue))?;
         self.mail.sel.set(selection);
         self.invoke(MsgCall(MsgOp::ReadSaved(q)))?;
+        Ok(self.mail.msg.get())
+    }
+
+    /// Send `msg` to thread `to` when the time is `at` (at once, if `at` has passed), and go
+    /// on. The message is taken from the pool now, so a full pool is
+    /// [`MsgError::PoolFull`] here and never a surprise later; the runtime holds it, with no
+    /// allocation, until the instant, then delivers it exactly as [`Ctx::send`] made then
+    /// would (the recipient's queue policy ranks it, its arrival order is the instant). If it
+    /// cannot be delivered then (the recipient's queue is full, or its policy refuses it), it
+    /// goes back to the pool and a
+    /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record is written
+    /// for the sender; the same happens when the recipient ends before the instant (at its
+    /// end, `arg` 3). Fails at once with [`MsgError::NoSuchThread`], or
+    /// [`MsgError::CrossCpu`] for a thread of another real-time CPU, as `send` does. The
+    /// returned handle cancels it ([`Ctx::cancel_timer`]).
+    ///
+    /// ```
+    /// use tempi::message::{Message, Read};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// let r = rt.spawn(ThreadSpec::new("r"), |cx| {
+    ///     assert_eq!(cx.read(Read::Wait).unwrap().id, 7);
+    ///     assert_eq!(cx.now(), Time::from_millis(4));
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("s"), move |cx| {
+    ///     cx.send_at(Time::from_millis(4), r, Message::new(7, 0, 0)).unwrap();
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn send_at(&self, at: Time, to: ThreadId, msg: Message) -> Result<MsgTimer, MsgError> {
+        self.mail.msg.set(msg);
+        self.invoke(MsgCall(MsgOp::SendAt { to, at }))?;
+        let (slot, stamp) = self.mail.timer.get();
+        Ok(MsgTimer { slot, stamp })
+    }
+
+    /// [`Ctx::send_at`] the instant `delay` from now.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::message::{Message, Read};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// let r = rt.spawn(ThreadSpec::new("r"), |cx| {
+    ///     cx.read(Read::Wait).unwrap();
+    ///     assert_eq!(cx.now(), Time::from_millis(2));
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("s"), move |cx| {
+    ///     cx.send_after(Duration::from_millis(2), r, Message::new(0, 0, 0)).unwrap();
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn send_after(&self, delay: Duration, to: ThreadId, msg: Message) -> Result<MsgTimer, MsgError> {
+        self.send_at(self.now().saturating_add(delay), to, msg)
+    }
+
+    /// A timer that answers with the caller's own message: `msg` comes back to this thread's
+    /// new queue `delay` from now ([`Ctx::send_after`] to itself). A thread that reads its
+    /// messages can so wait for several timeouts and other messages in one place.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::message::{Message, Read};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     cx.bounce_after(Duration::from_millis(3), Message::new(1, 0, 0)).unwrap();
+    ///     let m = cx.read(Read::Wait).unwrap();
+    ///     assert_eq!((m.id, m.from, cx.now()), (1, Some(cx.id()), Time::from_millis(3)));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn bounce_after(&self, delay: Duration, msg: Message) -> Result<MsgTimer, MsgError> {
+        self.send_after(delay, self.id(), msg)
+    }
+
+    /// Take back a timed message not delivered yet: its timer is cancelled and the message is
+    /// returned (its slot goes back to the pool). [`MsgError::NoSuchTimer`] if it was
+    /// delivered or cancelled already, or if another thread armed it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::message::{Message, MsgError, Read};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     let h = cx.bounce_after(Duration::from_millis(3), Message::new(1, 0, 0)).unwrap();
+    ///     cx.sleep(Duration::from_millis(1));
+    ///     assert_eq!(cx.cancel_timer(h).unwrap().id, 1);
+    ///     assert_eq!(cx.read(Read::Timeout(Duration::from_millis(5))), Err(MsgError::Timeout));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn cancel_timer(&self, timer: MsgTimer) -> Result<Message, MsgError> {
+        self.mail.timer.set((timer.slot, timer.stamp));
+        self.invoke(MsgCall(MsgOp::CancelTimer))?;
         Ok(self.mail.msg.get())
     }
 

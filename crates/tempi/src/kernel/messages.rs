@@ -8,6 +8,14 @@
 //! [`MailCell`] both share (as the fast-path lock count does), so requests and answers stay
 //! small and `Copy`.
 //!
+//! Timed messages (`send_at`, `cancel_timer`): the message is taken from the pool when the
+//! timer is asked for and waits in its pool slot, linked to a kernel timer, until that fires;
+//! it is then delivered as a send made at that instant would be (its arrival order is the
+//! expiry). What cannot be delivered then (its queue is full, its policy refuses) goes back to
+//! the pool and is traced as a refusal on the sender; so does a timed message whose recipient
+//! ends before the instant, when the recipient ends. The timer table
+//! has a slot for every message of the pool, so arming never fails for want of one.
+//!
 //! Readings: a call's message stays with its recipient until replied to; if the recipient puts
 //! it away some other way (reads the next message, its invocation ends, it ends) the caller is
 //! answered `Unanswered` rather than left waiting. `reply` to an asynchronous message sends the
@@ -21,6 +29,7 @@ use std::cell::Cell;
 
 use super::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use super::tcb::{State, Wait};
+use super::timers::{TimerHandle, TimerKind};
 use super::Kernel;
 use crate::clock::Clock;
 use crate::message::{Message, MsgError, Selection};
@@ -36,6 +45,20 @@ use crate::trace::TraceKind;
 pub(crate) struct MailCell {
     pub(crate) msg: Cell<Message>,
     pub(crate) sel: Cell<Selection>,
+    /// A timed message's handle: pool slot and stamp (kernel to thread on `send_at`, thread
+    /// to kernel on `cancel_timer`).
+    pub(crate) timer: Cell<(u32, u64)>,
+}
+
+/// A message held by a timer until it fires.
+#[derive(Clone, Copy)]
+struct Armed {
+    to: ThreadId,
+    timer: TimerHandle,
+    /// The slot's `seq` when it was taken: a handle names this arming only.
+    stamp: u64,
+    /// The local CPU of the sender, to trace a refusal once the sender has ended.
+    cpu: usize,
 }
 
 /// One message of the pool, with what orders it in the queue it is in.
@@ -46,6 +69,8 @@ pub(crate) struct MsgSlot {
     rank: i64,
     /// Arrival or save order, for ties.
     seq: u64,
+    /// Set while the message waits for its timer.
+    armed: Option<Armed>,
 }
 
 /// The kernel's pool of messages: slots and a free list, both sized once.
@@ -53,16 +78,18 @@ pub(crate) struct MsgPool {
     slots: Vec<MsgSlot>,
     free: Vec<u32>,
     seq: u64,
+    /// Messages waiting for their timer (a thread's end scans the pool only if some are).
+    armed: u32,
 }
 
 impl MsgPool {
     pub(crate) fn new(n: usize) -> MsgPool {
-        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0 }
+        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0 }
     }
     fn take(&mut self, msg: Message) -> Option<u32> {
         let s = self.free.pop()?;
         self.seq += 1;
-        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq };
+        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None };
         Some(s)
     }
     fn give_back(&mut self, s: u32) {
@@ -103,6 +130,7 @@ fn refusal_code(e: MsgError) -> u64 {
     match e {
         MsgError::PoolFull => 0,
         MsgError::QueueFull => 1,
+        MsgError::NoSuchThread(_) => 3,
         _ => 2,
     }
 }
@@ -120,6 +148,8 @@ impl<C: Clock> Kernel<C> {
                 self.block_in(c, id, Wait::Handler(token), None);
                 None
             }
+            MsgOp::SendAt { to, at } => Some(self.msg_send_at(c, id, to, at)),
+            MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
             MsgOp::AnswerCaller { caller, token, answered } => {
                 self.answer_handler_caller(id, caller, token, answered);
                 Some(Ok(()))
@@ -352,9 +382,102 @@ impl<C: Clock> Kernel<C> {
         self.wake_from_wait(caller);
     }
 
-    /// Thread `id` ends: every message it holds goes back to the pool and every caller
-    /// waiting on one is answered `Unanswered`.
+    /// `id` asks for the message in its mail cell to be sent to `to` at `at` (now, if `at` has
+    /// passed): the message is taken from the pool now; the handle goes back in the mail cell.
+    pub(crate) fn msg_send_at(&mut self, c: usize, id: ThreadId, to: ThreadId, at: Time) -> MsgAnswer {
+        if self.local(to).is_none() {
+            return Err(match self.remote_cpu(to) {
+                Some(cpu) => MsgError::CrossCpu { from: self.cpus[c].index, to: cpu },
+                None => MsgError::NoSuchThread(to),
+            });
+        }
+        let mut msg = self.mail_msg(id);
+        msg.from = Some(id);
+        msg.expects_reply = false;
+        let Some(s) = self.msg_pool.take(msg) else {
+            return Err(self.refuse(id, MsgError::PoolFull));
+        };
+        let Some(timer) = self.timers.push(at.max(self.now), TimerKind::Message(s)) else {
+            // Cannot happen with the table sized for the pool; the run ends on the overflow.
+            self.msg_pool.give_back(s);
+            return Err(self.refuse(id, MsgError::PoolFull));
+        };
+        let slot = &mut self.msg_pool.slots[s as usize];
+        let stamp = slot.seq;
+        slot.armed = Some(Armed { to, timer, stamp, cpu: c });
+        self.msg_pool.armed += 1;
+        self.tcb(id).mail.timer.set((s, stamp));
+        Ok(())
+    }
+
+    /// `id` cancels the timed message whose handle is in its mail cell: the message goes back
+    /// in the mail cell, its slot to the pool. Only the thread that armed it may cancel it.
+    pub(crate) fn msg_cancel_timer(&mut self, id: ThreadId) -> MsgAnswer {
+        let (s, stamp) = self.tcb(id).mail.timer.get();
+        let Some(slot) = self.msg_pool.slots.get_mut(s as usize) else { return Err(MsgError::NoSuchTimer) };
+        match slot.armed {
+            Some(a) if a.stamp == stamp && slot.msg.from == Some(id) => {
+                slot.armed = None;
+                self.msg_pool.armed -= 1;
+                let msg = slot.msg;
+                self.timers.cancel(a.timer);
+                self.msg_pool.give_back(s);
+                self.tcb(id).mail.msg.set(msg);
+                Ok(())
+            }
+            _ => Err(MsgError::NoSuchTimer),
+        }
+    }
+
+    /// The timer of the message in slot `s` fired: it is delivered as a send made now would
+    /// be; if it cannot be, it goes back to the pool and the refusal is traced on its sender.
+    pub(crate) fn on_msg_timer(&mut self, s: u32) {
+        let Some(a) = self.msg_pool.slots[s as usize].armed.take() else { return };
+        self.msg_pool.armed -= 1;
+        let sender = self.msg_pool.slots[s as usize].msg.from.expect("a timed message has a sender");
+        let seq = self.msg_pool.next_seq();
+        self.msg_pool.slots[s as usize].seq = seq;
+        let result = if self.local(a.to).is_none() { Err(MsgError::NoSuchThread(a.to)) } else { self.deliver(a.to, s) };
+        if let Err(e) = result {
+            self.msg_pool.give_back(s);
+            self.refuse_timed(sender, a.cpu, e);
+        }
+    }
+
+    /// A timed message of `sender` (armed on local CPU `cpu`) was not delivered: traced on
+    /// the sender, also once it has ended.
+    fn refuse_timed(&mut self, sender: ThreadId, cpu: usize, e: MsgError) {
+        if self.local(sender).is_some() {
+            self.refuse(sender, e);
+        } else {
+            self.trace(cpu, TraceKind::MessageRefused, sender, 0, refusal_code(e));
+        }
+    }
+
+    /// Thread `id` ends: the timed messages addressed to it can never be delivered. They go
+    /// back to the pool now (a scan of the pool, made only while some message is timed: a
+    /// thread's end is not a hot path) and each
+    /// is traced as refused on its sender.
+    fn drop_timed_to(&mut self, id: ThreadId) {
+        if self.msg_pool.armed == 0 {
+            return;
+        }
+        for s in 0..self.msg_pool.slots.len() {
+            let slot = &mut self.msg_pool.slots[s];
+            let Some(a) = slot.armed.filter(|a| a.to == id) else { continue };
+            slot.armed = None;
+            self.msg_pool.armed -= 1;
+            let sender = slot.msg.from.expect("a timed message has a sender");
+            self.timers.cancel(a.timer);
+            self.msg_pool.give_back(s as u32);
+            self.refuse_timed(sender, a.cpu, MsgError::NoSuchThread(id));
+        }
+    }
+
+    /// Thread `id` ends: every message it holds or that is timed for it goes back to the
+    /// pool and every caller waiting on one is answered `Unanswered`.
     pub(crate) fn close_mailbox(&mut self, id: ThreadId) {
+        self.drop_timed_to(id);
         self.retire_current(id);
         while let Some(s) = self.tcb(id).mbox.new.pop() {
             self.drop_msg(s);

@@ -141,6 +141,13 @@ pub(crate) enum MsgOp {
     },
     Save(u32),
     ReadSaved(u32),
+    /// Send the message to `to` when the time is `at`; the handle comes back in the mail cell.
+    SendAt {
+        to: ThreadId,
+        at: Time,
+    },
+    /// Cancel the timed message whose handle is in the mail cell; the message comes back there.
+    CancelTimer,
     /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
     AwaitHandler {
         token: u32,

@@ -143,6 +143,7 @@ impl<C: Clock> Kernel<C> {
                 TimerKind::Event(idx) => self.fire_event(idx as usize, at),
                 TimerKind::WaitTimeout(id, token) => self.on_wait_timeout(id, token),
                 TimerKind::Replenish(set, epoch, amount) => self.on_replenish_timer(set as usize, epoch, amount, at),
+                TimerKind::Message(s) => self.on_msg_timer(s),
             }
         }
     }

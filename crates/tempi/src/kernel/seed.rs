@@ -225,8 +225,11 @@ impl<C: Clock> Kernel<C> {
             summaries: Vec::with_capacity(pre.max(16)),
             // Cancelled timers leave the table, so what is pending at once is bounded: per
             // thread a release, a deadline, an abort time and a wake or wait timeout; one
-            // per timing event; a few replenishments per set; a slice end per CPU.
-            timers: TimerQueue::with_capacity(cap * 4 + seed.max_timers + seed.max_sets * 8 + seed.cpu_count * 2),
+            // per timing event; a few replenishments per set; a slice end per CPU; one per
+            // message of the pool (a timed message holds one).
+            timers: TimerQueue::with_capacity(
+                cap * 4 + seed.max_timers + seed.max_sets * 8 + seed.cpu_count * 2 + seed.message_pool,
+            ),
             events: Vec::with_capacity(seed.max_timers),
             release_buf: Vec::with_capacity(cap),
             stacks,

@@ -35,6 +35,8 @@ pub(crate) enum TimerKind {
     Event(u32),
     /// A budget replenishment: set index, budget epoch, amount (`u64::MAX`: refill to full).
     Replenish(u32, u32, u64),
+    /// A timed message is due: the slot of the kernel's message pool that holds it.
+    Message(u32),
 }
 
 impl TimerKind {
@@ -49,7 +51,7 @@ impl TimerKind {
             TimerKind::Release(..) => 2,
             TimerKind::Replenish(..) => 3,
             TimerKind::Event(..) => 3,
-            TimerKind::Wake(..) | TimerKind::WaitTimeout(..) => 4,
+            TimerKind::Wake(..) | TimerKind::WaitTimeout(..) | TimerKind::Message(..) => 4,
             TimerKind::SliceEnd(..) => 5,
         }
     }

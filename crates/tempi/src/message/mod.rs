@@ -13,7 +13,9 @@
 //! The calls are on [`Ctx`]: [`Ctx::send`] (asynchronous), [`Ctx::call`] (waits for the
 //! reply), [`Ctx::reply`], [`Ctx::read`], [`Ctx::save`] and [`Ctx::read_saved`]. A
 //! *process* is a thread whose body is called once per message ([`process`],
-//! [`crate::Runtime::spawn_process`]).
+//! [`crate::Runtime::spawn_process`]). Timed messages ([`Ctx::send_at`], [`Ctx::send_after`],
+//! [`Ctx::bounce_after`], cancelled with [`Ctx::cancel_timer`]) take their message from the
+//! pool when asked for and are delivered at their instant as a send would be.
 //!
 //! This module owns the public types only; the mechanism is in the kernel. Must not: reach
 //! kernel state.
@@ -77,6 +79,29 @@ impl Message {
     pub const fn new(id: i64, value: i64, constraint: i64) -> Message {
         Message { from: None, id, value, constraint, expects_reply: false }
     }
+}
+
+/// A timed message waiting for its instant, as returned by [`Ctx::send_at`],
+/// [`Ctx::send_after`] and [`Ctx::bounce_after`]; give it to [`Ctx::cancel_timer`] to take the
+/// message back before it is delivered. A handle names one arming only: once the message is
+/// delivered or cancelled, the handle is stale even if the pool reuses the message's slot.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::message::{Message, MsgError};
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("t"), |cx| {
+///     let h = cx.bounce_after(Duration::from_millis(5), Message::new(1, 0, 0)).unwrap();
+///     assert_eq!(cx.cancel_timer(h).unwrap().id, 1);
+///     assert_eq!(cx.cancel_timer(h), Err(MsgError::NoSuchTimer));
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MsgTimer {
+    pub(crate) slot: u32,
+    pub(crate) stamp: u64,
 }
 
 /// How [`Ctx::read`] waits when the new queue is empty.
@@ -195,7 +220,8 @@ pub enum MsgError {
     /// The recipient's queue policy refused the message (it cannot be served within its
     /// constraint); traced with `arg` 2.
     Refused,
-    /// No live thread has this id (it ended, or never existed).
+    /// No live thread has this id (it ended, or never existed). When the recipient of a
+    /// timed message ends before its instant, the refusal is traced on the sender with `arg` 3.
     NoSuchThread(ThreadId),
     /// A thread called itself: it would wait for its own reply forever.
     CallSelf,
@@ -226,6 +252,9 @@ pub enum MsgError {
     /// The call would wait, and the caller may not: a handler calling a busy handler (a
     /// handler never blocks).
     WouldBlock,
+    /// [`Ctx::cancel_timer`] of a timed message that is no longer pending (it was delivered or
+    /// cancelled already), or that another thread armed.
+    NoSuchTimer,
 }
 
 impl fmt::Display for MsgError {
@@ -247,6 +276,7 @@ impl fmt::Display for MsgError {
             MsgError::Unanswered => write!(f, "the call was put away without a reply"),
             MsgError::Unwinding => write!(f, "the thread is unwinding"),
             MsgError::WouldBlock => write!(f, "a handler may not wait"),
+            MsgError::NoSuchTimer => write!(f, "no such pending timed message"),
         }
     }
 }

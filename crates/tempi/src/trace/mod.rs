@@ -75,7 +75,8 @@ pub enum TraceKind {
     ReleaseOverflow,
     /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
-    /// policy refused it (see [`crate::message::MsgError`]).
+    /// policy refused it, 3 when the recipient of a timed message ended before its instant (see
+    /// [`crate::message::MsgError`] and [`crate::Ctx::send_at`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
     /// `arg` is the lock's id (global locks are numbered from 2^31, above the CPU-local
