@@ -45,6 +45,10 @@ fn preemption_off_keeps_the_cpu_past_a_more_urgent_release_until_switched_on() {
     assert_eq!(segments(&out), ["low:0-4:preempt", "high:4-6:exit", "low:6-7:exit"]);
     assert_eq!(deferred(&out), [("low".to_string(), 4_000, 0)]);
     assert_eq!(out.thread_named("low").unwrap().stats.preemptions, 1);
+    // The Gantt chart marks the instant.
+    let svg = tempi::trace::gantt::to_svg(&out);
+    assert_eq!(svg.matches(r#"class="preemption-deferred""#).count(), 1);
+    assert!(svg.contains("low: held-back preemption carried out at 4.000000ms"), "{svg}");
 }
 
 #[test]
