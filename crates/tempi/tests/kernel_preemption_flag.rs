@@ -210,3 +210,46 @@ fn a_global_policy_holds_back_when_every_running_thread_holds_its_cpu() {
     // "a" goes back to the queue at 3 ms and runs on the CPU "b" leaves at 4 ms.
     assert_eq!(common::cpu_segments(&out), ["cpu1/a:0-3", "cpu0/b:0-4", "cpu1/high:3-4", "cpu0/a:4-6"]);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A section with preemption off from `off_at` for `off_len`, and a more urgent release at
+    /// `release` (all in µs): the urgent thread starts at its release, unless the release
+    /// falls inside the section, where it starts exactly at the section's end (with one
+    /// `PreemptionDeferred` record there).
+    #[test]
+    fn a_release_inside_the_section_starts_exactly_at_its_end(
+        off_at in 0u64..5_000,
+        off_len in 0u64..5_000,
+        release in 0u64..12_000,
+    ) {
+        let mut rt = Runtime::simulated(1);
+        rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
+            cx.work(us(off_at));
+            let old = cx.preemption(false);
+            cx.work(us(off_len));
+            cx.preemption(old);
+            cx.work(ms(3));
+        })
+        .unwrap();
+        let high = ThreadSpec::new("high").priority(5).periodic(ms(100)).phase(us(release)).max_jobs(1);
+        let h = rt.spawn(high, |cx| cx.work(ms(1))).unwrap();
+        let out = rt.run().unwrap();
+        let end = off_at + off_len;
+        let held = release > off_at && release <= end;
+        let start = if held { end } else { release };
+        let first = out.trace.iter().find(|r| r.kind == TraceKind::Run && r.thread == h).unwrap();
+        proptest::prop_assert_eq!(first.time, Time::from_micros(start));
+        let records = deferred(&out);
+        if held {
+            proptest::prop_assert_eq!(records, vec![("low".to_string(), end, 0)]);
+        } else {
+            proptest::prop_assert!(records.is_empty());
+        }
+        // Nothing is lost: the CPU is busy for both demands whatever the order.
+        let low_and_high = off_at + off_len + 3_000 + 1_000;
+        let expected_end = if release > off_at + off_len + 3_000 { release + 1_000 } else { low_and_high };
+        proptest::prop_assert_eq!(out.end, Time::from_micros(expected_end));
+    }
+}
