@@ -333,6 +333,31 @@ impl UserCall for UrgencyQuery {
     }
 }
 
+/// Switch the caller's preemption on or off; answered with the previous setting.
+#[derive(Clone, Copy)]
+pub(crate) struct Preemption(pub(crate) bool);
+
+impl Call for Preemption {
+    type Answer = bool;
+    fn request(self) -> Request {
+        Request::Plain(Plain::Preemption(self.0))
+    }
+    fn answer(a: Answer) -> Option<bool> {
+        match settled(a)? {
+            Settled::Flag(old) => Some(old),
+            _ => None,
+        }
+    }
+}
+
+impl UserCall for Preemption {
+    /// Made once the unwind is over (a guard restoring the setting from a destructor); the
+    /// previous setting is not known then: `true`, the default, is answered.
+    fn while_unwinding(self) -> WhileUnwinding<bool> {
+        WhileUnwinding::Defer(self.request(), true)
+    }
+}
+
 /// A message call (see `messages.rs`); its fields travel in the thread's mail cell.
 #[derive(Clone, Copy)]
 pub(crate) struct MsgCall(pub(crate) MsgOp);

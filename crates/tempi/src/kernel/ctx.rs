@@ -532,6 +532,43 @@ impl<'a> Ctx<'a> {
         self.invoke(calls::UrgencyQuery)
     }
 
+    /// Switch this thread's preemption on (`true`, the default) or off; returns the previous
+    /// setting, which is what a section should restore (never switch it blindly back on:
+    /// sections nest).
+    ///
+    /// While preemption is off, a more urgent thread that becomes ready does not take the CPU
+    /// from this one, and the end of its time slice does not rotate it: both are held back and
+    /// carried out the moment it switches preemption back on (a
+    /// [`TraceKind::PreemptionDeferred`](crate::trace::TraceKind::PreemptionDeferred) record
+    /// marks the instant). If it blocks, sleeps, yields or ends first, it gives up the CPU as
+    /// usual and what was held back is dropped; the setting stays with the thread until it
+    /// changes it. Budgets still apply: a demoted thread loses the CPU, a suspended or killed
+    /// one stops, whatever this setting.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    ///
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("low").priority(1), |cx| {
+    ///     let old = cx.preemption(false);
+    ///     assert!(old);
+    ///     cx.work(Duration::from_millis(3)); // "high" is released at 1 ms and waits
+    ///     cx.preemption(old); // "high" takes the CPU here, at 3 ms
+    ///     cx.work(Duration::from_millis(1));
+    /// }).unwrap();
+    /// let high = ThreadSpec::new("high").priority(5).periodic(Duration::from_millis(10));
+    /// let high = high.phase(Duration::from_millis(1)).max_jobs(1);
+    /// rt.spawn(high, |cx| {
+    ///     assert_eq!(cx.now(), Time::from_millis(3));
+    ///     cx.work(Duration::from_millis(2));
+    /// }).unwrap();
+    /// assert_eq!(rt.run().unwrap().end, Time::from_millis(6));
+    /// ```
+    pub fn preemption(&self, on: bool) -> bool {
+        self.invoke(calls::Preemption(on))
+    }
+
     /// End thread `t` at its next task boundary, as a budget's kill does: it is unwound at
     /// its next runtime call (after its last unlock), or at once if it waits or sleeps, and
     /// ends as [`ThreadOutcome::Killed`]. `t` may run on another CPU: in real time the request

@@ -1,6 +1,21 @@
 //! Dispatch and state transitions: urgency (base, lent, effective), readying, waking,
 //! stopping and dispatching threads, simulated overheads, and carrying out a preemption.
 //!
+//! # Preemption off
+//!
+//! A running thread may switch its own preemption off (`Ctx::preemption(false)`). While it is
+//! off, a preemption decided for its CPU (a more urgent thread became ready, or the thread
+//! lost urgency) is not carried out: [`Kernel::reschedule`] marks it held back on the thread
+//! instead, and the end of its time slice is held back the same way (the slice timer). Both
+//! are carried out the moment the thread switches preemption back on
+//! ([`Kernel::set_preemption`]): a held-back preemption puts the thread back in the queue and
+//! lets the policy choose who runs, an expired slice rotates it to the end of its queue; a
+//! `PreemptionDeferred` trace record marks the instant. If the thread gives up the CPU first
+//! (it blocks, sleeps, yields, ends its job or the thread), what was held back is moot and
+//! dropped; the setting itself stays with the thread. A budget's action is not held back: a
+//! thread whose set's budget demotes it loses the CPU as usual, and a suspend or a kill takes
+//! effect as always.
+//!
 //! Must not: decide who runs (the CPU's scheduler does), or know what a thread asked for.
 
 use std::time::Duration;
@@ -160,6 +175,9 @@ impl<C: Clock> Kernel<C> {
         self.charge(c);
         let Some(id) = self.cpus[c].stop() else { return };
         let t = self.tcb(id);
+        // Leaving the CPU makes what was held back by preemption being off moot.
+        t.preempt_deferred = false;
+        t.slice_deferred = false;
         if reason == StopReason::Preempted {
             t.stats.preemptions += 1;
         }
@@ -232,8 +250,47 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// Carry out a pending preemption and pick a thread if the CPU has none.
+    /// Switch thread `id`'s preemption on or off (it runs on CPU `c`); returns the previous
+    /// setting. Switching it on carries out what was held back while it was off: an expired
+    /// time slice rotates the thread now; a preemption is offered to the policy at the CPU's
+    /// next reschedule, right after this request.
+    pub(super) fn set_preemption(&mut self, c: usize, id: ThreadId, on: bool) -> bool {
+        let t = self.tcb(id);
+        let old = t.preemptible;
+        t.preemptible = on;
+        if !on || old {
+            return old;
+        }
+        let slice = std::mem::take(&mut t.slice_deferred);
+        let preempt = std::mem::take(&mut t.preempt_deferred);
+        if slice {
+            self.trace_thread(id, TraceKind::PreemptionDeferred, 1);
+            self.stop_running(c, StopReason::SliceExpired);
+            self.tcb(id).state = State::Ready;
+            self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));
+        } else if preempt {
+            self.trace_thread(id, TraceKind::PreemptionDeferred, 0);
+            self.cpus[c].preempt = true;
+            self.cpus[c].requeue_current = true;
+        }
+        old
+    }
+
+    /// Carry out a pending preemption and pick a thread if the CPU has none. A pending
+    /// preemption of a thread that holds its CPU (preemption off) is held back on the thread
+    /// instead (see the module's docs).
     pub(super) fn reschedule(&mut self, c: usize) {
+        if self.cpus[c].preempt || self.cpus[c].requeue_current {
+            if let Some(r) = self.cpus[c].current {
+                let t = self.tcb(r);
+                if t.holds_cpu() {
+                    t.preempt_deferred = true;
+                    self.cpus[c].preempt = false;
+                    self.cpus[c].requeue_current = false;
+                    return;
+                }
+            }
+        }
         if self.cpus[c].requeue_current {
             // The running thread lost urgency. Queue it as a preempted thread and let the
             // policy pick: if it picks the same thread, nothing visible happens.

@@ -18,6 +18,11 @@
 //!   visible happens.
 //! - A running thread that becomes less urgent offers its CPU back the same way.
 //! - A CPU whose thread blocks, sleeps, yields or ends picks the most urgent ready thread.
+//! - A running thread with preemption off (`Ctx::preemption(false)`) keeps its CPU: an offer
+//!   goes to the CPUs whose threads may be preempted first, and only when none of them is
+//!   preempted to the least urgent thread holding its CPU, where it is held back until that
+//!   thread switches preemption on (see `dispatch.rs`). Until then the `m` most urgent ready
+//!   threads need not all run.
 //!
 //! Each offered CPU stands for one thread that may be more urgent than a running one, and it
 //! picks the most urgent ready thread, so after the offered CPUs rescheduled the running
@@ -47,6 +52,18 @@ impl<C: Clock> Kernel<C> {
             cpu.preempt = true;
             return;
         }
+        // First the CPUs whose threads may be preempted, then those holding their CPU.
+        for holding in [false, true] {
+            if self.offer_among(i, holding) {
+                return;
+            }
+        }
+    }
+
+    /// Offer the thread in slot `i` the CPU running the least urgent thread among those that
+    /// hold their CPU (preemption off) or not, as `holding` says, if the policy says it
+    /// preempts that one; returns whether it did.
+    fn offer_among(&mut self, i: usize, holding: bool) -> bool {
         let mut target: Option<(usize, usize, Urgency)> = None;
         for (c, cpu) in self.cpus.iter().enumerate() {
             if cpu.preempt {
@@ -54,18 +71,24 @@ impl<C: Clock> Kernel<C> {
             }
             let Some(r) = cpu.current else { continue };
             let ri = self.local(r).expect("running thread is live");
-            let u = self.slots[ri].as_ref().expect("live slot").sched.urgency;
+            let t = self.slots[ri].as_ref().expect("live slot");
+            if t.holds_cpu() != holding {
+                continue;
+            }
+            let u = t.sched.urgency;
             if target.is_none_or(|(_, _, least)| u <= least) {
                 target = Some((c, ri, u));
             }
         }
-        let Some((c, ri, _)) = target else { return };
+        let Some((c, ri, _)) = target else { return false };
         let running = &self.slots[ri].as_ref().expect("live slot").sched;
         let woken = &self.slots[i].as_ref().expect("live slot").sched;
         if self.cpus[0].scheduler.should_preempt(running, woken) {
             self.cpus[c].preempt = true;
             self.cpus[c].requeue_current = true;
+            return true;
         }
+        false
     }
 
     /// The effective urgency of the thread in slot `i` changed from `old` (already stored):

@@ -40,6 +40,7 @@ impl<C: Clock> Kernel<C> {
         let cpu = &self.cpus[c];
         if t.held.len() != 1
             || t.global.is_some()
+            || !t.preemptible
             || t.exiting
             || t.demoted
             || t.set.is_some()

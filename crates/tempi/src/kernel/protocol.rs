@@ -117,6 +117,8 @@ pub(crate) enum Plain {
     },
     Vacate(SemId),
     Urgency,
+    /// Switch the thread's own preemption on or off; answered with the previous setting.
+    Preemption(bool),
     /// The current job ended; `aborted` if it was abandoned.
     JobDone {
         aborted: bool,
@@ -221,6 +223,8 @@ pub(crate) enum Settled {
     /// A condition-variable notification's or a vacate's outcome.
     Status(Result<(), LockError>),
     Urgency(Urgency),
+    /// A setting's previous value (`Preemption`).
+    Flag(bool),
     /// The thread was created.
     Spawned(ThreadId),
     /// The sporadic thread was released (or its release deferred).

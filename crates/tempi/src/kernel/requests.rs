@@ -432,6 +432,10 @@ impl<C: Clock> Kernel<C> {
                 let u = self.tcb(id).urgency();
                 self.tcb(id).set_answer(Answer::Settled(Settled::Urgency(u)));
             }
+            Plain::Preemption(on) => {
+                let old = self.set_preemption(c, id, on);
+                self.tcb(id).set_answer(Answer::Settled(Settled::Flag(old)));
+            }
             Plain::SetPriority(priority) => self.set_priority_of(id, priority),
             Plain::Kill(target) => {
                 let r = match (self.local(target), self.remote_cpu(target)) {

@@ -134,6 +134,11 @@ impl<C: Clock> Kernel<C> {
                 TimerKind::SliceEnd(c, token) => {
                     if self.cpus[c].slice_token == token {
                         if let Some(id) = self.cpus[c].current {
+                            if self.tcb(id).holds_cpu() {
+                                // Preemption is off: the slice ends when it is switched on.
+                                self.tcb(id).slice_deferred = true;
+                                continue;
+                            }
                             self.stop_running(c, StopReason::SliceExpired);
                             self.tcb(id).state = State::Ready;
                             self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));

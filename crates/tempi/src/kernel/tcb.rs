@@ -156,6 +156,16 @@ pub(crate) struct Tcb {
     pub(crate) global: Option<u32>,
     /// Virtual time: spinning for that lock since this instant.
     pub(crate) spin_since: Option<Time>,
+    /// Preemption is on (`Ctx::preemption`). While off, a preemption or the end of a time
+    /// slice that would take the CPU from the running thread is held back (the two flags
+    /// below) and carried out when it switches preemption back on. It stays with the
+    /// thread when it blocks, yields or ends a job.
+    pub(crate) preemptible: bool,
+    /// A preemption was held back while preemption was off (cleared when the thread leaves
+    /// the CPU, which makes it moot).
+    pub(crate) preempt_deferred: bool,
+    /// Its time slice expired while preemption was off (cleared the same way).
+    pub(crate) slice_deferred: bool,
     /// Simulated CPU demand still to execute in the current `work` call, in ns.
     pub(crate) work_left: u64,
     /// Inside a `work` call (possibly with nothing left, waiting to be resumed).
@@ -228,6 +238,14 @@ impl Tcb {
     /// for an abort or a kill to take effect.
     pub(crate) fn holds_nothing(&self) -> bool {
         self.held.is_empty() && self.fast_held.get() == 0 && self.global.is_none()
+    }
+
+    /// Whether the thread, running, keeps its CPU against preemptions and the end of its
+    /// time slice: preemption is off and its set's budget has not demoted it (a budget's
+    /// action always applies).
+    #[inline]
+    pub(crate) fn holds_cpu(&self) -> bool {
+        !self.preemptible && !self.demoted
     }
 
     /// Effective urgency.

@@ -441,6 +441,16 @@ fn render(out: &RunOutcome, plan: Option<&crate::trace::plans::PlanOverlay>) -> 
                     cy - d
                 );
             }
+            TraceKind::PreemptionDeferred => {
+                let what = if r.arg == 1 { "time slice end" } else { "preemption" };
+                let tip = esc(&format!("{name}: held-back {what} carried out at {}", r.time));
+                let _ = writeln!(
+                    s,
+                    r#"<line x1="{at:.2}" y1="{:.2}" x2="{at:.2}" y2="{:.2}" stroke="black" stroke-width="1.5" stroke-dasharray="2,2" class="preemption-deferred"><title>{tip}</title></line>"#,
+                    top + 1.0,
+                    bottom - 1.0
+                );
+            }
             TraceKind::Timer => {
                 let tip = esc(&format!("timing event {} at {}", r.arg, r.time));
                 let _ = writeln!(

@@ -93,6 +93,12 @@ pub enum TraceKind {
     /// ([`crate::Config::cross_cpu_queue`]); `thread` is the thread the request named, `arg`
     /// the full queue's CPU. Counted in [`crate::CrossCpuStats::queue_full`].
     QueueFull,
+    /// The thread switched its preemption back on ([`crate::Ctx::preemption`]) with a
+    /// preemption held back while it was off, which is carried out now: `arg` is 0 when a
+    /// more urgent thread became ready (or the thread lost urgency) meanwhile, and the policy
+    /// now chooses who runs; 1 when its time slice expired meanwhile, and it goes to the end
+    /// of its queue.
+    PreemptionDeferred,
 }
 
 impl TraceKind {
@@ -124,6 +130,7 @@ impl TraceKind {
             TraceKind::Spin => "spin",
             TraceKind::CrossCpuRefused => "xcpu-refused",
             TraceKind::QueueFull => "queue-full",
+            TraceKind::PreemptionDeferred => "preemption-deferred",
         }
     }
 }
