@@ -531,6 +531,7 @@ impl<C: Clock> Runtime<C> {
         let mut dropped = 0;
         let mut cross_cpu = crate::stats::CrossCpuStats { pending_at_end: leftovers, ..Default::default() };
         let mut end = Time::ZERO;
+        let mut event_releases_refused = 0;
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
         }
@@ -540,6 +541,7 @@ impl<C: Clock> Runtime<C> {
             per_cpu.push(p.trace);
             dropped += p.trace_dropped;
             cross_cpu.add(p.cross_cpu);
+            event_releases_refused += p.event_releases_refused;
             end = end.max(p.end);
         }
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
@@ -558,6 +560,7 @@ impl<C: Clock> Runtime<C> {
             trace_dropped: dropped,
             warnings,
             cross_cpu,
+            event_releases_refused,
         })
     }
 }

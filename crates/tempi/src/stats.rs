@@ -141,6 +141,11 @@ pub struct RunOutcome {
     /// Requests between real-time CPUs that did not take effect (always zero in virtual time,
     /// where such requests are carried out at once and fail to their caller).
     pub cross_cpu: CrossCpuStats,
+    /// Releases asked by timing events ([`crate::EventCtx::release`]) that could not be carried
+    /// out: the thread had ended or is not sporadic. The handler cannot get an error back, so
+    /// each is counted here and leaves a [`crate::trace::TraceKind::EventReleaseRefused`]
+    /// record.
+    pub event_releases_refused: u64,
 }
 
 /// Requests between the CPUs of a real-time run that did not take effect, summed over the

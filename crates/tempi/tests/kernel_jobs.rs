@@ -158,6 +158,36 @@ fn kernel_timing_events_fire_exactly_and_release_jobs() {
 }
 
 #[test]
+fn kernel_event_release_that_cannot_be_carried_out_is_counted_and_traced() {
+    let mut rt = Runtime::simulated(1);
+    // Periodic: an event cannot release it (it keeps the run going until 30 ms).
+    let p = rt.spawn(ThreadSpec::new("p").periodic(ms(10)), |cx| cx.work(ms(1))).unwrap();
+    let s = rt.spawn(ThreadSpec::new("s").sporadic(ms(0)), |cx| cx.work(ms(1))).unwrap();
+    rt.add_timer(TimerSpec::every(ms(3)).starting(Time::from_millis(1)), move |ev| {
+        ev.release(s).unwrap();
+        ev.release(p).unwrap();
+        if ev.now() >= Time::from_millis(7) {
+            ev.cancel();
+        }
+    })
+    .unwrap();
+    let out = rt.run_until(Time::from_millis(30)).unwrap();
+    assert_eq!(out.thread(s).unwrap().stats.completed, 3);
+    assert_eq!(out.event_releases_refused, 3);
+    let refused: Vec<String> = out
+        .trace
+        .iter()
+        .filter(|r| r.kind == TraceKind::EventReleaseRefused)
+        .map(|r| format!("{}@{}", if r.thread == p { "p" } else { "?" }, r.time.as_nanos() / 1_000_000))
+        .collect();
+    assert_eq!(refused, ["p@1", "p@4", "p@7"]);
+    let text = tempi::trace::report::summary_text(&out);
+    assert!(text.contains("releases by timing events refused (thread ended or not sporadic): 3"), "{text}");
+    let json = tempi::trace::report::to_json(&out);
+    assert!(json.contains("\"event_releases_refused\": 3"), "{json}");
+}
+
+#[test]
 fn kernel_periodic_phase_offsets_first_release() {
     let mut rt = Runtime::simulated(1);
     rt.spawn(ThreadSpec::new("p").periodic(ms(5)).phase(ms(2)).max_jobs(3), |cx| cx.work(ms(1))).unwrap();

@@ -98,6 +98,7 @@ pub(crate) struct KernelPart {
     pub(crate) trace: Vec<TraceRecord>,
     pub(crate) trace_dropped: u64,
     pub(crate) cross_cpu: crate::stats::CrossCpuStats,
+    pub(crate) event_releases_refused: u64,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
     pub(crate) error: Option<Error>,
@@ -255,6 +256,8 @@ pub(crate) struct Kernel<C: Clock> {
     /// Real time: this kernel's requests refused by other CPUs, and posts that found a queue
     /// full.
     xcpu: crate::stats::CrossCpuStats,
+    /// Releases asked by timing events that could not be carried out.
+    event_releases_refused: u64,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

@@ -172,8 +172,12 @@ impl<C: Clock> Kernel<C> {
         let placeholder = ThreadId::new(u32::MAX, 0);
         self.trace(c, TraceKind::Timer, placeholder, 0, idx as u64);
         for &t in releases.iter() {
-            // A release of an ended thread is simply dropped.
-            let _ = self.request_release(t, spec.cpu);
+            // The handler cannot be answered: a release that cannot be carried out (an ended
+            // or non-sporadic thread) is counted and traced instead.
+            if self.request_release(t, spec.cpu).is_err() {
+                self.event_releases_refused += 1;
+                self.trace(c, TraceKind::EventReleaseRefused, t, 0, idx as u64);
+            }
         }
         self.release_buf = releases;
         let ev = &mut self.events[idx];
@@ -414,6 +418,7 @@ impl<C: Clock> Kernel<C> {
             trace,
             trace_dropped: dropped,
             cross_cpu: self.xcpu,
+            event_releases_refused: self.event_releases_refused,
             end: self.now,
             error: self.failed.take(),
         }

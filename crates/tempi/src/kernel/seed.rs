@@ -262,6 +262,7 @@ impl<C: Clock> Kernel<C> {
             remote_joins: Vec::new(),
             outbox: std::collections::VecDeque::new(),
             xcpu: crate::stats::CrossCpuStats::default(),
+            event_releases_refused: 0,
             watch: None,
             msg_pool: super::messages::MsgPool::new(seed.message_pool),
             global: false,

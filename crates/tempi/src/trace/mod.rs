@@ -99,6 +99,10 @@ pub enum TraceKind {
     /// now chooses who runs; 1 when its time slice expired meanwhile, and it goes to the end
     /// of its queue.
     PreemptionDeferred,
+    /// A timing event asked to release a thread that had ended or is not sporadic; `thread`
+    /// is that thread, `arg` the event's index. Counted in
+    /// [`crate::RunOutcome::event_releases_refused`].
+    EventReleaseRefused,
 }
 
 impl TraceKind {
@@ -130,6 +134,7 @@ impl TraceKind {
             TraceKind::Spin => "spin",
             TraceKind::CrossCpuRefused => "xcpu-refused",
             TraceKind::QueueFull => "queue-full",
+            TraceKind::EventReleaseRefused => "event-release-refused",
             TraceKind::PreemptionDeferred => "preemption-deferred",
         }
     }

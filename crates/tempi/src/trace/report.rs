@@ -326,6 +326,9 @@ struct ReportJson<'a> {
     /// Real time: requests still queued when the run ended.
     #[serde(skip_serializing_if = "is_zero")]
     cross_cpu_pending_at_end: u64,
+    /// Releases asked by timing events that could not be carried out.
+    #[serde(skip_serializing_if = "is_zero")]
+    event_releases_refused: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -495,6 +498,7 @@ pub(super) fn render(
         cross_cpu_refused: out.cross_cpu.refused,
         cross_cpu_queue_full: out.cross_cpu.queue_full,
         cross_cpu_pending_at_end: out.cross_cpu.pending_at_end,
+        event_releases_refused: out.event_releases_refused,
         threads,
         sets,
         jobs,
@@ -639,6 +643,13 @@ pub fn summary_text(out: &RunOutcome) -> String {
         .collect();
     if !overflowed.is_empty() {
         let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
+    }
+    if out.event_releases_refused > 0 {
+        let _ = writeln!(
+            s,
+            "releases by timing events refused (thread ended or not sporadic): {}",
+            out.event_releases_refused
+        );
     }
     if out.cross_cpu.refused > 0 {
         let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);
