@@ -2,15 +2,10 @@
 //! set that fits nowhere reported with the task that does not fit.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn tempi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("the tempi binary starts")
-}
-
-fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).display().to_string()
-}
+mod common;
+use common::{example, tempi};
 
 fn scenario(test: &str, toml: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("analyze_partition").join(test);

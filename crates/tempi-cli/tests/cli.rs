@@ -2,8 +2,8 @@
 //! file, line and field and exit code 2, simulations are reproducible, a short real-time run
 //! works, thread sets and budgets show up in the reports with exact values.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{example, scratch, tempi, text};
 
 const EXAMPLES: &[&str] = &[
     "rm-textbook.toml",
@@ -19,29 +19,9 @@ const EXAMPLES: &[&str] = &[
     "global-dhall.toml",
 ];
 
-fn tempi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("the tempi binary starts")
-}
-
-fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).display().to_string()
-}
-
-/// A fresh directory per test, so tests running in parallel do not share files.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 #[test]
 fn every_example_simulates_and_writes_its_files() {
-    let dir = scratch("examples");
+    let dir = scratch("cli", "examples");
     for name in EXAMPLES {
         let stem = name.trim_end_matches(".toml");
         let report = dir.join(format!("{stem}-report.json"));
@@ -75,7 +55,7 @@ fn quiet_prints_nothing() {
 
 /// Write `body` as a scenario, simulate it, and check exit code 2 and the message.
 fn assert_bad(test: &str, body: &str, line: usize, needles: &[&str]) {
-    let dir = scratch(test);
+    let dir = scratch("cli", test);
     let file = dir.join("bad.toml");
     std::fs::write(&file, body).unwrap();
     let out = tempi(&["simulate", file.to_str().unwrap()]);
@@ -171,7 +151,7 @@ fn bad_sets_are_input_errors() {
 
 /// Simulate an example with a JSON report and return the parsed report and stdout.
 fn report_of(test: &str, name: &str, extra: &[&str]) -> (serde_json::Value, String) {
-    let dir = scratch(test);
+    let dir = scratch("cli", test);
     let report = dir.join("report.json");
     let file = example(name);
     let mut args = vec!["simulate", file.as_str(), "--report", report.to_str().unwrap()];
@@ -256,7 +236,7 @@ fn servers_example_serves_requests_and_keeps_the_task_on_time() {
 
 #[test]
 fn killed_runaway_is_reported() {
-    let dir = scratch("killed");
+    let dir = scratch("cli", "killed");
     let file = dir.join("kill.toml");
     let body = std::fs::read_to_string(example("temporal-isolation.toml"))
         .unwrap()
@@ -303,7 +283,7 @@ fn help_describes_every_subcommand() {
 
 #[test]
 fn simulation_is_byte_for_byte_reproducible() {
-    let dir = scratch("determinism");
+    let dir = scratch("cli", "determinism");
     for name in ["rm-textbook.toml", "miss-policies.toml", "temporal-isolation.toml"] {
         let mut traces = Vec::new();
         for run in 0..2 {
@@ -333,7 +313,7 @@ fn real_time_run_of_the_textbook_example() {
 
 #[test]
 fn real_time_run_needs_a_horizon() {
-    let dir = scratch("no_horizon");
+    let dir = scratch("cli", "no_horizon");
     let file = dir.join("forever.toml");
     std::fs::write(&file, "[[thread]]\nname = \"p\"\nperiod = \"1ms\"\n").unwrap();
     let out = tempi(&["run", file.to_str().unwrap(), "--no-pin"]);
@@ -418,7 +398,7 @@ fn analyze_prints_blocking_response_times_and_verdict() {
 
 #[test]
 fn unused_ceiling_resource_is_refused_alike_by_every_command() {
-    let dir = scratch("unused_ceiling");
+    let dir = scratch("cli", "unused_ceiling");
     let file = dir.join("unused.toml");
     let body = "[runtime]\nuntil = \"10ms\"\n\n[[resource]]\nname = \"r\"\nprotocol = \"pcp\"\n\n\
                 [[thread]]\nname = \"a\"\nperiod = \"5ms\"\nwcet = \"1ms\"\n";
@@ -457,7 +437,7 @@ fn zero_horizon_is_refused_by_the_flag_as_by_the_file() {
     assert!(err.starts_with("tempi: ") && err.contains("--until") && err.contains("must be positive"), "{err}");
     let out = tempi(&["run", &example("rm-textbook.toml"), "--until", "0ms"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let dir = scratch("zero_until");
+    let dir = scratch("cli", "zero_until");
     let file = dir.join("zero.toml");
     std::fs::write(&file, "[runtime]\nuntil = \"0\"\n").unwrap();
     let out = tempi(&["simulate", file.to_str().unwrap()]);
@@ -471,7 +451,7 @@ fn zero_horizon_is_refused_by_the_flag_as_by_the_file() {
 
 #[test]
 fn analyze_answers_at_once_when_higher_priorities_fill_the_cpu() {
-    let dir = scratch("analyze_overloaded");
+    let dir = scratch("cli", "analyze_overloaded");
     let file = dir.join("full.toml");
     std::fs::write(
         &file,
@@ -499,7 +479,7 @@ fn analyze_answers_at_once_when_higher_priorities_fill_the_cpu() {
 /// outputs must not record (nor warn about dropping) any, and its figures are the same.
 #[test]
 fn simulate_records_the_trace_only_for_outputs_that_use_it() {
-    let dir = scratch("trace_only_when_used");
+    let dir = scratch("cli", "trace_only_when_used");
     let file = dir.join("long.toml");
     std::fs::write(
         &file,

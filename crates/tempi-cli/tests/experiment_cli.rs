@@ -4,13 +4,10 @@
 //! the workload's counts are checked). Without simulated costs the breakdown points are the ones worked out by hand in
 //! docs/EXPERIMENTS.md.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn tempi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("run the tempi binary")
-}
+mod common;
+use common::tempi;
 
 fn text(name: &str) -> String {
     let out = tempi(&["experiment", name, "--quick"]);

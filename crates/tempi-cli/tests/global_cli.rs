@@ -2,31 +2,12 @@
 //! text summary and the JSON report, the same file partitioned without misses, and scenario
 //! files a global policy cannot run, refused with file, line and reason.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn tempi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("the tempi binary starts")
-}
-
-fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).display().to_string()
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("global_cli").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{example, scratch, tempi, text};
 
 #[test]
 fn global_dhall_example_misses_and_reports_migrations() {
-    let dir = scratch("dhall");
+    let dir = scratch("global_cli", "dhall");
     let report = dir.join("report.json");
     let out = tempi(&["simulate", &example("global-dhall.toml"), "--report", report.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -53,7 +34,7 @@ fn global_dhall_example_misses_and_reports_migrations() {
 
 #[test]
 fn global_policy_with_a_resource_is_refused_with_its_line() {
-    let dir = scratch("resource");
+    let dir = scratch("global_cli", "resource");
     let file = dir.join("bad.toml");
     let body = "[runtime]\ncpus = 2\npolicy = \"global-fp\"\n\n[[resource]]\nname = \"r\"\n\n[[thread]]\nname = \"t\"\nperiod = \"10ms\"\nsteps = [{ lock = \"r\" }, { work = \"1ms\" }, { unlock = \"r\" }]\n";
     std::fs::write(&file, body).unwrap();

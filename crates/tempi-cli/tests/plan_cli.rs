@@ -2,13 +2,11 @@
 //! every request, and clear errors for bad `[[group]]` and `[planner]` tables.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn tempi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tempi")).args(args).output().expect("tempi runs")
-}
+mod common;
+use common::tempi;
 
 fn example() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/spring-plan.toml").display().to_string()
