@@ -8,6 +8,8 @@
 //! schedulable, the simulation must miss no deadline and no job may take longer than its
 //! analysed response time.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,14 +18,12 @@ use tempi::analysis::{msrp_analyze, Protocol, Resource, Response, Task, TaskSet}
 use tempi::sync::LockSpec;
 use tempi::{Config, Runtime, ThreadSpec, Time};
 
+use common::{lcm, ms};
+
 /// Periods (ms) whose LCM is at most 120 ms.
 const PERIODS: [u64; 8] = [5, 6, 8, 10, 12, 15, 20, 30];
 /// Resource 0 is global; resource `1 + k` is CPU `k`'s local one.
 const GLOBAL: usize = 0;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 /// One generated task: CPU, period index, phase, work before, resource use (none, the
 /// global one, the CPU's local one), inside, after (ms).
@@ -153,17 +153,6 @@ fn simulate(cpus: &[TaskSet], gens: &[Gen], prio: &[i32]) -> Vec<(u64, Duration)
             (s.misses, s.response_max.unwrap_or_default())
         })
         .collect()
-}
-
-fn lcm(a: u64, b: u64) -> u64 {
-    fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    a / gcd(a, b) * b
 }
 
 /// The analysed response of task `i` (in `gens` order), if every CPU is schedulable.

@@ -10,19 +10,10 @@ use proptest::prelude::*;
 use tempi::policy::sched::Edf;
 use tempi::{assign_rate_monotonic, Config, Runtime, ThreadSpec, Time};
 
+use common::lcm;
+
 /// Periods (ms) whose pairwise LCMs stay small, so a hyperperiod is short to simulate.
 const PERIODS: [u64; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
-
-fn lcm(a: u64, b: u64) -> u64 {
-    fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    a / gcd(a, b) * b
-}
 
 /// Tasks (C, T) in ns whose utilisation is at most `bound`, scaled from random weights.
 /// Utilisation is checked exactly in integers over the hyperperiod.

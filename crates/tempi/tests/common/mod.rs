@@ -8,6 +8,18 @@ pub mod counting;
 use tempi::trace::{StopReason, TraceKind};
 use tempi::RunOutcome;
 
+/// The least common multiple (a hyperperiod from periods).
+pub fn lcm(a: u64, b: u64) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    a / gcd(a, b) * b
+}
+
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
