@@ -14,6 +14,12 @@
 //! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
 //! by density, each CPU judged by the test the policy gets below), and the analysis then runs
 //! on that placement.
+//!
+//! Under a global policy (`global-edf`, `global-fp`) threads migrate, so the CPUs are judged
+//! together: every analysed thread goes into one task set and the global tests of
+//! [`tempi::analysis`] decide for all CPUs at once (`analyze/global.rs`).
+
+mod global;
 
 use std::time::Duration;
 
@@ -28,6 +34,10 @@ use tempi_cli::scenario::{Scenario, Step};
 enum Kind {
     FixedPriority,
     Edf,
+    /// Global EDF or global fixed priority (`edf` says which): all CPUs judged together.
+    Global {
+        edf: bool,
+    },
     Other,
 }
 
@@ -142,6 +152,8 @@ fn kind(policy: &str) -> Kind {
     match policy {
         "fp" | "rm" | "dm" => Kind::FixedPriority,
         "edf" => Kind::Edf,
+        "global-edf" => Kind::Global { edf: true },
+        "global-fp" => Kind::Global { edf: false },
         _ => Kind::Other,
     }
 }
@@ -264,7 +276,16 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
             out.push_str(&format!("policy \"{}\": no analysis applies (fixed priority or EDF only)\n", sc.policy));
         }
     }
-    for c in &cpus {
+    let mut global_json = None;
+    if let (Kind::Global { edf }, false) = (kind, cpus.is_empty()) {
+        let v = global::judge(&cpus, sc.cpus, edf);
+        out.push_str(&v.text);
+        if v.schedulable != Some(true) {
+            overall = inconclusive(overall);
+        }
+        global_json = Some(v.json);
+    }
+    for c in cpus.iter().filter(|_| !matches!(kind, Kind::Global { .. })) {
         let ts = &c.tasks;
         out.push_str(&format!("CPU {}: {} task(s)\n", c.cpu, ts.tasks.len()));
         match kind {
@@ -415,7 +436,8 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     "schedulable": if passed { Value::Bool(true) } else { Value::Null },
                 }));
             }
-            Kind::Other => {
+            // Global policies were judged above, over all CPUs at once.
+            Kind::Other | Kind::Global { .. } => {
                 out.push_str(&format!(
                     "  policy \"{}\": no analysis applies (fixed priority or EDF only)\n",
                     sc.policy
@@ -449,6 +471,9 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         if !msrp_json.is_empty() {
             v["msrp"] = Value::Array(msrp_json);
         }
+        if let Some(g) = global_json {
+            v["global"] = g;
+        }
         return serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string());
     }
     Ok(out)
@@ -463,6 +488,13 @@ pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), Strin
     let test = match kind(&sc.policy) {
         Kind::FixedPriority => CpuTest::ResponseTime,
         Kind::Edf => CpuTest::Edf,
+        Kind::Global { .. } => {
+            return Err(format!(
+                "{}: policy \"{}\" migrates threads between CPUs, so there is nothing to partition; choose a \
+                 per-CPU policy with --policy edf or --policy fp",
+                sc.file, sc.policy
+            ))
+        }
         Kind::Other => {
             return Err(format!(
                 "{}: policy \"{}\": no per-CPU test to partition with (fixed priority or EDF only)",

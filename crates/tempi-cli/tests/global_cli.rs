@@ -71,3 +71,44 @@ fn global_policy_with_thread_groups_is_refused() {
     assert!(err.contains("[[group]] (plans place each thread on one CPU) is not supported"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn analyze_judges_global_policies_over_all_cpus() {
+    let out = tempi(&["analyze", &example("global-dhall.toml")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("all CPUs (2), global: 3 task(s)"), "{stdout}");
+    assert!(
+        stdout.contains("density test (Goossens-Funk-Baruah): sum C/D = 1.0301 >= m - (m-1) max C/D = 1.0099"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("overall: not shown schedulable"), "{stdout}");
+
+    let out = tempi(&["analyze", &example("global-dhall.toml"), "--policy", "global-fp", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tasks = json["global"]["tasks"].as_array().unwrap();
+    let heavy = tasks.iter().find(|t| t["name"] == "heavy").unwrap();
+    assert_eq!(heavy["proven"], false);
+    let light = tasks.iter().find(|t| t["name"] == "light0").unwrap();
+    assert_eq!((light["proven"].as_bool(), light["response_bound_ns"].as_u64()), (Some(true), Some(600_000)));
+    assert!(json["schedulable"].is_null());
+
+    // Partitioning has nothing to place under a policy that migrates.
+    let out = tempi(&["analyze", &example("global-dhall.toml"), "--partition", "ffd"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("migrates threads between CPUs"), "{}", text(&out.stderr));
+
+    // A light set (4 x 0.3 on 2 CPUs) is shown schedulable, and the simulation agrees.
+    let dir = scratch("global_cli", "analyze");
+    let file = dir.join("light.toml");
+    let mut body = String::from("[runtime]\ncpus = 2\npolicy = \"global-edf\"\nuntil = \"40ms\"\n");
+    for i in 0..4 {
+        body.push_str(&format!("\n[[thread]]\nname = \"t{i}\"\nperiod = \"10ms\"\nwcet = \"3ms\"\n"));
+    }
+    std::fs::write(&file, body).unwrap();
+    let out = tempi(&["analyze", file.to_str().unwrap()]);
+    assert!(text(&out.stdout).contains("overall: schedulable"), "{}", text(&out.stdout));
+    let out = tempi(&["simulate", file.to_str().unwrap()]);
+    assert!(text(&out.stdout).contains("total misses: 0"), "{}", text(&out.stdout));
+}

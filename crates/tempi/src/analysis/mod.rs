@@ -15,6 +15,9 @@
 //! - [`TaskSet::analyze`]: all of it, as a [`Verdict`].
 //! - [`TaskSet::partition`]: several CPUs, by first-fit or worst-fit decreasing, each CPU
 //!   judged by one of the tests above ([`CpuTest`]).
+//! - [`TaskSet::global_edf_tests`], [`TaskSet::global_fp_response_times`]: global scheduling
+//!   on several CPUs with migration (Goossens, Funk and Baruah 2003; Bertogna, Cirinei and
+//!   Lipari 2005; Bertogna and Cirinei 2007), sufficient tests without critical sections.
 //! - [`TaskSet::msrp_inflated`], [`msrp_analyze`]: resources shared by several CPUs under
 //!   MSRP (Gai, Lipari and Di Natale 2001): the spin of a request, the inflated WCETs, and
 //!   each CPU analysed with them.
@@ -43,7 +46,7 @@
 //! The module is split along its seams: `protocol.rs` (the protocols and their names, read
 //! from the lock registry), `model.rs` (the task-set model), `blocking.rs` (the blocking
 //! terms), `fixed_priority.rs` (Liu and Layland, response times, the verdict), `edf.rs` (the
-//! EDF tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs) and `arith.rs` (exact arithmetic). This file holds only the module's
+//! EDF tests), `global.rs` (the global tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs) and `arith.rs` (exact arithmetic). This file holds only the module's
 //! documentation and the re-exports that keep every public path `tempi::analysis::…`; analysis
 //! code belongs in the files above.
 
@@ -51,6 +54,7 @@ mod arith;
 mod blocking;
 mod edf;
 mod fixed_priority;
+mod global;
 mod model;
 mod msrp;
 mod partition;
@@ -59,6 +63,7 @@ mod protocol;
 pub use blocking::BlockingTable;
 pub use edf::{EdfTest, EdfTests};
 pub use fixed_priority::{LiuLayland, LiuLaylandRow, Response, TaskVerdict, Verdict};
+pub use global::{GlobalBound, GlobalEdfTests, GlobalError};
 pub use model::{ModelError, Resource, Section, Task, TaskSet};
 pub use msrp::msrp_analyze;
 pub use partition::{CpuTest, Fit, Partition, PartitionError, SortKey};
