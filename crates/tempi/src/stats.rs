@@ -36,6 +36,10 @@ pub struct ThreadStats {
     /// ([`crate::ThreadSpec::release_queue`]); each leaves a
     /// [`crate::trace::TraceKind::ReleaseOverflow`] record.
     pub overflows: u64,
+    /// Releases of a sporadic thread asked after all of its [`crate::ThreadSpec::max_jobs`]
+    /// jobs were released: no job is made; each leaves a
+    /// [`crate::trace::TraceKind::ReleaseBeyondLimit`] record.
+    pub beyond_limit: u64,
     /// Times the thread was preempted.
     pub preemptions: u64,
     /// Times the thread was dispatched on another CPU than the one it last ran on (only a

@@ -487,7 +487,9 @@ impl ThreadSpec {
     }
 
     /// Stop the thread after this many jobs (periodic and sporadic threads otherwise run until
-    /// the runtime stops).
+    /// the runtime stops). A release of a sporadic thread asked after its last job was
+    /// released makes no job: it is counted in [`crate::ThreadStats::beyond_limit`] and
+    /// traced ([`crate::trace::TraceKind::ReleaseBeyondLimit`]).
     ///
     /// ```
     /// use std::time::Duration;

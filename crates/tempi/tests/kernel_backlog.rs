@@ -154,3 +154,27 @@ fn kernel_sporadic_queue_overflow_is_reported() {
     assert_eq!(json["threads"][0]["overflows"], 2);
     assert!(report::summary_text(&out).contains("releases dropped, release queue full: s (2)"));
 }
+
+/// Releases of a sporadic thread asked after its last job (`max_jobs`) was released make no
+/// job; each is counted, traced and reported rather than dropped unseen.
+#[test]
+fn kernel_release_beyond_max_jobs_is_reported() {
+    let mut rt = Runtime::simulated(1);
+    let s = rt.spawn(ThreadSpec::new("s").sporadic(ms(0)).max_jobs(2).priority(1), |cx| cx.work(ms(5))).unwrap();
+    rt.spawn(ThreadSpec::new("trigger").priority(2), move |cx| {
+        for _ in 0..4 {
+            cx.release(s).unwrap();
+            cx.sleep(ms(1));
+        }
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    // Released at 0 and 1 (the second waits); those at 2 and 3 come after the last job.
+    assert_eq!(markers(&out, TraceKind::ReleaseBeyondLimit), ["s#0@2", "s#0@3"]);
+    let st = &out.thread(s).unwrap().stats;
+    assert_eq!((st.released, st.completed, st.beyond_limit), (2, 2, 2));
+    let json: serde_json::Value = serde_json::from_str(&report::to_json(&out)).unwrap();
+    assert_eq!(json["threads"][0]["beyond_limit"], 2);
+    assert!(json["threads"][1].get("beyond_limit").is_none());
+    assert!(report::summary_text(&out).contains("releases after the last job (max_jobs), no job made: s (2)"));
+}

@@ -101,6 +101,9 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn release_job(&mut self, id: ThreadId, at: Time, deadline_armed: bool) {
         let t = self.tcb(id);
         if t.max_jobs.is_some_and(|m| t.released >= m) {
+            // Only a sporadic thread gets here: periodic releases stop at the limit.
+            self.stats(id).beyond_limit += 1;
+            self.trace_thread(id, TraceKind::ReleaseBeyondLimit, at.as_nanos());
             return;
         }
         // A skip drops the next release to come only when no job waits: waiting jobs are

@@ -73,6 +73,10 @@ pub enum TraceKind {
     /// full ([`crate::ThreadSpec::release_queue`]); `arg` is the nominal release time. Counted
     /// in [`crate::ThreadStats::overflows`].
     ReleaseOverflow,
+    /// A release of a sporadic thread came after all of its jobs
+    /// ([`crate::ThreadSpec::max_jobs`]) were released, so it made no job; `arg` is the
+    /// release time. Counted in [`crate::ThreadStats::beyond_limit`].
+    ReleaseBeyondLimit,
     /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
     /// policy refused it, 3 when the recipient of a timed message ended before its instant (see
@@ -130,6 +134,7 @@ impl TraceKind {
             TraceKind::LockReleased => "unlock",
             TraceKind::Inherit => "inherit",
             TraceKind::ReleaseOverflow => "release-overflow",
+            TraceKind::ReleaseBeyondLimit => "release-beyond-limit",
             TraceKind::MessageRefused => "message-refused",
             TraceKind::Spin => "spin",
             TraceKind::CrossCpuRefused => "xcpu-refused",

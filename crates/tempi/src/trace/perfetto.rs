@@ -109,7 +109,7 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::JobComplete => (tid(r.thread), format!(r#"{{"job":{},"response_ns":{}}}"#, r.job, r.arg)),
             TraceKind::JobAbort => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
             TraceKind::Miss => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, r.arg)),
-            TraceKind::ReleaseSkipped | TraceKind::ReleaseOverflow => {
+            TraceKind::ReleaseSkipped | TraceKind::ReleaseOverflow | TraceKind::ReleaseBeyondLimit => {
                 (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg))
             }
             TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{},"killed":{}}}"#, r.arg == 1, r.arg == 2)),

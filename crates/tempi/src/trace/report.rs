@@ -369,6 +369,9 @@ struct ThreadJson<'a> {
     misses: u64,
     skipped: u64,
     overflows: u64,
+    /// Releases asked after the thread's last job (`max_jobs`), when there were any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    beyond_limit: Option<u64>,
     preemptions: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     migrations: Option<u64>,
@@ -438,6 +441,7 @@ pub(super) fn render(
             misses: t.stats.misses,
             skipped: t.stats.skipped,
             overflows: t.stats.overflows,
+            beyond_limit: (t.stats.beyond_limit > 0).then_some(t.stats.beyond_limit),
             preemptions: t.stats.preemptions,
             migrations: out.global.then_some(t.stats.migrations),
             response_min: t.stats.response_min.map(nanos),
@@ -643,6 +647,15 @@ pub fn summary_text(out: &RunOutcome) -> String {
         .collect();
     if !overflowed.is_empty() {
         let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
+    }
+    let beyond: Vec<String> = out
+        .threads
+        .iter()
+        .filter(|t| t.stats.beyond_limit > 0)
+        .map(|t| format!("{} ({})", t.name, t.stats.beyond_limit))
+        .collect();
+    if !beyond.is_empty() {
+        let _ = writeln!(s, "releases after the last job (max_jobs), no job made: {}", beyond.join(", "));
     }
     if out.event_releases_refused > 0 {
         let _ = writeln!(
