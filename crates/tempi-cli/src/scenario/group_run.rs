@@ -58,6 +58,7 @@ impl Scenario {
             planner: self.planner.config(self.cpus, tasks),
             sets_per_cpu: SETS_PER_CPU,
             max_groups: self.groups.len(),
+            ..SpringSpec::new(self.planner.config(self.cpus, tasks))
         };
         let spring = Spring::new(rt, spec).map_err(|e| self.error(format!("[[group]]: {e}")))?;
         let book = Arc::new(Book { groups: self.groups.clone(), planner: self.planner.clone() });
