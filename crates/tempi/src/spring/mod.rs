@@ -46,13 +46,49 @@
 //!
 //! # Real time
 //!
-//! Not supported yet: the planner must run on an OS thread of its own, off every dispatcher,
-//! and that thread does not exist. [`Spring::new`] refuses a real-time runtime.
+//! The planner runs on an OS thread of its own (`tempi-spring-planner`), off every
+//! dispatcher's path, and owns the working plan. It is started by [`Spring::new`] and stopped
+//! and joined when the runtime tears its threads down (at the end of the run, or when a
+//! runtime that never ran is dropped).
 //!
+//! - **Requests** reach it through a bounded queue ([`SpringSpec::max_groups`] entries, at
+//!   least 16): group releases (posted by the planner's runtime thread on CPU 0, released by
+//!   a timer as in virtual time), [`Spring::spawn_sync`] and [`Spring::spawn_async`] from
+//!   threads, and kills. Posting never blocks and never allocates; a full queue refuses the
+//!   request with an error.
+//! - **Bounded planning time** is enforced on the wall clock: the search may not run past the
+//!   request's budget measured from when planning began
+//!   ([`Planner::submit_wall`](crate::policy::admit::planner::Planner::submit_wall)); it
+//!   answers "no" ([`Rejection::BudgetExhausted`](crate::policy::admit::planner::Rejection))
+//!   when it would. The cutoff line is the planning instant plus that budget, so the
+//!   dispatchers keep running every task planned before it while the planner works. The
+//!   answer's cost and [`GroupDecision::decided`] are measured.
+//! - **Answers.** The planner publishes the plan (copied, under the executor's lock, into the
+//!   plan the executing threads read at their task boundaries), records the decisions and
+//!   leaves the threads of accepted groups to the planner's runtime thread, which wakes
+//!   every [`SpringSpec::poll`] while answers are owed and spawns them on their planned CPUs.
+//!   The spawn is late by at most about one poll: a task's first window absorbs it.
+//! - **Spawns from threads.** [`Spring::spawn_sync`] waits, in wall time, at most the
+//!   group's `max_wait` (or the planner's WCET): with no answer by then it returns "no"
+//!   (`BudgetExhausted`) and the request is withdrawn (refused even if the planner accepts
+//!   it afterwards). [`Spring::spawn_async`]'s ticket reads unknown until the answer is
+//!   recorded.
+//! - **Kill** marks the group at once (its threads stop at their next task boundary) and
+//!   takes its tasks out of the published plan; the planner's thread is told, so the working
+//!   plan frees the reservations too.
+//! - **Failures.** A panic while planning is caught on the planner's thread: that request and
+//!   every later one get an error (their `spawn_sync` returns it; the events list says so),
+//!   and the run goes on.
+//! - **Overruns.** A task is held to the end of its planned window, so one that starts late
+//!   (dispatch latency, a busy machine) has less room; a task whose work equals its WCET
+//!   leaves no margin for that in real time.
+
 //! # Memory
 //!
 //! Planning never allocates (the planner's tables are sized up front); accepting a group
-//! spawns its threads and extends the records, which allocates as any spawn does.
+//! spawns its threads and extends the records, which allocates as any spawn does. In real
+//! time the dispatchers' side only posts to the preallocated queue and reads the published
+//! plan; the planner's thread copies the plan into preallocated tables.
 //!
 //! ```
 //! use std::time::Duration;

@@ -366,7 +366,8 @@ pub struct GroupDecision {
     pub id: Option<GroupId>,
     /// When the request was made (the planning instant).
     pub requested: Time,
-    /// When the answer was known: the request plus the modelled planner time.
+    /// When the answer was known: the request plus the planner time (modelled in virtual
+    /// time, measured in real time).
     pub decided: Time,
     /// The planner's answer and cost.
     pub outcome: PlanOutcome,
