@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tempi::clock::Clock;
 use tempi::policy::admit::planner::{Decision, Rejection};
+use tempi::policy::sched::PLANNED_PRIORITY;
 use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
 use tempi::trace::plans::{PlanOverlay, PlannedWindow};
 use tempi::{Runtime, Time};
@@ -52,6 +53,21 @@ impl Scenario {
     pub fn populate_groups<C: Clock>(&self, rt: &mut Runtime<C>) -> Result<Option<Spring>, ScenarioError> {
         if self.groups.is_empty() {
             return Ok(None);
+        }
+        // The planned band is the executor's: an unplanned thread there would run above the
+        // plan, or be taken for a planned one.
+        for t in &self.threads {
+            if let Some(p) = t.priority.filter(|&p| p >= PLANNED_PRIORITY) {
+                return Err(ScenarioError {
+                    file: self.file.clone(),
+                    line: Some(t.line),
+                    message: format!(
+                        "thread \"{}\": priority {p} is in the band reserved for the threads that execute \
+                         [[group]] plans ({PLANNED_PRIORITY} and up); use a lower priority",
+                        t.name
+                    ),
+                });
+            }
         }
         let tasks: usize = self.groups.iter().flat_map(|g| &g.threads).map(|t| t.tasks.len()).sum();
         let spec = SpringSpec {

@@ -35,8 +35,9 @@ impl Answer {
     }
 }
 
-/// Submit `spec` and its dependents at `now` on `planner` with `submit`. Dependents are tried
-/// on a copy of the planner, so a refusal of any of them leaves the plan as it was.
+/// Submit `spec` and its dependents (theirs too, breadth first) at `now` on `planner` with
+/// `submit`. Dependents are tried on a copy of the planner, so a refusal of any of them leaves
+/// the plan as it was.
 ///
 /// # Errors
 /// [`Error::InvalidConfig`] if the planner refuses a request as malformed or too large.
@@ -46,7 +47,8 @@ pub(super) fn decide(
     now: Time,
     mut submit: impl FnMut(&mut Planner, &GroupRequest, Option<Duration>) -> Result<PlanOutcome, PlanError>,
 ) -> Result<Answer, Error> {
-    let dependents = std::mem::take(&mut spec.dependents);
+    // Dependents of dependents are planned in the same request, breadth first.
+    let mut dependents: std::collections::VecDeque<GroupSpec> = std::mem::take(&mut spec.dependents).into();
     let mut trial = if dependents.is_empty() { None } else { Some(planner.clone()) };
     let target = trial.as_mut().unwrap_or(&mut *planner);
     let mut submit = |planner: &mut Planner, spec: &GroupSpec| {
@@ -56,7 +58,8 @@ pub(super) fn decide(
     let first = submit(target, &spec)?;
     let mut outcomes = vec![(first, spec)];
     let mut spent = first.cost;
-    for mut child in dependents {
+    while let Some(mut child) = dependents.pop_front() {
+        dependents.extend(std::mem::take(&mut child.dependents));
         child.release = child.release.max(now);
         let accepted_so_far = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
         let mut out = if accepted_so_far {
