@@ -29,12 +29,12 @@ fn planner(cpus: usize) -> PlannerConfig {
 /// What a task saw when it ran: (group/thread, task, CPU, start).
 type Seen = Arc<Mutex<Vec<(String, usize, usize, Time)>>>;
 
-/// A thread whose `n` tasks each reserve 20 ms and work 1 ms, logging where and when they ran.
+/// A thread whose `n` tasks each reserve 50 ms and work 1 ms, logging where and when they ran.
 fn logged(name: &str, group: &str, n: usize, seen: &Seen) -> GroupThread {
     let mut t = GroupThread::new(name);
     for _ in 0..n {
         let (seen, label) = (seen.clone(), format!("{group}/{name}"));
-        t = t.task(TaskRequest::new(ms(20)), move |cx, tcx| {
+        t = t.task(TaskRequest::new(ms(50)), move |cx, tcx| {
             seen.lock().unwrap().push((label, tcx.task, cx.cpu(), cx.now()));
             cx.work(ms(1));
         });
@@ -108,7 +108,7 @@ fn spawn_sync_and_spawn_async_answer_in_real_time() {
         let deadline = cx.now() + Duration::from_secs(2);
         let fits = GroupSpec::new("sync", cx.now(), deadline).thread(logged("s", "sync", 1, &log));
         let yes = s.spawn_sync(cx, fits).unwrap();
-        // Too tight: 20 ms of work by 5 ms from now.
+        // Too tight: 50 ms of work by 5 ms from now.
         let tight = GroupSpec::new("tight", cx.now(), cx.now() + ms(5)).thread(logged("t", "tight", 1, &log));
         let no = s.spawn_sync(cx, tight).unwrap();
         let later = GroupSpec::new("async", cx.now(), deadline).thread(logged("x", "async", 1, &log));
