@@ -1,6 +1,6 @@
 //! `tempi simulate` executes a scenario's thread groups: exact planned and actual times in the
 //! report, the unplanned threads in the gaps, the overrun policy, the plan in the Gantt chart
-//! and the trace; `tempi run` refuses groups with a clear error.
+//! and the trace; `tempi run` executes them in real time.
 
 use std::path::Path;
 use std::process::Command;
@@ -86,12 +86,34 @@ fn simulate_executes_the_plan_and_reports_planned_and_actual_times() {
 }
 
 #[test]
-fn real_time_runs_refuse_thread_groups() {
+fn real_time_runs_execute_thread_groups_and_report_planned_and_actual_times() {
+    let dir = out_dir("run");
+    let report = dir.join("r.json");
     let out = Command::new(env!("CARGO_BIN_EXE_tempi"))
-        .args(["run", &example("spring-exec.toml"), "--no-pin", "--quiet"])
+        .args(["run", &example("spring-vehicle.toml"), "--until", "300ms", "--no-pin", "--quiet", "--report"])
+        .arg(&report)
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("virtual time only"), "{err}");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    // `react` (with `halt`, its dependent) is planned on the planner's own thread, answered
+    // with its measured time, well inside its 10 ms budget on any machine.
+    let d = &v["spring"]["decisions"];
+    assert_eq!((d[0]["group"].as_str(), d[0]["decision"].as_str()), (Some("react"), Some("accepted")), "{d}");
+    assert_eq!(d[1]["group"].as_str(), Some("halt"));
+    assert!(d[0]["cutoff"].as_u64() > d[0]["requested"].as_u64());
+    let tasks = v["spring"]["tasks"].as_array().unwrap();
+    let names: Vec<String> =
+        tasks.iter().map(|t| format!("{}/{}", t["group"].as_str().unwrap(), t["thread"].as_str().unwrap())).collect();
+    assert!(names.starts_with(&["react/sense".into(), "react/decide".into(), "halt/brake".into()]), "{names:?}");
+    for t in tasks {
+        let planned = t["planned_start"].as_u64().unwrap();
+        assert!(planned >= d[0]["cutoff"].as_u64().unwrap(), "{t}");
+        assert!(t["planned_finish"].as_u64().unwrap() > planned);
+        if let Some(actual) = t["actual_start"].as_u64() {
+            assert!(actual >= planned, "never before its planned start: {t}");
+        }
+    }
+    // `sense` starts within the run's 300 ms.
+    assert!(tasks[0]["actual_start"].as_u64().is_some(), "{}", tasks[0]);
 }

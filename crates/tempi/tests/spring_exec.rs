@@ -186,13 +186,6 @@ fn spawning_from_a_thread_sync_and_async() {
 }
 
 #[test]
-fn real_time_is_refused_with_a_clear_error() {
-    let mut rt = Runtime::real_time(1);
-    let err = Spring::new(&mut rt, SpringSpec::new(planner(1, 0, 1))).err().unwrap();
-    assert!(err.to_string().contains("virtual time"), "{err}");
-}
-
-#[test]
 fn a_global_policy_is_refused_since_plans_place_threads_on_cpus() {
     let mut rt = Runtime::simulated(2);
     rt.set_scheduler(|| Box::new(tempi::policy::sched::GlobalEdf::new()));

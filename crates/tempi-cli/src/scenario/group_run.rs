@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tempi::clock::Clock;
 use tempi::policy::admit::planner::{Decision, Rejection};
+use tempi::policy::sched::PLANNED_PRIORITY;
 use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
 use tempi::trace::plans::{PlanOverlay, PlannedWindow};
 use tempi::{Runtime, Time};
@@ -53,11 +54,27 @@ impl Scenario {
         if self.groups.is_empty() {
             return Ok(None);
         }
+        // The planned band is the executor's: an unplanned thread there would run above the
+        // plan, or be taken for a planned one.
+        for t in &self.threads {
+            if let Some(p) = t.priority.filter(|&p| p >= PLANNED_PRIORITY) {
+                return Err(ScenarioError {
+                    file: self.file.clone(),
+                    line: Some(t.line),
+                    message: format!(
+                        "thread \"{}\": priority {p} is in the band reserved for the threads that execute \
+                         [[group]] plans ({PLANNED_PRIORITY} and up); use a lower priority",
+                        t.name
+                    ),
+                });
+            }
+        }
         let tasks: usize = self.groups.iter().flat_map(|g| &g.threads).map(|t| t.tasks.len()).sum();
         let spec = SpringSpec {
             planner: self.planner.config(self.cpus, tasks),
             sets_per_cpu: SETS_PER_CPU,
             max_groups: self.groups.len(),
+            ..SpringSpec::new(self.planner.config(self.cpus, tasks))
         };
         let spring = Spring::new(rt, spec).map_err(|e| self.error(format!("[[group]]: {e}")))?;
         let book = Arc::new(Book { groups: self.groups.clone(), planner: self.planner.clone() });

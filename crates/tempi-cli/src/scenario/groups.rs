@@ -361,19 +361,44 @@ pub(super) fn planner_and_groups(
                 ));
             }
         }
-        // One level: a dependent's own dependents would be planned with it, and a chain
-        // could loop.
-        for d in &g.dependents {
-            if groups.iter().any(|x| &x.name == d && !x.dependents.is_empty()) {
-                let msg = format!("group \"{}\": dependent group \"{d}\" has dependents of its own", g.name);
-                return Err(src.err(at, msg));
-            }
-        }
         if g.dependents.contains(&g.name) {
             return Err(src.err(at, format!("group \"{}\": a group cannot depend on itself", g.name)));
         }
+        // Dependents of dependents are planned with the group too; a chain must not loop.
+        if let Some(path) = dependent_cycle(&groups, &names, g) {
+            let msg = format!("group \"{}\": dependent groups form a cycle: {}", g.name, path.join(" -> "));
+            return Err(src.err(at, msg));
+        }
     }
     Ok((planner, groups))
+}
+
+/// A chain of dependents from `g` back to a group already on it, if there is one (names
+/// all refer to groups of the file).
+fn dependent_cycle(groups: &[GroupDef], names: &HashMap<String, usize>, g: &GroupDef) -> Option<Vec<String>> {
+    fn walk<'a>(
+        groups: &'a [GroupDef],
+        names: &HashMap<String, usize>,
+        g: &'a GroupDef,
+        path: &mut Vec<&'a str>,
+    ) -> bool {
+        if path.contains(&g.name.as_str()) {
+            path.push(&g.name);
+            return true;
+        }
+        path.push(&g.name);
+        for d in &g.dependents {
+            if let Some(&i) = names.get(d) {
+                if walk(groups, names, &groups[i], path) {
+                    return true;
+                }
+            }
+        }
+        path.pop();
+        false
+    }
+    let mut path = Vec::new();
+    walk(groups, names, g, &mut path).then(|| path.into_iter().map(str::to_string).collect())
 }
 
 fn planner_def(src: &Source<'_>, p: &RawPlanner, cpus: usize) -> Result<PlannerDef, ScenarioError> {

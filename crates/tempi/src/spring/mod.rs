@@ -46,13 +46,49 @@
 //!
 //! # Real time
 //!
-//! Not supported yet: the planner must run on an OS thread of its own, off every dispatcher,
-//! and that thread does not exist. [`Spring::new`] refuses a real-time runtime.
+//! The planner runs on an OS thread of its own (`tempi-spring-planner`), off every
+//! dispatcher's path, and owns the working plan. It is started by [`Spring::new`] and stopped
+//! and joined when the runtime tears its threads down (at the end of the run, or when a
+//! runtime that never ran is dropped).
 //!
+//! - **Requests** reach it through a bounded queue ([`SpringSpec::max_groups`] entries, at
+//!   least 16): group releases (posted by the planner's runtime thread on CPU 0, released by
+//!   a timer as in virtual time), [`Spring::spawn_sync`] and [`Spring::spawn_async`] from
+//!   threads, and kills. Posting never blocks and never allocates; a full queue refuses the
+//!   request with an error.
+//! - **Bounded planning time** is enforced on the wall clock: the search may not run past the
+//!   request's budget measured from when planning began
+//!   ([`Planner::submit_wall`](crate::policy::admit::planner::Planner::submit_wall)); it
+//!   answers "no" ([`Rejection::BudgetExhausted`](crate::policy::admit::planner::Rejection))
+//!   when it would. The cutoff line is the planning instant plus that budget, so the
+//!   dispatchers keep running every task planned before it while the planner works. The
+//!   answer's cost and [`GroupDecision::decided`] are measured.
+//! - **Answers.** The planner publishes the plan (copied, under the executor's lock, into the
+//!   plan the executing threads read at their task boundaries), records the decisions and
+//!   leaves the threads of accepted groups to the planner's runtime thread, which wakes
+//!   every [`SpringSpec::poll`] while answers are owed and spawns them on their planned CPUs.
+//!   The spawn is late by at most about one poll: a task's first window absorbs it.
+//! - **Spawns from threads.** [`Spring::spawn_sync`] waits, in wall time, at most the
+//!   group's `max_wait` (or the planner's WCET): with no answer by then it returns "no"
+//!   (`BudgetExhausted`) and the request is withdrawn (refused even if the planner accepts
+//!   it afterwards). [`Spring::spawn_async`]'s ticket reads unknown until the answer is
+//!   recorded.
+//! - **Kill** marks the group at once (its threads stop at their next task boundary) and
+//!   takes its tasks out of the published plan; the planner's thread is told, so the working
+//!   plan frees the reservations too.
+//! - **Failures.** A panic while planning is caught on the planner's thread: that request and
+//!   every later one get an error (their `spawn_sync` returns it; the events list says so),
+//!   and the run goes on.
+//! - **Overruns.** A task is held to the end of its planned window, so one that starts late
+//!   (dispatch latency, a busy machine) has less room; a task whose work equals its WCET
+//!   leaves no margin for that in real time.
+
 //! # Memory
 //!
 //! Planning never allocates (the planner's tables are sized up front); accepting a group
-//! spawns its threads and extends the records, which allocates as any spawn does.
+//! spawns its threads and extends the records, which allocates as any spawn does. In real
+//! time the dispatchers' side only posts to the preallocated queue and reads the published
+//! plan; the planner's thread copies the plan into preallocated tables.
 //!
 //! ```
 //! use std::time::Duration;
@@ -73,8 +109,10 @@
 //! assert_eq!(t.actual_finish, Some(Time::from_millis(5)));
 //! ```
 
+mod decide;
 mod exec;
 mod model;
+mod realtime;
 
 pub use model::{
     GroupDecision, GroupSpec, GroupThread, Status, TaskBody, TaskCx, TaskOutcome, TaskRecord, TaskSpec, Ticket,
@@ -87,7 +125,7 @@ use std::time::Duration;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::Ctx;
-use crate::policy::admit::planner::{Decision, GroupId, PlanOutcome, Planner, PlannerConfig, Rejection};
+use crate::policy::admit::planner::{Decision, GroupId, Planner, PlannerConfig};
 use crate::policy::budget::Kill;
 use crate::policy::sched::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 use crate::runtime::Runtime;
@@ -108,18 +146,23 @@ pub struct SpringSpec {
     /// Executing threads alive at once per CPU that can be held to their windows; one more
     /// runs unenforced and the overrun is not caught (an event says so).
     pub sets_per_cpu: usize,
-    /// Group releases declared before the run that may be pending at once.
+    /// Group releases declared before the run that may be pending at once; in real time
+    /// also the capacity of the planner's request queue (at least 16).
     pub max_groups: usize,
+    /// Real time: how often the planner's runtime thread, and a thread waiting in
+    /// [`Spring::spawn_sync`], look for the planner's answer while it is owed.
+    pub poll: Duration,
 }
 
 impl SpringSpec {
-    /// 8 enforcement sets per CPU, 256 pending releases.
+    /// 8 enforcement sets per CPU, 256 pending releases, answers looked for every 200 µs.
     ///
     /// ```
-    /// let _ = tempi::spring::SpringSpec::new(tempi::policy::admit::planner::PlannerConfig::new(1, 0));
+    /// let s = tempi::spring::SpringSpec::new(tempi::policy::admit::planner::PlannerConfig::new(1, 0));
+    /// assert_eq!(s.poll, std::time::Duration::from_micros(200));
     /// ```
     pub fn new(planner: PlannerConfig) -> SpringSpec {
-        SpringSpec { planner, sets_per_cpu: 8, max_groups: 256 }
+        SpringSpec { planner, sets_per_cpu: 8, max_groups: 256, poll: Duration::from_micros(200) }
     }
 }
 
@@ -138,6 +181,16 @@ struct GroupEntry {
     killed: bool,
     /// Decision row, once planned.
     decision: Option<usize>,
+    /// Real time: the requester stopped waiting before the answer came.
+    abandoned: bool,
+    /// Real time: why the request got no answer (the planner failed).
+    error: Option<String>,
+}
+
+impl GroupEntry {
+    fn new(name: String, spec: Option<GroupSpec>) -> GroupEntry {
+        GroupEntry { name, spec, id: None, killed: false, decision: None, abandoned: false, error: None }
+    }
 }
 
 /// An enforcement set of the pool.
@@ -160,6 +213,8 @@ struct State {
     decisions: Vec<GroupDecision>,
     pool: Vec<Vec<Slot>>,
     events: Vec<String>,
+    /// Real time: the planner's OS thread.
+    rt: Option<realtime::Link>,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -170,9 +225,13 @@ impl Spring {
     /// Set up plan execution on `rt`: wrap its scheduler in a [`PlanFirst`], create the
     /// enforcement pool and the planner's thread.
     ///
+    /// In real time it also starts the planner's OS thread (see the
+    /// [module documentation](self)).
+    ///
     /// # Errors
-    /// [`Error::InvalidConfig`] for a real-time runtime, a planner of another CPU count or an
-    /// invalid planner configuration; the runtime's errors creating sets or the thread.
+    /// [`Error::InvalidConfig`] for a planner of another CPU count or an invalid planner
+    /// configuration; [`Error::Os`] if the planner's OS thread cannot be started; the
+    /// runtime's errors creating sets or the thread.
     ///
     /// ```
     /// use tempi::policy::admit::planner::PlannerConfig;
@@ -180,13 +239,6 @@ impl Spring {
     /// assert!(tempi::spring::Spring::new(&mut rt, tempi::spring::SpringSpec::new(PlannerConfig::new(1, 0))).is_err());
     /// ```
     pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: SpringSpec) -> Result<Spring, Error> {
-        if C::MODE == ClockMode::Real {
-            return Err(Error::InvalidConfig(
-                "thread groups run in virtual time only: the planner's own OS thread for real time does not exist \
-                 yet"
-                .into(),
-            ));
-        }
         let cpus = rt.config().cpus();
         if spec.planner.cpus != cpus {
             return Err(Error::InvalidConfig(format!(
@@ -216,6 +268,7 @@ impl Spring {
             decisions: Vec::new(),
             pool: Vec::with_capacity(cpus),
             events: Vec::new(),
+            rt: None,
         }));
         let spring = Spring { state };
         for cpu in 0..cpus {
@@ -237,7 +290,19 @@ impl Spring {
             .release_queue(spec.max_groups.max(1))
             .priority(PLANNER_PRIORITY)
             .cpu(0);
-        let id = rt.spawn(thread, move |cx| me.plan_due(cx))?;
+        let id = if C::MODE == ClockMode::Real {
+            let working = lock(&spring.state).planner.clone();
+            let link = realtime::start(&spring, working, spec.max_groups.max(16), spec.poll)?;
+            lock(&spring.state).rt = Some(link);
+            // Dropped with the thread's body: stops and joins the planner's OS thread.
+            let shutdown = realtime::Shutdown(spring.clone());
+            rt.spawn(thread, move |cx| {
+                let _ = &shutdown;
+                me.rt_job(cx);
+            })?
+        } else {
+            rt.spawn(thread, move |cx| me.plan_due(cx))?
+        };
         lock(&spring.state).planner_thread = Some(id);
         Ok(spring)
     }
@@ -271,13 +336,7 @@ impl Spring {
                 )));
             }
             let index = st.groups.len();
-            st.groups.push(GroupEntry {
-                name: group.name.clone(),
-                spec: Some(group),
-                id: None,
-                killed: false,
-                decision: None,
-            });
+            st.groups.push(GroupEntry::new(group.name.clone(), Some(group)));
             let at = st.pending.partition_point(|&(r, _)| r <= release);
             st.pending.insert(at, (release, index));
             let new_instant = !st.timed.contains(&release);
@@ -322,8 +381,19 @@ impl Spring {
     /// assert_eq!(spring.tasks()[0].actual_finish, Some(Time::from_millis(3)));
     /// ```
     pub fn spawn_sync(&self, cx: &Ctx<'_>, group: GroupSpec) -> Result<Decision, Error> {
-        let row = self.plan_now(cx, group)?;
-        let d = lock(&self.state).decisions[row].clone();
+        if self.real_time() {
+            let config = lock(&self.state).planner.config().planner_wcet;
+            let wait = group.max_wait.map_or(config, |w| w.min(config));
+            let until = cx.now().saturating_add(wait);
+            let g = self.plan_now(cx, group)?;
+            return self.wait_answer(cx, g, until);
+        }
+        let g = self.plan_now(cx, group)?;
+        let d = {
+            let st = lock(&self.state);
+            let row = st.groups[g].decision.ok_or_else(|| Error::InvalidConfig("the group was not planned".into()))?;
+            st.decisions[row].clone()
+        };
         if d.decided > cx.now() {
             cx.sleep_until(d.decided);
         }
@@ -367,8 +437,16 @@ impl Spring {
     /// ```
     pub fn status(&self, cx: &Ctx<'_>, ticket: Ticket) -> Status {
         let st = lock(&self.state);
-        let Some(d) = st.decisions.get(ticket.0) else { return Status::Unknown };
-        if cx.now() < d.decided {
+        let Some(d) = st.groups.get(ticket.0).and_then(|g| g.decision).and_then(|row| st.decisions.get(row)) else {
+            return if st.groups.get(ticket.0).is_some_and(|g| g.error.is_some() || g.abandoned) {
+                Status::No
+            } else {
+                Status::Unknown
+            };
+        };
+        // In real time the answer is known once recorded; in virtual time once the modelled
+        // planner time has passed.
+        if st.rt.is_none() && cx.now() < d.decided {
             Status::Unknown
         } else if d.outcome.decision.is_accepted() {
             Status::Yes
@@ -480,26 +558,34 @@ impl Spring {
         }
     }
 
-    /// Plan a group spawned by a thread now.
+    /// Whether plans run in real time (the planner on its own OS thread).
+    fn real_time(&self) -> bool {
+        lock(&self.state).rt.is_some()
+    }
+
+    /// Plan a group spawned by a thread now (in real time: post it to the planner); its
+    /// group entry.
     fn plan_now(&self, cx: &Ctx<'_>, mut group: GroupSpec) -> Result<usize, Error> {
         group.release = group.release.max(cx.now());
-        let g = {
+        let (g, real_time) = {
             let mut st = lock(&self.state);
-            let g = st.groups.len();
-            st.groups.push(GroupEntry {
-                name: group.name.clone(),
-                spec: Some(group),
-                id: None,
-                killed: false,
-                decision: None,
-            });
-            g
+            st.groups.push(GroupEntry::new(group.name.clone(), Some(group)));
+            (st.groups.len() - 1, st.rt.is_some())
         };
+        if real_time {
+            self.post_plan(cx, g)?;
+            let planner = lock(&self.state).planner_thread;
+            if let Some(planner) = planner {
+                // Already released (a job pending or running) is as good.
+                let _ = cx.release(planner);
+            }
+            return Ok(g);
+        }
         if let Err(e) = self.plan_entry(cx, g) {
             lock(&self.state).events.push(format!("{}: {e}", cx.now()));
             return Err(e);
         }
-        lock(&self.state).groups[g].decision.ok_or_else(|| Error::InvalidConfig("the group was not planned".into()))
+        Ok(g)
     }
 
     /// Submit group entry `g` at `cx.now()` (with its dependent groups, all or nothing),
@@ -508,81 +594,10 @@ impl Spring {
         let now = cx.now();
         let spawns = {
             let mut st = lock(&self.state);
-            let Some(mut spec) = st.groups[g].spec.take() else { return Ok(()) };
+            let Some(spec) = st.groups[g].spec.take() else { return Ok(()) };
             st.planner.retire(now);
-            let dependents = std::mem::take(&mut spec.dependents);
-            // Dependents are tried on a copy of the planner, so a refusal of any of them
-            // leaves the plan as it was.
-            let mut trial = if dependents.is_empty() { None } else { Some(st.planner.clone()) };
-            let planner = trial.as_mut().unwrap_or(&mut st.planner);
-            let submit = |planner: &mut Planner, spec: &GroupSpec| {
-                planner
-                    .submit(&spec.request(), now, spec.max_wait)
-                    .map_err(|e| Error::InvalidConfig(format!("group \"{}\": {e}", spec.name)))
-            };
-            let first = submit(planner, &spec)?;
-            let mut outcomes = vec![(first, spec)];
-            let mut spent = first.cost;
-            for mut child in dependents {
-                child.release = child.release.max(now);
-                let accepted_so_far = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
-                let mut out = if accepted_so_far {
-                    submit(planner, &child)?
-                } else {
-                    PlanOutcome {
-                        decision: Decision::Rejected(first_rejection(&outcomes)),
-                        k: 0,
-                        evaluations: 0,
-                        backtracks: 0,
-                        cost: Duration::ZERO,
-                        ..first
-                    }
-                };
-                spent += out.cost;
-                out.cost = spent;
-                outcomes.push((out, child));
-            }
-            let all = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
-            if all {
-                if let Some(p) = trial {
-                    st.planner = p;
-                }
-            }
-            let mut spawns = Vec::new();
-            for (i, (out, spec)) in outcomes.into_iter().enumerate() {
-                let entry = if i == 0 {
-                    g
-                } else {
-                    st.groups.push(GroupEntry {
-                        name: spec.name.clone(),
-                        spec: None,
-                        id: None,
-                        killed: false,
-                        decision: None,
-                    });
-                    st.groups.len() - 1
-                };
-                // A dependent's refusal refuses the whole request.
-                let decision = if all { out.decision } else { Decision::Rejected(first_rejection_of(out.decision)) };
-                let id = match decision {
-                    Decision::Accepted(id) => Some(id),
-                    Decision::Rejected(_) => None,
-                };
-                let row = st.decisions.len();
-                st.decisions.push(GroupDecision {
-                    group: spec.name.clone(),
-                    id,
-                    requested: now,
-                    decided: now.saturating_add(spent),
-                    outcome: PlanOutcome { decision, ..out },
-                });
-                st.groups[entry].decision = Some(row);
-                st.groups[entry].id = id;
-                if let Some(id) = id {
-                    spawns.extend(st.prepare(entry, id, spec));
-                }
-            }
-            spawns
+            let answer = decide::decide(&mut st.planner, spec, now, |p, r, w| p.submit(r, now, w))?;
+            st.record(g, answer, now)
         };
         for (spec, body) in spawns {
             let g = body.g;
@@ -598,32 +613,20 @@ impl Spring {
     }
 }
 
-/// The reason to give a group refused because its request as a whole was.
-fn first_rejection(outcomes: &[(PlanOutcome, GroupSpec)]) -> Rejection {
-    outcomes
-        .iter()
-        .find_map(|(o, _)| match o.decision {
-            Decision::Rejected(r) => Some(r),
-            Decision::Accepted(_) => None,
-        })
-        .unwrap_or(Rejection::Infeasible)
-}
-
-/// A group's own rejection, or `Infeasible` for one the planner accepted on its own but
-/// whose request was refused as a whole.
-fn first_rejection_of(d: Decision) -> Rejection {
-    match d {
-        Decision::Rejected(r) => r,
-        Decision::Accepted(_) => Rejection::Infeasible,
-    }
-}
-
 impl State {
     /// Mark group `g` killed and take its tasks that have not started out of the plan.
     fn kill_group(&mut self, g: usize, now: Time) -> Option<(GroupId, usize)> {
         let id = self.groups[g].id?;
         self.groups[g].killed = true;
         let removed = self.planner.kill(id, now).unwrap_or(0);
+        // In real time the working plan is the planner's thread's: it is told too. A full
+        // queue only delays freeing the reservations (the group's threads stop anyway).
+        if let Some(link) = &self.rt {
+            if let Err(e) = link.post(realtime::Request::Kill { id, at: now }) {
+                let message = format!("{now}: group \"{}\": kill not passed to the planner: {e}", self.groups[g].name);
+                self.events.push(message);
+            }
+        }
         Some((id, removed))
     }
 

@@ -242,7 +242,8 @@ impl GroupSpec {
     /// A dependent group: planned together with this one, whenever this one is planned, and
     /// guaranteed with it or not at all (this group is refused if both do not fit). Its own
     /// release and deadline stay its own (a release before the planning instant is raised
-    /// to it). Nothing more is asked at the point where its parent's code relies on it.
+    /// to it). Nothing more is asked at the point where its parent's code relies on it. Its
+    /// own dependents are planned in the same request too (breadth first), all or nothing.
     ///
     /// ```
     /// use tempi::spring::GroupSpec;
@@ -366,7 +367,8 @@ pub struct GroupDecision {
     pub id: Option<GroupId>,
     /// When the request was made (the planning instant).
     pub requested: Time,
-    /// When the answer was known: the request plus the modelled planner time.
+    /// When the answer was known: the request plus the planner time (modelled in virtual
+    /// time, measured in real time).
     pub decided: Time,
     /// The planner's answer and cost.
     pub outcome: PlanOutcome,

@@ -411,6 +411,53 @@ impl Planner {
         now: Time,
         max_wait: Option<Duration>,
     ) -> Result<PlanOutcome, PlanError> {
+        self.submit_inner(request, now, max_wait, None)
+    }
+
+    /// Plan `request` at `now` as [`Planner::submit`] does, but hold the search to its budget
+    /// in wall-clock time: it may not run past `started + budget` (`started` is when planning
+    /// began), whatever the cost model says. Every evaluation reads the monotonic clock; a
+    /// search that reaches the limit stops and answers [`Rejection::BudgetExhausted`], and
+    /// the plan is unchanged. `k` is still chosen by the cost model, which stands for the
+    /// planner's estimate of its own speed (a zero per-evaluation cost means `k` = all), and
+    /// the answer's `cost` is the measured time. This is how the planner runs in real time.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use tempi::policy::admit::planner::*;
+    /// use tempi::Time;
+    /// let free = CostModel { fixed: Duration::ZERO, per_evaluation: Duration::ZERO };
+    /// let config = PlannerConfig { planner_wcet: Duration::from_millis(100), safety: Duration::ZERO, cost: free,
+    ///     ..PlannerConfig::new(1, 0) };
+    /// let mut p = Planner::new(config).unwrap();
+    /// let g = GroupRequest::new(Time::ZERO, Time::from_secs(1))
+    ///     .thread(ThreadRequest::new().task(TaskRequest::new(Duration::from_millis(3))));
+    /// // Planning began long ago: the budget has already run out.
+    /// let long_ago = Instant::now() - Duration::from_secs(1);
+    /// let out = p.submit_wall(&g, Time::ZERO, None, long_ago).unwrap();
+    /// assert_eq!(out.decision, Decision::Rejected(Rejection::BudgetExhausted));
+    /// assert!(p.submit_wall(&g, Time::ZERO, None, Instant::now()).unwrap().decision.is_accepted());
+    /// ```
+    pub fn submit_wall(
+        &mut self,
+        request: &GroupRequest,
+        now: Time,
+        max_wait: Option<Duration>,
+        started: std::time::Instant,
+    ) -> Result<PlanOutcome, PlanError> {
+        let deadline = started.checked_add(self.budget(max_wait)).unwrap_or(started);
+        let mut out = self.submit_inner(request, now, max_wait, Some(deadline))?;
+        out.cost = started.elapsed();
+        Ok(out)
+    }
+
+    fn submit_inner(
+        &mut self,
+        request: &GroupRequest,
+        now: Time,
+        max_wait: Option<Duration>,
+        wall_deadline: Option<std::time::Instant>,
+    ) -> Result<PlanOutcome, PlanError> {
         let config = &self.config;
         request.validate(config.cpus, config.resources)?;
         self.plan.check_room(Capacity {
@@ -440,7 +487,9 @@ impl Planner {
             out.decision = Decision::Rejected(Rejection::BudgetTooSmall { needed });
             return Ok(out);
         };
-        let limits = Limits { k, max_evaluations: max_evaluations.unwrap_or(0) };
+        // In wall-clock mode the clock, not the model, bounds the evaluations.
+        let max_evaluations = if wall_deadline.is_some() { u64::MAX } else { max_evaluations.unwrap_or(0) };
+        let limits = Limits { k, max_evaluations, wall_deadline };
         let ending = self.search.run(config, &limits);
         out.k = k;
         out.evaluations = self.search.evaluations;
@@ -452,6 +501,33 @@ impl Planner {
             Ending::BudgetExhausted => Decision::Rejected(Rejection::BudgetExhausted),
         };
         Ok(out)
+    }
+
+    /// Make this planner's plan a copy of `other`'s, without allocating (both were built
+    /// with the same configuration; the tables are preallocated). How a plan worked on
+    /// elsewhere is published to its readers.
+    ///
+    /// # Errors
+    /// [`PlanError::Config`] if the two planners' configurations differ.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::*;
+    /// use tempi::Time;
+    /// let mut work = Planner::new(PlannerConfig::new(1, 0)).unwrap();
+    /// let mut shown = Planner::new(PlannerConfig::new(1, 0)).unwrap();
+    /// let g = GroupRequest::new(Time::ZERO, Time::from_secs(1))
+    ///     .thread(ThreadRequest::new().task(TaskRequest::new(Duration::from_millis(3))));
+    /// work.submit(&g, Time::ZERO, None).unwrap();
+    /// shown.copy_plan_from(&work).unwrap();
+    /// assert_eq!(shown.plan().task_count(), 1);
+    /// ```
+    pub fn copy_plan_from(&mut self, other: &Planner) -> Result<(), PlanError> {
+        if self.config != other.config {
+            return Err(PlanError::Config("the planners' configurations differ"));
+        }
+        self.plan.copy_from(&other.plan);
+        Ok(())
     }
 
     /// Remove group `id`'s tasks that have not started by `now`; see [`Plan::kill`].

@@ -128,6 +128,9 @@ pub(super) struct Limits {
     /// Candidates per step; `usize::MAX` or anything ≥ the task count means all.
     pub k: usize,
     pub max_evaluations: u64,
+    /// A wall-clock instant the search must not run past (real time): checked at every
+    /// evaluation, in place of the modelled cost.
+    pub wall_deadline: Option<std::time::Instant>,
 }
 
 impl Search {
@@ -477,6 +480,9 @@ impl Search {
     /// Charge one evaluation, if the budget allows it.
     fn charge(&mut self, limits: &Limits) -> bool {
         if self.evaluations >= limits.max_evaluations {
+            return false;
+        }
+        if limits.wall_deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             return false;
         }
         self.evaluations += 1;
