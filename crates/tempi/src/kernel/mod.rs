@@ -67,6 +67,7 @@ mod tcb;
 mod timers;
 mod waits;
 mod xcpu;
+mod xcpu_messages;
 
 pub use ctx::Ctx;
 pub use event_ctx::EventCtx;

@@ -2,7 +2,8 @@
 //! dispatcher OS threads: each CPU has one bounded lock-free queue of requests from the others
 //! (`Crossing`), sized when the run starts ([`crate::Config::cross_cpu_queue`]), and a
 //! doorbell. A kernel posts a request (release, kill, set the priority of, spawn onto, join a
-//! thread of that CPU, or the answer to a spawn or a join), rings the bell and unparks the
+//! thread of that CPU, deliver a message to one (`xcpu_messages.rs`), or the answer to a
+//! spawn, a join or a message), rings the bell and unparks the
 //! target dispatcher, whose clock stops waiting when the bell rings (`clock/real_time.rs`).
 //! The target drains its queue at the next turn of its loop, before it fires its timers and
 //! picks; a thread it is running notices the bell at its next runtime call or
@@ -42,6 +43,7 @@ use super::tcb::{State, Wait};
 use super::{CheckpointWatch, Kernel};
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
+use crate::message::{Message, MsgError};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 use crate::trace::TraceKind;
@@ -70,6 +72,11 @@ pub(crate) enum Post {
     Spawned { spawner: ThreadId, result: Result<ThreadId, Error> },
     /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
     Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
+    /// A message for thread `to`, sent by `msg.from` (a call if `msg.expects_reply`), who
+    /// waits on `stamp` (0: a timed message, nobody waits). See `xcpu_messages.rs`.
+    Msg { to: ThreadId, msg: Message, stamp: u32 },
+    /// The answer to a `Msg`: delivered (a send), the reply (a call), or why not.
+    MsgAnswer { sender: ThreadId, stamp: u32, result: Result<Message, MsgError> },
 }
 
 /// The requests whose caller does not wait for the target CPU (they are answered only when
@@ -93,6 +100,8 @@ impl Post {
             Post::Spawn(request) => request.2,
             Post::Spawned { spawner, .. } => *spawner,
             Post::Joined { joiner, .. } => *joiner,
+            Post::Msg { to, .. } => *to,
+            Post::MsgAnswer { sender, .. } => *sender,
         }
     }
 }
@@ -233,7 +242,7 @@ impl<C: Clock> Kernel<C> {
 
     /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox
     /// (counted and traced as a full queue once, when it is put there).
-    fn post_answer(&mut self, to: usize, post: Post) {
+    pub(super) fn post_answer(&mut self, to: usize, post: Post) {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         if self.outbox.is_empty() {
             if let Err(post) = crossing.post(to, post) {
@@ -344,6 +353,8 @@ impl<C: Clock> Kernel<C> {
                     self.wake(spawner);
                 }
             }
+            Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
+            Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
             Post::Joined { joiner, outcome } => {
                 let waits =
                     self.local(joiner).is_some_and(|_| matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));
