@@ -68,6 +68,7 @@ mod timers;
 mod waits;
 mod xcpu;
 mod xcpu_messages;
+mod xcpu_sync;
 
 pub use ctx::Ctx;
 pub use event_ctx::EventCtx;
