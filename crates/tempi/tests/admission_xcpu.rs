@@ -59,8 +59,11 @@ fn real_time_nack_then_resubmission_elsewhere_is_accepted() {
         adm1.decisions().iter().map(|d| (d.request.to_string(), d.cpu, d.target_cpu, d.accepted)).collect();
     assert_eq!(d, [("J1".into(), 0, 1, true), ("J2".into(), 0, 1, false), ("J2-small".into(), 0, 1, true)]);
     assert_eq!(adm0.decisions().len(), 1);
-    // The submissions crossed as threads of CPU 1, which ended.
-    assert!(out.threads.iter().filter(|t| t.name.starts_with("submit:")).all(|t| t.cpu == 1));
+    // The submissions crossed as threads of CPU 1, which ended, none late.
+    let submissions: Vec<_> = out.threads.iter().filter(|t| t.name.starts_with("submit:")).collect();
+    assert_eq!(submissions.len(), 4);
+    assert!(submissions.iter().all(|t| t.cpu == 1 && t.outcome == Some(ThreadOutcome::Completed)));
+    assert_eq!(out.total_misses(), 0);
 }
 
 /// Submissions from CPU 0 to CPU 1, all due 1 s after the first: what each decision was

@@ -439,7 +439,7 @@ impl Admission {
         self.check_caller(cx)?;
         if self.is_remote(cx) {
             let this = self.clone();
-            return self.on_target(cx, "idle", move |cx| this.idle_before(cx, deadline))?;
+            return self.on_target(cx, "idle", deadline, move |cx| this.idle_before(cx, deadline))?;
         }
         let now = cx.now();
         self.charge_running(cx)?;
@@ -479,8 +479,8 @@ impl Admission {
         self.check_caller(cx)?;
         if self.is_remote(cx) {
             let (this, origin) = (self.clone(), cx.cpu());
-            let name = request.name.clone();
-            return self.on_target(cx, &name, move |cx| this.admit_from(cx, request, origin))?;
+            let (name, deadline) = (request.name.clone(), request.deadline);
+            return self.on_target(cx, &name, deadline, move |cx| this.admit_from(cx, request, origin))?;
         }
         self.admit_from(cx, request, cx.cpu())
     }

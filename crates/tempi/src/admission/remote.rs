@@ -5,9 +5,12 @@
 //! have really used (their execution-time clocks are that kernel's), and the accepted job
 //! must start there. The admission is built only on public runtime calls, so the request
 //! crosses by the cross-CPU spawn: the submitter creates a short *submission thread* on the
-//! target CPU (named `submit:` and the job's name, relative deadline 1 ns, so EDF runs it
-//! before the admitted jobs, as a submitter on that CPU would be), which makes the test there
-//! and starts the job locally; the submitter joins it and takes its answer — the admitted
+//! target CPU (named `submit:` and the job's name), which makes the test there and starts
+//! the job locally. The submission thread's deadline is the job's own: EDF runs it ahead of
+//! every admitted job due later — the jobs whose idle time its few microseconds could take —
+//! and it is not itself a deadline miss unless the request was already too late (a 1 ns
+//! deadline, as a submitter in virtual time has, would be missed by every real submission and
+//! count in the run's misses); the submitter joins it and takes its answer — the admitted
 //! job, or a [`Nack`](super::Nack) naming the job and the idle time that CPU had before its
 //! deadline, so the submitter can resubmit a smaller job, or to another CPU. The submitter
 //! blocks until the answer, as in virtual time, where the test is made at once. Both the
@@ -23,11 +26,12 @@ use std::time::Duration;
 use super::{Admission, AdmissionError};
 use crate::kernel::Ctx;
 use crate::thread::{ThreadOutcome, ThreadSpec};
+use crate::time::Time;
 
 impl Admission {
-    /// Run `f` on this admission's CPU, in a submission thread named `submit:{name}`, and
-    /// wait for its result. For a caller of another real-time CPU.
-    pub(super) fn on_target<R, F>(&self, cx: &Ctx<'_>, name: &str, f: F) -> Result<R, AdmissionError>
+    /// Run `f` on this admission's CPU, in a submission thread named `submit:{name}` due at
+    /// `deadline`, and wait for its result. For a caller of another real-time CPU.
+    pub(super) fn on_target<R, F>(&self, cx: &Ctx<'_>, name: &str, deadline: Time, f: F) -> Result<R, AdmissionError>
     where
         R: Send + 'static,
         F: FnOnce(&Ctx<'_>) -> R + Send + 'static,
@@ -35,7 +39,8 @@ impl Admission {
         let answer: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
         let slot = answer.clone();
         let mut f = Some(f);
-        let spec = ThreadSpec::new(format!("submit:{name}")).cpu(self.cpu).deadline(Duration::from_nanos(1));
+        let relative = (deadline - cx.now()).max(Duration::from_nanos(1));
+        let spec = ThreadSpec::new(format!("submit:{name}")).cpu(self.cpu).deadline(relative);
         let thread = cx
             .spawn(spec, move |cx| {
                 if let Some(f) = f.take() {
