@@ -95,7 +95,6 @@ use crate::runtime::Runtime;
 use crate::sets::{Budget, BudgetEventKind, SetId};
 use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
-use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
 
 use log::Bounded;
 
@@ -611,53 +610,6 @@ impl Admission {
     /// ```
     pub fn expired(&self) -> u64 {
         lock(&self.state).expired
-    }
-
-    /// The logs as rows of the JSON report
-    /// ([`to_json_with_admissions`](crate::trace::admissions::to_json_with_admissions)).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
-    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
-    /// let (decisions, events) = a.report_rows();
-    /// assert!(decisions.is_empty() && events.is_empty());
-    /// ```
-    pub fn report_rows(&self) -> (Vec<AdmissionRecord>, Vec<AdmissionEventRecord>) {
-        let st = lock(&self.state);
-        let ns = crate::time::nanos;
-        let decisions = st
-            .decisions
-            .entries
-            .iter()
-            .map(|d| AdmissionRecord {
-                request: d.request.to_string(),
-                time: d.time.as_nanos(),
-                cpu: d.cpu,
-                target_cpu: (d.target_cpu != d.cpu).then_some(d.target_cpu),
-                wcet: ns(d.wcet),
-                deadline: d.deadline.as_nanos(),
-                accepted: d.accepted,
-                idle: ns(d.idle),
-                order: d.order,
-            })
-            .collect();
-        let events = st
-            .events
-            .entries
-            .iter()
-            .map(|e| AdmissionEventRecord {
-                request: e.request.to_string(),
-                time: e.at.as_nanos(),
-                cpu: self.cpu,
-                wcet: ns(e.wcet),
-                kind: match &e.kind {
-                    JobEventKind::Overrun => "overrun".to_string(),
-                    JobEventKind::Unenforced(err) => format!("unenforced: {err}"),
-                },
-            })
-            .collect();
-        (decisions, events)
     }
 
     fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {

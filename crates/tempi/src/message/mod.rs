@@ -237,8 +237,8 @@ pub enum MsgError {
     /// The queue of requests to the recipient's real-time CPU was full
     /// ([`crate::Config::cross_cpu_queue`]): the message was not sent. Counted in
     /// [`crate::CrossCpuStats::queue_full`] and traced as
-    /// [`TraceKind::QueueFull`](crate::trace::TraceKind::QueueFull); traced as a refusal
-    /// with `arg` 4 for a timed message.
+    /// [`TraceKind::QueueFull`](crate::trace::TraceKind::QueueFull), and traced as a refusal
+    /// with `arg` 4 (also for a timed message, which then goes back to the pool).
     CpuQueueFull {
         /// The recipient's CPU.
         cpu: usize,

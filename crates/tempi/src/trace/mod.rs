@@ -75,7 +75,8 @@ pub enum TraceKind {
     ReleaseOverflow,
     /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
-    /// policy refused it, 3 when the recipient of a timed message ended before its instant (see
+    /// policy refused it, 3 when the recipient of a timed message ended before its instant, 4
+    /// when the request queue of the recipient's real-time CPU was full (see
     /// [`crate::message::MsgError`] and [`crate::Ctx::send_at`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
