@@ -251,13 +251,23 @@ pub enum LockError {
     /// [`crate::sync::Mutex::clear_poison`] after checking it.
     Poisoned,
     /// The object belongs to another CPU than the caller's: locks, condition-variable
-    /// waits and semaphore units are taken only by threads of the object's CPU; notifying
-    /// and giving units back from another CPU work in virtual time only.
+    /// waits and semaphore units are taken only by threads of the object's CPU (notifying
+    /// and giving units back work from any CPU).
     CrossCpu {
         /// The caller's CPU.
         from: usize,
         /// The object's CPU.
         to: usize,
+    },
+    /// In real time, the queue of requests to the object's CPU was full
+    /// ([`crate::Config::cross_cpu_queue`]): a notification or a unit given back from another
+    /// CPU was not sent. Counted in [`crate::CrossCpuStats::queue_full`] and traced as
+    /// [`TraceKind::QueueFull`](crate::trace::TraceKind::QueueFull).
+    QueueFull {
+        /// The object's CPU.
+        cpu: usize,
+        /// The size of its queue.
+        capacity: usize,
     },
     /// The object was created by another runtime than the caller's.
     ForeignRuntime,
@@ -282,6 +292,9 @@ impl fmt::Display for LockError {
             LockError::Poisoned => "a thread panicked while holding this lock",
             LockError::CrossCpu { from, to } => {
                 return write!(f, "a thread of CPU {from} used an object of CPU {to}");
+            }
+            LockError::QueueFull { cpu, capacity } => {
+                return write!(f, "the request queue of CPU {cpu} is full ({capacity} entries)");
             }
             LockError::ForeignRuntime => "the object belongs to another runtime",
             LockError::Overflow => "the semaphore's count would overflow",

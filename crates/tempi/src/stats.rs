@@ -161,9 +161,9 @@ pub struct RunOutcome {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrossCpuStats {
-    /// Releases, kills and priority changes the target CPU could not carry out when they
-    /// arrived (the thread had ended, or a release named a thread that is not sporadic); the
-    /// caller had already gone on. Each is a
+    /// Releases, kills, priority changes and semaphore units the target CPU could not carry
+    /// out when they arrived (the thread had ended, or a release named a thread that is not
+    /// sporadic; the semaphore's count was at its maximum); the caller had already gone on. Each is a
     /// [`crate::trace::TraceKind::CrossCpuRefused`] record.
     pub refused: u64,
     /// Posts that found the target CPU's queue full: a request then fails to its caller with

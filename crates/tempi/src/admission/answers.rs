@@ -51,13 +51,13 @@ pub enum AdmissionError {
     },
     /// The admission belongs to another runtime.
     ForeignRuntime,
-    /// A thread of CPU `from` called CPU `to`'s admission in real time, where cross-CPU
-    /// submission is not supported yet.
-    CrossCpu {
-        /// The caller's CPU.
-        from: usize,
+    /// A submission from another real-time CPU got no answer: the submission thread that
+    /// carried it to CPU `cpu` ended before answering (it was killed, or panicked).
+    Unanswered {
         /// The admission's CPU.
-        to: usize,
+        cpu: usize,
+        /// How the submission thread ended.
+        outcome: String,
     },
     /// The job's release is after the request: only released jobs can be admitted.
     FutureRelease {
@@ -98,11 +98,9 @@ impl fmt::Display for AdmissionError {
                 write!(f, "admission needs the EDF scheduler, the runtime uses `{scheduler}`")
             }
             AdmissionError::ForeignRuntime => write!(f, "the admission belongs to another runtime"),
-            AdmissionError::CrossCpu { from, to } => write!(
-                f,
-                "a thread of CPU {from} cannot submit to CPU {to}'s admission in real time (cross-CPU submission \
-                 works in virtual time only)"
-            ),
+            AdmissionError::Unanswered { cpu, outcome } => {
+                write!(f, "the submission to CPU {cpu} got no answer (its submission thread {outcome})")
+            }
             AdmissionError::FutureRelease { release, now } => {
                 write!(f, "job released at {release} requested at {now}: only released jobs can be admitted")
             }

@@ -6,9 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::{lock, Admission};
 use crate::error::Error;
 use crate::thread::ThreadId;
 use crate::time::Time;
+use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
 
 /// One admission test and its answer.
 ///
@@ -118,5 +120,54 @@ impl<T> Bounded<T> {
         } else {
             self.dropped += 1;
         }
+    }
+}
+
+impl Admission {
+    /// The logs as rows of the JSON report
+    /// ([`to_json_with_admissions`](crate::trace::admissions::to_json_with_admissions)).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
+    /// let (decisions, events) = a.report_rows();
+    /// assert!(decisions.is_empty() && events.is_empty());
+    /// ```
+    pub fn report_rows(&self) -> (Vec<AdmissionRecord>, Vec<AdmissionEventRecord>) {
+        let st = lock(&self.state);
+        let ns = crate::time::nanos;
+        let decisions = st
+            .decisions
+            .entries
+            .iter()
+            .map(|d| AdmissionRecord {
+                request: d.request.to_string(),
+                time: d.time.as_nanos(),
+                cpu: d.cpu,
+                target_cpu: (d.target_cpu != d.cpu).then_some(d.target_cpu),
+                wcet: ns(d.wcet),
+                deadline: d.deadline.as_nanos(),
+                accepted: d.accepted,
+                idle: ns(d.idle),
+                order: d.order,
+            })
+            .collect();
+        let events = st
+            .events
+            .entries
+            .iter()
+            .map(|e| AdmissionEventRecord {
+                request: e.request.to_string(),
+                time: e.at.as_nanos(),
+                cpu: self.cpu,
+                wcet: ns(e.wcet),
+                kind: match &e.kind {
+                    JobEventKind::Overrun => "overrun".to_string(),
+                    JobEventKind::Unenforced(err) => format!("unenforced: {err}"),
+                },
+            })
+            .collect();
+        (decisions, events)
     }
 }

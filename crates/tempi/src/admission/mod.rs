@@ -32,8 +32,9 @@
 //!   job to that CPU: it is tested there and, if it fits, runs there; otherwise the answer is
 //!   a [`Nack`] naming the job and the idle time that CPU had before its deadline, and the
 //!   sender may resubmit a smaller job elsewhere. In virtual time every CPU is driven from one
-//!   OS thread, so the test is made directly. In real time it is refused with
-//!   [`AdmissionError::CrossCpu`]: a submission queue between dispatchers does not exist yet.
+//!   OS thread, so the test is made directly. In real time the request crosses to the target
+//!   CPU, whose own thread makes the test there and starts the job (`remote.rs`); the
+//!   submitter waits for the answer. The decisions are the same on both clocks.
 //!
 //! # What the guarantee assumes
 //!
@@ -75,6 +76,7 @@
 mod answers;
 mod job;
 mod log;
+mod remote;
 
 pub use answers::{AdmissionError, Nack, Refused};
 
@@ -93,7 +95,6 @@ use crate::runtime::Runtime;
 use crate::sets::{Budget, BudgetEventKind, SetId};
 use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
-use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
 
 use log::Bounded;
 
@@ -417,8 +418,9 @@ impl Admission {
     /// The idle time this CPU has before `deadline`, now: what a job due then could use.
     ///
     /// # Errors
-    /// [`AdmissionError::ForeignRuntime`], [`AdmissionError::CrossCpu`] (real time), or
-    /// [`AdmissionError::Runtime`] for a runtime call refused (e.g. while unwinding).
+    /// [`AdmissionError::ForeignRuntime`], or [`AdmissionError::Runtime`] for a runtime call
+    /// refused (e.g. while unwinding). From another real-time CPU the question is asked on
+    /// this admission's CPU, as [`Admission::admit`] does, and may fail as it does.
     ///
     /// ```
     /// use std::time::Duration;
@@ -434,6 +436,10 @@ impl Admission {
     /// ```
     pub fn idle_before(&self, cx: &Ctx<'_>, deadline: Time) -> Result<Duration, AdmissionError> {
         self.check_caller(cx)?;
+        if self.is_remote(cx) {
+            let this = self.clone();
+            return self.on_target(cx, "idle", deadline, move |cx| this.idle_before(cx, deadline))?;
+        }
         let now = cx.now();
         self.charge_running(cx)?;
         let mut st = lock(&self.state);
@@ -443,6 +449,10 @@ impl Admission {
 
     /// Test `request` now and, if it fits, start it as a thread on this admission's CPU with
     /// its deadline, held to its WCET.
+    ///
+    /// From a thread of another real-time CPU the request is submitted to this admission's
+    /// CPU: a thread there makes the test and starts the job, and the caller waits for the
+    /// answer (see the module docs); the decision logged names the caller's CPU.
     ///
     /// # Errors
     /// [`Refused::Nack`] if it does not fit (nothing changed); [`Refused::Error`] if it could
@@ -466,6 +476,16 @@ impl Admission {
     /// ```
     pub fn admit(&self, cx: &Ctx<'_>, request: JobRequest) -> Result<Admitted, Refused> {
         self.check_caller(cx)?;
+        if self.is_remote(cx) {
+            let (this, origin) = (self.clone(), cx.cpu());
+            let (name, deadline) = (request.name.clone(), request.deadline);
+            return self.on_target(cx, &name, deadline, move |cx| this.admit_from(cx, request, origin))?;
+        }
+        self.admit_from(cx, request, cx.cpu())
+    }
+
+    /// [`Admission::admit`] made on this admission's CPU for a caller of CPU `origin`.
+    fn admit_from(&self, cx: &Ctx<'_>, request: JobRequest, origin: usize) -> Result<Admitted, Refused> {
         let now = cx.now();
         if let Some(release) = request.release.filter(|&r| r > now) {
             return Err(AdmissionError::FutureRelease { release, now }.into());
@@ -487,7 +507,7 @@ impl Admission {
             let decision = |accepted| Decision {
                 request: name.clone(),
                 time: now,
-                cpu: cx.cpu(),
+                cpu: origin,
                 target_cpu: self.cpu,
                 wcet,
                 deadline,
@@ -592,59 +612,9 @@ impl Admission {
         lock(&self.state).expired
     }
 
-    /// The logs as rows of the JSON report
-    /// ([`to_json_with_admissions`](crate::trace::admissions::to_json_with_admissions)).
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
-    /// let a = tempi::admission::Admission::new(&mut rt, tempi::admission::AdmissionSpec::new(0)).unwrap();
-    /// let (decisions, events) = a.report_rows();
-    /// assert!(decisions.is_empty() && events.is_empty());
-    /// ```
-    pub fn report_rows(&self) -> (Vec<AdmissionRecord>, Vec<AdmissionEventRecord>) {
-        let st = lock(&self.state);
-        let ns = crate::time::nanos;
-        let decisions = st
-            .decisions
-            .entries
-            .iter()
-            .map(|d| AdmissionRecord {
-                request: d.request.to_string(),
-                time: d.time.as_nanos(),
-                cpu: d.cpu,
-                target_cpu: (d.target_cpu != d.cpu).then_some(d.target_cpu),
-                wcet: ns(d.wcet),
-                deadline: d.deadline.as_nanos(),
-                accepted: d.accepted,
-                idle: ns(d.idle),
-                order: d.order,
-            })
-            .collect();
-        let events = st
-            .events
-            .entries
-            .iter()
-            .map(|e| AdmissionEventRecord {
-                request: e.request.to_string(),
-                time: e.at.as_nanos(),
-                cpu: self.cpu,
-                wcet: ns(e.wcet),
-                kind: match &e.kind {
-                    JobEventKind::Overrun => "overrun".to_string(),
-                    JobEventKind::Unenforced(err) => format!("unenforced: {err}"),
-                },
-            })
-            .collect();
-        (decisions, events)
-    }
-
     fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
         if cx.runtime() != self.runtime {
             return Err(AdmissionError::ForeignRuntime);
-        }
-        if self.mode == ClockMode::Real && cx.cpu() != self.cpu {
-            return Err(AdmissionError::CrossCpu { from: cx.cpu(), to: self.cpu });
         }
         Ok(())
     }

@@ -17,9 +17,11 @@ impl Ctx<'_> {
     /// Send `msg` to thread `to` and go on: it joins `to`'s new queue (or wakes `to` if it
     /// waits in [`Ctx::read`]). The sender is filled in. Fails with
     /// [`MsgError::PoolFull`], [`MsgError::QueueFull`] or [`MsgError::Refused`] (each traced
-    /// as [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused)),
-    /// [`MsgError::NoSuchThread`], or [`MsgError::CrossCpu`] for a thread of another real-time
-    /// CPU.
+    /// as [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused)), or
+    /// [`MsgError::NoSuchThread`]. To a thread of another real-time CPU the message travels
+    /// through that CPU's request queue and the sender waits until it is delivered there (or
+    /// refused), so the result is the same as in virtual time; a full request queue is
+    /// [`MsgError::CpuQueueFull`].
     ///
     /// ```
     /// use tempi::message::{Message, Read};
@@ -37,7 +39,8 @@ impl Ctx<'_> {
         self.invoke(MsgCall(MsgOp::Send { to, call: false }))
     }
 
-    /// Send `msg` to thread `to` and wait for its reply ([`Ctx::reply`]), which is returned.
+    /// Send `msg` to thread `to` and wait for its reply ([`Ctx::reply`]), which is returned
+    /// (from a thread of another real-time CPU, through this CPU's request queue).
     /// Fails as [`Ctx::send`] does, with [`MsgError::CallSelf`] for a call to itself, and with
     /// [`MsgError::Unanswered`] if the recipient put the message away without replying.
     ///
@@ -165,9 +168,10 @@ impl Ctx<'_> {
     /// goes back to the pool and a
     /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record is written
     /// for the sender; the same happens when the recipient ends before the instant (at its
-    /// end, `arg` 3). Fails at once with [`MsgError::NoSuchThread`], or
-    /// [`MsgError::CrossCpu`] for a thread of another real-time CPU, as `send` does. The
-    /// returned handle cancels it ([`Ctx::cancel_timer`]).
+    /// end, `arg` 3). Fails at once with [`MsgError::NoSuchThread`]. To a thread of another
+    /// real-time CPU the message is posted to that CPU when the timer fires; a full request
+    /// queue then is a refusal with `arg` 4. The returned handle cancels it
+    /// ([`Ctx::cancel_timer`]).
     ///
     /// ```
     /// use tempi::message::{Message, Read};

@@ -71,11 +71,14 @@ pub(crate) struct MsgSlot {
     seq: u64,
     /// Set while the message waits for its timer.
     armed: Option<Armed>,
+    /// For a message of a thread of another real-time CPU: the stamp its sender waits on
+    /// (`Wait::Reply(stamp)` there), to answer it through that CPU's queue; 0 otherwise.
+    pub(super) remote: u32,
 }
 
 /// The kernel's pool of messages: slots and a free list, both sized once.
 pub(crate) struct MsgPool {
-    slots: Vec<MsgSlot>,
+    pub(super) slots: Vec<MsgSlot>,
     free: Vec<u32>,
     seq: u64,
     /// Messages waiting for their timer (a thread's end scans the pool only if some are).
@@ -86,13 +89,13 @@ impl MsgPool {
     pub(crate) fn new(n: usize) -> MsgPool {
         MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0 }
     }
-    fn take(&mut self, msg: Message) -> Option<u32> {
+    pub(super) fn take(&mut self, msg: Message) -> Option<u32> {
         let s = self.free.pop()?;
         self.seq += 1;
-        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None };
+        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, remote: 0 };
         Some(s)
     }
-    fn give_back(&mut self, s: u32) {
+    pub(super) fn give_back(&mut self, s: u32) {
         self.free.push(s);
     }
     fn next_seq(&mut self) -> u64 {
@@ -126,11 +129,12 @@ impl Mailbox {
 }
 
 /// The `arg` of a `MessageRefused` record.
-fn refusal_code(e: MsgError) -> u64 {
+pub(super) fn refusal_code(e: MsgError) -> u64 {
     match e {
         MsgError::PoolFull => 0,
         MsgError::QueueFull => 1,
         MsgError::NoSuchThread(_) => 3,
+        MsgError::CpuQueueFull { .. } => 4,
         _ => 2,
     }
 }
@@ -140,7 +144,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn handle_msg(&mut self, c: usize, id: ThreadId, op: MsgOp) {
         let answer = match op {
             MsgOp::Send { to, call } => self.msg_send(c, id, to, call),
-            MsgOp::Reply => Some(self.msg_reply(id)),
+            MsgOp::Reply => self.msg_reply(c, id),
             MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
             MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
             MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),
@@ -171,10 +175,13 @@ impl<C: Clock> Kernel<C> {
             return Some(Err(MsgError::CallSelf));
         }
         if self.local(to).is_none() {
-            return Some(Err(match self.remote_cpu(to) {
-                Some(cpu) => MsgError::CrossCpu { from: self.cpus[c].index, to: cpu },
-                None => MsgError::NoSuchThread(to),
-            }));
+            return match self.remote_cpu(to) {
+                Some(cpu) => {
+                    let msg = self.mail_msg(id);
+                    self.msg_send_remote(c, id, to, cpu, msg, call)
+                }
+                None => Some(Err(MsgError::NoSuchThread(to))),
+            };
         }
         let mut msg = self.mail_msg(id);
         msg.from = Some(id);
@@ -194,13 +201,13 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// A message call of `id` failed with `e`: traced, and returned.
-    fn refuse(&mut self, id: ThreadId, e: MsgError) -> MsgError {
+    pub(super) fn refuse(&mut self, id: ThreadId, e: MsgError) -> MsgError {
         self.trace_thread(id, TraceKind::MessageRefused, refusal_code(e));
         e
     }
 
     /// Put slot `s` into `to`'s new queue, or hand it to `to` at once if it waits in `read`.
-    fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
+    pub(super) fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
         let i = self.local(to).expect("recipient is live");
         let t = self.slots[i].as_mut().expect("live slot");
         let msg = self.msg_pool.slots[s as usize].msg;
@@ -247,11 +254,15 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Slot `s` leaves every queue: its caller, if one still waits for it, is answered
-    /// `Unanswered`; the slot goes back to the pool.
+    /// `Unanswered` (through its CPU's queue, for a caller of another real-time CPU); the
+    /// slot goes back to the pool.
     fn drop_msg(&mut self, s: u32) {
         let msg = self.msg_pool.slots[s as usize].msg;
         if let Some(caller) = msg.from.filter(|_| msg.expects_reply) {
-            if self.local(caller).is_some() && self.tcb(caller).state == State::Blocked(Wait::Reply(s)) {
+            let stamp = self.msg_pool.slots[s as usize].remote;
+            if stamp != 0 {
+                self.answer_remote_sender(caller, stamp, Err(MsgError::Unanswered));
+            } else if self.local(caller).is_some() && self.tcb(caller).state == State::Blocked(Wait::Reply(s)) {
                 self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Unanswered))));
                 self.wake_from_wait(caller);
             }
@@ -259,15 +270,26 @@ impl<C: Clock> Kernel<C> {
         self.msg_pool.give_back(s);
     }
 
-    /// `id` replies to its current message with the fields in its mail cell.
-    pub(crate) fn msg_reply(&mut self, id: ThreadId) -> MsgAnswer {
-        let Some(s) = self.tcb(id).mbox.current else { return Err(MsgError::NoCurrent) };
+    /// `id`, running on CPU `c`, replies to its current message with the fields in its mail
+    /// cell. Returns the answer, or `None` when it now waits (a reply to an asynchronous
+    /// message of another real-time CPU's thread is sent as [`Ctx::send`](super::Ctx::send)
+    /// is, and waits for its delivery there).
+    pub(crate) fn msg_reply(&mut self, c: usize, id: ThreadId) -> Option<MsgAnswer> {
+        let Some(s) = self.tcb(id).mbox.current else { return Some(Err(MsgError::NoCurrent)) };
         let mut reply = self.mail_msg(id);
         let original = self.msg_pool.slots[s as usize].msg;
         reply.from = Some(id);
         reply.expects_reply = false;
-        let Some(sender) = original.from else { return Err(MsgError::NoCurrent) };
+        let Some(sender) = original.from else { return Some(Err(MsgError::NoCurrent)) };
         self.tcb(id).mbox.current = None;
+        let stamp = self.msg_pool.slots[s as usize].remote;
+        if original.expects_reply && stamp != 0 {
+            // The caller waits on another real-time CPU: the reply travels back through that
+            // CPU's queue, as plain data; the slot is this kernel's and comes back now.
+            self.msg_pool.give_back(s);
+            self.answer_remote_sender(sender, stamp, Ok(reply));
+            return Some(Ok(()));
+        }
         if original.expects_reply {
             if self.local(sender).is_some() && self.tcb(sender).state == State::Blocked(Wait::Reply(s)) {
                 let t = self.tcb(sender);
@@ -277,21 +299,24 @@ impl<C: Clock> Kernel<C> {
             }
             // A caller that no longer waits (aborted, killed) gets nothing.
             self.msg_pool.give_back(s);
-            return Ok(());
+            return Some(Ok(()));
         }
         // A reply to an asynchronous message goes back as an asynchronous message, in the
-        // same slot.
+        // same slot (or, to a thread of another real-time CPU, as a send to it).
         if self.local(sender).is_none() {
             self.msg_pool.give_back(s);
-            return Err(MsgError::NoSuchThread(sender));
+            return match self.remote_cpu(sender) {
+                Some(cpu) => self.msg_send_remote(c, id, sender, cpu, reply, false),
+                None => Some(Err(MsgError::NoSuchThread(sender))),
+            };
         }
         self.msg_pool.slots[s as usize].msg = reply;
         self.msg_pool.slots[s as usize].seq = self.msg_pool.next_seq();
         if let Err(e) = self.deliver(sender, s) {
             self.msg_pool.give_back(s);
-            return Err(self.refuse(id, e));
+            return Some(Err(self.refuse(id, e)));
         }
-        Ok(())
+        Some(Ok(()))
     }
 
     /// `id` reads the next message of its new queue (waiting until `deadline`, if `wait`).
@@ -385,11 +410,9 @@ impl<C: Clock> Kernel<C> {
     /// `id` asks for the message in its mail cell to be sent to `to` at `at` (now, if `at` has
     /// passed): the message is taken from the pool now; the handle goes back in the mail cell.
     pub(crate) fn msg_send_at(&mut self, c: usize, id: ThreadId, to: ThreadId, at: Time) -> MsgAnswer {
-        if self.local(to).is_none() {
-            return Err(match self.remote_cpu(to) {
-                Some(cpu) => MsgError::CrossCpu { from: self.cpus[c].index, to: cpu },
-                None => MsgError::NoSuchThread(to),
-            });
+        // A recipient of another real-time CPU is checked there when the timer fires.
+        if self.local(to).is_none() && self.remote_cpu(to).is_none() {
+            return Err(MsgError::NoSuchThread(to));
         }
         let mut msg = self.mail_msg(id);
         msg.from = Some(id);
@@ -437,6 +460,17 @@ impl<C: Clock> Kernel<C> {
         let sender = self.msg_pool.slots[s as usize].msg.from.expect("a timed message has a sender");
         let seq = self.msg_pool.next_seq();
         self.msg_pool.slots[s as usize].seq = seq;
+        if self.local(a.to).is_none() {
+            if let Some(cpu) = self.remote_cpu(a.to) {
+                // Posted as plain data; the slot is this kernel's and comes back now.
+                let msg = self.msg_pool.slots[s as usize].msg;
+                self.msg_pool.give_back(s);
+                if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
+                    self.refuse_timed(sender, a.cpu, e);
+                }
+                return;
+            }
+        }
         let result = if self.local(a.to).is_none() { Err(MsgError::NoSuchThread(a.to)) } else { self.deliver(a.to, s) };
         if let Err(e) = result {
             self.msg_pool.give_back(s);
@@ -446,7 +480,7 @@ impl<C: Clock> Kernel<C> {
 
     /// A timed message of `sender` (armed on local CPU `cpu`) was not delivered: traced on
     /// the sender, also once it has ended.
-    fn refuse_timed(&mut self, sender: ThreadId, cpu: usize, e: MsgError) {
+    pub(super) fn refuse_timed(&mut self, sender: ThreadId, cpu: usize, e: MsgError) {
         if self.local(sender).is_some() {
             self.refuse(sender, e);
         } else {

@@ -67,6 +67,8 @@ mod tcb;
 mod timers;
 mod waits;
 mod xcpu;
+mod xcpu_messages;
+mod xcpu_sync;
 
 pub use ctx::Ctx;
 pub use event_ctx::EventCtx;

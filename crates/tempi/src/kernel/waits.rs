@@ -105,6 +105,16 @@ impl<C: Clock> Kernel<C> {
         (i < self.sems.len()).then_some(i)
     }
 
+    /// This kernel's index of `cond` (for a request from another CPU).
+    pub(super) fn cond_index(&self, cond: CondId) -> Option<usize> {
+        self.cond_local(cond)
+    }
+
+    /// This kernel's index of `sem` (for a request from another CPU).
+    pub(super) fn sem_index(&self, sem: SemId) -> Option<usize> {
+        self.sem_local(sem)
+    }
+
     /// Block the running thread `id` of CPU `c` on `wait` (a lock, a condition variable, a
     /// semaphore), with an optional deadline; the caller queues it where it waits.
     pub(crate) fn block_in(&mut self, c: usize, id: ThreadId, wait: Wait, deadline: Option<Time>) {
@@ -153,18 +163,28 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Wake `cond`'s most urgent waiter, or all of them. A condition variable of another
-    /// kernel (another real-time CPU) is refused; the caller fills in its CPU.
+    /// real-time CPU is notified through that CPU's queue (`xcpu_sync.rs`); an id of no CPU
+    /// is refused, the caller filling in the object's CPU.
     pub(crate) fn cond_signal(&mut self, c: usize, cond: CondId, all: bool) -> Result<(), LockError> {
         let Some(k) = self.cond_local(cond) else {
-            return Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX });
+            let caller = self.cpus[c].current;
+            return match (self.object_cpu(cond.0, self.conds.capacity()), caller) {
+                (Some(to), Some(id)) => self.post_cond_signal(to, id, cond, all),
+                _ => Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX }),
+            };
         };
+        self.cond_signal_local(k, all);
+        Ok(())
+    }
+
+    /// Wake the most urgent waiter of this kernel's condition variable `k`, or all of them.
+    pub(super) fn cond_signal_local(&mut self, k: usize, all: bool) {
         while let Some(w) = self.conds[k].waiters.pop() {
             self.answer_cond_waiter(w, Ok(false));
             if !all {
                 break;
             }
         }
-        Ok(())
     }
 
     /// FREE JAZZ's `procure`: take a unit, waiting unless `try_only`. Returns the answer to
@@ -207,11 +227,16 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// FREE JAZZ's `vacate`: give a unit back, straight to the first waiter if there is one.
-    /// A semaphore of another kernel (another real-time CPU) is refused, the caller filling
-    /// in its CPU; a count at `u64::MAX` is left so and refused.
+    /// A semaphore of another real-time CPU gets it through that CPU's queue
+    /// (`xcpu_sync.rs`); an id of no CPU is refused, the caller filling in the object's CPU;
+    /// a count at `u64::MAX` is left so and refused.
     pub(crate) fn vacate(&mut self, c: usize, sem: SemId) -> Result<(), LockError> {
         let Some(k) = self.sem_local(sem) else {
-            return Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX });
+            let caller = self.cpus[c].current;
+            return match (self.object_cpu(sem.0, self.sems.capacity()), caller) {
+                (Some(to), Some(id)) => self.post_vacate(to, id, sem),
+                _ => Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX }),
+            };
         };
         self.vacate_local(k)
     }

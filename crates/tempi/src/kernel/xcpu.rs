@@ -2,7 +2,10 @@
 //! dispatcher OS threads: each CPU has one bounded lock-free queue of requests from the others
 //! (`Crossing`), sized when the run starts ([`crate::Config::cross_cpu_queue`]), and a
 //! doorbell. A kernel posts a request (release, kill, set the priority of, spawn onto, join a
-//! thread of that CPU, or the answer to a spawn or a join), rings the bell and unparks the
+//! thread of that CPU, deliver a message to one (`xcpu_messages.rs`), notify a condition
+//! variable of that CPU or give a unit back to one of its semaphores (`xcpu_sync.rs`), or
+//! the answer to a
+//! spawn, a join or a message), rings the bell and unparks the
 //! target dispatcher, whose clock stops waiting when the bell rings (`clock/real_time.rs`).
 //! The target drains its queue at the next turn of its loop, before it fires its timers and
 //! picks; a thread it is running notices the bell at its next runtime call or
@@ -42,6 +45,8 @@ use super::tcb::{State, Wait};
 use super::{CheckpointWatch, Kernel};
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
+use crate::message::{Message, MsgError};
+use crate::objects::{CondId, SemId};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 use crate::trace::TraceKind;
@@ -59,9 +64,11 @@ pub(crate) enum Post {
     Kill { target: ThreadId, from: usize },
     /// Set a thread's priority.
     SetPriority { target: ThreadId, priority: i32, from: usize },
-    /// The answer to a release, kill or priority change the target CPU could not carry out
-    /// (the thread had ended, or is not sporadic): counted and traced by the sender's kernel.
-    Refused { target: ThreadId, op: RemoteOp, error: Error },
+    /// The answer to a release, kill, priority change or semaphore unit CPU `by` could not
+    /// carry out (the thread had ended, is not sporadic; the count would overflow): counted
+    /// and traced by the sender's kernel. `target` is the thread named (the giver, for a
+    /// unit).
+    Refused { target: ThreadId, op: RemoteOp, by: usize },
     /// Create a thread; its id (or the error) goes back to `spawner`.
     Spawn(Box<(ThreadSpec, Body, ThreadId)>),
     /// `joiner` waits for `target` to end.
@@ -70,6 +77,16 @@ pub(crate) enum Post {
     Spawned { spawner: ThreadId, result: Result<ThreadId, Error> },
     /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
     Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
+    /// A message for thread `to`, sent by `msg.from` (a call if `msg.expects_reply`), who
+    /// waits on `stamp` (0: a timed message, nobody waits). See `xcpu_messages.rs`.
+    Msg { to: ThreadId, msg: Message, stamp: u32 },
+    /// The answer to a `Msg`: delivered (a send), the reply (a call), or why not.
+    MsgAnswer { sender: ThreadId, stamp: u32, result: Result<Message, MsgError> },
+    /// Wake the most urgent waiter (or all) of a condition variable of the target CPU, for
+    /// thread `notifier`.
+    CondSignal { cond: CondId, all: bool, notifier: ThreadId },
+    /// Give a unit back to a semaphore of the target CPU, for `giver` (told if it cannot be).
+    Vacate { sem: SemId, giver: ThreadId },
 }
 
 /// The requests whose caller does not wait for the target CPU (they are answered only when
@@ -79,6 +96,7 @@ pub(crate) enum RemoteOp {
     Release = 0,
     Kill = 1,
     SetPriority = 2,
+    Vacate = 3,
 }
 
 impl Post {
@@ -93,6 +111,10 @@ impl Post {
             Post::Spawn(request) => request.2,
             Post::Spawned { spawner, .. } => *spawner,
             Post::Joined { joiner, .. } => *joiner,
+            Post::Msg { to, .. } => *to,
+            Post::MsgAnswer { sender, .. } => *sender,
+            Post::Vacate { giver, .. } => *giver,
+            Post::CondSignal { notifier, .. } => *notifier,
         }
     }
 }
@@ -233,7 +255,7 @@ impl<C: Clock> Kernel<C> {
 
     /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox
     /// (counted and traced as a full queue once, when it is put there).
-    fn post_answer(&mut self, to: usize, post: Post) {
+    pub(super) fn post_answer(&mut self, to: usize, post: Post) {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         if self.outbox.is_empty() {
             if let Err(post) = crossing.post(to, post) {
@@ -293,36 +315,35 @@ impl<C: Clock> Kernel<C> {
             // A release, kill or priority change that fails here (the thread ended meanwhile,
             // or is not sporadic) fails as a local one would, and the sender is told.
             Post::Release { target, from } => {
-                if let Err(error) = self.request_release(target, self.first_cpu) {
-                    self.post_answer(from, Post::Refused { target, op: RemoteOp::Release, error });
+                if self.request_release(target, self.first_cpu).is_err() {
+                    self.post_answer(from, Post::Refused { target, op: RemoteOp::Release, by: self.first_cpu });
                 }
             }
             Post::Kill { target, from } => {
                 if self.local(target).is_some() {
                     self.kill(target);
                 } else {
-                    let error = self.no_thread(target);
-                    self.post_answer(from, Post::Refused { target, op: RemoteOp::Kill, error });
+                    self.post_answer(from, Post::Refused { target, op: RemoteOp::Kill, by: self.first_cpu });
                 }
             }
             Post::SetPriority { target, priority, from } => {
                 if self.local(target).is_some() {
                     self.set_priority_of(target, priority);
                 } else {
-                    let error = self.no_thread(target);
-                    self.post_answer(from, Post::Refused { target, op: RemoteOp::SetPriority, error });
+                    let by = self.first_cpu;
+                    self.post_answer(from, Post::Refused { target, op: RemoteOp::SetPriority, by });
                 }
             }
-            Post::Refused { target, op, error } => {
+            Post::Refused { target, op, by } => {
                 // Nobody waits for this answer: it is counted, and traced with the request
                 // (`job`) and the CPU that refused it (`arg`).
-                let _ = error;
                 self.xcpu.refused += 1;
-                let cpu = target.index() / self.slots.len();
                 if let Some(c) = self.cpu_local(self.first_cpu) {
-                    self.trace(c, TraceKind::CrossCpuRefused, target, op as u32, cpu as u64);
+                    self.trace(c, TraceKind::CrossCpuRefused, target, op as u32, by as u64);
                 }
             }
+            Post::CondSignal { cond, all, .. } => self.remote_cond_signal(cond, all),
+            Post::Vacate { sem, giver } => self.remote_vacate(sem, giver),
             Post::Spawn(request) => {
                 let (spec, body, spawner) = *request;
                 let result = self.spawn_thread(spec, body, self.first_cpu);
@@ -344,6 +365,8 @@ impl<C: Clock> Kernel<C> {
                     self.wake(spawner);
                 }
             }
+            Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
+            Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
             Post::Joined { joiner, outcome } => {
                 let waits =
                     self.local(joiner).is_some_and(|_| matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));

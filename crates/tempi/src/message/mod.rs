@@ -225,13 +225,25 @@ pub enum MsgError {
     NoSuchThread(ThreadId),
     /// A thread called itself: it would wait for its own reply forever.
     CallSelf,
-    /// The recipient runs on another real-time CPU; messages stay on their CPU in real time
-    /// (virtual time has no such limit).
+    /// The handler belongs to another real-time CPU: handlers are invoked only from their own
+    /// CPU in real time (virtual time has no such limit; messages to threads cross CPUs on
+    /// both clocks).
     CrossCpu {
         /// The CPU of the sender.
         from: usize,
         /// The CPU of the recipient.
         to: usize,
+    },
+    /// The queue of requests to the recipient's real-time CPU was full
+    /// ([`crate::Config::cross_cpu_queue`]): the message was not sent. Counted in
+    /// [`crate::CrossCpuStats::queue_full`] and traced as
+    /// [`TraceKind::QueueFull`](crate::trace::TraceKind::QueueFull), and traced as a refusal
+    /// with `arg` 4 (also for a timed message, which then goes back to the pool).
+    CpuQueueFull {
+        /// The recipient's CPU.
+        cpu: usize,
+        /// The size of its queue.
+        capacity: usize,
     },
     /// [`Read::Poll`] found the new queue empty.
     Empty,
@@ -267,6 +279,9 @@ impl fmt::Display for MsgError {
             MsgError::CallSelf => write!(f, "a thread cannot call itself"),
             MsgError::CrossCpu { from, to } => {
                 write!(f, "messages do not cross from real-time CPU {from} to CPU {to}")
+            }
+            MsgError::CpuQueueFull { cpu, capacity } => {
+                write!(f, "the request queue of CPU {cpu} is full ({capacity} entries)")
             }
             MsgError::Empty => write!(f, "no message"),
             MsgError::Timeout => write!(f, "no message in time"),

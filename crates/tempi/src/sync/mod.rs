@@ -545,11 +545,14 @@ impl Condvar {
         Ok((mutex.guard(cx), timed_out))
     }
 
-    /// Wake the most urgent waiter, if any.
+    /// Wake the most urgent waiter, if any. From a thread of another real-time CPU the
+    /// notification is posted to the condition variable's CPU, whose kernel wakes the waiter
+    /// when it takes the request; the call returns once it is posted (virtual time wakes the
+    /// waiter at once).
     ///
     /// # Errors
     /// [`LockError::ForeignRuntime`] for a thread of another runtime; in real time,
-    /// [`LockError::CrossCpu`] for a thread of another CPU (virtual time wakes the waiter).
+    /// [`LockError::QueueFull`] if the request queue of the condition variable's CPU is full.
     ///
     /// ```
     /// # let _ = tempi::sync::Condvar::notify_one;
@@ -652,8 +655,13 @@ impl Semaphore {
     ///
     /// # Errors
     /// [`LockError::Overflow`] when the count is already `u64::MAX` (it stays so);
-    /// [`LockError::ForeignRuntime`] for a thread of another runtime; in real time,
-    /// [`LockError::CrossCpu`] for a thread of another CPU (virtual time gives the unit back).
+    /// [`LockError::ForeignRuntime`] for a thread of another runtime; in real time, from
+    /// another CPU, [`LockError::QueueFull`] if the request queue of the semaphore's CPU is
+    /// full. From another real-time CPU the unit is posted to the semaphore's CPU and the call
+    /// returns once it is posted; if the count there is at `u64::MAX` the unit is refused
+    /// there, and the refusal counted ([`crate::CrossCpuStats::refused`]) and traced
+    /// ([`TraceKind::CrossCpuRefused`](crate::trace::TraceKind::CrossCpuRefused), request 3)
+    /// instead of returned.
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);

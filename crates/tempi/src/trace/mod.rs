@@ -79,7 +79,8 @@ pub enum TraceKind {
     ReleaseBeyondLimit,
     /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
-    /// policy refused it, 3 when the recipient of a timed message ended before its instant (see
+    /// policy refused it, 3 when the recipient of a timed message ended before its instant, 4
+    /// when the request queue of the recipient's real-time CPU was full (see
     /// [`crate::message::MsgError`] and [`crate::Ctx::send_at`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
@@ -88,10 +89,11 @@ pub enum TraceKind {
     /// time only: the spin ends at the thread's next `LockAcquired`, and its length counts in
     /// [`crate::ThreadStats::spin_time`].
     Spin,
-    /// Real time: a release, kill or priority change this CPU posted to another was refused
-    /// there (the thread had ended, or is not sporadic); `thread` is the thread it named, `job`
-    /// the request (0 release, 1 kill, 2 set priority), `arg` the CPU that refused it. Counted
-    /// in [`crate::CrossCpuStats::refused`].
+    /// Real time: a release, kill, priority change or semaphore unit this CPU posted to
+    /// another was refused there (the thread had ended, or is not sporadic; the semaphore's
+    /// count is at its maximum); `thread` is the thread it named (the giver, for a unit),
+    /// `job` the request (0 release, 1 kill, 2 set priority, 3 semaphore unit), `arg` the CPU
+    /// that refused it. Counted in [`crate::CrossCpuStats::refused`].
     CrossCpuRefused,
     /// Real time: a post from this CPU found another CPU's queue full
     /// ([`crate::Config::cross_cpu_queue`]); `thread` is the thread the request named, `arg`
