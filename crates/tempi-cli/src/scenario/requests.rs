@@ -234,16 +234,6 @@ impl Scenario {
     ) -> Result<Option<Admissions>, ScenarioError> {
         let Some(def) = &self.admission else { return Ok(None) };
         let at = |line: usize, message: String| ScenarioError { file: self.file.clone(), line: Some(line), message };
-        if C::MODE == ClockMode::Real {
-            if let Some(r) =
-                def.requests.iter().find(|r| r.target != r.cpu || r.resubmit.is_some_and(|(c, _)| c != r.cpu))
-            {
-                return Err(at(
-                    r.line,
-                    format!("request \"{}\": cross-CPU submission works in virtual time only", r.name),
-                ));
-            }
-        }
         let mut per_cpu = Vec::with_capacity(self.cpus);
         for cpu in 0..self.cpus {
             let spec = AdmissionSpec::new(cpu)
@@ -262,12 +252,19 @@ impl Scenario {
             }
             mine.sort_by_key(|r| r.time);
             let n = mine.len();
-            // A deadline of 1 ns puts the submitter ahead of every admitted job (whose
-            // deadlines are later), and it finishes at its release since it takes no time.
+            // In virtual time a deadline of 1 ns puts the submitter ahead of every admitted
+            // job (whose deadlines are later), and it finishes at its release since it takes
+            // no time. In real time it takes time (a cross-CPU submission waits for the
+            // target's answer), so 1 ns would be a miss every time: it is due at its CPU's
+            // shortest request deadline instead, still ahead of every job due later than that.
+            let due = match C::MODE {
+                ClockMode::Virtual => Duration::from_nanos(1),
+                ClockMode::Real => mine.iter().map(|r| r.deadline).min().unwrap_or(Duration::from_nanos(1)),
+            };
             let spec = ThreadSpec::new(format!("requests@{cpu}"))
                 .cpu(cpu)
                 .sporadic(Duration::ZERO)
-                .deadline(Duration::from_nanos(1))
+                .deadline(due)
                 .max_jobs(u32::try_from(n).unwrap_or(u32::MAX))
                 .release_queue(n);
             let times: Vec<Duration> = mine.iter().map(|r| r.time).collect();
