@@ -76,6 +76,9 @@ pub struct Ctx<'a> {
     pub(super) runtime: u64,
     pub(super) id: ThreadId,
     pub(super) cpu: usize,
+    /// Runs on an OS thread of its own that the dispatcher may stop anywhere (real time,
+    /// `ThreadSpec::os_backed`): it takes no lock on the fast path.
+    pub(super) os_backed: bool,
     pub(super) now: Cell<Time>,
     pub(super) job: Cell<JobInfo>,
     pub(super) real_clock: Option<RealClock>,
@@ -506,6 +509,13 @@ impl<'a> Ctx<'a> {
 
     pub(crate) fn adopt_raw(&self, lock: LockId) {
         self.invoke(calls::Adopt(lock));
+    }
+
+    /// The thread runs on an OS thread of its own that its dispatcher may stop anywhere
+    /// (`ThreadSpec::os_backed`, real time): it must not take the lock fast paths.
+    #[inline(always)]
+    pub(crate) fn os_backed(&self) -> bool {
+        self.os_backed
     }
 
     /// Count a lock taken (`1`) or released (`-1`) through the fast path: the kernel defers

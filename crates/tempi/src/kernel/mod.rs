@@ -57,6 +57,7 @@ mod jobs;
 mod lending;
 mod locks;
 mod messages;
+mod os_backed;
 mod protocol;
 mod requests;
 mod run;
@@ -258,6 +259,9 @@ pub(crate) struct Kernel<C: Clock> {
     xcpu: crate::stats::CrossCpuStats,
     /// Releases asked by timing events that could not be carried out.
     event_releases_refused: u64,
+    /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
+    /// stopped until the run ends (see `os_backed.rs`).
+    abandoned: Vec<os_backed::Worker>,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

@@ -175,6 +175,7 @@ impl<T> Mutex<T> {
         let w = &self.word;
         if cx.runtime() != self.runtime
             || cx.cpu() != self.cpu
+            || cx.os_backed()
             || !w.fast.load(Ordering::Relaxed)
             || w.owner.load(Ordering::Relaxed) != 0
         {
@@ -236,7 +237,7 @@ impl<T> Mutex<T> {
     #[inline(always)]
     fn release_fast(&self, cx: &Ctx<'_>) -> bool {
         let w = &self.word;
-        if w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != cx.id().to_word() {
+        if cx.os_backed() || w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != cx.id().to_word() {
             return false;
         }
         w.owner.store(0, Ordering::Relaxed);
@@ -252,7 +253,10 @@ impl<T> Mutex<T> {
     /// therefore have no effect outside the data that it cannot repeat.
     ///
     /// A panic inside `section` releases the lock and marks it poisoned. An error means the
-    /// lock was not taken and `section` did not run.
+    /// lock was not taken and `section` did not run. An OS-backed thread in real time
+    /// ([`crate::ThreadSpec::os_backed`]) may be stopped anywhere in `section`, not only at a
+    /// runtime call, so it cannot be rolled back safely: it gets
+    /// [`LockError::NotForOsBacked`].
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -267,6 +271,9 @@ impl<T> Mutex<T> {
     where
         T: Clone,
     {
+        if cx.os_backed() {
+            return Err(LockError::NotForOsBacked);
+        }
         loop {
             self.lock_slow(cx, None, false, true)?;
             // SAFETY: this thread owns the lock from `lock_raw` until the `unlock_raw` below
