@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use common::{completion_order, ms, segments};
 use tempi::clock::{Clock, RealClock};
 use tempi::policy::budget::{Kill, Suspend};
+use tempi::trace::TraceKind;
 use tempi::{Budget, Config, RunOutcome, Runtime, ThreadOutcome, ThreadSpec, Time};
 
 /// Real-time tests in this file take turns (two dispatchers spinning at once on a 2-core
@@ -59,6 +60,25 @@ fn app<C: Clock>(rt: &mut Runtime<C>, busy: Duration, os: bool) -> (Arc<AtomicU6
     (progress, seen)
 }
 
+/// For each job of thread `name`: its first dispatch minus its release, in µs.
+fn start_latencies(out: &RunOutcome, name: &str) -> Vec<u64> {
+    let id = out.thread_named(name).unwrap().id;
+    let mut released: Vec<(u32, Time)> = Vec::new();
+    let mut late = Vec::new();
+    for r in out.trace.iter().filter(|r| r.thread == id) {
+        match r.kind {
+            TraceKind::Release => released.push((r.job, r.time)),
+            TraceKind::Run => {
+                if let Some(k) = released.iter().position(|&(j, _)| j == r.job) {
+                    late.push(r.time.saturating_since(released.remove(k).1).as_micros() as u64);
+                }
+            }
+            _ => {}
+        }
+    }
+    late
+}
+
 #[test]
 fn os_backed_loop_without_runtime_calls_is_preempted_by_an_urgent_thread() {
     let _turn = serial();
@@ -73,6 +93,10 @@ fn os_backed_loop_without_runtime_calls_is_preempted_by_an_urgent_thread() {
     // gap shows progress.)
     assert_eq!(seen.len(), 5, "{seen:?}");
     assert!(seen[0] < seen[4], "the loop went on between the urgent jobs: {seen:?}");
+    // For information (`--nocapture`): how late each urgent job started after its release.
+    let latencies = start_latencies(&out, "tick");
+    assert_eq!(latencies.len(), 5);
+    eprintln!("urgent job start after release, µs: {latencies:?}");
     assert!(seen[4] < total, "the loop was not done at the last urgent job: {seen:?} of {total}");
     assert_eq!(&completion_order(&out)[..5], ["tick#0", "tick#1", "tick#2", "tick#3", "tick#4"]);
     let lp = out.thread_named("loop").unwrap();

@@ -622,7 +622,8 @@ impl<'a> Ctx<'a> {
     /// urgent is now ready); otherwise it returns at once, after one atomic load and one
     /// clock read.
     ///
-    /// Without checkpoints a thread is preempted only at its runtime calls, so the longest
+    /// Without checkpoints a thread (unless OS-backed: [`crate::ThreadSpec::os_backed`]) is
+    /// preempted only at its runtime calls, so the longest
     /// stretch of its code between two runtime calls or checkpoints bounds how late a more
     /// urgent release on its CPU starts (plus the dispatcher's own switch time). In virtual
     /// time nothing happens between runtime calls (time passes only in `work`, `sleep` and

@@ -124,7 +124,8 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn start_worker(&mut self, c: usize, i: usize, mut co: Co) -> bool {
         let t = self.slots[i].as_ref().expect("live slot");
         let id = t.id;
-        let name = self.summaries[t.summary].name.clone();
+        // The OS thread bears the thread's name (an OS thread name cannot hold a NUL).
+        let name = self.summaries[t.summary].name.replace('\0', " ");
         let step = move |response: Response| {
             let step = co.resume(response);
             let last = matches!(step, CoroutineResult::Return(_));
@@ -207,6 +208,8 @@ impl<C: Clock> Kernel<C> {
             self.exit(c, id, ThreadOutcome::Killed);
             return;
         }
+        // What its `checkpoint` compares with, as for any resume.
+        self.publish_due();
         let step = self.resume_worker(i, None);
         self.refresh_now();
         match step {

@@ -93,6 +93,12 @@ pub struct Mutex<T> {
 //   and coroutines of one dispatcher never run at the same time. The kernel reads and writes
 //   the word on that same OS thread. So the fast path's load of the word and its store cannot
 //   be interleaved with another thread's, and a free word gives the lock to one thread.
+// - An OS-backed thread (`ThreadSpec::os_backed`, real time) runs its code on an OS thread of
+//   its own and may be stopped anywhere, so it never takes the fast paths (`try_fast` and
+//   `release_fast` decline before touching the word): it locks and unlocks only through the
+//   kernel, on the dispatcher's OS thread. Its dispatcher waits while it runs, and the
+//   handover either way is ordered by a release/acquire pair (`os/worker.rs`), so its
+//   accesses to the data as owner are ordered with every other owner's.
 // - The kernel grants a lock to one thread at a time, and only while the word says free (it
 //   adopts a fast-path owner before deciding).
 // - A guard borrows its thread's `Ctx` (not `Send`), so it stays on that OS thread and ends
