@@ -255,3 +255,31 @@ fn os_backed_thread_uses_runtime_calls_and_locks() {
         assert_eq!(out.thread_named(name).unwrap().outcome, Some(ThreadOutcome::Completed), "{name}");
     }
 }
+
+#[test]
+fn os_backed_loop_is_preempted_by_a_release_from_another_cpu() {
+    // CPU 1 runs a loop without runtime calls; a thread of CPU 0 releases an urgent sporadic
+    // thread of CPU 1. No timer of CPU 1 is due: the post's doorbell stops the loop.
+    let _turn = serial();
+    let mut rt = Runtime::<RealClock>::new(Config::new(2).pin(false)).unwrap();
+    let progress = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(AtomicU64::new(u64::MAX));
+    let p = progress.clone();
+    rt.spawn(ThreadSpec::new("loop").cpu(1).priority(1).os_backed(), move |_| spin(ms(200), &p)).unwrap();
+    let (p, s) = (progress.clone(), seen.clone());
+    let urgent = rt
+        .spawn(ThreadSpec::new("urgent").cpu(1).priority(5).sporadic(ms(1)).max_jobs(1), move |_| {
+            s.store(p.load(Ordering::Relaxed), Ordering::Relaxed);
+        })
+        .unwrap();
+    rt.spawn(ThreadSpec::new("poster").cpu(0), move |cx| {
+        cx.sleep(ms(20));
+        cx.release(urgent).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.thread_named("urgent").unwrap().outcome, Some(ThreadOutcome::Completed));
+    let total = progress.load(Ordering::Relaxed);
+    let at = seen.load(Ordering::Relaxed);
+    assert!(at > 0 && at < total, "the urgent job ran in the middle of the loop: {at} of {total}");
+}
