@@ -645,7 +645,9 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn checkpoint(&self) {
         let (Some(watch), Some(clock)) = (&self.watch, &self.real_clock) else { return };
-        if watch.bell.load(std::sync::atomic::Ordering::Relaxed) || clock.read() >= watch.due.get() {
+        if watch.bell.load(std::sync::atomic::Ordering::Relaxed)
+            || clock.read().as_nanos() >= watch.due.load(std::sync::atomic::Ordering::Relaxed)
+        {
             self.invoke(calls::Checkpoint);
         }
     }

@@ -267,7 +267,9 @@ pub(crate) struct Kernel<C: Clock> {
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing
 /// the kernel must do on this CPU (published before each resume) and the CPU's doorbell.
 pub(crate) struct CheckpointWatch {
-    pub(crate) due: std::cell::Cell<Time>,
+    /// In ns; atomic because an OS-backed thread may still be reading it on its own OS thread
+    /// for a moment after its dispatcher stopped it (see `os_backed.rs`).
+    pub(crate) due: std::sync::atomic::AtomicU64,
     pub(crate) bell: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 

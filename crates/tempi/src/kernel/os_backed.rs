@@ -18,13 +18,14 @@
 //!   delivered as for any thread.
 //!
 //! Soundness: the coroutine only ever runs on its OS thread once it has moved there. What it
-//! shares with the kernel (its control block's fast-lock count and message cell, the
-//! checkpoint watch) is reached by one side at a time: the thread touches them in its runtime
-//! calls and `checkpoint`, while the dispatcher waits for it, and the kernel touches them only
-//! while the thread waits for an answer or is stopped; each handover is ordered by the
-//! channel's atomic state word. The paths that touch state shared with other threads of the
-//! CPU without a runtime call are closed to such a thread: it never takes a lock on the fast
-//! path, and it may not run a restartable section.
+//! shares with the kernel (its control block's fast-lock count and message cell) is
+//! reached by one side at a time: the thread touches them in its runtime calls, while the
+//! dispatcher waits for it, and the kernel touches them only while the thread waits in a
+//! call for its answer; each handover is ordered by the channel's atomic state word. The
+//! checkpoint's due instant, which a stopped thread may still read until the stop signal is
+//! delivered (the dispatcher does not wait for that), is atomic. The paths that touch state
+//! shared with other threads of the CPU without a runtime call are closed to such a thread:
+//! it never takes a lock on the fast path, and it may not run a restartable section.
 //!
 //! Must not: let go a thread that is not in place; deliver anything to a thread stopped in
 //! place (it is not in a runtime call).

@@ -4,7 +4,8 @@
 //! A [`Channel`] joins one dispatcher and one worker OS thread. The worker runs a `step`
 //! function on each input the dispatcher posts and posts its output back; the dispatcher can
 //! also *stop* the worker while it runs its own code: it sends [`stop_signal`] to the worker,
-//! whose handler acknowledges and then waits on a futex until the dispatcher lets it go. The
+//! whose handler, if the stop still stands, marks it taken and waits on a futex until the
+//! dispatcher lets it go (the dispatcher does not wait for the handler to run). The
 //! handler does nothing else: it touches one atomic word and makes `futex` system calls (which
 //! are async-signal-safe), never switches stacks, never unwinds and never reaches Rust state
 //! of the interrupted code, so the interrupted code continues exactly where it was.
@@ -13,7 +14,7 @@
 //! output slot is a release store or read-modify-write of it and an acquire load on the other
 //! side, so each slot is used by one side at a time and its contents are ordered.
 //!
-//! Must not: do anything in the signal handler but the acknowledgement and the wait; send the
+//! Must not: do anything in the signal handler but the mark and the wait; send the
 //! signal to a worker that is not running its step.
 
 use std::cell::{Cell, UnsafeCell};
@@ -240,8 +241,13 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
         unsafe { (*self.output.get()).take() }
     }
 
-    /// Dispatcher: stop the worker where it is, through `thread` (its handle). Returns once
-    /// it is stopped, or once it is known to have posted its output.
+    /// Dispatcher: stop the worker where it is, through `thread` (its handle): once this
+    /// returns `InPlace`, the stop signal is queued for the worker, whose handler runs before
+    /// it executes anything more of its own code if it is not on a CPU now, and within the
+    /// signal's delivery (an interrupt of its CPU) if it is. This does not wait for the
+    /// handler: on a loaded machine a worker of the time-sharing class may wait long for a
+    /// CPU to run it, and the dispatcher has better things to do. Returns `Output` when the
+    /// worker is known to have posted its output.
     pub(crate) fn stop(&self, thread: &JoinHandle<()>) -> Stopped {
         loop {
             match self.state.compare_exchange(RUNNING, STOPPING, Ordering::AcqRel, Ordering::Acquire) {
@@ -252,7 +258,7 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
                         return Stopped::InPlace;
                     }
                 }
-                Err(STOPPED | HELD_INPUT) => return Stopped::InPlace,
+                Err(STOPPING | STOPPED | HELD_INPUT) => return Stopped::InPlace,
                 // IDLE (nothing posted yet) or a race with the worker's own transition: look
                 // again.
                 Err(_) => std::hint::spin_loop(),
@@ -263,17 +269,15 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
         // posting its last output) and its handler is installed; pthread_kill only queues the
         // signal.
         unsafe { libc::pthread_kill(thread.as_pthread_t(), stop_signal()) };
-        while self.state.load(Ordering::Acquire) == STOPPING {
-            futex_wait(&self.state, STOPPING);
-        }
         Stopped::InPlace
     }
 
-    /// Dispatcher: let a worker stopped in place go on.
+    /// Dispatcher: let a worker stopped in place go on (also one whose handler has not run
+    /// yet: it then returns at once when it does).
     pub(crate) fn let_go(&self) {
-        if self.state.compare_exchange(STOPPED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            let _ = self.state.compare_exchange(HELD_INPUT, INPUT, Ordering::AcqRel, Ordering::Acquire);
-        }
+        let to =
+            |from: u32, to: u32| self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        let _ = to(STOPPED, RUNNING) || to(STOPPING, RUNNING) || to(HELD_INPUT, INPUT);
         futex_wake(&self.state);
     }
 }
