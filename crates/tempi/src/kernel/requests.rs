@@ -69,7 +69,8 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
         let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
-        if t.worker.as_ref().is_some_and(|w| w.in_place) {
+        // Real time only (compiled out of the simulator): an OS-backed thread stopped in place.
+        if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
             return self.resume_in_place(c, id, i);
         }
         // A restart that waits for the thread's next call is read here, not after that call.
