@@ -280,6 +280,10 @@ pub enum LockError {
     /// The call does not apply to a global (`msrp`) lock: a timed lock, a restartable
     /// section, or a condition wait on it.
     NotForGlobal,
+    /// A restartable section (`Mutex::critical`) from an OS-backed thread in real time
+    /// (`ThreadSpec::os_backed`): such a thread may be stopped anywhere, so its section could
+    /// not be rolled back safely.
+    NotForOsBacked,
 }
 
 impl fmt::Display for LockError {
@@ -304,6 +308,7 @@ impl fmt::Display for LockError {
             LockError::NotForGlobal => {
                 "a global (msrp) lock cannot be used this way (no timeout, restartable section or condition wait)"
             }
+            LockError::NotForOsBacked => "an OS-backed thread cannot run a restartable section",
         })
     }
 }

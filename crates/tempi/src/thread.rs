@@ -287,6 +287,7 @@ pub struct ThreadSpec {
     pub(crate) mailbox: usize,
     pub(crate) save_queues: usize,
     pub(crate) message_queue: Option<Box<dyn crate::policy::queue::QueuePolicy>>,
+    pub(crate) os_backed: bool,
 }
 
 impl fmt::Debug for ThreadSpec {
@@ -328,6 +329,7 @@ impl ThreadSpec {
             mailbox: 8,
             save_queues: 1,
             message_queue: None,
+            os_backed: false,
         }
     }
 
@@ -483,6 +485,29 @@ impl ThreadSpec {
     /// ```
     pub fn stack_size(mut self, bytes: usize) -> ThreadSpec {
         self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Run the thread on an OS thread of its own, which its dispatcher stops wherever it is
+    /// when something more urgent is due on its CPU (a release, a budget running out, the
+    /// run's end), so a body that computes for long without runtime calls is still
+    /// preempted. In virtual time this changes nothing: the thread runs as any other.
+    ///
+    /// Everything else is as for any thread (scheduling, accounting, budgets, every `Ctx`
+    /// call), except: its locks are never taken on the fast path, it cannot run a restartable
+    /// section (`Mutex::critical` returns `LockError::NotForOsBacked`), and, stopped while it
+    /// holds an OS-level lock (the C allocator's, a `std::sync::Mutex`), it holds that lock
+    /// until it runs again: see "OS-backed threads" in the architecture guide.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spec = tempi::ThreadSpec::new("loop").os_backed().periodic(Duration::from_millis(10)).max_jobs(1);
+    /// rt.spawn(spec, |cx| cx.work(Duration::from_millis(1))).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn os_backed(mut self) -> ThreadSpec {
+        self.os_backed = true;
         self
     }
 

@@ -33,6 +33,9 @@
 //! - `latency.release.p99` / `.p50` / `.max`: from a periodic (1 ms) real-time thread's
 //!   release to its body running, tempi's `SCHED_FIFO` dispatcher against the cyclictest loop
 //!   (`clock_nanosleep` with `TIMER_ABSTIME`) on an OS thread of the same priority and CPU.
+//! - `preempt.os_thread.p99` / `.p50` / `.max`: the same release latency while a
+//!   lower-priority OS-backed thread (`ThreadSpec::os_backed`) computes without runtime calls
+//!   on the CPU, so every release stops it in place, against the same periodic thread alone.
 //! - `mem.alloc_free`: one allocation and one free of a random small block (8..256 bytes) on
 //!   a [`tempi::mem::BoundedHeap`], against the system allocator on the same sequence.
 //! - `xcpu.wake`: a cross-CPU wake-up round trip, a tempi thread on CPU 0 releasing one on
@@ -59,7 +62,7 @@
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
 //! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `admit.rs`,
-//!   `latency.rs`, `xcpu.rs`, `msg.rs`: one file per metric group, each owning the tempi side of its
+//!   `latency.rs`, `preempt.rs`, `xcpu.rs`, `msg.rs`: one file per metric group, each owning the tempi side of its
 //!   measurements and how its metrics and notes read. The locking-protocol names live in
 //!   `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
@@ -74,6 +77,7 @@ mod msg;
 mod peers;
 mod plan;
 mod posix;
+mod preempt;
 mod sim;
 mod spawn;
 mod switch;
@@ -346,6 +350,7 @@ pub const GROUPS: &[&str] = &[
     "sim",
     "plan",
     "latency",
+    "preempt",
     "admit",
     "xcpu",
     "msg",
@@ -385,6 +390,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("latency") {
         latency::latency_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("preempt") {
+        preempt::preempt_metrics(&sz, &mut metrics)?;
     }
     if wanted("admit") {
         admit_metrics(&sz, &mut metrics)?;

@@ -76,6 +76,9 @@ pub struct Ctx<'a> {
     pub(super) runtime: u64,
     pub(super) id: ThreadId,
     pub(super) cpu: usize,
+    /// Runs on an OS thread of its own that the dispatcher may stop anywhere (real time,
+    /// `ThreadSpec::os_backed`): it takes no lock on the fast path.
+    pub(super) os_backed: bool,
     pub(super) now: Cell<Time>,
     pub(super) job: Cell<JobInfo>,
     pub(super) real_clock: Option<RealClock>,
@@ -508,6 +511,13 @@ impl<'a> Ctx<'a> {
         self.invoke(calls::Adopt(lock));
     }
 
+    /// The thread runs on an OS thread of its own that its dispatcher may stop anywhere
+    /// (`ThreadSpec::os_backed`, real time): it must not take the lock fast paths.
+    #[inline(always)]
+    pub(crate) fn os_backed(&self) -> bool {
+        self.os_backed
+    }
+
     /// Count a lock taken (`1`) or released (`-1`) through the fast path: the kernel defers
     /// aborts and kills while any lock is held.
     pub(crate) fn fast_held_add(&self, delta: i32) {
@@ -612,7 +622,8 @@ impl<'a> Ctx<'a> {
     /// urgent is now ready); otherwise it returns at once, after one atomic load and one
     /// clock read.
     ///
-    /// Without checkpoints a thread is preempted only at its runtime calls, so the longest
+    /// Without checkpoints a thread (unless OS-backed: [`crate::ThreadSpec::os_backed`]) is
+    /// preempted only at its runtime calls, so the longest
     /// stretch of its code between two runtime calls or checkpoints bounds how late a more
     /// urgent release on its CPU starts (plus the dispatcher's own switch time). In virtual
     /// time nothing happens between runtime calls (time passes only in `work`, `sleep` and
@@ -634,7 +645,9 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn checkpoint(&self) {
         let (Some(watch), Some(clock)) = (&self.watch, &self.real_clock) else { return };
-        if watch.bell.load(std::sync::atomic::Ordering::Relaxed) || clock.read() >= watch.due.get() {
+        if watch.bell.load(std::sync::atomic::Ordering::Relaxed)
+            || clock.read().as_nanos() >= watch.due.load(std::sync::atomic::Ordering::Relaxed)
+        {
             self.invoke(calls::Checkpoint);
         }
     }

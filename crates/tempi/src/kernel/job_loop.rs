@@ -67,7 +67,7 @@ pub(crate) fn drop_coroutine<T>(co: T) {
 pub(crate) fn thread_main(
     yielder: &Yielder<Response, Request>,
     first: Response,
-    (runtime, id, cpu): (u64, ThreadId, usize),
+    (runtime, id, cpu, os_backed): (u64, ThreadId, usize, bool),
     (real_clock, watch): (Option<RealClock>, Option<Rc<super::CheckpointWatch>>),
     (fast_held, mail): (Rc<Cell<u32>>, Rc<super::messages::MailCell>),
     mut body: Body,
@@ -77,6 +77,7 @@ pub(crate) fn thread_main(
         runtime,
         id,
         cpu,
+        os_backed,
         now: Cell::new(first.now),
         job: Cell::new(first.job),
         real_clock,

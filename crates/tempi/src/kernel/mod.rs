@@ -57,6 +57,7 @@ mod jobs;
 mod lending;
 mod locks;
 mod messages;
+mod os_backed;
 mod protocol;
 mod requests;
 mod run;
@@ -260,12 +261,17 @@ pub(crate) struct Kernel<C: Clock> {
     xcpu: crate::stats::CrossCpuStats,
     /// Releases asked by timing events that could not be carried out.
     event_releases_refused: u64,
+    /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
+    /// stopped until the run ends (see `os_backed.rs`).
+    abandoned: Vec<os_backed::Worker>,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing
 /// the kernel must do on this CPU (published before each resume) and the CPU's doorbell.
 pub(crate) struct CheckpointWatch {
-    pub(crate) due: std::cell::Cell<Time>,
+    /// In ns; atomic because an OS-backed thread may still be reading it on its own OS thread
+    /// for a moment after its dispatcher stopped it (see `os_backed.rs`).
+    pub(crate) due: std::sync::atomic::AtomicU64,
     pub(crate) bell: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 

@@ -69,6 +69,10 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
         let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
+        // Real time only (compiled out of the simulator): an OS-backed thread stopped in place.
+        if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
+            return self.resume_in_place(c, id, i);
+        }
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
         if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
@@ -91,14 +95,17 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         t.at_boundary = false;
         let response = Response { now, job: t.job, reply };
-        if t.coroutine.is_none() && !self.create_coroutine(c, i) {
+        if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
             return;
         }
         if C::MODE == ClockMode::Real {
             self.publish_due();
         }
         let t = self.slots[i].as_mut().expect("live slot");
-        let result = t.coroutine.as_mut().expect("coroutine created").resume(response);
+        let result = match &mut t.coroutine {
+            Some(co) => co.resume(response),
+            None => self.resume_worker(i, Some(response)),
+        };
         self.refresh_now();
         match result {
             CoroutineResult::Yield(Request::Plain(request)) => match request {
@@ -240,7 +247,7 @@ impl<C: Clock> Kernel<C> {
     /// seeing it, and a wait would hold the aborter up. The others (releases, queries, the end
     /// of a job) are made as usual.
     #[cold]
-    fn restart_answers(&mut self, id: ThreadId, request: &Plain) -> bool {
+    pub(super) fn restart_answers(&mut self, id: ThreadId, request: &Plain) -> bool {
         let t = self.tcb(id);
         let in_section = t.restart_section.is_some_and(|s| t.held.contains(&s));
         in_section
@@ -278,9 +285,14 @@ impl<C: Clock> Kernel<C> {
                 let cpu = t.cpu;
                 let shared = (t.fast_held.clone(), t.mail.clone());
                 let runtime = self.runtime;
-                t.coroutine = Some(Coroutine::with_stack(stack, move |y, first| {
-                    job_loop::thread_main(y, first, (runtime, id, cpu), clocks, shared, body)
-                }));
+                let os_backed = t.os_backed && C::MODE == ClockMode::Real;
+                let co = Coroutine::with_stack(stack, move |y, first| {
+                    job_loop::thread_main(y, first, (runtime, id, cpu, os_backed), clocks, shared, body)
+                });
+                if os_backed {
+                    return self.start_worker(c, i, co);
+                }
+                t.coroutine = Some(co);
                 true
             }
             Err(e) => {

@@ -369,6 +369,7 @@ impl<C: Clock> Kernel<C> {
     /// `ctx.rs`). The kernel's state is not touched: this also runs after a panic left it
     /// half-changed, and when the kernel is dropped.
     pub(super) fn teardown_threads(&mut self) {
+        self.teardown_workers();
         let now = self.now;
         for i in 0..self.slots.len() {
             let Some(t) = self.slots[i].as_mut() else { continue };

@@ -106,6 +106,12 @@ pub(crate) struct Tcb {
     pub(crate) state: State,
     pub(crate) body: Option<Body>,
     pub(crate) coroutine: Option<Co>,
+    /// Asked to run on an OS thread of its own (`ThreadSpec::os_backed`); honoured in real
+    /// time only.
+    pub(crate) os_backed: bool,
+    /// Real time, an OS-backed thread once started: its OS thread, which holds its coroutine
+    /// (see `os_backed.rs`).
+    pub(crate) worker: Option<Box<super::os_backed::Worker>>,
     /// The answer to the request being handled, delivered at the next resume: `Answer::GO`
     /// (the answer of the requests that return nothing) until another is set, only ever of
     /// that request's own kind (see `protocol.rs`).

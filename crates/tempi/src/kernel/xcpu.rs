@@ -32,7 +32,6 @@
 //! Must not: block (a post never waits for room), or carry out an operation itself (the
 //! target kernel does, through the same functions a local request uses).
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -471,7 +470,8 @@ impl<C: Clock> Kernel<C> {
             }
         }
         // Nothing at or past the horizon is carried out in this run.
-        watch.due.set(if due >= self.horizon { Time::MAX } else { due });
+        let due = if due >= self.horizon { Time::MAX } else { due };
+        watch.due.store(due.as_nanos(), Ordering::Relaxed);
     }
 
     /// Thread `id` of this kernel ended with `outcome`: answer the joiners on other CPUs.
@@ -501,7 +501,8 @@ impl Kernel<RealClock> {
         let others = self.slots.len() * self.total_cpus;
         self.remote_joins = Vec::with_capacity(others);
         self.outbox = VecDeque::with_capacity(others);
-        self.watch = Some(Rc::new(CheckpointWatch { due: Cell::new(Time::MAX), bell: bell.clone() }));
+        self.watch =
+            Some(Rc::new(CheckpointWatch { due: std::sync::atomic::AtomicU64::new(u64::MAX), bell: bell.clone() }));
         self.bell = Some(bell);
         self.crossing = Some(crossing);
     }

@@ -7,6 +7,9 @@
 //! failing the run: a machine without the privilege still runs, less predictably, and says so.
 
 pub(crate) mod overflow;
+pub(crate) mod worker;
+
+pub use worker::stop_signal;
 
 use std::time::Duration;
 

@@ -93,6 +93,12 @@ pub struct Mutex<T> {
 //   and coroutines of one dispatcher never run at the same time. The kernel reads and writes
 //   the word on that same OS thread. So the fast path's load of the word and its store cannot
 //   be interleaved with another thread's, and a free word gives the lock to one thread.
+// - An OS-backed thread (`ThreadSpec::os_backed`, real time) runs its code on an OS thread of
+//   its own and may be stopped anywhere, so it never takes the fast paths (`try_fast` and
+//   `release_fast` decline before touching the word): it locks and unlocks only through the
+//   kernel, on the dispatcher's OS thread. Its dispatcher waits while it runs, and the
+//   handover either way is ordered by a release/acquire pair (`os/worker.rs`), so its
+//   accesses to the data as owner are ordered with every other owner's.
 // - The kernel grants a lock to one thread at a time, and only while the word says free (it
 //   adopts a fast-path owner before deciding).
 // - A guard borrows its thread's `Ctx` (not `Send`), so it stays on that OS thread and ends
@@ -175,6 +181,7 @@ impl<T> Mutex<T> {
         let w = &self.word;
         if cx.runtime() != self.runtime
             || cx.cpu() != self.cpu
+            || cx.os_backed()
             || !w.fast.load(Ordering::Relaxed)
             || w.owner.load(Ordering::Relaxed) != 0
         {
@@ -236,7 +243,7 @@ impl<T> Mutex<T> {
     #[inline(always)]
     fn release_fast(&self, cx: &Ctx<'_>) -> bool {
         let w = &self.word;
-        if w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != cx.id().to_word() {
+        if cx.os_backed() || w.managed.load(Ordering::Relaxed) || w.owner.load(Ordering::Relaxed) != cx.id().to_word() {
             return false;
         }
         w.owner.store(0, Ordering::Relaxed);
@@ -252,7 +259,10 @@ impl<T> Mutex<T> {
     /// therefore have no effect outside the data that it cannot repeat.
     ///
     /// A panic inside `section` releases the lock and marks it poisoned. An error means the
-    /// lock was not taken and `section` did not run.
+    /// lock was not taken and `section` did not run. An OS-backed thread in real time
+    /// ([`crate::ThreadSpec::os_backed`]) may be stopped anywhere in `section`, not only at a
+    /// runtime call, so it cannot be rolled back safely: it gets
+    /// [`LockError::NotForOsBacked`].
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -267,6 +277,9 @@ impl<T> Mutex<T> {
     where
         T: Clone,
     {
+        if cx.os_backed() {
+            return Err(LockError::NotForOsBacked);
+        }
         loop {
             self.lock_slow(cx, None, false, true)?;
             // SAFETY: this thread owns the lock from `lock_raw` until the `unlock_raw` below

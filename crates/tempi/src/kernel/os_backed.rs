@@ -1,0 +1,241 @@
+//! OS-backed threads (`ThreadSpec::os_backed`, real time): the thread's coroutine is resumed
+//! on an OS thread of its own instead of on the dispatcher's, so the dispatcher can take the
+//! CPU back from it while it runs its own code, without waiting for its next runtime call.
+//!
+//! The thread is a normal thread to the kernel: the same coroutine, job loop, `Ctx`, control
+//! block, scheduling, accounting and trace. Only the resume differs:
+//!
+//! - Resuming it posts the answer to its OS thread (`os::worker::Channel`), which resumes the
+//!   coroutine there and posts back the request the coroutine suspends with. Meanwhile the
+//!   dispatcher parks until the earliest of: that request, the next thing the kernel must do
+//!   on this CPU (a timer, an execution-time event such as a budget, the run's end), or a post
+//!   from another CPU (its doorbell).
+//! - When the kernel has something to do first, the dispatcher stops the OS thread in place
+//!   (the stop signal: its handler only waits on a futex) and handles the stop as the thread's
+//!   `checkpoint`: the loop fires what is due, and preempts or enforces a budget as at any
+//!   runtime call. The thread is *in place*: its next resume lets the OS thread go on where it
+//!   was, and its answer and any interrupt wait for its next runtime call, where they are
+//!   delivered as for any thread.
+//!
+//! Soundness: the coroutine only ever runs on its OS thread once it has moved there. What it
+//! shares with the kernel (its control block's fast-lock count and message cell) is
+//! reached by one side at a time: the thread touches them in its runtime calls, while the
+//! dispatcher waits for it, and the kernel touches them only while the thread waits in a
+//! call for its answer; each handover is ordered by the channel's atomic state word. The
+//! checkpoint's due instant, which a stopped thread may still read until the stop signal is
+//! delivered (the dispatcher does not wait for that), is atomic. The paths that touch state
+//! shared with other threads of the CPU without a runtime call are closed to such a thread:
+//! it never takes a lock on the fast path, and it may not run a restartable section.
+//!
+//! Must not: let go a thread that is not in place; deliver anything to a thread stopped in
+//! place (it is not in a runtime call).
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use corosensei::CoroutineResult;
+
+use super::protocol::{Interrupt, Plain, Request, Response};
+use super::tcb::Co;
+use super::Kernel;
+use crate::clock::Clock;
+use crate::os::worker::{Channel, Stopped};
+use crate::thread::ThreadOutcome;
+use crate::time::Time;
+
+/// What the coroutine hands back: a request, or its end.
+type Step = CoroutineResult<Request, ThreadOutcome>;
+
+/// How long the end of a run waits for an OS-backed thread to reach its next runtime call
+/// (where it is unwound like any thread) before leaving it stopped for good.
+pub(crate) const TEARDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// The longest the dispatcher parks at once while an OS-backed thread runs; it looks at its
+/// state again after that whatever happens.
+const PARK_MAX: Duration = Duration::from_millis(10);
+
+/// The OS thread of an OS-backed thread, held in its control block.
+pub(crate) struct Worker {
+    channel: Arc<Channel<Response, Step>>,
+    handle: Option<JoinHandle<()>>,
+    /// Stopped by the dispatcher in its own code: the next resume lets it go on instead of
+    /// answering a request.
+    pub(crate) in_place: bool,
+    /// Its coroutine has returned: the OS thread ends.
+    done: bool,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let Some(handle) = self.handle.take() else { return };
+        if self.done {
+            let _ = handle.join();
+        }
+        // Otherwise it stays blocked (waiting for an answer, or stopped in place) until the
+        // process ends: it owns what it can reach, and nothing wakes it any more.
+    }
+}
+
+impl Worker {
+    /// Wait for the worker's next step until `deadline`; stop it in place if it has not come.
+    fn await_until(&mut self, deadline: Instant) -> Option<Step> {
+        loop {
+            if let Some(step) = self.channel.take_output() {
+                self.done = matches!(step, CoroutineResult::Return(_));
+                return Some(step);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let handle = self.handle.as_ref().expect("a live worker has its thread");
+                if self.channel.stop(handle) == Stopped::InPlace {
+                    self.in_place = true;
+                    return None;
+                }
+                continue;
+            }
+            std::thread::park_timeout((deadline - now).min(PARK_MAX));
+        }
+    }
+
+    /// The end of the run: unwind the thread with the runtime's stop at its runtime calls, as
+    /// the coroutines of the dispatcher are; one that does not reach a call within
+    /// [`TEARDOWN_GRACE`] is left stopped in place.
+    fn tear_down(&mut self, response: impl Fn() -> Response) {
+        for _ in 0..64 {
+            if self.done {
+                return;
+            }
+            if std::mem::take(&mut self.in_place) {
+                self.channel.let_go();
+            } else {
+                self.channel.post(response());
+            }
+            if self.await_until(Instant::now() + TEARDOWN_GRACE).is_none() {
+                return;
+            }
+        }
+    }
+}
+
+impl<C: Clock> Kernel<C> {
+    /// Move the new coroutine `co` of the thread in slot `i` (CPU `c`) to an OS thread of its
+    /// own. Returns false when the system refused the thread: the thread has then ended.
+    #[cold]
+    pub(super) fn start_worker(&mut self, c: usize, i: usize, mut co: Co) -> bool {
+        let t = self.slots[i].as_ref().expect("live slot");
+        let id = t.id;
+        // The OS thread bears the thread's name (an OS thread name cannot hold a NUL).
+        let name = self.summaries[t.summary].name.replace('\0', " ");
+        let step = move |response: Response| {
+            let step = co.resume(response);
+            let last = matches!(step, CoroutineResult::Return(_));
+            (step, last)
+        };
+        match Channel::start(name, step) {
+            Ok((channel, handle)) => {
+                let t = self.slots[i].as_mut().expect("live slot");
+                t.worker = Some(Box::new(Worker { channel, handle: Some(handle), in_place: false, done: false }));
+                true
+            }
+            Err(e) => {
+                self.exit(c, id, ThreadOutcome::Panicked(format!("its OS thread could not be started: {e}")));
+                false
+            }
+        }
+    }
+
+    /// The instant the dispatcher must take the CPU back from a running OS-backed thread at
+    /// the latest: the earliest timer, execution-time event or the run's end.
+    fn worker_due(&self) -> Time {
+        let mut due = self.timers.next_at().unwrap_or(Time::MAX);
+        if self.exec_watch > 0 {
+            if let Some(t) = self.next_exec_instant() {
+                due = due.min(t);
+            }
+        }
+        due.min(self.horizon)
+    }
+
+    /// Resume the OS-backed thread in slot `i`: answer it with `response`, or let it go on
+    /// where it was stopped (`None`). Returns its request, or a checkpoint when the dispatcher
+    /// stopped it in place because something is due on this CPU.
+    pub(super) fn resume_worker(&mut self, i: usize, response: Option<Response>) -> Step {
+        let due = self.worker_due();
+        let clock = self.real_clock.as_ref().expect("OS-backed threads run in real time");
+        let bell = self.bell.as_deref();
+        let halt = self.halt.as_deref();
+        let w = self.slots[i].as_mut().and_then(|t| t.worker.as_mut()).expect("an OS-backed thread has its worker");
+        match response {
+            Some(r) => w.channel.post(r),
+            None => {
+                w.in_place = false;
+                w.channel.let_go();
+            }
+        }
+        let handle = w.handle.as_ref().expect("a live worker has its thread");
+        loop {
+            if let Some(step) = w.channel.take_output() {
+                w.done = matches!(step, CoroutineResult::Return(_));
+                return step;
+            }
+            let now = clock.read();
+            let rung = |b: Option<&std::sync::atomic::AtomicBool>| {
+                b.is_some_and(|b| b.load(std::sync::atomic::Ordering::Acquire))
+            };
+            if now >= due || rung(bell) || rung(halt) {
+                match w.channel.stop(handle) {
+                    Stopped::InPlace => {
+                        w.in_place = true;
+                        return CoroutineResult::Yield(Request::Plain(Plain::Checkpoint));
+                    }
+                    Stopped::Output => continue,
+                }
+            }
+            std::thread::park_timeout(due.saturating_since(now).min(PARK_MAX));
+        }
+    }
+
+    /// Resume the OS-backed thread `id` (slot `i`, current on CPU `c`) stopped in place, and
+    /// handle what it does next as `resume_once` handles a request.
+    pub(super) fn resume_in_place(&mut self, c: usize, id: crate::thread::ThreadId, i: usize) {
+        let t = self.slots[i].as_mut().expect("live slot");
+        if t.kill_pending && t.holds_nothing() {
+            // It may never reach a runtime call: it ends now and its OS thread stays stopped
+            // until the run ends, when it is unwound (it holds no lock another thread could
+            // be given meanwhile).
+            let w = t.worker.take().expect("in place");
+            self.abandoned.push(*w);
+            self.exit(c, id, ThreadOutcome::Killed);
+            return;
+        }
+        // What its `checkpoint` compares with, as for any resume.
+        self.publish_due();
+        let step = self.resume_worker(i, None);
+        self.refresh_now();
+        match step {
+            CoroutineResult::Yield(Request::Plain(request)) => {
+                let restart_waits = self.slots[i].as_ref().is_some_and(|t| t.restart_section.is_some());
+                if !restart_waits || !self.restart_answers(id, &request) {
+                    self.handle(c, id, request);
+                }
+            }
+            CoroutineResult::Yield(Request::Owned(request)) => self.handle_owned(c, id, *request),
+            CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
+        }
+    }
+
+    /// At the end of the run: unwind the OS-backed threads (see [`Worker::tear_down`]).
+    pub(super) fn teardown_workers(&mut self) {
+        let now = self.now;
+        for mut w in std::mem::take(&mut self.abandoned) {
+            w.tear_down(|| Response { now, job: Default::default(), reply: Err(Interrupt::Stop) });
+        }
+        for slot in &mut self.slots {
+            let Some(t) = slot.as_mut() else { continue };
+            let Some(mut w) = t.worker.take() else { continue };
+            let job = t.job;
+            w.tear_down(|| Response { now, job, reply: Err(Interrupt::Stop) });
+        }
+    }
+}

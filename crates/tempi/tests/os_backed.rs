@@ -1,0 +1,285 @@
+//! OS-backed threads (`ThreadSpec::os_backed`): a thread that computes without a single
+//! runtime call is still preempted in real time, and caught by its budget; in virtual time
+//! the kind changes nothing. Real-time checks are properties with generous bounds.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use common::{completion_order, ms, segments};
+use tempi::clock::{Clock, RealClock};
+use tempi::policy::budget::{Kill, Suspend};
+use tempi::trace::TraceKind;
+use tempi::{Budget, Config, RunOutcome, Runtime, ThreadOutcome, ThreadSpec, Time};
+
+/// Real-time tests in this file take turns (two dispatchers spinning at once on a 2-core
+/// machine would steal each other's CPU).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn real() -> Runtime<RealClock> {
+    Runtime::<RealClock>::new(Config::new(1).pin(false)).unwrap()
+}
+
+/// Spin for `d` of wall-clock time without calling the runtime, counting in `progress`.
+fn spin(d: Duration, progress: &AtomicU64) {
+    let start = Instant::now();
+    while start.elapsed() < d {
+        progress.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A low-priority thread that computes for `busy` of wall-clock time without any runtime
+/// call, then works 10 ms; an urgent periodic thread (every 10 ms from 5 ms, 5 jobs) that
+/// notes how far the loop had got each time it runs.
+fn app<C: Clock>(rt: &mut Runtime<C>, busy: Duration, os: bool) -> (Arc<AtomicU64>, Arc<Mutex<Vec<u64>>>) {
+    let progress = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let p = progress.clone();
+    let mut spec = ThreadSpec::new("loop").priority(1).max_jobs(1);
+    if os {
+        spec = spec.os_backed();
+    }
+    rt.spawn(spec, move |cx| {
+        spin(busy, &p);
+        cx.work(ms(10));
+    })
+    .unwrap();
+    let (p, s) = (progress.clone(), seen.clone());
+    let tick = ThreadSpec::new("tick").periodic(ms(10)).phase(ms(5)).priority(2).max_jobs(5);
+    rt.spawn(tick, move |cx| {
+        s.lock().unwrap().push(p.load(Ordering::Relaxed));
+        cx.work(ms(1));
+    })
+    .unwrap();
+    (progress, seen)
+}
+
+/// For each job of thread `name`: its first dispatch minus its release, in µs.
+fn start_latencies(out: &RunOutcome, name: &str) -> Vec<u64> {
+    let id = out.thread_named(name).unwrap().id;
+    let mut released: Vec<(u32, Time)> = Vec::new();
+    let mut late = Vec::new();
+    for r in out.trace.iter().filter(|r| r.thread == id) {
+        match r.kind {
+            TraceKind::Release => released.push((r.job, r.time)),
+            TraceKind::Run => {
+                if let Some(k) = released.iter().position(|&(j, _)| j == r.job) {
+                    late.push(r.time.saturating_since(released.remove(k).1).as_micros() as u64);
+                }
+            }
+            _ => {}
+        }
+    }
+    late
+}
+
+#[test]
+fn os_backed_loop_without_runtime_calls_is_preempted_by_an_urgent_thread() {
+    let _turn = serial();
+    let mut rt = real();
+    let (progress, seen) = app(&mut rt, ms(250), true);
+    let out = rt.run().unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let total = progress.load(Ordering::Relaxed);
+    // Every urgent job ran while the loop was still computing: it had not finished at the
+    // last one, and it went on between the first and the last. (Under a loaded OS the
+    // dispatcher may wake late enough for two urgent jobs to run back to back, so not every
+    // gap shows progress.)
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    assert!(seen[0] < seen[4], "the loop went on between the urgent jobs: {seen:?}");
+    // For information (`--nocapture`): how late each urgent job started after its release.
+    let latencies = start_latencies(&out, "tick");
+    assert_eq!(latencies.len(), 5);
+    eprintln!("urgent job start after release, µs: {latencies:?}");
+    assert!(seen[4] < total, "the loop was not done at the last urgent job: {seen:?} of {total}");
+    assert_eq!(&completion_order(&out)[..5], ["tick#0", "tick#1", "tick#2", "tick#3", "tick#4"]);
+    let lp = out.thread_named("loop").unwrap();
+    assert_eq!(lp.outcome, Some(ThreadOutcome::Completed));
+    assert!(lp.stats.preemptions >= 1, "{:?}", lp.stats);
+    // Its CPU time counts its own code too, not only its `work`.
+    assert!(lp.stats.cpu_time >= ms(200), "{:?}", lp.stats.cpu_time);
+}
+
+#[test]
+fn os_backed_without_the_kind_the_same_loop_holds_its_cpu() {
+    // The control: as a coroutine, the loop is preempted only at its runtime call, after
+    // computing; every urgent job comes after that.
+    let _turn = serial();
+    let mut rt = real();
+    let (progress, seen) = app(&mut rt, ms(60), false);
+    rt.run().unwrap();
+    let total = progress.load(Ordering::Relaxed);
+    assert!(seen.lock().unwrap().iter().all(|&v| v == total));
+}
+
+#[test]
+fn os_backed_kind_changes_nothing_in_virtual_time() {
+    // Virtual time passes only inside runtime calls: the loop computes in no simulated time,
+    // then its `work` is preempted exactly at each release.
+    let run = |os: bool| -> RunOutcome {
+        let mut rt = Runtime::simulated(1);
+        app(&mut rt, ms(5), os);
+        rt.run().unwrap()
+    };
+    let with = run(true);
+    let without = run(false);
+    assert_eq!(
+        segments(&with),
+        [
+            "loop:0-5:preempt",
+            "tick:5-6:done",
+            "loop:6-11:exit",
+            "tick:15-16:done",
+            "tick:25-26:done",
+            "tick:35-36:done",
+            "tick:45-46:exit",
+        ]
+    );
+    // Record for record the same run (thread ids carry each runtime's own tag: compare names).
+    assert_eq!(segments(&with), segments(&without));
+    let kinds = |o: &RunOutcome| {
+        o.trace.iter().map(|r| (r.time, r.kind, o.thread(r.thread).map(|t| t.name.clone()), r.arg)).collect::<Vec<_>>()
+    };
+    assert_eq!(kinds(&with), kinds(&without));
+    for name in ["loop", "tick"] {
+        assert_eq!(with.thread_named(name).unwrap().stats, without.thread_named(name).unwrap().stats);
+    }
+    assert_eq!(with.end, Time::from_millis(46));
+}
+
+/// A thread in a set with a 20 ms budget under `action` that would compute for 300 ms
+/// without a runtime call, and a lower-priority thread that works 5 ms.
+fn runaway(action: &'static str) -> (RunOutcome, Duration) {
+    let mut rt = real();
+    let progress = Arc::new(AtomicU64::new(0));
+    let p = progress.clone();
+    let r = rt.spawn(ThreadSpec::new("runaway").priority(5).os_backed(), move |_| spin(ms(300), &p)).unwrap();
+    rt.spawn(ThreadSpec::new("other").priority(1), |cx| cx.work(ms(5))).unwrap();
+    let s = rt.create_set("sandbox", 0).unwrap();
+    rt.add_to_set(s, r).unwrap();
+    let budget = match action {
+        "kill" => Budget::new(ms(20)).action(Kill),
+        _ => Budget::new(ms(20)).action(Suspend),
+    };
+    rt.set_budget(s, budget).unwrap();
+    let started = Instant::now();
+    let out = rt.run_until(Time::from_millis(100)).unwrap();
+    (out, started.elapsed())
+}
+
+#[test]
+fn os_backed_budget_suspends_a_loop_without_runtime_calls() {
+    let _turn = serial();
+    let (out, _) = runaway("suspend");
+    assert_eq!(out.sets[0].exhaustions, 1);
+    let r = out.thread_named("runaway").unwrap();
+    // Caught at the budget's instant, not after its 300 ms loop.
+    assert!(r.stats.cpu_time >= ms(20) && r.stats.cpu_time < ms(60), "{:?}", r.stats.cpu_time);
+    assert_eq!(r.outcome, None, "still held when the run ends");
+    assert_eq!(out.thread_named("other").unwrap().outcome, Some(ThreadOutcome::Completed));
+}
+
+#[test]
+fn os_backed_budget_kills_a_loop_without_runtime_calls() {
+    let _turn = serial();
+    let (out, _) = runaway("kill");
+    assert_eq!(out.sets[0].exhaustions, 1);
+    let r = out.thread_named("runaway").unwrap();
+    assert_eq!(r.outcome, Some(ThreadOutcome::Killed));
+    assert!(r.stats.cpu_time >= ms(20) && r.stats.cpu_time < ms(60), "{:?}", r.stats.cpu_time);
+    assert_eq!(out.thread_named("other").unwrap().outcome, Some(ThreadOutcome::Completed));
+}
+
+#[test]
+fn os_backed_run_ending_mid_loop_tears_down_in_order() {
+    // The run ends at 50 ms while the thread is 150 ms into a 200 ms loop... stopped in place;
+    // the end of the run lets it go to its next runtime call, where it is unwound, and its
+    // destructors run.
+    let _turn = serial();
+    struct Flag(Arc<AtomicU64>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.store(1, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicU64::new(0));
+    let d = dropped.clone();
+    let mut rt = real();
+    rt.spawn(ThreadSpec::new("loop").os_backed(), move |cx| {
+        let _flag = Flag(d.clone());
+        spin(ms(200), &AtomicU64::new(0));
+        cx.work(ms(10));
+        unreachable!("stopped at the call above");
+    })
+    .unwrap();
+    let started = Instant::now();
+    let out = rt.run_until(Time::from_millis(50)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(dropped.load(Ordering::SeqCst), 1, "the stopped thread was unwound");
+    assert!(out.end >= Time::from_millis(50));
+}
+
+#[test]
+fn os_backed_thread_uses_runtime_calls_and_locks() {
+    // Every runtime call goes to the kernel as from a coroutine: locks (never on the fast
+    // path), sleep, spawn and join, a restartable section refused.
+    let _turn = serial();
+    let mut rt = real();
+    let m = Arc::new(rt.create_mutex(0u64, tempi::sync::LockSpec::new("m").protocol("bpi")).unwrap());
+    let m2 = m.clone();
+    rt.spawn(ThreadSpec::new("os").priority(2).os_backed(), move |cx| {
+        for _ in 0..100 {
+            *m2.lock(cx).unwrap() += 1;
+        }
+        cx.sleep(ms(2));
+        let child = cx.spawn(ThreadSpec::new("child").priority(3), |cx| cx.work(ms(1))).unwrap();
+        assert_eq!(cx.join(child), Ok(ThreadOutcome::Completed));
+        assert_eq!(m2.critical(cx, |n| *n).err(), Some(tempi::sync::LockError::NotForOsBacked));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("co").priority(1), move |cx| {
+        for _ in 0..100 {
+            *m.lock(cx).unwrap() += 1;
+        }
+        assert_eq!(*m.lock(cx).unwrap(), 200);
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    for name in ["os", "co", "child"] {
+        assert_eq!(out.thread_named(name).unwrap().outcome, Some(ThreadOutcome::Completed), "{name}");
+    }
+}
+
+#[test]
+fn os_backed_loop_is_preempted_by_a_release_from_another_cpu() {
+    // CPU 1 runs a loop without runtime calls; a thread of CPU 0 releases an urgent sporadic
+    // thread of CPU 1. No timer of CPU 1 is due: the post's doorbell stops the loop.
+    let _turn = serial();
+    let mut rt = Runtime::<RealClock>::new(Config::new(2).pin(false)).unwrap();
+    let progress = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(AtomicU64::new(u64::MAX));
+    let p = progress.clone();
+    rt.spawn(ThreadSpec::new("loop").cpu(1).priority(1).os_backed(), move |_| spin(ms(200), &p)).unwrap();
+    let (p, s) = (progress.clone(), seen.clone());
+    let urgent = rt
+        .spawn(ThreadSpec::new("urgent").cpu(1).priority(5).sporadic(ms(1)).max_jobs(1), move |_| {
+            s.store(p.load(Ordering::Relaxed), Ordering::Relaxed);
+        })
+        .unwrap();
+    rt.spawn(ThreadSpec::new("poster").cpu(0), move |cx| {
+        cx.sleep(ms(20));
+        cx.release(urgent).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.thread_named("urgent").unwrap().outcome, Some(ThreadOutcome::Completed));
+    let total = progress.load(Ordering::Relaxed);
+    let at = seen.load(Ordering::Relaxed);
+    assert!(at > 0 && at < total, "the urgent job ran in the middle of the loop: {at} of {total}");
+}
