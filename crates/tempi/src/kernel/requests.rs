@@ -31,9 +31,10 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Resume the current thread `id` of CPU `c` and handle its request. On a kernel of one
-    /// CPU, while the request leaves a thread current that can be resumed at once (nothing
-    /// pending: no preemption, no timer due, no execution-time event watched, no `work` left),
-    /// that thread is resumed here too, as the run loop would do next anyway.
+    /// CPU with nothing else due (no timer due, no execution-time event watched, no post), the
+    /// thread that is to run next without `work` left is resumed here too, after the
+    /// preemption or pick the request called for, as the run loop would do next anyway (see
+    /// `short_path.rs`).
     pub(super) fn resume(&mut self, c: usize, id: ThreadId) {
         let mut next = (id, self.local(id).expect("current thread is live"));
         loop {
@@ -45,25 +46,6 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any, and its slot.
-    #[inline]
-    pub(super) fn continuation(&self, c: usize) -> Option<(ThreadId, usize)> {
-        let cpu = &self.cpus[c];
-        let next = cpu.current?;
-        if self.cpus.len() != 1
-            || (C::MODE == ClockMode::Real && self.bell_rung())
-            || cpu.preempt
-            || cpu.requeue_current
-            || self.exec_watch > 0
-            || self.timers.next_at().is_some_and(|t| t <= self.now)
-        {
-            return None;
-        }
-        let i = self.local(next)?;
-        let t = self.slots[i].as_ref()?;
-        (t.work_left == 0).then_some((next, i))
-    }
-
     /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.
     #[inline(never)]
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
@@ -72,6 +54,10 @@ impl<C: Clock> Kernel<C> {
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
         if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
+            return;
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
+        if t.pending_read && !self.deferred_read(c, i, id) {
             return;
         }
         let t = self.slots[i].as_mut().expect("live slot");

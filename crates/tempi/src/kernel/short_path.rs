@@ -1,0 +1,104 @@
+//! The short path of a thread switch on one CPU: what lets the dispatcher go from one thread's
+//! request straight on to the next thread, and the fused reply + read of a process.
+//!
+//! # Going on without a loop pass
+//!
+//! After a thread's request, [`Kernel::resume`] asks [`Kernel::continuation`] whom to resume
+//! next. On a kernel of one CPU with nothing else due (no timer due, no execution-time event
+//! watched, no post from another CPU, no failure), it carries out at once what the run loop's
+//! next pass would do first, [`Kernel::reschedule`] (a preemption the request caused, a thread
+//! that blocked, yielded or ended replaced by the policy's pick), and resumes the thread that
+//! is then current. Every decision is the same one the loop would take, in the same order,
+//! with the same trace records and the same CPU-time charges; only the pass around it (the
+//! loop's checks, the return through `run_cpus`) is skipped. When anything is due the loop
+//! takes over as before.
+//!
+//! # Reply and read in one request
+//!
+//! A process that replies and then reads its next message ([`Flow::Reply`],
+//! [`Ctx::reply_and_read`]) makes one request for both. The reply is made; if the thread is
+//! still the one to run (the reply woke nobody more urgent), the read is made at once, as the
+//! thread's next request would have made it. If the reply let a more urgent thread in (the
+//! caller preempts its server), the thread is preempted exactly as after a plain `reply`, and
+//! its read is made when it is next resumed, before it runs: by then a new message may be
+//! queued, and the thread runs on with it, one suspend and resume fewer per call. A read that
+//! would wait blocks the thread then, as its own request would. Should an interrupt be due to
+//! it at that resume (an abort, a kill, a restart), the read is not made: the thread is
+//! answered `Empty`, on which the call makes a plain read, which delivers the interrupt as
+//! before.
+//!
+//! Must not: decide anything the run loop would not (the policy picks, as always), or skip a
+//! check whose outcome could differ (anything due sends the dispatcher back to its loop).
+//!
+//! [`Flow::Reply`]: crate::message::Flow::Reply
+//! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
+
+use super::protocol::{Answer, MsgAnswer, Settled};
+use super::Kernel;
+use crate::clock::{Clock, ClockMode};
+use crate::message::MsgError;
+use crate::thread::ThreadId;
+
+impl<C: Clock> Kernel<C> {
+    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any, and its slot: the
+    /// current thread, once what the run loop would carry out first (see the module's docs)
+    /// has been, when nothing else is due.
+    #[inline]
+    pub(super) fn continuation(&mut self, c: usize) -> Option<(ThreadId, usize)> {
+        if self.cpus.len() != 1
+            || (C::MODE == ClockMode::Real && self.bell_rung())
+            || self.exec_watch > 0
+            || self.failed.is_some()
+            || self.timers.next_at().is_some_and(|t| t <= self.now)
+        {
+            return None;
+        }
+        let cpu = &self.cpus[c];
+        if cpu.preempt || cpu.requeue_current || cpu.current.is_none() {
+            self.reschedule(c);
+            if self.failed.is_some() {
+                return None;
+            }
+        }
+        let next = self.cpus[c].current?;
+        let i = self.local(next)?;
+        let t = self.slots[i].as_ref()?;
+        (t.work_left == 0).then_some((next, i))
+    }
+
+    /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
+    /// reads its next message: now, if it still runs after the reply, or when next resumed.
+    /// `None` when the read blocks it.
+    pub(crate) fn msg_reply_read(&mut self, c: usize, id: ThreadId) -> Option<MsgAnswer> {
+        if let Err(e) = self.msg_reply(id) {
+            return Some(Err(e));
+        }
+        let cpu = &self.cpus[c];
+        if cpu.preempt || cpu.requeue_current || cpu.current != Some(id) {
+            // The read waits for the thread's next resume; `Empty` is its answer should the
+            // read not be made then.
+            self.tcb(id).pending_read = true;
+            return Some(Err(MsgError::Empty));
+        }
+        self.msg_read(c, id, true, None)
+    }
+
+    /// Make the read a fused reply + read left for this resume of thread `id` (slot `i`,
+    /// current on CPU `c`). Returns false when it blocked the thread: it is not resumed.
+    #[inline]
+    pub(super) fn deferred_read(&mut self, c: usize, i: usize, id: ThreadId) -> bool {
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.pending_read = false;
+        if t.interrupt.is_some() || t.kill_pending || t.abort_pending || t.stale || t.restart_section.is_some() {
+            // Answered `Empty`: the thread reads again itself, and gets what is due.
+            return true;
+        }
+        match self.msg_read(c, id, true, None) {
+            Some(a) => {
+                self.tcb(id).set_answer(Answer::Settled(Settled::Msg(a)));
+                true
+            }
+            None => false,
+        }
+    }
+}
