@@ -31,10 +31,9 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Resume the current thread `id` of CPU `c` and handle its request. On a kernel of one
-    /// CPU with nothing else due (no timer due, no execution-time event watched, no post), the
-    /// thread that is to run next without `work` left is resumed here too, after the
-    /// preemption or pick the request called for, as the run loop would do next anyway (see
-    /// `short_path.rs`).
+    /// CPU, while the request leaves a thread current that can be resumed at once (nothing
+    /// pending: no preemption, no timer due, no execution-time event watched, no `work` left),
+    /// that thread is resumed here too, as the run loop would do next anyway.
     pub(super) fn resume(&mut self, c: usize, id: ThreadId) {
         let mut next = (id, self.local(id).expect("current thread is live"));
         loop {
@@ -44,6 +43,25 @@ impl<C: Clock> Kernel<C> {
                 None => return,
             }
         }
+    }
+
+    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any, and its slot.
+    #[inline]
+    pub(super) fn continuation(&self, c: usize) -> Option<(ThreadId, usize)> {
+        let cpu = &self.cpus[c];
+        let next = cpu.current?;
+        if self.cpus.len() != 1
+            || (C::MODE == ClockMode::Real && self.bell_rung())
+            || cpu.preempt
+            || cpu.requeue_current
+            || self.exec_watch > 0
+            || self.timers.next_at().is_some_and(|t| t <= self.now)
+        {
+            return None;
+        }
+        let i = self.local(next)?;
+        let t = self.slots[i].as_ref()?;
+        (t.work_left == 0).then_some((next, i))
     }
 
     /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.

@@ -1,17 +1,4 @@
-//! The short path of a thread switch on one CPU: what lets the dispatcher go from one thread's
-//! request straight on to the next thread, and the fused reply + read of a process.
-//!
-//! # Going on without a loop pass
-//!
-//! After a thread's request, [`Kernel::resume`] asks [`Kernel::continuation`] whom to resume
-//! next. On a kernel of one CPU with nothing else due (no timer due, no execution-time event
-//! watched, no post from another CPU, no failure), it carries out at once what the run loop's
-//! next pass would do first, [`Kernel::reschedule`] (a preemption the request caused, a thread
-//! that blocked, yielded or ended replaced by the policy's pick), and resumes the thread that
-//! is then current. Every decision is the same one the loop would take, in the same order,
-//! with the same trace records and the same CPU-time charges; only the pass around it (the
-//! loop's checks, the return through `run_cpus`) is skipped. When anything is due the loop
-//! takes over as before.
+//! The short path of a message call: a process's reply and its next read in one request.
 //!
 //! # Reply and read in one request
 //!
@@ -27,45 +14,19 @@
 //! answered `Empty`, on which the call makes a plain read, which delivers the interrupt as
 //! before.
 //!
-//! Must not: decide anything the run loop would not (the policy picks, as always), or skip a
-//! check whose outcome could differ (anything due sends the dispatcher back to its loop).
+//! Must not: decide who runs (the policy picks, as always), or make the read at a moment a
+//! separate request could not have been made.
 //!
 //! [`Flow::Reply`]: crate::message::Flow::Reply
 //! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
 
 use super::protocol::{Answer, MsgAnswer, Settled};
 use super::Kernel;
-use crate::clock::{Clock, ClockMode};
+use crate::clock::Clock;
 use crate::message::MsgError;
 use crate::thread::ThreadId;
 
 impl<C: Clock> Kernel<C> {
-    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any, and its slot: the
-    /// current thread, once what the run loop would carry out first (see the module's docs)
-    /// has been, when nothing else is due.
-    #[inline]
-    pub(super) fn continuation(&mut self, c: usize) -> Option<(ThreadId, usize)> {
-        if self.cpus.len() != 1
-            || (C::MODE == ClockMode::Real && self.bell_rung())
-            || self.exec_watch > 0
-            || self.failed.is_some()
-            || self.timers.next_at().is_some_and(|t| t <= self.now)
-        {
-            return None;
-        }
-        let cpu = &self.cpus[c];
-        if cpu.preempt || cpu.requeue_current || cpu.current.is_none() {
-            self.reschedule(c);
-            if self.failed.is_some() {
-                return None;
-            }
-        }
-        let next = self.cpus[c].current?;
-        let i = self.local(next)?;
-        let t = self.slots[i].as_ref()?;
-        (t.work_left == 0).then_some((next, i))
-    }
-
     /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
     /// reads its next message: now, if it still runs after the reply, or when next resumed.
     /// `None` when the read blocks it.
