@@ -13,7 +13,8 @@
 //! Metrics:
 //! - `switch.roundtrip`: two equal-priority tempi threads on one real-time CPU yielding to each
 //!   other (A -> B -> A), against two OS threads pinned to one CPU handing a token through a
-//!   mutex and condition variable (`switch.roundtrip.channel`: through two `mpsc` channels).
+//!   mutex and condition variable (`switch.roundtrip.channel`: through two `mpsc` channels;
+//!   `switch.roundtrip.corosensei`: against a bare `corosensei` resume + suspend round trip).
 //! - `switch.accounting.thread` / `.group` / `.budget`: the same round trip with both threads
 //!   in one thread set, under `Accounting::Thread`, `Accounting::Group`, and `Group` with a
 //!   never-exhausted budget armed on the set, each against `Accounting::Off`. The variants run

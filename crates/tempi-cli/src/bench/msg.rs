@@ -1,7 +1,7 @@
 //! The `msg.*` metrics: message passing between tempi threads on one real-time CPU.
 //!
 //! - `msg.call_process`: a call to a process and its reply (client -> server -> client, two
-//!   switches), against a round trip over two `std::sync::mpsc` channels between two OS
+//!   switches; the process answers with `Flow::Reply`, its reply and next read in one call), against a round trip over two `std::sync::mpsc` channels between two OS
 //!   threads pinned to the same CPU; `msg.call_process.tokio` is the same tempi number against
 //!   a ping-pong of two tasks over `tokio::sync::mpsc` on a current-thread tokio runtime.
 //! - `msg.send_process`: one asynchronous send to a ready process of lower priority (no
@@ -36,11 +36,12 @@ fn tempi_call(n: u64) -> Result<f64, String> {
     let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
     let server = rt
         .spawn_process(ThreadSpec::new("server").priority(1), |cx, m| {
-            cx.reply(m).expect("reply");
             if m.id == 0 {
+                cx.reply(m).expect("reply");
                 Flow::Stop
             } else {
-                Flow::Continue
+                // The reply and the read of the next call in one runtime call.
+                Flow::Reply(m)
             }
         })
         .map_err(|e| e.to_string())?;

@@ -1,7 +1,8 @@
 //! The peers: what a user would reach for instead of tempi, measured on OS threads pinned to
 //! [`BENCH_CPU`] (`std` mutexes, condition variables and channels, `std::thread::spawn`,
 //! pthread priority-inheritance mutexes, a POSIX CPU-time timer with a real-time signal, the
-//! cyclictest loop, and rt-tests' `cyclictest` itself when it is installed).
+//! cyclictest loop, and rt-tests' `cyclictest` itself when it is installed), and the bare
+//! `corosensei` coroutine round trip tempi's own switch is built on.
 //!
 //! Owns every OS-thread side of a comparison; the tempi side and the metric built from both
 //! live in the group's file (`switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `latency.rs`).
@@ -447,4 +448,38 @@ pub(super) fn parse_cyclictest_histogram(text: &str, releases: usize) -> Result<
         return Err(format!("cyclictest: its histogram holds {} latencies, {releases} were asked for", ns.len()));
     }
     Ok(LatencyRun { ns, notes: Vec::new() })
+}
+
+/// Peer of `switch.roundtrip.corosensei`: `n` round trips of a bare `corosensei` coroutine on
+/// an OS thread pinned to [`BENCH_CPU`] (one `resume` into a coroutine that at once `suspend`s
+/// back: two stack switches), the first round excluded; ns per round trip. What tempi's thread
+/// switch is built on, without the kernel around it.
+pub(super) fn coroutine_roundtrip(n: u64) -> Result<(f64, Vec<String>), String> {
+    // Its own OS thread, so the pinning does not stay with the caller.
+    let run = std::thread::spawn(move || {
+        use corosensei::{Coroutine, CoroutineResult};
+        let mut notes = Vec::new();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            notes.push(format!("peer: could not pin to CPU {BENCH_CPU}: {e}"));
+        }
+        let mut co = Coroutine::new(|y, mut x: u64| loop {
+            x = y.suspend(black_box(x));
+        });
+        // The first resume starts the coroutine (its stack is set up): not timed.
+        let _ = co.resume(0);
+        let t0 = Instant::now();
+        for i in 0..n {
+            match co.resume(black_box(i)) {
+                CoroutineResult::Yield(v) => {
+                    black_box(v);
+                }
+                CoroutineResult::Return(()) => return Err("the bare coroutine ended".to_string()),
+            }
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+        // The coroutine never returns: dropping it unwinds its stack.
+        drop(co);
+        Ok((ns, notes))
+    });
+    run.join().map_err(|_| "the coroutine peer panicked".to_string())?
 }

@@ -1,5 +1,6 @@
 //! The `switch.roundtrip` and `switch.accounting.*` metrics: two equal-priority tempi threads
-//! yielding to each other, bare or in a thread set under each accounting mode.
+//! yielding to each other, bare or in a thread set under each accounting mode; the same round
+//! trip against a bare `corosensei` coroutine round trip (`switch.roundtrip.corosensei`).
 //!
 //! Owns the tempi side of the round trip, the accounting variants and how their metrics and
 //! notes read. The OS-thread peers are in `peers.rs`; it must not time anything else.
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use tempi::clock::RealClock;
 use tempi::{Accounting, Budget, Config, Runtime, ThreadSpec};
 
-use super::peers::{channel_switch, condvar_switch};
+use super::peers::{channel_switch, condvar_switch, coroutine_roundtrip};
 use super::{check_completed, compare, median, overhead, progress, sample, Metric, Sizes};
 
 /// What surrounds the two yielding threads of a switch measurement.
@@ -121,6 +122,12 @@ pub(super) fn switch_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<()
         peer_notes.extend(w);
         Ok(ns)
     })?;
+    progress(&format!("switch.roundtrip: bare corosensei peer, {} round trips x {}", sz.switch_tempi, sz.reps));
+    let p_coroutine = sample(sz.reps, || {
+        let (ns, w) = coroutine_roundtrip(sz.switch_tempi)?;
+        peer_notes.extend(w);
+        Ok(ns)
+    })?;
     peer_notes.sort();
     peer_notes.dedup();
     let pin_note = pin_note(&tempi_notes, &peer_notes);
@@ -136,6 +143,15 @@ pub(super) fn switch_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<()
         t_switch,
         "os-thread mpsc channel pair, same CPU",
         p_channel,
+        pin_note.clone(),
+    ));
+    // A bare resume + suspend of one coroutine: a tempi round trip (A -> B -> A) is two thread
+    // switches, each from a thread to its dispatcher and on to the next thread.
+    metrics.push(compare(
+        "switch.roundtrip.corosensei",
+        t_switch,
+        "bare corosensei resume + suspend, same CPU",
+        p_coroutine,
         pin_note,
     ));
 

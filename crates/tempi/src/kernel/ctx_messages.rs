@@ -81,6 +81,43 @@ impl Ctx<'_> {
         self.invoke(MsgCall(MsgOp::Reply))
     }
 
+    /// [`Ctx::reply`] with `msg`, then [`Ctx::read`] the next message, waiting for one, in a
+    /// single runtime call: what a process that answers every message does between two
+    /// messages ([`Flow::Reply`]), one switch into the runtime fewer per message. The caller
+    /// is answered (and may run first, if more urgent) exactly as after `reply`; the read
+    /// then behaves as `read(Read::Wait)`. If the reply cannot be made, its error is returned
+    /// and no message is read.
+    ///
+    /// [`Flow::Reply`]: crate::message::Flow::Reply
+    ///
+    /// ```
+    /// use tempi::message::{Message, Read};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let echo = rt.spawn(ThreadSpec::new("echo").priority(1), |cx| {
+    ///     let mut m = cx.read(Read::Wait).unwrap();
+    ///     while m.id != 0 {
+    ///         m = cx.reply_and_read(m).unwrap();
+    ///     }
+    ///     cx.reply(m).unwrap();
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("client").priority(2), move |cx| {
+    ///     assert_eq!(cx.call(echo, Message::new(1, 6, 0)).unwrap().value, 6);
+    ///     assert_eq!(cx.call(echo, Message::new(1, 7, 0)).unwrap().value, 7);
+    ///     assert_eq!(cx.call(echo, Message::new(0, 0, 0)).unwrap().id, 0);
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn reply_and_read(&self, msg: Message) -> Result<Message, MsgError> {
+        self.mail.msg.set(msg);
+        match self.invoke(MsgCall(MsgOp::ReplyRead)) {
+            Ok(()) => Ok(self.mail.msg.get()),
+            // The read is still to be made (or a ranked queue's head is to be taken).
+            Err(MsgError::Empty) => self.read(Read::Wait),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Take the next message of the new queue; it becomes the current message (a previous
     /// current message that was a call and was neither replied to nor saved is answered
     /// [`MsgError::Unanswered`]). `mode` says whether to wait when the queue is empty.

@@ -145,6 +145,7 @@ impl<C: Clock> Kernel<C> {
         let answer = match op {
             MsgOp::Send { to, call } => self.msg_send(c, id, to, call),
             MsgOp::Reply => self.msg_reply(c, id),
+            MsgOp::ReplyRead => self.msg_reply_read(c, id),
             MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
             MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
             MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),

@@ -63,6 +63,7 @@ mod requests;
 mod run;
 mod seed;
 mod sets;
+mod short_path;
 mod stacks;
 mod tcb;
 mod timers;

@@ -136,6 +136,9 @@ pub(crate) enum MsgOp {
         call: bool,
     },
     Reply,
+    /// Reply with the message in the mail cell, then read the next message (waiting) in the
+    /// same request; answered `Empty` when the read is still to be made (see `short_path.rs`).
+    ReplyRead,
     /// Read the next message, waiting (until `deadline`, if any) when `wait`.
     Read {
         wait: bool,

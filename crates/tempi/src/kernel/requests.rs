@@ -79,6 +79,10 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let t = self.slots[i].as_mut().expect("live slot");
+        if t.pending_read && !self.deferred_read(c, i, id) {
+            return;
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let answer = t.take_answer();
         // The answer to an unlock comes back into a destructor: it carries no interrupt, and

@@ -333,6 +333,7 @@ impl<C: Clock> Kernel<C> {
             mbox: super::messages::Mailbox::new(spec.mailbox, spec.save_queues, spec.message_queue),
             quiet_reply: false,
             paid_block_cost: false,
+            pending_read: false,
             pending_unlock: None,
             restart_section: None,
             wants: None,

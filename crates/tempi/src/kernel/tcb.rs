@@ -144,6 +144,9 @@ pub(crate) struct Tcb {
     pub(crate) quiet_reply: bool,
     /// The cost of a refused lock attempt has been charged; the next refusal waits.
     pub(crate) paid_block_cost: bool,
+    /// The read of a fused reply + read waits for the thread's next resume (the reply let a
+    /// more urgent thread run first; see `short_path.rs`).
+    pub(crate) pending_read: bool,
     /// An unlock waiting for its simulated cost to be paid.
     pub(crate) pending_unlock: Option<(crate::objects::LockId, bool)>,
     /// The restartable lock (kernel-local index) whose critical section was aborted (RCS): the

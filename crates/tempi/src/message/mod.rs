@@ -298,15 +298,23 @@ impl fmt::Display for MsgError {
 
 impl std::error::Error for MsgError {}
 
-/// What a process's body says after a message: keep the process, or end it.
+/// What a process's body says after a message: keep the process, answer the message and keep
+/// the process, or end it.
 ///
 /// ```
-/// assert_ne!(tempi::message::Flow::Continue, tempi::message::Flow::Stop);
+/// use tempi::message::{Flow, Message};
+/// assert_ne!(Flow::Continue, Flow::Stop);
+/// assert_ne!(Flow::Reply(Message::new(1, 2, 3)), Flow::Continue);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
     /// Wait for the next message.
     Continue,
+    /// Reply to the message with these fields, then wait for the next message: one runtime
+    /// call for both ([`Ctx::reply_and_read`]). A reply that cannot be made (the message was
+    /// already answered or saved, an asynchronous sender has ended or refuses it) is dropped;
+    /// the process goes on reading.
+    Reply(Message),
     /// The process is done: it ends.
     Stop,
 }
@@ -331,14 +339,17 @@ pub enum Flow {
 /// assert!(out.thread_named("p").unwrap().outcome.is_some());
 /// ```
 pub fn process(mut f: impl FnMut(&Ctx<'_>, Message) -> Flow + Send + 'static) -> impl FnMut(&Ctx<'_>) + Send + 'static {
-    move |cx: &Ctx<'_>| loop {
-        match cx.read(Read::Wait) {
-            Ok(m) => {
-                if f(cx, m) == Flow::Stop {
-                    return;
-                }
-            }
-            Err(_) => return,
+    move |cx: &Ctx<'_>| {
+        let mut next = cx.read(Read::Wait);
+        loop {
+            let Ok(m) = next else { return };
+            next = match f(cx, m) {
+                Flow::Continue => cx.read(Read::Wait),
+                // An error of the reply: the read is still to be made. One of the read (a
+                // wait that cannot be made) comes back again and ends the process.
+                Flow::Reply(r) => cx.reply_and_read(r).or_else(|_| cx.read(Read::Wait)),
+                Flow::Stop => return,
+            };
         }
     }
 }
