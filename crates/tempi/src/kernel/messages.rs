@@ -48,6 +48,12 @@ pub(crate) struct MailCell {
     /// A timed message's handle: pool slot and stamp (kernel to thread on `send_at`, thread
     /// to kernel on `cancel_timer`).
     pub(crate) timer: Cell<(u32, u64)>,
+    /// The bits of the CPU's `Events` (kernel to thread, at creation): a handler reports
+    /// PRIO SAVE / RESTORE and CALL only when asked.
+    pub(crate) events: Cell<u8>,
+    /// The thread holds urgency lent for a handler it runs (kernel to thread): leaving the
+    /// handler must be reported (NICE).
+    pub(crate) nice: Cell<bool>,
 }
 
 /// A message held by a timer until it fires.
@@ -71,6 +77,8 @@ pub(crate) struct MsgSlot {
     seq: u64,
     /// Set while the message waits for its timer.
     armed: Option<Armed>,
+    /// Cancelled by the scheduler (NEXT): read as `MsgError::Cancelled`.
+    cancelled: bool,
 }
 
 /// The kernel's pool of messages: slots and a free list, both sized once.
@@ -89,7 +97,7 @@ impl MsgPool {
     fn take(&mut self, msg: Message) -> Option<u32> {
         let s = self.free.pop()?;
         self.seq += 1;
-        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None };
+        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, cancelled: false };
         Some(s)
     }
     fn give_back(&mut self, s: u32) {
@@ -98,6 +106,14 @@ impl MsgPool {
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
+    }
+    /// The message in slot `s` (for the scheduler's view, `sched_meta.rs`).
+    pub(super) fn msg(&self, s: u32) -> Message {
+        self.slots[s as usize].msg
+    }
+    /// Mark the message in slot `s` cancelled (NEXT).
+    pub(super) fn cancel(&mut self, s: u32) {
+        self.slots[s as usize].cancelled = true;
     }
 }
 
@@ -114,6 +130,11 @@ pub(crate) struct Mailbox {
 }
 
 impl Mailbox {
+    /// The slots of the new queue, in reading order (for the scheduler's view).
+    pub(super) fn queued(&self) -> &[u32] {
+        &self.new
+    }
+
     pub(crate) fn new(cap: usize, save_queues: usize, policy: Option<Box<dyn QueuePolicy>>) -> Mailbox {
         Mailbox {
             new: Vec::with_capacity(cap),
@@ -144,9 +165,23 @@ impl<C: Clock> Kernel<C> {
             MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
             MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
             MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),
-            MsgOp::AwaitHandler { token } => {
+            MsgOp::AwaitHandler { token, handler, holder, constraint } => {
                 self.block_in(c, id, Wait::Handler(token), None);
+                self.meta_call_blocked(c, id, handler, holder, constraint);
                 None
+            }
+            MsgOp::LeftHandler(handler) => {
+                self.meta_left_handler(id, handler);
+                Some(Ok(()))
+            }
+            MsgOp::PrioSave(constraint) => {
+                let inherit = self.meta_prio_save(id, constraint);
+                self.tcb(id).mail.timer.set((0, inherit.raw()));
+                Some(Ok(()))
+            }
+            MsgOp::PrioRestore(inherit) => {
+                self.meta_prio_restore(id, inherit);
+                Some(Ok(()))
             }
             MsgOp::SendAt { to, at } => Some(self.msg_send_at(c, id, to, at)),
             MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
@@ -216,6 +251,7 @@ impl<C: Clock> Kernel<C> {
             t.mail.msg.set(msg);
             t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
             self.wake_from_wait(to);
+            self.meta_message_ready(to, msg.constraint);
             return Ok(());
         }
         if t.mbox.new.len() >= t.mbox.cap {
@@ -236,6 +272,7 @@ impl<C: Clock> Kernel<C> {
             t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
             self.wake_from_wait(to);
         }
+        self.meta_message_ready(to, msg.constraint);
         Ok(())
     }
 
@@ -304,6 +341,9 @@ impl<C: Clock> Kernel<C> {
             t.mbox.current = Some(s);
             let msg = self.msg_pool.slots[s as usize].msg;
             self.tcb(id).mail.msg.set(msg);
+            if self.msg_pool.slots[s as usize].cancelled {
+                return Some(Err(MsgError::Cancelled(msg)));
+            }
             return Some(Ok(()));
         }
         if !wait {

@@ -153,7 +153,17 @@ pub(crate) enum MsgOp {
     /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
     AwaitHandler {
         token: u32,
+        /// The handler and the thread it runs on, and the call's constraint (CALL).
+        handler: crate::message::HandlerId,
+        holder: ThreadId,
+        constraint: i64,
     },
+    /// The thread left a handler for which it holds lent urgency (NICE).
+    LeftHandler(crate::message::HandlerId),
+    /// PRIO SAVE for a message with this constraint; the id comes back in the mail cell.
+    PrioSave(i64),
+    /// PRIO RESTORE of this PRIO SAVE.
+    PrioRestore(crate::policy::sched::InheritId),
     /// A handler answers `caller`'s queued call `token`: with the message in the mail cell, or
     /// `Unanswered`.
     AnswerCaller {

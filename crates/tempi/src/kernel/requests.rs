@@ -337,7 +337,7 @@ impl<C: Clock> Kernel<C> {
             Plain::Yield => {
                 self.stop_running(c, StopReason::Yielded);
                 self.tcb(id).state = State::Ready;
-                self.sched_call(c, id, |s, info| s.on_yield(info));
+                self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
             }
             Plain::SleepUntil(_) if self.in_global(id) => {
                 self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
