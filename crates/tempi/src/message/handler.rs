@@ -321,6 +321,15 @@ impl HandlerCtx<'_, '_> {
     pub fn invoker(&self) -> ThreadId {
         self.cx.id()
     }
+    /// The effective urgency the handler runs at: the invoking thread's, with what it was lent
+    /// (a thread blocked calling this busy handler, PRIO SAVE for this message's constraint).
+    ///
+    /// ```
+    /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.urgency(); });
+    /// ```
+    pub fn urgency(&self) -> crate::policy::sched::Urgency {
+        self.cx.urgency()
+    }
     /// The current time.
     ///
     /// ```

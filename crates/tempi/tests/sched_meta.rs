@@ -1,0 +1,285 @@
+//! The scheduling meta-interface in virtual time: inheritance through busy handlers (CALL) and
+//! semaphores (PROCURE, transitive), given back by NICE, nested, with the exact urgency of each
+//! thread at each step; PRIO SAVE / RESTORE around handler messages with a constraint; NEXT
+//! cancelling a queued message; READY with a constraint; SCHEDULE on yield and on quantum
+//! expiry; and stacked schedulers that forward to the built-in one and change one decision.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use common::{ms, segments};
+use tempi::message::{Flow, Handler, Message, MsgError, Read};
+use tempi::policy::sched::{
+    Events, FixedPriority, InheritId, PriorityInheritance, QueuedMessages, RoundRobin, SchedInfo, Schedule, Scheduler,
+    StackedScheduler, Stymie, Urgency,
+};
+use tempi::sync::SemSpec;
+use tempi::clock::VirtualClock;
+use tempi::{Runtime, ThreadId, ThreadSpec};
+
+type Log = Arc<Mutex<Vec<String>>>;
+type Names = Arc<Mutex<HashMap<ThreadId, String>>>;
+
+fn log() -> Log {
+    Arc::new(Mutex::new(Vec::new()))
+}
+
+fn take(log: &Log) -> Vec<String> {
+    log.lock().unwrap().clone()
+}
+
+fn push(log: &Log, s: String) {
+    log.lock().unwrap().push(s);
+}
+
+/// Stacked on top of the chain: writes every message-level event to a log, and forwards
+/// everything (it changes no decision).
+struct Recorder {
+    prev: Box<dyn Scheduler>,
+    log: Log,
+    names: Names,
+    extra: Events,
+}
+
+impl Recorder {
+    fn name(&self, t: &SchedInfo) -> String {
+        self.names.lock().unwrap().get(&t.id).cloned().unwrap_or_else(|| "?".into())
+    }
+    fn at(at: Stymie) -> &'static str {
+        match at {
+            Stymie::Handler(_) => "handler",
+            Stymie::Semaphore(_) => "sem",
+            Stymie::Prio => "prio",
+        }
+    }
+}
+
+impl StackedScheduler for Recorder {
+    fn prev(&self) -> &dyn Scheduler {
+        &*self.prev
+    }
+    fn prev_mut(&mut self) -> &mut dyn Scheduler {
+        &mut *self.prev
+    }
+    fn events(&self) -> Events {
+        self.prev.events() | self.extra
+    }
+    fn on_schedule(&mut self, t: &SchedInfo, why: Schedule) {
+        push(&self.log, format!("SCHEDULE {why:?} {}", self.name(t)));
+        self.prev.on_schedule(t, why)
+    }
+    fn on_message_ready(&mut self, t: &SchedInfo, constraint: i64) {
+        push(&self.log, format!("READY {} c={constraint}", self.name(t)));
+        self.prev.on_message_ready(t, constraint)
+    }
+    fn on_call(&mut self, w: &SchedInfo, h: &SchedInfo, at: Stymie, c: i64, id: InheritId) -> Option<Urgency> {
+        let lent = self.prev.on_call(w, h, at, c, id);
+        push(&self.log, format!("CALL#{} {}->{} {:?}", id.raw(), self.name(w), self.name(h), lent.map(|u| u.0)));
+        lent
+    }
+    fn on_procure(&mut self, w: &SchedInfo, h: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
+        let lent = self.prev.on_procure(w, h, at, id);
+        push(&self.log, format!("PROCURE#{} {}->{} {:?}", id.raw(), self.name(w), self.name(h), lent.map(|u| u.0)));
+        lent
+    }
+    fn on_nice(&mut self, t: &SchedInfo, at: Stymie, id: InheritId) {
+        push(&self.log, format!("NICE#{} {} {} now {}", id.raw(), self.name(t), Self::at(at), t.urgency.0));
+        self.prev.on_nice(t, at, id)
+    }
+    fn on_prio_save(&mut self, t: &SchedInfo, c: i64, id: InheritId) -> Option<Urgency> {
+        let lent = self.prev.on_prio_save(t, c, id);
+        push(&self.log, format!("PRIO SAVE#{} {} c={c}", id.raw(), self.name(t)));
+        lent
+    }
+    fn on_prio_restore(&mut self, t: &SchedInfo, id: InheritId) {
+        push(&self.log, format!("PRIO RESTORE#{} {} now {}", id.raw(), self.name(t), t.urgency.0));
+        self.prev.on_prio_restore(t, id)
+    }
+}
+
+/// A runtime on fixed priority with `stack` applied, then the recorder on top.
+fn runtime(inherit: bool, extra: Events, log: &Log, names: &Names) -> Runtime<VirtualClock> {
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(FixedPriority::new()));
+    if inherit {
+        rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    }
+    let (log, names) = (log.clone(), names.clone());
+    rt.stack_scheduler(move |prev| Box::new(Recorder { prev, log: log.clone(), names: names.clone(), extra }));
+    rt
+}
+
+fn spawn(
+    rt: &mut Runtime<VirtualClock>,
+    names: &Names,
+    name: &str,
+    prio: i32,
+    f: impl FnMut(&tempi::Ctx<'_>) + Send + 'static,
+) -> ThreadId {
+    let id = rt.spawn(ThreadSpec::new(name).priority(prio), f).unwrap();
+    names.lock().unwrap().insert(id, name.to_string());
+    id
+}
+
+/// A handler that works `m.value` ms in 1 ms steps, logging the time and its urgency at each.
+fn working_handler(log: &Log) -> Handler {
+    let l = log.clone();
+    Handler::new("h", 0, 4, move |hcx, m| {
+        for _ in 0..m.value {
+            push(&l, format!("h[{}]@{} u{}", m.id, hcx.now().as_nanos() / 1_000_000, hcx.urgency().0));
+            hcx.work(ms(1));
+        }
+        hcx.reply(m);
+    })
+}
+
+/// `low` (1) runs a 4 ms message in the handler; `mid` (5) wakes at 1 ms and would compute
+/// 10 ms; `high` (10) wakes at 2 ms and calls the busy handler. With inheritance (CALL) `low`
+/// runs the handler at 10 from 2 ms, drains `high`'s call at 10, and NICE gives it back
+/// 1 at 6 ms: `high` ends at 6, before `mid`. Without, `mid` runs first and `high` ends at
+/// 15: inversion.
+#[test]
+fn meta_call_lends_the_callers_urgency_to_the_handlers_holder_until_nice() {
+    for inherit in [true, false] {
+        let (events, names) = (log(), Names::default());
+        let mut rt = runtime(inherit, Events::NONE, &events, &names);
+        let h = working_handler(&events);
+        let (h1, h2) = (h.clone(), h.clone());
+        let l = events.clone();
+        spawn(&mut rt, &names, "low", 1, move |cx| {
+            h1.send(cx, Message::new(1, 4, 0)).unwrap();
+            push(&l, format!("low@{} u{}", cx.now().as_nanos() / 1_000_000, cx.urgency().0));
+        });
+        spawn(&mut rt, &names, "mid", 5, |cx| {
+            cx.sleep(ms(1));
+            cx.work(ms(10));
+        });
+        let l = events.clone();
+        spawn(&mut rt, &names, "high", 10, move |cx| {
+            cx.sleep(ms(2));
+            assert_eq!(h2.call(cx, Message::new(2, 1, 0)).unwrap().value, 1);
+            push(&l, format!("high@{} u{}", cx.now().as_nanos() / 1_000_000, cx.urgency().0));
+        });
+        let out = rt.run().unwrap();
+        if inherit {
+            assert_eq!(
+                take(&events),
+                [
+                    "h[1]@0 u1",
+                    "h[1]@1 u1",
+                    "CALL#1 high->low Some(10)",
+                    "h[1]@3 u10",
+                    "h[1]@4 u10",
+                    "h[2]@5 u10",
+                    "NICE#1 low handler now 1",
+                    "high@6 u10",
+                    "low@15 u1",
+                ]
+            );
+            assert_eq!(
+                segments(&out),
+                [
+                    "high:0-0:sleep",
+                    "mid:0-0:sleep",
+                    "low:0-1:preempt",
+                    "mid:1-2:preempt",
+                    "high:2-2:block",
+                    "low:2-6:preempt",
+                    "high:6-6:exit",
+                    "mid:6-15:exit",
+                    "low:15-15:exit"
+                ]
+            );
+        } else {
+            // The default policy asks for no CALL: nothing is reported, nothing lent.
+            assert_eq!(
+                take(&events),
+                ["h[1]@0 u1", "h[1]@1 u1", "h[1]@12 u1", "h[1]@13 u1", "h[2]@14 u1", "high@15 u10", "low@15 u1"]
+            );
+        }
+    }
+}
+
+/// Nested and transitive inheritance, one step at a time. `g` (1) holds semaphore `s2` and
+/// runs a 10 ms message in the handler; `h` (2) takes `s1` and blocks at `s2` (PROCURE: `g`
+/// at 2); `a` (5) blocks at `s1`, held by `h`, which is blocked at `s2` (PROCURE `a`->`h`
+/// and, transitively, `h`->`g`: `g` at 5); `b` (10) calls the busy handler (CALL: `g` at
+/// 10). Leaving the handler gives back the CALL (NICE: 5); vacating `s2` gives back both
+/// PROCUREs, latest first (NICE: 2, then 1); `h` vacating `s1` gives back `a`'s (NICE: 2).
+#[test]
+fn meta_procure_is_transitive_and_nested_lends_come_back_latest_first() {
+    let (events, names) = (log(), Names::default());
+    let mut rt = runtime(true, Events::NONE, &events, &names);
+    let s1 = Arc::new(rt.create_semaphore(SemSpec::new("s1", 1)).unwrap());
+    let s2 = Arc::new(rt.create_semaphore(SemSpec::new("s2", 1)).unwrap());
+    let h = working_handler(&events);
+    let now = |cx: &tempi::Ctx<'_>| cx.now().as_nanos() / 1_000_000;
+    let (l, hh, s) = (events.clone(), h.clone(), s2.clone());
+    spawn(&mut rt, &names, "g", 1, move |cx| {
+        s.procure(cx).unwrap();
+        hh.send(cx, Message::new(1, 10, 0)).unwrap();
+        for _ in 0..2 {
+            push(&l, format!("g@{} u{}", now(cx), cx.urgency().0));
+            cx.work(ms(1));
+        }
+        s.vacate(cx).unwrap();
+        push(&l, format!("g done@{} u{}", now(cx), cx.urgency().0));
+    });
+    let (l, a1, a2) = (events.clone(), s1.clone(), s2.clone());
+    spawn(&mut rt, &names, "h", 2, move |cx| {
+        cx.sleep(ms(1));
+        a1.procure(cx).unwrap();
+        a2.procure(cx).unwrap();
+        push(&l, format!("h got s2@{} u{}", now(cx), cx.urgency().0));
+        a2.vacate(cx).unwrap();
+        a1.vacate(cx).unwrap();
+        push(&l, format!("h done@{} u{}", now(cx), cx.urgency().0));
+    });
+    let (l, a1) = (events.clone(), s1.clone());
+    spawn(&mut rt, &names, "a", 5, move |cx| {
+        cx.sleep(ms(2));
+        a1.procure(cx).unwrap();
+        push(&l, format!("a got s1@{} u{}", now(cx), cx.urgency().0));
+        a1.vacate(cx).unwrap();
+    });
+    let (l, hh) = (events.clone(), h.clone());
+    spawn(&mut rt, &names, "b", 10, move |cx| {
+        cx.sleep(ms(3));
+        hh.call(cx, Message::new(2, 1, 0)).unwrap();
+        push(&l, format!("b@{} u{}", now(cx), cx.urgency().0));
+    });
+    rt.run().unwrap();
+    assert_eq!(
+        take(&events),
+        [
+            "h[1]@0 u1",
+            "h[1]@1 u1",
+            "PROCURE#1 h->g Some(2)",
+            "h[1]@2 u2",
+            "PROCURE#2 a->h Some(5)",
+            "PROCURE#3 h->g Some(5)",
+            "h[1]@3 u5",
+            "CALL#4 b->g Some(10)",
+            "h[1]@4 u10",
+            "h[1]@5 u10",
+            "h[1]@6 u10",
+            "h[1]@7 u10",
+            "h[1]@8 u10",
+            "h[1]@9 u10",
+            "h[2]@10 u10",
+            "NICE#4 g handler now 5",
+            "b@11 u10",
+            "g@11 u5",
+            "g@12 u5",
+            "NICE#3 g sem now 2",
+            "NICE#1 g sem now 1",
+            "h got s2@13 u5",
+            "NICE#2 h sem now 2",
+            "a got s1@13 u5",
+            "h done@13 u2",
+            "g done@13 u1",
+        ]
+    );
+}
