@@ -283,3 +283,123 @@ fn meta_procure_is_transitive_and_nested_lends_come_back_latest_first() {
         ]
     );
 }
+
+/// Fixed priority, except that `quiet` never preempts anyone: a user scheduler stacked on the
+/// built-in one that overrides one hook and forwards the rest.
+struct NoPreemptBy {
+    prev: Box<dyn Scheduler>,
+    quiet: ThreadId,
+}
+
+impl StackedScheduler for NoPreemptBy {
+    fn prev(&self) -> &dyn Scheduler {
+        &*self.prev
+    }
+    fn prev_mut(&mut self) -> &mut dyn Scheduler {
+        &mut *self.prev
+    }
+    fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
+        woken.id != self.quiet && self.prev.should_preempt(running, woken)
+    }
+}
+
+/// `low` (1) computes 5 ms; `quiet` (10) wakes at 1 ms, `other` (8) at 2 ms, each for 1 ms.
+/// Under fixed priority `quiet` preempts at 1. Stacked, that one decision changes: `quiet`
+/// waits until `other` preempts `low` at 2, and then runs first, by priority, as the
+/// built-in policy picks.
+#[test]
+fn meta_stacked_scheduler_forwards_and_changes_one_decision() {
+    let mut runs = Vec::new();
+    for stacked in [false, true] {
+        let mut rt = Runtime::simulated(1);
+        rt.spawn(ThreadSpec::new("low").priority(1), |cx| cx.work(ms(5))).unwrap();
+        let quiet = rt
+            .spawn(ThreadSpec::new("quiet").priority(10), |cx| {
+                cx.sleep(ms(1));
+                cx.work(ms(1));
+            })
+            .unwrap();
+        rt.spawn(ThreadSpec::new("other").priority(8), |cx| {
+            cx.sleep(ms(2));
+            cx.work(ms(1));
+        })
+        .unwrap();
+        if stacked {
+            rt.stack_scheduler(move |prev| Box::new(NoPreemptBy { prev, quiet }));
+        }
+        runs.push(segments(&rt.run().unwrap()));
+    }
+    assert_eq!(
+        runs[0],
+        ["quiet:0-0:sleep", "other:0-0:sleep", "low:0-1:preempt", "quiet:1-2:exit", "other:2-3:exit", "low:3-7:exit"]
+    );
+    assert_eq!(
+        runs[1],
+        ["quiet:0-0:sleep", "other:0-0:sleep", "low:0-2:preempt", "quiet:2-3:exit", "other:3-4:exit", "low:4-7:exit"]
+    );
+}
+
+/// Lends a handler's invoker the constraint of the message it serves, as an urgency.
+struct ByConstraint {
+    prev: Box<dyn Scheduler>,
+}
+
+impl StackedScheduler for ByConstraint {
+    fn prev(&self) -> &dyn Scheduler {
+        &*self.prev
+    }
+    fn prev_mut(&mut self) -> &mut dyn Scheduler {
+        &mut *self.prev
+    }
+    fn events(&self) -> Events {
+        self.prev.events() | Events::PRIO
+    }
+    fn on_prio_save(&mut self, t: &SchedInfo, constraint: i64, _id: InheritId) -> Option<Urgency> {
+        (Urgency(constraint) > t.urgency).then_some(Urgency(constraint))
+    }
+}
+
+/// PRIO SAVE before and PRIO RESTORE after each handler message with a constraint, nested
+/// when a handler sends to another idle handler, each pair with its own id; a message
+/// without a constraint is not reported.
+#[test]
+fn meta_prio_save_and_restore_pair_around_nested_handlers() {
+    let (events, names) = (log(), Names::default());
+    let mut rt = Runtime::simulated(1);
+    rt.stack_scheduler(|prev| Box::new(ByConstraint { prev }));
+    let (l2, n2) = (events.clone(), names.clone());
+    rt.stack_scheduler(move |prev| Box::new(Recorder { prev, log: l2.clone(), names: n2.clone(), extra: Events::NONE }));
+    let l = events.clone();
+    let inner = Handler::new("inner", 0, 2, move |hcx, m| push(&l, format!("inner c={} u{}", m.constraint, hcx.urgency().0)));
+    let l = events.clone();
+    let outer = Handler::new("outer", 0, 2, move |hcx, m| {
+        push(&l, format!("outer c={} u{}", m.constraint, hcx.urgency().0));
+        hcx.send_handler(&inner, Message::new(0, 0, 9)).unwrap();
+        push(&l, format!("outer after u{}", hcx.urgency().0));
+    });
+    let l = events.clone();
+    spawn(&mut rt, &names, "t", 1, move |cx| {
+        outer.send(cx, Message::new(0, 0, 7)).unwrap();
+        push(&l, format!("t u{}", cx.urgency().0));
+        outer.send(cx, Message::new(0, 0, 0)).unwrap();
+    });
+    rt.run().unwrap();
+    assert_eq!(
+        take(&events),
+        [
+            "PRIO SAVE#1 t c=7",
+            "outer c=7 u7",
+            "PRIO SAVE#2 t c=9",
+            "inner c=9 u9",
+            "PRIO RESTORE#2 t now 7",
+            "outer after u7",
+            "PRIO RESTORE#1 t now 1",
+            "t u1",
+            "outer c=0 u1",
+            "PRIO SAVE#3 t c=9",
+            "inner c=9 u9",
+            "PRIO RESTORE#3 t now 1",
+            "outer after u1",
+        ]
+    );
+}
