@@ -10,13 +10,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use common::{ms, segments};
+use tempi::clock::VirtualClock;
 use tempi::message::{Flow, Handler, Message, MsgError, Read};
 use tempi::policy::sched::{
     Events, FixedPriority, InheritId, PriorityInheritance, QueuedMessages, RoundRobin, SchedInfo, Schedule, Scheduler,
     StackedScheduler, Stymie, Urgency,
 };
 use tempi::sync::SemSpec;
-use tempi::clock::VirtualClock;
 use tempi::{Runtime, ThreadId, ThreadSpec};
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -368,9 +368,12 @@ fn meta_prio_save_and_restore_pair_around_nested_handlers() {
     let mut rt = Runtime::simulated(1);
     rt.stack_scheduler(|prev| Box::new(ByConstraint { prev }));
     let (l2, n2) = (events.clone(), names.clone());
-    rt.stack_scheduler(move |prev| Box::new(Recorder { prev, log: l2.clone(), names: n2.clone(), extra: Events::NONE }));
+    rt.stack_scheduler(move |prev| {
+        Box::new(Recorder { prev, log: l2.clone(), names: n2.clone(), extra: Events::NONE })
+    });
     let l = events.clone();
-    let inner = Handler::new("inner", 0, 2, move |hcx, m| push(&l, format!("inner c={} u{}", m.constraint, hcx.urgency().0)));
+    let inner =
+        Handler::new("inner", 0, 2, move |hcx, m| push(&l, format!("inner c={} u{}", m.constraint, hcx.urgency().0)));
     let l = events.clone();
     let outer = Handler::new("outer", 0, 2, move |hcx, m| {
         push(&l, format!("outer c={} u{}", m.constraint, hcx.urgency().0));
@@ -402,4 +405,120 @@ fn meta_prio_save_and_restore_pair_around_nested_handlers() {
             "outer after u1",
         ]
     );
+}
+
+/// Cancels, at every NEXT, the queued messages whose id is 99 (the application's code for
+/// "too late").
+struct CancelLate {
+    prev: Box<dyn Scheduler>,
+    log: Log,
+}
+
+impl StackedScheduler for CancelLate {
+    fn prev(&self) -> &dyn Scheduler {
+        &*self.prev
+    }
+    fn prev_mut(&mut self) -> &mut dyn Scheduler {
+        &mut *self.prev
+    }
+    fn events(&self) -> Events {
+        self.prev.events() | Events::NEXT
+    }
+    fn on_next(&mut self, _t: &SchedInfo, queues: &mut dyn QueuedMessages) {
+        let mut buf = Vec::new();
+        let mut k = 0;
+        while let Some(t) = queues.thread(k) {
+            k += 1;
+            for i in 0..queues.len(t) {
+                if queues.get(t, i).is_some_and(|m| m.id == 99) && queues.cancel(t, i) {
+                    buf.push(i);
+                }
+            }
+        }
+        push(&self.log, format!("NEXT cancelled {}", buf.len()));
+    }
+}
+
+/// NEXT: when `c` blocks (it sleeps), the policy cancels the queued message 99 of `p`; `p`
+/// reads it as `Cancelled`, with the message, and reads the others as usual. A call
+/// cancelled and not replied to is answered `Unanswered`.
+#[test]
+fn meta_next_cancels_a_queued_message_by_marking_it() {
+    let events = log();
+    let mut rt = Runtime::simulated(1);
+    let l = events.clone();
+    rt.stack_scheduler(move |prev| Box::new(CancelLate { prev, log: l.clone() }));
+    let l = events.clone();
+    let p = rt
+        .spawn(ThreadSpec::new("p").priority(1), move |cx| {
+            for _ in 0..3 {
+                let r = cx.read(Read::Poll);
+                push(
+                    &l,
+                    format!(
+                        "p read {:?}",
+                        r.map(|m| m.id).map_err(|e| matches!(e, MsgError::Cancelled(m) if m.id == 99))
+                    ),
+                );
+            }
+        })
+        .unwrap();
+    rt.spawn(ThreadSpec::new("c").priority(5), move |cx| {
+        for id in [1, 99, 2] {
+            cx.send(p, Message::new(id, 0, 0)).unwrap();
+        }
+        cx.sleep(ms(1));
+    })
+    .unwrap();
+    let srv = rt.spawn_process(ThreadSpec::new("srv").priority(1), |_cx, _m| Flow::Continue).unwrap();
+    rt.spawn(ThreadSpec::new("caller").priority(3), move |cx| {
+        assert_eq!(cx.call(srv, Message::new(99, 0, 0)), Err(MsgError::Unanswered));
+    })
+    .unwrap();
+    rt.run().unwrap();
+    let got = take(&events);
+    // `c` sleeps: p's 99 is marked. `caller` blocks: p's 99 (marked already) and srv's.
+    // `p` reads; `srv` reads its 99 as cancelled, skips it (its caller is answered
+    // `Unanswered`) and waits for the next with every queue empty.
+    assert_eq!(
+        got,
+        [
+            "NEXT cancelled 1",
+            "NEXT cancelled 2",
+            "p read Ok(1)",
+            "p read Err(true)",
+            "p read Ok(2)",
+            "NEXT cancelled 0"
+        ]
+    );
+}
+
+/// READY with the message's constraint (none for `NO_CONSTRAINT`), SCHEDULE on a yield and
+/// on each quantum expiry under round robin.
+#[test]
+fn meta_ready_with_constraint_and_schedule_on_yield_and_quantum() {
+    let (events, names) = (log(), Names::default());
+    let mut rt = runtime(false, Events::READY, &events, &names);
+    let r = spawn(&mut rt, &names, "r", 1, |cx| {
+        cx.read(Read::Wait).unwrap();
+        cx.read(Read::Wait).unwrap();
+    });
+    spawn(&mut rt, &names, "s", 2, move |cx| {
+        cx.send(r, Message::new(0, 0, 5)).unwrap();
+        cx.send(r, Message::new(0, 0, 0)).unwrap();
+        cx.yield_now();
+    });
+    rt.run().unwrap();
+    assert_eq!(take(&events), ["READY r c=5", "SCHEDULE Yield s"]);
+
+    let (events, names) = (log(), Names::default());
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(RoundRobin::new(ms(1))));
+    let (l, n) = (events.clone(), names.clone());
+    rt.stack_scheduler(move |prev| Box::new(Recorder { prev, log: l.clone(), names: n.clone(), extra: Events::NONE }));
+    spawn(&mut rt, &names, "a", 1, |cx| cx.work(ms(2)));
+    spawn(&mut rt, &names, "b", 1, |cx| cx.work(ms(2)));
+    let out = rt.run().unwrap();
+    assert_eq!(take(&events), ["SCHEDULE Quantum a", "SCHEDULE Quantum b"]);
+    assert_eq!(segments(&out), ["a:0-1:slice", "b:1-2:slice", "a:2-3:exit", "b:3-4:exit"]);
 }

@@ -354,6 +354,7 @@ impl<C: Clock> Kernel<C> {
                     let token = tcb.wait_token;
                     self.arm_wait_timer(id, t, TimerKind::Wake(id, token));
                     self.sched_call(c, id, |s, info| s.on_blocked(info));
+                    self.meta_next(c, id);
                 }
             }
             Plain::Join(target) => {
@@ -375,6 +376,7 @@ impl<C: Clock> Kernel<C> {
                         self.stop_running(c, StopReason::Blocked);
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
                         self.sched_call(c, id, |s, info| s.on_blocked(info));
+                        self.meta_next(c, id);
                     }
                     Ok(Some(outcome)) => self.tcb(id).set_answer(OwnedAnswer::Joined(outcome)),
                     Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
@@ -479,6 +481,7 @@ impl<C: Clock> Kernel<C> {
                             self.stop_running(c, StopReason::Blocked);
                             self.tcb(id).state = State::Blocked(Wait::Spawn);
                             self.sched_call(c, id, |s, info| s.on_blocked(info));
+                            self.meta_next(c, id);
                         }
                         Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
                     }

@@ -278,18 +278,10 @@ impl QueueView<'_> {
 }
 
 impl QueuedMessages for QueueView<'_> {
-    fn threads(&self, out: &mut [ThreadId]) -> usize {
-        let mut n = 0;
-        for t in self.slots.iter().flatten() {
-            if n == out.len() {
-                break;
-            }
-            if self.cpu.is_none_or(|c| t.cpu == c) && !t.mbox.queued().is_empty() {
-                out[n] = t.id;
-                n += 1;
-            }
-        }
-        n
+    fn thread(&self, k: usize) -> Option<ThreadId> {
+        let mut with_messages =
+            self.slots.iter().flatten().filter(|t| self.cpu.is_none_or(|c| t.cpu == c) && !t.mbox.queued().is_empty());
+        with_messages.nth(k).map(|t| t.id)
     }
     fn len(&self, thread: ThreadId) -> usize {
         self.tcb(thread).map_or(0, |t| t.mbox.queued().len())

@@ -438,8 +438,8 @@ pub trait Scheduler {
 /// # let _ = cancel_late;
 /// ```
 pub trait QueuedMessages {
-    /// The threads with queued messages, up to `out.len()` of them; returns how many.
-    fn threads(&self, out: &mut [ThreadId]) -> usize;
+    /// The `k`-th thread (from 0) with messages in its new queue; `None` past the last.
+    fn thread(&self, k: usize) -> Option<ThreadId>;
     /// How many messages `thread`'s new queue holds.
     fn len(&self, thread: ThreadId) -> usize;
     /// Whether `thread`'s new queue is empty.
