@@ -70,7 +70,7 @@ mod budget;
 mod latency;
 mod lock;
 mod mem;
-mod msg;
+pub(crate) mod msg;
 mod peers;
 mod plan;
 mod posix;
@@ -270,7 +270,7 @@ fn throughput(name: &str, value: f64, unit: &str, note: &str) -> Metric {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n == 0 {

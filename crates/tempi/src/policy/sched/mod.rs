@@ -8,8 +8,8 @@
 //!
 //! | kernel event | hook |
 //! |---|---|
-//! | thread spawned, released, woken, preempted, quantum expired | [`Scheduler::on_ready`] |
-//! | running thread yields | [`Scheduler::on_yield`] |
+//! | thread spawned, released, woken, preempted | [`Scheduler::on_ready`] |
+//! | running thread yields, or its quantum ([`Scheduler::time_slice`]) runs out (SCHEDULE) | [`Scheduler::on_schedule`] (default: `on_yield` / `on_ready(SliceExpired)`) |
 //! | running thread blocks, sleeps or ends its job | [`Scheduler::on_blocked`] |
 //! | a thread became ready while another runs | [`Scheduler::should_preempt`] |
 //! | the CPU needs a thread | [`Scheduler::pick_next`] |
@@ -17,6 +17,62 @@
 //! | a ready or running thread's urgency changed (inheritance, priority change, deadline of a job released while it runs) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
+//!
+//! # Message-level events
+//!
+//! FREE JAZZ turns every scheduling-relevant transition into a message to the scheduler. Beyond
+//! the hooks above, a policy hears of the message-level ones it asks for in
+//! [`Scheduler::events`] (asked once per CPU, at start). An event not asked for costs one bit
+//! test in the kernel and no call; the built-in policies ask for none. Every hook runs inside
+//! the kernel, on the stack of the thread that caused the event, between two thread
+//! executions, non-preemptively; it must not block or allocate.
+//!
+//! | event ([`Events`]) | hook | when | what it may do |
+//! |---|---|---|---|
+//! | READY | [`Scheduler::on_message_ready`] | a message whose constraint is not [`NO_CONSTRAINT`] was queued for a thread (after the thread was made ready, if the message woke it) | reorder its own ready queue; it decides nothing else |
+//! | PRIO | [`Scheduler::on_prio_save`], [`Scheduler::on_prio_restore`] | before and after a handler serves a message with a constraint, on the borrowed thread | return an urgency lent to that thread for that message; RESTORE gets the same [`InheritId`] back, nested handlers nest |
+//! | NEXT | [`Scheduler::on_next`] | a thread blocked or went idle (waits, sleeps, ends its job, reads an empty queue) | look at the messages queued on the CPU and cancel some by marking them ([`QueuedMessages`]); the recipient reads a cancelled one as [`crate::message::MsgError::Cancelled`] |
+//! | CALL | [`Scheduler::on_call`] | a thread blocked calling a busy handler | return an urgency lent to the thread the handler runs on, until it leaves the handler |
+//! | PROCURE | [`Scheduler::on_procure`] | a thread blocked at a semaphore; once per thread inside it; again for each raised thread that is blocked itself (transitive) | return an urgency lent to that thread, until it vacates the semaphore |
+//! | (CALL, PROCURE) | [`Scheduler::on_nice`] | the holder left the handler or vacated the semaphore (after the waiter it released was made ready) | observe; the lends for it are already withdrawn, latest first |
+//!
+//! Each inheritance gets an [`InheritId`], unique in the run, handed to the policy when the
+//! urgency is lent and given back by the NICE or PRIO RESTORE that withdraws it, so nested and
+//! multiple inheritances are told apart. A thread's lent urgency is the largest of its lends
+//! and of what its locks lend; the effective urgency is the larger of that and its base, as for
+//! lock inheritance. A thread holds at most 8 lends and is noted inside at most 8 semaphore
+//! units at once; beyond, no more are made (bounded memory, no allocation).
+//!
+//! ## Stacking
+//!
+//! FREE JAZZ's `register_scheduler` returns the previous handler of an event so that the new
+//! one can forward to it. Here a whole scheduler is stacked on the previous one:
+//! [`crate::Runtime::stack_scheduler`] hands each CPU's scheduler so far to a closure that
+//! wraps it, and a wrapper written as a [`StackedScheduler`] forwards every hook it does not
+//! override. The kernel only calls the top of the chain and knows nothing of it.
+//! [`PriorityInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
+//! thread's urgency and leaves every other decision to the policy below.
+//!
+//! ```
+//! use tempi::policy::sched::{Events, PriorityInheritance, Scheduler};
+//! use tempi::sync::SemSpec;
+//! use tempi::{Runtime, ThreadSpec};
+//! let mut rt = Runtime::simulated(1);
+//! rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+//! let s = std::sync::Arc::new(rt.create_semaphore(SemSpec::new("s", 1)).unwrap());
+//! let s2 = s.clone();
+//! rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
+//!     s.procure(cx).unwrap();
+//!     cx.work(std::time::Duration::from_millis(2)); // `high` blocks at 1 ms: PROCURE
+//!     assert_eq!(cx.urgency().0, 9); // inherited
+//!     s.vacate(cx).unwrap(); // NICE
+//! }).unwrap();
+//! rt.spawn(ThreadSpec::new("high").priority(9), move |cx| {
+//!     cx.sleep(std::time::Duration::from_millis(1));
+//!     s2.procure(cx).unwrap();
+//! }).unwrap();
+//! rt.run().unwrap();
+//! ```
 //!
 //! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`];
 //! for multiprocessor studies in virtual time, [`GlobalEdf`] and [`GlobalFp`] (see
