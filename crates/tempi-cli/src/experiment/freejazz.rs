@@ -186,8 +186,8 @@ fn to_json(rows: &[Row], checks: &[Conclusion], n: u64, reps: usize) -> Value {
                 .collect();
             json!({
                 "operation": name,
-                "black_box_ns": r.black_ns.round(),
-                "open_ns": r.open_ns.round(),
+                "black_box_ns": (r.black_ns * 10.0).round() / 10.0,
+                "open_ns": (r.open_ns * 10.0).round() / 10.0,
                 "delta_pct": (r.delta_pct() * 10.0).round() / 10.0,
                 "paper": paper,
             })
