@@ -235,7 +235,7 @@ fn freejazz_experiment_reports_four_operations_both_variants_and_computed_conclu
         let (b, o) = (r["black_box_ns"].as_f64().unwrap(), r["open_ns"].as_f64().unwrap());
         assert!(b > 0.0 && o > 0.0, "{r}");
         let d = r["delta_pct"].as_f64().unwrap();
-        assert!((d - (o / b - 1.0) * 100.0).abs() < 1.0, "delta computed from the medians: {r}");
+        assert!((d - (o / b - 1.0) * 100.0).abs() < 1.0, "delta computed from the figures: {r}");
         assert_eq!(r["paper"].as_array().unwrap().len(), 4, "{r}");
     }
     let checks = v["conclusions"].as_array().expect("a `conclusions` array");

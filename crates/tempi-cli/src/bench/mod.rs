@@ -270,7 +270,7 @@ fn throughput(name: &str, value: f64, unit: &str, note: &str) -> Metric {
     }
 }
 
-pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
+fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n == 0 {

@@ -51,7 +51,7 @@ pub struct ExperimentArgs {
     /// A smaller run: for rtmach-*, bisection at 1 ms resolution instead of a 1 ms scan refined
     /// to 1 µs; for ports-*, 8,000 jobs per list length instead of 25,000; for spring-*, 5
     /// runs per point instead of 50 (and fewer points for spring-fastswitch and
-    /// spring-locality); for freejazz-2, 2,000 operations once instead of 200,000 seven times.
+    /// spring-locality); for freejazz-2, 2,000 operations once instead of 50,000 21 times.
     #[arg(long)]
     pub quick: bool,
     /// rtmach-* only: charge no simulated overheads (context switch, lock, unlock, abort all
