@@ -522,3 +522,34 @@ fn meta_ready_with_constraint_and_schedule_on_yield_and_quantum() {
     assert_eq!(take(&events), ["SCHEDULE Quantum a", "SCHEDULE Quantum b"]);
     assert_eq!(segments(&out), ["a:0-1:slice", "b:1-2:slice", "a:2-3:exit", "b:3-4:exit"]);
 }
+
+/// `tame_prio_inv` on a handler: invoked from another handler, it runs with preemption off
+/// until it has drained its queue. `high` wakes at 1 ms, inside the inner handler's 2 ms: it
+/// waits for the inner handler to finish (2 ms) when tamed, preempts at once otherwise.
+#[test]
+fn meta_tamed_handler_runs_non_preemptively_inside_another_handler() {
+    for tame in [true, false] {
+        let inner = Handler::new("inner", 0, 1, |hcx, _m| hcx.work(ms(2))).tame_prio_inv(tame);
+        let outer = Handler::new("outer", 0, 1, move |hcx, m| {
+            hcx.send_handler(&inner, m).unwrap();
+            hcx.work(ms(1));
+        });
+        let mut rt = Runtime::simulated(1);
+        rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
+            outer.send(cx, Message::new(0, 0, 0)).unwrap();
+            assert!(cx.preemption(true), "the invoker's setting is restored");
+        })
+        .unwrap();
+        rt.spawn(ThreadSpec::new("high").priority(9), |cx| {
+            cx.sleep(ms(1));
+            cx.work(ms(1));
+        })
+        .unwrap();
+        let segs = segments(&rt.run().unwrap());
+        if tame {
+            assert_eq!(segs, ["high:0-0:sleep", "low:0-2:preempt", "high:2-3:exit", "low:3-4:exit"]);
+        } else {
+            assert_eq!(segs, ["high:0-0:sleep", "low:0-1:preempt", "high:1-2:exit", "low:2-4:exit"]);
+        }
+    }
+}

@@ -68,6 +68,9 @@ struct Inner {
     id: HandlerId,
     /// The thread whose stack it runs on while busy (its id as a word).
     holder: AtomicU64,
+    /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
+    /// another handler.
+    tame: AtomicBool,
     name: String,
     cpu: usize,
     busy: AtomicBool,
@@ -147,6 +150,7 @@ impl Handler {
             inner: Arc::new(Inner {
                 id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
                 holder: AtomicU64::new(0),
+                tame: AtomicBool::new(false),
                 name: name.into(),
                 cpu,
                 busy: AtomicBool::new(false),
@@ -164,6 +168,29 @@ impl Handler {
     /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// FREE JAZZ's `tame_prio_inv` for handlers: when `on`, the handler runs with preemption
+    /// off ([`Ctx::preemption`]) whenever it is invoked from another handler, until it has
+    /// drained its queue, then the invoking thread's setting is restored. A handler drains its
+    /// whole queue before returning, so an inner handler preempted inside an outer one would
+    /// stretch the inversion the outer one's waiters see. Off by default.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let inner = Handler::new("inner", 0, 1, |hcx, m| hcx.reply(m)).tame_prio_inv(true);
+    /// let outer = Handler::new("outer", 0, 1, move |hcx, m| hcx.reply(hcx.call_handler(&inner, m).unwrap()));
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| {
+    ///     assert_eq!(outer.call(cx, Message::new(1, 2, 0)).unwrap().value, 2);
+    ///     assert!(cx.preemption(true)); // restored
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn tame_prio_inv(self, on: bool) -> Handler {
+        self.inner.tame.store(on, Ordering::Relaxed);
+        self
     }
 
     /// Its identity.
@@ -228,8 +255,12 @@ impl Handler {
         if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             let _busy = Busy(&h.busy);
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
+            let tamed = (nested && h.tame.load(Ordering::Relaxed)).then(|| cx.preemption(false));
             let reply = self.run_one(cx, msg);
             self.drain(cx);
+            if let Some(old) = tamed {
+                cx.preemption(old);
+            }
             // NICE, if a thread blocked at this handler lent this one urgency.
             cx.handler_left(h.id);
             return Ok(reply);
