@@ -140,9 +140,7 @@ impl<C: Clock> Kernel<C> {
                             }
                             self.stop_running(c, StopReason::SliceExpired);
                             self.tcb(id).state = State::Ready;
-                            self.sched_call(c, id, |s, info| {
-                                s.on_schedule(info, crate::policy::sched::Schedule::Quantum)
-                            });
+                            self.report_quantum(c, id);
                         }
                     }
                 }

@@ -249,6 +249,12 @@ impl<C: Clock> Kernel<C> {
         self.sched_mut(c).on_prio_restore(&info, inherit);
     }
 
+    /// SCHEDULE: `id`, which ran on CPU `c`, used up its quantum and is ready again.
+    #[inline]
+    pub(crate) fn report_quantum(&mut self, c: usize, id: ThreadId) {
+        self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Quantum));
+    }
+
     /// Hook: a message with `constraint` reached `to` (queued, or handed over).
     #[inline]
     pub(crate) fn meta_message_ready(&mut self, to: ThreadId, constraint: i64) {
