@@ -262,7 +262,15 @@ impl Ctx<'_> {
         holder: ThreadId,
         constraint: i64,
     ) -> Result<Message, MsgError> {
-        self.invoke(MsgCall(MsgOp::AwaitHandler { token, handler, holder, constraint }))?;
+        // What CALL reports travels in the mail cell, keeping the request small.
+        self.mail.msg.set(Message {
+            from: Some(holder),
+            id: handler.raw() as i64,
+            value: 0,
+            constraint,
+            expects_reply: false,
+        });
+        self.invoke(MsgCall(MsgOp::AwaitHandler { token }))?;
         Ok(self.mail.msg.get())
     }
 

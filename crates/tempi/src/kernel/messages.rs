@@ -32,7 +32,7 @@ use super::tcb::{State, Wait};
 use super::timers::{TimerHandle, TimerKind};
 use super::Kernel;
 use crate::clock::Clock;
-use crate::message::{Message, MsgError, Selection};
+use crate::message::{HandlerId, Message, MsgError, Selection};
 use crate::policy::queue::QueuePolicy;
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -165,9 +165,12 @@ impl<C: Clock> Kernel<C> {
             MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
             MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
             MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),
-            MsgOp::AwaitHandler { token, handler, holder, constraint } => {
+            MsgOp::AwaitHandler { token } => {
+                let at = self.mail_msg(id);
                 self.block_in(c, id, Wait::Handler(token), None);
-                self.meta_call_blocked(c, id, handler, holder, constraint);
+                if let Some(holder) = at.from {
+                    self.meta_call_blocked(c, id, HandlerId::from_raw(at.id as u64), holder, at.constraint);
+                }
                 None
             }
             MsgOp::LeftHandler(handler) => {

@@ -151,12 +151,10 @@ pub(crate) enum MsgOp {
     /// Cancel the timed message whose handle is in the mail cell; the message comes back there.
     CancelTimer,
     /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
+    /// The mail cell's message says which handler (`id`), the thread it runs on (`from`) and
+    /// the call's constraint, for CALL.
     AwaitHandler {
         token: u32,
-        /// The handler and the thread it runs on, and the call's constraint (CALL).
-        handler: crate::message::HandlerId,
-        holder: ThreadId,
-        constraint: i64,
     },
     /// The thread left a handler for which it holds lent urgency (NICE).
     LeftHandler(crate::message::HandlerId),

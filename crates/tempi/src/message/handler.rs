@@ -55,6 +55,11 @@ impl HandlerId {
     pub fn raw(self) -> u64 {
         self.0
     }
+
+    /// The id with this number.
+    pub(crate) fn from_raw(n: u64) -> HandlerId {
+        HandlerId(n)
+    }
 }
 
 /// A message queued while the handler was busy.
