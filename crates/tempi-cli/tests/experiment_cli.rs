@@ -216,3 +216,37 @@ fn ports_experiments_report_every_length_and_engine_with_checked_conclusions() {
         assert!(conclusions.iter().any(|c| c["holds"].is_boolean()), "{v}");
     }
 }
+
+/// `freejazz-2`: the four operations of FREE JAZZ's table 2, each timed with the scheduler
+/// open and hard-wired, beside the paper's four platforms, and the conclusions computed from
+/// our runs (timings are wall time: only their shape is checked).
+#[test]
+fn freejazz_experiment_reports_four_operations_both_variants_and_computed_conclusions() {
+    let t = text("freejazz-2");
+    assert!(t.starts_with("freejazz-2: FREE JAZZ table 2"), "{t}");
+    assert!(t.contains("Paper's conclusions, checked on these runs:") && t.contains("Linux 2.0.30, P166"), "{t}");
+    let v = json("freejazz-2", &[]);
+    assert_eq!(v["experiment"], "freejazz-2");
+    assert_eq!(v["operations_per_run"], 2000);
+    let rows = v["rows"].as_array().expect("a `rows` array");
+    let ops: Vec<&str> = rows.iter().map(|r| r["operation"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["send->process", "call<->process", "send->handler", "call<->handler"]);
+    for r in rows {
+        let (b, o) = (r["black_box_ns"].as_f64().unwrap(), r["open_ns"].as_f64().unwrap());
+        assert!(b > 0.0 && o > 0.0, "{r}");
+        let d = r["delta_pct"].as_f64().unwrap();
+        assert!((d - (o / b - 1.0) * 100.0).abs() < 1.0, "delta computed from the figures: {r}");
+        assert_eq!(r["paper"].as_array().unwrap().len(), 4, "{r}");
+    }
+    let checks = v["conclusions"].as_array().expect("a `conclusions` array");
+    assert_eq!(checks.len(), 3);
+    for c in checks {
+        assert!(
+            c["holds"].is_boolean() && c["detail"].as_str().is_some_and(|d| d.contains("ns") || d.contains('%')),
+            "{c}"
+        );
+    }
+    // The handler conclusion is computed from our own numbers.
+    let ratio = rows[1]["open_ns"].as_f64().unwrap() / rows[3]["open_ns"].as_f64().unwrap();
+    assert_eq!(checks[0]["holds"].as_bool(), Some(ratio >= 3.0), "{}", checks[0]);
+}

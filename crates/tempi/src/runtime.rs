@@ -137,6 +137,27 @@ impl<C: Clock> Runtime<C> {
         }
     }
 
+    /// Stack a scheduler on the one set so far (FREE JAZZ's `register_scheduler`, which
+    /// returns the previous handler so the new one can forward to it): on every CPU, `wrap`
+    /// is given the scheduler built so far and returns the one the CPU uses, usually a
+    /// [`crate::policy::sched::StackedScheduler`] that keeps the previous one and forwards to
+    /// it every decision it does not change. Calls stack: the last one is on top. The kernel
+    /// only ever calls the top of the chain. Call it before [`Runtime::run`], after
+    /// [`Runtime::set_scheduler`] (which replaces the whole chain).
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, PriorityInheritance};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(FixedPriority::new()));
+    /// rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    /// rt.spawn(tempi::ThreadSpec::new("t"), |_| {}).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn stack_scheduler(&mut self, wrap: impl Fn(Box<dyn Scheduler>) -> Box<dyn Scheduler> + Send + Sync + 'static) {
+        let below = self.config.scheduler.clone();
+        self.set_scheduler(move || wrap(below()));
+    }
+
     /// Refuse an id made by another runtime.
     fn check_thread(&self, thread: ThreadId) -> Result<(), Error> {
         if thread.tag() != ThreadId::runtime_tag(self.id) {

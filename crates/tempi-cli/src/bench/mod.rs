@@ -74,7 +74,7 @@ mod budget;
 mod latency;
 mod lock;
 mod mem;
-mod msg;
+pub(crate) mod msg;
 mod peers;
 mod plan;
 mod posix;

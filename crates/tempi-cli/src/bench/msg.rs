@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use tempi::clock::RealClock;
 use tempi::message::{Flow, Handler, Message};
+use tempi::policy::sched::SchedulerFactory;
 use tempi::{Config, Runtime, ThreadSpec};
 
 use super::peers::channel_switch;
@@ -30,9 +31,20 @@ use super::{check_completed, compare, progress, sample, Metric, Sizes};
 /// Messages per batch of `msg.send_process`: the receiver's queue and the pool hold one batch.
 const BATCH: usize = 256;
 
-/// tempi: `n` calls from a client to a process on one pinned real-time CPU; ns per round trip.
-fn tempi_call(n: u64) -> Result<f64, String> {
+/// The configuration of every `msg.*` run: one pinned real-time CPU, no trace, and the
+/// scheduler `sched` (the default fixed priority when `None`).
+fn config(sched: Option<&SchedulerFactory>) -> Config {
     let cfg = Config::new(1).trace_capacity(0).pin(true);
+    match sched {
+        Some(f) => cfg.scheduler_factory(f.clone()),
+        None => cfg,
+    }
+}
+
+/// tempi: `n` calls from a client to a process on one pinned real-time CPU; ns per round trip.
+/// Also timed by `tempi experiment freejazz-2`, with its schedulers.
+pub(crate) fn tempi_call(n: u64, sched: Option<&SchedulerFactory>) -> Result<f64, String> {
+    let cfg = config(sched);
     let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
     let server = rt
         .spawn_process(ThreadSpec::new("server").priority(1), |cx, m| {
@@ -65,8 +77,8 @@ fn tempi_call(n: u64) -> Result<f64, String> {
 
 /// tempi: `n` sends (in batches of [`BATCH`]) to a ready process of lower priority, which
 /// drains each batch while the sender waits; ns per send, the draining not counted.
-fn tempi_send(n: u64) -> Result<f64, String> {
-    let cfg = Config::new(1).trace_capacity(0).pin(true).message_pool(BATCH + 1);
+pub(crate) fn tempi_send(n: u64, sched: Option<&SchedulerFactory>) -> Result<f64, String> {
+    let cfg = config(sched).message_pool(BATCH + 1);
     let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
     let sink = rt
         .spawn_process(ThreadSpec::new("sink").priority(1).mailbox(BATCH + 1), |cx, m| {
@@ -107,8 +119,8 @@ fn tempi_send(n: u64) -> Result<f64, String> {
 
 /// tempi: `n` calls (or sends) to an idle handler from one thread of a pinned real-time CPU;
 /// ns per invocation.
-fn tempi_handler(n: u64, call: bool) -> Result<f64, String> {
-    let cfg = Config::new(1).trace_capacity(0).pin(true);
+pub(crate) fn tempi_handler(n: u64, call: bool, sched: Option<&SchedulerFactory>) -> Result<f64, String> {
+    let cfg = config(sched);
     let mut rt = Runtime::<RealClock>::new(cfg).map_err(|e| e.to_string())?;
     let h = Handler::new("h", 0, 1, |hcx, m| {
         if m.expects_reply {
@@ -187,7 +199,7 @@ fn tokio_call(n: u64) -> Result<f64, String> {
 pub(super) fn msg_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     let n = sz.switch_tempi;
     progress(&format!("msg.call_process: tempi, {n} calls x {}", sz.reps));
-    let t_call = sample(sz.reps, || tempi_call(n))?;
+    let t_call = sample(sz.reps, || tempi_call(n, None))?;
     progress(&format!("msg.call_process: std mpsc peer, {} round trips x {}", sz.switch_peer, sz.reps));
     let mut notes = Vec::new();
     let p_mpsc = sample(sz.reps, || {
@@ -198,12 +210,12 @@ pub(super) fn msg_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), S
     progress(&format!("msg.call_process.tokio: tokio peer, {n} round trips x {}", sz.reps));
     let p_tokio = sample(sz.reps, || tokio_call(n))?;
     progress(&format!("msg.send_process: tempi, {n} sends x {}", sz.reps));
-    let t_send = sample(sz.reps, || tempi_send(n))?;
+    let t_send = sample(sz.reps, || tempi_send(n, None))?;
     progress(&format!("msg.send_process: std mpsc peer, {n} sends x {}", sz.reps));
     let p_send = sample(sz.reps, || Ok(mpsc_send(n)))?;
     progress(&format!("msg.call_handler / msg.send_handler: tempi, {n} invocations x {}", sz.reps));
-    let t_call_h = sample(sz.reps, || tempi_handler(n, true))?;
-    let t_send_h = sample(sz.reps, || tempi_handler(n, false))?;
+    let t_call_h = sample(sz.reps, || tempi_handler(n, true, None))?;
+    let t_send_h = sample(sz.reps, || tempi_handler(n, false, None))?;
     let pin_note = (!notes.is_empty()).then(|| format!("peer not pinned: {}", notes.join("; ")));
     metrics.push(compare(
         "msg.call_process",

@@ -10,11 +10,14 @@
 //!   slot list, total scheduling cost), timed on this machine's clock for the admission
 //!   engines of `tempi::policy::admit`;
 //! - `spring.rs`: `spring-planner`, `spring-fastswitch` and `spring-locality`, the Spring
-//!   planner's evaluation (planner time, fast switches, locality), on modelled planner cost.
+//!   planner's evaluation (planner time, fast switches, locality), on modelled planner cost;
+//! - `freejazz.rs`: `freejazz-2`, FREE JAZZ's message costs (table 2) with the scheduler open
+//!   and hard-wired, timed on one pinned real-time CPU of this machine.
 //!
 //! Every report prints ours next to the paper's numbers, then each of the paper's conclusions
 //! marked as holding or not in our runs; `--json` prints the same as one JSON object.
 
+mod freejazz;
 mod ports;
 mod rtmach;
 mod spring;
@@ -29,6 +32,7 @@ pub const NAMES: &[&str] = &[
     "spring-planner",
     "spring-fastswitch",
     "spring-locality",
+    "freejazz-2",
 ];
 
 /// `tempi experiment` arguments.
@@ -37,7 +41,8 @@ pub struct ExperimentArgs {
     /// Which experiment: rtmach-1, rtmach-2 or rtmach-3 (Real-Time Mach locking benchmarks
     /// 1-3, virtual time); ports-1 (PORTS table 1: cost of inserting into the slot list) or
     /// ports-2 (PORTS table 2: total scheduling cost), timed on this machine; spring-planner,
-    /// spring-fastswitch or spring-locality (Spring figures 11-15, modelled planner cost).
+    /// spring-fastswitch or spring-locality (Spring figures 11-15, modelled planner cost);
+    /// freejazz-2 (FREE JAZZ table 2: message costs, open vs hard-wired scheduler, timed).
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(NAMES))]
     pub name: String,
     /// Print one JSON object instead of tables.
@@ -46,7 +51,7 @@ pub struct ExperimentArgs {
     /// A smaller run: for rtmach-*, bisection at 1 ms resolution instead of a 1 ms scan refined
     /// to 1 µs; for ports-*, 8,000 jobs per list length instead of 25,000; for spring-*, 5
     /// runs per point instead of 50 (and fewer points for spring-fastswitch and
-    /// spring-locality).
+    /// spring-locality); for freejazz-2, 2,000 operations once instead of 50,000 21 times.
     #[arg(long)]
     pub quick: bool,
     /// rtmach-* only: charge no simulated overheads (context switch, lock, unlock, abort all
@@ -57,7 +62,9 @@ pub struct ExperimentArgs {
 
 /// Run experiment `args.name` and print its report.
 pub fn run(args: &ExperimentArgs) -> Result<(), String> {
-    if args.name.starts_with("ports-") {
+    if args.name == "freejazz-2" {
+        freejazz::run(args)
+    } else if args.name.starts_with("ports-") {
         ports::run(args)
     } else if args.name.starts_with("spring-") {
         spring::run(args)

@@ -9,7 +9,8 @@ use std::time::Duration;
 use super::calls::MsgCall;
 use super::ctx::Ctx;
 use super::protocol::MsgOp;
-use crate::message::{Message, MsgError, MsgTimer, Read, Selection};
+use crate::message::{HandlerId, Message, MsgError, MsgTimer, Read, Selection};
+use crate::policy::sched::{Events, InheritId};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
@@ -293,10 +294,51 @@ impl Ctx<'_> {
         Ok(self.mail.msg.get())
     }
 
-    /// Wait for a busy handler to answer the call queued with `token`.
-    pub(crate) fn handler_await(&self, token: u32) -> Result<Message, MsgError> {
+    /// Wait for the busy handler `handler`, running on `holder`'s stack, to answer the call
+    /// queued with `token` (whose constraint is `constraint`).
+    pub(crate) fn handler_await(
+        &self,
+        token: u32,
+        handler: HandlerId,
+        holder: ThreadId,
+        constraint: i64,
+    ) -> Result<Message, MsgError> {
+        // What CALL reports travels in the mail cell, keeping the request small.
+        self.mail.msg.set(Message {
+            from: Some(holder),
+            id: handler.raw() as i64,
+            value: 0,
+            constraint,
+            expects_reply: false,
+        });
         self.invoke(MsgCall(MsgOp::AwaitHandler { token }))?;
         Ok(self.mail.msg.get())
+    }
+
+    /// The message-level events this thread's CPU reports to its scheduler.
+    #[inline]
+    pub(crate) fn meta_events(&self) -> Events {
+        Events::from_bits(self.mail.events.get())
+    }
+
+    /// A handler on this stack is done (its queue drained): report NICE if this thread holds
+    /// urgency lent for it.
+    #[inline]
+    pub(crate) fn handler_left(&self, handler: HandlerId) {
+        if self.mail.nice.get() {
+            let _ = self.invoke(MsgCall(MsgOp::LeftHandler(handler)));
+        }
+    }
+
+    /// PRIO SAVE for a message with `constraint` a handler on this stack is about to serve.
+    pub(crate) fn prio_save(&self, constraint: i64) -> InheritId {
+        let _ = self.invoke(MsgCall(MsgOp::PrioSave(constraint)));
+        InheritId::from_raw(self.mail.timer.get().1)
+    }
+
+    /// PRIO RESTORE of `id`.
+    pub(crate) fn prio_restore(&self, id: InheritId) {
+        let _ = self.invoke(MsgCall(MsgOp::PrioRestore(id)));
     }
 
     /// A handler running on this thread's stack answers `caller`'s queued call `token` with

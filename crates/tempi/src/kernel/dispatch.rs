@@ -267,7 +267,7 @@ impl<C: Clock> Kernel<C> {
             self.trace_thread(id, TraceKind::PreemptionDeferred, 1);
             self.stop_running(c, StopReason::SliceExpired);
             self.tcb(id).state = State::Ready;
-            self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));
+            self.report_quantum(c, id);
         } else if preempt {
             self.trace_thread(id, TraceKind::PreemptionDeferred, 0);
             self.cpus[c].preempt = true;

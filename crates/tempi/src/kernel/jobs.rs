@@ -197,6 +197,7 @@ impl<C: Clock> Kernel<C> {
                 self.stop_running(c, StopReason::Aborted);
                 self.tcb(id).state = State::Dormant;
                 self.sched_call(c, id, |s, info| s.on_blocked(info));
+                self.meta_next(c, id);
             }
             return;
         }
@@ -244,6 +245,7 @@ impl<C: Clock> Kernel<C> {
         self.stop_running(c, if aborted { StopReason::Aborted } else { StopReason::JobDone });
         self.tcb(id).state = State::Dormant;
         self.sched_call(c, id, |s, info| s.on_blocked(info));
+        self.meta_next(c, id);
         self.start_next_queued(id);
     }
 

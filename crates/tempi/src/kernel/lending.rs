@@ -49,6 +49,8 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
         // Inside a global (MSRP) section, from the request to the release: not preemptible.
         let mut lent: Option<Urgency> = t.global.map(|_| Urgency(i64::MAX));
+        // Message-level inheritance (handlers, semaphores: `sched_meta.rs`).
+        lent = lent.max(t.meta.lent());
         let mut info = None;
         for &l in &t.held {
             let lock = &self.locks[l as usize];
@@ -90,6 +92,9 @@ impl<C: Clock> Kernel<C> {
                 let mut u = t.base_urgency;
                 if t.global.is_some() {
                     u = u.max(Urgency(i64::MAX));
+                }
+                if let Some(m) = t.meta.lent() {
+                    u = u.max(m);
                 }
                 for &l in &t.held {
                     let lock = &self.locks[l as usize];

@@ -32,7 +32,7 @@ use super::tcb::{State, Wait};
 use super::timers::{TimerHandle, TimerKind};
 use super::Kernel;
 use crate::clock::Clock;
-use crate::message::{Message, MsgError, Selection};
+use crate::message::{HandlerId, Message, MsgError, Selection};
 use crate::policy::queue::QueuePolicy;
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -48,6 +48,12 @@ pub(crate) struct MailCell {
     /// A timed message's handle: pool slot and stamp (kernel to thread on `send_at`, thread
     /// to kernel on `cancel_timer`).
     pub(crate) timer: Cell<(u32, u64)>,
+    /// The bits of the CPU's `Events` (kernel to thread, at creation): a handler reports
+    /// PRIO SAVE / RESTORE and CALL only when asked.
+    pub(crate) events: Cell<u8>,
+    /// The thread holds urgency lent for a handler it runs (kernel to thread): leaving the
+    /// handler must be reported (NICE).
+    pub(crate) nice: Cell<bool>,
 }
 
 /// A message held by a timer until it fires.
@@ -74,6 +80,8 @@ pub(crate) struct MsgSlot {
     /// For a message of a thread of another real-time CPU: the stamp its sender waits on
     /// (`Wait::Reply(stamp)` there), to answer it through that CPU's queue; 0 otherwise.
     pub(super) remote: u32,
+    /// Cancelled by the scheduler (NEXT): read as `MsgError::Cancelled`.
+    cancelled: bool,
 }
 
 /// The kernel's pool of messages: slots and a free list, both sized once.
@@ -92,7 +100,7 @@ impl MsgPool {
     pub(super) fn take(&mut self, msg: Message) -> Option<u32> {
         let s = self.free.pop()?;
         self.seq += 1;
-        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, remote: 0 };
+        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, remote: 0, cancelled: false };
         Some(s)
     }
     pub(super) fn give_back(&mut self, s: u32) {
@@ -101,6 +109,14 @@ impl MsgPool {
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
+    }
+    /// The message in slot `s` (for the scheduler's view, `sched_meta.rs`).
+    pub(super) fn msg(&self, s: u32) -> Message {
+        self.slots[s as usize].msg
+    }
+    /// Mark the message in slot `s` cancelled (NEXT).
+    pub(super) fn cancel(&mut self, s: u32) {
+        self.slots[s as usize].cancelled = true;
     }
 }
 
@@ -117,6 +133,11 @@ pub(crate) struct Mailbox {
 }
 
 impl Mailbox {
+    /// The slots of the new queue, in reading order (for the scheduler's view).
+    pub(super) fn queued(&self) -> &[u32] {
+        &self.new
+    }
+
     pub(crate) fn new(cap: usize, save_queues: usize, policy: Option<Box<dyn QueuePolicy>>) -> Mailbox {
         Mailbox {
             new: Vec::with_capacity(cap),
@@ -150,8 +171,25 @@ impl<C: Clock> Kernel<C> {
             MsgOp::Save(q) => Some(self.msg_save(id, q as usize)),
             MsgOp::ReadSaved(q) => Some(self.msg_read_saved(id, q as usize)),
             MsgOp::AwaitHandler { token } => {
+                let at = self.mail_msg(id);
                 self.block_in(c, id, Wait::Handler(token), None);
+                if let Some(holder) = at.from {
+                    self.meta_call_blocked(c, id, HandlerId::from_raw(at.id as u64), holder, at.constraint);
+                }
                 None
+            }
+            MsgOp::LeftHandler(handler) => {
+                self.meta_left_handler(id, handler);
+                Some(Ok(()))
+            }
+            MsgOp::PrioSave(constraint) => {
+                let inherit = self.meta_prio_save(id, constraint);
+                self.tcb(id).mail.timer.set((0, inherit.raw()));
+                Some(Ok(()))
+            }
+            MsgOp::PrioRestore(inherit) => {
+                self.meta_prio_restore(id, inherit);
+                Some(Ok(()))
             }
             MsgOp::SendAt { to, at } => Some(self.msg_send_at(c, id, to, at)),
             MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
@@ -224,6 +262,7 @@ impl<C: Clock> Kernel<C> {
             t.mail.msg.set(msg);
             t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
             self.wake_from_wait(to);
+            self.meta_message_ready(to, msg.constraint);
             return Ok(());
         }
         if t.mbox.new.len() >= t.mbox.cap {
@@ -244,6 +283,7 @@ impl<C: Clock> Kernel<C> {
             t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
             self.wake_from_wait(to);
         }
+        self.meta_message_ready(to, msg.constraint);
         Ok(())
     }
 
@@ -330,6 +370,9 @@ impl<C: Clock> Kernel<C> {
             t.mbox.current = Some(s);
             let msg = self.msg_pool.slots[s as usize].msg;
             self.tcb(id).mail.msg.set(msg);
+            if self.msg_pool.slots[s as usize].cancelled {
+                return Some(Err(MsgError::Cancelled(msg)));
+            }
             return Some(Ok(()));
         }
         if !wait {

@@ -61,6 +61,7 @@ mod os_backed;
 mod protocol;
 mod requests;
 mod run;
+mod sched_meta;
 mod seed;
 mod sets;
 mod short_path;
@@ -126,6 +127,8 @@ struct Cpu {
     trace: TraceBuffer,
     /// The policy gives time slices (asked once, at start-up).
     sliced: bool,
+    /// The message-level events the policy asked for (asked once, at start-up).
+    events: crate::policy::sched::Events,
     /// The thread that last ran here (context-switch cost).
     last_ran: Option<ThreadId>,
     /// The timer of the current time slice, if the policy gives slices.
@@ -254,6 +257,8 @@ pub(crate) struct Kernel<C: Clock> {
     watch: Option<std::rc::Rc<CheckpointWatch>>,
     /// The messages of this kernel's threads (see `messages.rs`).
     msg_pool: messages::MsgPool,
+    /// The last inheritance id handed out (`sched_meta.rs`).
+    next_inherit: u64,
     /// The policy is global (virtual time only): the first CPU's scheduler serves every CPU
     /// and threads move between CPUs (see `global.rs`).
     global: bool,

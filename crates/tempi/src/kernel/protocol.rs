@@ -154,9 +154,17 @@ pub(crate) enum MsgOp {
     /// Cancel the timed message whose handle is in the mail cell; the message comes back there.
     CancelTimer,
     /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
+    /// The mail cell's message says which handler (`id`), the thread it runs on (`from`) and
+    /// the call's constraint, for CALL.
     AwaitHandler {
         token: u32,
     },
+    /// The thread left a handler for which it holds lent urgency (NICE).
+    LeftHandler(crate::message::HandlerId),
+    /// PRIO SAVE for a message with this constraint; the id comes back in the mail cell.
+    PrioSave(i64),
+    /// PRIO RESTORE of this PRIO SAVE.
+    PrioRestore(crate::policy::sched::InheritId),
     /// A handler answers `caller`'s queued call `token`: with the message in the mail cell, or
     /// `Unanswered`.
     AnswerCaller {

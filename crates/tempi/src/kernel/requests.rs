@@ -353,7 +353,7 @@ impl<C: Clock> Kernel<C> {
             Plain::Yield => {
                 self.stop_running(c, StopReason::Yielded);
                 self.tcb(id).state = State::Ready;
-                self.sched_call(c, id, |s, info| s.on_yield(info));
+                self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
             }
             Plain::SleepUntil(_) if self.in_global(id) => {
                 self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
@@ -370,6 +370,7 @@ impl<C: Clock> Kernel<C> {
                     let token = tcb.wait_token;
                     self.arm_wait_timer(id, t, TimerKind::Wake(id, token));
                     self.sched_call(c, id, |s, info| s.on_blocked(info));
+                    self.meta_next(c, id);
                 }
             }
             Plain::Join(target) => {
@@ -391,6 +392,7 @@ impl<C: Clock> Kernel<C> {
                         self.stop_running(c, StopReason::Blocked);
                         self.tcb(id).state = State::Blocked(Wait::Join(target));
                         self.sched_call(c, id, |s, info| s.on_blocked(info));
+                        self.meta_next(c, id);
                     }
                     Ok(Some(outcome)) => self.tcb(id).set_answer(OwnedAnswer::Joined(outcome)),
                     Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
@@ -495,6 +497,7 @@ impl<C: Clock> Kernel<C> {
                             self.stop_running(c, StopReason::Blocked);
                             self.tcb(id).state = State::Blocked(Wait::Spawn);
                             self.sched_call(c, id, |s, info| s.on_blocked(info));
+                            self.meta_next(c, id);
                         }
                         Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
                     }

@@ -14,7 +14,6 @@ use super::EventCtx;
 use super::{panic_message, Culprit, Kernel, KernelPart};
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
-use crate::policy::sched::ReadyReason;
 use crate::stats::ThreadStats;
 use crate::thread::{ThreadId, Timing};
 use crate::time::Time;
@@ -141,7 +140,7 @@ impl<C: Clock> Kernel<C> {
                             }
                             self.stop_running(c, StopReason::SliceExpired);
                             self.tcb(id).state = State::Ready;
-                            self.sched_call(c, id, |s, info| s.on_ready(info, ReadyReason::SliceExpired));
+                            self.report_quantum(c, id);
                         }
                     }
                 }

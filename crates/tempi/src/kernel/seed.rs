@@ -192,6 +192,7 @@ impl<C: Clock> Kernel<C> {
             .map(|(i, scheduler)| Cpu {
                 index: seed.first_cpu + i,
                 sliced: scheduler.time_sliced(),
+                events: scheduler.events(),
                 last_ran: None,
                 slice_timer: None,
                 scheduler,
@@ -266,6 +267,7 @@ impl<C: Clock> Kernel<C> {
             abandoned: Vec::new(),
             watch: None,
             msg_pool: super::messages::MsgPool::new(seed.message_pool),
+            next_inherit: 0,
             global: false,
         };
         k.global = k.cpus.first().is_some_and(|cpu| cpu.scheduler.global());
@@ -302,6 +304,9 @@ impl<C: Clock> Kernel<C> {
         });
         let rel_deadline = spec.relative_deadline();
         let period = spec.period();
+        let events = self.events_of(self.cpu_local(spec.cpu).expect("placement checked before install"));
+        let mail = super::messages::MailCell::default();
+        mail.events.set(events.bits());
         let tcb = Tcb {
             id,
             summary,
@@ -329,8 +334,9 @@ impl<C: Clock> Kernel<C> {
             cpu_timer: None,
             held: Vec::with_capacity(4),
             fast_held: std::rc::Rc::new(std::cell::Cell::new(0)),
-            mail: std::rc::Rc::new(super::messages::MailCell::default()),
+            mail: std::rc::Rc::new(mail),
             mbox: super::messages::Mailbox::new(spec.mailbox, spec.save_queues, spec.message_queue),
+            meta: super::sched_meta::MetaTcb::new(events),
             quiet_reply: false,
             paid_block_cost: false,
             pending_read: false,

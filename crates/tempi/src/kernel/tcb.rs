@@ -139,6 +139,8 @@ pub(crate) struct Tcb {
     pub(crate) mail: std::rc::Rc<super::messages::MailCell>,
     /// Its new queue, save queues and current message.
     pub(crate) mbox: super::messages::Mailbox,
+    /// Its part in the message-level scheduling events (lends, semaphores inside).
+    pub(crate) meta: super::sched_meta::MetaTcb,
     /// The reply to the request just handled must not carry an interrupt (an unlock made
     /// from a destructor cannot unwind): one pending waits in `interrupt`.
     pub(crate) quiet_reply: bool,

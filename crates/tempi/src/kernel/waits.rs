@@ -126,6 +126,7 @@ impl<C: Clock> Kernel<C> {
             self.arm_wait_timer(id, d, TimerKind::WaitTimeout(id, token));
         }
         self.sched_call(c, id, |s, info| s.on_blocked(info));
+        self.meta_next(c, id);
     }
 
     /// `id` waits on `cond`, releasing `lock` first. Returns an immediate answer, or `None`
@@ -207,6 +208,7 @@ impl<C: Clock> Kernel<C> {
         };
         if self.sems[k].count > 0 {
             self.sems[k].count -= 1;
+            self.meta_sem_entered(id, k as u32);
             return Some(Ok(k as u32));
         }
         if try_only {
@@ -223,6 +225,7 @@ impl<C: Clock> Kernel<C> {
         let rank = self.sems[k].policy.rank(&info);
         self.sems[k].waiters.push(rank, id);
         self.block_in(c, id, Wait::Sem(k as u32), deadline);
+        self.meta_procure_blocked(c, id);
         None
     }
 
@@ -238,13 +241,18 @@ impl<C: Clock> Kernel<C> {
                 _ => Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX }),
             };
         };
-        self.vacate_local(k)
+        let done = self.vacate_local(k);
+        self.meta_sem_left(c, k as u32);
+        done
     }
 
     /// [`Kernel::vacate`] of the semaphore of local index `k`.
     pub(super) fn vacate_local(&mut self, k: usize) -> Result<(), LockError> {
         match self.sems[k].waiters.pop() {
-            Some(w) => self.answer_sem_waiter(w, Ok(k as u32)),
+            Some(w) => {
+                self.answer_sem_waiter(w, Ok(k as u32));
+                self.meta_sem_entered(w, k as u32);
+            }
             None => {
                 let count = &mut self.sems[k].count;
                 *count = count.checked_add(1).ok_or(LockError::Overflow)?;

@@ -15,12 +15,13 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
+use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
@@ -30,6 +31,37 @@ type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
 /// wrap-around), so a stale answer never wakes a later call.
 static TOKENS: AtomicU32 = AtomicU32::new(1);
 
+/// Handler identities, unique in the process.
+static HANDLER_IDS: AtomicU64 = AtomicU64::new(1);
+
+/// A handler's identity, unique in the process: what the scheduler is shown of a busy handler
+/// a thread blocks at ([`crate::policy::sched::Stymie::Handler`]).
+///
+/// ```
+/// use tempi::message::Handler;
+/// let (a, b) = (Handler::new("a", 0, 1, |_, _| {}), Handler::new("b", 0, 1, |_, _| {}));
+/// assert_ne!(a.id(), b.id());
+/// assert_eq!(a.id(), a.clone().id());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HandlerId(u64);
+
+impl HandlerId {
+    /// Its number.
+    ///
+    /// ```
+    /// assert!(tempi::message::Handler::new("h", 0, 1, |_, _| {}).id().raw() > 0);
+    /// ```
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+
+    /// The id with this number.
+    pub(crate) fn from_raw(n: u64) -> HandlerId {
+        HandlerId(n)
+    }
+}
+
 /// A message queued while the handler was busy.
 struct Pending {
     msg: Message,
@@ -38,6 +70,12 @@ struct Pending {
 }
 
 struct Inner {
+    id: HandlerId,
+    /// The thread whose stack it runs on while busy (its id as a word).
+    holder: AtomicU64,
+    /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
+    /// another handler.
+    tame: AtomicBool,
     name: String,
     cpu: usize,
     busy: AtomicBool,
@@ -115,6 +153,9 @@ impl Handler {
     ) -> Handler {
         Handler {
             inner: Arc::new(Inner {
+                id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
+                holder: AtomicU64::new(0),
+                tame: AtomicBool::new(false),
                 name: name.into(),
                 cpu,
                 busy: AtomicBool::new(false),
@@ -132,6 +173,39 @@ impl Handler {
     /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// FREE JAZZ's `tame_prio_inv` for handlers: when `on`, the handler runs with preemption
+    /// off ([`Ctx::preemption`]) whenever it is invoked from another handler, until it has
+    /// drained its queue, then the invoking thread's setting is restored. A handler drains its
+    /// whole queue before returning, so an inner handler preempted inside an outer one would
+    /// stretch the inversion the outer one's waiters see. Off by default.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let inner = Handler::new("inner", 0, 1, |hcx, m| hcx.reply(m)).tame_prio_inv(true);
+    /// let outer = Handler::new("outer", 0, 1, move |hcx, m| hcx.reply(hcx.call_handler(&inner, m).unwrap()));
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| {
+    ///     assert_eq!(outer.call(cx, Message::new(1, 2, 0)).unwrap().value, 2);
+    ///     assert!(cx.preemption(true)); // restored
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn tame_prio_inv(self, on: bool) -> Handler {
+        self.inner.tame.store(on, Ordering::Relaxed);
+        self
+    }
+
+    /// Its identity.
+    ///
+    /// ```
+    /// let h = tempi::message::Handler::new("h", 0, 1, |_, _| {});
+    /// assert_eq!(h.id(), h.id());
+    /// ```
+    pub fn id(&self) -> HandlerId {
+        self.inner.id
     }
 
     /// Whether it is running now (on some thread's stack).
@@ -185,8 +259,15 @@ impl Handler {
         msg.expects_reply = call;
         if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             let _busy = Busy(&h.busy);
+            h.holder.store(cx.id().to_word(), Ordering::Relaxed);
+            let tamed = (nested && h.tame.load(Ordering::Relaxed)).then(|| cx.preemption(false));
             let reply = self.run_one(cx, msg);
             self.drain(cx);
+            if let Some(old) = tamed {
+                cx.preemption(old);
+            }
+            // NICE, if a thread blocked at this handler lent this one urgency.
+            cx.handler_left(h.id);
             return Ok(reply);
         }
         if call && nested {
@@ -203,16 +284,23 @@ impl Handler {
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
         queue.push_back(Pending { msg, caller: Some((cx.id(), token)) });
         drop(queue);
+        let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
-        cx.handler_await(token).map(Some)
+        cx.handler_await(token, h.id, holder, msg.constraint).map(Some)
     }
 
     /// Run the function for `msg`; returns its reply to a call. A reply to a message that was
     /// sent is sent back to its sender (a thread) asynchronously.
     fn run_one(&self, cx: &Ctx<'_>, msg: Message) -> Option<Message> {
         let hcx = HandlerCtx { cx, reply: Cell::new(None) };
+        // PRIO SAVE / RESTORE around a message with a constraint, if the policy asks.
+        let prio = (msg.constraint != NO_CONSTRAINT && cx.meta_events().contains(Events::PRIO))
+            .then(|| cx.prio_save(msg.constraint));
         (locked(&self.inner.f))(&hcx, msg);
+        if let Some(id) = prio {
+            cx.prio_restore(id);
+        }
         let reply = hcx.reply.take();
         match (reply, msg.expects_reply, msg.from) {
             (Some(r), false, Some(from)) => {
@@ -268,6 +356,15 @@ impl HandlerCtx<'_, '_> {
     /// ```
     pub fn invoker(&self) -> ThreadId {
         self.cx.id()
+    }
+    /// The effective urgency the handler runs at: the invoking thread's, with what it was lent
+    /// (a thread blocked calling this busy handler, PRIO SAVE for this message's constraint).
+    ///
+    /// ```
+    /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.urgency(); });
+    /// ```
+    pub fn urgency(&self) -> crate::policy::sched::Urgency {
+        self.cx.urgency()
     }
     /// The current time.
     ///

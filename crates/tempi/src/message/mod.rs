@@ -46,7 +46,7 @@ use crate::thread::ThreadId;
 
 mod handler;
 
-pub use handler::{Handler, HandlerCtx};
+pub use handler::{Handler, HandlerCtx, HandlerId};
 
 /// A message: its sender and three words whose meaning the application chooses. `id` and
 /// `value` are read by the recipient only; `constraint` (a deadline, for example) may also be
@@ -267,6 +267,10 @@ pub enum MsgError {
     /// [`Ctx::cancel_timer`] of a timed message that is no longer pending (it was delivered or
     /// cancelled already), or that another thread armed.
     NoSuchTimer,
+    /// The message read was cancelled by the scheduler before it was processed
+    /// ([`crate::policy::sched::Scheduler::on_next`]): it is the current message all the same
+    /// (the recipient may reply to it or save it), and it is given here.
+    Cancelled(Message),
 }
 
 impl fmt::Display for MsgError {
@@ -292,6 +296,7 @@ impl fmt::Display for MsgError {
             MsgError::Unwinding => write!(f, "the thread is unwinding"),
             MsgError::WouldBlock => write!(f, "a handler may not wait"),
             MsgError::NoSuchTimer => write!(f, "no such pending timed message"),
+            MsgError::Cancelled(m) => write!(f, "message {} was cancelled by the scheduler", m.id),
         }
     }
 }
@@ -342,7 +347,15 @@ pub fn process(mut f: impl FnMut(&Ctx<'_>, Message) -> Flow + Send + 'static) ->
     move |cx: &Ctx<'_>| {
         let mut next = cx.read(Read::Wait);
         loop {
-            let Ok(m) = next else { return };
+            let m = match next {
+                Ok(m) => m,
+                // The scheduler cancelled it: not served; its caller is answered `Unanswered`.
+                Err(MsgError::Cancelled(_)) => {
+                    next = cx.read(Read::Wait);
+                    continue;
+                }
+                Err(_) => return,
+            };
             next = match f(cx, m) {
                 Flow::Continue => cx.read(Read::Wait),
                 // An error of the reply: the read is still to be made. One of the read (a

@@ -8,8 +8,8 @@
 //!
 //! | kernel event | hook |
 //! |---|---|
-//! | thread spawned, released, woken, preempted, quantum expired | [`Scheduler::on_ready`] |
-//! | running thread yields | [`Scheduler::on_yield`] |
+//! | thread spawned, released, woken, preempted | [`Scheduler::on_ready`] |
+//! | running thread yields, or its quantum ([`Scheduler::time_slice`]) runs out (SCHEDULE) | [`Scheduler::on_schedule`] (default: `on_yield` / `on_ready(SliceExpired)`) |
 //! | running thread blocks, sleeps or ends its job | [`Scheduler::on_blocked`] |
 //! | a thread became ready while another runs | [`Scheduler::should_preempt`] |
 //! | the CPU needs a thread | [`Scheduler::pick_next`] |
@@ -17,6 +17,62 @@
 //! | a ready or running thread's urgency changed (inheritance, priority change, deadline of a job released while it runs) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
+//!
+//! # Message-level events
+//!
+//! FREE JAZZ turns every scheduling-relevant transition into a message to the scheduler. Beyond
+//! the hooks above, a policy hears of the message-level ones it asks for in
+//! [`Scheduler::events`] (asked once per CPU, at start). An event not asked for costs one bit
+//! test in the kernel and no call; the built-in policies ask for none. Every hook runs inside
+//! the kernel, on the stack of the thread that caused the event, between two thread
+//! executions, non-preemptively; it must not block or allocate.
+//!
+//! | event ([`Events`]) | hook | when | what it may do |
+//! |---|---|---|---|
+//! | READY | [`Scheduler::on_message_ready`] | a message whose constraint is not [`NO_CONSTRAINT`] was queued for a thread (after the thread was made ready, if the message woke it) | reorder its own ready queue; it decides nothing else |
+//! | PRIO | [`Scheduler::on_prio_save`], [`Scheduler::on_prio_restore`] | before and after a handler serves a message with a constraint, on the borrowed thread | return an urgency lent to that thread for that message; RESTORE gets the same [`InheritId`] back, nested handlers nest |
+//! | NEXT | [`Scheduler::on_next`] | a thread blocked or went idle (waits, sleeps, ends its job, reads an empty queue) | look at the messages queued on the CPU and cancel some by marking them ([`QueuedMessages`]); the recipient reads a cancelled one as [`crate::message::MsgError::Cancelled`] |
+//! | CALL | [`Scheduler::on_call`] | a thread blocked calling a busy handler | return an urgency lent to the thread the handler runs on, until it leaves the handler |
+//! | PROCURE | [`Scheduler::on_procure`] | a thread blocked at a semaphore; once per thread inside it; again for each raised thread that is blocked itself (transitive) | return an urgency lent to that thread, until it vacates the semaphore |
+//! | (CALL, PROCURE) | [`Scheduler::on_nice`] | the holder left the handler or vacated the semaphore (after the waiter it released was made ready) | observe; the lends for it are already withdrawn, latest first |
+//!
+//! Each inheritance gets an [`InheritId`], unique in the run, handed to the policy when the
+//! urgency is lent and given back by the NICE or PRIO RESTORE that withdraws it, so nested and
+//! multiple inheritances are told apart. A thread's lent urgency is the largest of its lends
+//! and of what its locks lend; the effective urgency is the larger of that and its base, as for
+//! lock inheritance. A thread holds at most 8 lends and is noted inside at most 8 semaphore
+//! units at once; beyond, no more are made (bounded memory, no allocation).
+//!
+//! ## Stacking
+//!
+//! FREE JAZZ's `register_scheduler` returns the previous handler of an event so that the new
+//! one can forward to it. Here a whole scheduler is stacked on the previous one:
+//! [`crate::Runtime::stack_scheduler`] hands each CPU's scheduler so far to a closure that
+//! wraps it, and a wrapper written as a [`StackedScheduler`] forwards every hook it does not
+//! override. The kernel only calls the top of the chain and knows nothing of it.
+//! [`PriorityInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
+//! thread's urgency and leaves every other decision to the policy below.
+//!
+//! ```
+//! use tempi::policy::sched::{Events, PriorityInheritance, Scheduler};
+//! use tempi::sync::SemSpec;
+//! use tempi::{Runtime, ThreadSpec};
+//! let mut rt = Runtime::simulated(1);
+//! rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+//! let s = std::sync::Arc::new(rt.create_semaphore(SemSpec::new("s", 1)).unwrap());
+//! let s2 = s.clone();
+//! rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
+//!     s.procure(cx).unwrap();
+//!     cx.work(std::time::Duration::from_millis(2)); // `high` blocks at 1 ms: PROCURE
+//!     assert_eq!(cx.urgency().0, 9); // inherited
+//!     s.vacate(cx).unwrap(); // NICE
+//! }).unwrap();
+//! rt.spawn(ThreadSpec::new("high").priority(9), move |cx| {
+//!     cx.sleep(std::time::Duration::from_millis(1));
+//!     s2.procure(cx).unwrap();
+//! }).unwrap();
+//! rt.run().unwrap();
+//! ```
 //!
 //! Built-in policies, one per file: [`FixedPriority`], [`Edf`], [`Fifo`], [`RoundRobin`];
 //! for multiprocessor studies in virtual time, [`GlobalEdf`] and [`GlobalFp`] (see
@@ -81,9 +137,12 @@ mod fifo;
 mod fixed_priority;
 mod global_edf;
 mod global_fp;
+mod meta;
 mod plan_first;
 mod queue_scheduler;
+mod ready_queue;
 mod round_robin;
+mod stacked;
 
 pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
 pub use edf::{Edf, EdfDiscipline};
@@ -91,13 +150,18 @@ pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
 pub use global_edf::{GlobalEdf, GlobalEdfDiscipline};
 pub use global_fp::{GlobalFp, GlobalFpDiscipline};
+pub use meta::{Events, InheritId, Schedule, Stymie, NO_CONSTRAINT};
 pub use plan_first::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
+pub use ready_queue::ReadyQueue;
+pub(crate) use ready_queue::DEFAULT_QUEUE;
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
+pub use stacked::{PriorityInheritance, StackedScheduler};
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use crate::message::Message;
 use crate::policy::{Registry, RegistryError};
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -339,6 +403,109 @@ pub trait Scheduler {
     fn global(&self) -> bool {
         false
     }
+
+    // ----- message-level events (see "Message-level events" in the module docs) ---------------
+
+    /// Which message-level events this policy is told of; asked once, when the CPU starts.
+    /// Default: none, and the kernel then calls none of the hooks below but
+    /// [`Scheduler::on_schedule`].
+    ///
+    /// ```
+    /// use tempi::policy::sched::{Events, FixedPriority, Scheduler};
+    /// assert_eq!(FixedPriority::new().events(), Events::NONE);
+    /// ```
+    fn events(&self) -> Events {
+        Events::NONE
+    }
+
+    /// SCHEDULE: the running thread gives up the CPU and stays ready, because it yielded or
+    /// because its quantum ran out. Default: [`Scheduler::on_yield`] for a yield,
+    /// [`Scheduler::on_ready`] with [`ReadyReason::SliceExpired`] for a quantum.
+    fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
+        match why {
+            Schedule::Yield => self.on_yield(thread),
+            Schedule::Quantum => self.on_ready(thread, ReadyReason::SliceExpired),
+        }
+    }
+
+    /// READY with a constraint ([`Events::READY`]): a message whose constraint is not
+    /// [`NO_CONSTRAINT`] was queued for (or handed to) `thread`. Called after the thread was
+    /// made ready, if the message woke it; the policy owns its ready queue and may reorder it.
+    fn on_message_ready(&mut self, _thread: &SchedInfo, _constraint: i64) {}
+
+    /// PRIO SAVE ([`Events::PRIO`]): a handler running on `thread`'s stack is about to serve a
+    /// message with this constraint. An urgency returned is lent to `thread` while it serves
+    /// it; PRIO RESTORE ([`Scheduler::on_prio_restore`]) follows with the same `id` either way.
+    fn on_prio_save(&mut self, _thread: &SchedInfo, _constraint: i64, _id: InheritId) -> Option<Urgency> {
+        None
+    }
+
+    /// PRIO RESTORE ([`Events::PRIO`]): the message of PRIO SAVE `id` is served; what was lent
+    /// for it is withdrawn (before this call).
+    fn on_prio_restore(&mut self, _thread: &SchedInfo, _id: InheritId) {}
+
+    /// NEXT ([`Events::NEXT`]): `thread` blocked or went idle (it waits for a message). The
+    /// policy may look at the messages queued on this CPU and cancel some by marking them
+    /// (it may not remove one): the recipient reads a cancelled message as
+    /// [`crate::message::MsgError::Cancelled`].
+    fn on_next(&mut self, _thread: &SchedInfo, _queues: &mut dyn QueuedMessages) {}
+
+    /// CALL ([`Events::CALL`]): `waiter` blocked calling the busy handler `at`, which runs on
+    /// `holder`'s stack; `constraint` is the call's. An urgency returned is lent to `holder`
+    /// until it leaves the handler, then NICE ([`Scheduler::on_nice`]) reports `id` again.
+    fn on_call(
+        &mut self,
+        _waiter: &SchedInfo,
+        _holder: &SchedInfo,
+        _at: Stymie,
+        _constraint: i64,
+        _id: InheritId,
+    ) -> Option<Urgency> {
+        None
+    }
+
+    /// PROCURE ([`Events::PROCURE`]): `waiter` blocked at semaphore `at`, inside which `holder`
+    /// is (called once per holder). An urgency returned is lent to `holder` until it vacates
+    /// `at`, then NICE reports `id`. Transitive: when a raised holder is itself blocked at a
+    /// semaphore or a busy handler, the kernel reports that blocking again (PROCURE or CALL,
+    /// with the holder as the waiter).
+    fn on_procure(&mut self, _waiter: &SchedInfo, _holder: &SchedInfo, _at: Stymie, _id: InheritId) -> Option<Urgency> {
+        None
+    }
+
+    /// NICE: `thread` left the handler or vacated the semaphore `at` for which inheritance
+    /// `id` lent it urgency; the lend is withdrawn before this call (`thread.urgency` is what
+    /// it keeps). Several NICEs come latest-first when several inheritances end at once.
+    fn on_nice(&mut self, _thread: &SchedInfo, _at: Stymie, _id: InheritId) {}
+}
+
+/// The messages queued on a CPU, as [`Scheduler::on_next`] sees them: read them, and cancel
+/// one by marking it (its recipient reads it as [`crate::message::MsgError::Cancelled`]).
+///
+/// ```
+/// use tempi::message::Message;
+/// use tempi::policy::sched::QueuedMessages;
+/// use tempi::ThreadId;
+/// /// Cancel every queued message of `t` whose constraint (a deadline in ns) has passed.
+/// fn cancel_late(q: &mut dyn QueuedMessages, t: ThreadId, now: i64) -> usize {
+///     (0..q.len(t)).filter(|&i| q.get(t, i).is_some_and(|m: Message| m.constraint > 0 && m.constraint < now))
+///         .collect::<Vec<_>>().into_iter().filter(|&i| q.cancel(t, i)).count()
+/// }
+/// # let _ = cancel_late;
+/// ```
+pub trait QueuedMessages {
+    /// The `k`-th thread (from 0) with messages in its new queue; `None` past the last.
+    fn thread(&self, k: usize) -> Option<ThreadId>;
+    /// How many messages `thread`'s new queue holds.
+    fn len(&self, thread: ThreadId) -> usize;
+    /// Whether `thread`'s new queue is empty.
+    fn is_empty(&self, thread: ThreadId) -> bool {
+        self.len(thread) == 0
+    }
+    /// The `i`-th message of `thread`'s new queue, in reading order.
+    fn get(&self, thread: ThreadId, i: usize) -> Option<Message>;
+    /// Mark the `i`-th message of `thread`'s new queue cancelled; whether there was one.
+    fn cancel(&mut self, thread: ThreadId, i: usize) -> bool;
 }
 
 /// Builds a fresh scheduler: the runtime calls it once per CPU.
@@ -469,214 +636,3 @@ pub fn names() -> Vec<String> {
 pub fn by_name(name: &str, quantum: Option<Duration>) -> Option<SchedulerFactory> {
     registry().get(name)?(quantum)
 }
-
-/// An urgency-ordered ready queue with FIFO order among equals, stored in one pre-sized vector.
-///
-/// Insertion is a binary search plus a shift, removal of the most urgent thread is O(1). Ready
-/// queues in real-time systems hold tens to hundreds of threads, where this beats pointer-linked
-/// structures; it never allocates once `with_capacity` covers the thread count.
-///
-/// ```
-/// use tempi::policy::sched::{ReadyQueue, Urgency};
-/// # use tempi::{Runtime, ThreadSpec};
-/// # let mut rt = Runtime::simulated(1);
-/// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-/// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-/// let mut q = ReadyQueue::with_capacity(8);
-/// q.push_back(a, Urgency(1));
-/// q.push_back(b, Urgency(2));
-/// assert_eq!(q.pop(), Some(b));
-/// assert_eq!(q.pop(), Some(a));
-/// ```
-#[derive(Debug, Clone)]
-pub struct ReadyQueue {
-    /// Sorted ascending by (urgency, order); the next to run is last.
-    entries: Vec<(Urgency, i64, ThreadId)>,
-    back: i64,
-    front: i64,
-}
-
-impl ReadyQueue {
-    /// Up to this many entries, an insertion steps back from the end instead of searching.
-    const SHORT: usize = 16;
-
-    /// An empty queue with room for `n` threads.
-    ///
-    /// ```
-    /// assert!(tempi::policy::sched::ReadyQueue::with_capacity(4).is_empty());
-    /// ```
-    pub fn with_capacity(n: usize) -> ReadyQueue {
-        ReadyQueue { entries: Vec::with_capacity(n), back: 0, front: 1 }
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, key: (Urgency, i64, ThreadId)) {
-        let before = |e: &(Urgency, i64, ThreadId)| (e.0, e.1) < (key.0, key.1);
-        let n = self.entries.len();
-        // Ready queues are short: the new entry is found a place by stepping back from the
-        // end (often it is the next to run and stays there); long queues are searched.
-        if n <= Self::SHORT {
-            self.entries.push(key);
-            let mut at = n;
-            while at > 0 && !before(&self.entries[at - 1]) {
-                self.entries.swap(at - 1, at);
-                at -= 1;
-            }
-            return;
-        }
-        self.insert_searched(key);
-    }
-
-    /// [`ReadyQueue::insert`] into a long queue.
-    fn insert_searched(&mut self, key: (Urgency, i64, ThreadId)) {
-        let at = self.entries.partition_point(|e| (e.0, e.1) < (key.0, key.1));
-        self.entries.insert(at, key);
-    }
-
-    /// Queue `id` behind every thread of equal urgency.
-    ///
-    /// ```
-    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
-    /// let mut q = ReadyQueue::with_capacity(1);
-    /// q.push_back(a, Urgency(0));
-    /// assert_eq!(q.len(), 1);
-    /// ```
-    #[inline]
-    pub fn push_back(&mut self, id: ThreadId, urgency: Urgency) {
-        self.back -= 1;
-        self.insert((urgency, self.back, id));
-    }
-
-    /// Queue `id` ahead of every thread of equal urgency.
-    ///
-    /// ```
-    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
-    /// let mut q = ReadyQueue::with_capacity(2);
-    /// q.push_back(a, Urgency(0));
-    /// q.push_front(b, Urgency(0));
-    /// assert_eq!(q.pop(), Some(b));
-    /// ```
-    #[inline]
-    pub fn push_front(&mut self, id: ThreadId, urgency: Urgency) {
-        self.front += 1;
-        self.insert((urgency, self.front, id));
-    }
-
-    /// [`ReadyQueue::push_back`] of `back`, [`ReadyQueue::push_front`] of `front`, then
-    /// [`ReadyQueue::pop`], in one step: when `back` is more urgent than `front` and than
-    /// every queued thread it is returned without ever being queued.
-    ///
-    /// ```
-    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
-    /// let mut q = ReadyQueue::with_capacity(2);
-    /// assert_eq!(q.push_back_front_pop((a, Urgency(2)), (b, Urgency(1))), Some(a));
-    /// assert_eq!(q.pop(), Some(b));
-    /// ```
-    #[inline]
-    pub fn push_back_front_pop(&mut self, back: (ThreadId, Urgency), front: (ThreadId, Urgency)) -> Option<ThreadId> {
-        if back.1 > front.1 && self.entries.last().is_none_or(|e| back.1 > e.0) {
-            // Among equals a later `push_back` only ever comes after an earlier one, so
-            // skipping the queue position changes no order.
-            self.back -= 1;
-            self.push_front(front.0, front.1);
-            return Some(back.0);
-        }
-        self.push_back(back.0, back.1);
-        self.push_front(front.0, front.1);
-        self.pop()
-    }
-
-    /// Remove and return the most urgent thread (the earliest queued among equals).
-    ///
-    /// ```
-    /// assert_eq!(tempi::policy::sched::ReadyQueue::with_capacity(0).pop(), None);
-    /// ```
-    pub fn pop(&mut self) -> Option<ThreadId> {
-        self.entries.pop().map(|e| e.2)
-    }
-
-    /// The most urgent thread and its urgency, without removing it.
-    ///
-    /// ```
-    /// assert_eq!(tempi::policy::sched::ReadyQueue::with_capacity(0).peek(), None);
-    /// ```
-    pub fn peek(&self) -> Option<(ThreadId, Urgency)> {
-        self.entries.last().map(|e| (e.2, e.0))
-    }
-
-    /// Remove `id` if queued; returns whether it was.
-    ///
-    /// ```
-    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
-    /// let mut q = ReadyQueue::with_capacity(1);
-    /// q.push_back(a, Urgency(0));
-    /// assert!(q.remove(a));
-    /// assert!(!q.remove(a));
-    /// ```
-    pub fn remove(&mut self, id: ThreadId) -> bool {
-        match self.entries.iter().position(|e| e.2 == id) {
-            Some(i) => {
-                self.entries.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Move a queued thread to its new urgency, keeping its place among equals by arrival.
-    /// Returns whether it was queued.
-    ///
-    /// ```
-    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
-    /// # let mut rt = tempi::Runtime::simulated(1);
-    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
-    /// let mut q = ReadyQueue::with_capacity(2);
-    /// q.push_back(a, Urgency(0));
-    /// q.push_back(b, Urgency(1));
-    /// q.update(a, Urgency(5));
-    /// assert_eq!(q.pop(), Some(a));
-    /// ```
-    pub fn update(&mut self, id: ThreadId, urgency: Urgency) -> bool {
-        match self.entries.iter().position(|e| e.2 == id) {
-            Some(i) => {
-                let (_, order, _) = self.entries.remove(i);
-                self.insert((urgency, order, id));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Number of queued threads.
-    ///
-    /// ```
-    /// assert_eq!(tempi::policy::sched::ReadyQueue::with_capacity(3).len(), 0);
-    /// ```
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether no thread is queued.
-    ///
-    /// ```
-    /// assert!(tempi::policy::sched::ReadyQueue::with_capacity(3).is_empty());
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-/// Default ready-queue capacity of the built-in policies; grows only past this many threads
-/// per CPU.
-pub(crate) const DEFAULT_QUEUE: usize = 1024;
