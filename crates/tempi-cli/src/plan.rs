@@ -1,6 +1,9 @@
 //! `tempi plan FILE`: the scenario's thread groups planned by the Spring planner, in release
 //! order, without running anything. Groups released only by a task (`spawned = true`) are
-//! left out: when they are planned depends on the run (`tempi simulate` reports them).
+//! left out: when they are planned depends on the run (`tempi simulate` reports them). A
+//! group's dependents (and theirs, breadth first) are planned in the same request, their
+//! releases counted from the group's, all or nothing, as the executor does: a refused
+//! dependent refuses the whole request and leaves the plan as it was.
 //!
 //! Owns the planning loop over a scenario's `[[group]]` tables and its two outputs (a table,
 //! or JSON with `--json`). It must not execute a plan or touch a runtime: what the planner
@@ -20,6 +23,11 @@ use tempi_cli::scenario::{GroupDef, Scenario};
 /// One request's answer, with the group it was for.
 struct Answer<'a> {
     group: &'a GroupDef,
+    /// The group's release, counted from the start of the run (a dependent's from its
+    /// parent's).
+    release: Duration,
+    /// The group whose request planned this one, for a dependent.
+    dependent_of: Option<&'a str>,
     outcome: PlanOutcome,
 }
 
@@ -28,37 +36,84 @@ pub(crate) fn plan(sc: &Scenario, json: bool) -> Result<String, String> {
     if sc.groups.is_empty() {
         return Err(format!("{}: no [[group]] tables: nothing to plan", sc.file));
     }
-    let mut config = sc.planner.config(sc.cpus, 1);
-    config.capacity = capacity(sc);
-    let mut planner = Planner::new(config).map_err(|e| format!("{}: {e}", sc.file))?;
-
     // Stable: groups released together are planned in file order.
     let mut order: Vec<&GroupDef> = sc.groups.iter().filter(|g| !g.spawned).collect();
     order.sort_by_key(|g| g.release);
-    let mut answers = Vec::with_capacity(order.len());
-    let mut names: HashMap<GroupId, &GroupDef> = HashMap::with_capacity(order.len());
-    for g in order {
-        let request = sc.planner.request(g);
-        let outcome = planner
-            .submit(&request, Time::ZERO + g.release, g.max_wait)
-            .map_err(|e| format!("{}:{}: group \"{}\": {e}", sc.file, g.line, g.name))?;
-        if let Decision::Accepted(id) = outcome.decision {
-            names.insert(id, g);
+    let requests: Vec<Vec<(&GroupDef, Duration, Option<&str>)>> =
+        order.iter().map(|&g| with_dependents(sc, g)).collect();
+    let mut config = sc.planner.config(sc.cpus, 1);
+    config.capacity = capacity(requests.iter().flatten().map(|&(g, _, _)| g));
+    let mut planner = Planner::new(config).map_err(|e| format!("{}: {e}", sc.file))?;
+
+    let mut answers = Vec::with_capacity(requests.len());
+    let mut names: HashMap<GroupId, &GroupDef> = HashMap::with_capacity(requests.len());
+    for request in requests {
+        // Dependents are tried on a copy, kept only if every group of the request fits.
+        let mut trial = if request.len() > 1 { Some(planner.clone()) } else { None };
+        let target = trial.as_mut().unwrap_or(&mut planner);
+        let now = Time::ZERO + request[0].1;
+        let mut outcomes: Vec<(&GroupDef, Duration, Option<&str>, PlanOutcome)> = Vec::new();
+        for (g, release, parent) in request {
+            let mut req = sc.planner.request(g);
+            req.release = Time::ZERO + release;
+            req.deadline = req.release + g.deadline;
+            let refused_before = outcomes.iter().find(|o| !o.3.decision.is_accepted()).map(|o| o.3);
+            let outcome = match refused_before {
+                // A refusal refuses the rest of the request without planning it.
+                Some(first) => PlanOutcome { k: 0, evaluations: 0, backtracks: 0, cost: Duration::ZERO, ..first },
+                None => target
+                    .submit(&req, now, g.max_wait)
+                    .map_err(|e| format!("{}:{}: group \"{}\": {e}", sc.file, g.line, g.name))?,
+            };
+            outcomes.push((g, release, parent, outcome));
         }
-        answers.push(Answer { group: g, outcome });
+        let all = outcomes.iter().all(|o| o.3.decision.is_accepted());
+        if all {
+            if let Some(p) = trial {
+                planner = p;
+            }
+        }
+        let first_refusal = outcomes.iter().find(|o| !o.3.decision.is_accepted()).map(|o| o.3.decision);
+        for (g, release, dependent_of, mut outcome) in outcomes {
+            if let (false, Some(refusal)) = (all, first_refusal) {
+                outcome.decision = refusal;
+            }
+            if let Decision::Accepted(id) = outcome.decision {
+                names.insert(id, g);
+            }
+            answers.push(Answer { group: g, release, dependent_of, outcome });
+        }
     }
     let tasks = planned_tasks(sc, &planner, &names);
     Ok(if json { render_json(sc, &answers, &tasks) } else { render_table(sc, &answers, &tasks) })
 }
 
-/// Room for every group of the scenario at once: nothing is retired while planning.
-fn capacity(sc: &Scenario) -> Capacity {
-    let threads = sc.groups.iter().map(|g| g.threads.len()).sum::<usize>();
-    let tasks = sc.groups.iter().flat_map(|g| &g.threads).map(|t| t.tasks.len()).sum::<usize>();
-    let links = sc.groups.iter().flat_map(|g| &g.threads).map(|t| t.after.len()).sum::<usize>();
-    let uses =
-        sc.groups.iter().flat_map(|g| &g.threads).flat_map(|t| &t.tasks).map(|t| t.resources.len()).sum::<usize>();
-    Capacity { groups: sc.groups.len(), threads, tasks, links: links.max(1), uses: uses.max(1) }
+/// `g` and its dependents, theirs too, breadth first, each with its release counted from the
+/// start of the run and the group whose request plans it. The scenario refuses loops of
+/// dependents, so this ends.
+fn with_dependents<'a>(sc: &'a Scenario, g: &'a GroupDef) -> Vec<(&'a GroupDef, Duration, Option<&'a str>)> {
+    let mut out = vec![(g, g.release, None)];
+    let mut next = 0;
+    while next < out.len() {
+        let (parent, release, _) = out[next];
+        for name in &parent.dependents {
+            if let Some(d) = sc.groups.iter().find(|d| &d.name == name) {
+                out.push((d, release + d.release, Some(parent.name.as_str())));
+            }
+        }
+        next += 1;
+    }
+    out
+}
+
+/// Room for every group planned at once (a dependent once per request that plans it):
+/// nothing is retired while planning.
+fn capacity<'a>(groups: impl Iterator<Item = &'a GroupDef> + Clone) -> Capacity {
+    let threads = groups.clone().map(|g| g.threads.len()).sum::<usize>();
+    let tasks = groups.clone().flat_map(|g| &g.threads).map(|t| t.tasks.len()).sum::<usize>();
+    let links = groups.clone().flat_map(|g| &g.threads).map(|t| t.after.len()).sum::<usize>();
+    let uses = groups.clone().flat_map(|g| &g.threads).flat_map(|t| &t.tasks).map(|t| t.resources.len()).sum::<usize>();
+    Capacity { groups: groups.count().max(1), threads, tasks, links: links.max(1), uses: uses.max(1) }
 }
 
 /// A task of the final plan, by name.
@@ -126,8 +181,9 @@ fn render_json(sc: &Scenario, answers: &[Answer<'_>], rows: &[Row]) -> String {
             let (decision, reason) = decision_name(a.outcome.decision);
             json!({
                 "group": a.group.name,
-                "release": ns(a.group.release),
-                "deadline": ns(a.group.release + a.group.deadline),
+                "dependent_of": a.dependent_of,
+                "release": ns(a.release),
+                "deadline": ns(a.release + a.group.deadline),
                 "decision": decision,
                 "reason": reason,
                 "tasks": a.outcome.tasks,
@@ -200,9 +256,9 @@ fn render_table(sc: &Scenario, answers: &[Answer<'_>], rows: &[Row]) -> String {
         let _ = writeln!(
             out,
             "  {:<16} {:>10} {:>10} {:<26} {:>6} {:>6} {:>8} {:>12} {:>10}",
-            a.group.name,
-            short(ns(a.group.release)),
-            short(ns(a.group.release + a.group.deadline)),
+            a.dependent_of.map_or_else(|| a.group.name.clone(), |p| format!("{} (of {p})", a.group.name)),
+            short(ns(a.release)),
+            short(ns(a.release + a.group.deadline)),
             decision,
             a.outcome.tasks,
             a.outcome.k,

@@ -350,3 +350,62 @@ proptest! {
         }
     }
 }
+
+/// Dependents are planned in their parent's request, theirs too, releases counted from the
+/// parent's, all or nothing, as `tempi simulate` does.
+#[test]
+fn dependents_are_planned_with_their_parent_all_or_nothing() {
+    let group = |name: &str, extra: &str, wcet: &str| {
+        format!(
+            "[[group]]\nname = \"{name}\"\nrelease = \"1ms\"\ndeadline = \"10ms\"\n{extra}\n[[group.thread]]\nname = \"t\"\n\
+             [[group.thread.task]]\nwcet = \"{wcet}\"\n"
+        )
+    };
+    let dir = common::scratch("plan_cli", "dependents");
+    let fits = dir.join("fits.toml");
+    let text = |c_wcet: &str| {
+        format!(
+            "[runtime]\ncpus = 1\n[planner]\nwcet = \"2ms\"\nsafety = \"1ms\"\n{}{}{}",
+            group("a", "dependent = [\"b\"]", "2ms"),
+            group("b", "spawned = true\ndependent = [\"c\"]", "2ms"),
+            group("c", "spawned = true", c_wcet)
+        )
+    };
+    std::fs::write(&fits, text("2ms")).unwrap();
+    let doc = plan_json(fits.to_str().unwrap());
+    let rows: Vec<(String, Value, u64, String)> = doc["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["group"].as_str().unwrap().to_string(),
+                r["dependent_of"].clone(),
+                r["release"].as_u64().unwrap(),
+                r["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let ms = 1_000_000u64;
+    assert_eq!(
+        rows,
+        [
+            ("a".to_string(), Value::Null, ms, "accepted".to_string()),
+            ("b".to_string(), Value::from("a"), 2 * ms, "accepted".to_string()),
+            ("c".to_string(), Value::from("b"), 3 * ms, "accepted".to_string()),
+        ]
+    );
+    let starts: Vec<u64> = doc["plan"].as_array().unwrap().iter().map(|t| t["start"].as_u64().unwrap()).collect();
+    // Nothing starts before the cutoff line (the request at 1 ms plus the 1 ms budget).
+    assert_eq!(starts, [2 * ms, 4 * ms, 6 * ms]);
+
+    // A grandchild that cannot fit (20 ms of work due 10 ms after its release) refuses the
+    // whole request, and nothing is planned.
+    let refused = dir.join("refused.toml");
+    std::fs::write(&refused, text("20ms")).unwrap();
+    let doc = plan_json(refused.to_str().unwrap());
+    let decisions: Vec<&str> =
+        doc["requests"].as_array().unwrap().iter().map(|r| r["decision"].as_str().unwrap()).collect();
+    assert_eq!(decisions, ["rejected", "rejected", "rejected"]);
+    assert_eq!(doc["plan"].as_array().unwrap().len(), 0);
+}

@@ -61,6 +61,11 @@ impl<C: Clock> Kernel<C> {
         }
         let i = self.local(next)?;
         let t = self.slots[i].as_ref()?;
+        // An OS-backed thread goes back through the run loop, which checks the run's end and
+        // a halt: stopped because one of them is due, it would be let go and stopped again.
+        if C::MODE == ClockMode::Real && t.worker.is_some() {
+            return None;
+        }
         (t.work_left == 0).then_some((next, i))
     }
 

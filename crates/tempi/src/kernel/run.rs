@@ -18,6 +18,7 @@ use crate::stats::ThreadStats;
 use crate::thread::{ThreadId, Timing};
 use crate::time::Time;
 use crate::trace::{StopReason, TraceKind};
+use std::sync::atomic::Ordering;
 
 impl<C: Clock> Kernel<C> {
     /// Resume threads on every CPU until each is idle or busy with `work`.
@@ -36,6 +37,12 @@ impl<C: Clock> Kernel<C> {
                         if self.exec_watch > 0 {
                             // A runaway in user code is caught at its next runtime call.
                             self.check_exec_events();
+                        }
+                        // The run's end and a halt are the loop's to act on: an OS-backed
+                        // thread stopped for one of them would otherwise be let go and
+                        // stopped again here for ever.
+                        if self.now >= self.horizon || self.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)) {
+                            return;
                         }
                     }
                     self.reschedule(c);
@@ -335,6 +342,9 @@ impl<C: Clock> Kernel<C> {
                 self.failed = Some(Error::TooManyTimers { max: self.timers.capacity() });
             }
             if self.run_over() || self.failed.is_some() {
+                break;
+            }
+            if C::MODE == ClockMode::Real && self.now >= until {
                 break;
             }
             match self.next_instant() {
