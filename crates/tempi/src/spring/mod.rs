@@ -538,20 +538,21 @@ impl Spring {
         lock(&self.state).planner.clone()
     }
 
+    /// The next declared group whose release has come by `now`, taken from the queue.
+    fn next_due(&self, now: Time) -> Option<usize> {
+        let mut st = lock(&self.state);
+        match st.pending.front() {
+            Some(&(release, g)) if release <= now => {
+                st.pending.pop_front();
+                Some(g)
+            }
+            _ => None,
+        }
+    }
+
     /// The planner thread's job: plan every declared group due now.
     fn plan_due(&self, cx: &Ctx<'_>) {
-        loop {
-            let next = {
-                let mut st = lock(&self.state);
-                match st.pending.front() {
-                    Some(&(release, g)) if release <= cx.now() => {
-                        st.pending.pop_front();
-                        Some(g)
-                    }
-                    _ => None,
-                }
-            };
-            let Some(g) = next else { return };
+        while let Some(g) = self.next_due(cx.now()) {
             if let Err(e) = self.plan_entry(cx, g) {
                 lock(&self.state).events.push(format!("{}: {e}", cx.now()));
             }

@@ -224,18 +224,7 @@ impl Spring {
     /// The planner's runtime thread's job in real time: post the declared groups due now,
     /// then spawn the threads of accepted groups as answers come, until none is owed.
     pub(super) fn rt_job(&self, cx: &Ctx<'_>) {
-        loop {
-            let next = {
-                let mut st = lock(&self.state);
-                match st.pending.front() {
-                    Some(&(release, g)) if release <= cx.now() => {
-                        st.pending.pop_front();
-                        Some(g)
-                    }
-                    _ => None,
-                }
-            };
-            let Some(g) = next else { break };
+        while let Some(g) = self.next_due(cx.now()) {
             // A refused post is recorded with the group.
             let _ = self.post_plan(cx, g);
         }
