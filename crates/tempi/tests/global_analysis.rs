@@ -7,11 +7,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::global::{run_global, unit, Plan};
 use common::{ms, us};
 use proptest::prelude::*;
 use tempi::analysis::{GlobalBound, GlobalError, Protocol, Resource, Task, TaskSet};
-use tempi::policy::sched::{GlobalEdf, GlobalFp};
-use tempi::{Runtime, ThreadSpec, Time};
+use tempi::Time;
 
 #[test]
 fn dhall_set_passes_neither_edf_test() {
@@ -86,19 +86,10 @@ fn refusals_name_the_task() {
     assert!(ts.global_fp_response_times(2).unwrap_err().to_string().contains("\"late\""));
 }
 
-/// One task: (period, wcet, deadline, phase) in units of 100 µs, and a priority.
-type Plan = (u64, u64, u64, u64, i32);
-
-const UNIT: u64 = 100_000;
-
 fn plan() -> impl Strategy<Value = Plan> {
     (10u64..=40)
         .prop_flat_map(|t| (Just(t), 1..=t * 3 / 4, 0..t, 0..=3i32))
         .prop_flat_map(|(t, c, phase, p)| (Just(t), Just(c), c..=t, Just(phase), Just(p)))
-}
-
-fn unit(u: u64) -> Duration {
-    Duration::from_nanos(u * UNIT)
 }
 
 fn task_set(plans: &[Plan]) -> TaskSet {
@@ -111,23 +102,7 @@ fn task_set(plans: &[Plan]) -> TaskSet {
 
 /// Misses of the set under a global policy in virtual time, over 60 ms.
 fn misses(cpus: usize, plans: &[Plan], edf: bool) -> u64 {
-    let mut rt = Runtime::simulated(cpus);
-    if edf {
-        rt.set_scheduler(|| Box::new(GlobalEdf::new()));
-    } else {
-        rt.set_scheduler(|| Box::new(GlobalFp::new()));
-    }
-    for (i, &(t, c, d, phase, p)) in plans.iter().enumerate() {
-        let spec = ThreadSpec::new(format!("t{i}"))
-            .periodic(unit(t))
-            .wcet(unit(c))
-            .deadline(unit(d))
-            .phase(unit(phase))
-            .priority(p)
-            .cpu(i % cpus);
-        rt.spawn(spec, move |cx| cx.work(unit(c))).unwrap();
-    }
-    rt.run_until(Time::from_millis(60)).unwrap().total_misses()
+    run_global(cpus, plans, edf, Time::from_millis(60)).total_misses()
 }
 
 proptest! {

@@ -5,16 +5,13 @@
 
 mod common;
 
+use common::global::{run_global, Plan, UNIT};
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use proptest::prelude::*;
-use tempi::policy::sched::{GlobalEdf, GlobalFp};
 use tempi::trace::TraceKind;
-use tempi::{RunOutcome, Runtime, ThreadId, ThreadSpec, Time};
-
-/// One thread: (period, wcet, deadline, phase) in units of 100 µs, and a priority.
-type Plan = (u64, u64, u64, u64, i32);
+use tempi::{RunOutcome, ThreadId, Time};
 
 fn plan() -> impl Strategy<Value = Plan> {
     (10u64..=60)
@@ -22,27 +19,8 @@ fn plan() -> impl Strategy<Value = Plan> {
         .prop_flat_map(|(t, c, phase, p)| (Just(t), Just(c), c..=t, Just(phase), Just(p)))
 }
 
-const UNIT: u64 = 100_000;
-
 fn run(cpus: usize, plans: &[Plan], edf: bool) -> RunOutcome {
-    let mut rt = Runtime::simulated(cpus);
-    if edf {
-        rt.set_scheduler(|| Box::new(GlobalEdf::new()));
-    } else {
-        rt.set_scheduler(|| Box::new(GlobalFp::new()));
-    }
-    for (i, &(t, c, d, phase, p)) in plans.iter().enumerate() {
-        let ns = |u: u64| Duration::from_nanos(u * UNIT);
-        let spec = ThreadSpec::new(format!("t{i}"))
-            .periodic(ns(t))
-            .wcet(ns(c))
-            .deadline(ns(d))
-            .phase(ns(phase))
-            .priority(p)
-            .cpu(i % cpus);
-        rt.spawn(spec, move |cx| cx.work(ns(c))).unwrap();
-    }
-    rt.run_until(Time::from_millis(40)).unwrap()
+    run_global(cpus, plans, edf, Time::from_millis(40))
 }
 
 /// Replay the trace; at the end of every instant check the global invariant. Returns the

@@ -60,14 +60,20 @@ fn tempi_latency(releases: usize) -> Result<LatencyRun, String> {
     .map_err(|e| e.to_string())?;
     let out = rt.run().map_err(|e| e.to_string())?;
     super::check_completed(&out)?;
-    let mut ns = Vec::with_capacity(releases);
+    Ok(LatencyRun { ns: lateness_ns("latency", &late)?, notes: out.warnings })
+}
+
+/// The lateness (ns) each job of the periodic thread wrote in its slot, warm-up left out; a
+/// slot still at `u64::MAX` is a job that never ran, an error naming `group`.
+pub(super) fn lateness_ns(group: &str, late: &[AtomicU64]) -> Result<Vec<f64>, String> {
+    let mut ns = Vec::with_capacity(late.len().saturating_sub(LATENCY_WARMUP));
     for (job, slot) in late.iter().enumerate().skip(LATENCY_WARMUP) {
         match slot.load(Ordering::Relaxed) {
-            u64::MAX => return Err(format!("latency: job {job} of the periodic thread never ran")),
+            u64::MAX => return Err(format!("{group}: job {job} of the periodic thread never ran")),
             x => ns.push(x as f64),
         }
     }
-    Ok(LatencyRun { ns, notes: out.warnings })
+    Ok(ns)
 }
 
 /// The three figures of one side: p50, p99, max.

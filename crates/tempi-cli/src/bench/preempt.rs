@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tempi::clock::RealClock;
 use tempi::{Config, Runtime, ThreadSpec};
 
-use super::latency::{LATENCY_FIFO, LATENCY_PERIOD, LATENCY_WARMUP};
+use super::latency::{lateness_ns, LATENCY_FIFO, LATENCY_PERIOD, LATENCY_WARMUP};
 use super::{compare, fmt_ns, percentile, progress, Metric, Sizes, BENCH_CPU};
 
 /// Release latencies (ns) of one run of the periodic thread, with an OS-backed loop beside it
@@ -49,14 +49,7 @@ fn release_latencies(releases: usize, with_loop: bool) -> Result<(Vec<f64>, Vec<
     }
     let out = rt.run().map_err(|e| e.to_string())?;
     super::check_completed(&out)?;
-    let mut ns = Vec::with_capacity(releases);
-    for (job, slot) in late.iter().enumerate().skip(LATENCY_WARMUP) {
-        match slot.load(Ordering::Relaxed) {
-            u64::MAX => return Err(format!("preempt: job {job} of the periodic thread never ran")),
-            x => ns.push(x as f64),
-        }
-    }
-    Ok((ns, out.warnings))
+    Ok((lateness_ns("preempt", &late)?, out.warnings))
 }
 
 pub(super) fn preempt_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {

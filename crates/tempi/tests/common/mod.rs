@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 pub mod counting;
+pub mod global;
 
 use tempi::trace::{StopReason, TraceKind};
 use tempi::RunOutcome;
