@@ -56,16 +56,12 @@ impl<C: Clock> Kernel<C> {
             || cpu.requeue_current
             || self.exec_watch > 0
             || self.timers.next_at().is_some_and(|t| t <= self.now)
+            || self.end_or_halt_due()
         {
             return None;
         }
         let i = self.local(next)?;
         let t = self.slots[i].as_ref()?;
-        // An OS-backed thread goes back through the run loop, which checks the run's end and
-        // a halt: stopped because one of them is due, it would be let go and stopped again.
-        if C::MODE == ClockMode::Real && t.worker.is_some() {
-            return None;
-        }
         (t.work_left == 0).then_some((next, i))
     }
 

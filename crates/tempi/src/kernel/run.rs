@@ -38,10 +38,7 @@ impl<C: Clock> Kernel<C> {
                             // A runaway in user code is caught at its next runtime call.
                             self.check_exec_events();
                         }
-                        // The run's end and a halt are the loop's to act on: an OS-backed
-                        // thread stopped for one of them would otherwise be let go and
-                        // stopped again here for ever.
-                        if self.now >= self.horizon || self.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)) {
+                        if self.end_or_halt_due() {
                             return;
                         }
                     }
@@ -310,6 +307,15 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// Real time: the run's end or a halt has come. Only the run loop acts on them, so the
+    /// passes over the CPUs and the chaining of resumes stop there: a thread stopped because
+    /// one of them is due (an OS-backed thread, a checkpoint) would otherwise be resumed and
+    /// stopped again for ever.
+    pub(super) fn end_or_halt_due(&self) -> bool {
+        C::MODE == ClockMode::Real
+            && (self.now >= self.horizon || self.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)))
+    }
+
     /// Stop at the next turn of the loop when another dispatcher of the run has failed.
     pub(crate) fn halt_with(&mut self, halt: std::sync::Arc<std::sync::atomic::AtomicBool>) {
         self.halt = Some(halt);
@@ -344,7 +350,7 @@ impl<C: Clock> Kernel<C> {
             if self.run_over() || self.failed.is_some() {
                 break;
             }
-            if C::MODE == ClockMode::Real && self.now >= until {
+            if self.end_or_halt_due() {
                 break;
             }
             match self.next_instant() {
