@@ -53,30 +53,32 @@ pub(crate) fn plan(sc: &Scenario, json: bool) -> Result<String, String> {
         let target = trial.as_mut().unwrap_or(&mut planner);
         let now = Time::ZERO + request[0].1;
         let mut outcomes: Vec<(&GroupDef, Duration, Option<&str>, PlanOutcome)> = Vec::new();
+        let mut first_refusal: Option<PlanOutcome> = None;
         for (g, release, parent) in request {
             let mut req = sc.planner.request(g);
             req.release = Time::ZERO + release;
             req.deadline = req.release + g.deadline;
-            let refused_before = outcomes.iter().find(|o| !o.3.decision.is_accepted()).map(|o| o.3);
-            let outcome = match refused_before {
+            let outcome = match first_refusal {
                 // A refusal refuses the rest of the request without planning it.
                 Some(first) => PlanOutcome { k: 0, evaluations: 0, backtracks: 0, cost: Duration::ZERO, ..first },
                 None => target
                     .submit(&req, now, g.max_wait)
                     .map_err(|e| format!("{}:{}: group \"{}\": {e}", sc.file, g.line, g.name))?,
             };
+            if first_refusal.is_none() && !outcome.decision.is_accepted() {
+                first_refusal = Some(outcome);
+            }
             outcomes.push((g, release, parent, outcome));
         }
-        let all = outcomes.iter().all(|o| o.3.decision.is_accepted());
-        if all {
+        if first_refusal.is_none() {
             if let Some(p) = trial {
                 planner = p;
             }
         }
-        let first_refusal = outcomes.iter().find(|o| !o.3.decision.is_accepted()).map(|o| o.3.decision);
         for (g, release, dependent_of, mut outcome) in outcomes {
-            if let (false, Some(refusal)) = (all, first_refusal) {
-                outcome.decision = refusal;
+            // A refusal anywhere refuses every group of the request, with the first reason.
+            if let Some(refusal) = first_refusal {
+                outcome.decision = refusal.decision;
             }
             if let Decision::Accepted(id) = outcome.decision {
                 names.insert(id, g);
