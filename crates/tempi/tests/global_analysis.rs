@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::global::{run_global, unit, Plan};
 use common::{ms, us};
 use proptest::prelude::*;
-use tempi::analysis::{GlobalBound, GlobalError, Protocol, Resource, Task, TaskSet};
+use tempi::analysis::{GlobalBound, GlobalError, ModelError, Protocol, Resource, Task, TaskSet};
 use tempi::Time;
 
 #[test]
@@ -81,6 +81,12 @@ fn refusals_name_the_task() {
     assert_eq!(ts.global_edf_tests(2).unwrap_err(), GlobalError::Sections { task: "locker".into() });
     assert_eq!(ts.global_fp_response_times(2).unwrap_err(), GlobalError::Sections { task: "locker".into() });
     assert_eq!(TaskSet::new().global_edf_tests(0).unwrap_err(), GlobalError::NoCpu);
+    // A zero period is refused as the model's error, not divided by.
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("still", ms(1), Duration::ZERO).deadline(ms(1)));
+    let zero = GlobalError::Model(ModelError::ZeroPeriod { task: "still".into() });
+    assert_eq!(ts.global_edf_tests(2).unwrap_err(), zero);
+    assert_eq!(ts.global_fp_response_times(2).unwrap_err(), zero);
     let mut ts = TaskSet::new();
     ts.add_task(Task::new("late", ms(1), ms(4)).deadline(ms(5)));
     assert!(ts.global_fp_response_times(2).unwrap_err().to_string().contains("\"late\""));

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use super::arith::{from_nanos, nanos, secs, utilisation_reaches_one};
-use super::TaskSet;
+use super::{ModelError, TaskSet};
 
 /// Why a global test does not apply to a task set.
 ///
@@ -31,6 +31,8 @@ use super::TaskSet;
 pub enum GlobalError {
     /// No CPU: `m` must be at least 1.
     NoCpu,
+    /// The model itself is invalid (a zero period or deadline, ...: see [`TaskSet::validate`]).
+    Model(ModelError),
     /// A task has critical sections, which the global tests do not model.
     Sections {
         /// The task's name.
@@ -47,6 +49,7 @@ impl std::fmt::Display for GlobalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             GlobalError::NoCpu => write!(f, "a global test needs at least one CPU"),
+            GlobalError::Model(e) => write!(f, "{e}"),
             GlobalError::Sections { task } => {
                 write!(f, "task \"{task}\" has critical sections, which the global tests do not model")
             }
@@ -169,6 +172,7 @@ impl TaskSet {
         if cpus == 0 {
             return Err(GlobalError::NoCpu);
         }
+        self.validate().map_err(GlobalError::Model)?;
         self.tasks
             .iter()
             .map(|t| {
