@@ -250,9 +250,9 @@ pub enum LockError {
     /// A thread panicked while holding the lock; the data may be inconsistent. Call
     /// [`crate::sync::Mutex::clear_poison`] after checking it.
     Poisoned,
-    /// The object belongs to another CPU than the caller's: locks, condition-variable
-    /// waits and semaphore units are taken only by threads of the object's CPU (notifying
-    /// and giving units back work from any CPU).
+    /// The object belongs to another CPU than the caller's, and cannot be used from there:
+    /// a lock under a single-CPU protocol (condition variables and semaphores work from any
+    /// CPU). Also an object id that names no CPU of the runtime.
     CrossCpu {
         /// The caller's CPU.
         from: usize,
@@ -271,6 +271,17 @@ pub enum LockError {
     },
     /// The object was created by another runtime than the caller's.
     ForeignRuntime,
+    /// In real time, a wait on a condition variable or semaphore of another CPU found no
+    /// room there for the waiter's proxy: that CPU holds at most [`crate::Config::max_threads`]
+    /// waiters of other CPUs at once. Counted in [`crate::CrossCpuStats::proxies_full`] and
+    /// traced as [`TraceKind::CrossCpuRefused`](crate::trace::TraceKind::CrossCpuRefused)
+    /// (request 4) on the waiter's CPU.
+    ProxiesFull {
+        /// The object's CPU.
+        cpu: usize,
+        /// How many waiters of other CPUs it holds at once.
+        capacity: usize,
+    },
     /// Giving a semaphore unit back would take its count past `u64::MAX`.
     Overflow,
     /// The caller holds a global lock (protocol `msrp`): inside such a section a thread
@@ -301,6 +312,9 @@ impl fmt::Display for LockError {
                 return write!(f, "the request queue of CPU {cpu} is full ({capacity} entries)");
             }
             LockError::ForeignRuntime => "the object belongs to another runtime",
+            LockError::ProxiesFull { cpu, capacity } => {
+                return write!(f, "CPU {cpu} already holds {capacity} waiters of other CPUs");
+            }
             LockError::Overflow => "the semaphore's count would overflow",
             LockError::GlobalHeld => {
                 "the caller holds a global (msrp) lock, inside which it may not wait or take another global lock"

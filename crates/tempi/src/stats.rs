@@ -158,6 +158,7 @@ pub struct RunOutcome {
 /// ```
 /// let s = tempi::CrossCpuStats::default();
 /// assert_eq!((s.refused, s.queue_full, s.pending_at_end), (0, 0, 0));
+/// assert_eq!((s.proxies_full, s.proxies_at_end), (0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrossCpuStats {
@@ -173,20 +174,32 @@ pub struct CrossCpuStats {
     /// Requests still queued when the run ended: posted before the horizon to a CPU whose
     /// dispatcher had already stopped there. Not carried out.
     pub pending_at_end: u64,
+    /// Waits on a condition variable or semaphore of another CPU refused with
+    /// [`crate::sync::LockError::ProxiesFull`]: that CPU held as many waiters of other CPUs as
+    /// it has room for. Each is a [`crate::trace::TraceKind::CrossCpuRefused`] record
+    /// (request 4) on the waiter's CPU.
+    pub proxies_full: u64,
+    /// Waiters of other CPUs still queued in a condition variable or semaphore when the run
+    /// ended (their threads were still waiting), counted on the object's CPU.
+    pub proxies_at_end: u64,
 }
 
 impl CrossCpuStats {
     /// Add another CPU's counts.
     ///
     /// ```
-    /// let mut a = tempi::CrossCpuStats { refused: 1, queue_full: 2, pending_at_end: 0 };
-    /// a.add(tempi::CrossCpuStats { refused: 3, queue_full: 0, pending_at_end: 1 });
-    /// assert_eq!(a, tempi::CrossCpuStats { refused: 4, queue_full: 2, pending_at_end: 1 });
+    /// use tempi::CrossCpuStats;
+    /// let mut a = CrossCpuStats { refused: 1, queue_full: 2, proxies_full: 1, ..Default::default() };
+    /// a.add(CrossCpuStats { refused: 3, pending_at_end: 1, proxies_at_end: 2, ..Default::default() });
+    /// let sum = CrossCpuStats { refused: 4, queue_full: 2, pending_at_end: 1, proxies_full: 1, proxies_at_end: 2 };
+    /// assert_eq!(a, sum);
     /// ```
     pub fn add(&mut self, other: CrossCpuStats) {
         self.refused += other.refused;
         self.queue_full += other.queue_full;
         self.pending_at_end += other.pending_at_end;
+        self.proxies_full += other.proxies_full;
+        self.proxies_at_end += other.proxies_at_end;
     }
 }
 

@@ -205,7 +205,10 @@ fn xcpu_a_full_queue_is_an_error_to_the_sender() {
     let out = rt.run().unwrap();
     // Both refusals are counted and traced on the sender's CPU, naming the target thread and
     // the full queue's CPU.
-    assert_eq!(out.cross_cpu, CrossCpuStats { refused: 0, queue_full: 2, pending_at_end: 0 });
+    assert_eq!(
+        out.cross_cpu,
+        CrossCpuStats { refused: 0, queue_full: 2, pending_at_end: 0, proxies_full: 0, proxies_at_end: 0 }
+    );
     let full: Vec<_> = out.trace.iter().filter(|r| r.kind == TraceKind::QueueFull).collect();
     assert_eq!(full.len(), 2);
     assert!(full.iter().all(|r| r.cpu == 0 && r.thread == target && r.arg == 1));
@@ -235,7 +238,10 @@ fn xcpu_a_request_refused_by_its_target_cpu_is_counted_and_traced_by_the_sender(
     })
     .unwrap();
     let out = rt.run().unwrap();
-    assert_eq!(out.cross_cpu, CrossCpuStats { refused: 4, queue_full: 0, pending_at_end: 0 });
+    assert_eq!(
+        out.cross_cpu,
+        CrossCpuStats { refused: 4, queue_full: 0, pending_at_end: 0, proxies_full: 0, proxies_at_end: 0 }
+    );
     let mut refused: Vec<_> = out
         .trace
         .iter()

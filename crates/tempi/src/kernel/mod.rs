@@ -251,6 +251,9 @@ pub(crate) struct Kernel<C: Clock> {
     bell: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
     remote_joins: Vec<(ThreadId, ThreadId)>,
+    /// Real time: proxies of threads of other CPUs queued in this kernel's condition variables
+    /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu_sync.rs`).
+    proxies: usize,
     /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
     outbox: std::collections::VecDeque<(usize, xcpu::Post)>,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).

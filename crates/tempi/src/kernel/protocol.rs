@@ -217,9 +217,10 @@ pub(crate) enum LockAnswer {
 /// A condition wait's answer: whether it timed out, or why it was refused.
 pub(crate) type CondAnswer = Result<bool, LockError>;
 
-/// A procure's answer: the kernel-local index of the semaphore a unit was granted from, or
-/// why none was. The index says where the unit goes back if the thread is unwound before it
-/// sees the answer (an RCS restart, an abort: see `Kernel::forgo_unit`).
+/// A procure's answer: the kernel-local index of the semaphore a unit was granted from (in
+/// real time, for a semaphore of another CPU, its raw id with the top bit set: see
+/// `xcpu_sync.rs`), or why none was. The index says where the unit goes back if the thread
+/// is unwound before it sees the answer (an RCS restart, an abort: see `Kernel::forgo_unit`).
 pub(crate) type SemAnswer = Result<u32, LockError>;
 
 /// The answers that own nothing. Deliberately not `Copy`, though it could be: taking one out

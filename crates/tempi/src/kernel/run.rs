@@ -433,7 +433,7 @@ impl<C: Clock> Kernel<C> {
             sets: self.set_summaries(),
             trace,
             trace_dropped: dropped,
-            cross_cpu: self.xcpu,
+            cross_cpu: crate::stats::CrossCpuStats { proxies_at_end: self.proxies as u64, ..self.xcpu },
             event_releases_refused: self.event_releases_refused,
             end: self.now,
             error: self.failed.take(),

@@ -261,6 +261,7 @@ impl<C: Clock> Kernel<C> {
             crossing: None,
             bell: None,
             remote_joins: Vec::new(),
+            proxies: 0,
             outbox: std::collections::VecDeque::new(),
             xcpu: crate::stats::CrossCpuStats::default(),
             event_releases_refused: 0,

@@ -61,6 +61,12 @@ pub(crate) enum Wait {
     /// Waits for a busy handler to answer its call (a token of the handler's queue); answered
     /// with a `MsgAnswer`.
     Handler(u32),
+    /// Real time: waits on a condition variable of another CPU (its raw id), where a proxy
+    /// stands in the queue (`xcpu_sync.rs`); answered with a `CondAnswer`.
+    RemoteCond(u32),
+    /// Real time: waits for a unit of a semaphore of another CPU (its raw id), where a proxy
+    /// stands in the queue (`xcpu_sync.rs`); answered with a `SemAnswer`.
+    RemoteSem(u32),
 }
 
 impl Wait {
@@ -70,8 +76,8 @@ impl Wait {
     pub(crate) fn timeout_answer(self) -> Option<Answer> {
         Some(match self {
             Wait::Lock(_) => LockAnswer::Refused(LockError::Timeout).into(),
-            Wait::Cond(_) => Answer::Settled(Settled::Cond(Ok(true))),
-            Wait::Sem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
+            Wait::Cond(_) | Wait::RemoteCond(_) => Answer::Settled(Settled::Cond(Ok(true))),
+            Wait::Sem(_) | Wait::RemoteSem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
             Wait::Msg => Answer::Settled(Settled::Msg(Err(crate::message::MsgError::Timeout))),
             Wait::Join(_) | Wait::Spawn | Wait::Reply(_) | Wait::Handler(_) => return None,
         })

@@ -22,10 +22,11 @@ use crate::time::Time;
 use crate::trace::StopReason;
 
 /// Ranked waiters: highest rank first, then arrival order. Pre-sized, so joining never
-/// allocates.
+/// allocates. In real time an entry may be a *proxy* for a thread of another CPU, marked by
+/// the non-zero stamp that thread waits on (`xcpu_sync.rs`); a local waiter's stamp is 0.
 pub(crate) struct WaitQueue {
     /// Sorted ascending by (rank, -arrival): the next to serve is last.
-    entries: Vec<(i64, i64, ThreadId)>,
+    entries: Vec<(i64, i64, ThreadId, u32)>,
     arrivals: i64,
 }
 
@@ -34,29 +35,38 @@ impl WaitQueue {
         WaitQueue { entries: Vec::with_capacity(n), arrivals: 0 }
     }
     fn push(&mut self, rank: i64, id: ThreadId) {
+        self.push_stamped(rank, id, 0);
+    }
+    /// Queue `id` (a proxy if `stamp` is not 0) at `rank`, after the waiters of equal rank.
+    pub(super) fn push_stamped(&mut self, rank: i64, id: ThreadId, stamp: u32) {
         self.arrivals += 1;
         let key = (rank, -self.arrivals);
         let at = self.entries.partition_point(|e| (e.0, e.1) < key);
-        self.entries.insert(at, (rank, -self.arrivals, id));
+        self.entries.insert(at, (rank, -self.arrivals, id, stamp));
     }
-    fn pop(&mut self) -> Option<ThreadId> {
-        self.entries.pop().map(|e| e.2)
+    /// The next waiter to serve, and its stamp (0: a thread of this kernel).
+    pub(super) fn pop(&mut self) -> Option<(ThreadId, u32)> {
+        self.entries.pop().map(|e| (e.2, e.3))
     }
     fn remove(&mut self, id: ThreadId) {
         self.entries.retain(|e| e.2 != id);
     }
+    /// Take out the proxy of `id` waiting on `stamp`; whether it was queued.
+    pub(super) fn remove_proxy(&mut self, id: ThreadId, stamp: u32) -> bool {
+        let before = self.entries.len();
+        self.entries.retain(|e| !(e.2 == id && e.3 == stamp));
+        self.entries.len() != before
+    }
 }
 
 pub(crate) struct CondState {
-    cpu: usize,
-    waiters: WaitQueue,
+    pub(super) waiters: WaitQueue,
 }
 
 pub(crate) struct SemState {
-    cpu: usize,
-    count: u64,
-    policy: Box<dyn QueuePolicy>,
-    waiters: WaitQueue,
+    pub(super) count: u64,
+    pub(super) policy: Box<dyn QueuePolicy>,
+    pub(super) waiters: WaitQueue,
 }
 
 impl<C: Clock> Kernel<C> {
@@ -71,8 +81,8 @@ impl<C: Clock> Kernel<C> {
             )));
         }
         let id = CondId(self.lock_base + self.conds.len() as u32);
-        let cap = self.slots.len();
-        self.conds.push(CondState { cpu, waiters: WaitQueue::with_capacity(cap) });
+        let cap = self.slots.len() + self.proxy_room();
+        self.conds.push(CondState { waiters: WaitQueue::with_capacity(cap) });
         Ok(id)
     }
 
@@ -85,13 +95,8 @@ impl<C: Clock> Kernel<C> {
             return Err(Error::InvalidConfig(format!("more than {} semaphores on one CPU", self.sems.capacity())));
         }
         let id = SemId(self.lock_base + self.sems.len() as u32);
-        let cap = self.slots.len();
-        self.sems.push(SemState {
-            cpu: spec.cpu,
-            count: spec.count,
-            policy: spec.queue,
-            waiters: WaitQueue::with_capacity(cap),
-        });
+        let cap = self.slots.len() + self.proxy_room();
+        self.sems.push(SemState { count: spec.count, policy: spec.queue, waiters: WaitQueue::with_capacity(cap) });
         Ok(id)
     }
 
@@ -142,14 +147,13 @@ impl<C: Clock> Kernel<C> {
     ) -> Option<CondAnswer> {
         self.unlock(id, lock, false, None);
         let from = self.cpus[c].index;
-        let k = match self.cond_local(cond) {
-            Some(k) if self.conds[k].cpu == from => k,
-            // The caller fills in the condition variable's CPU when it is not on this kernel.
-            k => {
-                let to = k.map_or(usize::MAX, |k| self.conds[k].cpu);
-                return Some(Err(LockError::CrossCpu { from, to }));
-            }
-        };
+        // Any condition variable of this kernel (in virtual time, of any CPU): its waiters
+        // are ranked together whatever their CPUs.
+        let k = self.cond_local(cond);
+        if k.is_none() && self.object_cpu(cond.0, self.conds.capacity()).is_none() {
+            // The caller fills in the condition variable's CPU.
+            return Some(Err(LockError::CrossCpu { from, to: usize::MAX }));
+        }
         if self.in_global(id) {
             // No waiting inside a global (MSRP) section.
             return Some(Err(LockError::GlobalHeld));
@@ -157,6 +161,9 @@ impl<C: Clock> Kernel<C> {
         if deadline.is_some_and(|d| d <= self.now) {
             return Some(Ok(true));
         }
+        let Some(k) = k else {
+            return self.cond_wait_remote(c, id, cond, deadline);
+        };
         let rank = self.tcb(id).urgency().0;
         self.conds[k].waiters.push(rank, id);
         self.block_in(c, id, Wait::Cond(k as u32), deadline);
@@ -180,8 +187,12 @@ impl<C: Clock> Kernel<C> {
 
     /// Wake the most urgent waiter of this kernel's condition variable `k`, or all of them.
     pub(super) fn cond_signal_local(&mut self, k: usize, all: bool) {
-        while let Some(w) = self.conds[k].waiters.pop() {
-            self.answer_cond_waiter(w, Ok(false));
+        while let Some((w, stamp)) = self.conds[k].waiters.pop() {
+            if stamp != 0 {
+                self.grant_proxy(w, stamp, self.lock_base + k as u32, false, !all);
+            } else {
+                self.answer_cond_waiter(w, Ok(false));
+            }
             if !all {
                 break;
             }
@@ -199,12 +210,13 @@ impl<C: Clock> Kernel<C> {
         try_only: bool,
     ) -> Option<SemAnswer> {
         let from = self.cpus[c].index;
-        let k = match self.sem_local(sem) {
-            Some(k) if self.sems[k].cpu == from => k,
-            k => {
-                let to = k.map_or(usize::MAX, |k| self.sems[k].cpu);
-                return Some(Err(LockError::CrossCpu { from, to }));
-            }
+        // Any semaphore of this kernel (in virtual time, of any CPU).
+        let Some(k) = self.sem_local(sem) else {
+            return match self.object_cpu(sem.0, self.sems.capacity()) {
+                Some(_) => self.procure_remote(c, id, sem, deadline, try_only),
+                // The caller fills in the semaphore's CPU.
+                None => Some(Err(LockError::CrossCpu { from, to: usize::MAX })),
+            };
         };
         if self.sems[k].count > 0 {
             self.sems[k].count -= 1;
@@ -249,7 +261,8 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::vacate`] of the semaphore of local index `k`.
     pub(super) fn vacate_local(&mut self, k: usize) -> Result<(), LockError> {
         match self.sems[k].waiters.pop() {
-            Some(w) => {
+            Some((w, stamp)) if stamp != 0 => self.grant_proxy(w, stamp, self.lock_base + k as u32, true, false),
+            Some((w, _)) => {
                 self.answer_sem_waiter(w, Ok(k as u32));
                 self.meta_sem_entered(w, k as u32);
             }
@@ -268,7 +281,11 @@ impl<C: Clock> Kernel<C> {
     #[cold]
     pub(super) fn forgo_answer(&mut self, id: ThreadId) {
         if let Some(k) = self.tcb(id).take_answer().granted_unit() {
-            self.forgo_unit(k);
+            if k & super::xcpu_sync::REMOTE_UNIT != 0 {
+                self.give_back_remote_unit(k & !super::xcpu_sync::REMOTE_UNIT, id);
+            } else {
+                self.forgo_unit(k);
+            }
         }
     }
 
@@ -277,6 +294,13 @@ impl<C: Clock> Kernel<C> {
     /// `u64::MAX` since the grant; it then stays so, as a refused vacate leaves it.
     #[cold]
     pub(super) fn forgo_unit(&mut self, k: u32) {
+        if k & super::xcpu_sync::REMOTE_UNIT != 0 {
+            // A unit of another CPU's semaphore goes back there, given by this CPU's first
+            // slot (a refusal there is only counted and traced).
+            let giver = ThreadId::new(self.slot_base, 0);
+            self.give_back_remote_unit(k & !super::xcpu_sync::REMOTE_UNIT, giver);
+            return;
+        }
         let _ = self.vacate_local(k as usize);
     }
 
@@ -290,14 +314,14 @@ impl<C: Clock> Kernel<C> {
 
     /// Wake `w`, waiting on a condition variable, with `answer`.
     pub(crate) fn answer_cond_waiter(&mut self, w: ThreadId, answer: CondAnswer) {
-        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Cond(_))));
+        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Cond(_) | Wait::RemoteCond(_))));
         self.tcb(w).set_answer(Answer::Settled(Settled::Cond(answer)));
         self.wake_from_wait(w);
     }
 
     /// Wake `w`, waiting for a semaphore unit, with `answer`.
     pub(crate) fn answer_sem_waiter(&mut self, w: ThreadId, answer: SemAnswer) {
-        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Sem(_))));
+        debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Sem(_) | Wait::RemoteSem(_))));
         self.tcb(w).set_answer(Answer::Settled(Settled::Sem(answer)));
         self.wake_from_wait(w);
     }
@@ -310,11 +334,15 @@ impl<C: Clock> Kernel<C> {
         self.make_ready(w, ReadyReason::Woken);
     }
 
-    /// Take `id` out of the condition-variable or semaphore queue it waits in.
+    /// Take `id` out of the condition-variable or semaphore queue it waits in (for a wait on
+    /// another real-time CPU, post the withdrawal of its proxy there).
     pub(crate) fn leave_queue_wait(&mut self, id: ThreadId) {
         match self.tcb(id).state {
             State::Blocked(Wait::Cond(k)) => self.conds[k as usize].waiters.remove(id),
             State::Blocked(Wait::Sem(k)) => self.sems[k as usize].waiters.remove(id),
+            // The proxy on the object's CPU is withdrawn.
+            State::Blocked(Wait::RemoteCond(raw)) => self.withdraw_remote_wait(id, raw, false),
+            State::Blocked(Wait::RemoteSem(raw)) => self.withdraw_remote_wait(id, raw, true),
             _ => {}
         }
     }

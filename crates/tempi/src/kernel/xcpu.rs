@@ -3,7 +3,8 @@
 //! (`Crossing`), sized when the run starts ([`crate::Config::cross_cpu_queue`]), and a
 //! doorbell. A kernel posts a request (release, kill, set the priority of, spawn onto, join a
 //! thread of that CPU, deliver a message to one (`xcpu_messages.rs`), notify a condition
-//! variable of that CPU or give a unit back to one of its semaphores (`xcpu_sync.rs`), or
+//! variable of that CPU or give a unit back to one of its semaphores, wait on one of them or
+//! withdraw from that wait (`xcpu_sync.rs`), or
 //! the answer to a
 //! spawn, a join or a message), rings the bell and unparks the
 //! target dispatcher, whose clock stops waiting when the bell rings (`clock/real_time.rs`).
@@ -45,7 +46,7 @@ use super::{CheckpointWatch, Kernel};
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
 use crate::message::{Message, MsgError};
-use crate::objects::{CondId, SemId};
+use crate::objects::{CondId, LockError, SemId};
 use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 use crate::trace::TraceKind;
@@ -86,6 +87,42 @@ pub(crate) enum Post {
     CondSignal { cond: CondId, all: bool, notifier: ThreadId },
     /// Give a unit back to a semaphore of the target CPU, for `giver` (told if it cannot be).
     Vacate { sem: SemId, giver: ThreadId },
+    /// Thread `waiter` waits on a condition variable or semaphore of the target CPU (see
+    /// `xcpu_sync.rs`); answered with `WaitAnswer`.
+    Wait(RemoteWait),
+    /// The answer to a `Wait`: a unit or a notification for the proxy of `waiter` waiting on
+    /// `stamp`, or why the wait was refused. `pass_on`: a `notify_one` that must be passed on
+    /// if the waiter gave up meanwhile.
+    WaitAnswer { waiter: ThreadId, stamp: u32, obj: u32, sem: bool, result: Result<(), LockError>, pass_on: bool },
+    /// `waiter` gave up its wait on `stamp` (timeout, abort, kill): its proxy leaves the
+    /// queue of object `obj` if it is still there.
+    Withdraw { waiter: ThreadId, stamp: u32, obj: u32, sem: bool },
+}
+
+/// A wait on another CPU's condition variable (`sem == false`) or semaphore, with what the
+/// object's CPU needs to queue the waiter's proxy where a local waiter would stand.
+pub(crate) struct RemoteWait {
+    /// What it waits on (see `xcpu_sync.rs`).
+    pub(crate) stamp: u32,
+    /// The object's raw id.
+    pub(crate) obj: u32,
+    pub(crate) sem: bool,
+    /// A procure that must not wait: the error to answer if no unit is free
+    /// (`WouldBlock` for a `try_procure`, `Timeout` for a deadline already passed).
+    pub(crate) now_or: NowOr,
+    /// The waiter and its scheduling attributes, as the object's queue ranks them.
+    pub(crate) info: super::xcpu_sync::WaiterInfo,
+}
+
+/// What a remote procure answers when no unit is free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NowOr {
+    /// Wait for a unit.
+    Wait,
+    /// Answer `LockError::WouldBlock` (`try_procure`).
+    WouldBlock,
+    /// Answer `LockError::Timeout` (the deadline has passed).
+    Timeout,
 }
 
 /// The requests whose caller does not wait for the target CPU (they are answered only when
@@ -96,6 +133,9 @@ pub(crate) enum RemoteOp {
     Kill = 1,
     SetPriority = 2,
     Vacate = 3,
+    /// A wait on a condition variable or semaphore refused because the object's CPU had no
+    /// room for its proxy.
+    Wait = 4,
 }
 
 impl Post {
@@ -114,6 +154,8 @@ impl Post {
             Post::MsgAnswer { sender, .. } => *sender,
             Post::Vacate { giver, .. } => *giver,
             Post::CondSignal { notifier, .. } => *notifier,
+            Post::Wait(w) => w.info.id,
+            Post::WaitAnswer { waiter, .. } | Post::Withdraw { waiter, .. } => *waiter,
         }
     }
 }
@@ -343,6 +385,11 @@ impl<C: Clock> Kernel<C> {
             }
             Post::CondSignal { cond, all, .. } => self.remote_cond_signal(cond, all),
             Post::Vacate { sem, giver } => self.remote_vacate(sem, giver),
+            Post::Wait(w) => self.remote_wait_arrived(w),
+            Post::WaitAnswer { waiter, stamp, obj, sem, result, pass_on } => {
+                self.on_remote_wait_answer(waiter, stamp, obj, sem, result, pass_on)
+            }
+            Post::Withdraw { waiter, stamp, obj, sem } => self.remote_withdrawn(waiter, stamp, obj, sem),
             Post::Spawn(request) => {
                 let (spec, body, spawner) = *request;
                 let result = self.spawn_thread(spec, body, self.first_cpu);

@@ -11,11 +11,13 @@
 //!
 //! A [`Mutex`], [`Condvar`] or [`Semaphore`] is bound to the runtime that created it (each
 //! runtime has an identity no other runtime in the process shares) and to one CPU of it. A
-//! thread of another runtime that uses it gets [`LockError::ForeignRuntime`]; a thread of
-//! another CPU gets [`LockError::CrossCpu`] with both CPU numbers (waking a condition
-//! variable's or a semaphore's waiters from another CPU works in virtual time, not in real
-//! time). Nothing is touched before these checks, so sharing an `Arc<Mutex<_>>` between two
-//! runtimes on two OS threads is refused, never a race.
+//! thread of another runtime that uses it gets [`LockError::ForeignRuntime`]. A mutex under a
+//! single-CPU protocol refuses a thread of another CPU with [`LockError::CrossCpu`] (both
+//! CPU numbers); condition variables and semaphores serve every CPU of their runtime —
+//! waiting, notifying, taking and giving units back — in virtual time directly, in real time
+//! through requests to the object's CPU, which keeps its queue (see ARCHITECTURE.md,
+//! "Cross-CPU operations"). Nothing is touched before these checks, so sharing an
+//! `Arc<Mutex<_>>` between two runtimes on two OS threads is refused, never a race.
 //!
 //! # Errors never leave a lock held
 //!
@@ -503,9 +505,17 @@ impl Condvar {
     ///
     /// # Errors
     /// On any error the lock is released (the guard is given back to the lock) and not
-    /// taken again: [`LockError::ForeignRuntime`] or [`LockError::CrossCpu`] (the condition
-    /// variable belongs to another runtime or CPU; refused before waiting), or an error of
-    /// taking the lock back after the wait ([`LockError::Poisoned`], [`LockError::Deadlock`]).
+    /// taken again: [`LockError::ForeignRuntime`] (the condition variable belongs to another
+    /// runtime; refused before waiting), in real time [`LockError::QueueFull`] or
+    /// [`LockError::ProxiesFull`] for a condition variable of another CPU (the wait could not
+    /// be queued there), or an error of taking the lock back after the wait
+    /// ([`LockError::Poisoned`], [`LockError::Deadlock`], [`LockError::CrossCpu`] for a
+    /// single-CPU lock of another CPU).
+    ///
+    /// A thread of any CPU may wait. In real time, waiting on a condition variable of another
+    /// CPU is a request to that CPU, where the waiter is queued in the order a local waiter
+    /// would be; the lock (of the waiter's own CPU) is released before and taken back after
+    /// on the waiter's CPU.
     ///
     /// ```
     /// # let _ = tempi::sync::Condvar::wait::<()>;
@@ -538,7 +548,7 @@ impl Condvar {
         timeout: Option<Duration>,
     ) -> Result<(MutexGuard<'a, T>, bool), LockError> {
         // Refused before waiting: dropping the guard releases the lock.
-        check_home(cx, self.runtime, self.cpu, true)?;
+        check_home(cx, self.runtime, self.cpu, false)?;
         if guard.mutex.global.is_some() {
             return Err(LockError::NotForGlobal);
         }
@@ -634,12 +644,16 @@ impl Semaphore {
     /// # let _ = tempi::sync::Semaphore::procure;
     /// ```
     ///
+    /// A thread of any CPU may take a unit. In real time, from another CPU, the request goes
+    /// to the semaphore's CPU, where the thread waits in the order a local waiter would.
+    ///
     /// # Errors
-    /// [`LockError::ForeignRuntime`] / [`LockError::CrossCpu`] for a thread of another
-    /// runtime or CPU.
+    /// [`LockError::ForeignRuntime`] for a thread of another runtime; in real time, from
+    /// another CPU, [`LockError::QueueFull`] (the request could not be posted) or
+    /// [`LockError::ProxiesFull`] (no room for another CPU's waiter there).
     pub fn procure(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
-        check_home(cx, self.runtime, self.cpu, true)?;
-        cx.procure_raw(self.id, None, false)
+        check_home(cx, self.runtime, self.cpu, false)?;
+        with_cpus(cx.procure_raw(self.id, None, false), cx, self.cpu)
     }
     /// Take a unit, or fail with [`LockError::Timeout`] after `timeout`.
     ///
@@ -647,8 +661,8 @@ impl Semaphore {
     /// # let _ = tempi::sync::Semaphore::procure_timeout;
     /// ```
     pub fn procure_timeout(&self, cx: &Ctx<'_>, timeout: Duration) -> Result<(), LockError> {
-        check_home(cx, self.runtime, self.cpu, true)?;
-        cx.procure_raw(self.id, Some(timeout), false)
+        check_home(cx, self.runtime, self.cpu, false)?;
+        with_cpus(cx.procure_raw(self.id, Some(timeout), false), cx, self.cpu)
     }
     /// Take a unit only if one is free ([`LockError::WouldBlock`] otherwise).
     ///
@@ -661,8 +675,8 @@ impl Semaphore {
     /// rt.run().unwrap();
     /// ```
     pub fn try_procure(&self, cx: &Ctx<'_>) -> Result<(), LockError> {
-        check_home(cx, self.runtime, self.cpu, true)?;
-        cx.procure_raw(self.id, None, true)
+        check_home(cx, self.runtime, self.cpu, false)?;
+        with_cpus(cx.procure_raw(self.id, None, true), cx, self.cpu)
     }
     /// Give a unit back: to the first waiter, if any, else to the count.
     ///

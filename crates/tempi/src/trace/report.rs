@@ -326,6 +326,13 @@ struct ReportJson<'a> {
     /// Real time: requests still queued when the run ended.
     #[serde(skip_serializing_if = "is_zero")]
     cross_cpu_pending_at_end: u64,
+    /// Real time: waits on another CPU's condition variable or semaphore refused for want of
+    /// room for a proxy there.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_proxies_full: u64,
+    /// Real time: waiters of other CPUs still queued when the run ended.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_proxies_at_end: u64,
     /// Releases asked by timing events that could not be carried out.
     #[serde(skip_serializing_if = "is_zero")]
     event_releases_refused: u64,
@@ -502,6 +509,8 @@ pub(super) fn render(
         cross_cpu_refused: out.cross_cpu.refused,
         cross_cpu_queue_full: out.cross_cpu.queue_full,
         cross_cpu_pending_at_end: out.cross_cpu.pending_at_end,
+        cross_cpu_proxies_full: out.cross_cpu.proxies_full,
+        cross_cpu_proxies_at_end: out.cross_cpu.proxies_at_end,
         event_releases_refused: out.event_releases_refused,
         threads,
         sets,
@@ -672,6 +681,12 @@ pub fn summary_text(out: &RunOutcome) -> String {
     }
     if out.cross_cpu.queue_full > 0 {
         let _ = writeln!(s, "cross-CPU posts that found a queue full: {}", out.cross_cpu.queue_full);
+    }
+    if out.cross_cpu.proxies_full > 0 {
+        let _ = writeln!(s, "cross-CPU waits refused for want of proxy room: {}", out.cross_cpu.proxies_full);
+    }
+    if out.cross_cpu.proxies_at_end > 0 {
+        let _ = writeln!(s, "cross-CPU waiters still queued at the end of the run: {}", out.cross_cpu.proxies_at_end);
     }
     for w in &out.warnings {
         let _ = writeln!(s, "warning: {w}");
