@@ -30,6 +30,7 @@ use crate::time::Time;
 /// | condition variables | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | semaphores | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | requests from other CPUs (real time) | CPU | 1024 | [`Config::cross_cpu_queue`] | [`Error::QueueFull`] |
+/// | waiters of other CPUs on this CPU's condition variables and semaphores (real time) | CPU | 256 | [`Config::max_threads`] | [`crate::sync::LockError::ProxiesFull`] |
 /// | messages | CPU | 1024 | [`Config::message_pool`] | [`crate::message::MsgError::PoolFull`] (traced) |
 /// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
 ///

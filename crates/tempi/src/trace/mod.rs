@@ -93,7 +93,9 @@ pub enum TraceKind {
     /// another was refused there (the thread had ended, or is not sporadic; the semaphore's
     /// count is at its maximum); `thread` is the thread it named (the giver, for a unit),
     /// `job` the request (0 release, 1 kill, 2 set priority, 3 semaphore unit), `arg` the CPU
-    /// that refused it. Counted in [`crate::CrossCpuStats::refused`].
+    /// that refused it. Counted in [`crate::CrossCpuStats::refused`]. Also a wait on a
+    /// condition variable or semaphore of another CPU refused for want of room for its proxy
+    /// there (`job` 4, `thread` the waiter), counted in [`crate::CrossCpuStats::proxies_full`].
     CrossCpuRefused,
     /// Real time: a post from this CPU found another CPU's queue full
     /// ([`crate::Config::cross_cpu_queue`]); `thread` is the thread the request named, `arg`
