@@ -311,6 +311,28 @@ fn real_time_run_of_the_textbook_example() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// `os_backed = true` on a `[[thread]]`: in real time the thread runs on an OS thread of its
+/// own, beside an ordinary thread of its CPU; both complete their jobs.
+#[test]
+fn real_time_run_with_an_os_backed_thread() {
+    let dir = scratch("cli", "os_backed");
+    let file = dir.join("os-backed.toml");
+    std::fs::write(
+        &file,
+        "[runtime]\npolicy = \"fp\"\n[[thread]]\nname = \"os\"\nperiod = \"4ms\"\nwcet = \"1ms\"\nmax_jobs = 3\npriority = 1\nos_backed = true\n\
+         [[thread]]\nname = \"co\"\nperiod = \"2ms\"\nwcet = \"500us\"\nmax_jobs = 3\npriority = 2\n",
+    )
+    .unwrap();
+    let report = dir.join("report.json");
+    let out =
+        tempi(&["run", file.to_str().unwrap(), "--until", "2s", "--no-pin", "--report", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    for t in v["threads"].as_array().unwrap() {
+        assert_eq!(t["completed"], 3, "{}", t["name"]);
+    }
+}
+
 #[test]
 fn real_time_run_needs_a_horizon() {
     let dir = scratch("cli", "no_horizon");

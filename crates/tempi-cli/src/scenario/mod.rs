@@ -195,6 +195,10 @@ pub struct ThreadDef {
     pub steps: Vec<Step>,
     /// Whether the body repeats forever inside one job (a runaway that never completes).
     pub forever: bool,
+    /// Run on an OS thread of its own in real time ([`tempi::ThreadSpec::os_backed`]), so
+    /// that a long `work` step can be preempted without a runtime call; no effect in virtual
+    /// time.
+    pub os_backed: bool,
 }
 
 /// A validated timing event.

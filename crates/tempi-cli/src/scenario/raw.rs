@@ -107,6 +107,7 @@ pub(super) struct RawThread {
     pub(super) stack: Option<Spanned<usize>>,
     pub(super) steps: Option<Spanned<Vec<Spanned<RawStep>>>>,
     pub(super) forever: Option<Spanned<bool>>,
+    pub(super) os_backed: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -237,6 +237,9 @@ impl ThreadDef {
         if let Some(j) = self.max_jobs {
             s = s.max_jobs(j);
         }
+        if self.os_backed {
+            s = s.os_backed();
+        }
         if let Some(b) = self.stack {
             s = s.stack_size(b);
         }

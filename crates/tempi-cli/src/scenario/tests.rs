@@ -464,3 +464,16 @@ fn a_request_that_cannot_be_tested_is_reported_and_the_next_ones_go_on() {
         v["admissions"].as_array().unwrap().iter().map(|a| a["request"].as_str().unwrap()).collect();
     assert_eq!(admitted, ["a", "c"]);
 }
+
+#[test]
+fn os_backed_threads() {
+    let s = Scenario::parse(
+        "s.toml",
+        "[[thread]]\nname = \"a\"\nperiod = \"4ms\"\nwcet = \"1ms\"\nos_backed = true\n\
+         [[thread]]\nname = \"b\"\nperiod = \"4ms\"\nwcet = \"1ms\"\n",
+    )
+    .unwrap();
+    assert_eq!((s.threads[0].os_backed, s.threads[1].os_backed), (true, false));
+    let e = Scenario::parse("s.toml", "[[thread]]\nname = \"a\"\nos_backed = \"yes\"\n").unwrap_err().to_string();
+    assert!(e.contains("os_backed") || e.contains("boolean"), "{e}");
+}

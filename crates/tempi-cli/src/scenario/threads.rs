@@ -234,6 +234,7 @@ pub(super) fn thread_def(
         stack: t.stack.as_ref().map(|s| *s.get_ref()),
         steps,
         forever,
+        os_backed: t.os_backed.unwrap_or(false),
     })
 }
 
