@@ -376,6 +376,8 @@ pub(crate) enum ControlOp {
     CreateLock(LockSpec),
     CreateCond(usize),
     CreateSem(SemSpec),
+    StackScheduler(usize, super::sched_stack::SchedWrap),
+    UnstackScheduler(usize),
 }
 
 /// What a control operation yields, on the wire.
@@ -463,6 +465,8 @@ control_ops! {
     create_lock(spec: LockSpec) -> LockId = ControlOp::CreateLock(spec);
     create_cond(cpu: usize) -> CondId = ControlOp::CreateCond(cpu);
     create_sem(spec: SemSpec) -> SemId = ControlOp::CreateSem(spec);
+    stack_scheduler(cpu: usize, wrap: super::sched_stack::SchedWrap) -> () = ControlOp::StackScheduler(cpu, wrap);
+    unstack_scheduler(cpu: usize) -> () = ControlOp::UnstackScheduler(cpu);
 }
 
 /// Unwind the thread's stack for an interrupt: it ends its job, its critical section or the

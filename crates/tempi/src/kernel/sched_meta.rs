@@ -63,6 +63,27 @@ impl MetaTcb {
         }
     }
 
+    /// Make room for `lends` lends and `inside` semaphore notes (a scheduler stacked during
+    /// the run asks for events the thread was not sized for).
+    pub(crate) fn reserve(&mut self, lends: usize, inside: usize) {
+        self.lends.reserve_exact(lends.saturating_sub(self.lends.len()));
+        self.inside.reserve_exact(inside.saturating_sub(self.inside.len()));
+    }
+
+    /// Drop the lends (and semaphore notes, and the handler waited at) that `events` no
+    /// longer asks for; whether a lend went.
+    pub(crate) fn withdraw_unasked(&mut self, events: Events) -> bool {
+        let before = self.lends.len();
+        self.lends.retain(|l| super::sched_stack::kept_under(l.at, events));
+        if !events.contains(Events::PROCURE) {
+            self.inside.clear();
+        }
+        if !events.contains(Events::CALL) {
+            self.at_handler = None;
+        }
+        self.lends.len() != before
+    }
+
     /// The largest urgency its lends give it.
     pub(crate) fn lent(&self) -> Option<Urgency> {
         self.lends.iter().map(|l| l.urgency).max()

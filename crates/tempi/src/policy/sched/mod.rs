@@ -156,7 +156,7 @@ pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use ready_queue::ReadyQueue;
 pub(crate) use ready_queue::DEFAULT_QUEUE;
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
-pub use stacked::{PriorityInheritance, StackedScheduler};
+pub use stacked::{PriorityInheritance, StackedScheduler, Vacant};
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -416,6 +416,21 @@ pub trait Scheduler {
     /// ```
     fn events(&self) -> Events {
         Events::NONE
+    }
+
+    /// Un-stacking ([`crate::Ctx::unstack_scheduler`]): give back the scheduler this one is
+    /// stacked on, with every thread this one kept of its own handed back to it first, leaving
+    /// a [`Vacant`] in its place; the kernel then drops this one and the one given back serves
+    /// the CPU again. Default: `None`, not stacked on another (un-stacking it is an error).
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, PriorityInheritance, Scheduler};
+    /// assert!(FixedPriority::new().take_prev().is_none());
+    /// let mut pi = PriorityInheritance::new(Box::new(FixedPriority::new()));
+    /// assert_eq!(pi.take_prev().unwrap().name(), "fp");
+    /// ```
+    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
+        None
     }
 
     /// SCHEDULE: the running thread gives up the CPU and stays ready, because it yielded or
