@@ -1,6 +1,7 @@
-//! The scheduling calls of [`Ctx`] that change the CPU's scheduler during the run: stacking a
+//! The scheduling calls of [`Ctx`] that change the CPU's scheduler during the run — stacking a
 //! scheduler on the CPU's one and un-stacking it (FREE JAZZ's `register_scheduler` at run
-//! time). Each is one control request to the kernel (`kernel/sched_stack.rs`).
+//! time), each one control request to the kernel (`kernel/sched_stack.rs`) — and the
+//! thread's `tame_prio_inv` flag, kept in its view of the CPU's events without a kernel call.
 //!
 //! Must not: suspend the thread other than through `Ctx::invoke`.
 
@@ -9,6 +10,7 @@ use crate::policy::sched::Scheduler;
 
 use super::ctx::Ctx;
 use super::protocol::Control;
+use super::sched_meta::TAME_BIT;
 
 impl Ctx<'_> {
     /// Stack a scheduler on this CPU's scheduler, now: `wrap` receives the scheduler the CPU
@@ -62,5 +64,46 @@ impl Ctx<'_> {
     /// ```
     pub fn unstack_scheduler(&self) -> Result<(), Error> {
         self.invoke(Control::unstack_scheduler(self.cpu()))
+    }
+
+    /// FREE JAZZ's `tame_prio_inv` for this thread (a process), switched at run time; returns
+    /// the previous setting, to be restored at the end of a scope as with
+    /// [`Ctx::preemption`]. While it is on:
+    ///
+    /// - its blocking at a busy handler or a semaphore is reported to a scheduler that asks
+    ///   for CALL or PROCURE only for such threads
+    ///   ([`crate::policy::sched::Events::TAMED_ONLY`], e.g.
+    ///   [`crate::policy::sched::PriorityInheritance::for_tamed`]), so the urgency it lends
+    ///   is lent from the instant it blocks; a scheduler without that filter hears of every
+    ///   thread's blocking whatever the flag;
+    /// - every handler it invokes (idle, so running on its stack) runs with preemption off
+    ///   until the handler has drained its queue, then its own setting is restored.
+    ///
+    /// Switched on around a critical section, it makes the section's blocking and handler
+    /// calls bounded in the inversion they cause, and nothing outside it. The setting costs no
+    /// kernel call; the thread's initial one is [`crate::ThreadSpec::tame_prio_inv`].
+    ///
+    /// ```
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), |cx| {
+    ///     let old = cx.tame_prio_inv(true);
+    ///     assert!(!old);
+    ///     // ... a critical section ...
+    ///     assert!(cx.tame_prio_inv(old));
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn tame_prio_inv(&self, on: bool) -> bool {
+        let bits = self.mail.events.get();
+        let tame = if on { bits | TAME_BIT } else { bits & !TAME_BIT };
+        self.mail.events.set(tame);
+        bits & TAME_BIT != 0
+    }
+
+    /// Whether this thread's `tame_prio_inv` is on.
+    #[inline]
+    pub(crate) fn tamed(&self) -> bool {
+        self.mail.events.get() & TAME_BIT != 0
     }
 }

@@ -31,6 +31,10 @@ use crate::thread::ThreadId;
 pub(crate) const LENDS: usize = 8;
 /// Semaphore units one thread can be noted inside at once.
 pub(crate) const INSIDE: usize = 8;
+/// The bit of a thread's view of its CPU's events (`MailCell::events`) that holds its own
+/// `tame_prio_inv` flag: the thread sets it without a kernel call, the kernel reads it when
+/// the thread blocks. No event uses it.
+pub(crate) const TAME_BIT: u8 = 0x80;
 
 /// Urgency lent to a thread by one inheritance event.
 #[derive(Clone, Copy, Debug)]
@@ -170,6 +174,10 @@ impl<C: Clock> Kernel<C> {
         }
         let c = self.cpu_of(waiter);
         let events = self.events_of(c);
+        if events.contains(Events::TAMED_ONLY) && self.tcb(waiter).mail.events.get() & TAME_BIT == 0 {
+            // Reported only for threads that should endure bounded inversion at worst.
+            return;
+        }
         match self.tcb(waiter).state {
             State::Blocked(Wait::Sem(k)) if events.contains(Events::PROCURE) => {
                 let at = Stymie::Semaphore(SemId(k + self.lock_base));

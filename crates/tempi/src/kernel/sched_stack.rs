@@ -114,7 +114,8 @@ impl<C: Clock> Kernel<C> {
             if !cpus.contains(&t.cpu) {
                 continue;
             }
-            t.mail.events.set(events.bits());
+            let tame = t.mail.events.get() & super::sched_meta::TAME_BIT;
+            t.mail.events.set(events.bits() | tame);
             let m = &mut t.meta;
             if inherit {
                 m.reserve(LENDS, 0);

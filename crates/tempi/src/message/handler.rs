@@ -179,7 +179,9 @@ impl Handler {
     /// off ([`Ctx::preemption`]) whenever it is invoked from another handler, until it has
     /// drained its queue, then the invoking thread's setting is restored. A handler drains its
     /// whole queue before returning, so an inner handler preempted inside an outer one would
-    /// stretch the inversion the outer one's waiters see. Off by default.
+    /// stretch the inversion the outer one's waiters see. Off by default. (A thread with its
+    /// own `tame_prio_inv` on, [`Ctx::tame_prio_inv`], runs every handler it invokes so,
+    /// whatever the handler's setting.)
     ///
     /// ```
     /// use tempi::message::{Handler, Message};
@@ -260,7 +262,10 @@ impl Handler {
         if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             let _busy = Busy(&h.busy);
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
-            let tamed = (nested && h.tame.load(Ordering::Relaxed)).then(|| cx.preemption(false));
+            // FREE JAZZ's `tame_prio_inv`: of the handler, inside another handler; of the
+            // invoking thread (a process), for every handler it invokes.
+            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
+            let tamed = tame.then(|| cx.preemption(false));
             let reply = self.run_one(cx, msg);
             self.drain(cx);
             if let Some(old) = tamed {

@@ -268,6 +268,8 @@ impl<S: StackedScheduler> Scheduler for S {
 /// ```
 pub struct PriorityInheritance {
     prev: Box<dyn Scheduler>,
+    /// Asks for CALL and PROCURE of tamed threads only.
+    tamed_only: bool,
 }
 
 impl PriorityInheritance {
@@ -277,7 +279,21 @@ impl PriorityInheritance {
     /// let _ = tempi::policy::sched::PriorityInheritance::new(Box::new(tempi::policy::sched::Edf::new()));
     /// ```
     pub fn new(prev: Box<dyn Scheduler>) -> PriorityInheritance {
-        PriorityInheritance { prev }
+        PriorityInheritance { prev, tamed_only: false }
+    }
+
+    /// Inheritance stacked on `prev` for the threads with `tame_prio_inv` on only (FREE
+    /// JAZZ's choice of hearing of a blocking "only for threads that should endure bounded
+    /// priority inversion at worst"): it asks for [`Events::TAMED_ONLY`] too, so the blocking
+    /// of other threads lends nothing.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler};
+    /// let s = PriorityInheritance::for_tamed(Box::new(FixedPriority::new()));
+    /// assert!(s.events().contains(Events::TAMED_ONLY | Events::CALL | Events::PROCURE));
+    /// ```
+    pub fn for_tamed(prev: Box<dyn Scheduler>) -> PriorityInheritance {
+        PriorityInheritance { prev, tamed_only: true }
     }
 
     fn lend(waiter: &SchedInfo, holder: &SchedInfo) -> Option<Urgency> {
@@ -293,7 +309,8 @@ impl StackedScheduler for PriorityInheritance {
         &mut *self.prev
     }
     fn events(&self) -> Events {
-        self.prev.events() | Events::CALL | Events::PROCURE
+        let filter = if self.tamed_only { Events::TAMED_ONLY } else { Events::NONE };
+        self.prev.events() | Events::CALL | Events::PROCURE | filter
     }
     fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
         Some(std::mem::replace(&mut self.prev, Box::new(Vacant)))
