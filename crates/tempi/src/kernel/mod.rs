@@ -72,6 +72,7 @@ mod tcb;
 mod timers;
 mod waits;
 mod xcpu;
+mod xcpu_handlers;
 mod xcpu_messages;
 mod xcpu_sync;
 

@@ -172,6 +172,18 @@ pub(crate) enum MsgOp {
         token: u32,
         answered: bool,
     },
+    /// Invoke the handler in the mail cell, of another real-time CPU, with the message in the
+    /// mail cell; `wait`: until it has run, queued or refused it (see `xcpu_handlers.rs`).
+    RemoteHandler {
+        wait: bool,
+    },
+    /// A handler answers `caller`, a thread of another real-time CPU waiting on `stamp`: with
+    /// the message in the mail cell, or `Unanswered`.
+    AnswerRemote {
+        caller: ThreadId,
+        stamp: u32,
+        answered: bool,
+    },
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.
