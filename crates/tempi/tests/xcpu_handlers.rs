@@ -171,3 +171,22 @@ fn xcpu_handlers_errors_and_nested_invocations() {
     assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)), "{:?}", out.threads);
     assert_eq!(*got.lock().unwrap(), [(3, 101)]);
 }
+
+/// A handler that panics while serving another CPU's request on its dispatcher ends the run
+/// with an error, as a panicking policy does; the process goes on.
+#[test]
+fn xcpu_handlers_a_panic_on_the_dispatcher_ends_the_run_with_an_error() {
+    let mut rt = real(2);
+    let h = Handler::new("bad", 1, 1, |_, _| panic!("handler bug"));
+    rt.spawn(ThreadSpec::new("t").cpu(0), move |cx| {
+        let _ = h.call(cx, Message::new(0, 1, 0));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("u").cpu(1), |cx| cx.sleep(Duration::from_millis(1))).unwrap();
+    match rt.run() {
+        Err(tempi::Error::Panicked { what, message }) => {
+            assert!(message.contains("handler bug"), "{what}: {message}")
+        }
+        other => panic!("expected Error::Panicked, got {other:?}"),
+    }
+}
