@@ -143,7 +143,8 @@ impl<C: Clock> Runtime<C> {
     /// [`crate::policy::sched::StackedScheduler`] that keeps the previous one and forwards to
     /// it every decision it does not change. Calls stack: the last one is on top. The kernel
     /// only ever calls the top of the chain. Call it before [`Runtime::run`], after
-    /// [`Runtime::set_scheduler`] (which replaces the whole chain).
+    /// [`Runtime::set_scheduler`] (which replaces the whole chain); during the run a thread
+    /// stacks on its own CPU's scheduler with [`crate::Ctx::stack_scheduler`].
     ///
     /// ```
     /// use tempi::policy::sched::{FixedPriority, PriorityInheritance};

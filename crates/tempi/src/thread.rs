@@ -288,6 +288,7 @@ pub struct ThreadSpec {
     pub(crate) save_queues: usize,
     pub(crate) message_queue: Option<Box<dyn crate::policy::queue::QueuePolicy>>,
     pub(crate) os_backed: bool,
+    pub(crate) tame_prio_inv: bool,
 }
 
 impl fmt::Debug for ThreadSpec {
@@ -330,6 +331,7 @@ impl ThreadSpec {
             save_queues: 1,
             message_queue: None,
             os_backed: false,
+            tame_prio_inv: false,
         }
     }
 
@@ -508,6 +510,23 @@ impl ThreadSpec {
     /// ```
     pub fn os_backed(mut self) -> ThreadSpec {
         self.os_backed = true;
+        self
+    }
+
+    /// FREE JAZZ's `tame_prio_inv` for a process, from the thread's start (it can change it
+    /// at run time with [`crate::Ctx::tame_prio_inv`]): its blocking at a busy handler or a
+    /// semaphore is reported to a scheduler that hears of CALL and PROCURE only for such
+    /// threads ([`crate::policy::sched::Events::TAMED_ONLY`]), and every handler it invokes
+    /// runs with preemption off. Off by default.
+    ///
+    /// ```
+    /// let spec = tempi::ThreadSpec::new("careful").tame_prio_inv(true);
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(spec, |cx| assert!(cx.tame_prio_inv(false))).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn tame_prio_inv(mut self, on: bool) -> ThreadSpec {
+        self.tame_prio_inv = on;
         self
     }
 

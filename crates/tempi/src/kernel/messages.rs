@@ -54,6 +54,9 @@ pub(crate) struct MailCell {
     /// The thread holds urgency lent for a handler it runs (kernel to thread): leaving the
     /// handler must be reported (NICE).
     pub(crate) nice: Cell<bool>,
+    /// The handler of another real-time CPU a request is for (thread to kernel, see
+    /// `xcpu_handlers.rs`).
+    pub(crate) handler: std::cell::RefCell<Option<crate::message::Handler>>,
 }
 
 /// A message held by a timer until it fires.
@@ -195,6 +198,11 @@ impl<C: Clock> Kernel<C> {
             MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
             MsgOp::AnswerCaller { caller, token, answered } => {
                 self.answer_handler_caller(id, caller, token, answered);
+                Some(Ok(()))
+            }
+            MsgOp::RemoteHandler { wait } => self.handler_send_remote(c, id, wait),
+            MsgOp::AnswerRemote { caller, stamp, answered } => {
+                self.answer_remote_caller(id, caller, stamp, answered);
                 Some(Ok(()))
             }
         };

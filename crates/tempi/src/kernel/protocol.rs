@@ -172,6 +172,18 @@ pub(crate) enum MsgOp {
         token: u32,
         answered: bool,
     },
+    /// Invoke the handler in the mail cell, of another real-time CPU, with the message in the
+    /// mail cell; `wait`: until it has run, queued or refused it (see `xcpu_handlers.rs`).
+    RemoteHandler {
+        wait: bool,
+    },
+    /// A handler answers `caller`, a thread of another real-time CPU waiting on `stamp`: with
+    /// the message in the mail cell, or `Unanswered`.
+    AnswerRemote {
+        caller: ThreadId,
+        stamp: u32,
+        answered: bool,
+    },
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.
@@ -377,6 +389,8 @@ pub(crate) enum ControlOp {
     CreateLock(LockSpec),
     CreateCond(usize),
     CreateSem(SemSpec),
+    StackScheduler(usize, super::sched_stack::SchedWrap),
+    UnstackScheduler(usize),
 }
 
 /// What a control operation yields, on the wire.
@@ -464,6 +478,8 @@ control_ops! {
     create_lock(spec: LockSpec) -> LockId = ControlOp::CreateLock(spec);
     create_cond(cpu: usize) -> CondId = ControlOp::CreateCond(cpu);
     create_sem(spec: SemSpec) -> SemId = ControlOp::CreateSem(spec);
+    stack_scheduler(cpu: usize, wrap: super::sched_stack::SchedWrap) -> () = ControlOp::StackScheduler(cpu, wrap);
+    unstack_scheduler(cpu: usize) -> () = ControlOp::UnstackScheduler(cpu);
 }
 
 /// Unwind the thread's stack for an interrupt: it ends its job, its critical section or the

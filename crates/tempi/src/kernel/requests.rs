@@ -555,6 +555,8 @@ impl<C: Clock> Kernel<C> {
             ControlOp::CreateLock(spec) => ControlValue::Lock(self.create_lock(spec)?),
             ControlOp::CreateCond(cpu) => ControlValue::Cond(self.create_cond(cpu)?),
             ControlOp::CreateSem(spec) => ControlValue::Sem(self.create_sem(spec)?),
+            ControlOp::StackScheduler(cpu, wrap) => self.stack_scheduler_now(cpu, wrap).map(|_| Unit)?,
+            ControlOp::UnstackScheduler(cpu) => self.unstack_scheduler_now(cpu).map(|_| Unit)?,
         })
     }
 }

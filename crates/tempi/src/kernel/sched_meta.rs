@@ -31,6 +31,10 @@ use crate::thread::ThreadId;
 pub(crate) const LENDS: usize = 8;
 /// Semaphore units one thread can be noted inside at once.
 pub(crate) const INSIDE: usize = 8;
+/// The bit of a thread's view of its CPU's events (`MailCell::events`) that holds its own
+/// `tame_prio_inv` flag: the thread sets it without a kernel call, the kernel reads it when
+/// the thread blocks. No event uses it.
+pub(crate) const TAME_BIT: u8 = 0x80;
 
 /// Urgency lent to a thread by one inheritance event.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +65,27 @@ impl MetaTcb {
             inside: Vec::with_capacity(if events.contains(Events::PROCURE) { INSIDE } else { 0 }),
             at_handler: None,
         }
+    }
+
+    /// Make room for `lends` lends and `inside` semaphore notes (a scheduler stacked during
+    /// the run asks for events the thread was not sized for).
+    pub(crate) fn reserve(&mut self, lends: usize, inside: usize) {
+        self.lends.reserve_exact(lends.saturating_sub(self.lends.len()));
+        self.inside.reserve_exact(inside.saturating_sub(self.inside.len()));
+    }
+
+    /// Drop the lends (and semaphore notes, and the handler waited at) that `events` no
+    /// longer asks for; whether a lend went.
+    pub(crate) fn withdraw_unasked(&mut self, events: Events) -> bool {
+        let before = self.lends.len();
+        self.lends.retain(|l| super::sched_stack::kept_under(l.at, events));
+        if !events.contains(Events::PROCURE) {
+            self.inside.clear();
+        }
+        if !events.contains(Events::CALL) {
+            self.at_handler = None;
+        }
+        self.lends.len() != before
     }
 
     /// The largest urgency its lends give it.
@@ -149,6 +174,10 @@ impl<C: Clock> Kernel<C> {
         }
         let c = self.cpu_of(waiter);
         let events = self.events_of(c);
+        if events.contains(Events::TAMED_ONLY) && self.tcb(waiter).mail.events.get() & TAME_BIT == 0 {
+            // Reported only for threads that should endure bounded inversion at worst.
+            return;
+        }
         match self.tcb(waiter).state {
             State::Blocked(Wait::Sem(k)) if events.contains(Events::PROCURE) => {
                 let at = Stymie::Semaphore(SemId(k + self.lock_base));

@@ -307,7 +307,7 @@ impl<C: Clock> Kernel<C> {
         let period = spec.period();
         let events = self.events_of(self.cpu_local(spec.cpu).expect("placement checked before install"));
         let mail = super::messages::MailCell::default();
-        mail.events.set(events.bits());
+        mail.events.set(events.bits() | if spec.tame_prio_inv { super::sched_meta::TAME_BIT } else { 0 });
         let tcb = Tcb {
             id,
             summary,

@@ -82,6 +82,10 @@ pub(crate) enum Post {
     Msg { to: ThreadId, msg: Message, stamp: u32 },
     /// The answer to a `Msg`: delivered (a send), the reply (a call), or why not.
     MsgAnswer { sender: ThreadId, stamp: u32, result: Result<Message, MsgError> },
+    /// A message for a handler of the target CPU, from `msg.from` (a call if
+    /// `msg.expects_reply`), whose urgency was `urgency`; it waits on `stamp` (0: nobody
+    /// waits), answered with `MsgAnswer`. See `xcpu_handlers.rs`.
+    Handler { handler: crate::message::Handler, msg: Message, stamp: u32, urgency: crate::policy::sched::Urgency },
     /// Wake the most urgent waiter (or all) of a condition variable of the target CPU, for
     /// thread `notifier`.
     CondSignal { cond: CondId, all: bool, notifier: ThreadId },
@@ -152,6 +156,7 @@ impl Post {
             Post::Joined { joiner, .. } => *joiner,
             Post::Msg { to, .. } => *to,
             Post::MsgAnswer { sender, .. } => *sender,
+            Post::Handler { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Vacate { giver, .. } => *giver,
             Post::CondSignal { notifier, .. } => *notifier,
             Post::Wait(w) => w.info.id,
@@ -413,6 +418,7 @@ impl<C: Clock> Kernel<C> {
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
             Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
+            Post::Handler { handler, msg, stamp, urgency } => self.accept_remote_handler(&handler, msg, stamp, urgency),
             Post::Joined { joiner, outcome } => {
                 let waits =
                     self.local(joiner).is_some_and(|_| matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));

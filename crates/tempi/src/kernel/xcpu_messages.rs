@@ -51,14 +51,19 @@ impl<C: Clock> Kernel<C> {
     ) -> Option<MsgAnswer> {
         msg.from = Some(id);
         msg.expects_reply = call;
-        // The thread's wait token changes when a wait ends, so a stamp names this wait only:
-        // an answer to a wait that was given up (abort, kill) finds another stamp, or none.
-        let stamp = REMOTE | (self.tcb(id).wait_token as u32 & !REMOTE).max(1);
+        let stamp = self.remote_stamp(id);
         if let Err(e) = self.post_msg(cpu, to, msg, stamp) {
             return Some(Err(self.refuse(id, e)));
         }
         self.block_in(c, id, Wait::Reply(stamp), None);
         None
+    }
+
+    /// The stamp `id` waits on for an answer from another CPU. The thread's wait token changes
+    /// when a wait ends, so a stamp names this wait only: an answer to a wait that was given
+    /// up (abort, kill) finds another stamp, or none.
+    pub(super) fn remote_stamp(&mut self, id: ThreadId) -> u32 {
+        REMOTE | (self.tcb(id).wait_token as u32 & !REMOTE).max(1)
     }
 
     /// Post message `msg` for `to` on CPU `cpu`; `stamp` is what its sender waits on (0: a
@@ -90,7 +95,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    fn deliver_remote(&mut self, to: ThreadId, msg: Message, stamp: u32) -> Result<(), MsgError> {
+    pub(super) fn deliver_remote(&mut self, to: ThreadId, msg: Message, stamp: u32) -> Result<(), MsgError> {
         if self.local(to).is_none() {
             return Err(MsgError::NoSuchThread(to));
         }

@@ -9,16 +9,25 @@
 //! borrows, and never blocks: its [`HandlerCtx`] offers no waiting call, and calling a busy
 //! handler from a handler fails with [`MsgError::WouldBlock`].
 //!
-//! Owns the handler's state (busy flag, bounded queue, function); the kernel only parks and
-//! wakes the callers of a busy handler. Must not: reach kernel state.
+//! A handler belongs to a CPU. In real time a thread of another CPU cannot lend its stack
+//! there: its request goes through that CPU's queue, and that CPU's dispatcher serves it —
+//! runs an idle handler on its own stack, unpreempted until the queue is drained, or queues
+//! the message at a busy one, whose holder answers the caller across the CPUs
+//! (`kernel/xcpu_handlers.rs`). A caller waits for a call's reply, and for a send until it has
+//! been run or queued, so both clocks give the same answers.
+//!
+//! Owns the handler's state (busy flag, bounded queue, function) and its invocation path; the
+//! kernel only parks and wakes the callers of a busy handler and carries requests between
+//! CPUs. Must not: reach kernel state.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
 use crate::policy::sched::{Events, NO_CONSTRAINT};
@@ -65,8 +74,25 @@ impl HandlerId {
 /// A message queued while the handler was busy.
 struct Pending {
     msg: Message,
-    /// The waiting caller and its token, for a call.
-    caller: Option<(ThreadId, u32)>,
+    /// The waiting caller, for a call.
+    caller: Option<Caller>,
+}
+
+/// What serving a request from another CPU did ([`Handler::serve_remote`]).
+pub(crate) enum Served {
+    /// The handler was idle and ran it (and drained its queue); its reply to a call.
+    Ran(Option<Message>),
+    /// The handler was busy: the message waits in its queue, and a call is answered when the
+    /// handler serves it.
+    Queued,
+}
+
+/// What the handler runs on: a thread's stack, or its CPU's dispatcher (a request from
+/// another CPU).
+#[derive(Clone, Copy)]
+enum Via<'h, 'c> {
+    Thread(&'h Ctx<'c>),
+    Host(&'h RefCell<dyn HandlerHost + 'c>),
 }
 
 struct Inner {
@@ -136,8 +162,10 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Handler {
-    /// A handler named `name` for the threads of CPU `cpu` (in real time only they may invoke
-    /// it; virtual time has one kernel for every CPU and no such limit), whose queue holds
+    /// A handler named `name` of CPU `cpu` (its threads run it on their stacks; in real time
+    /// a thread of another CPU invokes it through this CPU's queue and this CPU's dispatcher
+    /// runs it; in virtual time, one kernel for every CPU, any thread runs it on its stack),
+    /// whose queue holds
     /// `capacity` messages while it is busy (sized now: queuing never allocates), running `f`
     /// once per message.
     ///
@@ -179,7 +207,9 @@ impl Handler {
     /// off ([`Ctx::preemption`]) whenever it is invoked from another handler, until it has
     /// drained its queue, then the invoking thread's setting is restored. A handler drains its
     /// whole queue before returning, so an inner handler preempted inside an outer one would
-    /// stretch the inversion the outer one's waiters see. Off by default.
+    /// stretch the inversion the outer one's waiters see. Off by default. (A thread with its
+    /// own `tame_prio_inv` on, [`Ctx::tame_prio_inv`], runs every handler it invokes so,
+    /// whatever the handler's setting.)
     ///
     /// ```
     /// use tempi::message::{Handler, Message};
@@ -196,6 +226,26 @@ impl Handler {
     pub fn tame_prio_inv(self, on: bool) -> Handler {
         self.inner.tame.store(on, Ordering::Relaxed);
         self
+    }
+
+    /// The CPU it belongs to: the one whose threads run it on their stacks. In real time a
+    /// thread of another CPU invokes it through this CPU's queue, and this CPU's dispatcher
+    /// runs it (see the module docs).
+    ///
+    /// ```
+    /// assert_eq!(tempi::message::Handler::new("h", 1, 1, |_, _| {}).cpu(), 1);
+    /// ```
+    pub fn cpu(&self) -> usize {
+        self.inner.cpu
+    }
+
+    /// How many messages wait in its queue (sent or called while it was busy).
+    ///
+    /// ```
+    /// assert_eq!(tempi::message::Handler::new("h", 0, 1, |_, _| {}).queued(), 0);
+    /// ```
+    pub fn queued(&self) -> usize {
+        locked(&self.inner.pending).len()
     }
 
     /// Its identity.
@@ -252,17 +302,24 @@ impl Handler {
     /// Invoke the handler for `msg` (a call if `call`), from a handler if `nested`.
     fn invoke(&self, cx: &Ctx<'_>, mut msg: Message, call: bool, nested: bool) -> Result<Option<Message>, MsgError> {
         let h = &*self.inner;
-        if cx.real_time() && cx.cpu() != h.cpu {
-            return Err(MsgError::CrossCpu { from: cx.cpu(), to: h.cpu });
-        }
         msg.from = Some(cx.id());
         msg.expects_reply = call;
+        if cx.real_time() && cx.cpu() != h.cpu {
+            // Through the handler's CPU's queue; a handler (nested) never waits for it.
+            if nested && call {
+                return Err(MsgError::WouldBlock);
+            }
+            return cx.handler_remote(self, msg, !nested);
+        }
         if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             let _busy = Busy(&h.busy);
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
-            let tamed = (nested && h.tame.load(Ordering::Relaxed)).then(|| cx.preemption(false));
-            let reply = self.run_one(cx, msg);
-            self.drain(cx);
+            // FREE JAZZ's `tame_prio_inv`: of the handler, inside another handler; of the
+            // invoking thread (a process), for every handler it invokes.
+            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
+            let tamed = tame.then(|| cx.preemption(false));
+            let reply = self.run_one(Via::Thread(cx), msg);
+            self.drain(Via::Thread(cx));
             if let Some(old) = tamed {
                 cx.preemption(old);
             }
@@ -282,7 +339,7 @@ impl Handler {
             return Ok(None);
         }
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
-        queue.push_back(Pending { msg, caller: Some((cx.id(), token)) });
+        queue.push_back(Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
         drop(queue);
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
@@ -290,22 +347,80 @@ impl Handler {
         cx.handler_await(token, h.id, holder, msg.constraint).map(Some)
     }
 
+    /// Serve `msg` from a thread of another CPU on this CPU's dispatcher `host` (the
+    /// request arrived through this CPU's queue): an idle handler runs it now, and drains its
+    /// queue; a busy one (on the stack of a thread of this CPU, preempted inside it) queues it,
+    /// and `caller` is answered when it is served ([`MsgError::QueueFull`] if there is no room).
+    pub(crate) fn serve_remote(
+        &self,
+        host: &RefCell<dyn HandlerHost + '_>,
+        msg: Message,
+        caller: Option<Caller>,
+    ) -> Result<Served, MsgError> {
+        let h = &*self.inner;
+        if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+            let _busy = Busy(&h.busy);
+            // No thread holds it: nothing else runs on this CPU until it has drained.
+            h.holder.store(0, Ordering::Relaxed);
+            let reply = self.run_one(Via::Host(host), msg);
+            self.drain(Via::Host(host));
+            return Ok(Served::Ran(reply));
+        }
+        let mut queue = locked(&h.pending);
+        if queue.len() >= h.cap {
+            return Err(MsgError::QueueFull);
+        }
+        queue.push_back(Pending { msg, caller: caller.filter(|_| msg.expects_reply) });
+        Ok(Served::Queued)
+    }
+
+    /// A handler running on dispatcher `host` invokes this one (a call if `call`): it runs at
+    /// once if idle and of the same CPU; a busy one queues a message sent and refuses a call
+    /// ([`MsgError::WouldBlock`]); one of another CPU is [`MsgError::CrossCpu`].
+    fn invoke_from_host(
+        &self,
+        host: &RefCell<dyn HandlerHost + '_>,
+        mut msg: Message,
+        call: bool,
+    ) -> Result<Option<Message>, MsgError> {
+        let (cpu, invoker) = {
+            let host = host.borrow();
+            (host.cpu(), host.invoker())
+        };
+        if cpu != self.inner.cpu {
+            return Err(MsgError::CrossCpu { from: cpu, to: self.inner.cpu });
+        }
+        msg.from = Some(invoker);
+        msg.expects_reply = call;
+        if call && self.is_busy() {
+            return Err(MsgError::WouldBlock);
+        }
+        match self.serve_remote(host, msg, None)? {
+            Served::Ran(reply) => Ok(reply),
+            Served::Queued => Ok(None),
+        }
+    }
+
     /// Run the function for `msg`; returns its reply to a call. A reply to a message that was
     /// sent is sent back to its sender (a thread) asynchronously.
-    fn run_one(&self, cx: &Ctx<'_>, msg: Message) -> Option<Message> {
-        let hcx = HandlerCtx { cx, reply: Cell::new(None) };
-        // PRIO SAVE / RESTORE around a message with a constraint, if the policy asks.
-        let prio = (msg.constraint != NO_CONSTRAINT && cx.meta_events().contains(Events::PRIO))
-            .then(|| cx.prio_save(msg.constraint));
+    fn run_one(&self, via: Via<'_, '_>, msg: Message) -> Option<Message> {
+        let hcx = HandlerCtx { via, reply: Cell::new(None) };
+        // PRIO SAVE / RESTORE around a message with a constraint, if the policy asks (on a
+        // thread's stack only: the dispatcher has no urgency to lend to).
+        let prio = match via {
+            Via::Thread(cx) => (msg.constraint != NO_CONSTRAINT && cx.meta_events().contains(Events::PRIO))
+                .then(|| (cx, cx.prio_save(msg.constraint))),
+            Via::Host(_) => None,
+        };
         (locked(&self.inner.f))(&hcx, msg);
-        if let Some(id) = prio {
+        if let Some((cx, id)) = prio {
             cx.prio_restore(id);
         }
         let reply = hcx.reply.take();
         match (reply, msg.expects_reply, msg.from) {
             (Some(r), false, Some(from)) => {
                 // Errors are traced by the kernel; the handler has nobody to give them to.
-                let _ = cx.send(from, r);
+                let _ = hcx.send(from, r);
                 None
             }
             (reply, _, _) => reply,
@@ -313,13 +428,20 @@ impl Handler {
     }
 
     /// Serve every message queued while the handler was busy, answering waiting callers.
-    fn drain(&self, cx: &Ctx<'_>) {
+    /// Inlined into the invocation path (an idle call usually finds the queue empty).
+    #[inline(always)]
+    fn drain(&self, via: Via<'_, '_>) {
         loop {
             let next = locked(&self.inner.pending).pop_front();
             let Some(p) = next else { return };
-            let reply = self.run_one(cx, p.msg);
-            if let Some((caller, token)) = p.caller {
-                cx.handler_answer(caller, token, reply);
+            let reply = self.run_one(via, p.msg);
+            match (p.caller, via) {
+                (None, _) => {}
+                (Some(Caller::Local(caller, token)), Via::Thread(cx)) => cx.handler_answer(caller, token, reply),
+                (Some(Caller::Remote(caller, stamp)), Via::Thread(cx)) => {
+                    cx.handler_answer_remote(caller, stamp, reply)
+                }
+                (Some(caller), Via::Host(host)) => host.borrow_mut().answer(caller, reply),
             }
         }
     }
@@ -344,27 +466,36 @@ impl Handler {
 /// rt.run().unwrap();
 /// ```
 pub struct HandlerCtx<'h, 'c> {
-    cx: &'h Ctx<'c>,
+    via: Via<'h, 'c>,
     reply: Cell<Option<Message>>,
 }
 
 impl HandlerCtx<'_, '_> {
-    /// The thread whose stack the handler runs on.
+    /// The thread whose stack the handler runs on; for a request from another real-time CPU,
+    /// served on this CPU's dispatcher, the thread that asked.
     ///
     /// ```
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.invoker(); });
     /// ```
     pub fn invoker(&self) -> ThreadId {
-        self.cx.id()
+        match self.via {
+            Via::Thread(cx) => cx.id(),
+            Via::Host(host) => host.borrow().invoker(),
+        }
     }
     /// The effective urgency the handler runs at: the invoking thread's, with what it was lent
-    /// (a thread blocked calling this busy handler, PRIO SAVE for this message's constraint).
+    /// (a thread blocked calling this busy handler, PRIO SAVE for this message's constraint);
+    /// for a request from another real-time CPU, the asking thread's when it asked (the
+    /// handler then runs on this CPU's dispatcher, ahead of every thread of the CPU).
     ///
     /// ```
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.urgency(); });
     /// ```
     pub fn urgency(&self) -> crate::policy::sched::Urgency {
-        self.cx.urgency()
+        match self.via {
+            Via::Thread(cx) => cx.urgency(),
+            Via::Host(host) => host.borrow().urgency(),
+        }
     }
     /// The current time.
     ///
@@ -372,16 +503,23 @@ impl HandlerCtx<'_, '_> {
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| { let _ = hcx.now(); });
     /// ```
     pub fn now(&self) -> Time {
-        self.cx.now()
+        match self.via {
+            Via::Thread(cx) => cx.now(),
+            Via::Host(host) => host.borrow().now(),
+        }
     }
     /// Spend CPU time (virtual time) or mark a preemption point after it (real time), as
     /// [`Ctx::work`]: the invoking thread may be preempted here, and the handler stays busy.
+    /// On the dispatcher (a request from another CPU) the CPU computes for `d`, unpreempted.
     ///
     /// ```
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, _m| hcx.work(std::time::Duration::from_micros(5)));
     /// ```
     pub fn work(&self, d: Duration) {
-        self.cx.work(d);
+        match self.via {
+            Via::Thread(cx) => cx.work(d),
+            Via::Host(host) => host.borrow_mut().work(d),
+        }
     }
     /// Answer the current message: the reply a caller gets, or, for a message that was sent,
     /// a message sent back to its sender.
@@ -401,7 +539,10 @@ impl HandlerCtx<'_, '_> {
     /// let _ = tempi::message::Handler::new("h", 0, 1, move |hcx, m| { let _ = hcx.send(p, m); });
     /// ```
     pub fn send(&self, to: ThreadId, msg: Message) -> Result<(), MsgError> {
-        self.cx.send(to, msg)
+        match self.via {
+            Via::Thread(cx) => cx.send(to, msg),
+            Via::Host(host) => host.borrow_mut().send(to, msg),
+        }
     }
     /// Send `msg` to another handler: run at once if idle, queued if busy.
     ///
@@ -411,7 +552,10 @@ impl HandlerCtx<'_, '_> {
     /// let _ = Handler::new("outer", 0, 1, move |hcx, m| { let _ = hcx.send_handler(&inner, m); });
     /// ```
     pub fn send_handler(&self, h: &Handler, msg: Message) -> Result<(), MsgError> {
-        h.invoke(self.cx, msg, false, true).map(|_| ())
+        match self.via {
+            Via::Thread(cx) => h.invoke(cx, msg, false, true).map(|_| ()),
+            Via::Host(host) => h.invoke_from_host(host, msg, false).map(|_| ()),
+        }
     }
     /// Call another handler, which runs at once on this stack if idle; a busy one (this
     /// handler itself included) fails with [`MsgError::WouldBlock`]: a handler never waits.
@@ -422,6 +566,10 @@ impl HandlerCtx<'_, '_> {
     /// let _ = Handler::new("outer", 0, 1, move |hcx, m| { let _ = hcx.call_handler(&inner, m); });
     /// ```
     pub fn call_handler(&self, h: &Handler, msg: Message) -> Result<Message, MsgError> {
-        h.invoke(self.cx, msg, true, true).and_then(|r| r.ok_or(MsgError::Unanswered))
+        let reply = match self.via {
+            Via::Thread(cx) => h.invoke(cx, msg, true, true),
+            Via::Host(host) => h.invoke_from_host(host, msg, true),
+        };
+        reply.and_then(|r| r.ok_or(MsgError::Unanswered))
     }
 }

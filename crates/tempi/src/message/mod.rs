@@ -45,8 +45,11 @@ use crate::kernel::Ctx;
 use crate::thread::ThreadId;
 
 mod handler;
+mod host;
 
+pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
+pub(crate) use host::{Caller, HandlerHost};
 
 /// A message: its sender and three words whose meaning the application chooses. `id` and
 /// `value` are read by the recipient only; `constraint` (a deadline, for example) may also be
@@ -225,9 +228,10 @@ pub enum MsgError {
     NoSuchThread(ThreadId),
     /// A thread called itself: it would wait for its own reply forever.
     CallSelf,
-    /// The handler belongs to another real-time CPU: handlers are invoked only from their own
-    /// CPU in real time (virtual time has no such limit; messages to threads cross CPUs on
-    /// both clocks).
+    /// The handler belongs to a CPU the runtime does not have, or a handler running on its
+    /// CPU's dispatcher (serving a request from another real-time CPU) invoked a handler of
+    /// another CPU. (A thread invokes a handler of another real-time CPU through that CPU's
+    /// queue; see [`Handler`].)
     CrossCpu {
         /// The CPU of the sender.
         from: usize,

@@ -50,6 +50,18 @@ impl Events {
     pub const PROCURE: Events = Events(16);
     /// Every event.
     pub const ALL: Events = Events(31);
+    /// Not an event but a filter on CALL and PROCURE (and not in [`Events::ALL`]): report
+    /// them only when the blocked thread has FREE JAZZ's `tame_prio_inv` on
+    /// ([`crate::ThreadSpec::tame_prio_inv`], [`crate::Ctx::tame_prio_inv`]), the threads
+    /// that should endure bounded priority inversion at worst. Without it they are reported
+    /// for every thread.
+    ///
+    /// ```
+    /// use tempi::policy::sched::Events;
+    /// assert!(!Events::ALL.contains(Events::TAMED_ONLY));
+    /// assert!((Events::PROCURE | Events::TAMED_ONLY).contains(Events::PROCURE));
+    /// ```
+    pub const TAMED_ONLY: Events = Events(32);
 
     /// Whether every event of `other` is in `self`.
     ///
@@ -76,7 +88,7 @@ impl Events {
 
     /// Events from bits, unknown bits dropped.
     pub(crate) const fn from_bits(bits: u8) -> Events {
-        Events(bits & Events::ALL.0)
+        Events(bits & (Events::ALL.0 | Events::TAMED_ONLY.0))
     }
 }
 
@@ -102,6 +114,7 @@ impl fmt::Debug for Events {
             (Events::NEXT, "NEXT"),
             (Events::CALL, "CALL"),
             (Events::PROCURE, "PROCURE"),
+            (Events::TAMED_ONLY, "TAMED_ONLY"),
         ];
         let set: Vec<&str> = names.iter().filter(|(e, _)| self.contains(*e)).map(|(_, n)| *n).collect();
         write!(f, "Events({})", if set.is_empty() { "NONE".to_string() } else { set.join("|") })

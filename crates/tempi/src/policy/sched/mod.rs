@@ -17,6 +17,7 @@
 //! | a ready or running thread's urgency changed (inheritance, priority change, deadline of a job released while it runs) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
+//! | the scheduler is un-stacked during the run ([`crate::Ctx::unstack_scheduler`]) | [`Scheduler::take_prev`] |
 //!
 //! # Message-level events
 //!
@@ -35,6 +36,7 @@
 //! | CALL | [`Scheduler::on_call`] | a thread blocked calling a busy handler | return an urgency lent to the thread the handler runs on, until it leaves the handler |
 //! | PROCURE | [`Scheduler::on_procure`] | a thread blocked at a semaphore; once per thread inside it; again for each raised thread that is blocked itself (transitive) | return an urgency lent to that thread, until it vacates the semaphore |
 //! | (CALL, PROCURE) | [`Scheduler::on_nice`] | the holder left the handler or vacated the semaphore (after the waiter it released was made ready) | observe; the lends for it are already withdrawn, latest first |
+//! | TAMED_ONLY (a filter) | — | with CALL or PROCURE: report the blocking only of a waiter with `tame_prio_inv` on ([`crate::ThreadSpec::tame_prio_inv`], [`crate::Ctx::tame_prio_inv`]) | nothing of its own |
 //!
 //! Each inheritance gets an [`InheritId`], unique in the run, handed to the policy when the
 //! urgency is lent and given back by the NICE or PRIO RESTORE that withdraws it, so nested and
@@ -51,7 +53,14 @@
 //! wraps it, and a wrapper written as a [`StackedScheduler`] forwards every hook it does not
 //! override. The kernel only calls the top of the chain and knows nothing of it.
 //! [`PriorityInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
-//! thread's urgency and leaves every other decision to the policy below.
+//! thread's urgency and leaves every other decision to the policy below
+//! ([`PriorityInheritance::for_tamed`]: only for threads with FREE JAZZ's `tame_prio_inv` on,
+//! through the [`Events::TAMED_ONLY`] filter).
+//!
+//! During the run, a thread stacks a wrapper on its own CPU's scheduler with
+//! [`crate::Ctx::stack_scheduler`]: it decides from that instant on, and the kernel asks it
+//! again for its events and time slices. [`crate::Ctx::unstack_scheduler`] takes it off again:
+//! the top gives back the one below through [`Scheduler::take_prev`] (leaving a [`Vacant`]).
 //!
 //! ```
 //! use tempi::policy::sched::{Events, PriorityInheritance, Scheduler};
@@ -156,7 +165,7 @@ pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use ready_queue::ReadyQueue;
 pub(crate) use ready_queue::DEFAULT_QUEUE;
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
-pub use stacked::{PriorityInheritance, StackedScheduler};
+pub use stacked::{PriorityInheritance, StackedScheduler, Vacant};
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -416,6 +425,21 @@ pub trait Scheduler {
     /// ```
     fn events(&self) -> Events {
         Events::NONE
+    }
+
+    /// Un-stacking ([`crate::Ctx::unstack_scheduler`]): give back the scheduler this one is
+    /// stacked on, with every thread this one kept of its own handed back to it first, leaving
+    /// a [`Vacant`] in its place; the kernel then drops this one and the one given back serves
+    /// the CPU again. Default: `None`, not stacked on another (un-stacking it is an error).
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, PriorityInheritance, Scheduler};
+    /// assert!(FixedPriority::new().take_prev().is_none());
+    /// let mut pi = PriorityInheritance::new(Box::new(FixedPriority::new()));
+    /// assert_eq!(pi.take_prev().unwrap().name(), "fp");
+    /// ```
+    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
+        None
     }
 
     /// SCHEDULE: the running thread gives up the CPU and stays ready, because it yielded or

@@ -117,6 +117,12 @@ pub trait StackedScheduler {
     fn events(&self) -> Events {
         self.prev().events()
     }
+    /// [`Scheduler::take_prev`]: give the previous scheduler back when un-stacked. Default:
+    /// `None` (this wrapper cannot be un-stacked); a wrapper that keeps no threads of its own
+    /// writes `Some(std::mem::replace(&mut self.prev, Box::new(Vacant)))`.
+    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
+        None
+    }
     /// [`Scheduler::on_schedule`]. The default goes through this scheduler's own
     /// [`StackedScheduler::on_yield`] and [`StackedScheduler::on_ready`], as the trait's does.
     fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
@@ -211,6 +217,9 @@ impl<S: StackedScheduler> Scheduler for S {
     fn events(&self) -> Events {
         StackedScheduler::events(self)
     }
+    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
+        StackedScheduler::take_prev(self)
+    }
     fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
         StackedScheduler::on_schedule(self, thread, why)
     }
@@ -259,6 +268,8 @@ impl<S: StackedScheduler> Scheduler for S {
 /// ```
 pub struct PriorityInheritance {
     prev: Box<dyn Scheduler>,
+    /// Asks for CALL and PROCURE of tamed threads only.
+    tamed_only: bool,
 }
 
 impl PriorityInheritance {
@@ -268,7 +279,21 @@ impl PriorityInheritance {
     /// let _ = tempi::policy::sched::PriorityInheritance::new(Box::new(tempi::policy::sched::Edf::new()));
     /// ```
     pub fn new(prev: Box<dyn Scheduler>) -> PriorityInheritance {
-        PriorityInheritance { prev }
+        PriorityInheritance { prev, tamed_only: false }
+    }
+
+    /// Inheritance stacked on `prev` for the threads with `tame_prio_inv` on only (FREE
+    /// JAZZ's choice of hearing of a blocking "only for threads that should endure bounded
+    /// priority inversion at worst"): it asks for [`Events::TAMED_ONLY`] too, so the blocking
+    /// of other threads lends nothing.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler};
+    /// let s = PriorityInheritance::for_tamed(Box::new(FixedPriority::new()));
+    /// assert!(s.events().contains(Events::TAMED_ONLY | Events::CALL | Events::PROCURE));
+    /// ```
+    pub fn for_tamed(prev: Box<dyn Scheduler>) -> PriorityInheritance {
+        PriorityInheritance { prev, tamed_only: true }
     }
 
     fn lend(waiter: &SchedInfo, holder: &SchedInfo) -> Option<Urgency> {
@@ -284,7 +309,11 @@ impl StackedScheduler for PriorityInheritance {
         &mut *self.prev
     }
     fn events(&self) -> Events {
-        self.prev.events() | Events::CALL | Events::PROCURE
+        let filter = if self.tamed_only { Events::TAMED_ONLY } else { Events::NONE };
+        self.prev.events() | Events::CALL | Events::PROCURE | filter
+    }
+    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
+        Some(std::mem::replace(&mut self.prev, Box::new(Vacant)))
     }
     fn on_call(
         &mut self,
@@ -302,5 +331,34 @@ impl StackedScheduler for PriorityInheritance {
         let lent = Self::lend(waiter, holder);
         let below = self.prev.on_procure(waiter, holder, at, id);
         lent.max(below)
+    }
+}
+
+/// What is left in a stacked scheduler once it has given the one below back
+/// ([`Scheduler::take_prev`]): a scheduler with an empty ready queue that picks nothing. The
+/// kernel drops the wrapper right after, so it is never asked to decide anything; a box of it
+/// allocates nothing.
+///
+/// ```
+/// use tempi::policy::sched::{Scheduler, Vacant};
+/// use tempi::Time;
+/// let mut v = Vacant;
+/// assert_eq!(v.name(), "vacant");
+/// assert_eq!(v.pick_next(Time::ZERO), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Vacant;
+
+impl Scheduler for Vacant {
+    fn name(&self) -> &str {
+        "vacant"
+    }
+    fn base_urgency(&self, _thread: &SchedInfo) -> Urgency {
+        Urgency::LOWEST
+    }
+    fn on_ready(&mut self, _thread: &SchedInfo, _why: ReadyReason) {}
+    fn on_removed(&mut self, _id: ThreadId) {}
+    fn pick_next(&mut self, _now: Time) -> Option<ThreadId> {
+        None
     }
 }

@@ -1,0 +1,187 @@
+//! Handlers across real-time CPUs: a thread invoking a handler of another CPU.
+//!
+//! A handler belongs to a CPU and has no stack of its own. On its own CPU it runs on the
+//! stack of the thread that invokes it (`message/handler.rs`). A thread of another real-time
+//! CPU cannot lend its stack there, so its request travels through the handler's CPU's
+//! request queue (`Post::Handler`, carrying the handler, the message and the thread's
+//! urgency) and that CPU's dispatcher serves it when it carries the request out, at the top
+//! of its loop or between two threads it resumes: an idle handler runs there and then, on the
+//! dispatcher's own stack (through a [`HandlerHost`]), and drains its queue before the
+//! dispatcher goes on; a busy one (on the stack of a thread of its CPU, preempted inside it)
+//! queues the message, and the thread that drains it answers the caller. The answer goes back
+//! through the caller's CPU's queue as the answer to a cross-CPU message does
+//! (`Post::MsgAnswer`, `xcpu_messages.rs`): the reply to a call, `Unanswered`, or the refusal;
+//! a send is answered once the handler has run or queued it, so it returns what it would in
+//! virtual time, where the handler runs on the caller's stack. A handler's own invocations of
+//! handlers of another CPU are posted and not waited for (a handler never waits): a send goes,
+//! a call is [`MsgError::WouldBlock`].
+//!
+//! Urgency: the handler runs on the dispatcher, so nothing of its CPU preempts it until it
+//! has drained (it is short and never blocks, as every handler); what it sees as its urgency
+//! ([`crate::message::HandlerCtx::urgency`]) is the caller's when it asked. The caller's
+//! urgency is not lent to the thread holding a busy handler of another CPU: urgencies of two
+//! CPUs' policies need not compare, and the holder drains its queue at its own urgency.
+//!
+//! Must not: touch another kernel's state (everything goes through a post), or allocate.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use super::calls::MsgCall;
+use super::ctx::Ctx;
+use super::protocol::{Answer, MsgAnswer, MsgOp, Settled};
+use super::tcb::{State, Wait};
+use super::xcpu::Post;
+use super::Kernel;
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::message::{Caller, Handler, HandlerHost, Message, MsgError, Served};
+use crate::policy::sched::Urgency;
+use crate::thread::ThreadId;
+use crate::time::Time;
+
+impl Ctx<'_> {
+    /// Invoke `h`, a handler of another real-time CPU, with `msg` (its sender and kind set);
+    /// `wait`: until it has been run, queued or refused there. Returns the reply to a call.
+    pub(crate) fn handler_remote(&self, h: &Handler, msg: Message, wait: bool) -> Result<Option<Message>, MsgError> {
+        self.mail.msg.set(msg);
+        self.mail.handler.replace(Some(h.clone()));
+        let answer = self.invoke(MsgCall(MsgOp::RemoteHandler { wait }));
+        // The kernel took the handler; after an error before it did, drop it here.
+        self.mail.handler.replace(None);
+        answer?;
+        Ok((wait && msg.expects_reply).then(|| self.mail.msg.get()))
+    }
+
+    /// A handler running on this thread's stack answers `caller`, a thread of another
+    /// real-time CPU waiting on `stamp`, with `reply` (`None`: unanswered).
+    pub(crate) fn handler_answer_remote(&self, caller: ThreadId, stamp: u32, reply: Option<Message>) {
+        if let Some(m) = reply {
+            self.mail.msg.set(m);
+        }
+        let _ = self.invoke(MsgCall(MsgOp::AnswerRemote { caller, stamp, answered: reply.is_some() }));
+    }
+}
+
+impl<C: Clock> Kernel<C> {
+    /// `id`, running on CPU `c`, invokes the handler in its mail cell with the message there;
+    /// `wait`: it waits for the answer. Returns the answer now, or `None` when `id` waits.
+    pub(super) fn handler_send_remote(&mut self, c: usize, id: ThreadId, wait: bool) -> Option<MsgAnswer> {
+        let handler = self.tcb(id).mail.handler.take()?;
+        let msg = self.tcb(id).mail.msg.get();
+        let cpu = handler.cpu();
+        if cpu >= self.total_cpus {
+            return Some(Err(MsgError::CrossCpu { from: self.cpus[c].index, to: cpu }));
+        }
+        let stamp = if wait { self.remote_stamp(id) } else { 0 };
+        let urgency = self.tcb(id).urgency();
+        if let Err(e) = self.post(cpu, Post::Handler { handler, msg, stamp, urgency }) {
+            let e = match e {
+                Error::QueueFull { cpu, capacity } => MsgError::CpuQueueFull { cpu, capacity },
+                _ => MsgError::CrossCpu { from: self.cpus[c].index, to: cpu },
+            };
+            return Some(Err(self.refuse(id, e)));
+        }
+        if !wait {
+            return Some(Ok(()));
+        }
+        self.block_in(c, id, Wait::Reply(stamp), None);
+        None
+    }
+
+    /// A request for `handler`, of this CPU, from a thread of another CPU: serve it on this
+    /// dispatcher, and answer the caller (if it waits) unless the call waits in the handler's
+    /// queue, in which case the thread that drains it answers.
+    pub(super) fn accept_remote_handler(&mut self, handler: &Handler, msg: Message, stamp: u32, urgency: Urgency) {
+        let sender = msg.from.expect("a posted message has a sender");
+        let caller = (stamp != 0).then_some(Caller::Remote(sender, stamp));
+        let now = self.now;
+        let served = {
+            let host = RefCell::new(KernelHost { k: self, invoker: sender, urgency, now });
+            handler.serve_remote(&host, msg, caller)
+        };
+        if stamp == 0 {
+            return;
+        }
+        let answer = match served {
+            Ok(Served::Ran(reply)) if msg.expects_reply => reply.ok_or(MsgError::Unanswered),
+            Ok(Served::Queued) if msg.expects_reply => return,
+            Ok(_) => Ok(msg),
+            Err(e) => Err(e),
+        };
+        self.answer_remote_sender(sender, stamp, answer);
+    }
+
+    /// A handler on `id`'s stack answers `caller` of another CPU, waiting on `stamp`: with the
+    /// message in `id`'s mail cell, or `Unanswered`.
+    pub(super) fn answer_remote_caller(&mut self, id: ThreadId, caller: ThreadId, stamp: u32, answered: bool) {
+        let reply = answered.then(|| self.tcb(id).mail.msg.get());
+        self.answer_remote_sender(caller, stamp, reply.ok_or(MsgError::Unanswered));
+    }
+
+    /// Answer `caller`, a thread of this CPU waiting at a handler with `token`, with `reply`.
+    fn answer_local_waiter(&mut self, caller: ThreadId, token: u32, reply: Option<Message>) {
+        if self.local(caller).is_none() || self.tcb(caller).state != State::Blocked(Wait::Handler(token)) {
+            return;
+        }
+        let answer = match reply {
+            Some(mut r) => {
+                r.expects_reply = false;
+                self.tcb(caller).mail.msg.set(r);
+                Ok(())
+            }
+            None => Err(MsgError::Unanswered),
+        };
+        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.wake_from_wait(caller);
+    }
+}
+
+/// The dispatcher as a handler's host, for one request from another CPU.
+struct KernelHost<'k, C: Clock> {
+    k: &'k mut Kernel<C>,
+    invoker: ThreadId,
+    urgency: Urgency,
+    /// The instant the request was carried out, moved on by `work`.
+    now: Time,
+}
+
+impl<C: Clock> HandlerHost for KernelHost<'_, C> {
+    fn cpu(&self) -> usize {
+        self.k.first_cpu
+    }
+    fn invoker(&self) -> ThreadId {
+        self.invoker
+    }
+    fn urgency(&self) -> Urgency {
+        self.urgency
+    }
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn work(&mut self, d: Duration) {
+        // Real time only (virtual time runs handlers on the caller's stack): the CPU computes.
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            std::hint::spin_loop();
+        }
+        self.now = self.k.clock.now();
+    }
+    fn send(&mut self, to: ThreadId, mut msg: Message) -> Result<(), MsgError> {
+        msg.from = Some(self.invoker);
+        msg.expects_reply = false;
+        if self.k.local(to).is_some() {
+            return self.k.deliver_remote(to, msg, 0);
+        }
+        match self.k.remote_cpu(to) {
+            Some(cpu) => self.k.post_msg(cpu, to, msg, 0),
+            None => Err(MsgError::NoSuchThread(to)),
+        }
+    }
+    fn answer(&mut self, caller: Caller, reply: Option<Message>) {
+        match caller {
+            Caller::Local(t, token) => self.k.answer_local_waiter(t, token, reply),
+            Caller::Remote(t, stamp) => self.k.answer_remote_sender(t, stamp, reply.ok_or(MsgError::Unanswered)),
+        }
+    }
+}
