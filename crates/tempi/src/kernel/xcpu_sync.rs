@@ -192,7 +192,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The stamp of the wait `id` is in (or about to begin): its wait token, top bit set.
-    fn remote_stamp(&mut self, id: ThreadId) -> u32 {
+    fn sync_wait_stamp(&mut self, id: ThreadId) -> u32 {
         REMOTE_UNIT | (self.tcb(id).wait_token as u32 & !REMOTE_UNIT)
     }
 
@@ -253,7 +253,7 @@ impl<C: Clock> Kernel<C> {
     ) -> Option<LockError> {
         let per_cpu = if sem { self.sems.capacity() } else { self.conds.capacity() };
         let to = self.object_cpu(obj, per_cpu)?;
-        let stamp = self.remote_stamp(id);
+        let stamp = self.sync_wait_stamp(id);
         let info = WaiterInfo::pack(&self.info(id));
         let post = Post::Wait(RemoteWait { stamp, obj, sem, now_or, info });
         if let Err(e) = self.post_sync(to, post) {
@@ -340,7 +340,7 @@ impl<C: Clock> Kernel<C> {
         let wait = if sem { Wait::RemoteSem(obj) } else { Wait::RemoteCond(obj) };
         let waiting = self.local(waiter).is_some()
             && self.tcb(waiter).state == State::Blocked(wait)
-            && self.remote_stamp(waiter) == stamp;
+            && self.sync_wait_stamp(waiter) == stamp;
         if waiting {
             if sem {
                 self.answer_sem_waiter(waiter, result.map(|()| REMOTE_UNIT | obj));
@@ -373,7 +373,7 @@ impl<C: Clock> Kernel<C> {
     /// withdrawn there (posted as an answer, so it is never lost). Called while `id` still
     /// waits, so its stamp is the wait's.
     pub(super) fn withdraw_remote_wait(&mut self, id: ThreadId, obj: u32, sem: bool) {
-        let stamp = self.remote_stamp(id);
+        let stamp = self.sync_wait_stamp(id);
         let per_cpu = if sem { self.sems.capacity() } else { self.conds.capacity() };
         if let Some(to) = self.object_cpu(obj, per_cpu) {
             self.post_answer(to, Post::Withdraw { waiter: id, stamp, obj, sem });
