@@ -57,22 +57,29 @@ impl<C: Clock> Kernel<C> {
     /// left is left to the run loop.
     #[inline]
     pub(super) fn continuation(&mut self, c: usize) -> Option<(ThreadId, usize)> {
-        let cpu = &self.cpus[c];
-        if self.cpus.len() != 1
-            || (C::MODE == ClockMode::Real && self.bell_rung())
-            || cpu.requeue_current
-            || self.exec_watch > 0
-            || self.timers.next_at().is_some_and(|t| t <= self.now)
-            || self.end_or_halt_due()
-        {
+        if !self.nothing_due(c) {
             return None;
         }
+        let cpu = &self.cpus[c];
         let (next, i) = match cpu.current {
             Some(current) if !cpu.preempt => (current, self.local(current)?),
             current => self.switch_here(c, current)?,
         };
         let t = self.slots[i].as_ref()?;
         (t.work_left == 0).then_some((next, i))
+    }
+
+    /// Whether the run loop's next pass would do nothing on CPU `c` before its thread switch:
+    /// one CPU, no post waiting, no lowered urgency to re-check, no execution-time event
+    /// watched, no timer due, no end or halt.
+    #[inline]
+    fn nothing_due(&self, c: usize) -> bool {
+        !(self.cpus.len() != 1
+            || (C::MODE == ClockMode::Real && self.bell_rung())
+            || self.cpus[c].requeue_current
+            || self.exec_watch > 0
+            || self.timers.next_at().is_some_and(|t| t <= self.now)
+            || self.end_or_halt_due())
     }
 
     /// The thread switch of [`Kernel::continuation`]: the preemption of `current` (pending on
@@ -366,11 +373,25 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The running thread `id` of CPU `c` yields: it stays ready, and the scheduler is told.
+    /// When the run loop would pick the next thread right after with nothing in between (see
+    /// [`Kernel::continuation`]), the scheduler is told and asked in one call
+    /// ([`Scheduler::on_yield_pick`]) and its pick dispatched here.
+    ///
+    /// [`Scheduler::on_yield_pick`]: crate::policy::sched::Scheduler::on_yield_pick
     #[inline]
     pub(super) fn handle_yield(&mut self, c: usize, id: ThreadId) {
         self.stop_running(c, StopReason::Yielded);
         self.tcb(id).state = State::Ready;
-        self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
+        if self.global || self.failed.is_some() || !self.nothing_due(c) {
+            self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
+            return;
+        }
+        // What `reschedule` does with a CPU left empty: a pending preemption is moot.
+        self.cpus[c].preempt = false;
+        let now = self.now;
+        if let Some(next) = self.sched_call(c, id, |s, info| s.on_yield_pick(info, now)) {
+            self.dispatch_picked(c, next);
+        }
     }
 
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
