@@ -336,6 +336,12 @@ impl<C: Clock> Kernel<C> {
     /// run with [`Error::BadPick`] (asking again would get the same answer forever); returns
     /// whether the thread was dispatched.
     pub(super) fn dispatch_picked(&mut self, c: usize, next: ThreadId) -> bool {
+        self.dispatch_picked_at(c, next).is_some()
+    }
+
+    /// [`Kernel::dispatch_picked`], giving the dispatched thread's slot.
+    #[inline]
+    pub(super) fn dispatch_picked_at(&mut self, c: usize, next: ThreadId) -> Option<usize> {
         let here = self.cpus[c].index;
         match self.local(next) {
             Some(i)
@@ -347,11 +353,11 @@ impl<C: Clock> Kernel<C> {
                     self.migrate_at(c, i);
                 }
                 self.dispatch_at(c, i);
-                true
+                Some(i)
             }
             _ => {
                 self.bad_pick(c, next);
-                false
+                None
             }
         }
     }

@@ -47,6 +47,9 @@ impl<C: Clock> Kernel<C> {
             || cpu.current != Some(id)
             || cpu.preempt
             || cpu.requeue_current
+            // A timer due now fires before the general path's reschedule: a release at the
+            // instant of the unlock is recorded before the releaser stops.
+            || self.timers.next_at().is_some_and(|at| at <= self.now)
         {
             return false;
         }

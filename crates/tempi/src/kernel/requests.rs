@@ -31,9 +31,11 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Resume the current thread `id` of CPU `c` and handle its request. On a kernel of one
-    /// CPU, while the request leaves a thread current that can be resumed at once (nothing
-    /// pending: no preemption, no timer due, no execution-time event watched, no `work` left),
-    /// that thread is resumed here too, as the run loop would do next anyway.
+    /// CPU, while nothing else is pending (no timer due, no post, no execution-time event
+    /// watched, no failure, no run's end), the thread switch the request leaves behind is
+    /// carried out here too, as the run loop would do next anyway: the thread that stays
+    /// current is resumed again, or a pending preemption is made and the scheduler's pick
+    /// dispatched and resumed (see [`Kernel::continuation`]).
     pub(super) fn resume(&mut self, c: usize, id: ThreadId) {
         let mut next = (id, self.local(id).expect("current thread is live"));
         loop {
@@ -45,24 +47,70 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The thread [`Kernel::resume`] may go on with on CPU `c`, if any, and its slot.
+    /// The thread [`Kernel::resume`] goes on with on CPU `c`, if any, and its slot: the
+    /// current thread, or, when the CPU has none or its current thread is to be preempted,
+    /// the one the scheduler picks, dispatched here exactly as [`Kernel::reschedule`] would
+    /// (the preempted thread stopped and offered back first). Nothing is done unless the run
+    /// loop's next pass would do nothing else before it: one CPU, no global policy, no post
+    /// waiting, no timer due, no execution-time event watched, no lowered urgency to re-check,
+    /// no failure, no end or halt. A thread that holds its CPU (preemption off) or has `work`
+    /// left is left to the run loop.
     #[inline]
-    pub(super) fn continuation(&self, c: usize) -> Option<(ThreadId, usize)> {
-        let cpu = &self.cpus[c];
-        let next = cpu.current?;
-        if self.cpus.len() != 1
-            || (C::MODE == ClockMode::Real && self.bell_rung())
-            || cpu.preempt
-            || cpu.requeue_current
-            || self.exec_watch > 0
-            || self.timers.next_at().is_some_and(|t| t <= self.now)
-            || self.end_or_halt_due()
-        {
+    pub(super) fn continuation(&mut self, c: usize) -> Option<(ThreadId, usize)> {
+        if !self.nothing_due(c) {
             return None;
         }
-        let i = self.local(next)?;
+        let cpu = &self.cpus[c];
+        let (next, i) = match cpu.current {
+            Some(current) if !cpu.preempt => (current, self.local(current)?),
+            current => self.switch_here(c, current)?,
+        };
         let t = self.slots[i].as_ref()?;
         (t.work_left == 0).then_some((next, i))
+    }
+
+    /// Whether the run loop's next pass would do nothing on CPU `c` before its thread switch:
+    /// one CPU, no post waiting, no lowered urgency to re-check, no execution-time event
+    /// watched, no timer due, no end or halt.
+    #[inline]
+    fn nothing_due(&self, c: usize) -> bool {
+        !(self.cpus.len() != 1
+            || (C::MODE == ClockMode::Real && self.bell_rung())
+            || self.cpus[c].requeue_current
+            || self.exec_watch > 0
+            || self.timers.next_at().is_some_and(|t| t <= self.now)
+            || self.end_or_halt_due())
+    }
+
+    /// The thread switch of [`Kernel::continuation`]: the preemption of `current` (pending on
+    /// CPU `c`) carried out, or the CPU found empty, and the scheduler's pick dispatched.
+    /// `None`, with nothing changed, when the run loop must decide (a global policy, a
+    /// failure, a thread that holds its CPU); `None` after the preemption when nothing is
+    /// picked or the pick is refused.
+    #[inline]
+    fn switch_here(&mut self, c: usize, current: Option<ThreadId>) -> Option<(ThreadId, usize)> {
+        if self.global || self.failed.is_some() {
+            return None;
+        }
+        let preempted = match current {
+            Some(r) => {
+                let i = self.local(r)?;
+                if self.slots[i].as_ref()?.holds_cpu() {
+                    return None;
+                }
+                Some(i)
+            }
+            None => None,
+        };
+        self.cpus[c].preempt = false;
+        if let Some(i) = preempted {
+            self.stop_running(c, StopReason::Preempted);
+            let t = self.slots[i].as_mut()?;
+            t.state = State::Ready;
+            self.cpus[c].scheduler.on_ready(&t.sched, crate::policy::sched::ReadyReason::Preempted);
+        }
+        let next = self.cpus[c].scheduler.pick_next(self.now)?;
+        Some((next, self.dispatch_picked_at(c, next)?))
     }
 
     /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.
@@ -119,6 +167,8 @@ impl<C: Clock> Kernel<C> {
                 Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
                 // The most frequent request in a simulation, handled here.
                 Plain::Work(ns) => self.handle_work(c, i, ns),
+                // A yield leaves the CPU to the scheduler's pick, which `continuation` makes.
+                Plain::Yield if !restart_waits => self.handle_yield(c, id),
                 request => {
                     if !restart_waits || !self.restart_answers(id, &request) {
                         self.handle(c, id, request);
@@ -322,6 +372,28 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// The running thread `id` of CPU `c` yields: it stays ready, and the scheduler is told.
+    /// When the run loop would pick the next thread right after with nothing in between (see
+    /// [`Kernel::continuation`]), the scheduler is told and asked in one call
+    /// ([`Scheduler::on_yield_pick`]) and its pick dispatched here.
+    ///
+    /// [`Scheduler::on_yield_pick`]: crate::policy::sched::Scheduler::on_yield_pick
+    #[inline]
+    pub(super) fn handle_yield(&mut self, c: usize, id: ThreadId) {
+        self.stop_running(c, StopReason::Yielded);
+        self.tcb(id).state = State::Ready;
+        if self.global || self.failed.is_some() || !self.nothing_due(c) {
+            self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
+            return;
+        }
+        // What `reschedule` does with a CPU left empty: a pending preemption is moot.
+        self.cpus[c].preempt = false;
+        let now = self.now;
+        if let Some(next) = self.sched_call(c, id, |s, info| s.on_yield_pick(info, now)) {
+            self.dispatch_picked(c, next);
+        }
+    }
+
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
     #[inline(always)]
     pub(super) fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
@@ -351,11 +423,7 @@ impl<C: Clock> Kernel<C> {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_work(c, i, ns);
             }
-            Plain::Yield => {
-                self.stop_running(c, StopReason::Yielded);
-                self.tcb(id).state = State::Ready;
-                self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
-            }
+            Plain::Yield => self.handle_yield(c, id),
             Plain::SleepUntil(_) if self.in_global(id) => {
                 self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
             }

@@ -379,6 +379,38 @@ pub trait Scheduler {
         self.pick_next(now)
     }
 
+    /// SCHEDULE and pick in one call: the running thread `yielder` yields (it stays ready) and
+    /// the kernel asks at once which thread runs next. The kernel calls this instead of
+    /// [`Scheduler::on_schedule`] with [`Schedule::Yield`] when it will pick right after, with
+    /// nothing in between (one CPU, nothing due); otherwise the two separate hooks.
+    ///
+    /// The default is exactly [`Scheduler::on_schedule`] (`Yield`) then
+    /// [`Scheduler::pick_next`]. A policy may answer faster (the built-in queue policies take
+    /// the next thread out before queueing the yielder, and do not queue a yielder that would
+    /// come straight back out), but must leave the same queue and return the same thread.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
+    /// # use tempi::{Runtime, ThreadSpec, Time};
+    /// # let mut rt = Runtime::simulated(1);
+    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+    /// # let info = |id, u| SchedInfo {
+    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+    /// #     job_cpu_time: Default::default(), job: 0,
+    /// # };
+    /// let mut fp = FixedPriority::new();
+    /// fp.on_ready(&info(b, 10), tempi::policy::sched::ReadyReason::Released);
+    /// // `a` yields to `b`, of its own priority, and is queued behind it.
+    /// assert_eq!(fp.on_yield_pick(&info(a, 10), Time::ZERO), Some(b));
+    /// assert_eq!(fp.pick_next(Time::ZERO), Some(a));
+    /// ```
+    fn on_yield_pick(&mut self, yielder: &SchedInfo, now: Time) -> Option<ThreadId> {
+        self.on_schedule(yielder, Schedule::Yield);
+        self.pick_next(now)
+    }
+
     /// A ready or running thread's effective urgency changed from `old` to `thread.urgency`.
     /// If it is queued, reposition it. The running thread may also be reported; the kernel
     /// then re-checks preemption itself. A thread that is not ready (dormant between jobs,

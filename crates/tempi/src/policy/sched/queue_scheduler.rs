@@ -151,6 +151,10 @@ impl<D: QueueDiscipline> Scheduler for QueueScheduler<D> {
             self.pick_next(now)
         }
     }
+    fn on_yield_pick(&mut self, t: &SchedInfo, _now: Time) -> Option<ThreadId> {
+        // `on_yield` is `on_ready(Yielded)`, a `push_back`; `pick_next` is a `pop`.
+        Some(self.queue.push_back_pop(t.id, Self::key(t)))
+    }
     fn on_urgency_changed(&mut self, t: &SchedInfo, _old: Urgency) {
         if D::URGENCY_ORDER {
             self.queue.update(t.id, t.urgency);

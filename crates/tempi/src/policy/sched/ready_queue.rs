@@ -127,6 +127,42 @@ impl ReadyQueue {
         self.pop()
     }
 
+    /// [`ReadyQueue::push_back`] of `id`, then [`ReadyQueue::pop`], in one step: the most
+    /// urgent thread is taken out before `id` is queued (no entry is moved twice), and `id`
+    /// itself comes straight back, never queued, when it is more urgent than every queued
+    /// thread.
+    ///
+    /// ```
+    /// # use tempi::policy::sched::{ReadyQueue, Urgency};
+    /// # let mut rt = tempi::Runtime::simulated(1);
+    /// # let a = rt.spawn(tempi::ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(tempi::ThreadSpec::new("b"), |_| {}).unwrap();
+    /// let mut q = ReadyQueue::with_capacity(2);
+    /// q.push_back(b, Urgency(1));
+    /// // Equal urgency: `a` goes behind `b`, which runs.
+    /// assert_eq!(q.push_back_pop(a, Urgency(1)), b);
+    /// assert_eq!(q.pop(), Some(a));
+    /// // More urgent than everything queued: `a` is not queued at all.
+    /// assert_eq!(q.push_back_pop(a, Urgency(5)), a);
+    /// assert!(q.is_empty());
+    /// ```
+    #[inline]
+    pub fn push_back_pop(&mut self, id: ThreadId, urgency: Urgency) -> ThreadId {
+        self.back -= 1;
+        let key = (urgency, self.back, id);
+        match self.entries.last() {
+            // The queued entry is the one `pop` would take after the insertion too (it ranks
+            // above `key`); taking it first leaves the same queue.
+            Some(top) if (top.0, top.1) > (key.0, key.1) => {
+                let top = top.2;
+                self.entries.pop();
+                self.insert(key);
+                top
+            }
+            _ => id,
+        }
+    }
+
     /// Remove and return the most urgent thread (the earliest queued among equals).
     ///
     /// ```
