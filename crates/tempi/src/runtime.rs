@@ -22,7 +22,7 @@ use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
 
 pub use crate::config::{Config, Costs, ProgressHook, TimerSpec};
-pub use crate::stats::{CrossCpuStats, RunOutcome, ThreadStats, ThreadSummary};
+pub use crate::stats::{CrossCpuStats, MessageStats, RunOutcome, ThreadStats, ThreadSummary};
 
 /// A tempi runtime on clock `C`: [`VirtualClock`] for deterministic simulation,
 /// [`RealClock`] for real time. Application code written against `Runtime<C>` and
@@ -553,6 +553,7 @@ impl<C: Clock> Runtime<C> {
         let mut cross_cpu = crate::stats::CrossCpuStats { pending_at_end: leftovers, ..Default::default() };
         let mut end = Time::ZERO;
         let mut event_releases_refused = 0;
+        let mut messages = crate::stats::MessageStats::default();
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
         }
@@ -563,6 +564,7 @@ impl<C: Clock> Runtime<C> {
             dropped += p.trace_dropped;
             cross_cpu.add(p.cross_cpu);
             event_releases_refused += p.event_releases_refused;
+            messages.add(p.messages);
             end = end.max(p.end);
         }
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
@@ -582,6 +584,7 @@ impl<C: Clock> Runtime<C> {
             warnings,
             cross_cpu,
             event_releases_refused,
+            messages,
         })
     }
 }

@@ -350,6 +350,13 @@ impl Ctx<'_> {
         let _ = self.invoke(MsgCall(MsgOp::AnswerCaller { caller, token, answered: reply.is_some() }));
     }
 
+    /// A busy handler's full queue refused this thread's message: the kernel traces and
+    /// counts it (`MessageStats::handler_queue_full`).
+    #[cold]
+    pub(crate) fn handler_refused(&self) {
+        let _ = self.invoke(MsgCall(MsgOp::HandlerRefused));
+    }
+
     /// Whether this thread runs on a real-time dispatcher (one kernel per CPU).
     pub(crate) fn real_time(&self) -> bool {
         self.real_clock.is_some()

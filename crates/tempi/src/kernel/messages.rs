@@ -149,6 +149,12 @@ impl Mailbox {
     }
 }
 
+/// The `arg` of a `MessageRefused` record for a message a busy handler's full queue refused.
+pub(super) const HANDLER_QUEUE_FULL: u64 = 5;
+/// The `arg` of a `MessageRefused` record for a timed message still waiting when the run
+/// ended.
+pub(super) const PENDING_AT_END: u64 = 6;
+
 /// The `arg` of a `MessageRefused` record.
 pub(super) fn refusal_code(e: MsgError) -> u64 {
     match e {
@@ -195,6 +201,11 @@ impl<C: Clock> Kernel<C> {
             MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
             MsgOp::AnswerCaller { caller, token, answered } => {
                 self.answer_handler_caller(id, caller, token, answered);
+                Some(Ok(()))
+            }
+            MsgOp::HandlerRefused => {
+                self.msg_stats.handler_queue_full += 1;
+                self.trace_thread(id, TraceKind::MessageRefused, HANDLER_QUEUE_FULL);
                 Some(Ok(()))
             }
         };
@@ -549,6 +560,30 @@ impl<C: Clock> Kernel<C> {
             self.timers.cancel(a.timer);
             self.msg_pool.give_back(s as u32);
             self.refuse_timed(sender, a.cpu, MsgError::NoSuchThread(id));
+        }
+    }
+
+    /// The run ends: every timed message still waiting for its instant is counted
+    /// (`MessageStats::timed_pending_at_end`), traced as refused on its sender with `arg`
+    /// [`PENDING_AT_END`], and its slot goes back to the pool. A scan of the pool, once, and
+    /// only if some message is timed.
+    pub(super) fn drop_timed_at_end(&mut self) {
+        if self.msg_pool.armed == 0 {
+            return;
+        }
+        for s in 0..self.msg_pool.slots.len() {
+            let slot = &mut self.msg_pool.slots[s];
+            let Some(a) = slot.armed.take() else { continue };
+            self.msg_pool.armed -= 1;
+            let sender = slot.msg.from.expect("a timed message has a sender");
+            self.timers.cancel(a.timer);
+            self.msg_pool.give_back(s as u32);
+            self.msg_stats.timed_pending_at_end += 1;
+            if self.local(sender).is_some() {
+                self.trace_thread(sender, TraceKind::MessageRefused, PENDING_AT_END);
+            } else {
+                self.trace(a.cpu, TraceKind::MessageRefused, sender, 0, PENDING_AT_END);
+            }
         }
     }
 

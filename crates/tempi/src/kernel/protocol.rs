@@ -172,6 +172,8 @@ pub(crate) enum MsgOp {
         token: u32,
         answered: bool,
     },
+    /// A busy handler's full queue refused the thread's message: traced and counted.
+    HandlerRefused,
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.

@@ -264,6 +264,7 @@ impl<C: Clock> Kernel<C> {
             outbox: std::collections::VecDeque::new(),
             xcpu: crate::stats::CrossCpuStats::default(),
             event_releases_refused: 0,
+            msg_stats: crate::stats::MessageStats::default(),
             abandoned: Vec::new(),
             watch: None,
             msg_pool: super::messages::MsgPool::new(seed.message_pool),

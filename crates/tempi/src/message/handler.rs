@@ -275,6 +275,9 @@ impl Handler {
         }
         let mut queue = locked(&h.pending);
         if queue.len() >= h.cap {
+            drop(queue);
+            // Never silent: a trace record and a count in the run's outcome.
+            cx.handler_refused();
             return Err(MsgError::QueueFull);
         }
         if !call {

@@ -215,7 +215,8 @@ pub enum MsgError {
     /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) with `arg` 0.
     PoolFull,
     /// The recipient's new queue (or the save queue) is full ([`crate::ThreadSpec::mailbox`]);
-    /// traced with `arg` 1.
+    /// traced with `arg` 1. From a busy [`Handler`] whose queue is full: traced with `arg` 5
+    /// and counted in [`crate::MessageStats::handler_queue_full`].
     QueueFull,
     /// The recipient's queue policy refused the message (it cannot be served within its
     /// constraint); traced with `arg` 2.
