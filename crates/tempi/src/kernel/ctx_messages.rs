@@ -294,18 +294,19 @@ impl Ctx<'_> {
         Ok(self.mail.msg.get())
     }
 
-    /// Wait for the busy handler `handler`, running on `holder`'s stack, to answer the call
-    /// queued with `token` (whose constraint is `constraint`).
+    /// Wait for the handler `handler` to answer the call queued or saved with `token` (whose
+    /// constraint is `constraint`): a busy handler running on `holder`'s stack (reported as
+    /// CALL), or, with no holder, a handler that saved the call and is idle now.
     pub(crate) fn handler_await(
         &self,
         token: u32,
         handler: HandlerId,
-        holder: ThreadId,
+        holder: Option<ThreadId>,
         constraint: i64,
     ) -> Result<Message, MsgError> {
         // What CALL reports travels in the mail cell, keeping the request small.
         self.mail.msg.set(Message {
-            from: Some(holder),
+            from: holder,
             id: handler.raw() as i64,
             value: 0,
             constraint,

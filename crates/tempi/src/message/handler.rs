@@ -29,7 +29,7 @@ type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
 
 /// Tokens pairing a queued call with the caller waiting for it, unique in the process (up to
 /// wrap-around), so a stale answer never wakes a later call.
-static TOKENS: AtomicU32 = AtomicU32::new(1);
+pub(super) static TOKENS: AtomicU32 = AtomicU32::new(1);
 
 /// Handler identities, unique in the process.
 static HANDLER_IDS: AtomicU64 = AtomicU64::new(1);
@@ -69,7 +69,44 @@ struct Pending {
     caller: Option<(ThreadId, u32)>,
 }
 
-struct Inner {
+/// A message the handler put aside ([`HandlerCtx::save`]).
+#[derive(Clone, Copy)]
+pub(super) struct Saved {
+    pub(super) msg: Message,
+    /// The waiting caller and its token, for a call: it waits until the message is served.
+    pub(super) caller: Option<(ThreadId, u32)>,
+    /// Save order, for ties of `value`.
+    pub(super) seq: u64,
+}
+
+/// What became of the message a handler was invoked for.
+enum Served {
+    /// Answered (`None`: not replied to; for a call, `Unanswered`).
+    Reply(Option<Message>),
+    /// Saved: a queued caller keeps waiting.
+    Saved,
+    /// Saved, and it was a call made inline by the invoking thread, which is to wait for it
+    /// with this token once the handler is idle.
+    SavedOwn(u32),
+}
+
+/// Whether the invoked message is still current.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Invoked {
+    Current,
+    Saved,
+    SavedOwn(u32),
+}
+
+/// A handler's save queues, each ordered by `value`, ties in the order saved; each sized to
+/// the handler's capacity when it is made.
+#[derive(Default)]
+pub(super) struct SaveQueues {
+    pub(super) queues: Vec<Vec<Saved>>,
+    pub(super) seq: u64,
+}
+
+pub(super) struct Inner {
     id: HandlerId,
     /// The thread whose stack it runs on while busy (its id as a word).
     holder: AtomicU64,
@@ -81,7 +118,11 @@ struct Inner {
     busy: AtomicBool,
     f: Mutex<HandlerFn>,
     pending: Mutex<VecDeque<Pending>>,
-    cap: usize,
+    pub(super) saves: Mutex<SaveQueues>,
+    /// The answer to the invoking thread's own saved call, when the handler served it before
+    /// that thread began to wait (token, reply).
+    pub(super) early: Mutex<Option<(u32, Option<Message>)>>,
+    pub(super) cap: usize,
 }
 
 /// A handler: a function invoked per message on the stack of the thread that sends it (see
@@ -131,7 +172,7 @@ impl Drop for Busy<'_> {
     }
 }
 
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -161,6 +202,8 @@ impl Handler {
                 busy: AtomicBool::new(false),
                 f: Mutex::new(Box::new(f)),
                 pending: Mutex::new(VecDeque::with_capacity(capacity)),
+                saves: Mutex::new(SaveQueues::default()),
+                early: Mutex::new(None),
                 cap: capacity,
             }),
         }
@@ -195,6 +238,33 @@ impl Handler {
     /// ```
     pub fn tame_prio_inv(self, on: bool) -> Handler {
         self.inner.tame.store(on, Ordering::Relaxed);
+        self
+    }
+
+    /// Give the handler `n` save queues ([`HandlerCtx::save`], [`HandlerCtx::read_saved`]),
+    /// each holding as many messages as its queue (sized now: saving never allocates). A
+    /// handler has none unless given some; queues it has already are kept, with what they
+    /// hold.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message, MsgError, Selection};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("h", 0, 2, |hcx, m| {
+    ///     assert_eq!(hcx.save(1, m), Err(MsgError::NoSuchSaveQueue(1)));
+    ///     hcx.save(0, m).unwrap();
+    ///     assert_eq!(hcx.read_saved(0, Selection::any()).unwrap().id, m.id);
+    /// })
+    /// .save_queues(1);
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| h.send(cx, Message::new(3, 0, 0)).unwrap()).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn save_queues(self, n: usize) -> Handler {
+        let mut saves = locked(&self.inner.saves);
+        while saves.queues.len() < n {
+            saves.queues.push(Vec::with_capacity(self.inner.cap));
+        }
+        drop(saves);
         self
     }
 
@@ -261,14 +331,28 @@ impl Handler {
             let _busy = Busy(&h.busy);
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
             let tamed = (nested && h.tame.load(Ordering::Relaxed)).then(|| cx.preemption(false));
-            let reply = self.run_one(cx, msg);
-            self.drain(cx);
+            let served = self.run_one(cx, msg, None, nested);
+            self.drain(cx, nested);
             if let Some(old) = tamed {
                 cx.preemption(old);
             }
             // NICE, if a thread blocked at this handler lent this one urgency.
             cx.handler_left(h.id);
-            return Ok(reply);
+            let token = match served {
+                Served::Reply(reply) => return Ok(reply),
+                Served::Saved => return Ok(None),
+                Served::SavedOwn(token) => token,
+            };
+            // Served already, in this same stay in the handler?
+            let early = locked(&h.early).take();
+            if let Some((_, reply)) = early.filter(|e| e.0 == token) {
+                return reply.map(Some).ok_or(MsgError::Unanswered);
+            }
+            // The handler saved this thread's own call (WAIT): it waits, the handler idle,
+            // until an invocation serves the saved message. Nothing runs on this CPU between
+            // the handler's release and the wait, so no answer can come first.
+            drop(_busy);
+            return cx.handler_await(token, h.id, None, msg.constraint).map(Some);
         }
         if call && nested {
             return Err(MsgError::WouldBlock);
@@ -290,13 +374,23 @@ impl Handler {
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
-        cx.handler_await(token, h.id, holder, msg.constraint).map(Some)
+        cx.handler_await(token, h.id, Some(holder), msg.constraint).map(Some)
     }
 
-    /// Run the function for `msg`; returns its reply to a call. A reply to a message that was
-    /// sent is sent back to its sender (a thread) asynchronously.
-    fn run_one(&self, cx: &Ctx<'_>, msg: Message) -> Option<Message> {
-        let hcx = HandlerCtx { cx, reply: Cell::new(None) };
+    /// Run the function for `msg` (queued by `caller`'s call, if any): see [`Served`]. A
+    /// reply to a message that was sent is sent back to its sender (a thread)
+    /// asynchronously.
+    fn run_one(&self, cx: &Ctx<'_>, msg: Message, caller: Option<(ThreadId, u32)>, nested: bool) -> Served {
+        let hcx = HandlerCtx {
+            cx,
+            inner: &self.inner,
+            msg,
+            nested,
+            reply: Cell::new(None),
+            caller,
+            saved: Cell::new(Invoked::Current),
+            taken: Cell::new(None),
+        };
         // PRIO SAVE / RESTORE around a message with a constraint, if the policy asks.
         let prio = (msg.constraint != NO_CONSTRAINT && cx.meta_events().contains(Events::PRIO))
             .then(|| cx.prio_save(msg.constraint));
@@ -304,24 +398,33 @@ impl Handler {
         if let Some(id) = prio {
             cx.prio_restore(id);
         }
+        // A saved message taken and neither answered nor saved again: put away.
+        hcx.put_away_taken();
+        match hcx.saved.get() {
+            Invoked::Saved => return Served::Saved,
+            Invoked::SavedOwn(token) => return Served::SavedOwn(token),
+            Invoked::Current => {}
+        }
         let reply = hcx.reply.take();
-        match (reply, msg.expects_reply, msg.from) {
+        let reply = match (reply, msg.expects_reply, msg.from) {
             (Some(r), false, Some(from)) => {
                 // Errors are traced by the kernel; the handler has nobody to give them to.
                 let _ = cx.send(from, r);
                 None
             }
             (reply, _, _) => reply,
-        }
+        };
+        Served::Reply(reply)
     }
 
     /// Serve every message queued while the handler was busy, answering waiting callers.
-    fn drain(&self, cx: &Ctx<'_>) {
+    fn drain(&self, cx: &Ctx<'_>, nested: bool) {
         loop {
             let next = locked(&self.inner.pending).pop_front();
             let Some(p) = next else { return };
-            let reply = self.run_one(cx, p.msg);
-            if let Some((caller, token)) = p.caller {
+            // A call the handler saved keeps its caller waiting.
+            if let (Served::Reply(reply), Some((caller, token))) = (self.run_one(cx, p.msg, p.caller, nested), p.caller)
+            {
                 cx.handler_answer(caller, token, reply);
             }
         }
@@ -347,8 +450,19 @@ impl Handler {
 /// rt.run().unwrap();
 /// ```
 pub struct HandlerCtx<'h, 'c> {
-    cx: &'h Ctx<'c>,
-    reply: Cell<Option<Message>>,
+    pub(super) cx: &'h Ctx<'c>,
+    pub(super) inner: &'h Inner,
+    /// The message invoked for and the reply to it.
+    pub(super) msg: Message,
+    /// Invoked from another handler: the invoking thread may not wait.
+    pub(super) nested: bool,
+    pub(super) reply: Cell<Option<Message>>,
+    /// The caller waiting for the invoked message, if it was queued by a call.
+    pub(super) caller: Option<(ThreadId, u32)>,
+    /// Whether the invoked message was saved.
+    pub(super) saved: Cell<Invoked>,
+    /// The message taken from a save queue, current until answered or saved again.
+    pub(super) taken: Cell<Option<Saved>>,
 }
 
 impl HandlerCtx<'_, '_> {
@@ -387,13 +501,21 @@ impl HandlerCtx<'_, '_> {
         self.cx.work(d);
     }
     /// Answer the current message: the reply a caller gets, or, for a message that was sent,
-    /// a message sent back to its sender.
+    /// a message sent back to its sender. The current message is the one the handler was
+    /// invoked for, unless it has taken a saved one since ([`HandlerCtx::read_saved`]): a
+    /// saved call is answered at once (SIGNAL: its caller, waiting since the save, wakes and
+    /// runs if it is more urgent than the invoking thread). With no current message (the
+    /// invoked one saved, no saved one taken) the reply is dropped.
     ///
     /// ```
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, m| hcx.reply(m));
     /// ```
     pub fn reply(&self, msg: Message) {
-        self.reply.set(Some(msg));
+        if let Some(t) = self.taken.take() {
+            self.answer_saved(t, Some(msg));
+        } else if self.saved.get() == Invoked::Current {
+            self.reply.set(Some(msg));
+        }
     }
     /// Send `msg` to a thread, as [`Ctx::send`] (it never waits).
     ///

@@ -45,6 +45,7 @@ use crate::kernel::Ctx;
 use crate::thread::ThreadId;
 
 mod handler;
+mod handler_saves;
 
 pub use handler::{Handler, HandlerCtx, HandlerId};
 
