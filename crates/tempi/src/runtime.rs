@@ -263,6 +263,33 @@ impl<C: Clock> Runtime<C> {
         self.seed_for(spec.cpu)?.add_timer(spec, handler)
     }
 
+    /// A pool of `capacity` values of type `T` for messages to carry
+    /// ([`crate::message::PayloadPool`]), sized now: attaching a payload never allocates, and
+    /// a full pool is [`crate::message::MsgError::PayloadPoolFull`] to the sender. Every
+    /// kernel of the run knows the pool, so the payload of a message the runtime does not
+    /// deliver (refused, read past without being taken, left in a queue or timed when its
+    /// recipient or the run ends) goes back to it. [`Error::InvalidConfig`] above `u32::MAX`
+    /// slots.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let pool = rt.payload_pool::<Vec<u8>>(8).unwrap();
+    /// assert_eq!(pool.available(), 8);
+    /// assert!(rt.payload_pool::<u8>(usize::MAX).is_err());
+    /// ```
+    pub fn payload_pool<T: Send + 'static>(
+        &mut self,
+        capacity: usize,
+    ) -> Result<crate::message::PayloadPool<T>, Error> {
+        let n = u32::try_from(capacity)
+            .map_err(|_| Error::InvalidConfig(format!("a payload pool of {capacity} slots (at most {})", u32::MAX)))?;
+        let (pool, store) = crate::message::PayloadPool::new(n);
+        for seed in &mut self.seeds {
+            seed.add_payload_store(store.clone());
+        }
+        Ok(pool)
+    }
+
     /// Create a mutex owning `value` before the run (see [`crate::sync`]). Share it between
     /// threads with an `Arc`. The mutex belongs to this runtime: threads of another runtime
     /// get [`crate::sync::LockError::ForeignRuntime`].

@@ -311,6 +311,7 @@ impl Ctx<'_> {
             value: 0,
             constraint,
             expects_reply: false,
+            payload: None,
         });
         self.invoke(MsgCall(MsgOp::AwaitHandler { token }))?;
         Ok(self.mail.msg.get())
@@ -354,8 +355,19 @@ impl Ctx<'_> {
     /// A busy handler's full queue refused this thread's message: the kernel traces and
     /// counts it (`MessageStats::handler_queue_full`).
     #[cold]
-    pub(crate) fn handler_refused(&self) {
+    pub(crate) fn handler_refused(&self, msg: Message) {
+        self.mail.msg.set(msg);
         let _ = self.invoke(MsgCall(MsgOp::HandlerRefused));
+    }
+
+    /// `msg`, a handler's message, is not delivered on: its payload, if any, goes back to its
+    /// pool. No runtime call for a message without one.
+    #[inline]
+    pub(crate) fn drop_payload(&self, msg: Message) {
+        if msg.payload.is_some() {
+            self.mail.msg.set(msg);
+            let _ = self.invoke(MsgCall(MsgOp::DropPayload));
+        }
     }
 
     /// Whether this thread runs on a real-time dispatcher (one kernel per CPU).

@@ -7,7 +7,9 @@
 //! message: a sender goes on, a caller waits in its kernel until the handler, draining its
 //! queue, answers. A handler is non-reentrant, runs at the urgency of the thread whose stack it
 //! borrows, and never blocks: its [`HandlerCtx`] offers no waiting call, and calling a busy
-//! handler from a handler fails with [`MsgError::WouldBlock`].
+//! handler from a handler fails with [`MsgError::WouldBlock`]. Its save queues
+//! (`handler_saves.rs`) make it a monitor: a saved call's caller waits until an invocation
+//! serves it.
 //!
 //! Owns the handler's state (busy flag, bounded queue, function); the kernel only parks and
 //! wakes the callers of a busy handler. Must not: reach kernel state.
@@ -361,7 +363,7 @@ impl Handler {
         if queue.len() >= h.cap {
             drop(queue);
             // Never silent: a trace record and a count in the run's outcome.
-            cx.handler_refused();
+            cx.handler_refused(msg);
             return Err(MsgError::QueueFull);
         }
         if !call {
@@ -406,6 +408,11 @@ impl Handler {
             Invoked::Current => {}
         }
         let reply = hcx.reply.take();
+        if msg.payload.is_some() && reply.and_then(|r| r.payload) != msg.payload {
+            // Not taken by the handler nor carried on by its reply: back to its pool (a payload
+            // taken already is left alone).
+            cx.drop_payload(msg);
+        }
         let reply = match (reply, msg.expects_reply, msg.from) {
             (Some(r), false, Some(from)) => {
                 // Errors are traced by the kernel; the handler has nobody to give them to.

@@ -143,6 +143,9 @@ impl HandlerCtx<'_, '_> {
     /// Answer a message taken from a save queue with `reply` (`None`: unanswered): its waiting
     /// caller wakes; the sender of a message that was sent gets the reply as a new message.
     pub(super) fn answer_saved(&self, t: Saved, reply: Option<Message>) {
+        if t.msg.payload.is_some() && reply.and_then(|r| r.payload) != t.msg.payload {
+            self.cx.drop_payload(t.msg);
+        }
         match (t.caller, reply, t.msg.from) {
             // The invoking thread's own call, served before it began to wait: kept for it.
             (Some((caller, token)), reply, _) if caller == self.cx.id() => {
