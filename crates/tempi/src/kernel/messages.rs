@@ -107,11 +107,18 @@ impl MsgPool {
     }
     /// Slot `s` is free again; the payload of the message in it, if any, goes back to its
     /// pool (a payload taken already is left alone).
+    #[inline]
     pub(super) fn give_back(&mut self, s: u32) {
+        if self.slots[s as usize].msg.payload.is_some() {
+            self.release_payload_of(s);
+        }
+        self.free.push(s);
+    }
+    #[cold]
+    fn release_payload_of(&mut self, s: u32) {
         if let Some(p) = self.slots[s as usize].msg.payload.take() {
             self.payloads.release(p);
         }
-        self.free.push(s);
     }
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
@@ -272,8 +279,12 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     pub(super) fn drop_payload(&mut self, m: Message) {
         if let Some(p) = m.payload {
-            self.msg_pool.payloads.release(p);
+            self.release_payload(p);
         }
+    }
+    #[cold]
+    fn release_payload(&mut self, p: crate::message::Payload) {
+        self.msg_pool.payloads.release(p);
     }
 
     /// A message call of `id` failed with `e`: traced, and returned.
