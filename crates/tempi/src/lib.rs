@@ -53,7 +53,8 @@ pub mod trace;
 pub use error::{Error, GlobalRefusal};
 pub use kernel::{Ctx, EventCtx, JobInfo};
 pub use runtime::{
-    Config, Costs, CrossCpuStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary, TimerSpec,
+    Config, Costs, CrossCpuStats, MessageStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary,
+    TimerSpec,
 };
 pub use sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};
 pub use thread::{

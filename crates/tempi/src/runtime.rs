@@ -22,7 +22,7 @@ use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
 
 pub use crate::config::{Config, Costs, ProgressHook, TimerSpec};
-pub use crate::stats::{CrossCpuStats, RunOutcome, ThreadStats, ThreadSummary};
+pub use crate::stats::{CrossCpuStats, MessageStats, RunOutcome, ThreadStats, ThreadSummary};
 
 /// A tempi runtime on clock `C`: [`VirtualClock`] for deterministic simulation,
 /// [`RealClock`] for real time. Application code written against `Runtime<C>` and
@@ -262,6 +262,33 @@ impl<C: Clock> Runtime<C> {
         }
         let handler: EventHandler = Box::new(handler);
         self.seed_for(spec.cpu)?.add_timer(spec, handler)
+    }
+
+    /// A pool of `capacity` values of type `T` for messages to carry
+    /// ([`crate::message::PayloadPool`]), sized now: attaching a payload never allocates, and
+    /// a full pool is [`crate::message::MsgError::PayloadPoolFull`] to the sender. Every
+    /// kernel of the run knows the pool, so the payload of a message the runtime does not
+    /// deliver (refused, read past without being taken, left in a queue or timed when its
+    /// recipient or the run ends) goes back to it. [`Error::InvalidConfig`] above `u32::MAX`
+    /// slots.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let pool = rt.payload_pool::<Vec<u8>>(8).unwrap();
+    /// assert_eq!(pool.available(), 8);
+    /// assert!(rt.payload_pool::<u8>(usize::MAX).is_err());
+    /// ```
+    pub fn payload_pool<T: Send + 'static>(
+        &mut self,
+        capacity: usize,
+    ) -> Result<crate::message::PayloadPool<T>, Error> {
+        let n = u32::try_from(capacity)
+            .map_err(|_| Error::InvalidConfig(format!("a payload pool of {capacity} slots (at most {})", u32::MAX)))?;
+        let (pool, store) = crate::message::PayloadPool::new(n);
+        for seed in &mut self.seeds {
+            seed.add_payload_store(store.clone());
+        }
+        Ok(pool)
     }
 
     /// Create a mutex owning `value` before the run (see [`crate::sync`]). Share it between
@@ -554,6 +581,7 @@ impl<C: Clock> Runtime<C> {
         let mut cross_cpu = crate::stats::CrossCpuStats { pending_at_end: leftovers, ..Default::default() };
         let mut end = Time::ZERO;
         let mut event_releases_refused = 0;
+        let mut messages = crate::stats::MessageStats::default();
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
         }
@@ -564,6 +592,7 @@ impl<C: Clock> Runtime<C> {
             dropped += p.trace_dropped;
             cross_cpu.add(p.cross_cpu);
             event_releases_refused += p.event_releases_refused;
+            messages.add(p.messages);
             end = end.max(p.end);
         }
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
@@ -583,6 +612,7 @@ impl<C: Clock> Runtime<C> {
             warnings,
             cross_cpu,
             event_releases_refused,
+            messages,
         })
     }
 }

@@ -150,6 +150,44 @@ pub struct RunOutcome {
     /// each is counted here and leaves a [`crate::trace::TraceKind::EventReleaseRefused`]
     /// record.
     pub event_releases_refused: u64,
+    /// Messages the runtime could not hand on and reports here because nobody else would
+    /// see them: refusals by busy handlers' full queues, timed messages still waiting for
+    /// their instant when the run ended.
+    pub messages: MessageStats,
+}
+
+/// Messages that did not reach their recipient and that no caller's error shows alone,
+/// summed over the kernels of the run. Each also leaves a
+/// [`crate::trace::TraceKind::MessageRefused`] record (see its `arg` codes).
+///
+/// ```
+/// let s = tempi::MessageStats::default();
+/// assert_eq!((s.handler_queue_full, s.timed_pending_at_end), (0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MessageStats {
+    /// Messages refused because the handler they were sent to was busy and its queue full
+    /// ([`crate::message::Handler::new`]'s capacity): the sender got
+    /// [`crate::message::MsgError::QueueFull`]; traced with `arg` 5.
+    pub handler_queue_full: u64,
+    /// Timed messages ([`crate::Ctx::send_at`]) whose instant had not come when the run
+    /// ended: never delivered, their pool slots taken back; traced with `arg` 6 on their
+    /// sender at the run's end.
+    pub timed_pending_at_end: u64,
+}
+
+impl MessageStats {
+    /// Add another kernel's counts.
+    ///
+    /// ```
+    /// let mut a = tempi::MessageStats { handler_queue_full: 1, timed_pending_at_end: 0 };
+    /// a.add(tempi::MessageStats { handler_queue_full: 2, timed_pending_at_end: 3 });
+    /// assert_eq!(a, tempi::MessageStats { handler_queue_full: 3, timed_pending_at_end: 3 });
+    /// ```
+    pub fn add(&mut self, other: MessageStats) {
+        self.handler_queue_full += other.handler_queue_full;
+        self.timed_pending_at_end += other.timed_pending_at_end;
+    }
 }
 
 /// Requests between the CPUs of a real-time run that did not take effect, summed over the

@@ -1,6 +1,7 @@
 //! Predictable memory for messages: after start-up, message traffic (send, call, reply, read,
 //! save, read_saved, refusals for a full queue, timed messages armed, delivered, cancelled and
-//! refused at expiry) does not allocate. A counting global allocator
+//! refused at expiry, typed payloads attached, taken, and given back by the runtime for
+//! messages refused or read past) does not allocate. A counting global allocator
 //! compares a run with a run four times as long: the allocation counts must be equal.
 
 mod common;
@@ -20,12 +21,20 @@ static GLOBAL: Counting = Counting;
 fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
     let cfg = Config::new(2).trace_capacity(400_000).message_pool(16);
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(cfg).unwrap();
+    // Payloads on the calls (taken by the server), on the sends to the sink and on the timed
+    // messages (read past untaken, or refused: given back by the runtime). Any leak would
+    // exhaust the pool and fail an `attach`.
+    let pay = rt.payload_pool::<[u64; 4]>(32).unwrap();
+    let server_pay = pay.clone();
     // A server that answers calls at once, but parks every third one in its save queue and
     // serves it at the next call.
     let mut n = 0u64;
     let server = rt
         .spawn_process(ThreadSpec::new("server").priority(5).mailbox(4), move |cx, m| {
             n += 1;
+            if m.expects_reply {
+                assert_eq!(server_pay.take(&m).unwrap()[0], m.id as u64);
+            }
             if m.expects_reply && n % 3 == 0 {
                 cx.save(0, m).unwrap();
                 return Flow::Continue;
@@ -50,13 +59,14 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
         .unwrap();
     let jobs = (horizon_ms / 5) as u32;
     for i in 0..2u64 {
+        let pay = pay.clone();
         rt.spawn(
             ThreadSpec::new(format!("client{i}")).periodic(ms(5)).priority(i as i32 + 1).max_jobs(jobs),
             move |cx| {
-                let a = cx.call(server, Message::new(i as i64, 1, 0)).unwrap();
+                let a = cx.call(server, pay.attach(Message::new(i as i64, 1, 0), [i; 4]).unwrap()).unwrap();
                 assert_eq!(a.value, 2);
                 for _ in 0..3 {
-                    match cx.send(sink, Message::new(0, 0, 0)) {
+                    match cx.send(sink, pay.attach(Message::new(0, 0, 0), [7; 4]).unwrap()) {
                         Ok(()) | Err(MsgError::QueueFull) => {}
                         Err(e) => panic!("{e}"),
                     }
@@ -71,6 +81,7 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
     // queue.
     let rounds = Arc::new(AtomicU64::new(0));
     let r = rounds.clone();
+    let tick_pay = pay.clone();
     rt.spawn(ThreadSpec::new("ticker").priority(3), move |cx| {
         cx.bounce_after(ms(2), Message::new(0, 0, 0)).unwrap();
         loop {
@@ -79,7 +90,7 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
             cx.work(us(100));
             r.fetch_add(1, Ordering::Relaxed);
             assert_eq!(cx.cancel_timer(spare).unwrap().id, 1);
-            match cx.send_after(ms(1), sink, Message::new(7, 0, 0)) {
+            match cx.send_after(ms(1), sink, tick_pay.attach(Message::new(7, 0, 0), [3; 4]).unwrap()) {
                 Ok(_) | Err(MsgError::PoolFull) => {}
                 Err(e) => panic!("{e}"),
             }
@@ -91,6 +102,8 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
     let out = rt.run_until(Time::from_millis(horizon_ms + 10)).unwrap();
     let after = allocations();
     assert_eq!(out.trace_dropped, 0);
+    // Every payload is back: taken, or given back with its message.
+    assert_eq!(pay.available(), 32);
     let completed: u64 = out.threads.iter().map(|t| t.stats.completed).sum();
     assert_eq!(completed, 2 * jobs as u64);
     let refused = out.trace.iter().filter(|r| r.kind == tempi::trace::TraceKind::MessageRefused).count() as u64;

@@ -294,22 +294,24 @@ impl Ctx<'_> {
         Ok(self.mail.msg.get())
     }
 
-    /// Wait for the busy handler `handler`, running on `holder`'s stack, to answer the call
-    /// queued with `token` (whose constraint is `constraint`).
+    /// Wait for the handler `handler` to answer the call queued or saved with `token` (whose
+    /// constraint is `constraint`): a busy handler running on `holder`'s stack (reported as
+    /// CALL), or, with no holder, a handler that saved the call and is idle now.
     pub(crate) fn handler_await(
         &self,
         token: u32,
         handler: HandlerId,
-        holder: ThreadId,
+        holder: Option<ThreadId>,
         constraint: i64,
     ) -> Result<Message, MsgError> {
         // What CALL reports travels in the mail cell, keeping the request small.
         self.mail.msg.set(Message {
-            from: Some(holder),
+            from: holder,
             id: handler.raw() as i64,
             value: 0,
             constraint,
             expects_reply: false,
+            payload: None,
         });
         self.invoke(MsgCall(MsgOp::AwaitHandler { token }))?;
         Ok(self.mail.msg.get())
@@ -348,6 +350,24 @@ impl Ctx<'_> {
             self.mail.msg.set(m);
         }
         let _ = self.invoke(MsgCall(MsgOp::AnswerCaller { caller, token, answered: reply.is_some() }));
+    }
+
+    /// A busy handler's full queue refused this thread's message: the kernel traces and
+    /// counts it (`MessageStats::handler_queue_full`).
+    #[cold]
+    pub(crate) fn handler_refused(&self, msg: Message) {
+        self.mail.msg.set(msg);
+        let _ = self.invoke(MsgCall(MsgOp::HandlerRefused));
+    }
+
+    /// `msg`, a handler's message, is not delivered on: its payload, if any, goes back to its
+    /// pool. No runtime call for a message without one.
+    #[inline]
+    pub(crate) fn drop_payload(&self, msg: Message) {
+        if msg.payload.is_some() {
+            self.mail.msg.set(msg);
+            let _ = self.invoke(MsgCall(MsgOp::DropPayload));
+        }
     }
 
     /// Whether this thread runs on a real-time dispatcher (one kernel per CPU).

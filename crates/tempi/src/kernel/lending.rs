@@ -2,6 +2,13 @@
 //! change along a chain of blocked owners, and the check (`Config::verify`) that every
 //! thread's effective urgency is what its base and held locks give.
 //!
+//! Also how long a message-level lend lasts (`sched_meta.rs`): until its holder leaves the
+//! handler or semaphore (NICE), or until the wait that caused it ends without being served
+//! (the waiter's timeout, abort or kill), whichever comes first. A waiter that leaves so takes
+//! back every lend its wait caused, also those made transitively along a chain of blocked
+//! holders; each is reported as NICE and the holder's urgency recomputed through the same path
+//! as lock inheritance.
+//!
 //! Must not: change who owns or waits for a lock.
 
 use super::tcb::{State, Wait};
@@ -40,6 +47,31 @@ impl<C: Clock> Kernel<C> {
                 _ => return,
             }
         }
+    }
+
+    /// `id` leaves its wait at a semaphore or a busy handler without being served (timeout,
+    /// abort, kill): the lends its wait caused end now, each reported as NICE to its holder's
+    /// scheduler, latest first, and the holder's urgency is recomputed. Costs one branch
+    /// unless the wait caused a lend still held.
+    pub(crate) fn end_lends_of(&mut self, id: ThreadId) {
+        if self.tcb(id).meta.caused == 0 {
+            return;
+        }
+        for i in 0..self.slots.len() {
+            let Some(holder) = self.slots[i].as_ref().map(|t| t.id) else { continue };
+            while let Some((lend, at)) = self.tcb(holder).meta.take_lend_of(id) {
+                let m = &mut self.tcb(id).meta;
+                m.caused = m.caused.saturating_sub(1);
+                self.recompute_lent(holder);
+                let handler_lends = self.tcb(holder).meta.holds_handler_lends();
+                self.tcb(holder).mail.nice.set(handler_lends);
+                let c = self.cpu_of(holder);
+                let info = self.info(holder);
+                self.sched_mut(c).on_nice(&info, at, lend);
+            }
+        }
+        // None is left anywhere now (a count made stale by a holder's end is reset too).
+        self.tcb(id).meta.caused = 0;
     }
 
     /// What the locks `who` holds lend it: the maximum of their policies' holding urgencies

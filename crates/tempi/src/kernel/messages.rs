@@ -94,11 +94,13 @@ pub(crate) struct MsgPool {
     seq: u64,
     /// Messages waiting for their timer (a thread's end scans the pool only if some are).
     armed: u32,
+    /// The payload pools of the runtime, to give back the payloads of messages dropped.
+    pub(super) payloads: crate::message::PayloadStores,
 }
 
 impl MsgPool {
-    pub(crate) fn new(n: usize) -> MsgPool {
-        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0 }
+    pub(crate) fn new(n: usize, payloads: crate::message::PayloadStores) -> MsgPool {
+        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0, payloads }
     }
     pub(super) fn take(&mut self, msg: Message) -> Option<u32> {
         let s = self.free.pop()?;
@@ -106,8 +108,20 @@ impl MsgPool {
         self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, remote: 0, cancelled: false };
         Some(s)
     }
+    /// Slot `s` is free again; the payload of the message in it, if any, goes back to its
+    /// pool (a payload taken already is left alone).
+    #[inline]
     pub(super) fn give_back(&mut self, s: u32) {
+        if self.slots[s as usize].msg.payload.is_some() {
+            self.release_payload_of(s);
+        }
         self.free.push(s);
+    }
+    #[cold]
+    fn release_payload_of(&mut self, s: u32) {
+        if let Some(p) = self.slots[s as usize].msg.payload.take() {
+            self.payloads.release(p);
+        }
     }
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
@@ -151,6 +165,12 @@ impl Mailbox {
         }
     }
 }
+
+/// The `arg` of a `MessageRefused` record for a message a busy handler's full queue refused.
+pub(super) const HANDLER_QUEUE_FULL: u64 = 5;
+/// The `arg` of a `MessageRefused` record for a timed message still waiting when the run
+/// ended.
+pub(super) const PENDING_AT_END: u64 = 6;
 
 /// The `arg` of a `MessageRefused` record.
 pub(super) fn refusal_code(e: MsgError) -> u64 {
@@ -196,6 +216,11 @@ impl<C: Clock> Kernel<C> {
             }
             MsgOp::SendAt { to, at } => Some(self.msg_send_at(c, id, to, at)),
             MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
+            MsgOp::DropPayload => {
+                let m = self.mail_msg(id);
+                self.drop_payload(m);
+                Some(Ok(()))
+            }
             MsgOp::AnswerCaller { caller, token, answered } => {
                 self.answer_handler_caller(id, caller, token, answered);
                 Some(Ok(()))
@@ -203,6 +228,13 @@ impl<C: Clock> Kernel<C> {
             MsgOp::RemoteHandler { wait } => self.handler_send_remote(c, id, wait),
             MsgOp::AnswerRemote { caller, stamp, answered } => {
                 self.answer_remote_caller(id, caller, stamp, answered);
+                Some(Ok(()))
+            }
+            MsgOp::HandlerRefused => {
+                let m = self.mail_msg(id);
+                self.drop_payload(m);
+                self.msg_stats.handler_queue_full += 1;
+                self.trace_thread(id, TraceKind::MessageRefused, HANDLER_QUEUE_FULL);
                 Some(Ok(()))
             }
         };
@@ -218,22 +250,26 @@ impl<C: Clock> Kernel<C> {
     /// Send the message in `id`'s mail cell to `to` (`call`: and wait for the reply). Returns
     /// the answer, or `None` when the caller now waits.
     pub(crate) fn msg_send(&mut self, c: usize, id: ThreadId, to: ThreadId, call: bool) -> Option<MsgAnswer> {
+        let mut msg = self.mail_msg(id);
         if call && to == id {
+            self.drop_payload(msg);
             return Some(Err(MsgError::CallSelf));
         }
         if self.local(to).is_none() {
-            return match self.remote_cpu(to) {
-                Some(cpu) => {
-                    let msg = self.mail_msg(id);
-                    self.msg_send_remote(c, id, to, cpu, msg, call)
-                }
+            let remote = self.remote_cpu(to);
+            if msg.payload.is_some() || remote.is_none() {
+                self.drop_payload(msg);
+            }
+            return match remote {
+                Some(_) if msg.payload.is_some() => Some(Err(self.refuse(id, MsgError::PayloadCrossCpu))),
+                Some(cpu) => self.msg_send_remote(c, id, to, cpu, msg, call),
                 None => Some(Err(MsgError::NoSuchThread(to))),
             };
         }
-        let mut msg = self.mail_msg(id);
         msg.from = Some(id);
         msg.expects_reply = call;
         let Some(s) = self.msg_pool.take(msg) else {
+            self.drop_payload(msg);
             return Some(Err(self.refuse(id, MsgError::PoolFull)));
         };
         if let Err(e) = self.deliver(to, s) {
@@ -245,6 +281,18 @@ impl<C: Clock> Kernel<C> {
             return None;
         }
         Some(Ok(()))
+    }
+
+    /// The payload `m` carries, if any, goes back to its pool: `m` is not delivered.
+    #[inline]
+    pub(super) fn drop_payload(&mut self, m: Message) {
+        if let Some(p) = m.payload {
+            self.release_payload(p);
+        }
+    }
+    #[cold]
+    fn release_payload(&mut self, p: crate::message::Payload) {
+        self.msg_pool.payloads.release(p);
     }
 
     /// A message call of `id` failed with `e`: traced, and returned.
@@ -329,9 +377,21 @@ impl<C: Clock> Kernel<C> {
         let original = self.msg_pool.slots[s as usize].msg;
         reply.from = Some(id);
         reply.expects_reply = false;
-        let Some(sender) = original.from else { return Some(Err(MsgError::NoCurrent)) };
-        self.tcb(id).mbox.current = None;
+        let Some(sender) = original.from else {
+            self.drop_payload(reply);
+            return Some(Err(MsgError::NoCurrent));
+        };
         let stamp = self.msg_pool.slots[s as usize].remote;
+        if reply.payload.is_some() && (stamp != 0 || self.local(sender).is_none()) {
+            // The message stays current: it may be answered without the payload.
+            self.drop_payload(reply);
+            return Some(Err(self.refuse(id, MsgError::PayloadCrossCpu)));
+        }
+        self.tcb(id).mbox.current = None;
+        if reply.payload.is_some() && reply.payload == original.payload {
+            // The reply carries the payload on: the slot's message gives it up.
+            self.msg_pool.slots[s as usize].msg.payload = None;
+        }
         if original.expects_reply && stamp != 0 {
             // The caller waits on another real-time CPU: the reply travels back through that
             // CPU's queue, as plain data; the slot is this kernel's and comes back now.
@@ -345,8 +405,10 @@ impl<C: Clock> Kernel<C> {
                 t.mail.msg.set(reply);
                 t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
                 self.wake_from_wait(sender);
+            } else {
+                // A caller that no longer waits (aborted, killed) gets nothing.
+                self.drop_payload(reply);
             }
-            // A caller that no longer waits (aborted, killed) gets nothing.
             self.msg_pool.give_back(s);
             return Some(Ok(()));
         }
@@ -359,7 +421,8 @@ impl<C: Clock> Kernel<C> {
                 None => Some(Err(MsgError::NoSuchThread(sender))),
             };
         }
-        self.msg_pool.slots[s as usize].msg = reply;
+        let old = std::mem::replace(&mut self.msg_pool.slots[s as usize].msg, reply);
+        self.drop_payload(old);
         self.msg_pool.slots[s as usize].seq = self.msg_pool.next_seq();
         if let Err(e) = self.deliver(sender, s) {
             self.msg_pool.give_back(s);
@@ -445,6 +508,10 @@ impl<C: Clock> Kernel<C> {
     /// waits for it (aborted, killed) gets nothing.
     fn answer_handler_caller(&mut self, id: ThreadId, caller: ThreadId, token: u32, answered: bool) {
         if self.local(caller).is_none() || self.tcb(caller).state != State::Blocked(Wait::Handler(token)) {
+            if answered {
+                let m = self.mail_msg(id);
+                self.drop_payload(m);
+            }
             return;
         }
         let answer = if answered {
@@ -462,14 +529,22 @@ impl<C: Clock> Kernel<C> {
     /// `id` asks for the message in its mail cell to be sent to `to` at `at` (now, if `at` has
     /// passed): the message is taken from the pool now; the handle goes back in the mail cell.
     pub(crate) fn msg_send_at(&mut self, c: usize, id: ThreadId, to: ThreadId, at: Time) -> MsgAnswer {
-        // A recipient of another real-time CPU is checked there when the timer fires.
-        if self.local(to).is_none() && self.remote_cpu(to).is_none() {
-            return Err(MsgError::NoSuchThread(to));
-        }
         let mut msg = self.mail_msg(id);
+        // A recipient of another real-time CPU is checked there when the timer fires.
+        if self.local(to).is_none() {
+            if self.remote_cpu(to).is_none() {
+                self.drop_payload(msg);
+                return Err(MsgError::NoSuchThread(to));
+            }
+            if msg.payload.is_some() {
+                self.drop_payload(msg);
+                return Err(self.refuse(id, MsgError::PayloadCrossCpu));
+            }
+        }
         msg.from = Some(id);
         msg.expects_reply = false;
         let Some(s) = self.msg_pool.take(msg) else {
+            self.drop_payload(msg);
             return Err(self.refuse(id, MsgError::PoolFull));
         };
         let Some(timer) = self.timers.push(at.max(self.now), TimerKind::Message(s)) else {
@@ -495,6 +570,8 @@ impl<C: Clock> Kernel<C> {
                 slot.armed = None;
                 self.msg_pool.armed -= 1;
                 let msg = slot.msg;
+                // The message, payload included, goes back to its sender.
+                slot.msg.payload = None;
                 self.timers.cancel(a.timer);
                 self.msg_pool.give_back(s);
                 self.tcb(id).mail.msg.set(msg);
@@ -557,6 +634,42 @@ impl<C: Clock> Kernel<C> {
             self.timers.cancel(a.timer);
             self.msg_pool.give_back(s as u32);
             self.refuse_timed(sender, a.cpu, MsgError::NoSuchThread(id));
+        }
+    }
+
+    /// The run ends: every timed message still waiting for its instant is counted
+    /// (`MessageStats::timed_pending_at_end`), traced as refused on its sender with `arg`
+    /// [`PENDING_AT_END`], and its slot goes back to the pool. A scan of the pool, once, and
+    /// only if some message is timed.
+    pub(super) fn drop_timed_at_end(&mut self) {
+        if !self.msg_pool.payloads.is_empty() {
+            // Messages left in the queues of live threads give their payloads back too.
+            for i in 0..self.slots.len() {
+                let Some(t) = self.slots[i].as_ref() else { continue };
+                let held = t.mbox.current.iter().chain(t.mbox.new.iter()).chain(t.mbox.saves.iter().flatten());
+                for &m in held {
+                    if let Some(p) = self.msg_pool.slots[m as usize].msg.payload.take() {
+                        self.msg_pool.payloads.release(p);
+                    }
+                }
+            }
+        }
+        if self.msg_pool.armed == 0 {
+            return;
+        }
+        for s in 0..self.msg_pool.slots.len() {
+            let slot = &mut self.msg_pool.slots[s];
+            let Some(a) = slot.armed.take() else { continue };
+            self.msg_pool.armed -= 1;
+            let sender = slot.msg.from.expect("a timed message has a sender");
+            self.timers.cancel(a.timer);
+            self.msg_pool.give_back(s as u32);
+            self.msg_stats.timed_pending_at_end += 1;
+            if self.local(sender).is_some() {
+                self.trace_thread(sender, TraceKind::MessageRefused, PENDING_AT_END);
+            } else {
+                self.trace(a.cpu, TraceKind::MessageRefused, sender, 0, PENDING_AT_END);
+            }
         }
     }
 

@@ -107,6 +107,7 @@ pub(crate) struct KernelPart {
     pub(crate) trace_dropped: u64,
     pub(crate) cross_cpu: crate::stats::CrossCpuStats,
     pub(crate) event_releases_refused: u64,
+    pub(crate) messages: crate::stats::MessageStats,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
     pub(crate) error: Option<Error>,
@@ -273,6 +274,8 @@ pub(crate) struct Kernel<C: Clock> {
     xcpu: crate::stats::CrossCpuStats,
     /// Releases asked by timing events that could not be carried out.
     event_releases_refused: u64,
+    /// Messages refused by full handler queues, timed messages pending at the end.
+    msg_stats: crate::stats::MessageStats,
     /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
     /// stopped until the run ends (see `os_backed.rs`).
     abandoned: Vec<os_backed::Worker>,

@@ -184,6 +184,12 @@ pub(crate) enum MsgOp {
         stamp: u32,
         answered: bool,
     },
+    /// A busy handler's full queue refused the thread's message (in the mail cell): traced and
+    /// counted, its payload released.
+    HandlerRefused,
+    /// The payload of the message in the mail cell goes back to its pool (a handler's message
+    /// not delivered on).
+    DropPayload,
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.

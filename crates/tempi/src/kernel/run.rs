@@ -410,6 +410,8 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(super) fn shutdown(mut self) -> KernelPart {
+        // Timed messages whose instant has not come: reported, and their slots taken back.
+        self.drop_timed_at_end();
         // Charge the CPU time of threads still on a CPU; their last segment stays open in the
         // trace, which exporters close at the run's end.
         for c in 0..self.cpus.len() {
@@ -435,6 +437,7 @@ impl<C: Clock> Kernel<C> {
             trace_dropped: dropped,
             cross_cpu: crate::stats::CrossCpuStats { proxies_at_end: self.proxies as u64, ..self.xcpu },
             event_releases_refused: self.event_releases_refused,
+            messages: self.msg_stats,
             end: self.now,
             error: self.failed.take(),
         }

@@ -10,7 +10,8 @@
 //! waits at ([`Stymie`]); the holder's lent urgency is the maximum of its lends and of what its
 //! locks lend (`Kernel::lent_to`), applied through the same path as lock inheritance
 //! (`Kernel::recompute_lent`). Leaving the handler or vacating the semaphore withdraws the
-//! lends made for it, latest first, each reported as NICE.
+//! lends made for it, latest first, each reported as NICE; a waiter that stops waiting
+//! unserved (timeout, abort, kill) withdraws the lends its wait caused (`lending.rs`).
 //!
 //! Semaphores have no owner; while PROCURE is asked for, the kernel notes which threads are
 //! inside each semaphore (a unit taken and not yet given back), at most [`INSIDE`] entries per
@@ -42,6 +43,9 @@ pub(crate) struct Lend {
     id: InheritId,
     at: Stymie,
     urgency: Urgency,
+    /// The blocked thread whose wait caused it (through a chain, for a transitive lend): its
+    /// timeout, abort or kill ends the lend (`lending.rs`). `None` for PRIO SAVE.
+    origin: Option<ThreadId>,
 }
 
 /// A thread's part in the message-level events.
@@ -53,6 +57,8 @@ pub(crate) struct MetaTcb {
     inside: Vec<u32>,
     /// The busy handler it waits at and the thread that handler runs on.
     at_handler: Option<(HandlerId, ThreadId)>,
+    /// Lends its waits caused that other threads still hold.
+    pub(super) caused: u32,
 }
 
 impl MetaTcb {
@@ -64,6 +70,7 @@ impl MetaTcb {
             lends: Vec::with_capacity(if inherit { LENDS } else { 0 }),
             inside: Vec::with_capacity(if events.contains(Events::PROCURE) { INSIDE } else { 0 }),
             at_handler: None,
+            caused: 0,
         }
     }
 
@@ -91,6 +98,18 @@ impl MetaTcb {
     /// The largest urgency its lends give it.
     pub(crate) fn lent(&self) -> Option<Urgency> {
         self.lends.iter().map(|l| l.urgency).max()
+    }
+
+    /// Whether it holds a lend made at a busy handler (leaving the handler is then reported).
+    pub(super) fn holds_handler_lends(&self) -> bool {
+        self.lends.iter().any(|l| matches!(l.at, Stymie::Handler(_)))
+    }
+
+    /// Take out the latest lend `origin`'s wait caused: its id and where it was made.
+    pub(super) fn take_lend_of(&mut self, origin: ThreadId) -> Option<(InheritId, Stymie)> {
+        let k = self.lends.iter().rposition(|l| l.origin == Some(origin))?;
+        let l = self.lends.remove(k);
+        Some((l.id, l.at))
     }
 }
 
@@ -145,7 +164,7 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     pub(crate) fn meta_procure_blocked(&mut self, c: usize, waiter: ThreadId) {
         if self.events_of(c).contains(Events::PROCURE) {
-            self.inherit_from(waiter, NO_CONSTRAINT, 0);
+            self.inherit_from(waiter, waiter, NO_CONSTRAINT, 0);
         }
     }
 
@@ -162,13 +181,14 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         self.tcb(waiter).meta.at_handler = Some((handler, holder));
-        self.inherit_from(waiter, constraint, 0);
+        self.inherit_from(waiter, waiter, constraint, 0);
     }
 
     /// Report the blocking of `waiter` (at a semaphore or a busy handler) to the scheduler,
     /// lend what it answers to the holders, and go on from each raised holder that is itself
-    /// blocked (transitivity). `depth` bounds the walk by the number of thread slots.
-    fn inherit_from(&mut self, waiter: ThreadId, constraint: i64, depth: usize) {
+    /// blocked (transitivity). `origin` is the thread whose blocking began the walk; `depth`
+    /// bounds the walk by the number of thread slots.
+    fn inherit_from(&mut self, waiter: ThreadId, origin: ThreadId, constraint: i64, depth: usize) {
         if depth > self.slots.len() {
             return;
         }
@@ -190,7 +210,7 @@ impl<C: Clock> Kernel<C> {
                     let id = self.next_inherit();
                     let (w, h) = (self.info(waiter), self.info(holder));
                     let lent = self.sched_mut(c).on_procure(&w, &h, at, id);
-                    self.lend(holder, id, at, lent, depth);
+                    self.lend(holder, id, at, lent, origin, depth);
                 }
             }
             State::Blocked(Wait::Handler(_)) if events.contains(Events::CALL) => {
@@ -202,7 +222,7 @@ impl<C: Clock> Kernel<C> {
                 let id = self.next_inherit();
                 let (w, h) = (self.info(waiter), self.info(holder));
                 let lent = self.sched_mut(c).on_call(&w, &h, at, constraint, id);
-                self.lend(holder, id, at, lent, depth);
+                self.lend(holder, id, at, lent, origin, depth);
             }
             _ => {}
         }
@@ -210,20 +230,29 @@ impl<C: Clock> Kernel<C> {
 
     /// Lend `urgency` (if any) to `holder` for inheritance `id` at `at`, then follow `holder`
     /// if it is blocked itself.
-    fn lend(&mut self, holder: ThreadId, id: InheritId, at: Stymie, urgency: Option<Urgency>, depth: usize) {
+    fn lend(
+        &mut self,
+        holder: ThreadId,
+        id: InheritId,
+        at: Stymie,
+        urgency: Option<Urgency>,
+        origin: ThreadId,
+        depth: usize,
+    ) {
         let Some(urgency) = urgency else { return };
         let m = &mut self.tcb(holder).meta;
         if m.lends.len() >= m.lends.capacity() {
             return;
         }
-        m.lends.push(Lend { id, at, urgency });
+        m.lends.push(Lend { id, at, urgency, origin: Some(origin) });
+        self.tcb(origin).meta.caused += 1;
         if matches!(at, Stymie::Handler(_)) {
             self.tcb(holder).mail.nice.set(true);
         }
         let before = self.tcb(holder).urgency();
         self.recompute_lent(holder);
         if self.tcb(holder).urgency() > before {
-            self.inherit_from(holder, NO_CONSTRAINT, depth + 1);
+            self.inherit_from(holder, origin, NO_CONSTRAINT, depth + 1);
         }
     }
 
@@ -236,12 +265,15 @@ impl<C: Clock> Kernel<C> {
         let c = self.cpu_of(id);
         while let Some(k) = self.tcb(id).meta.lends.iter().rposition(|l| l.at == at) {
             let lend = self.tcb(id).meta.lends.remove(k);
+            if let Some(o) = lend.origin.filter(|&o| self.local(o).is_some()) {
+                let m = &mut self.tcb(o).meta;
+                m.caused = m.caused.saturating_sub(1);
+            }
             self.recompute_lent(id);
             let info = self.info(id);
             self.sched_mut(c).on_nice(&info, at, lend.id);
         }
-        let m = &self.tcb(id).meta;
-        let handler_lends = m.lends.iter().any(|l| matches!(l.at, Stymie::Handler(_)));
+        let handler_lends = self.tcb(id).meta.holds_handler_lends();
         self.tcb(id).mail.nice.set(handler_lends);
     }
 
@@ -260,7 +292,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(urgency) = lent {
             let m = &mut self.tcb(id).meta;
             if m.lends.len() < m.lends.capacity() {
-                m.lends.push(Lend { id: inherit, at: Stymie::Prio, urgency });
+                m.lends.push(Lend { id: inherit, at: Stymie::Prio, urgency, origin: None });
                 self.recompute_lent(id);
             }
         }

@@ -60,6 +60,8 @@ pub(crate) struct KernelSeed {
     direct_hand_off: bool,
     progress: Option<crate::config::ProgressHook>,
     message_pool: usize,
+    /// The runtime's payload pools: every kernel of the run shares them.
+    payloads: crate::message::PayloadStores,
 }
 
 impl KernelSeed {
@@ -99,6 +101,7 @@ impl KernelSeed {
             direct_hand_off: config.direct_hand_off,
             progress: config.progress.clone(),
             message_pool: config.message_pool * cpu_count,
+            payloads: Default::default(),
         }
     }
 
@@ -121,6 +124,11 @@ impl KernelSeed {
         let id = Self::next_id(&mut self.sems_created, self.max_locks, self.lock_base, "semaphores")?;
         self.setup.push(ControlOp::CreateSem(spec));
         Ok(SemId(id))
+    }
+
+    /// Share payload pool `store` with this kernel.
+    pub(crate) fn add_payload_store(&mut self, store: std::sync::Arc<dyn crate::message::PayloadStore>) {
+        self.payloads.push(store);
     }
 
     /// Share global lock `lock` with this kernel.
@@ -265,9 +273,10 @@ impl<C: Clock> Kernel<C> {
             outbox: std::collections::VecDeque::new(),
             xcpu: crate::stats::CrossCpuStats::default(),
             event_releases_refused: 0,
+            msg_stats: crate::stats::MessageStats::default(),
             abandoned: Vec::new(),
             watch: None,
-            msg_pool: super::messages::MsgPool::new(seed.message_pool),
+            msg_pool: super::messages::MsgPool::new(seed.message_pool, seed.payloads),
             next_inherit: 0,
             global: false,
         };

@@ -334,13 +334,18 @@ impl<C: Clock> Kernel<C> {
         self.make_ready(w, ReadyReason::Woken);
     }
 
-    /// Take `id` out of the condition-variable or semaphore queue it waits in (for a wait on
-    /// another real-time CPU, post the withdrawal of its proxy there).
+    /// Take `id` out of the condition-variable or semaphore queue it waits in (not served:
+    /// a timeout, abort or kill); the lends its wait at a semaphore or busy handler caused
+    /// end (`lending.rs`). For a wait on another real-time CPU, the withdrawal of its proxy is
+    /// posted there.
     pub(crate) fn leave_queue_wait(&mut self, id: ThreadId) {
         match self.tcb(id).state {
             State::Blocked(Wait::Cond(k)) => self.conds[k as usize].waiters.remove(id),
-            State::Blocked(Wait::Sem(k)) => self.sems[k as usize].waiters.remove(id),
-            // The proxy on the object's CPU is withdrawn.
+            State::Blocked(Wait::Sem(k)) => {
+                self.sems[k as usize].waiters.remove(id);
+                self.end_lends_of(id);
+            }
+            State::Blocked(Wait::Handler(_)) => self.end_lends_of(id),
             State::Blocked(Wait::RemoteCond(raw)) => self.withdraw_remote_wait(id, raw, false),
             State::Blocked(Wait::RemoteSem(raw)) => self.withdraw_remote_wait(id, raw, true),
             _ => {}

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use super::calls::MsgCall;
 use super::ctx::Ctx;
+use super::messages::HANDLER_QUEUE_FULL;
 use super::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use super::tcb::{State, Wait};
 use super::xcpu::Post;
@@ -39,6 +40,7 @@ use crate::message::{Caller, Handler, HandlerHost, Message, MsgError, Served};
 use crate::policy::sched::Urgency;
 use crate::thread::ThreadId;
 use crate::time::Time;
+use crate::trace::TraceKind;
 
 impl Ctx<'_> {
     /// Invoke `h`, a handler of another real-time CPU, with `msg` (its sender and kind set);
@@ -100,6 +102,11 @@ impl<C: Clock> Kernel<C> {
             let host = RefCell::new(KernelHost { k: self, invoker: sender, urgency, now });
             handler.serve_remote(&host, msg, caller)
         };
+        if let Err(MsgError::QueueFull) = served {
+            // Never silent: a trace record and a count in the run's outcome, as on the
+            // handler's own CPU.
+            self.handler_queue_refused(msg);
+        }
         if stamp == 0 {
             return;
         }
@@ -110,6 +117,18 @@ impl<C: Clock> Kernel<C> {
             Err(e) => Err(e),
         };
         self.answer_remote_sender(sender, stamp, answer);
+    }
+
+    /// A busy handler's full queue refused `msg`, from a thread of another CPU or from a
+    /// handler on this dispatcher: its payload goes back, and the refusal is counted and
+    /// traced (on the sender's name, on this CPU).
+    fn handler_queue_refused(&mut self, msg: Message) {
+        self.drop_payload(msg);
+        self.msg_stats.handler_queue_full += 1;
+        if self.tracing {
+            let sender = msg.from.expect("a posted message has a sender");
+            self.trace(0, TraceKind::MessageRefused, sender, 0, HANDLER_QUEUE_FULL);
+        }
     }
 
     /// A handler on `id`'s stack answers `caller` of another CPU, waiting on `stamp`: with the
@@ -183,5 +202,11 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
             Caller::Local(t, token) => self.k.answer_local_waiter(t, token, reply),
             Caller::Remote(t, stamp) => self.k.answer_remote_sender(t, stamp, reply.ok_or(MsgError::Unanswered)),
         }
+    }
+    fn drop_payload(&mut self, msg: Message) {
+        self.k.drop_payload(msg);
+    }
+    fn refused(&mut self, msg: Message) {
+        self.k.handler_queue_refused(msg);
     }
 }

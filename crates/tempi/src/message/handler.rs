@@ -7,7 +7,9 @@
 //! message: a sender goes on, a caller waits in its kernel until the handler, draining its
 //! queue, answers. A handler is non-reentrant, runs at the urgency of the thread whose stack it
 //! borrows, and never blocks: its [`HandlerCtx`] offers no waiting call, and calling a busy
-//! handler from a handler fails with [`MsgError::WouldBlock`].
+//! handler from a handler fails with [`MsgError::WouldBlock`]. Its save queues
+//! (`handler_saves.rs`) make it a monitor: a saved call's caller waits until an invocation
+//! serves it.
 //!
 //! A handler belongs to a CPU. In real time a thread of another CPU cannot lend its stack
 //! there: its request goes through that CPU's queue, and that CPU's dispatcher serves it —
@@ -16,9 +18,9 @@
 //! (`kernel/xcpu_handlers.rs`). A caller waits for a call's reply, and for a send until it has
 //! been run or queued, so both clocks give the same answers.
 //!
-//! Owns the handler's state (busy flag, bounded queue, function) and its invocation path; the
-//! kernel only parks and wakes the callers of a busy handler and carries requests between
-//! CPUs. Must not: reach kernel state.
+//! Owns the handler's state (busy flag, bounded queue, save queues, function) and its
+//! invocation path; the kernel only parks and wakes the callers of a busy handler and carries
+//! requests between CPUs. Must not: reach kernel state.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -38,7 +40,7 @@ type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
 
 /// Tokens pairing a queued call with the caller waiting for it, unique in the process (up to
 /// wrap-around), so a stale answer never wakes a later call.
-static TOKENS: AtomicU32 = AtomicU32::new(1);
+pub(super) static TOKENS: AtomicU32 = AtomicU32::new(1);
 
 /// Handler identities, unique in the process.
 static HANDLER_IDS: AtomicU64 = AtomicU64::new(1);
@@ -78,24 +80,80 @@ struct Pending {
     caller: Option<Caller>,
 }
 
+/// A message the handler put aside ([`HandlerCtx::save`]).
+#[derive(Clone, Copy)]
+pub(super) struct Saved {
+    pub(super) msg: Message,
+    /// The waiting caller, for a call: it waits until the message is served.
+    pub(super) caller: Option<Caller>,
+    /// Save order, for ties of `value`.
+    pub(super) seq: u64,
+}
+
 /// What serving a request from another CPU did ([`Handler::serve_remote`]).
 pub(crate) enum Served {
     /// The handler was idle and ran it (and drained its queue); its reply to a call.
     Ran(Option<Message>),
-    /// The handler was busy: the message waits in its queue, and a call is answered when the
-    /// handler serves it.
+    /// The handler was busy, or saved the message: a call is answered when the handler
+    /// serves it.
     Queued,
 }
 
 /// What the handler runs on: a thread's stack, or its CPU's dispatcher (a request from
 /// another CPU).
 #[derive(Clone, Copy)]
-enum Via<'h, 'c> {
+pub(super) enum Via<'h, 'c> {
     Thread(&'h Ctx<'c>),
     Host(&'h RefCell<dyn HandlerHost + 'c>),
 }
 
-struct Inner {
+impl Via<'_, '_> {
+    /// Give the payload of `msg` back to its pool.
+    fn drop_payload(self, msg: Message) {
+        match self {
+            Via::Thread(cx) => cx.drop_payload(msg),
+            Via::Host(host) => host.borrow_mut().drop_payload(msg),
+        }
+    }
+
+    /// Answer `caller`'s call, queued or saved, with `reply` (`None`: unanswered).
+    pub(super) fn answer(self, caller: Caller, reply: Option<Message>) {
+        match (caller, self) {
+            (Caller::Local(caller, token), Via::Thread(cx)) => cx.handler_answer(caller, token, reply),
+            (Caller::Remote(caller, stamp), Via::Thread(cx)) => cx.handler_answer_remote(caller, stamp, reply),
+            (caller, Via::Host(host)) => host.borrow_mut().answer(caller, reply),
+        }
+    }
+}
+
+/// What became of the message a handler was invoked for.
+enum Done {
+    /// Answered (`None`: not replied to; for a call, `Unanswered`).
+    Reply(Option<Message>),
+    /// Saved: a queued caller keeps waiting.
+    Saved,
+    /// Saved, and it was a call made inline by the invoking thread, which is to wait for it
+    /// with this token once the handler is idle.
+    SavedOwn(u32),
+}
+
+/// Whether the invoked message is still current.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Invoked {
+    Current,
+    Saved,
+    SavedOwn(u32),
+}
+
+/// A handler's save queues, each ordered by `value`, ties in the order saved; each sized to
+/// the handler's capacity when it is made.
+#[derive(Default)]
+pub(super) struct SaveQueues {
+    pub(super) queues: Vec<Vec<Saved>>,
+    pub(super) seq: u64,
+}
+
+pub(super) struct Inner {
     id: HandlerId,
     /// The thread whose stack it runs on while busy (its id as a word).
     holder: AtomicU64,
@@ -107,7 +165,11 @@ struct Inner {
     busy: AtomicBool,
     f: Mutex<HandlerFn>,
     pending: Mutex<VecDeque<Pending>>,
-    cap: usize,
+    pub(super) saves: Mutex<SaveQueues>,
+    /// The answer to the invoking thread's own saved call, when the handler served it before
+    /// that thread began to wait (token, reply).
+    pub(super) early: Mutex<Option<(u32, Option<Message>)>>,
+    pub(super) cap: usize,
 }
 
 /// A handler: a function invoked per message on the stack of the thread that sends it (see
@@ -157,15 +219,13 @@ impl Drop for Busy<'_> {
     }
 }
 
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Handler {
-    /// A handler named `name` of CPU `cpu` (its threads run it on their stacks; in real time
-    /// a thread of another CPU invokes it through this CPU's queue and this CPU's dispatcher
-    /// runs it; in virtual time, one kernel for every CPU, any thread runs it on its stack),
-    /// whose queue holds
+    /// A handler named `name` for the threads of CPU `cpu` (in real time only they may invoke
+    /// it; virtual time has one kernel for every CPU and no such limit), whose queue holds
     /// `capacity` messages while it is busy (sized now: queuing never allocates), running `f`
     /// once per message.
     ///
@@ -189,6 +249,8 @@ impl Handler {
                 busy: AtomicBool::new(false),
                 f: Mutex::new(Box::new(f)),
                 pending: Mutex::new(VecDeque::with_capacity(capacity)),
+                saves: Mutex::new(SaveQueues::default()),
+                early: Mutex::new(None),
                 cap: capacity,
             }),
         }
@@ -207,9 +269,7 @@ impl Handler {
     /// off ([`Ctx::preemption`]) whenever it is invoked from another handler, until it has
     /// drained its queue, then the invoking thread's setting is restored. A handler drains its
     /// whole queue before returning, so an inner handler preempted inside an outer one would
-    /// stretch the inversion the outer one's waiters see. Off by default. (A thread with its
-    /// own `tame_prio_inv` on, [`Ctx::tame_prio_inv`], runs every handler it invokes so,
-    /// whatever the handler's setting.)
+    /// stretch the inversion the outer one's waiters see. Off by default.
     ///
     /// ```
     /// use tempi::message::{Handler, Message};
@@ -246,6 +306,33 @@ impl Handler {
     /// ```
     pub fn queued(&self) -> usize {
         locked(&self.inner.pending).len()
+    }
+
+    /// Give the handler `n` save queues ([`HandlerCtx::save`], [`HandlerCtx::read_saved`]),
+    /// each holding as many messages as its queue (sized now: saving never allocates). A
+    /// handler has none unless given some; queues it has already are kept, with what they
+    /// hold.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message, MsgError, Selection};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("h", 0, 2, |hcx, m| {
+    ///     assert_eq!(hcx.save(1, m), Err(MsgError::NoSuchSaveQueue(1)));
+    ///     hcx.save(0, m).unwrap();
+    ///     assert_eq!(hcx.read_saved(0, Selection::any()).unwrap().id, m.id);
+    /// })
+    /// .save_queues(1);
+    /// let mut rt = Runtime::simulated(1);
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| h.send(cx, Message::new(3, 0, 0)).unwrap()).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn save_queues(self, n: usize) -> Handler {
+        let mut saves = locked(&self.inner.saves);
+        while saves.queues.len() < n {
+            saves.queues.push(Vec::with_capacity(self.inner.cap));
+        }
+        drop(saves);
+        self
     }
 
     /// Its identity.
@@ -309,6 +396,12 @@ impl Handler {
             if nested && call {
                 return Err(MsgError::WouldBlock);
             }
+            if msg.payload.is_some() {
+                // Payload pools are read by the threads of one kernel, as for messages to
+                // threads of another CPU.
+                cx.drop_payload(msg);
+                return Err(MsgError::PayloadCrossCpu);
+            }
             return cx.handler_remote(self, msg, !nested);
         }
         if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
@@ -318,20 +411,37 @@ impl Handler {
             // invoking thread (a process), for every handler it invokes.
             let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
             let tamed = tame.then(|| cx.preemption(false));
-            let reply = self.run_one(Via::Thread(cx), msg);
-            self.drain(Via::Thread(cx));
+            let done = self.run_one(Via::Thread(cx), msg, None, nested);
+            self.drain(Via::Thread(cx), nested);
             if let Some(old) = tamed {
                 cx.preemption(old);
             }
             // NICE, if a thread blocked at this handler lent this one urgency.
             cx.handler_left(h.id);
-            return Ok(reply);
+            let token = match done {
+                Done::Reply(reply) => return Ok(reply),
+                Done::Saved => return Ok(None),
+                Done::SavedOwn(token) => token,
+            };
+            // Served already, in this same stay in the handler?
+            let early = locked(&h.early).take();
+            if let Some((_, reply)) = early.filter(|e| e.0 == token) {
+                return reply.map(Some).ok_or(MsgError::Unanswered);
+            }
+            // The handler saved this thread's own call (WAIT): it waits, the handler idle,
+            // until an invocation serves the saved message. Nothing runs on this CPU between
+            // the handler's release and the wait, so no answer can come first.
+            drop(_busy);
+            return cx.handler_await(token, h.id, None, msg.constraint).map(Some);
         }
         if call && nested {
             return Err(MsgError::WouldBlock);
         }
         let mut queue = locked(&h.pending);
         if queue.len() >= h.cap {
+            drop(queue);
+            // Never silent: a trace record and a count in the run's outcome.
+            cx.handler_refused(msg);
             return Err(MsgError::QueueFull);
         }
         if !call {
@@ -344,33 +454,49 @@ impl Handler {
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
-        cx.handler_await(token, h.id, holder, msg.constraint).map(Some)
+        cx.handler_await(token, h.id, Some(holder), msg.constraint).map(Some)
     }
 
     /// Serve `msg` from a thread of another CPU on this CPU's dispatcher `host` (the
     /// request arrived through this CPU's queue): an idle handler runs it now, and drains its
     /// queue; a busy one (on the stack of a thread of this CPU, preempted inside it) queues it,
-    /// and `caller` is answered when it is served ([`MsgError::QueueFull`] if there is no room).
+    /// and `caller` is answered when it is served ([`MsgError::QueueFull`] if there is no room;
+    /// the host counts and traces that refusal). A call the handler saves is answered when
+    /// an invocation serves it, as a queued one.
     pub(crate) fn serve_remote(
         &self,
         host: &RefCell<dyn HandlerHost + '_>,
         msg: Message,
         caller: Option<Caller>,
     ) -> Result<Served, MsgError> {
+        self.serve_on_host(host, msg, caller, false)
+    }
+
+    fn serve_on_host(
+        &self,
+        host: &RefCell<dyn HandlerHost + '_>,
+        msg: Message,
+        caller: Option<Caller>,
+        nested: bool,
+    ) -> Result<Served, MsgError> {
         let h = &*self.inner;
+        let caller = caller.filter(|_| msg.expects_reply);
         if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             let _busy = Busy(&h.busy);
             // No thread holds it: nothing else runs on this CPU until it has drained.
             h.holder.store(0, Ordering::Relaxed);
-            let reply = self.run_one(Via::Host(host), msg);
-            self.drain(Via::Host(host));
-            return Ok(Served::Ran(reply));
+            let done = self.run_one(Via::Host(host), msg, caller, nested);
+            self.drain(Via::Host(host), nested);
+            return Ok(match done {
+                Done::Reply(reply) => Served::Ran(reply),
+                Done::Saved | Done::SavedOwn(_) => Served::Queued,
+            });
         }
         let mut queue = locked(&h.pending);
         if queue.len() >= h.cap {
             return Err(MsgError::QueueFull);
         }
-        queue.push_back(Pending { msg, caller: caller.filter(|_| msg.expects_reply) });
+        queue.push_back(Pending { msg, caller });
         Ok(Served::Queued)
     }
 
@@ -395,16 +521,30 @@ impl Handler {
         if call && self.is_busy() {
             return Err(MsgError::WouldBlock);
         }
-        match self.serve_remote(host, msg, None)? {
-            Served::Ran(reply) => Ok(reply),
-            Served::Queued => Ok(None),
+        match self.serve_on_host(host, msg, None, true) {
+            Ok(Served::Ran(reply)) => Ok(reply),
+            Ok(Served::Queued) => Ok(None),
+            Err(e) => {
+                host.borrow_mut().refused(msg);
+                Err(e)
+            }
         }
     }
 
-    /// Run the function for `msg`; returns its reply to a call. A reply to a message that was
-    /// sent is sent back to its sender (a thread) asynchronously.
-    fn run_one(&self, via: Via<'_, '_>, msg: Message) -> Option<Message> {
-        let hcx = HandlerCtx { via, reply: Cell::new(None) };
+    /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
+    /// A reply to a message that was sent is sent back to its sender (a thread)
+    /// asynchronously.
+    fn run_one(&self, via: Via<'_, '_>, msg: Message, caller: Option<Caller>, nested: bool) -> Done {
+        let hcx = HandlerCtx {
+            via,
+            inner: &self.inner,
+            msg,
+            nested,
+            reply: Cell::new(None),
+            caller,
+            saved: Cell::new(Invoked::Current),
+            taken: Cell::new(None),
+        };
         // PRIO SAVE / RESTORE around a message with a constraint, if the policy asks (on a
         // thread's stack only: the dispatcher has no urgency to lend to).
         let prio = match via {
@@ -416,32 +556,40 @@ impl Handler {
         if let Some((cx, id)) = prio {
             cx.prio_restore(id);
         }
+        // A saved message taken and neither answered nor saved again: put away.
+        hcx.put_away_taken();
+        match hcx.saved.get() {
+            Invoked::Saved => return Done::Saved,
+            Invoked::SavedOwn(token) => return Done::SavedOwn(token),
+            Invoked::Current => {}
+        }
         let reply = hcx.reply.take();
-        match (reply, msg.expects_reply, msg.from) {
+        if msg.payload.is_some() && reply.and_then(|r| r.payload) != msg.payload {
+            // Not taken by the handler nor carried on by its reply: back to its pool (a payload
+            // taken already is left alone).
+            via.drop_payload(msg);
+        }
+        let reply = match (reply, msg.expects_reply, msg.from) {
             (Some(r), false, Some(from)) => {
                 // Errors are traced by the kernel; the handler has nobody to give them to.
                 let _ = hcx.send(from, r);
                 None
             }
             (reply, _, _) => reply,
-        }
+        };
+        Done::Reply(reply)
     }
 
     /// Serve every message queued while the handler was busy, answering waiting callers.
     /// Inlined into the invocation path (an idle call usually finds the queue empty).
     #[inline(always)]
-    fn drain(&self, via: Via<'_, '_>) {
+    fn drain(&self, via: Via<'_, '_>, nested: bool) {
         loop {
             let next = locked(&self.inner.pending).pop_front();
             let Some(p) = next else { return };
-            let reply = self.run_one(via, p.msg);
-            match (p.caller, via) {
-                (None, _) => {}
-                (Some(Caller::Local(caller, token)), Via::Thread(cx)) => cx.handler_answer(caller, token, reply),
-                (Some(Caller::Remote(caller, stamp)), Via::Thread(cx)) => {
-                    cx.handler_answer_remote(caller, stamp, reply)
-                }
-                (Some(caller), Via::Host(host)) => host.borrow_mut().answer(caller, reply),
+            // A call the handler saved keeps its caller waiting.
+            if let (Done::Reply(reply), Some(caller)) = (self.run_one(via, p.msg, p.caller, nested), p.caller) {
+                via.answer(caller, reply);
             }
         }
     }
@@ -466,8 +614,19 @@ impl Handler {
 /// rt.run().unwrap();
 /// ```
 pub struct HandlerCtx<'h, 'c> {
-    via: Via<'h, 'c>,
-    reply: Cell<Option<Message>>,
+    pub(super) via: Via<'h, 'c>,
+    pub(super) inner: &'h Inner,
+    /// The message invoked for and the reply to it.
+    pub(super) msg: Message,
+    /// Invoked from another handler: the invoking thread may not wait.
+    pub(super) nested: bool,
+    pub(super) reply: Cell<Option<Message>>,
+    /// The caller waiting for the invoked message, if it was queued by a call.
+    pub(super) caller: Option<Caller>,
+    /// Whether the invoked message was saved.
+    pub(super) saved: Cell<Invoked>,
+    /// The message taken from a save queue, current until answered or saved again.
+    pub(super) taken: Cell<Option<Saved>>,
 }
 
 impl HandlerCtx<'_, '_> {
@@ -522,13 +681,21 @@ impl HandlerCtx<'_, '_> {
         }
     }
     /// Answer the current message: the reply a caller gets, or, for a message that was sent,
-    /// a message sent back to its sender.
+    /// a message sent back to its sender. The current message is the one the handler was
+    /// invoked for, unless it has taken a saved one since ([`HandlerCtx::read_saved`]): a
+    /// saved call is answered at once (SIGNAL: its caller, waiting since the save, wakes and
+    /// runs if it is more urgent than the invoking thread). With no current message (the
+    /// invoked one saved, no saved one taken) the reply is dropped.
     ///
     /// ```
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, m| hcx.reply(m));
     /// ```
     pub fn reply(&self, msg: Message) {
-        self.reply.set(Some(msg));
+        if let Some(t) = self.taken.take() {
+            self.answer_saved(t, Some(msg));
+        } else if self.saved.get() == Invoked::Current {
+            self.reply.set(Some(msg));
+        }
     }
     /// Send `msg` to a thread, as [`Ctx::send`] (it never waits).
     ///

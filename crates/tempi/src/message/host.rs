@@ -38,4 +38,8 @@ pub(crate) trait HandlerHost {
     fn send(&mut self, to: ThreadId, msg: Message) -> Result<(), MsgError>;
     /// Answer `caller`'s queued call with `reply` (`None`: unanswered).
     fn answer(&mut self, caller: Caller, reply: Option<Message>);
+    /// Give the payload of `msg` back to its pool (a message not delivered on).
+    fn drop_payload(&mut self, msg: Message);
+    /// A busy handler's full queue refused `msg`: counted and traced, its payload released.
+    fn refused(&mut self, msg: Message);
 }

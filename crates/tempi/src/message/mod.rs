@@ -8,7 +8,10 @@
 //! when the thread is created ([`crate::ThreadSpec::mailbox`]): sending never allocates, and a
 //! full pool or queue is an error to the sender and a
 //! [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record, never a
-//! silent drop.
+//! silent drop. A message may carry a typed value from a [`PayloadPool`]
+//! ([`crate::Runtime::payload_pool`]), given back to its pool whenever the message is not
+//! delivered. Handlers ([`Handler`]) are receivers without a stack, with save queues of their
+//! own ([`HandlerCtx::save`]).
 //!
 //! The calls are on [`Ctx`]: [`Ctx::send`] (asynchronous), [`Ctx::call`] (waits for the
 //! reply), [`Ctx::reply`], [`Ctx::read`], [`Ctx::save`] and [`Ctx::read_saved`]. A
@@ -45,19 +48,23 @@ use crate::kernel::Ctx;
 use crate::thread::ThreadId;
 
 mod handler;
+mod handler_saves;
 mod host;
+mod payload;
 
 pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
 pub(crate) use host::{Caller, HandlerHost};
+pub use payload::{Payload, PayloadPool};
+pub(crate) use payload::{PayloadStore, PayloadStores};
 
-/// A message: its sender and three words whose meaning the application chooses. `id` and
-/// `value` are read by the recipient only; `constraint` (a deadline, for example) may also be
-/// read by the recipient's queue policy.
+/// A message: its sender and three words whose meaning the application chooses, and
+/// optionally a typed payload. `id` and `value` are read by the recipient only; `constraint`
+/// (a deadline, for example) may also be read by the recipient's queue policy.
 ///
 /// ```
 /// let m = tempi::message::Message::new(7, 100, 0);
-/// assert_eq!((m.id, m.value, m.constraint, m.from), (7, 100, 0, None));
+/// assert_eq!((m.id, m.value, m.constraint, m.from, m.payload), (7, 100, 0, None, None));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Message {
@@ -71,6 +78,10 @@ pub struct Message {
     pub constraint: i64,
     /// The sender waits for a reply ([`Ctx::call`]); set by the runtime.
     pub expects_reply: bool,
+    /// A value of the application's type, held in a [`PayloadPool`]: set by
+    /// [`PayloadPool::attach`], taken back by [`PayloadPool::take`]. The runtime gives the
+    /// pool slot back if the message is not delivered.
+    pub payload: Option<Payload>,
 }
 
 impl Message {
@@ -80,7 +91,7 @@ impl Message {
     /// assert_eq!(tempi::message::Message::new(1, 2, 3).value, 2);
     /// ```
     pub const fn new(id: i64, value: i64, constraint: i64) -> Message {
-        Message { from: None, id, value, constraint, expects_reply: false }
+        Message { from: None, id, value, constraint, expects_reply: false, payload: None }
     }
 }
 
@@ -218,7 +229,8 @@ pub enum MsgError {
     /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) with `arg` 0.
     PoolFull,
     /// The recipient's new queue (or the save queue) is full ([`crate::ThreadSpec::mailbox`]);
-    /// traced with `arg` 1.
+    /// traced with `arg` 1. From a busy [`Handler`] whose queue is full: traced with `arg` 5
+    /// and counted in [`crate::MessageStats::handler_queue_full`].
     QueueFull,
     /// The recipient's queue policy refused the message (it cannot be served within its
     /// constraint); traced with `arg` 2.
@@ -271,6 +283,19 @@ pub enum MsgError {
     /// [`Ctx::cancel_timer`] of a timed message that is no longer pending (it was delivered or
     /// cancelled already), or that another thread armed.
     NoSuchTimer,
+    /// The [`PayloadPool`] has no free slot.
+    PayloadPoolFull,
+    /// [`PayloadPool::take`] of a message that carries no payload.
+    NoPayload,
+    /// [`PayloadPool::take`] of a payload of another pool: another type, or another pool of
+    /// the same type.
+    WrongPayload,
+    /// [`PayloadPool::take`] of a payload taken already, or released by the runtime because
+    /// its message was not delivered.
+    StalePayload,
+    /// A message with a payload to a thread of another real-time CPU: refused (its payload
+    /// released), as payload pools are read by the threads of one kernel.
+    PayloadCrossCpu,
     /// The message read was cancelled by the scheduler before it was processed
     /// ([`crate::policy::sched::Scheduler::on_next`]): it is the current message all the same
     /// (the recipient may reply to it or save it), and it is given here.
@@ -300,6 +325,11 @@ impl fmt::Display for MsgError {
             MsgError::Unwinding => write!(f, "the thread is unwinding"),
             MsgError::WouldBlock => write!(f, "a handler may not wait"),
             MsgError::NoSuchTimer => write!(f, "no such pending timed message"),
+            MsgError::PayloadPoolFull => write!(f, "the payload pool is exhausted"),
+            MsgError::NoPayload => write!(f, "the message carries no payload"),
+            MsgError::WrongPayload => write!(f, "the payload belongs to another pool (another type)"),
+            MsgError::StalePayload => write!(f, "the payload was taken or released already"),
+            MsgError::PayloadCrossCpu => write!(f, "a payload does not cross real-time CPUs"),
             MsgError::Cancelled(m) => write!(f, "message {} was cancelled by the scheduler", m.id),
         }
     }

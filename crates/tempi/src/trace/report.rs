@@ -336,6 +336,12 @@ struct ReportJson<'a> {
     /// Releases asked by timing events that could not be carried out.
     #[serde(skip_serializing_if = "is_zero")]
     event_releases_refused: u64,
+    /// Messages refused by busy handlers' full queues.
+    #[serde(skip_serializing_if = "is_zero")]
+    handler_queue_full: u64,
+    /// Timed messages still waiting for their instant when the run ended.
+    #[serde(skip_serializing_if = "is_zero")]
+    timed_messages_pending_at_end: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -512,6 +518,8 @@ pub(super) fn render(
         cross_cpu_proxies_full: out.cross_cpu.proxies_full,
         cross_cpu_proxies_at_end: out.cross_cpu.proxies_at_end,
         event_releases_refused: out.event_releases_refused,
+        handler_queue_full: out.messages.handler_queue_full,
+        timed_messages_pending_at_end: out.messages.timed_pending_at_end,
         threads,
         sets,
         jobs,
@@ -671,6 +679,16 @@ pub fn summary_text(out: &RunOutcome) -> String {
             s,
             "releases by timing events refused (thread ended or not sporadic): {}",
             out.event_releases_refused
+        );
+    }
+    if out.messages.handler_queue_full > 0 {
+        let _ = writeln!(s, "messages refused by a busy handler's full queue: {}", out.messages.handler_queue_full);
+    }
+    if out.messages.timed_pending_at_end > 0 {
+        let _ = writeln!(
+            s,
+            "timed messages still waiting for their instant at the end of the run: {}",
+            out.messages.timed_pending_at_end
         );
     }
     if out.cross_cpu.refused > 0 {

@@ -1,0 +1,234 @@
+//! Typed payloads: a value of the application's own type carried by a message, held in a pool
+//! sized before the run ([`crate::Runtime::payload_pool`]) so that attaching one never
+//! allocates.
+//!
+//! A message carries only a [`Payload`] handle (pool, slot, stamp); the value waits in its
+//! pool's slot until the recipient takes it ([`PayloadPool::take`]), which checks that the
+//! handle is of this pool (so of this type) and not taken already. Whatever the runtime does
+//! not deliver gives the slot back: the kernel releases the payload of every message it drops
+//! (refused, read past, left in a queue or timed when its recipient or the run ends), through
+//! the [`PayloadStore`] each kernel holds for every pool of its runtime. A stale handle (a
+//! payload taken or released already) is harmless: the slot's stamp has moved on.
+//!
+//! Owns the pools and their slots. Must not: reach kernel state.
+
+use std::any::type_name;
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{Message, MsgError};
+
+/// Pool identities, unique in the process, so a handle is never read by the wrong pool.
+static POOL_IDS: AtomicU32 = AtomicU32::new(1);
+
+/// A message's handle on a value in a [`PayloadPool`]: which pool, which slot, and which use
+/// of that slot. It is plain data; only the pool it names can turn it back into a value.
+///
+/// ```
+/// use tempi::message::Message;
+/// use tempi::Runtime;
+/// let mut rt = Runtime::simulated(1);
+/// let pool = rt.payload_pool::<String>(1).unwrap();
+/// let m = pool.attach(Message::new(1, 0, 0), "hello".to_string()).unwrap();
+/// assert!(m.payload.is_some());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Payload {
+    pub(crate) pool: u32,
+    pub(crate) slot: u32,
+    pub(crate) stamp: u32,
+}
+
+/// What a kernel knows of a payload pool: enough to give back the slot of a message it drops.
+pub(crate) trait PayloadStore: Send + Sync {
+    /// The pool's identity.
+    fn id(&self) -> u32;
+    /// Drop the value `p` names, if it is still there; its slot is free again.
+    fn release(&self, p: Payload);
+}
+
+struct Slots<T> {
+    values: Vec<Option<T>>,
+    /// Bumped on every release or take: a handle names one use of its slot.
+    stamps: Vec<u32>,
+    free: Vec<u32>,
+}
+
+struct Store<T> {
+    id: u32,
+    slots: Mutex<Slots<T>>,
+}
+
+impl<T> Store<T> {
+    fn locked(&self) -> MutexGuard<'_, Slots<T>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take the value `p` names out of its slot, freeing the slot.
+    fn take(&self, p: Payload) -> Result<T, MsgError> {
+        if p.pool != self.id {
+            return Err(MsgError::WrongPayload);
+        }
+        let mut s = self.locked();
+        let i = p.slot as usize;
+        if s.stamps.get(i) != Some(&p.stamp) {
+            return Err(MsgError::StalePayload);
+        }
+        let value = s.values[i].take().ok_or(MsgError::StalePayload)?;
+        s.stamps[i] = s.stamps[i].wrapping_add(1);
+        s.free.push(p.slot);
+        Ok(value)
+    }
+}
+
+impl<T: Send> PayloadStore for Store<T> {
+    fn id(&self) -> u32 {
+        self.id
+    }
+    fn release(&self, p: Payload) {
+        // Dropped outside the lock: a value's destructor may take time.
+        let value = self.take(p).ok();
+        drop(value);
+    }
+}
+
+/// A pool of values of type `T` that messages carry ([`Message::payload`]), made by
+/// [`crate::Runtime::payload_pool`] with a fixed number of slots. Cloning gives another handle
+/// on the same pool (to move into a thread's body).
+///
+/// ```
+/// use tempi::message::{Message, Read};
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// let names = rt.payload_pool::<String>(4).unwrap();
+/// let rx = names.clone();
+/// let r = rt.spawn(ThreadSpec::new("r"), move |cx| {
+///     let m = cx.read(Read::Wait).unwrap();
+///     assert_eq!(rx.take(&m).unwrap(), "ada");
+/// }).unwrap();
+/// rt.spawn(ThreadSpec::new("s"), move |cx| {
+///     let m = names.attach(Message::new(1, 0, 0), "ada".to_string()).unwrap();
+///     cx.send(r, m).unwrap();
+/// }).unwrap();
+/// rt.run().unwrap();
+/// ```
+pub struct PayloadPool<T> {
+    store: Arc<Store<T>>,
+}
+
+impl<T> Clone for PayloadPool<T> {
+    fn clone(&self) -> Self {
+        PayloadPool { store: self.store.clone() }
+    }
+}
+
+impl<T> fmt::Debug for PayloadPool<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PayloadPool").field("type", &type_name::<T>()).field("id", &self.store.id).finish()
+    }
+}
+
+impl<T: Send + 'static> PayloadPool<T> {
+    /// A pool of `capacity` slots, and the kernels' view of it.
+    pub(crate) fn new(capacity: u32) -> (PayloadPool<T>, Arc<dyn PayloadStore>) {
+        let n = capacity as usize;
+        let store = Arc::new(Store {
+            id: POOL_IDS.fetch_add(1, Ordering::Relaxed),
+            slots: Mutex::new(Slots {
+                values: (0..n).map(|_| None).collect(),
+                stamps: vec![0; n],
+                free: (0..capacity).rev().collect(),
+            }),
+        });
+        (PayloadPool { store: store.clone() }, store)
+    }
+
+    /// `msg` carrying `value`: the value goes into a free slot of the pool and the message
+    /// gets its handle. A full pool is [`MsgError::PayloadPoolFull`], and the value is given
+    /// back with it. A payload the message carried before is released.
+    ///
+    /// ```
+    /// use tempi::message::{Message, MsgError};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let pool = rt.payload_pool::<[u8; 4]>(1).unwrap();
+    /// let m = pool.attach(Message::new(0, 0, 0), [1, 2, 3, 4]).unwrap();
+    /// assert_eq!(pool.attach(Message::new(0, 0, 0), [5; 4]).unwrap_err(), (MsgError::PayloadPoolFull, [5; 4]));
+    /// assert_eq!(pool.take(&m).unwrap(), [1, 2, 3, 4]);
+    /// ```
+    pub fn attach(&self, mut msg: Message, value: T) -> Result<Message, (MsgError, T)> {
+        let mut s = self.store.locked();
+        let Some(slot) = s.free.pop() else { return Err((MsgError::PayloadPoolFull, value)) };
+        s.values[slot as usize] = Some(value);
+        let stamp = s.stamps[slot as usize];
+        drop(s);
+        if let Some(old) = msg.payload.replace(Payload { pool: self.store.id, slot, stamp }) {
+            if old.pool == self.store.id {
+                self.store.release(old);
+            }
+        }
+        Ok(msg)
+    }
+
+    /// Take the value `msg` carries out of the pool (its slot is free again). Fails with
+    /// [`MsgError::NoPayload`] if it carries none, [`MsgError::WrongPayload`] if its payload
+    /// is of another pool (another type, or another pool of this type), and
+    /// [`MsgError::StalePayload`] if it was taken already or released by the runtime.
+    ///
+    /// ```
+    /// use tempi::message::{Message, MsgError};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let (ints, texts) = (rt.payload_pool::<i32>(1).unwrap(), rt.payload_pool::<String>(1).unwrap());
+    /// let m = ints.attach(Message::new(0, 0, 0), 7).unwrap();
+    /// assert_eq!(texts.take(&m), Err(MsgError::WrongPayload));
+    /// assert_eq!(texts.take(&Message::new(0, 0, 0)), Err(MsgError::NoPayload));
+    /// assert_eq!(ints.take(&m), Ok(7));
+    /// assert_eq!(ints.take(&m), Err(MsgError::StalePayload));
+    /// ```
+    pub fn take(&self, msg: &Message) -> Result<T, MsgError> {
+        self.store.take(msg.payload.ok_or(MsgError::NoPayload)?)
+    }
+
+    /// Free slots now.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// assert_eq!(rt.payload_pool::<u64>(3).unwrap().available(), 3);
+    /// ```
+    pub fn available(&self) -> usize {
+        self.store.locked().free.len()
+    }
+
+    /// The name of the type it holds, for messages.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// assert_eq!(rt.payload_pool::<u64>(1).unwrap().type_name(), "u64");
+    /// ```
+    pub fn type_name(&self) -> &'static str {
+        type_name::<T>()
+    }
+}
+
+/// The payload stores of one runtime, as each of its kernels holds them.
+#[derive(Clone, Default)]
+pub(crate) struct PayloadStores(Vec<Arc<dyn PayloadStore>>);
+
+impl PayloadStores {
+    pub(crate) fn push(&mut self, s: Arc<dyn PayloadStore>) {
+        self.0.push(s);
+    }
+
+    /// Whether the runtime has no payload pool.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Release `p` into its pool, if that pool is of this runtime (a handle of another
+    /// runtime's pool is left alone).
+    pub(crate) fn release(&self, p: Payload) {
+        if let Some(s) = self.0.iter().find(|s| s.id() == p.pool) {
+            s.release(p);
+        }
+    }
+}
