@@ -17,8 +17,10 @@
 //!   so a bucket stays a valid start as slots are inserted: it only gets further from the
 //!   place looked for. An insertion also names the new slot in the bucket after its own when
 //!   it is due later than the slot named there (one store);
-//! - a deadline before the first bucket starts from the list's head; one after the last
-//!   starts from the last bucket.
+//! - a deadline before the first bucket starts from the list's head. An admission with a
+//!   deadline past the last bucket (or into an empty table: before the first collection)
+//!   rebuilds the table first, the same way: the range covered grows fourfold each time, so
+//!   this is rare once deadlines have spread.
 
 use super::{Slot, NIL};
 
@@ -46,6 +48,12 @@ impl HashIndex {
         }
         let b = (deadline - self.base) / self.width;
         Some(usize::try_from(b).unwrap_or(usize::MAX).min(self.used - 1))
+    }
+
+    /// Whether the table reaches `deadline` (false while it is empty).
+    pub(super) fn covers(&self, deadline: u64) -> bool {
+        let end = self.base.saturating_add((self.used as u64).saturating_mul(self.width));
+        self.used > 0 && deadline < end
     }
 
     /// A slot due at or before `deadline` to walk forward from, or [`NIL`] for the head.

@@ -320,6 +320,12 @@ impl MinLaxityEngine {
         }
     }
 
+    /// Rebuild the hashed search's table over the present list.
+    fn rehash(&mut self) {
+        let last = if self.tail == NIL { 0 } else { self.slot(self.tail).deadline };
+        self.hash.rebuild(&self.slots, self.head, self.len, last);
+    }
+
     /// Lower `job`'s remaining time to `new_remaining(old)`: the later jobs finish earlier.
     fn reduce(&mut self, job: AdmitId, new_remaining: impl Fn(u64) -> u64) -> Result<(), AdmitError> {
         let j = self.find(job).ok_or(AdmitError::UnknownJob(job))?;
@@ -374,6 +380,9 @@ impl AdmissionEngine for MinLaxityEngine {
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
         admit_prologue(self.len, self.capacity, deadline)?;
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
+        if self.search == Search::Hashed && !self.hash.covers(deadline) {
+            self.rehash();
+        }
         let (idle, pred, succ) = self.signed_idle_at(deadline, now.as_nanos());
         if idle < i128::from(wcet) {
             return Ok(Admission::Rejected { idle: idle_span(idle) });
@@ -491,8 +500,7 @@ impl AdmissionEngine for MinLaxityEngine {
             }
         }
         if self.search == Search::Hashed {
-            let last = if self.tail == NIL { 0 } else { self.slot(self.tail).deadline };
-            self.hash.rebuild(&self.slots, self.head, self.len, last);
+            self.rehash();
         }
         gone
     }
