@@ -37,7 +37,7 @@ use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tempi::policy::admit::{self, Admission, AdmissionEngine, AdmitId};
+use tempi::policy::admit::{self, Admission, AdmissionEngine, AdmitId, MinLaxityEngine};
 use tempi::Time;
 
 use super::ExperimentArgs;
@@ -53,6 +53,8 @@ const JOBS_QUICK: usize = 8_000;
 const REPEATS: usize = 5;
 
 const MEAN_GAP_NS: f64 = 125_000.0;
+/// How often (in jobs) the shared minimum-laxity pointers are counted.
+const POINTER_SAMPLE: usize = 64;
 const WCET_MIN_NS: u64 = 50_000;
 const WCET_SPAN_NS: u64 = 100_000;
 
@@ -130,6 +132,9 @@ struct LengthRun {
     collected: usize,
     /// Mean list length seen by an admission.
     mean_len: f64,
+    /// Mean number of `min_laxity`'s shared minimum-laxity pointers per slot, sampled every
+    /// [`POINTER_SAMPLE`] jobs (1: no slot shares its pointer).
+    pointers_per_slot: f64,
     /// Per engine in [`ENGINES`] order: mean ns per admission, per collection, per finish,
     /// and the total per job.
     costs: Vec<Cost>,
@@ -201,8 +206,12 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
         collections: 0,
         collected: 0,
         mean_len: 0.0,
+        pointers_per_slot: 0.0,
         costs: Vec::new(),
     };
+    // An untimed copy of `min_laxity`, fed the same calls, whose pointers are counted.
+    let mut probe = MinLaxityEngine::with_capacity(capacity);
+    let (mut pointer_sum, mut samples) = (0.0, 0usize);
     let mut len_sum = 0usize;
     for job in 0..jobs {
         now += (-MEAN_GAP_NS * (1.0 - rng.unit()).ln()) as u64 + 1;
@@ -222,6 +231,7 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
             for k in rotation(job) {
                 timed(overhead, &mut costs[k].finish, || engines[k].finish(id)).map_err(|e| e.to_string())?;
             }
+            probe.finish(id).map_err(|e| e.to_string())?;
         }
         cpu_at = cpu_at.max(now);
         if engines[0].len() >= length {
@@ -231,10 +241,15 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
                 gone[k] = timed(overhead, &mut costs[k].gc, || engines[k].expire(t));
             }
             agree(&gone, "expire")?;
+            probe.expire(t);
             run.collections += 1;
             run.collected += gone[0];
         }
         len_sum += engines[0].len();
+        if job % POINTER_SAMPLE == 0 && !probe.is_empty() {
+            pointer_sum += probe.shared_pointers() as f64 / probe.len() as f64;
+            samples += 1;
+        }
         let wcet = WCET_MIN_NS + rng.next() % WCET_SPAN_NS;
         let actual = (wcet as f64 * (0.5 + 0.5 * rng.unit())) as u64;
         let deadline = now + (mean_deadline * (0.5 + rng.unit())) as u64;
@@ -245,6 +260,9 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
         }
         let answers = answers.map(|a| a.expect("every engine was asked"));
         agree(&answers, "admit")?;
+        probe
+            .admit(Duration::from_nanos(wcet), Time::from_nanos(deadline), Time::from_nanos(now))
+            .map_err(|e| e.to_string())?;
         match answers[0] {
             Ok(Admission::Accepted(id)) => {
                 ready.push(Reverse(Ready { deadline, seq: ids.len() as u64, left_ns: actual }));
@@ -256,6 +274,7 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
         }
     }
     run.mean_len = len_sum as f64 / jobs as f64;
+    run.pointers_per_slot = if samples == 0 { 0.0 } else { pointer_sum / samples as f64 };
     run.costs = costs;
     Ok(run)
 }
@@ -521,6 +540,11 @@ fn to_text(table: u8, runs: &[LengthRun], checks: &[Conclusion], jobs: usize, ov
         );
     }
     let _ = writeln!(s, "(our costs in us per job on this machine; the paper's on a 20 MHz KSR-1, so compare ratios)");
+    let _ = writeln!(
+        s,
+        "shared min-laxity pointers per slot (1.00: none shared, every update visits one per later slot): {}",
+        runs.iter().map(|r| format!("{}: {:.2}", r.length, r.pointers_per_slot)).collect::<Vec<_>>().join(", ")
+    );
     let interrupted: usize = runs.iter().flat_map(|r| r.costs.iter().map(Cost::interrupted)).sum();
     if interrupted > 0 {
         let _ = writeln!(
@@ -593,6 +617,7 @@ fn to_json(table: u8, runs: &[LengthRun], checks: &[Conclusion], jobs: usize, ov
                 "collections": r.collections,
                 "collected": r.collected,
                 "mean_list_length": (r.mean_len * 10.0).round() / 10.0,
+                "min_laxity_pointers_per_slot": (r.pointers_per_slot * 1000.0).round() / 1000.0,
                 "engines": engines,
                 "paper_us": if table == 1 {
                     paper1.map(|p| json!({"original": p.1, "hash": p.2, "guess": p.3}))

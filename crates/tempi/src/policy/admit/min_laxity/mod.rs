@@ -149,6 +149,34 @@ impl MinLaxityEngine {
         MinLaxityEngine::build(capacity, Search::Hashed)
     }
 
+    /// How many shared minimum-laxity pointers (runs of slots with the same least-laxity slot
+    /// after them) the list holds now: between 1 and [`len`](AdmissionEngine::len) when it is
+    /// not empty. An update visits the pointers after the change, not the slots. O(pointers).
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, MinLaxityEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = MinLaxityEngine::with_capacity(4);
+    /// // Laxities 5 − 1 = 4 and 7 − 3 = 4: each slot is the (first) least from itself on.
+    /// e.admit(Duration::from_nanos(1), Time::from_nanos(5), Time::ZERO).unwrap();
+    /// e.admit(Duration::from_nanos(2), Time::from_nanos(7), Time::ZERO).unwrap();
+    /// assert_eq!(e.shared_pointers(), 2);
+    /// // 3 of work due at 6 leaves it a laxity of 6 − 4 = 2 and cuts the deadline-7 job's
+    /// // to 1, the least of all: all three slots now share one pointer, to the last.
+    /// e.admit(Duration::from_nanos(3), Time::from_nanos(6), Time::ZERO).unwrap();
+    /// assert_eq!(e.shared_pointers(), 1);
+    /// ```
+    pub fn shared_pointers(&self) -> usize {
+        let mut r = if self.head == NIL { NIL } else { self.slot(self.head).run };
+        let mut n = 0;
+        while r != NIL {
+            n += 1;
+            r = self.run(r).next;
+        }
+        n
+    }
+
     fn build(capacity: usize, search: Search) -> MinLaxityEngine {
         let capacity = capacity.min(NIL as usize - 1);
         MinLaxityEngine {
