@@ -29,7 +29,7 @@ fn edf(cpus: usize) -> Runtime<VirtualClock> {
     rt
 }
 
-const ENGINES: [&str; 3] = ["tree", "linear", "min_laxity"];
+const ENGINES: [&str; 4] = ["tree", "linear", "min_laxity", "hashed"];
 
 /// A sporadic thread on `cpu` whose job `k` runs `body(cx, k)` at `times[k]` µs.
 fn submitter(

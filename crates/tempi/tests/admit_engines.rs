@@ -429,6 +429,21 @@ fn run(ops: &[Op], capacity: usize, check_invariants: bool) -> Result<(), TestCa
     Ok(())
 }
 
+/// Operations over a wide, lumpy range of deadlines (clusters, ties and far-off ones) with
+/// longer lists: hash buckets wider than a nanosecond, deadlines past the hash table's range,
+/// and long runs of shared minimum-laxity pointers that split and merge.
+fn wide_op() -> impl Strategy<Value = Op> {
+    let deadline_in = prop_oneof![0u64..40, 5_000u64..5_040, 0u64..1_000_000, Just(250_000u64)];
+    prop_oneof![
+        8 => (0u64..2_000, deadline_in).prop_map(|(wcet, deadline_in)| Op::Admit { wcet, deadline_in }),
+        2 => (0u64..1_200_000).prop_map(|deadline_in| Op::Query { deadline_in }),
+        3 => (0u64..20_000).prop_map(|elapsed| Op::Dispatch { elapsed }),
+        2 => (any::<usize>(), 0u64..3_000).prop_map(|(pick, ran)| Op::Charge { pick, ran }),
+        2 => any::<usize>().prop_map(|pick| Op::Finish { pick }),
+        1 => Just(Op::Expire),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
@@ -443,6 +458,16 @@ proptest! {
     /// and the accepted set EDF-feasible, and the engines still agree with the oracle.
     #[test]
     fn admission_keeps_the_accepted_set_feasible(ops in prop::collection::vec(op(false), 1..120), capacity in 1usize..24) {
+        run(&ops, capacity, true)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// The same checks on longer streams over wide, clustered deadlines.
+    #[test]
+    fn engines_agree_on_wide_clustered_deadlines(ops in prop::collection::vec(wide_op(), 1..400), capacity in 1usize..160) {
         run(&ops, capacity, true)?;
     }
 }

@@ -59,10 +59,14 @@ impl AdmissionEngine for WithMargin {
 
 #[test]
 fn built_in_engines_are_found_by_name_and_alias() {
-    assert_eq!(admit::names()[..3], ["tree", "linear", "min_laxity"]);
-    for (asked, built) in
-        [("tree", "tree"), ("linear", "linear"), ("min_laxity", "min_laxity"), ("min-laxity", "min_laxity")]
-    {
+    assert_eq!(admit::names()[..4], ["tree", "linear", "min_laxity", "hashed"]);
+    for (asked, built) in [
+        ("tree", "tree"),
+        ("linear", "linear"),
+        ("min_laxity", "min_laxity"),
+        ("min-laxity", "min_laxity"),
+        ("hashed", "hashed"),
+    ] {
         let e = admit::by_name(asked, 7).unwrap();
         assert_eq!((e.name(), e.capacity(), e.len()), (built, 7, 0));
     }
@@ -75,8 +79,8 @@ fn registered_engine_is_built_by_name_with_the_capacity_asked_for() {
     admit::register("with-margin", |n| Box::new(WithMargin { inner: TreeEngine::with_capacity(n), margin: ns(2) }))
         .unwrap();
     let names = admit::names();
-    assert_eq!(names[..3], admit::NAMES[..]);
-    assert!(names[3..].contains(&"with-margin".to_string()));
+    assert_eq!(names[..admit::NAMES.len()], admit::NAMES[..]);
+    assert!(names[admit::NAMES.len()..].contains(&"with-margin".to_string()));
     assert!(admit::registry().entry("with-margin").is_some_and(|e| !e.built_in));
 
     let mut e = admit::by_name("with-margin", 2).unwrap();
@@ -94,7 +98,7 @@ fn registered_engine_is_built_by_name_with_the_capacity_asked_for() {
 #[test]
 fn taken_and_invalid_engine_names_are_refused() {
     let make = |n| Box::new(TreeEngine::with_capacity(n)) as Box<dyn AdmissionEngine>;
-    for taken in ["tree", "linear", "min_laxity", "min-laxity"] {
+    for taken in ["tree", "linear", "min_laxity", "min-laxity", "hashed"] {
         assert_eq!(
             admit::register(taken, make),
             Err(RegistryError::Taken { family: "admission engine", name: taken.into() })

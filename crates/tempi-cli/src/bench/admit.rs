@@ -27,6 +27,8 @@
 //!   upkeep per job of each engine.
 //! - `admit.3000.min-laxity`: the same `tree` figure against `min_laxity` (the paper's
 //!   improved list with best-guess search).
+//! - `admit.3000.hashed`: the same `tree` figure against `hashed` (that list with the
+//!   paper's hashed search, rehashed at every `expire`).
 //! - `admit.scaling`: `tree` with 10^6 accepted jobs (`tempi_ns`) against `tree` with 10^3
 //!   (`peer_ns`); here `ratio = tempi_ns / peer_ns`, the growth factor of the admission cost
 //!   over a thousandfold longer list (an O(log n) structure should stay near 2; above 1 means
@@ -216,17 +218,18 @@ fn interleaved(runs: &[(&str, &Workload)], blocks: usize, reps: usize) -> Result
 
 /// `admit.3000`, `admit.3000.min-laxity` and `admit.scaling`.
 pub(super) fn admit_metrics(sz: &Sizes, out: &mut Vec<Metric>) -> Result<(), String> {
-    progress("admit: 3,000 accepted jobs, tree / linear / min_laxity");
+    progress("admit: 3,000 accepted jobs, tree / linear / min_laxity / hashed");
     let blocks = sz.admit_blocks * (sz.reps + 1);
     let w = Workload::new(3_000, blocks, 0x5EED_AD41);
-    let r = interleaved(&[("tree", &w), ("linear", &w), ("min_laxity", &w)], sz.admit_blocks, sz.reps)?;
-    let (tree, linear, min_laxity) = (r[0], r[1], r[2]);
+    let r = interleaved(&[("tree", &w), ("linear", &w), ("min_laxity", &w), ("hashed", &w)], sz.admit_blocks, sz.reps)?;
+    let (tree, linear, min_laxity, hashed) = (r[0], r[1], r[2], r[3]);
     let upkeep = format!(
         "3,000 accepted jobs, deadlines uniform over 1 s (random insertion places); upkeep per job \
-         (finish + expire, not in the ratio): tree {}, linear {}, min_laxity {}",
+         (finish + expire, not in the ratio): tree {}, linear {}, min_laxity {}, hashed {}",
         fmt_ns(tree.1),
         fmt_ns(linear.1),
-        fmt_ns(min_laxity.1)
+        fmt_ns(min_laxity.1),
+        fmt_ns(hashed.1)
     );
     out.push(compare("admit.3000", tree.0, "linear slot list", linear.0, Some(upkeep)));
     out.push(compare(
@@ -235,6 +238,13 @@ pub(super) fn admit_metrics(sz: &Sizes, out: &mut Vec<Metric>) -> Result<(), Str
         "min-laxity slot list",
         min_laxity.0,
         Some("same run; best-guess search from the last insertion".into()),
+    ));
+    out.push(compare(
+        "admit.3000.hashed",
+        tree.0,
+        "hashed slot list",
+        hashed.0,
+        Some("same run; min-laxity slot list with the paper's hashed search".into()),
     ));
 
     let big = sz.admit_scaling_jobs;
@@ -266,14 +276,14 @@ mod tests {
     fn replay_keeps_the_list_length_and_engines_agree() {
         let w = Workload::new(200, 20, 7);
         let mut lens = Vec::new();
-        for name in ["tree", "linear", "min_laxity"] {
+        for name in admit::NAMES {
             let mut r = Replay::new(name, &w).unwrap();
             for _ in 0..20 {
                 r.block(&w).unwrap();
             }
             lens.push(r.engine.len());
         }
-        assert_eq!(lens, [200, 200, 200]);
+        assert_eq!(lens, [200; admit::NAMES.len()]);
     }
 
     #[test]

@@ -52,8 +52,9 @@
 //! - `plan.100x4` / `plan.100x4.max` / `plan.budget_overruns`: wall time of the Spring planner
 //!   on requests that plan 100 tasks over 4 CPUs, and the requests that passed their budget
 //!   (see [`PLAN_WORKLOAD`](plan::PLAN_WORKLOAD)).
-//! - `admit.3000`, `admit.3000.min-laxity`: one EDF admission (idle query + admit) with 3,000
-//!   accepted jobs, the `tree` engine against the `linear` and `min_laxity` slot lists.
+//! - `admit.3000`, `admit.3000.min-laxity`, `admit.3000.hashed`: one EDF admission (idle
+//!   query + admit) with 3,000 accepted jobs, the `tree` engine against the `linear`,
+//!   `min_laxity` and `hashed` slot lists.
 //!   `admit.scaling`: the `tree` admission with 10^6 accepted jobs against 10^3; like the
 //!   accounting metrics its `ratio = tempi_ns / peer_ns` (the growth factor, above 1 = slower).
 //!   The workload is in `admit.rs`.

@@ -22,37 +22,39 @@
 //!   entry whose deadline has passed (`expire`), as the paper collects "after its length
 //!   becomes equal to the value on the x-axis".
 //!
-//! The three engines (`linear` = the paper's original list, `min_laxity` = its new scheme with
-//! minimum-laxity pointers and best-guess search, `tree` = ours) receive the same calls in
-//! lock step, in rotating order, and must give the same answers (the run stops otherwise).
+//! The four engines (`linear` = the paper's original list, `min_laxity` = its new scheme with
+//! shared minimum-laxity pointers and best-guess search, `hashed` = the same with the paper's
+//! hashed search, `tree` = ours) receive the same calls in lock step, in rotating order, and must give the same answers (the run stops otherwise).
 //! Each call is timed on its own with the machine's monotonic clock; the mean cost of an empty
 //! timing (measured at start) is subtracted; a call over half a millisecond counts as interrupted
 //! by another process and is left out (the total is scaled up from the calls kept, and the
 //! report says how many). A full run schedules the same jobs five times and
 //! keeps, per engine and per part (admission, collection, finish), the cheapest total, which
-//! filters out the moments the machine was busy with other work. The paper's hashing search is not built (see
-//! `docs/EXPERIMENTS.md`).
+//! filters out the moments the machine was busy with other work.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tempi::policy::admit::{self, Admission, AdmissionEngine, AdmitId};
+use tempi::policy::admit::{self, Admission, AdmissionEngine, AdmitId, MinLaxityEngine};
 use tempi::Time;
 
 use super::ExperimentArgs;
 
 /// The list lengths on the paper's x-axis.
 const LENGTHS: [usize; 4] = [100, 500, 1000, 3000];
-/// The engines compared: the paper's original, its new scheme, ours.
-const ENGINES: [&str; 3] = ["linear", "min_laxity", "tree"];
+/// The engines compared: the paper's original, its new scheme (best-guess search), the new
+/// scheme with the hashed search, ours.
+const ENGINES: [&str; 4] = ["linear", "min_laxity", "hashed", "tree"];
 const JOBS_FULL: usize = 25_000;
 const JOBS_QUICK: usize = 8_000;
 /// Full runs schedule the jobs this many times and keep the cheapest (`--quick`: once).
 const REPEATS: usize = 5;
 
 const MEAN_GAP_NS: f64 = 125_000.0;
+/// How often (in jobs) the shared minimum-laxity pointers are counted.
+const POINTER_SAMPLE: usize = 64;
 const WCET_MIN_NS: u64 = 50_000;
 const WCET_SPAN_NS: u64 = 100_000;
 
@@ -130,6 +132,9 @@ struct LengthRun {
     collected: usize,
     /// Mean list length seen by an admission.
     mean_len: f64,
+    /// Mean number of `min_laxity`'s shared minimum-laxity pointers per slot, sampled every
+    /// [`POINTER_SAMPLE`] jobs (1: no slot shares its pointer).
+    pointers_per_slot: f64,
     /// Per engine in [`ENGINES`] order: mean ns per admission, per collection, per finish,
     /// and the total per job.
     costs: Vec<Cost>,
@@ -201,8 +206,12 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
         collections: 0,
         collected: 0,
         mean_len: 0.0,
+        pointers_per_slot: 0.0,
         costs: Vec::new(),
     };
+    // An untimed copy of `min_laxity`, fed the same calls, whose pointers are counted.
+    let mut probe = MinLaxityEngine::with_capacity(capacity);
+    let (mut pointer_sum, mut samples) = (0.0, 0usize);
     let mut len_sum = 0usize;
     for job in 0..jobs {
         now += (-MEAN_GAP_NS * (1.0 - rng.unit()).ln()) as u64 + 1;
@@ -222,6 +231,7 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
             for k in rotation(job) {
                 timed(overhead, &mut costs[k].finish, || engines[k].finish(id)).map_err(|e| e.to_string())?;
             }
+            probe.finish(id).map_err(|e| e.to_string())?;
         }
         cpu_at = cpu_at.max(now);
         if engines[0].len() >= length {
@@ -231,10 +241,15 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
                 gone[k] = timed(overhead, &mut costs[k].gc, || engines[k].expire(t));
             }
             agree(&gone, "expire")?;
+            probe.expire(t);
             run.collections += 1;
             run.collected += gone[0];
         }
         len_sum += engines[0].len();
+        if job % POINTER_SAMPLE == 0 && !probe.is_empty() {
+            pointer_sum += probe.shared_pointers() as f64 / probe.len() as f64;
+            samples += 1;
+        }
         let wcet = WCET_MIN_NS + rng.next() % WCET_SPAN_NS;
         let actual = (wcet as f64 * (0.5 + 0.5 * rng.unit())) as u64;
         let deadline = now + (mean_deadline * (0.5 + rng.unit())) as u64;
@@ -245,6 +260,9 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
         }
         let answers = answers.map(|a| a.expect("every engine was asked"));
         agree(&answers, "admit")?;
+        probe
+            .admit(Duration::from_nanos(wcet), Time::from_nanos(deadline), Time::from_nanos(now))
+            .map_err(|e| e.to_string())?;
         match answers[0] {
             Ok(Admission::Accepted(id)) => {
                 ready.push(Reverse(Ready { deadline, seq: ids.len() as u64, left_ns: actual }));
@@ -256,6 +274,7 @@ fn run_length(length: usize, jobs: usize, overhead: f64) -> Result<LengthRun, St
         }
     }
     run.mean_len = len_sum as f64 / jobs as f64;
+    run.pointers_per_slot = if samples == 0 { 0.0 } else { pointer_sum / samples as f64 };
     run.costs = costs;
     Ok(run)
 }
@@ -277,8 +296,7 @@ fn agree<T: PartialEq + std::fmt::Debug>(answers: &[T], call: &str) -> Result<()
 /// One of the paper's conclusions, checked on our run.
 struct Conclusion {
     claim: String,
-    /// `None`: not checked (the structure is not built).
-    holds: Option<bool>,
+    holds: bool,
     detail: String,
 }
 
@@ -292,7 +310,8 @@ fn find(runs: &[LengthRun], length: usize) -> Option<&LengthRun> {
 
 const LINEAR: usize = 0;
 const GUESS: usize = 1;
-const TREE: usize = 2;
+const HASH: usize = 2;
+const TREE: usize = 3;
 
 fn table1_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
     let mut out = Vec::new();
@@ -302,7 +321,7 @@ fn table1_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
         claim: "Best-guess insertion is cheaper than the original list's at every length (paper: \
                 original/guess 1.9, 4.1, 3.3, 5.6 at 100, 500, 1000, 3000)"
             .into(),
-        holds: Some(all),
+        holds: all,
         detail: runs.iter().map(|r| format!("{}: {:.2}", r.length, ratio(r, GUESS))).collect::<Vec<_>>().join(", "),
     });
     if let (Some(small), Some(big)) = (find(runs, 100), find(runs, 3000)) {
@@ -311,7 +330,7 @@ fn table1_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
             claim: "The original list's insertion cost grows with the list: at 3000 slots at least 10x its cost \
                     at 100 (paper: 25.8x)"
                 .into(),
-            holds: Some(growth >= 10.0),
+            holds: growth >= 10.0,
             detail: format!("{growth:.1}x ({} vs {} us)", us(big.insert_ns(LINEAR)), us(small.insert_ns(LINEAR))),
         });
         let (r_small, r_big) = (ratio(small, GUESS), ratio(big, GUESS));
@@ -319,24 +338,42 @@ fn table1_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
             claim: "Best guess gains more on long lists: original/guess is larger at 3000 slots than at 100 \
                     (paper: 5.6 vs 1.9)"
                 .into(),
-            holds: Some(r_big > r_small),
+            holds: r_big > r_small,
             detail: format!("{r_big:.2} at 3000 vs {r_small:.2} at 100"),
         });
         out.push(Conclusion {
-            claim: "tempi (not in the paper): the tree inserts faster than both lists at 3000 slots".into(),
-            holds: Some(big.insert_ns(TREE) < big.insert_ns(LINEAR) && big.insert_ns(TREE) < big.insert_ns(GUESS)),
+            claim: "tempi (not in the paper): the tree inserts faster than the three lists at 3000 slots".into(),
+            holds: [LINEAR, GUESS, HASH].iter().all(|&k| big.insert_ns(TREE) < big.insert_ns(k)),
             detail: format!(
-                "tree {} us, best guess {} us, original {} us",
+                "tree {} us, hash {} us, best guess {} us, original {} us",
                 us(big.insert_ns(TREE)),
+                us(big.insert_ns(HASH)),
                 us(big.insert_ns(GUESS)),
                 us(big.insert_ns(LINEAR))
             ),
         });
     }
+    let all = runs.iter().all(|r| r.insert_ns(HASH) < r.insert_ns(LINEAR));
     out.push(Conclusion {
-        claim: "Hashing beats best guess at 1000 and 100 slots, best guess wins at 3000 and 500".into(),
-        holds: None,
-        detail: "the hashed search is not built, not checked (see docs/EXPERIMENTS.md)".into(),
+        claim: "Hashed insertion is cheaper than the original list's at every length (paper: original/hash \
+                2.45, 3.10, 3.98, 4.29 at 100, 500, 1000, 3000)"
+            .into(),
+        holds: all,
+        detail: runs.iter().map(|r| format!("{}: {:.2}", r.length, ratio(r, HASH))).collect::<Vec<_>>().join(", "),
+    });
+    let hash_wins = |r: &LengthRun| r.insert_ns(HASH) < r.insert_ns(GUESS);
+    let expected = |length: usize| length == 100 || length == 1000;
+    let checked: Vec<&LengthRun> = runs.iter().filter(|r| LENGTHS.contains(&r.length)).collect();
+    out.push(Conclusion {
+        claim: "Hashing beats best guess at 1000 and 100 slots, best guess wins at 3000 and 500 (paper: hash/guess \
+                0.77, 1.32, 0.83, 1.31 at 100, 500, 1000, 3000)"
+            .into(),
+        holds: !checked.is_empty() && checked.iter().all(|r| hash_wins(r) == expected(r.length)),
+        detail: runs
+            .iter()
+            .map(|r| format!("{}: {:.2}", r.length, r.insert_ns(HASH) / r.insert_ns(GUESS)))
+            .collect::<Vec<_>>()
+            .join(", "),
     });
     out
 }
@@ -349,7 +386,7 @@ fn table2_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
         claim: "The new scheme's total cost beats the original's at 500, 1000 and 3000 slots (paper: \
                 original/new 3.28, 2.98, 3.96)"
             .into(),
-        holds: Some(!long.is_empty() && long.iter().all(|r| ratio(r, GUESS) > 1.0)),
+        holds: !long.is_empty() && long.iter().all(|r| ratio(r, GUESS) > 1.0),
         detail: long.iter().map(|r| format!("{}: {:.2}", r.length, ratio(r, GUESS))).collect::<Vec<_>>().join(", "),
     });
     if let Some(small) = find(runs, 100) {
@@ -357,8 +394,17 @@ fn table2_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
             claim: "...but not at 100 slots, where keeping its structures up to date costs more than searching a \
                     short list (paper: original/new 0.60)"
                 .into(),
-            holds: Some(ratio(small, GUESS) <= 1.0),
+            holds: ratio(small, GUESS) <= 1.0,
             detail: format!("100: {:.2}", ratio(small, GUESS)),
+        });
+    }
+    if let (Some(small), Some(big)) = (find(runs, 100), find(runs, 3000)) {
+        out.push(Conclusion {
+            claim: "The new scheme beats the original at 3000 slots but not at 100 (paper: original/new 3.96 and \
+                    0.60)"
+                .into(),
+            holds: ratio(big, GUESS) > 1.0 && ratio(small, GUESS) <= 1.0,
+            detail: format!("3000: {:.2}, 100: {:.2}", ratio(big, GUESS), ratio(small, GUESS)),
         });
     }
     if let (Some(small), Some(big)) = (find(runs, 100), find(runs, 3000)) {
@@ -366,10 +412,8 @@ fn table2_conclusions(runs: &[LengthRun]) -> Vec<Conclusion> {
             claim: "tempi (not in the paper): the tree's total cost is the lowest at every length, and grows less \
                     than 3x from 100 to 3000 slots"
                 .into(),
-            holds: Some(
-                runs.iter().all(|r| r.total_ns(TREE) < r.total_ns(LINEAR) && r.total_ns(TREE) < r.total_ns(GUESS))
-                    && big.total_ns(TREE) < 3.0 * small.total_ns(TREE),
-            ),
+            holds: runs.iter().all(|r| [LINEAR, GUESS, HASH].iter().all(|&k| r.total_ns(TREE) < r.total_ns(k)))
+                && big.total_ns(TREE) < 3.0 * small.total_ns(TREE),
             detail: format!(
                 "tree {} us at 100, {} us at 3000; original/tree {}",
                 us(small.total_ns(TREE)),
@@ -440,22 +484,24 @@ fn to_text(table: u8, runs: &[LengthRun], checks: &[Conclusion], jobs: usize, ov
     );
     let _ = writeln!(
         s,
-        "engines: original = linear slot list, new = min_laxity (min-laxity pointers + best-guess search), tree = \
-         tempi's augmented B+-tree; wall time on this machine, timer cost {overhead:.0} ns subtracted, cheapest of \
-         {repeats} runs"
+        "engines: original = linear slot list, new = min_laxity (shared min-laxity pointers + best-guess search), \
+         hash = the same with the hashed search (rehashed at every collection), tree = tempi's augmented B+-tree; \
+         wall time on this machine, timer cost {overhead:.0} ns subtracted, cheapest of {repeats} runs"
     );
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:>6} {:>7} {:>6} {:>5} | {:>10} {:>10} {:>10} | {:>9} {:>9} | {:>12} {:>12}",
+        "{:>6} {:>7} {:>6} {:>5} | {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>12} {:>12}",
         "slots",
         "mean N",
         "acc%",
         "GCs",
         "original",
         if table == 1 { "guess" } else { "new" },
+        "hash",
         "tree",
         if table == 1 { "orig/guess" } else { "orig/new" },
+        "orig/hash",
         "orig/tree",
         if table == 1 { "paper orig/g" } else { "paper orig/n" },
         if table == 1 { "paper orig/h" } else { "paper (us)" },
@@ -475,21 +521,28 @@ fn to_text(table: u8, runs: &[LengthRun], checks: &[Conclusion], jobs: usize, ov
         };
         let _ = writeln!(
             s,
-            "{:>6} {:>7.0} {:>6.1} {:>5} | {:>10} {:>10} {:>10} | {:>9.2} {:>9.1} | {:>12} {:>12}",
+            "{:>6} {:>7.0} {:>6.1} {:>5} | {:>9} {:>9} {:>9} {:>9} | {:>9.2} {:>9.2} {:>9.1} | {:>12} {:>12}",
             r.length,
             r.mean_len,
             100.0 * r.accepted as f64 / r.jobs as f64,
             r.collections,
             us(cost(LINEAR)),
             us(cost(GUESS)),
+            us(cost(HASH)),
             us(cost(TREE)),
             cost(LINEAR) / cost(GUESS),
+            cost(LINEAR) / cost(HASH),
             cost(LINEAR) / cost(TREE),
             paper_ratio,
             paper_other,
         );
     }
     let _ = writeln!(s, "(our costs in us per job on this machine; the paper's on a 20 MHz KSR-1, so compare ratios)");
+    let _ = writeln!(
+        s,
+        "shared min-laxity pointers per slot (1.00: none shared, every update visits one per later slot): {}",
+        runs.iter().map(|r| format!("{}: {:.2}", r.length, r.pointers_per_slot)).collect::<Vec<_>>().join(", ")
+    );
     let interrupted: usize = runs.iter().flat_map(|r| r.costs.iter().map(Cost::interrupted)).sum();
     if interrupted > 0 {
         let _ = writeln!(
@@ -507,17 +560,21 @@ fn to_text(table: u8, runs: &[LengthRun], checks: &[Conclusion], jobs: usize, ov
                 let j = r.jobs as f64;
                 format!("{}/{}/{}", us(c.admit.total_ns() / j), us(c.gc.total_ns() / j), us(c.finish.total_ns() / j))
             };
-            let _ = writeln!(s, "{:>6}: original {}  new {}  tree {}", r.length, part(LINEAR), part(GUESS), part(TREE));
+            let _ = writeln!(
+                s,
+                "{:>6}: original {}  new {}  hash {}  tree {}",
+                r.length,
+                part(LINEAR),
+                part(GUESS),
+                part(HASH),
+                part(TREE)
+            );
         }
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "Paper's conclusions, checked on these runs:");
     for c in checks {
-        let mark = match c.holds {
-            Some(true) => "[holds]",
-            Some(false) => "[does not hold]",
-            None => "[not checked]",
-        };
+        let mark = if c.holds { "[holds]" } else { "[does not hold]" };
         let _ = writeln!(s, "  {mark} {}", c.claim);
         let _ = writeln!(s, "      {}", c.detail);
     }
@@ -554,6 +611,7 @@ fn to_json(table: u8, runs: &[LengthRun], checks: &[Conclusion], jobs: usize, ov
                 "collections": r.collections,
                 "collected": r.collected,
                 "mean_list_length": (r.mean_len * 10.0).round() / 10.0,
+                "min_laxity_pointers_per_slot": (r.pointers_per_slot * 1000.0).round() / 1000.0,
                 "engines": engines,
                 "paper_us": if table == 1 {
                     paper1.map(|p| json!({"original": p.1, "hash": p.2, "guess": p.3}))

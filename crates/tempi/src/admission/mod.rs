@@ -124,7 +124,7 @@ impl AdmissionSpec {
     }
 
     /// The engine, by a name [`crate::policy::admit::by_name`] knows (`tree`, `linear`,
-    /// `min_laxity`; `min-laxity` is accepted too).
+    /// `min_laxity`, `hashed`; `min-laxity` is accepted too).
     ///
     /// ```
     /// let _ = tempi::admission::AdmissionSpec::new(0).engine("min-laxity");

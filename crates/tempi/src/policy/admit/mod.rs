@@ -3,7 +3,8 @@
 //!
 //! Owns the [`AdmissionEngine`] trait, its result and error types, and one engine per file:
 //! [`TreeEngine`] (`tree`), [`LinearEngine`] (`linear`) and [`MinLaxityEngine`]
-//! (`min_laxity`). Engines are pure data structures:
+//! (`min_laxity`, and `hashed`: the same list with the paper's hashed search). Engines are
+//! pure data structures:
 //! they never read a clock, never touch the kernel and never allocate after construction.
 //!
 //! # Semantics
@@ -56,11 +57,14 @@
 //! |----------|---------------|----------|--------------------|----------------------|
 //! | `tree`   | O(log n)      | O(log n) | O(log n)           | O(k + log n)         |
 //! | `linear` | O(n)          | O(n)     | O(n)               | O(n)                 |
-//! | `min_laxity` | O(h) + O(1) | O(n)   | O(n)               | O(n)                 |
+//! | `min_laxity`, `hashed` | O(h) + O(1) | O(h + r + m) | O(h + r + m) | O(k + r)  |
 //!
 //! `tree` bounds are worst-case (a B+-tree: logarithms base 8 to 32); `linear` is the paper's
 //! original sorted slot list; `min_laxity` is the paper's improved list, where `h` is the
-//! distance from the last insertion point to the deadline's place.
+//! length of the search walk (from the last insertion point, or from the slot the hash table
+//! gives for `hashed`), `r` the number of shared minimum-laxity pointers (runs) after the
+//! change and `m` the length of the runs it splits or merges; all are O(n) in the worst case.
+//! `hashed` also rebuilds its table at every `expire`, O(n).
 //!
 //! # Registry
 //!
@@ -354,9 +358,9 @@ pub trait AdmissionEngine: Send {
 /// registered.
 ///
 /// ```
-/// assert_eq!(tempi::policy::admit::NAMES, ["tree", "linear", "min_laxity"]);
+/// assert_eq!(tempi::policy::admit::NAMES, ["tree", "linear", "min_laxity", "hashed"]);
 /// ```
-pub const NAMES: [&str; 3] = ["tree", "linear", "min_laxity"];
+pub const NAMES: [&str; 4] = ["tree", "linear", "min_laxity", "hashed"];
 
 /// Builds an admission engine with room for the given number of entries: called once per
 /// engine, when a CPU's admission test is set up.
@@ -385,6 +389,7 @@ pub fn registry() -> &'static Registry<EngineFactory> {
                 ("tree", &[], f(|n| Box::new(TreeEngine::with_capacity(n)))),
                 ("linear", &[], f(|n| Box::new(LinearEngine::with_capacity(n)))),
                 ("min_laxity", &["min-laxity"], f(|n| Box::new(MinLaxityEngine::with_capacity(n)))),
+                ("hashed", &[], f(|n| Box::new(MinLaxityEngine::hashed(n)))),
             ],
         )
     });
@@ -412,7 +417,7 @@ pub fn register(
 /// registration order. Aliases (`min-laxity`) are not listed.
 ///
 /// ```
-/// assert_eq!(tempi::policy::admit::names()[..3], tempi::policy::admit::NAMES[..]);
+/// assert_eq!(tempi::policy::admit::names()[..4], tempi::policy::admit::NAMES[..]);
 /// ```
 pub fn names() -> Vec<String> {
     registry().names()

@@ -135,12 +135,17 @@ impl TreeEngine {
             below = below / min_fan + 2;
             inners_cap += below;
         }
-        let mut leaves = Vec::with_capacity(leaves_cap);
+        let mut leaves: Vec<Leaf> = Vec::with_capacity(leaves_cap);
+        let inners: Vec<Inner> = Vec::with_capacity(inners_cap);
+        // Large arenas on huge pages, advised before any node is written: a descent through
+        // a tree of many megabytes then misses the TLB far less often.
+        crate::os::huge_pages::advise_huge_pages(leaves.as_ptr().cast(), leaves_cap * std::mem::size_of::<Leaf>());
+        crate::os::huge_pages::advise_huge_pages(inners.as_ptr().cast(), inners_cap * std::mem::size_of::<Inner>());
         leaves.push(Leaf::EMPTY);
         TreeEngine {
             leaves,
             free_leaves: Vec::with_capacity(leaves_cap),
-            inners: Vec::with_capacity(inners_cap),
+            inners,
             free_inners: Vec::with_capacity(inners_cap),
             root: 0,
             height: 0,

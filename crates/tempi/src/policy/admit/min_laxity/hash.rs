@@ -1,0 +1,100 @@
+//! The paper's hashed search for the `min_laxity` slot list: deadline → a slot due no later,
+//! then a walk forward.
+//!
+//! Owns [`HashIndex`] only: a table of buckets over deadlines, each naming a slot of the list
+//! that is due before the bucket's first deadline. It reads the list it indexes but never
+//! changes it; the engine tells it when to rebuild (every collection) and what was inserted.
+//!
+//! Our reading of the paper, which says only that hashing gives "a slot with deadline less than
+//! or equal to" the new one, that the number of buckets adapts to "the observed average
+//! difference between deadlines" and that the list is rehashed at every garbage collection:
+//!
+//! - at every collection the table is rebuilt: bucket width = the mean gap between the held
+//!   deadlines (at least 1 ns), first bucket at the earliest deadline, and as many buckets as
+//!   cover four times the held span (at most the room allocated at construction); bucket `b`
+//!   names the last slot due before its first deadline (or none);
+//! - between collections the named slots stay in the list (only a collection removes slots),
+//!   so a bucket stays a valid start as slots are inserted: it only gets further from the
+//!   place looked for. An insertion also names the new slot in the bucket after its own when
+//!   it is due later than the slot named there (one store);
+//! - a deadline before the first bucket starts from the list's head. An admission with a
+//!   deadline past the last bucket (or into an empty table: before the first collection)
+//!   rebuilds the table first, the same way: the range covered grows fourfold each time, so
+//!   this is rare once deadlines have spread.
+
+use super::{Slot, NIL};
+
+/// Deadline buckets over a slot list, each naming a slot (arena index) due before the bucket.
+#[derive(Debug)]
+pub(super) struct HashIndex {
+    /// Allocated once (room for the largest table); the first `used` are in use.
+    buckets: Vec<u32>,
+    used: usize,
+    /// Deadline at the start of bucket 0.
+    base: u64,
+    /// Bucket width, nanoseconds (at least 1).
+    width: u64,
+}
+
+impl HashIndex {
+    /// An empty table with room for the buckets of a list of `capacity` slots.
+    pub(super) fn with_capacity(capacity: usize) -> HashIndex {
+        HashIndex { buckets: vec![NIL; capacity.saturating_mul(4).saturating_add(16)], used: 0, base: 0, width: 1 }
+    }
+
+    fn bucket_of(&self, deadline: u64) -> Option<usize> {
+        if self.used == 0 || deadline < self.base {
+            return None;
+        }
+        let b = (deadline - self.base) / self.width;
+        Some(usize::try_from(b).unwrap_or(usize::MAX).min(self.used - 1))
+    }
+
+    /// Whether the table reaches `deadline` (false while it is empty).
+    pub(super) fn covers(&self, deadline: u64) -> bool {
+        let end = self.base.saturating_add((self.used as u64).saturating_mul(self.width));
+        self.used > 0 && deadline < end
+    }
+
+    /// A slot due at or before `deadline` to walk forward from, or [`NIL`] for the head.
+    pub(super) fn start(&self, deadline: u64) -> u32 {
+        self.bucket_of(deadline).map_or(NIL, |b| self.buckets[b])
+    }
+
+    /// Slot `slot` (due at `deadline`) was inserted: name it in the next bucket if it is due
+    /// later than the slot named there (equal deadlines: it was accepted later, so it is later).
+    pub(super) fn inserted(&mut self, slots: &[Slot], slot: u32, deadline: u64) {
+        let Some(b) = self.bucket_of(deadline) else { return };
+        let next = b + 1;
+        // A deadline past the table maps to its last bucket, which has no next.
+        if next < self.used {
+            let named = self.buckets[next];
+            if named == NIL || slots[named as usize].deadline <= deadline {
+                self.buckets[next] = slot;
+            }
+        }
+    }
+
+    /// Rebuild the table for the list starting at `head` (`len` slots, `last` deadline at
+    /// its tail).
+    pub(super) fn rebuild(&mut self, slots: &[Slot], head: u32, len: usize, last: u64) {
+        if head == NIL || len == 0 {
+            self.used = 0;
+            return;
+        }
+        self.base = slots[head as usize].deadline;
+        let span = last - self.base;
+        self.width = (span / len as u64).max(1);
+        let wanted = (span / self.width).saturating_mul(4).saturating_add(1);
+        self.used = usize::try_from(wanted).unwrap_or(usize::MAX).min(self.buckets.len());
+        let (mut before, mut at) = (NIL, head);
+        for b in 0..self.used {
+            let lo = self.base.saturating_add((b as u64).saturating_mul(self.width));
+            while at != NIL && slots[at as usize].deadline < lo {
+                before = at;
+                at = slots[at as usize].next;
+            }
+            self.buckets[b] = before;
+        }
+    }
+}
