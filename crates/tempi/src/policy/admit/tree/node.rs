@@ -95,11 +95,27 @@ impl Leaf {
 
     /// Recompute `suffix_min` from job `from` back to the first (the entries after `from`
     /// depend only on the jobs after it).
-    pub(super) fn refix(&mut self, from: usize) {
+    pub(super) fn refix_all(&mut self, from: usize) {
         let mut min_key = self.suffix_min[from + 1];
         for i in (0..=from).rev() {
             // NO_KEY (nothing after the last job) is above every deadline and drops out.
             min_key = min_key.min(self.deadlines[i] as i64) - self.remaining[i] as i64;
+            self.suffix_min[i] = min_key;
+        }
+    }
+
+    /// Recompute `suffix_min` after a change at job `from` only, when `suffix_min[from]`
+    /// still holds the value the jobs before `from` were computed from. An entry depends only
+    /// on its job and the entry after it, so as soon as a recomputed entry equals the stored
+    /// one, every entry before it is already right and the walk stops. It usually stops at
+    /// once: the smallest key after a job is mostly that of a job close to it.
+    pub(super) fn refix(&mut self, from: usize) {
+        let mut min_key = self.suffix_min[from + 1];
+        for i in (0..=from).rev() {
+            min_key = min_key.min(self.deadlines[i] as i64) - self.remaining[i] as i64;
+            if self.suffix_min[i] == min_key {
+                return;
+            }
             self.suffix_min[i] = min_key;
         }
     }
@@ -109,7 +125,7 @@ impl Leaf {
         self.total = self.remaining[..self.len].iter().map(|&c| c as i64).sum();
         self.suffix_min[self.len] = NO_KEY;
         if let Some(last) = self.len.checked_sub(1) {
-            self.refix(last);
+            self.refix_all(last);
         }
     }
 
@@ -200,11 +216,24 @@ impl Inner {
     }
 
     /// Recompute `suffix_min` from child `from` back to the first.
-    pub(super) fn refix(&mut self, from: usize) {
+    pub(super) fn refix_all(&mut self, from: usize) {
         let mut min_key = self.suffix_min[from + 1];
         for c in (0..=from).rev() {
             // NO_KEY less a child's work is still above every real key, so it drops out.
             min_key = self.min_key[c].min(min_key - self.work[c]);
+            self.suffix_min[c] = min_key;
+        }
+    }
+
+    /// Recompute `suffix_min` after a change at child `from` only, stopping at the first
+    /// entry that comes out as stored (see [`Leaf::refix`]).
+    pub(super) fn refix(&mut self, from: usize) {
+        let mut min_key = self.suffix_min[from + 1];
+        for c in (0..=from).rev() {
+            min_key = self.min_key[c].min(min_key - self.work[c]);
+            if self.suffix_min[c] == min_key {
+                return;
+            }
             self.suffix_min[c] = min_key;
         }
     }
@@ -214,7 +243,7 @@ impl Inner {
         self.total = self.work[..self.len].iter().sum();
         self.suffix_min[self.len] = NO_KEY;
         if let Some(last) = self.len.checked_sub(1) {
-            self.refix(last);
+            self.refix_all(last);
         }
     }
 
