@@ -36,6 +36,9 @@ use node::{Inner, Ix, Leaf, Summary, NO_KEY};
 const LEAF: usize = 32;
 /// Most children of an inner node.
 const FAN: usize = 16;
+/// The fewest inner levels at which a descent touches its leaf before scanning it (see
+/// [`Leaf::touch`]).
+const TOUCH_HEIGHT: usize = 3;
 /// Most inner levels: with at least two children per inner node off the leftmost path, more
 /// than 2^32 entries would be needed to go deeper.
 const MAX_HEIGHT: usize = 34;
@@ -231,7 +234,11 @@ impl TreeEngine {
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
-        leaf.touch();
+        // Below three inner levels (some thousands of jobs) the leaves mostly stay in the
+        // caches and the touch would only cost its loads.
+        if self.height >= TOUCH_HEIGHT {
+            leaf.touch();
+        }
         let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
         let wide = |run: &[u64]| run.iter().map(|&c| c as i64).sum::<i64>();
         start += if 2 * at <= leaf.len {
