@@ -119,6 +119,12 @@ impl<C: Clock> Kernel<C> {
 
     pub(super) fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
         let i = self.local(id).expect("live thread");
+        self.make_ready_at(i, id, why);
+    }
+
+    /// [`Kernel::make_ready`] of thread `id`, whose slot `i` the caller has at hand.
+    #[inline]
+    pub(super) fn make_ready_at(&mut self, i: usize, id: ThreadId, why: ReadyReason) {
         if self.slots[i].as_ref().expect("live slot").set.is_some() && self.member_ready(id) {
             self.tcb(id).state = State::Held;
             return;
