@@ -104,7 +104,8 @@ impl<C: Clock> Kernel<C> {
         };
         self.cpus[c].preempt = false;
         if let Some(i) = preempted {
-            self.stop_running(c, StopReason::Preempted);
+            // `current` is the CPU's running thread, in slot `i`.
+            self.stop_running_at(c, i, StopReason::Preempted);
             let t = self.slots[i].as_mut()?;
             t.state = State::Ready;
             self.cpus[c].scheduler.on_ready(&t.sched, crate::policy::sched::ReadyReason::Preempted);
