@@ -119,6 +119,12 @@ impl<C: Clock> Kernel<C> {
 
     pub(super) fn make_ready(&mut self, id: ThreadId, why: ReadyReason) {
         let i = self.local(id).expect("live thread");
+        self.make_ready_at(i, id, why);
+    }
+
+    /// [`Kernel::make_ready`] of thread `id`, whose slot `i` the caller has at hand.
+    #[inline]
+    pub(super) fn make_ready_at(&mut self, i: usize, id: ThreadId, why: ReadyReason) {
         if self.slots[i].as_ref().expect("live slot").set.is_some() && self.member_ready(id) {
             self.tcb(id).state = State::Held;
             return;
@@ -172,9 +178,19 @@ impl<C: Clock> Kernel<C> {
 
     /// Take the current thread of CPU `c` off the CPU, charging its CPU time.
     pub(super) fn stop_running(&mut self, c: usize, reason: StopReason) {
-        self.charge(c);
+        let Some(id) = self.cpus[c].current else { return };
+        let i = self.local(id).expect("the running thread is live");
+        self.stop_running_at(c, i, reason);
+    }
+
+    /// [`Kernel::stop_running`] for a caller that has the running thread's slot `i` at hand
+    /// (the request path): the control block is not looked up again.
+    #[inline(always)]
+    pub(super) fn stop_running_at(&mut self, c: usize, i: usize, reason: StopReason) {
+        self.charge_at(c, i);
         let Some(id) = self.cpus[c].stop() else { return };
-        let t = self.tcb(id);
+        let t = self.slots[i].as_mut().expect("live slot");
+        debug_assert_eq!(t.id, id, "slot {i} holds the running thread");
         // Leaving the CPU makes what was held back by preemption being off moot.
         t.preempt_deferred = false;
         t.slice_deferred = false;
@@ -186,7 +202,7 @@ impl<C: Clock> Kernel<C> {
         let goes_idle = !matches!(reason, StopReason::Preempted | StopReason::Yielded | StopReason::SliceExpired);
         if goes_idle && in_set {
             // Callers set the real state next; idle is what the set's server must see now.
-            self.tcb(id).state = State::Dormant;
+            self.slots[i].as_mut().expect("live slot").state = State::Dormant;
             self.member_idle(id);
         }
     }

@@ -372,8 +372,10 @@ impl<C: Clock> Kernel<C> {
     /// message of another real-time CPU's thread is sent as [`Ctx::send`](super::Ctx::send)
     /// is, and waits for its delivery there).
     pub(crate) fn msg_reply(&mut self, c: usize, id: ThreadId) -> Option<MsgAnswer> {
-        let Some(s) = self.tcb(id).mbox.current else { return Some(Err(MsgError::NoCurrent)) };
-        let mut reply = self.mail_msg(id);
+        let i = self.local(id).expect("the replier is live");
+        let t = self.slots[i].as_ref().expect("live slot");
+        let Some(s) = t.mbox.current else { return Some(Err(MsgError::NoCurrent)) };
+        let mut reply = t.mail.msg.get();
         let original = self.msg_pool.slots[s as usize].msg;
         reply.from = Some(id);
         reply.expects_reply = false;
@@ -387,7 +389,7 @@ impl<C: Clock> Kernel<C> {
             self.drop_payload(reply);
             return Some(Err(self.refuse(id, MsgError::PayloadCrossCpu)));
         }
-        self.tcb(id).mbox.current = None;
+        self.slots[i].as_mut().expect("live slot").mbox.current = None;
         if reply.payload.is_some() && reply.payload == original.payload {
             // The reply carries the payload on: the slot's message gives it up.
             self.msg_pool.slots[s as usize].msg.payload = None;
@@ -400,8 +402,11 @@ impl<C: Clock> Kernel<C> {
             return Some(Ok(()));
         }
         if original.expects_reply {
-            if self.local(sender).is_some() && self.tcb(sender).state == State::Blocked(Wait::Reply(s)) {
-                let t = self.tcb(sender);
+            let waiting = self
+                .local(sender)
+                .filter(|&k| self.slots[k].as_ref().is_some_and(|t| t.state == State::Blocked(Wait::Reply(s))));
+            if let Some(k) = waiting {
+                let t = self.slots[k].as_mut().expect("live slot");
                 t.mail.msg.set(reply);
                 t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
                 self.wake_from_wait(sender);
@@ -434,13 +439,16 @@ impl<C: Clock> Kernel<C> {
     /// `id` reads the next message of its new queue (waiting until `deadline`, if `wait`).
     /// Returns the answer, or `None` when it now waits.
     pub(crate) fn msg_read(&mut self, c: usize, id: ThreadId, wait: bool, deadline: Option<Time>) -> Option<MsgAnswer> {
-        self.retire_current(id);
-        let t = self.tcb(id);
+        let i = self.local(id).expect("the reader is live");
+        if let Some(s) = self.slots[i].as_mut().expect("live slot").mbox.current.take() {
+            self.drop_msg(s);
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
         if !t.mbox.new.is_empty() {
             let s = t.mbox.new.remove(0);
             t.mbox.current = Some(s);
             let msg = self.msg_pool.slots[s as usize].msg;
-            self.tcb(id).mail.msg.set(msg);
+            t.mail.msg.set(msg);
             if self.msg_pool.slots[s as usize].cancelled {
                 return Some(Err(MsgError::Cancelled(msg)));
             }

@@ -348,6 +348,12 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     fn sched_call<R>(&mut self, c: usize, id: ThreadId, f: impl FnOnce(&mut dyn Scheduler, &SchedInfo) -> R) -> R {
         let i = self.local(id).expect("live thread");
+        self.sched_call_at(c, i, f)
+    }
+
+    /// [`Kernel::sched_call`] for the thread in slot `i`.
+    #[inline(always)]
+    fn sched_call_at<R>(&mut self, c: usize, i: usize, f: impl FnOnce(&mut dyn Scheduler, &SchedInfo) -> R) -> R {
         let s = self.sched_of(c);
         let info = &self.slots[i].as_ref().expect("live slot").sched;
         f(&mut *self.cpus[s].scheduler, info)

@@ -104,7 +104,8 @@ impl<C: Clock> Kernel<C> {
         };
         self.cpus[c].preempt = false;
         if let Some(i) = preempted {
-            self.stop_running(c, StopReason::Preempted);
+            // `current` is the CPU's running thread, in slot `i`.
+            self.stop_running_at(c, i, StopReason::Preempted);
             let t = self.slots[i].as_mut()?;
             t.state = State::Ready;
             self.cpus[c].scheduler.on_ready(&t.sched, crate::policy::sched::ReadyReason::Preempted);
@@ -168,7 +169,7 @@ impl<C: Clock> Kernel<C> {
                 // The most frequent request in a simulation, handled here.
                 Plain::Work(ns) => self.handle_work(c, i, ns),
                 // A yield leaves the CPU to the scheduler's pick, which `continuation` makes.
-                Plain::Yield if !restart_waits => self.handle_yield(c, id),
+                Plain::Yield if !restart_waits => self.handle_yield(c, i),
                 request => {
                     if !restart_waits || !self.restart_answers(id, &request) {
                         self.handle(c, id, request);
@@ -372,24 +373,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The running thread `id` of CPU `c` yields: it stays ready, and the scheduler is told.
-    /// When the run loop would pick the next thread right after with nothing in between (see
-    /// [`Kernel::continuation`]), the scheduler is told and asked in one call
-    /// ([`Scheduler::on_yield_pick`]) and its pick dispatched here.
+    /// The running thread of CPU `c`, in slot `i`, yields: it stays ready, and the scheduler
+    /// is told. When the run loop would pick the next thread right after with nothing in
+    /// between (see [`Kernel::continuation`]), the scheduler is told and asked in one call
+    /// ([`Scheduler::on_yield_pick`]) and its pick dispatched here. The slot, resolved once
+    /// by the caller, serves the stop, the accounting and the scheduler call.
     ///
     /// [`Scheduler::on_yield_pick`]: crate::policy::sched::Scheduler::on_yield_pick
     #[inline]
-    pub(super) fn handle_yield(&mut self, c: usize, id: ThreadId) {
-        self.stop_running(c, StopReason::Yielded);
-        self.tcb(id).state = State::Ready;
+    pub(super) fn handle_yield(&mut self, c: usize, i: usize) {
+        self.stop_running_at(c, i, StopReason::Yielded);
+        self.slots[i].as_mut().expect("live slot").state = State::Ready;
         if self.global || self.failed.is_some() || !self.nothing_due(c) {
-            self.sched_call(c, id, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
+            self.sched_call_at(c, i, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
             return;
         }
         // What `reschedule` does with a CPU left empty: a pending preemption is moot.
         self.cpus[c].preempt = false;
         let now = self.now;
-        if let Some(next) = self.sched_call(c, id, |s, info| s.on_yield_pick(info, now)) {
+        if let Some(next) = self.sched_call_at(c, i, |s, info| s.on_yield_pick(info, now)) {
             self.dispatch_picked(c, next);
         }
     }
@@ -423,7 +425,10 @@ impl<C: Clock> Kernel<C> {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_work(c, i, ns);
             }
-            Plain::Yield => self.handle_yield(c, id),
+            Plain::Yield => {
+                let i = self.local(id).expect("the running thread is live");
+                self.handle_yield(c, i);
+            }
             Plain::SleepUntil(_) if self.in_global(id) => {
                 self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
             }

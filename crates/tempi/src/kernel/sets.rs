@@ -195,15 +195,27 @@ impl<C: Clock> Kernel<C> {
 
     /// Charge the running thread of CPU `c` (and its set) up to now.
     pub(crate) fn charge(&mut self, c: usize) {
+        let Some(id) = self.cpus[c].current else { return };
+        let i = self.local(id).expect("the running thread is live");
+        self.charge_at(c, i);
+    }
+
+    /// [`Kernel::charge`] of the running thread of CPU `c`, whose slot `i` the caller has at
+    /// hand; nothing when the CPU has no running thread.
+    #[inline(always)]
+    pub(crate) fn charge_at(&mut self, c: usize, i: usize) {
         let now = self.now;
         let cpu = &mut self.cpus[c];
-        let Some(id) = cpu.current else { return };
+        if cpu.current.is_none() {
+            return;
+        }
         let ran = cpu.ran_until(now);
         let accounting = self.accounting;
         if accounting == Accounting::Off {
             return;
         }
-        let t = self.tcb(id);
+        let t = self.slots[i].as_mut().expect("live slot");
+        debug_assert_eq!(cpu.current, Some(t.id), "slot {i} holds the running thread");
         t.add_cpu_time(ran);
         if accounting == Accounting::Group {
             if let Some(s) = t.set {

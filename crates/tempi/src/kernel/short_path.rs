@@ -71,7 +71,7 @@ impl<C: Clock> Kernel<C> {
         }
         match self.msg_read(c, id, true, None) {
             Some(a) => {
-                self.tcb(id).set_answer(Answer::Settled(Settled::Msg(a)));
+                self.slots[i].as_mut().expect("live slot").set_answer(Answer::Settled(Settled::Msg(a)));
                 true
             }
             None => false,

@@ -123,14 +123,21 @@ impl<C: Clock> Kernel<C> {
     /// Block the running thread `id` of CPU `c` on `wait` (a lock, a condition variable, a
     /// semaphore), with an optional deadline; the caller queues it where it waits.
     pub(crate) fn block_in(&mut self, c: usize, id: ThreadId, wait: Wait, deadline: Option<Time>) {
-        self.stop_running(c, StopReason::Blocked);
-        let t = self.tcb(id);
+        // The control block is looked up once, for the stop, the accounting and the
+        // scheduler call.
+        let i = self.local(id).expect("the blocking thread is live");
+        if self.cpus[c].current == Some(id) {
+            self.stop_running_at(c, i, StopReason::Blocked);
+        } else {
+            self.stop_running(c, StopReason::Blocked);
+        }
+        let t = self.slots[i].as_mut().expect("live slot");
         t.state = State::Blocked(wait);
         let token = t.wait_token;
         if let Some(d) = deadline {
             self.arm_wait_timer(id, d, TimerKind::WaitTimeout(id, token));
         }
-        self.sched_call(c, id, |s, info| s.on_blocked(info));
+        self.sched_call_at(c, i, |s, info| s.on_blocked(info));
         self.meta_next(c, id);
     }
 
@@ -329,9 +336,11 @@ impl<C: Clock> Kernel<C> {
     /// End a wait on a lock, a condition variable or a semaphore: the thread becomes ready and
     /// any timeout armed for the wait goes stale.
     pub(crate) fn wake_from_wait(&mut self, w: ThreadId) {
-        self.end_wait(w);
-        self.tcb(w).wants = None;
-        self.make_ready(w, ReadyReason::Woken);
+        let i = self.local(w).expect("the woken thread is live");
+        let t = self.slots[i].as_mut().expect("live slot");
+        t.end_wait(&mut self.timers);
+        t.wants = None;
+        self.make_ready_at(i, w, ReadyReason::Woken);
     }
 
     /// Take `id` out of the condition-variable or semaphore queue it waits in (not served:
