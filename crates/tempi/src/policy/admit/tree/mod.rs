@@ -404,24 +404,26 @@ impl AdmissionEngine for TreeEngine {
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
         // The last descent is taken out for the call (no allocation: an empty Vec stands in)
         // and put back, since inserting borrows the engine.
-        let mut last = std::mem::take(self.last.get_mut());
-        let probe = match last.probe {
+        // Only the path is moved out; the kept probe is read in place.
+        let last = self.last.get_mut();
+        let mut path = std::mem::take(&mut last.path);
+        let probe = match last.probe.take() {
             Some((d, probe)) if d == deadline => probe,
-            _ => self.descend(deadline, &mut last.path),
+            _ => self.descend(deadline, &mut path),
         };
         let idle = probe.idle(deadline, now.as_nanos());
         if idle < i128::from(wcet) {
             // Nothing changed: the descent stays valid for another try.
+            let last = self.last.get_mut();
             last.probe = Some((deadline, probe));
-            *self.last.get_mut() = last;
+            last.path = path;
             return Ok(Admission::Rejected { idle: idle_span(idle) });
         }
         let id = AdmitId { deadline, seq: self.next_seq };
         self.next_seq += 1;
-        self.insert_at(&last.path, &probe, id, wcet);
+        self.insert_at(&path, &probe, id, wcet);
         self.len += 1;
-        last.probe = None;
-        *self.last.get_mut() = last;
+        self.last.get_mut().path = path;
         Ok(Admission::Accepted(id))
     }
 
