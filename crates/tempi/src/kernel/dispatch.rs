@@ -359,6 +359,21 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     pub(super) fn dispatch_picked_at(&mut self, c: usize, next: ThreadId) -> Option<usize> {
         let here = self.cpus[c].index;
+        if !self.global {
+            // One CPU's threads only: the slot is checked and dispatched in one borrow.
+            if let Some(i) = self.local(next) {
+                if let Some(t) = self.slots[i].as_mut() {
+                    if t.state == State::Ready && t.cpu == here {
+                        let seq = self.tracing.then_some(&mut self.trace_seq);
+                        let cs = self.costs.context_switch;
+                        Self::dispatch_tcb(&mut self.cpus[c], c, t, &mut self.timers, seq, self.now, cs);
+                        return Some(i);
+                    }
+                }
+            }
+            self.bad_pick(c, next);
+            return None;
+        }
         match self.local(next) {
             Some(i)
                 if self.slots[i]
