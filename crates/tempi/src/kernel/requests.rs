@@ -48,22 +48,22 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The thread [`Kernel::resume`] goes on with on CPU `c`, if any, and its slot: the
-    /// current thread, or, when the CPU has none or its current thread is to be preempted,
-    /// the one the scheduler picks, dispatched here exactly as [`Kernel::reschedule`] would
-    /// (the preempted thread stopped and offered back first). Nothing is done unless the run
-    /// loop's next pass would do nothing else before it: one CPU, no global policy, no post
-    /// waiting, no timer due, no execution-time event watched, no lowered urgency to re-check,
-    /// no failure, no end or halt. A thread that holds its CPU (preemption off) or has `work`
-    /// left is left to the run loop.
+    /// current thread, when it stays current (no preemption pending) and the run loop's next
+    /// pass would do nothing else before resuming it: one CPU, no post waiting, no timer due,
+    /// no execution-time event watched, no lowered urgency to re-check, no end or halt, no
+    /// `work` left.
     #[inline]
     pub(super) fn continuation(&mut self, c: usize) -> Option<(ThreadId, usize)> {
         if !self.nothing_due(c) {
             return None;
         }
         let cpu = &self.cpus[c];
+        // A thread switch (a preemption, an empty CPU) is left to the run loop: made here, it
+        // let a collator's best-effort child run past the guaranteed jobs' laxity under
+        // switch costs (`sched_collator`'s regression seed).
         let (next, i) = match cpu.current {
             Some(current) if !cpu.preempt => (current, self.local(current)?),
-            current => self.switch_here(c, current)?,
+            _ => return None,
         };
         let t = self.slots[i].as_ref()?;
         (t.work_left == 0).then_some((next, i))
@@ -80,38 +80,6 @@ impl<C: Clock> Kernel<C> {
             || self.exec_watch > 0
             || self.timers.next_at().is_some_and(|t| t <= self.now)
             || self.end_or_halt_due())
-    }
-
-    /// The thread switch of [`Kernel::continuation`]: the preemption of `current` (pending on
-    /// CPU `c`) carried out, or the CPU found empty, and the scheduler's pick dispatched.
-    /// `None`, with nothing changed, when the run loop must decide (a global policy, a
-    /// failure, a thread that holds its CPU); `None` after the preemption when nothing is
-    /// picked or the pick is refused.
-    #[inline]
-    fn switch_here(&mut self, c: usize, current: Option<ThreadId>) -> Option<(ThreadId, usize)> {
-        if self.global || self.failed.is_some() {
-            return None;
-        }
-        let preempted = match current {
-            Some(r) => {
-                let i = self.local(r)?;
-                if self.slots[i].as_ref()?.holds_cpu() {
-                    return None;
-                }
-                Some(i)
-            }
-            None => None,
-        };
-        self.cpus[c].preempt = false;
-        if let Some(i) = preempted {
-            // `current` is the CPU's running thread, in slot `i`.
-            self.stop_running_at(c, i, StopReason::Preempted);
-            let t = self.slots[i].as_mut()?;
-            t.state = State::Ready;
-            self.cpus[c].scheduler.on_ready(&t.sched, crate::policy::sched::ReadyReason::Preempted);
-        }
-        let next = self.cpus[c].scheduler.pick_next(self.now)?;
-        Some((next, self.dispatch_picked_at(c, next)?))
     }
 
     /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.
