@@ -32,10 +32,9 @@ impl<C: Clock> Kernel<C> {
 
     /// Resume the current thread `id` of CPU `c` and handle its request. On a kernel of one
     /// CPU, while nothing else is pending (no timer due, no post, no execution-time event
-    /// watched, no failure, no run's end), the thread switch the request leaves behind is
-    /// carried out here too, as the run loop would do next anyway: the thread that stays
-    /// current is resumed again, or a pending preemption is made and the scheduler's pick
-    /// dispatched and resumed (see [`Kernel::continuation`]).
+    /// watched, no run's end), a thread the request leaves current (a yield's pick included)
+    /// is resumed here too, as the run loop would do next anyway (see
+    /// [`Kernel::continuation`]).
     pub(super) fn resume(&mut self, c: usize, id: ThreadId) {
         let mut next = (id, self.local(id).expect("current thread is live"));
         loop {
@@ -53,7 +52,7 @@ impl<C: Clock> Kernel<C> {
     /// no execution-time event watched, no lowered urgency to re-check, no end or halt, no
     /// `work` left.
     #[inline]
-    pub(super) fn continuation(&mut self, c: usize) -> Option<(ThreadId, usize)> {
+    pub(super) fn continuation(&self, c: usize) -> Option<(ThreadId, usize)> {
         if !self.nothing_due(c) {
             return None;
         }
@@ -136,7 +135,7 @@ impl<C: Clock> Kernel<C> {
                 Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
                 // The most frequent request in a simulation, handled here.
                 Plain::Work(ns) => self.handle_work(c, i, ns),
-                // A yield leaves the CPU to the scheduler's pick, which `continuation` makes.
+                // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
                 Plain::Yield if !restart_waits => self.handle_yield(c, i),
                 request => {
                     if !restart_waits || !self.restart_answers(id, &request) {
