@@ -1,8 +1,7 @@
 //! Typed payloads: values carried by messages from pools sized before the run. Sends, calls,
 //! replies, saves and handlers carry them; the receiver takes them back with a type check;
 //! and every message the runtime does not deliver (refused, read past, left queued or timed
-//! at a thread's or the run's end, refused by a handler's full queue, crossing real-time
-//! CPUs) gives its slot back: each test ends with every slot free and every value dropped
+//! at a thread's or the run's end, refused by a handler's full queue) gives its slot back: each test ends with every slot free and every value dropped
 //! exactly once.
 
 mod common;
@@ -11,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::ms;
-use tempi::clock::{RealClock, VirtualClock};
+use tempi::clock::VirtualClock;
 use tempi::message::{Handler, Message, MsgError, PayloadPool, Read, Selection};
 use tempi::{Config, Runtime, ThreadSpec, Time};
 
@@ -204,27 +203,27 @@ fn messages_payloads_through_handlers() {
     assert_eq!(pool.available(), 4);
 }
 
-/// In real time a payload does not cross CPUs: the send is refused with `PayloadCrossCpu` and
-/// its payload goes back; the same message without a payload crosses.
+/// A handler that calls a busy handler (here itself, through a clone) gets `WouldBlock`, and
+/// the payload of that call goes back to its pool.
 #[test]
-fn messages_payloads_refused_across_real_time_cpus() {
+fn messages_payloads_released_when_a_handler_would_block() {
+    let mut rt = Runtime::simulated(1);
     let drops = Arc::new(AtomicUsize::new(0));
-    let mut rt: Runtime<RealClock> = Runtime::new(Config::new(2).pin(false)).unwrap();
     let pool = rt.payload_pool::<Tracked>(2).unwrap();
-    let far = rt
-        .spawn(ThreadSpec::new("far").cpu(1), |cx| {
-            assert_eq!(cx.read(Read::Wait).unwrap().id, 2);
-        })
-        .unwrap();
-    let (p, d) = (pool.clone(), drops.clone());
-    rt.spawn(ThreadSpec::new("near").cpu(0), move |cx| {
-        let m = tracked(&p, &d, Message::new(1, 0, 0), 1);
-        assert_eq!(cx.send(far, m), Err(MsgError::PayloadCrossCpu));
-        assert_eq!(p.take(&m).map(|t| t.tag), Err(MsgError::StalePayload));
-        cx.send(far, Message::new(2, 0, 0)).unwrap();
-    })
-    .unwrap();
+    let me: Arc<Mutex<Option<Handler>>> = Arc::default();
+    let (p, d, m2) = (pool.clone(), drops.clone(), me.clone());
+    let h = Handler::new("h", 0, 1, move |hcx, m| {
+        if m.id == 1 {
+            let again = m2.lock().unwrap().clone().unwrap();
+            let inner = tracked(&p, &d, Message::new(2, 0, 0), 2);
+            assert_eq!(hcx.call_handler(&again, inner), Err(MsgError::WouldBlock));
+            assert_eq!(p.take(&inner).map(|t| t.tag), Err(MsgError::StalePayload));
+        }
+    });
+    *me.lock().unwrap() = Some(h.clone());
+    rt.spawn(ThreadSpec::new("t"), move |cx| h.send(cx, Message::new(1, 0, 0)).unwrap()).unwrap();
     rt.run().unwrap();
     assert_eq!(drops.load(Ordering::Relaxed), 1);
     assert_eq!(pool.available(), 2);
+    me.lock().unwrap().take();
 }

@@ -256,14 +256,12 @@ impl<C: Clock> Kernel<C> {
             return Some(Err(MsgError::CallSelf));
         }
         if self.local(to).is_none() {
-            let remote = self.remote_cpu(to);
-            if msg.payload.is_some() || remote.is_none() {
-                self.drop_payload(msg);
-            }
-            return match remote {
-                Some(_) if msg.payload.is_some() => Some(Err(self.refuse(id, MsgError::PayloadCrossCpu))),
+            return match self.remote_cpu(to) {
                 Some(cpu) => self.msg_send_remote(c, id, to, cpu, msg, call),
-                None => Some(Err(MsgError::NoSuchThread(to))),
+                None => {
+                    self.drop_payload(msg);
+                    Some(Err(MsgError::NoSuchThread(to)))
+                }
             };
         }
         msg.from = Some(id);
@@ -384,11 +382,6 @@ impl<C: Clock> Kernel<C> {
             return Some(Err(MsgError::NoCurrent));
         };
         let stamp = self.msg_pool.slots[s as usize].remote;
-        if reply.payload.is_some() && (stamp != 0 || self.local(sender).is_none()) {
-            // The message stays current: it may be answered without the payload.
-            self.drop_payload(reply);
-            return Some(Err(self.refuse(id, MsgError::PayloadCrossCpu)));
-        }
         self.slots[i].as_mut().expect("live slot").mbox.current = None;
         if reply.payload.is_some() && reply.payload == original.payload {
             // The reply carries the payload on: the slot's message gives it up.
@@ -539,15 +532,9 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn msg_send_at(&mut self, c: usize, id: ThreadId, to: ThreadId, at: Time) -> MsgAnswer {
         let mut msg = self.mail_msg(id);
         // A recipient of another real-time CPU is checked there when the timer fires.
-        if self.local(to).is_none() {
-            if self.remote_cpu(to).is_none() {
-                self.drop_payload(msg);
-                return Err(MsgError::NoSuchThread(to));
-            }
-            if msg.payload.is_some() {
-                self.drop_payload(msg);
-                return Err(self.refuse(id, MsgError::PayloadCrossCpu));
-            }
+        if self.local(to).is_none() && self.remote_cpu(to).is_none() {
+            self.drop_payload(msg);
+            return Err(MsgError::NoSuchThread(to));
         }
         msg.from = Some(id);
         msg.expects_reply = false;
@@ -599,10 +586,13 @@ impl<C: Clock> Kernel<C> {
         self.msg_pool.slots[s as usize].seq = seq;
         if self.local(a.to).is_none() {
             if let Some(cpu) = self.remote_cpu(a.to) {
-                // Posted as plain data; the slot is this kernel's and comes back now.
+                // Posted as plain data; the slot is this kernel's and comes back now, without
+                // the payload, which travels with the message.
                 let msg = self.msg_pool.slots[s as usize].msg;
+                self.msg_pool.slots[s as usize].msg.payload = None;
                 self.msg_pool.give_back(s);
                 if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
+                    self.drop_payload(msg);
                     self.refuse_timed(sender, a.cpu, e);
                 }
                 return;

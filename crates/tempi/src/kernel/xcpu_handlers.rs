@@ -113,7 +113,8 @@ impl<C: Clock> Kernel<C> {
         let answer = match served {
             Ok(Served::Ran(reply)) if msg.expects_reply => reply.ok_or(MsgError::Unanswered),
             Ok(Served::Queued) if msg.expects_reply => return,
-            Ok(_) => Ok(msg),
+            // A send: the sender learns it was served; the payload stays with the handler.
+            Ok(_) => Ok(msg.without_payload()),
             Err(e) => Err(e),
         };
         self.answer_remote_sender(sender, stamp, answer);
@@ -189,13 +190,18 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     fn send(&mut self, to: ThreadId, mut msg: Message) -> Result<(), MsgError> {
         msg.from = Some(self.invoker);
         msg.expects_reply = false;
-        if self.k.local(to).is_some() {
-            return self.k.deliver_remote(to, msg, 0);
+        let sent = if self.k.local(to).is_some() {
+            self.k.deliver_remote(to, msg, 0)
+        } else {
+            match self.k.remote_cpu(to) {
+                Some(cpu) => self.k.post_msg(cpu, to, msg, 0),
+                None => Err(MsgError::NoSuchThread(to)),
+            }
+        };
+        if sent.is_err() {
+            self.k.drop_payload(msg);
         }
-        match self.k.remote_cpu(to) {
-            Some(cpu) => self.k.post_msg(cpu, to, msg, 0),
-            None => Err(MsgError::NoSuchThread(to)),
-        }
+        sent
     }
     fn answer(&mut self, caller: Caller, reply: Option<Message>) {
         match caller {

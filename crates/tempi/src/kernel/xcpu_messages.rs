@@ -9,7 +9,11 @@
 //! message is replied to or put away, exactly as for a local send. A timed message waits in a
 //! slot of the sender's pool (its timer is the sender's) and the slot goes back to that pool
 //! when the timer fires and the message is posted. So a pool slot is only ever touched by the
-//! kernel that owns it, and no slot is lent across CPUs.
+//! kernel that owns it, and no slot is lent across CPUs. A typed payload's handle crosses with
+//! the message; its value waits in its payload pool, which every kernel can release into, so
+//! the kernel that gives the message up (the target refusing it, the sender whose request
+//! queue is full, the caller's kernel when the caller no longer waits for the reply) releases
+//! the payload, and a sender is answered without it once it is delivered.
 //!
 //! The sender blocks, for a send as for a call (`Wait::Reply` with a stamp that has its top
 //! bit set, so it never names a local pool slot): a send is answered once the target has
@@ -53,6 +57,7 @@ impl<C: Clock> Kernel<C> {
         msg.expects_reply = call;
         let stamp = self.remote_stamp(id);
         if let Err(e) = self.post_msg(cpu, to, msg, stamp) {
+            self.drop_payload(msg);
             return Some(Err(self.refuse(id, e)));
         }
         self.block_in(c, id, Wait::Reply(stamp), None);
@@ -82,10 +87,14 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn accept_remote_msg(&mut self, to: ThreadId, msg: Message, stamp: u32) {
         let sender = msg.from.expect("a posted message has a sender");
         let result = self.deliver_remote(to, msg, stamp);
+        if result.is_err() {
+            // Not delivered: its payload goes back here (every kernel can release it).
+            self.drop_payload(msg);
+        }
         match (result, stamp) {
             (Ok(()), 0) => {}
             (Ok(()), _) if msg.expects_reply => {}
-            (Ok(()), _) => self.answer_remote_sender(sender, stamp, Ok(msg)),
+            (Ok(()), _) => self.answer_remote_sender(sender, stamp, Ok(msg.without_payload())),
             (Err(e), 0) => {
                 if let Some(c) = self.cpu_local(self.first_cpu) {
                     self.trace(c, TraceKind::MessageRefused, sender, 0, super::messages::refusal_code(e));
@@ -121,6 +130,10 @@ impl<C: Clock> Kernel<C> {
     /// local one is.
     pub(super) fn on_remote_msg_answer(&mut self, sender: ThreadId, stamp: u32, result: Result<Message, MsgError>) {
         if self.local(sender).is_none() || self.tcb(sender).state != State::Blocked(Wait::Reply(stamp)) {
+            // Nobody takes the reply (the caller gave up): nor its payload.
+            if let Ok(reply) = result {
+                self.drop_payload(reply);
+            }
             return;
         }
         let answer = match result {

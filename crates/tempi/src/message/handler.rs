@@ -394,13 +394,8 @@ impl Handler {
         if cx.real_time() && cx.cpu() != h.cpu {
             // Through the handler's CPU's queue; a handler (nested) never waits for it.
             if nested && call {
-                return Err(MsgError::WouldBlock);
-            }
-            if msg.payload.is_some() {
-                // Payload pools are read by the threads of one kernel, as for messages to
-                // threads of another CPU.
                 cx.drop_payload(msg);
-                return Err(MsgError::PayloadCrossCpu);
+                return Err(MsgError::WouldBlock);
             }
             return cx.handler_remote(self, msg, !nested);
         }
@@ -435,6 +430,7 @@ impl Handler {
             return cx.handler_await(token, h.id, None, msg.constraint).map(Some);
         }
         if call && nested {
+            cx.drop_payload(msg);
             return Err(MsgError::WouldBlock);
         }
         let mut queue = locked(&h.pending);
@@ -513,14 +509,16 @@ impl Handler {
             let host = host.borrow();
             (host.cpu(), host.invoker())
         };
-        if cpu != self.inner.cpu {
-            return Err(MsgError::CrossCpu { from: cpu, to: self.inner.cpu });
+        if cpu != self.inner.cpu || (call && self.is_busy()) {
+            // Not delivered: the payload goes back.
+            host.borrow_mut().drop_payload(msg);
+            if cpu != self.inner.cpu {
+                return Err(MsgError::CrossCpu { from: cpu, to: self.inner.cpu });
+            }
+            return Err(MsgError::WouldBlock);
         }
         msg.from = Some(invoker);
         msg.expects_reply = call;
-        if call && self.is_busy() {
-            return Err(MsgError::WouldBlock);
-        }
         match self.serve_on_host(host, msg, None, true) {
             Ok(Served::Ran(reply)) => Ok(reply),
             Ok(Served::Queued) => Ok(None),

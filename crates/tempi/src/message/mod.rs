@@ -93,6 +93,13 @@ impl Message {
     pub const fn new(id: i64, value: i64, constraint: i64) -> Message {
         Message { from: None, id, value, constraint, expects_reply: false, payload: None }
     }
+
+    /// This message with no payload: the copy a sender is answered with once the recipient
+    /// holds the payload.
+    pub(crate) const fn without_payload(mut self) -> Message {
+        self.payload = None;
+        self
+    }
 }
 
 /// A timed message waiting for its instant, as returned by [`Ctx::send_at`],
@@ -293,9 +300,6 @@ pub enum MsgError {
     /// [`PayloadPool::take`] of a payload taken already, or released by the runtime because
     /// its message was not delivered.
     StalePayload,
-    /// A message with a payload to a thread of another real-time CPU: refused (its payload
-    /// released), as payload pools are read by the threads of one kernel.
-    PayloadCrossCpu,
     /// The message read was cancelled by the scheduler before it was processed
     /// ([`crate::policy::sched::Scheduler::on_next`]): it is the current message all the same
     /// (the recipient may reply to it or save it), and it is given here.
@@ -329,7 +333,6 @@ impl fmt::Display for MsgError {
             MsgError::NoPayload => write!(f, "the message carries no payload"),
             MsgError::WrongPayload => write!(f, "the payload belongs to another pool (another type)"),
             MsgError::StalePayload => write!(f, "the payload was taken or released already"),
-            MsgError::PayloadCrossCpu => write!(f, "a payload does not cross real-time CPUs"),
             MsgError::Cancelled(m) => write!(f, "message {} was cancelled by the scheduler", m.id),
         }
     }
