@@ -191,3 +191,36 @@ fn kernel_virtual_time_is_deterministic() {
     assert_eq!(format!("{:?}", a.trace), format!("{:?}", b.trace));
     assert_eq!(format!("{:?}", a.threads), format!("{:?}", b.threads));
 }
+
+/// On several simulated CPUs a yield lets the other CPUs run at the same instant: a thread
+/// polling with `yield_now` for a flag that a thread of another CPU sets (woken there by a
+/// message sent at that instant) sees it, and time never moves. Without this, the polling
+/// CPU kept the simulation at that instant forever.
+#[test]
+fn kernel_yield_lets_other_cpus_run_at_the_same_instant() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use tempi::message::{Message, Read};
+    let mut rt = Runtime::simulated(2);
+    let flag = Arc::new(AtomicBool::new(false));
+    let polls = Arc::new(AtomicU64::new(0));
+    let f = flag.clone();
+    let far = rt
+        .spawn(ThreadSpec::new("far").cpu(1), move |cx| {
+            cx.read(Read::Wait).unwrap();
+            f.store(true, Ordering::Relaxed);
+        })
+        .unwrap();
+    let (f, p) = (flag.clone(), polls.clone());
+    rt.spawn(ThreadSpec::new("near").cpu(0), move |cx| {
+        cx.send(far, Message::new(1, 0, 0)).unwrap();
+        while !f.load(Ordering::Relaxed) {
+            assert!(p.fetch_add(1, Ordering::Relaxed) < 1_000, "the other CPU never ran");
+            cx.yield_now();
+        }
+        assert_eq!(cx.now(), Time::ZERO);
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)));
+    assert_eq!(polls.load(Ordering::Relaxed), 1);
+}

@@ -137,6 +137,9 @@ struct Cpu {
     last_ran: Option<ThreadId>,
     /// The timer of the current time slice, if the policy gives slices.
     slice_timer: Option<TimerHandle>,
+    /// A thread yielded here on a simulated kernel of several CPUs: the run loop moves on to
+    /// the other CPUs before this one goes on at the same instant (see `run_cpus`).
+    yielded: bool,
 }
 
 impl Cpu {

@@ -352,6 +352,7 @@ impl<C: Clock> Kernel<C> {
         self.stop_running_at(c, i, StopReason::Yielded);
         self.slots[i].as_mut().expect("live slot").state = State::Ready;
         if self.global || self.failed.is_some() || !self.nothing_due(c) {
+            self.cpus[c].yielded = true;
             self.sched_call_at(c, i, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
             return;
         }

@@ -52,6 +52,11 @@ impl<C: Clock> Kernel<C> {
                     }
                     self.resume(c, id);
                     progressed = true;
+                    // A yield lets the other CPUs run first: a thread polling for what another
+                    // CPU does at this same instant would otherwise keep this one forever.
+                    if std::mem::take(&mut self.cpus[c].yielded) && self.cpus.len() > 1 {
+                        break;
+                    }
                 }
             }
             // Under a global policy a CPU passed over in this pass may have been offered a

@@ -203,6 +203,7 @@ impl<C: Clock> Kernel<C> {
                 events: scheduler.events(),
                 last_ran: None,
                 slice_timer: None,
+                yielded: false,
                 scheduler,
                 current: None,
                 preempt: false,
