@@ -43,7 +43,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use corosensei::Yielder;
+use crate::os::context::Yielder;
 
 use crate::clock::RealClock;
 use crate::error::Error;
