@@ -285,9 +285,9 @@ impl Config {
         self.direct_hand_off = on;
         self
     }
-    /// Whether a thread's yield on a one-CPU kernel is handled on the thread's own stack,
-    /// which then switches straight to the next thread when nothing else is due (default:
-    /// yes). The direct switch has exactly the effects, trace records and scheduler calls of
+    /// Whether a thread's yield or message request (call, reply, read) on a one-CPU kernel
+    /// is handled on the thread's own stack, which then switches straight to the next thread
+    /// when nothing else is due and no context-switch cost is configured (default: yes). The direct switch has exactly the effects, trace records and scheduler calls of
     /// the switch through the dispatcher, with one stack switch instead of two; turning it
     /// off lets tests and measurements compare the two.
     ///

@@ -155,8 +155,9 @@ pub struct RunOutcome {
     /// their instant when the run ended.
     pub messages: MessageStats,
     /// Thread switches made straight from one thread's stack to the next thread's, without
-    /// going through the dispatcher's stack: a yield on a one-CPU kernel when nothing else is
-    /// due (see the architecture notes). Diagnostic only: the schedule is the same either way.
+    /// going through the dispatcher's stack: after a yield, a call or a reply on a one-CPU
+    /// kernel when nothing else is due ([`crate::Config::direct_switch`]). Diagnostic only:
+    /// the schedule is the same either way.
     pub direct_switches: u64,
 }
 

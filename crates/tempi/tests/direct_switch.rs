@@ -235,3 +235,56 @@ fn a_lone_yielder_goes_on_without_a_switch() {
     assert_eq!(out.thread(t).unwrap().stats.cpu_time, Duration::from_millis(1));
     assert_eq!(out.direct_switches, 0, "picked again: no switch at all");
 }
+
+/// A client calling a process of lower priority on one CPU, with a periodic thread above
+/// both whose releases fall in the middle of the calls; the process answers with
+/// `Flow::Reply` (reply and read fused) or with `reply` and `Flow::Continue`.
+fn calls(config: Config, fused: bool) -> RunOutcome {
+    use tempi::message::{Flow, Message};
+    let mut rt = Runtime::<VirtualClock>::new(config.trace_capacity(1 << 16)).unwrap();
+    let server = rt
+        .spawn_process(ThreadSpec::new("server").priority(1), move |cx, m| {
+            if m.id % 7 == 3 {
+                cx.work(us(3));
+            }
+            if fused && m.id != 0 {
+                return Flow::Reply(m);
+            }
+            cx.reply(m).expect("reply");
+            if m.id == 0 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .unwrap();
+    rt.spawn(ThreadSpec::new("client").priority(2), move |cx| {
+        for i in 1..400i64 {
+            let answer = cx.call(server, Message::new(i, i, 0)).expect("call");
+            assert_eq!(answer.id, i);
+            if i % 11 == 0 {
+                cx.work(us(5));
+            }
+        }
+        cx.call(server, Message::new(0, 0, 0)).expect("last call");
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("p").priority(5).periodic(us(170)), |cx| cx.work(us(9))).unwrap();
+    rt.run_until(Time::from_millis(20)).unwrap()
+}
+
+#[test]
+fn calls_and_replies_switch_directly_and_the_run_is_the_same() {
+    for fused in [false, true] {
+        let direct = calls(Config::new(1).verify(true), fused);
+        let through = calls(Config::new(1).verify(true).direct_switch(false), fused);
+        assert!(direct.direct_switches > 0, "the direct switch was taken (fused: {fused})");
+        same_run(&direct, &through);
+        assert!(direct.threads.iter().filter(|t| t.name != "p").all(|t| t.outcome == Some(ThreadOutcome::Completed)));
+        let costs = Costs { context_switch: us(1), ..Costs::default() };
+        let direct = calls(Config::new(1).verify(true).costs(costs), fused);
+        let through = calls(Config::new(1).verify(true).costs(costs).direct_switch(false), fused);
+        assert_eq!(direct.direct_switches, 0);
+        same_run(&direct, &through);
+    }
+}

@@ -73,7 +73,7 @@ impl<C: Clock> Kernel<C> {
     /// one CPU, no post waiting, no lowered urgency to re-check, no execution-time event
     /// watched, no timer due, no end or halt.
     #[inline]
-    fn nothing_due(&self, c: usize) -> bool {
+    pub(super) fn nothing_due(&self, c: usize) -> bool {
         !(self.cpus.len() != 1
             || (C::MODE == ClockMode::Real && self.bell_rung())
             || self.cpus[c].requeue_current
@@ -165,24 +165,11 @@ impl<C: Clock> Kernel<C> {
     /// or nothing (its request was handled on its stack).
     #[inline(always)]
     fn after_resume(&mut self, result: CoroutineResult<Request, ThreadOutcome>) {
-        let Resumed { c, id, i, restart_waits } = self.resumed;
+        let Resumed { c, id, .. } = self.resumed;
         match result {
             CoroutineResult::Yield(Request::Plain(request)) => {
                 self.refresh_now();
-                match request {
-                    // Unlocks are the requests that hand a CPU straight to a waiter: they skip
-                    // the general dispatch on the request kind.
-                    Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
-                    // The most frequent request in a simulation, handled here.
-                    Plain::Work(ns) => self.handle_work(c, i, ns),
-                    // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
-                    Plain::Yield if !restart_waits => self.handle_yield(c, i),
-                    request => {
-                        if !restart_waits || !self.restart_answers(id, &request) {
-                            self.handle(c, id, request);
-                        }
-                    }
-                }
+                self.handle_plain(request);
             }
             CoroutineResult::Yield(Request::Owned(request)) => {
                 self.refresh_now();
@@ -197,6 +184,26 @@ impl<C: Clock> Kernel<C> {
         }
         if self.verify {
             self.verify_urgencies();
+        }
+    }
+
+    /// Handle the request of the thread resumed last ([`Resumed`]), on whichever stack.
+    #[inline(always)]
+    pub(super) fn handle_plain(&mut self, request: Plain) {
+        let Resumed { c, id, i, restart_waits } = self.resumed;
+        match request {
+            // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
+            // general dispatch on the request kind.
+            Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
+            // The most frequent request in a simulation, handled here.
+            Plain::Work(ns) => self.handle_work(c, i, ns),
+            // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
+            Plain::Yield if !restart_waits => self.handle_yield(c, i),
+            request => {
+                if !restart_waits || !self.restart_answers(id, &request) {
+                    self.handle(c, id, request);
+                }
+            }
         }
     }
 

@@ -211,10 +211,17 @@ pub(crate) struct Yielder<I, Y> {
 }
 
 impl<I, Y> Yielder<I, Y> {
-    /// Hand `value` to the resumer (or to the host of a hosted resume) and wait for the next
-    /// input. Raises [`ForcedUnwind`] when the coroutine is dropped instead.
+    /// Hand `value` to the resumer and wait for the next input. Raises [`ForcedUnwind`] when
+    /// the coroutine is dropped instead.
     #[inline(always)]
     pub(crate) fn suspend(&self, value: Y) -> I {
+        self.to_resumer(value)
+    }
+
+    /// [`Yielder::suspend`], the value handled by the host on this stack when the coroutine
+    /// was resumed hosted (see [`Host`]).
+    #[inline(always)]
+    pub(crate) fn suspend_hosted(&self, value: Y) -> I {
         let h = self.header;
         // SAFETY: the header is this stack's; `hook` was set by `Coroutine::set_host` with
         // this coroutine's `I` and `Y` (see `hosted_suspend`).
