@@ -288,3 +288,45 @@ fn calls_and_replies_switch_directly_and_the_run_is_the_same() {
         same_run(&direct, &through);
     }
 }
+
+#[test]
+fn real_time_yields_and_calls_switch_directly_and_os_backed_threads_are_left_to_the_dispatcher() {
+    use tempi::clock::RealClock;
+    use tempi::message::{Flow, Message};
+    let mut rt = Runtime::<RealClock>::new(Config::new(1).pin(false).trace_capacity(0)).unwrap();
+    let mut names = Vec::new();
+    for (name, os) in [("a", false), ("b", false), ("os", true)] {
+        let spec = if os { ThreadSpec::new(name).os_backed() } else { ThreadSpec::new(name) };
+        names.push(
+            rt.spawn(spec, |cx| {
+                for _ in 0..200 {
+                    cx.yield_now();
+                }
+            })
+            .unwrap(),
+        );
+    }
+    let server = rt
+        .spawn_process(ThreadSpec::new("server").priority(1), |cx, m| {
+            cx.reply(m).expect("reply");
+            if m.id == 0 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .unwrap();
+    let client = rt
+        .spawn(ThreadSpec::new("client").priority(2), move |cx| {
+            for i in 1..200 {
+                assert_eq!(cx.call(server, Message::new(i, i, 0)).expect("call").value, i);
+            }
+            cx.call(server, Message::new(0, 0, 0)).expect("last call");
+        })
+        .unwrap();
+    let out = rt.run().unwrap();
+    assert!(out.direct_switches > 0);
+    for id in names.into_iter().chain([server, client]) {
+        assert_eq!(out.thread(id).unwrap().outcome, Some(ThreadOutcome::Completed));
+    }
+}
