@@ -51,6 +51,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("unknown loop `{other}`: `yield`, `call` or `fused`").into()),
     }
     let out = rt.run()?;
-    println!("{what} x {n}: run ended at {:?}", out.end);
+    println!("{what} x {n}: run ended at {:?}, {} direct switches", out.end, out.direct_switches);
     Ok(())
 }

@@ -61,6 +61,7 @@ pub struct Config {
     pub(crate) costs: Costs,
     pub(crate) verify: bool,
     pub(crate) direct_hand_off: bool,
+    pub(crate) direct_switch: bool,
     pub(crate) progress: Option<ProgressHook>,
     pub(crate) cross_cpu_queue: usize,
     pub(crate) message_pool: usize,
@@ -132,6 +133,7 @@ impl Config {
             costs: Costs::default(),
             verify: false,
             direct_hand_off: true,
+            direct_switch: true,
             progress: None,
             cross_cpu_queue: 1024,
             message_pool: 1024,
@@ -281,6 +283,19 @@ impl Config {
     /// ```
     pub fn direct_hand_off(mut self, on: bool) -> Config {
         self.direct_hand_off = on;
+        self
+    }
+    /// Whether a thread's yield or message request (call, reply, read) on a one-CPU kernel
+    /// is handled on the thread's own stack, which then switches straight to the next thread
+    /// when nothing else is due and no context-switch cost is configured (default: yes). The direct switch has exactly the effects, trace records and scheduler calls of
+    /// the switch through the dispatcher, with one stack switch instead of two; turning it
+    /// off lets tests and measurements compare the two.
+    ///
+    /// ```
+    /// let _ = tempi::Config::new(1).direct_switch(false);
+    /// ```
+    pub fn direct_switch(mut self, on: bool) -> Config {
+        self.direct_switch = on;
         self
     }
     /// A hook the kernel calls about every 65 536 turns of its loop with the current time, for

@@ -582,6 +582,7 @@ impl<C: Clock> Runtime<C> {
         let mut end = Time::ZERO;
         let mut event_releases_refused = 0;
         let mut messages = crate::stats::MessageStats::default();
+        let mut direct_switches = 0;
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
         }
@@ -593,6 +594,7 @@ impl<C: Clock> Runtime<C> {
             cross_cpu.add(p.cross_cpu);
             event_releases_refused += p.event_releases_refused;
             messages.add(p.messages);
+            direct_switches += p.direct_switches;
             end = end.max(p.end);
         }
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
@@ -613,6 +615,7 @@ impl<C: Clock> Runtime<C> {
             cross_cpu,
             event_releases_refused,
             messages,
+            direct_switches,
         })
     }
 }

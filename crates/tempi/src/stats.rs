@@ -154,6 +154,11 @@ pub struct RunOutcome {
     /// see them: refusals by busy handlers' full queues, timed messages still waiting for
     /// their instant when the run ended.
     pub messages: MessageStats,
+    /// Thread switches made straight from one thread's stack to the next thread's, without
+    /// going through the dispatcher's stack: after a yield, a call or a reply on a one-CPU
+    /// kernel when nothing else is due ([`crate::Config::direct_switch`]). Diagnostic only:
+    /// the schedule is the same either way.
+    pub direct_switches: u64,
 }
 
 /// Messages that did not reach their recipient and that no caller's error shows alone,

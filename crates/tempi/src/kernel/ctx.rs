@@ -43,7 +43,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use corosensei::Yielder;
+use crate::os::context::Yielder;
 
 use crate::clock::RealClock;
 use crate::error::Error;
@@ -53,7 +53,7 @@ use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
 use super::calls::{self, answer_of_another_kind, Call, UserCall, WhileUnwinding};
-use super::protocol::{unwind_for, Control, Interrupt, JobInfo, LockAnswer, Request, Response};
+use super::protocol::{unwind_for, Control, Interrupt, JobInfo, LockAnswer, Plain, Request, Response};
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
 /// call and a preemption point.
@@ -127,7 +127,14 @@ impl<'a> Ctx<'a> {
     /// its own call's kind (see `protocol.rs`).
     #[inline(always)]
     pub(super) fn exchange<R: Call>(&self, call: R) -> Result<R::Answer, Interrupt> {
-        let r = self.yielder.suspend(call.request());
+        let request = call.request();
+        // Known when this is inlined: only a yield or a message request may be handled on this
+        // stack (`direct.rs`).
+        let r = if matches!(request, Request::Plain(Plain::Yield | Plain::Msg(_))) {
+            self.yielder.suspend_hosted(request)
+        } else {
+            self.yielder.suspend(request)
+        };
         self.now.set(r.now);
         self.job.set(r.job);
         match r.reply {

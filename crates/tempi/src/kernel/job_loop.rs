@@ -9,7 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
-use corosensei::Yielder;
+use crate::os::context::{ForcedUnwind, Yielder};
 
 use crate::clock::RealClock;
 use crate::thread::{ThreadId, ThreadOutcome};
@@ -40,25 +40,17 @@ fn classify(payload: Box<dyn Any + Send>) -> JobEnd {
         JobEnd::Panicked((*s).to_string())
     } else if let Some(s) = payload.downcast_ref::<String>() {
         JobEnd::Panicked(s.clone())
-    } else if FORCED_UNWIND.with(Cell::get) {
-        // The coroutine library's forced unwind of a thread being dropped: it must keep going.
+    } else if payload.is::<ForcedUnwind>() {
+        // The forced unwind of a thread being dropped: it must reach the stack's first frame.
         resume_unwind(payload)
     } else {
         JobEnd::Panicked("a panic whose payload is not a message".to_string())
     }
 }
 
-thread_local! {
-    /// The kernel is dropping a coroutine on this OS thread: an unwind that is neither the
-    /// runtime's nor a message is the coroutine library's own, which must reach it.
-    static FORCED_UNWIND: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Drop a thread's coroutine, letting the coroutine library unwind it by force.
+/// Drop a thread's coroutine, which unwinds it by force if it is suspended.
 pub(crate) fn drop_coroutine<T>(co: T) {
-    FORCED_UNWIND.with(|f| f.set(true));
     let dropped = catch_unwind(AssertUnwindSafe(move || drop(co)));
-    FORCED_UNWIND.with(|f| f.set(false));
     // A panic escaping that unwind has nowhere to go.
     drop(dropped);
 }

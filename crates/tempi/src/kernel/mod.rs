@@ -48,6 +48,7 @@ mod ctx;
 mod ctx_control;
 mod ctx_messages;
 mod ctx_sched;
+mod direct;
 mod dispatch;
 mod event_ctx;
 mod global;
@@ -108,6 +109,7 @@ pub(crate) struct KernelPart {
     pub(crate) cross_cpu: crate::stats::CrossCpuStats,
     pub(crate) event_releases_refused: u64,
     pub(crate) messages: crate::stats::MessageStats,
+    pub(crate) direct_switches: u64,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
     pub(crate) error: Option<Error>,
@@ -233,6 +235,8 @@ pub(crate) struct Kernel<C: Clock> {
     ceilings_held: u32,
     verify: bool,
     direct_hand_off: bool,
+    /// Threads are resumed hosted, for the direct thread-to-thread switch (`direct.rs`).
+    direct_switch: bool,
     progress: Option<crate::config::ProgressHook>,
     conds: Vec<waits::CondState>,
     sems: Vec<waits::SemState>,
@@ -282,6 +286,10 @@ pub(crate) struct Kernel<C: Clock> {
     /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
     /// stopped until the run ends (see `os_backed.rs`).
     abandoned: Vec<os_backed::Worker>,
+    /// The thread resumed last (see `direct.rs`).
+    resumed: direct::Resumed,
+    /// Thread switches made directly from one thread's stack to the next's.
+    direct_switches: u64,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

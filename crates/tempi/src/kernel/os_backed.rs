@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use corosensei::CoroutineResult;
+use crate::os::context::CoroutineResult;
 
 use super::protocol::{Interrupt, Plain, Request, Response};
 use super::tcb::Co;
@@ -222,6 +222,8 @@ impl<C: Clock> Kernel<C> {
             }
             CoroutineResult::Yield(Request::Owned(request)) => self.handle_owned(c, id, *request),
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
+            // An OS-backed thread is never resumed hosted.
+            CoroutineResult::Handled => {}
         }
     }
 

@@ -5,7 +5,8 @@
 //! Must not: change a lock's, a set's or a job's state other than through their own modules'
 //! functions.
 
-use corosensei::{Coroutine, CoroutineResult};
+use super::direct::Resumed;
+use crate::os::context::{self, Coroutine, CoroutineResult};
 
 use super::job_loop;
 use super::protocol::{
@@ -72,7 +73,7 @@ impl<C: Clock> Kernel<C> {
     /// one CPU, no post waiting, no lowered urgency to re-check, no execution-time event
     /// watched, no timer due, no end or halt.
     #[inline]
-    fn nothing_due(&self, c: usize) -> bool {
+    pub(super) fn nothing_due(&self, c: usize) -> bool {
         !(self.cpus.len() != 1
             || (C::MODE == ClockMode::Real && self.bell_rung())
             || self.cpus[c].requeue_current
@@ -81,23 +82,57 @@ impl<C: Clock> Kernel<C> {
             || self.end_or_halt_due())
     }
 
-    /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request.
+    /// Resume the current thread `id` (in slot `i`) of CPU `c` and handle its request. On a
+    /// kernel of one CPU the thread is resumed hosted: its yield is handled on its own stack,
+    /// which may switch straight to the next thread (see `direct.rs`); this returns when a
+    /// thread comes back to the dispatcher, with whatever is left to handle.
     #[inline(never)]
     pub(super) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
-        let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
         // Real time only (compiled out of the simulator): an OS-backed thread stopped in place.
         if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
             return self.resume_in_place(c, id, i);
         }
+        let Some(response) = self.prepare_resume(c, id, i) else { return };
+        let hosted = self.hosted();
+        let t = self.slots[i].as_mut().expect("live slot");
+        let result = match &mut t.coroutine {
+            Some(co) if hosted => {
+                // The kernel is reached on the threads' stacks through a pointer derived from
+                // this `&mut self` (see `direct.rs`), which is not used meanwhile.
+                let co = co.handle();
+                context::resume_hosted(co, self, response)
+            }
+            Some(co) => co.resume(response),
+            None => self.resume_worker(i, Some(response)),
+        };
+        self.after_resume(result);
+    }
+
+    /// Whether this kernel's threads are resumed hosted, their yields handled on their own
+    /// stacks: one CPU (nothing can be due elsewhere), no global policy, not turned off
+    /// (`Config::direct_switch`).
+    #[inline(always)]
+    pub(super) fn hosted(&self) -> bool {
+        self.direct_switch && self.cpus.len() == 1 && !self.global
+    }
+
+    /// What comes before resuming the current thread `id` (slot `i`) of CPU `c`: what it is
+    /// owed first (an RCS restart, an unlock whose cost is paid, a deferred read), its answer
+    /// or interrupt, its coroutine at its first resume. Returns its response, or `None` when
+    /// it must not be resumed now. Notes it as the thread resumed ([`Resumed`]).
+    #[inline(always)]
+    pub(super) fn prepare_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<Response> {
+        let now = self.now;
+        let t = self.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
         if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
-            return;
+            return None;
         }
         let t = self.slots[i].as_mut().expect("live slot");
         if t.pending_read && !self.deferred_read(c, i, id) {
-            return;
+            return None;
         }
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
@@ -117,37 +152,58 @@ impl<C: Clock> Kernel<C> {
         t.at_boundary = false;
         let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
-            return;
+            return None;
         }
         if C::MODE == ClockMode::Real {
             self.publish_due();
         }
-        let t = self.slots[i].as_mut().expect("live slot");
-        let result = match &mut t.coroutine {
-            Some(co) => co.resume(response),
-            None => self.resume_worker(i, Some(response)),
-        };
-        self.refresh_now();
+        self.resumed = Resumed { c, id, i, restart_waits };
+        Some(response)
+    }
+
+    /// Handle what the thread that came back to the dispatcher hands it: a request, its end,
+    /// or nothing (its request was handled on its stack).
+    #[inline(always)]
+    fn after_resume(&mut self, result: CoroutineResult<Request, ThreadOutcome>) {
+        let Resumed { c, id, .. } = self.resumed;
         match result {
-            CoroutineResult::Yield(Request::Plain(request)) => match request {
-                // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
-                // general dispatch on the request kind.
-                Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
-                // The most frequent request in a simulation, handled here.
-                Plain::Work(ns) => self.handle_work(c, i, ns),
-                // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
-                Plain::Yield if !restart_waits => self.handle_yield(c, i),
-                request => {
-                    if !restart_waits || !self.restart_answers(id, &request) {
-                        self.handle(c, id, request);
-                    }
-                }
-            },
-            CoroutineResult::Yield(Request::Owned(request)) => self.handle_owned(c, id, *request),
-            CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
+            CoroutineResult::Yield(Request::Plain(request)) => {
+                self.refresh_now();
+                self.handle_plain(request);
+            }
+            CoroutineResult::Yield(Request::Owned(request)) => {
+                self.refresh_now();
+                self.handle_owned(c, id, *request);
+            }
+            CoroutineResult::Return(outcome) => {
+                self.refresh_now();
+                self.exit(c, id, outcome);
+            }
+            // Handled on the thread's stack, checks included.
+            CoroutineResult::Handled => return,
         }
         if self.verify {
             self.verify_urgencies();
+        }
+    }
+
+    /// Handle the request of the thread resumed last ([`Resumed`]), on whichever stack.
+    #[inline(always)]
+    pub(super) fn handle_plain(&mut self, request: Plain) {
+        let Resumed { c, id, i, restart_waits } = self.resumed;
+        match request {
+            // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
+            // general dispatch on the request kind.
+            Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
+            // The most frequent request in a simulation, handled here.
+            Plain::Work(ns) => self.handle_work(c, i, ns),
+            // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
+            Plain::Yield if !restart_waits => self.handle_yield(c, i),
+            request => {
+                if !restart_waits || !self.restart_answers(id, &request) {
+                    self.handle(c, id, request);
+                }
+            }
         }
     }
 
@@ -315,6 +371,8 @@ impl<C: Clock> Kernel<C> {
                 if os_backed {
                     return self.start_worker(c, i, co);
                 }
+                let mut co = co;
+                co.set_host::<Self>();
                 t.coroutine = Some(co);
                 true
             }

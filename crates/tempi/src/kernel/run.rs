@@ -443,6 +443,7 @@ impl<C: Clock> Kernel<C> {
             cross_cpu: crate::stats::CrossCpuStats { proxies_at_end: self.proxies as u64, ..self.xcpu },
             event_releases_refused: self.event_releases_refused,
             messages: self.msg_stats,
+            direct_switches: self.direct_switches,
             end: self.now,
             error: self.failed.take(),
         }

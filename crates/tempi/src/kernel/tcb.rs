@@ -24,9 +24,6 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use corosensei::stack::DefaultStack;
-use corosensei::Coroutine;
-
 use super::protocol::{Answer, Body, Interrupt, JobInfo, LockAnswer, Request, Response, Settled};
 use super::timers::{TimerHandle, TimerQueue};
 use crate::objects::LockError;
@@ -35,7 +32,7 @@ use crate::stats::ThreadStats;
 use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
 use crate::time::Time;
 
-pub(crate) type Co = Coroutine<Response, Request, ThreadOutcome, DefaultStack>;
+pub(crate) type Co = crate::os::context::Coroutine<Response, Request, ThreadOutcome>;
 
 /// What a blocked thread waits for, which also says what kind of answer it is owed: each
 /// kind is answered only through its own function (`Kernel::answer_joiner`,

@@ -2,10 +2,12 @@
 //! locking and a fine timer slack for real-time dispatchers; a stack-overflow report for every kernel
 //! (`overflow.rs`); huge-page advice for large arenas allocated up front (`huge_pages.rs`).
 //!
-//! One of the few places `unsafe` is allowed (with `sync`'s data cell; the context switch is
-//! `corosensei`'s). Every call reports a refusal as a readable warning instead of
-//! failing the run: a machine without the privilege still runs, less predictably, and says so.
+//! The context switch between a thread's stack and the dispatcher's (`context.rs`).
+//!
+//! One of the few places `unsafe` is allowed (with `sync`'s data cell). Every call reports a
+//! refusal as a readable warning instead of failing the run: a machine without the privilege still runs, less predictably, and says so.
 
+pub(crate) mod context;
 pub(crate) mod huge_pages;
 pub(crate) mod overflow;
 pub(crate) mod worker;

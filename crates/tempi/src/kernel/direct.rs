@@ -1,0 +1,130 @@
+//! The direct thread-to-thread switch: a yield or a message request handled on the
+//! requesting thread's own stack, which then switches straight to the next thread.
+//!
+//! On a kernel of one CPU without a global policy, the dispatcher resumes a thread hosted
+//! (`os::context::resume_hosted`). When the thread suspends with a yield or a message
+//! request (a call, a reply, a read, a fused reply and read: `Ctx::exchange` picks the
+//! hosted suspend for those only), the kernel runs on the thread's stack
+//! ([`Host::on_suspend`]) and does there exactly what the dispatcher would do next, in the
+//! same order:
+//!
+//! 1. the request's handling, as `after_resume` makes it (for a yield, `handle_yield`: the
+//!    stop, the accounting, the policy's fused yield-and-pick, the dispatch of the pick);
+//! 2. for a message request that left the CPU empty (a call that blocks the caller) or a
+//!    preemption pending (a reply that wakes a more urgent caller), and only when nothing
+//!    else is due ([`Kernel::nothing_due`]: one CPU, no post, no timer due, no execution-time
+//!    event watched, no lowered urgency to re-check, no end or halt): the run loop's next
+//!    step, `reschedule`, the very function the run loop calls. When context-switch costs
+//!    are configured this step is always left to the run loop (the switch's cost is paid as
+//!    `work` first, which only the run loop lets pass);
+//! 3. the test the dispatcher's `Kernel::resume` makes before resuming a thread without going
+//!    back to the run loop ([`Kernel::continuation`]: nothing due, the current thread stays
+//!    current, no `work` left), then that thread's response (`prepare_resume`).
+//!
+//! The thread then switches straight to the next one (one stack switch instead of two), or
+//! goes on at once when it is the next one itself. Whenever the run loop must act (something
+//! due, `work` left, a switch cost, a failure), or the next thread is one the dispatcher
+//! resumes itself (not started yet, OS-backed), the thread goes back to the dispatcher with
+//! its request already handled, and the dispatcher carries on from that point. Other
+//! requests go to the dispatcher unhandled, as before.
+//!
+//! The kernel is reached on the thread's stack through the pointer the dispatcher derived
+//! from its own `&mut Kernel` for this resume; no reference to the kernel is alive across a
+//! switch (the dispatcher's is suspended below it, and the thread's lives only while the
+//! kernel code runs). A panic of the kernel's code there (a policy's, a handler's) is caught
+//! on the thread's stack and raised again in the dispatcher, as if it had happened there.
+//!
+//! Must not: do anything on a thread's stack the dispatcher would not do at that point, in
+//! the same order (virtual-time traces are the same either way:
+//! `tests/direct_switch_properties.rs`).
+
+use super::protocol::{Plain, Request, Response};
+use super::Kernel;
+use crate::clock::Clock;
+use crate::os::context::{Host, Next};
+use crate::thread::ThreadId;
+
+/// The thread resumed last, whose step the dispatcher gets back: its CPU, id and slot, and
+/// whether an aborted section's restart waited for its next call when it was resumed.
+#[derive(Clone, Copy)]
+pub(super) struct Resumed {
+    pub(super) c: usize,
+    pub(super) id: ThreadId,
+    pub(super) i: usize,
+    pub(super) restart_waits: bool,
+}
+
+impl Resumed {
+    /// Before any resume.
+    pub(super) fn none() -> Resumed {
+        Resumed { c: 0, id: ThreadId::new(0, 0), i: 0, restart_waits: false }
+    }
+}
+
+impl<C: Clock> Host<Response, Request> for Kernel<C> {
+    #[inline]
+    fn on_suspend(&mut self, request: Request) -> Next<Response, Request> {
+        let Resumed { c, id, i, restart_waits } = self.resumed;
+        // As `after_resume` handles them.
+        match request {
+            Request::Plain(Plain::Yield) if !restart_waits => {
+                self.refresh_now();
+                self.handle_yield(c, i);
+                if self.verify {
+                    self.verify_urgencies();
+                }
+                // `handle_yield` made the thread switch when nothing is due.
+                return self.next_from_thread::<false>(c, id);
+            }
+            Request::Plain(request @ Plain::Msg(_)) => {
+                self.refresh_now();
+                if !restart_waits || !self.restart_answers(id, &request) {
+                    self.handle(c, id, request);
+                }
+            }
+            request => return Next::Resumer(request),
+        }
+        if self.verify {
+            self.verify_urgencies();
+        }
+        self.next_from_thread::<true>(c, id)
+    }
+}
+
+impl<C: Clock> Kernel<C> {
+    /// On the stack of thread `from`, whose request on CPU `c` was just handled: what the
+    /// dispatcher's `resume` loop would do next, made here when it is to resume a thread.
+    #[inline]
+    fn next_from_thread<const SWITCH: bool>(&mut self, c: usize, from: ThreadId) -> Next<Response, Request> {
+        loop {
+            let cpu = &self.cpus[c];
+            if SWITCH && (cpu.preempt || cpu.current.is_none()) && self.nothing_due(c) {
+                // The run loop's next step is this thread switch (`reschedule`), made here
+                // with the same call, unless switch costs are set: the run loop makes those.
+                if !self.costs.context_switch.is_zero() || self.failed.is_some() {
+                    return Next::Handled;
+                }
+                self.reschedule(c);
+                if self.failed.is_some() {
+                    return Next::Handled;
+                }
+            }
+            let Some((next, j)) = self.continuation(c) else { return Next::Handled };
+            let t = self.slots[j].as_ref().expect("live slot");
+            // Not started yet, or on an OS thread of its own: the dispatcher resumes it.
+            let co = match (&t.coroutine, &t.worker) {
+                (Some(co), None) => co.handle(),
+                _ => return Next::Handled,
+            };
+            // `None`: it must not be resumed now (a more urgent thread takes over first);
+            // the dispatcher's loop would ask the continuation again, and so does this one.
+            if let Some(response) = self.prepare_resume(c, next, j) {
+                if next == from {
+                    return Next::Same(response);
+                }
+                self.direct_switches += 1;
+                return Next::Switch(co, response);
+            }
+        }
+    }
+}

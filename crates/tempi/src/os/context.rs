@@ -1,0 +1,555 @@
+//! The context switch: a thread's own stack entered and left with a few instructions.
+//!
+//! A [`Coroutine`] runs a closure on a stack of the pool (`kernel/stacks.rs`: an `mmap` with a
+//! guard page, registered with valgrind). [`Coroutine::resume`] switches from the caller's
+//! stack to the coroutine's with an input; the closure hands a value back with
+//! [`Yielder::suspend`] (which switches back and returns the next input) or by returning.
+//! Values cross by address: the side that switches leaves its value in its own frame and
+//! passes a pointer; the other side moves it out before anything else runs.
+//!
+//! The switch itself ([`switch`]) saves the callee-saved registers on the stack it leaves,
+//! stores that stack pointer, loads the other and restores its registers: one function,
+//! symmetric, so a stack may be left for any other suspended stack, not only its resumer.
+//!
+//! # Hosted resumes: the direct switch
+//!
+//! A coroutine resumed with [`resume_hosted`] runs its suspends through the [`Host`] (the
+//! kernel) on its own stack: the host handles the value there and says what follows
+//! ([`Next`]): go back to the resumer with the value (unhandled) or without it (handled), go
+//! on at once with an input, or switch straight to another suspended coroutine with its
+//! input. That other coroutine is resumed as if by the same resumer: when it suspends to the
+//! resumer or ends, the resumer's `resume_hosted` returns with its step (the host knows whose
+//! it is). A panic in the host is caught on the coroutine's stack and raised again in the
+//! resumer; the coroutine stays suspended.
+//!
+//! Unwinding never crosses the switch: the closure runs inside `catch_unwind` in the first
+//! frame of the stack ([`entry`]); a panic that escapes it is carried to the resumer and
+//! raised there. A coroutine dropped while suspended is unwound by force: its suspend point
+//! gets no input and raises [`ForcedUnwind`], which the runtime's job loop lets through.
+//!
+//! x86_64 only for now; other architectures are refused at build time.
+//!
+//! Must not: let a value cross without being moved out exactly once; return a stack to the
+//! pool while a frame on it may still run.
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use corosensei::stack::{DefaultStack, Stack};
+
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("tempi's context switch (os/context.rs) is written for x86_64 only");
+
+/// The payload of the unwind that tears a suspended coroutine down when it is dropped.
+pub(crate) struct ForcedUnwind;
+
+/// What a coroutine hands its resumer: a value it suspended with, its end, or (hosted
+/// resumes only) a suspend its host handled.
+pub(crate) enum CoroutineResult<Y, R> {
+    Yield(Y),
+    Return(R),
+    Handled,
+}
+
+/// What follows a suspend handled by the [`Host`] on the coroutine's stack.
+pub(crate) enum Next<I, Y> {
+    /// Not handled: the value goes to the resumer.
+    Resumer(Y),
+    /// Handled: back to the resumer without a value.
+    Handled,
+    /// The coroutine goes on at once with this input.
+    Same(I),
+    /// Switch straight to this suspended (or not yet started) coroutine with its input.
+    Switch(CoHandle, I),
+}
+
+/// What handles the suspends of coroutines resumed with [`resume_hosted`], on their stacks.
+pub(crate) trait Host<I, Y> {
+    fn on_suspend(&mut self, value: Y) -> Next<I, Y>;
+}
+
+/// A coroutine's address for a direct switch, taken from the live [`Coroutine`] just before
+/// it is used (valid while that coroutine is neither dropped nor done).
+#[derive(Clone, Copy)]
+pub(crate) struct CoHandle(*mut Header);
+
+/// The address handed to the other side of a switch: the low two bits say what it is.
+const TAG_YIELD: usize = 0;
+const TAG_LAST: usize = 1;
+const TAG_HANDLED: usize = 2;
+const TAG_PANIC: usize = 3;
+
+/// What crosses from a coroutine to its resumer, once read.
+enum Step<Y, R> {
+    Yield(Y),
+    Return(R),
+    Handled,
+    /// A panic escaped the closure (the coroutine is done) or its host (it is suspended):
+    /// raised again in the resumer.
+    Panicked(Box<dyn Any + Send>),
+    /// The forced unwind is over.
+    Unwound,
+}
+
+/// How a coroutine ends, handed to its resumer by address.
+enum Last<R> {
+    Return(R),
+    Panicked(Box<dyn Any + Send>),
+    Unwound,
+}
+
+/// A value whose address has its low three bits clear, for the tags above.
+#[repr(align(8))]
+struct Aligned<T>(T);
+
+/// At the top of a coroutine's stack (its address never moves, whatever happens to the
+/// [`Coroutine`] value).
+#[repr(C)]
+struct Header {
+    /// The resumer's stack while the coroutine runs.
+    parent_sp: usize,
+    /// The coroutine's stack while it is suspended (or before its first resume).
+    co_sp: usize,
+    /// The host of the current resume, or null: suspends go to the resumer.
+    host: *mut (),
+    /// The host's suspend function for this coroutine's types (see [`hosted_suspend`]), or 0.
+    hook: usize,
+    started: bool,
+    done: bool,
+}
+
+/// Switch stacks: save the callee-saved registers and the stack pointer through `from`, load
+/// `to` (a stack pointer saved by this function, or prepared by [`Coroutine::with_stack`])
+/// and return `arg` on that stack, from the `switch` call that saved it.
+///
+/// # Safety
+///
+/// `to` must be a stack pointer saved by `switch` (or prepared for [`trampoline`]) whose
+/// stack is not running, and `from` must be writable.
+#[unsafe(naked)]
+unsafe extern "sysv64" fn switch(from: *mut usize, to: usize, arg: usize) -> usize {
+    core::arch::naked_asm!(
+        "push rbp",
+        "push rbx",
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "mov [rdi], rsp",
+        "mov rsp, rsi",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop rbx",
+        "pop rbp",
+        "mov rax, rdx",
+        "ret",
+    )
+}
+
+/// The first frame of a coroutine's stack: `switch` returns into it the first time, with
+/// the first input's address in `rax`, the closure's in `rbx`, the header's in `r12` and
+/// the entry function in `r13` (placed there by [`Coroutine::with_stack`]). It never returns.
+#[unsafe(naked)]
+unsafe extern "sysv64" fn trampoline() {
+    core::arch::naked_asm!("mov rdi, rax", "mov rsi, rbx", "mov rdx, r12", "xor ebp, ebp", "call r13", "ud2",)
+}
+
+/// Runs on the coroutine's stack: the closure, inside `catch_unwind`, then the last switch.
+///
+/// # Safety
+///
+/// Called once per coroutine by [`trampoline`], with the arguments `with_stack` prepared.
+unsafe extern "sysv64" fn entry<I, Y, R, F>(first: usize, f: *mut F, header: *mut Header) -> !
+where
+    F: FnOnce(&Yielder<I, Y>, I) -> R,
+{
+    // SAFETY: `with_stack` wrote the closure at `f` and nothing else reads it: moved out
+    // once; the header is this stack's.
+    let f = unsafe {
+        (*header).started = true;
+        std::ptr::read(f)
+    };
+    let yielder = Yielder { header, _types: PhantomData };
+    let last: Last<R> = match catch_unwind(AssertUnwindSafe(|| {
+        let first = take_input::<I>(first);
+        f(&yielder, first)
+    })) {
+        Ok(r) => Last::Return(r),
+        Err(payload) if payload.is::<ForcedUnwind>() => Last::Unwound,
+        Err(payload) => Last::Panicked(payload),
+    };
+    let last = ManuallyDrop::new(Aligned(last));
+    // SAFETY: the resumer is suspended in `switch` at `parent_sp`; it moves `last` out, and
+    // never switches back here.
+    unsafe {
+        (*header).done = true;
+        switch(&raw mut (*header).co_sp, (*header).parent_sp, (&raw const last as usize) | TAG_LAST)
+    };
+    // A finished coroutine is never resumed.
+    std::process::abort()
+}
+
+/// The input at `addr`, handed by the side that switched here; 0 asks for the forced unwind.
+#[inline(always)]
+fn take_input<I>(addr: usize) -> I {
+    if addr == 0 {
+        resume_unwind(Box::new(ForcedUnwind));
+    }
+    // SAFETY: every switch to a coroutine passes 0 or the address of an `ManuallyDrop<I>` in
+    // the switching frame, which does not touch it again: moved out once.
+    unsafe { std::ptr::read(addr as *const I) }
+}
+
+/// The coroutine's side: how it hands values back to its resumer.
+pub(crate) struct Yielder<I, Y> {
+    header: *mut Header,
+    _types: PhantomData<fn(Y) -> I>,
+}
+
+impl<I, Y> Yielder<I, Y> {
+    /// Hand `value` to the resumer and wait for the next input. Raises [`ForcedUnwind`] when
+    /// the coroutine is dropped instead.
+    #[inline(always)]
+    pub(crate) fn suspend(&self, value: Y) -> I {
+        self.to_resumer(value)
+    }
+
+    /// [`Yielder::suspend`], the value handled by the host on this stack when the coroutine
+    /// was resumed hosted (see [`Host`]).
+    #[inline(always)]
+    pub(crate) fn suspend_hosted(&self, value: Y) -> I {
+        let h = self.header;
+        // SAFETY: the header is this stack's; `hook` was set by `Coroutine::set_host` with
+        // this coroutine's `I` and `Y` (see `hosted_suspend`).
+        unsafe {
+            if !(*h).host.is_null() && (*h).hook != 0 {
+                let hook: unsafe fn(&Self, Y) -> I = std::mem::transmute((*h).hook);
+                return hook(self, value);
+            }
+        }
+        self.to_resumer(value)
+    }
+
+    /// Switch to the resumer with `addr` (tagged) and take the next input.
+    #[inline(always)]
+    fn leave(&self, addr: usize) -> I {
+        // SAFETY: this runs on the coroutine's stack, whose resumer is suspended at
+        // `parent_sp`; what `addr` points at is moved out by `read_step` before it switches
+        // back.
+        let input = unsafe {
+            let h = self.header;
+            switch(&raw mut (*h).co_sp, (*h).parent_sp, addr)
+        };
+        take_input(input)
+    }
+
+    #[inline(always)]
+    fn to_resumer(&self, value: Y) -> I {
+        let value = ManuallyDrop::new(Aligned(value));
+        self.leave(&raw const value as usize | TAG_YIELD)
+    }
+
+    /// Switch straight to `to`, which is suspended (or not started), with its `input`: it is
+    /// resumed by this coroutine's resumer and host.
+    #[inline(always)]
+    fn switch_to(&self, to: CoHandle, input: I) -> I {
+        let input = ManuallyDrop::new(input);
+        // SAFETY: `to` is another live coroutine's header (the host took it from the live
+        // coroutine), not running; it gets this resume's resumer and host, and moves
+        // `input` out before it switches anywhere.
+        let next = unsafe {
+            let (me, to) = (self.header, to.0);
+            (*to).parent_sp = (*me).parent_sp;
+            (*to).host = (*me).host;
+            switch(&raw mut (*me).co_sp, (*to).co_sp, &raw const input as usize)
+        };
+        take_input(next)
+    }
+}
+
+/// The hook of a hosted coroutine: the host handles `value` on this stack (a panic in it is
+/// caught here and handed to the resumer), then this coroutine goes where the host says.
+///
+/// # Safety
+///
+/// Called from `Yielder::suspend` only, while the header's `host` is the `H` given to
+/// [`resume_hosted`] (or carried along by a direct switch from a coroutine resumed so).
+unsafe fn hosted_suspend<H: Host<I, Y>, I, Y>(y: &Yielder<I, Y>, value: Y) -> I {
+    // SAFETY: the header is this stack's.
+    let host = unsafe { (*y.header).host as *mut H };
+    let next = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: per the contract, `host` is the resumer's `H`; this `&mut H` lives only
+        // inside this closure, and no other reference to the host is used while it does
+        // (the resumer is suspended in `switch`, its own reference below this one).
+        let host = unsafe { &mut *host };
+        host.on_suspend(value)
+    }));
+    match next {
+        Ok(Next::Resumer(value)) => y.to_resumer(value),
+        Ok(Next::Handled) => y.leave(TAG_HANDLED),
+        Ok(Next::Same(input)) => input,
+        Ok(Next::Switch(to, input)) => y.switch_to(to, input),
+        Err(payload) => {
+            let payload = ManuallyDrop::new(Aligned(payload));
+            y.leave(&raw const payload as usize | TAG_PANIC)
+        }
+    }
+}
+
+/// A closure on a stack of its own, resumed with `I`, suspending with `Y`, returning `R`.
+pub(crate) struct Coroutine<I, Y, R> {
+    stack: ManuallyDrop<DefaultStack>,
+    header: *mut Header,
+    drop_closure: unsafe fn(*mut u8),
+    closure: *mut u8,
+    _types: PhantomData<fn(I) -> (Y, R)>,
+}
+
+unsafe fn drop_in_place_as<F>(p: *mut u8) {
+    // SAFETY: called only on the closure `with_stack` wrote at `p`, not moved out.
+    unsafe { std::ptr::drop_in_place(p as *mut F) }
+}
+
+/// Room left at the top of the stack for the header, in bytes.
+const HEADER_ROOM: usize = 64;
+
+impl<I, Y, R> Coroutine<I, Y, R> {
+    /// A coroutine that runs `f` on `stack` at its first resume.
+    pub(crate) fn with_stack<F>(stack: DefaultStack, f: F) -> Self
+    where
+        F: FnOnce(&Yielder<I, Y>, I) -> R,
+    {
+        const { assert!(std::mem::size_of::<Header>() <= HEADER_ROOM) };
+        let base = stack.base().get();
+        let limit = stack.limit().get();
+        assert!(std::mem::align_of::<F>() <= 4096 && std::mem::size_of::<F>() + 8192 < base - limit);
+        let header = (base - HEADER_ROOM) & !15;
+        let closure = (header - std::mem::size_of::<F>()) & !(std::mem::align_of::<F>() - 1) & !15;
+        // `switch` pops six registers and returns into the trampoline, which calls `entry`
+        // with the stack 16-byte aligned, as the ABI requires: the frame starts at 8 mod 16.
+        let sp = closure - 9 * 8;
+        let entry_fn: unsafe extern "sysv64" fn(usize, *mut F, *mut Header) -> ! = entry::<I, Y, R, F>;
+        let frame: [usize; 7] = [
+            0,                                // r15
+            0,                                // r14
+            entry_fn as usize,                // r13
+            header,                           // r12
+            closure,                          // rbx
+            0,                                // rbp
+            trampoline as *const () as usize, // return address
+        ];
+        let fresh =
+            Header { parent_sp: 0, co_sp: sp, host: std::ptr::null_mut(), hook: 0, started: false, done: false };
+        // SAFETY: every address written lies in the stack's mapping, above its guard page
+        // (checked by the assertion above), and the stack is not in use.
+        unsafe {
+            std::ptr::write(closure as *mut F, f);
+            std::ptr::write(sp as *mut [usize; 7], frame);
+            std::ptr::write(header as *mut Header, fresh);
+        }
+        Coroutine {
+            stack: ManuallyDrop::new(stack),
+            header: header as *mut Header,
+            drop_closure: drop_in_place_as::<F>,
+            closure: closure as *mut u8,
+            _types: PhantomData,
+        }
+    }
+
+    /// Let a host of type `H` handle this coroutine's suspends in [`resume_hosted`].
+    pub(crate) fn set_host<H: Host<I, Y>>(&mut self) {
+        let hook: unsafe fn(&Yielder<I, Y>, Y) -> I = hosted_suspend::<H, I, Y>;
+        // SAFETY: the header is this coroutine's, which is not running.
+        unsafe { (*self.header).hook = hook as usize };
+    }
+
+    /// Whether the closure has returned (or panicked, or was unwound).
+    pub(crate) fn done(&self) -> bool {
+        // SAFETY: the header is this coroutine's, alive as long as it is.
+        unsafe { (*self.header).done }
+    }
+
+    /// This coroutine's address for [`resume_hosted`] and [`Next::Switch`].
+    #[inline(always)]
+    pub(crate) fn handle(&self) -> CoHandle {
+        CoHandle(self.header)
+    }
+
+    /// Run the coroutine until it suspends or ends, its suspends going to this caller. A
+    /// panic that escaped its closure is raised again here.
+    ///
+    /// # Panics
+    ///
+    /// If the coroutine is done.
+    pub(crate) fn resume(&mut self, input: I) -> CoroutineResult<Y, R> {
+        assert!(!self.done(), "a finished coroutine resumed");
+        // SAFETY: the coroutine is not running (this holds it mutably) and not done.
+        unsafe { enter(self.header, std::ptr::null_mut(), input) }
+    }
+
+    /// The stack, once the coroutine is done, for another coroutine.
+    pub(crate) fn into_stack(self) -> DefaultStack {
+        assert!(self.done(), "the stack of a live coroutine taken");
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the stack is moved out once.
+        unsafe { ManuallyDrop::take(&mut this.stack) }
+    }
+}
+
+/// Resume the coroutine `co` with `input`, its suspends (and those of the coroutines it
+/// switches to directly) handled by `host` on their stacks (see [`Host`]). Returns the step
+/// of the coroutine that comes back to this caller, which may be another than `co`: the host
+/// keeps track. A panic of the closure or of the host is raised again here.
+///
+/// `co` must be the handle of a live coroutine, not done, taken just before from its
+/// [`Coroutine`] (whose `set_host` named `H`), that nothing else resumes meanwhile.
+#[inline(always)]
+pub(crate) fn resume_hosted<H: Host<I, Y>, I, Y, R>(co: CoHandle, host: &mut H, input: I) -> CoroutineResult<Y, R> {
+    // SAFETY: per this function's contract; `host` is derived from the caller's unique
+    // reference and only used through the coroutines' hooks until this returns.
+    unsafe { enter(co.0, host as *mut H as *mut (), input) }
+}
+
+/// Switch to the coroutine at `h` with `input` and `host`, and read the step handed back.
+///
+/// # Safety
+///
+/// `h` is a live coroutine's header, not running and not done; `host` is null or the host its
+/// hook expects.
+#[inline(always)]
+unsafe fn enter<I, Y, R>(h: *mut Header, host: *mut (), input: I) -> CoroutineResult<Y, R> {
+    let input = ManuallyDrop::new(input);
+    // SAFETY: per this function's contract; the coroutine moves `input` out before it
+    // switches anywhere, and hands back a tagged address `read_step` reads once.
+    let step = unsafe {
+        (*h).host = host;
+        let out = switch(&raw mut (*h).parent_sp, (*h).co_sp, &raw const input as usize);
+        read_step::<Y, R>(out)
+    };
+    match step {
+        Step::Yield(y) => CoroutineResult::Yield(y),
+        Step::Return(r) => CoroutineResult::Return(r),
+        Step::Handled => CoroutineResult::Handled,
+        Step::Panicked(payload) => resume_unwind(payload),
+        Step::Unwound => panic!("a coroutine unwound by force outside its drop"),
+    }
+}
+
+/// Read the step a coroutine handed back at `addr` (tagged, see `TAG_*`).
+///
+/// # Safety
+///
+/// `addr` is such an address, of a value the coroutine will not read again.
+#[inline(always)]
+unsafe fn read_step<Y, R>(addr: usize) -> Step<Y, R> {
+    let p = addr & !3;
+    // SAFETY: per the caller: the value the tag names, moved out once.
+    unsafe {
+        match addr & 3 {
+            TAG_YIELD => Step::Yield(std::ptr::read(p as *const Aligned<Y>).0),
+            TAG_HANDLED => Step::Handled,
+            TAG_PANIC => Step::Panicked(std::ptr::read(p as *const Aligned<Box<dyn Any + Send>>).0),
+            _ => match std::ptr::read(p as *const Aligned<Last<R>>).0 {
+                Last::Return(r) => Step::Return(r),
+                Last::Panicked(payload) => Step::Panicked(payload),
+                Last::Unwound => Step::Unwound,
+            },
+        }
+    }
+}
+
+impl<I, Y, R> Drop for Coroutine<I, Y, R> {
+    fn drop(&mut self) {
+        // SAFETY: the header is this coroutine's.
+        let started = unsafe { (*self.header).started };
+        if !started {
+            // SAFETY: the closure was written by `with_stack` and never moved out.
+            unsafe { (self.drop_closure)(self.closure) };
+        } else if !self.done() {
+            // Unwind it by force; a closure that catches the unwind and suspends again is
+            // unwound again, a few times, then its stack is leaked rather than reused.
+            for _ in 0..64 {
+                // SAFETY: the coroutine is suspended; 0 asks its suspend point to unwind, and
+                // the step it hands back is read once. No host: it comes back here.
+                let step = unsafe {
+                    let h = self.header;
+                    (*h).host = std::ptr::null_mut();
+                    let out = switch(&raw mut (*h).parent_sp, (*h).co_sp, 0);
+                    read_step::<Y, R>(out)
+                };
+                drop(step);
+                if self.done() {
+                    break;
+                }
+            }
+            if !self.done() {
+                return;
+            }
+        }
+        // SAFETY: dropped once, here, and no frame on it will run again.
+        unsafe { ManuallyDrop::drop(&mut self.stack) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    fn stack() -> DefaultStack {
+        DefaultStack::new(64 * 1024).expect("a stack")
+    }
+
+    struct Counted(Rc<Cell<u32>>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[test]
+    fn values_cross_both_ways_and_the_end_is_returned() {
+        let mut co = Coroutine::with_stack(stack(), |y: &Yielder<String, String>, first: String| {
+            let second = y.suspend(format!("{first}!"));
+            second.len()
+        });
+        assert!(matches!(co.resume("a".into()), CoroutineResult::Yield(s) if s == "a!"));
+        assert!(!co.done());
+        assert!(matches!(co.resume("four".into()), CoroutineResult::Return(4)));
+        assert!(co.done());
+        let _stack = co.into_stack();
+    }
+
+    #[test]
+    fn a_panic_in_the_closure_reaches_the_resumer() {
+        let mut co = Coroutine::with_stack(stack(), |_: &Yielder<(), ()>, ()| -> () { panic!("boom") });
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        assert_eq!(r.err().and_then(|p| p.downcast_ref::<&str>().copied()), Some("boom"));
+        assert!(co.done());
+    }
+
+    #[test]
+    fn a_suspended_coroutine_dropped_is_unwound_and_one_never_started_drops_its_closure() {
+        let drops = Rc::new(Cell::new(0));
+        let held = Counted(drops.clone());
+        let mut co = Coroutine::with_stack(stack(), move |y: &Yielder<(), ()>, ()| {
+            let _on_stack = held;
+            loop {
+                y.suspend(());
+            }
+        });
+        assert!(matches!(co.resume(()), CoroutineResult::Yield(())));
+        assert_eq!(drops.get(), 0);
+        drop(co);
+        assert_eq!(drops.get(), 1);
+        let held = Counted(drops.clone());
+        let co = Coroutine::with_stack(stack(), move |_: &Yielder<(), ()>, ()| drop(held));
+        drop(co);
+        assert_eq!(drops.get(), 2);
+    }
+}
