@@ -6,10 +6,11 @@
 //! EDF order, so its laxity is `K_j − now`. For a run of jobs the pair (total work, smallest
 //! key counted from the run's start) is a monoid — `combine(l, r) = (l.work + r.work,
 //! min(l.min_key, r.min_key − l.work))` — so an inner node keeps, for each child, that pair
-//! and the child's last id. Every node also keeps its total work and, per entry, the smallest
-//! key of the entries from it on counted from that entry's own start (see [`node`]): a query
-//! reads one such minimum per level, and a change at an entry recomputes only the minima up
-//! to it. `admit` is one root-to-leaf descent that answers the idle query and records the
+//! and the child's last id. Every node also keeps its total work (a leaf keeps the work
+//! before each of its jobs, prefix sums, so the descent reads the work before its place in
+//! one load) and, per entry, the smallest key of the entries from it on counted from that
+//! entry's own start (see [`node`]): a query reads one such minimum per level, and a change
+//! at an entry recomputes only the minima up to it. `admit` is one root-to-leaf descent that answers the idle query and records the
 //! path, then an insertion into the leaf found and an O(fan-out) update per level on the way
 //! back up; charging and finishing change one leaf and update one entry per level; expiring
 //! removes a prefix in EDF order (whole subtrees, then part of one path). No lazy tags.
@@ -240,12 +241,7 @@ impl TreeEngine {
             leaf.touch();
         }
         let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
-        let wide = |run: &[u64]| run.iter().map(|&c| c as i64).sum::<i64>();
-        start += if 2 * at <= leaf.len {
-            wide(&leaf.remaining[..at])
-        } else {
-            leaf.total - wide(&leaf.remaining[at..leaf.len])
-        };
+        start += leaf.pre[at];
         let after = leaf.suffix_min[at];
         if after != NO_KEY {
             min_key_after = min_key_after.min(after - start);
@@ -329,7 +325,7 @@ impl TreeEngine {
         let Some(at) = leaf.position(job) else {
             return false;
         };
-        leaf.set_remaining(at, new_remaining(leaf.remaining[at]));
+        leaf.set_remaining(at, new_remaining(leaf.remaining(at)));
         self.fix_up(&path, None);
         true
     }
@@ -471,7 +467,7 @@ impl AdmissionEngine for TreeEngine {
         let mut path = [(0, 0); MAX_HEIGHT];
         let leaf = &self.leaves[self.path_to(job, &mut path) as usize];
         let at = leaf.position(job)?;
-        Some(Duration::from_nanos(leaf.remaining[at]))
+        Some(Duration::from_nanos(leaf.remaining(at)))
     }
 }
 
