@@ -251,12 +251,23 @@ impl TreeEngine {
 
     /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
     /// sibling of the node below) where one happened, and splitting full nodes in turn.
-    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
+    /// `below` is the changed leaf's last id and summary when it did not split (`None`: read
+    /// them from the leaf); each level then hands its own up, instead of the next level
+    /// looking them up again.
+    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>, mut below: Option<(AdmitId, Summary)>) {
         for level in (0..self.height).rev() {
             let (p, c) = path[level];
             let leaf_children = level + 1 == self.height;
-            self.refresh(p, c, leaf_children);
-            let Some(right) = split.take() else { continue };
+            match below {
+                Some((last, s)) => self.inners[p as usize].set(c, last, s),
+                None => self.refresh(p, c, leaf_children),
+            }
+            let Some(right) = split.take() else {
+                let n = &self.inners[p as usize];
+                below = Some((n.last(n.len - 1), n.summary()));
+                continue;
+            };
+            below = None;
             self.inners[p as usize].open(c + 1);
             self.inners[p as usize].children[c + 1] = right;
             self.refresh(p, c + 1, leaf_children);
@@ -293,15 +304,17 @@ impl TreeEngine {
     fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
-        let mut split = None;
-        if leaf.len > self.leaf_max {
+        let (mut split, mut below) = (None, None);
+        if leaf.len <= self.leaf_max {
+            below = Some((leaf.last(), leaf.summary()));
+        } else {
             let mut upper = Leaf::EMPTY;
             leaf.split_into(leaf.len / 2, &mut upper);
             let r = self.new_leaf();
             self.leaves[r as usize] = upper;
             split = Some(r);
         }
-        self.fix_up(path, split);
+        self.fix_up(path, split, below);
     }
 
     /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
@@ -326,7 +339,8 @@ impl TreeEngine {
             return false;
         };
         leaf.set_remaining(at, new_remaining(leaf.remaining(at)));
-        self.fix_up(&path, None);
+        let below = Some((leaf.last(), leaf.summary()));
+        self.fix_up(&path, None, below);
         true
     }
 
