@@ -31,7 +31,7 @@ use std::time::Duration;
 
 mod node;
 
-use node::{Inner, Ix, Leaf, Summary, NO_KEY};
+use node::{count_not_after, Inner, Ix, Leaf, Summary, NO_KEY};
 
 /// Most entries in a leaf.
 const LEAF: usize = 32;
@@ -240,7 +240,11 @@ impl TreeEngine {
         if self.height >= TOUCH_HEIGHT {
             leaf.touch();
         }
-        let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
+        // Without a branch here, where the result only picks entries of this leaf (in a large
+        // tree, a mispredicted scan would only be found out once the leaf arrived). The inner
+        // levels keep a forward scan: there the place gives the next node's address, which a
+        // correctly predicted scan reaches before its comparisons complete.
+        let at = count_not_after::<{ LEAF / 4 }>(&leaf.deadlines, leaf.len, deadline);
         start += leaf.pre[at];
         let after = leaf.suffix_min[at];
         if after != NO_KEY {

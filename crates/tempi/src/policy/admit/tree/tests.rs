@@ -17,6 +17,7 @@ fn checked_summary(tree: &TreeEngine, node: Ix, level: usize) -> (AdmitId, Summa
         assert!((0..leaf.len).all(|i| leaf.pre[i] <= leaf.pre[i + 1]), "remaining times are never negative");
         assert_eq!(leaf.suffix_min[..=leaf.len], fresh.suffix_min[..=leaf.len]);
         assert!(leaf.deadlines[..leaf.len].is_sorted());
+        assert!(leaf.deadlines[leaf.len..].iter().all(|&d| d == node::PAD), "padding after the jobs");
         return (leaf.last(), fresh.summary());
     }
     let n = &tree.inners[node as usize];
