@@ -6,10 +6,11 @@
 //! EDF order, so its laxity is `K_j − now`. For a run of jobs the pair (total work, smallest
 //! key counted from the run's start) is a monoid — `combine(l, r) = (l.work + r.work,
 //! min(l.min_key, r.min_key − l.work))` — so an inner node keeps, for each child, that pair
-//! and the child's last id. Every node also keeps its total work and, per entry, the smallest
-//! key of the entries from it on counted from that entry's own start (see [`node`]): a query
-//! reads one such minimum per level, and a change at an entry recomputes only the minima up
-//! to it. `admit` is one root-to-leaf descent that answers the idle query and records the
+//! and the child's last id. Every node also keeps its total work (a leaf keeps the work
+//! before each of its jobs, prefix sums, so the descent reads the work before its place in
+//! one load) and, per entry, the smallest key of the entries from it on counted from that
+//! entry's own start (see [`node`]): a query reads one such minimum per level, and a change
+//! at an entry recomputes only the minima up to it. `admit` is one root-to-leaf descent that answers the idle query and records the
 //! path, then an insertion into the leaf found and an O(fan-out) update per level on the way
 //! back up; charging and finishing change one leaf and update one entry per level; expiring
 //! removes a prefix in EDF order (whole subtrees, then part of one path). No lazy tags.
@@ -30,7 +31,7 @@ use std::time::Duration;
 
 mod node;
 
-use node::{Inner, Ix, Leaf, Summary, NO_KEY};
+use node::{count_not_after, Inner, Ix, Leaf, Summary, NO_KEY};
 
 /// Most entries in a leaf.
 const LEAF: usize = 32;
@@ -239,13 +240,12 @@ impl TreeEngine {
         if self.height >= TOUCH_HEIGHT {
             leaf.touch();
         }
-        let at = leaf.deadlines[..leaf.len].iter().position(|&d| d > deadline).unwrap_or(leaf.len);
-        let wide = |run: &[u64]| run.iter().map(|&c| c as i64).sum::<i64>();
-        start += if 2 * at <= leaf.len {
-            wide(&leaf.remaining[..at])
-        } else {
-            leaf.total - wide(&leaf.remaining[at..leaf.len])
-        };
+        // Without a branch here, where the result only picks entries of this leaf (in a large
+        // tree, a mispredicted scan would only be found out once the leaf arrived). The inner
+        // levels keep a forward scan: there the place gives the next node's address, which a
+        // correctly predicted scan reaches before its comparisons complete.
+        let at = count_not_after::<{ LEAF / 4 }>(&leaf.deadlines, leaf.len, deadline);
+        start += leaf.pre[at];
         let after = leaf.suffix_min[at];
         if after != NO_KEY {
             min_key_after = min_key_after.min(after - start);
@@ -255,12 +255,23 @@ impl TreeEngine {
 
     /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
     /// sibling of the node below) where one happened, and splitting full nodes in turn.
-    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
+    /// `below` is the changed leaf's last id and summary when it did not split (`None`: read
+    /// them from the leaf); each level then hands its own up, instead of the next level
+    /// looking them up again.
+    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>, mut below: Option<(AdmitId, Summary)>) {
         for level in (0..self.height).rev() {
             let (p, c) = path[level];
             let leaf_children = level + 1 == self.height;
-            self.refresh(p, c, leaf_children);
-            let Some(right) = split.take() else { continue };
+            match below {
+                Some((last, s)) => self.inners[p as usize].set(c, last, s),
+                None => self.refresh(p, c, leaf_children),
+            }
+            let Some(right) = split.take() else {
+                let n = &self.inners[p as usize];
+                below = Some((n.last(n.len - 1), n.summary()));
+                continue;
+            };
+            below = None;
             self.inners[p as usize].open(c + 1);
             self.inners[p as usize].children[c + 1] = right;
             self.refresh(p, c + 1, leaf_children);
@@ -297,15 +308,17 @@ impl TreeEngine {
     fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
-        let mut split = None;
-        if leaf.len > self.leaf_max {
+        let (mut split, mut below) = (None, None);
+        if leaf.len <= self.leaf_max {
+            below = Some((leaf.last(), leaf.summary()));
+        } else {
             let mut upper = Leaf::EMPTY;
             leaf.split_into(leaf.len / 2, &mut upper);
             let r = self.new_leaf();
             self.leaves[r as usize] = upper;
             split = Some(r);
         }
-        self.fix_up(path, split);
+        self.fix_up(path, split, below);
     }
 
     /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
@@ -329,8 +342,9 @@ impl TreeEngine {
         let Some(at) = leaf.position(job) else {
             return false;
         };
-        leaf.set_remaining(at, new_remaining(leaf.remaining[at]));
-        self.fix_up(&path, None);
+        leaf.set_remaining(at, new_remaining(leaf.remaining(at)));
+        let below = Some((leaf.last(), leaf.summary()));
+        self.fix_up(&path, None, below);
         true
     }
 
@@ -471,7 +485,7 @@ impl AdmissionEngine for TreeEngine {
         let mut path = [(0, 0); MAX_HEIGHT];
         let leaf = &self.leaves[self.path_to(job, &mut path) as usize];
         let at = leaf.position(job)?;
-        Some(Duration::from_nanos(leaf.remaining[at]))
+        Some(Duration::from_nanos(leaf.remaining(at)))
     }
 }
 

@@ -15,6 +15,28 @@ pub(super) type Ix = u32;
 /// stays recognisable. Less any run's work (at most 2^62 too) it is still above every real key.
 pub(super) const NO_KEY: i64 = i64::MAX;
 
+/// What a leaf's deadline array holds past the last job: above every deadline a job can have
+/// (at most [`MAX_DEADLINE_NS`](crate::policy::admit::MAX_DEADLINE_NS)), so that a search may
+/// read the whole array and find nothing past the jobs to count.
+pub(super) const PAD: u64 = u64::MAX;
+
+/// How many of the first `n` deadlines of `keys` are at or before `deadline`: the place of a
+/// new job with that deadline, after every one with the same deadline. `keys` holds at least
+/// `4·W` slots, in order, the slots past the first `n` being [`PAD`].
+///
+/// Without a branch: the three quarter ends say which quarter holds the place, and the
+/// entries of that quarter are counted, where a forward scan stops at an unpredictable entry
+/// (a mispredicted branch per search).
+#[inline]
+pub(super) fn count_not_after<const W: usize>(keys: &[u64], n: usize, deadline: u64) -> usize {
+    let q = usize::from(keys[W - 1] <= deadline)
+        + usize::from(keys[2 * W - 1] <= deadline)
+        + usize::from(keys[3 * W - 1] <= deadline);
+    let within: usize = keys[q * W..q * W + W].iter().map(|&d| usize::from(d <= deadline)).sum();
+    // A deadline of `PAD` counts the padding too.
+    (q * W + within).min(n)
+}
+
 /// A run's summary: its total remaining work and its smallest `d − P` with `P` counted from
 /// the run's first job.
 ///
@@ -29,19 +51,23 @@ pub(super) struct Summary {
 /// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits). Struct of
 /// arrays: the admission search reads only deadlines.
 ///
+/// The jobs' remaining times are kept as prefix sums: `pre[i]` is the work of the jobs before
+/// job `i` (`pre[0] = 0`, `pre[len]` the leaf's total), so a descent reads the work before its
+/// place in one load, and a job's remaining time is `pre[i + 1] − pre[i]`.
+///
 /// `suffix_min[i]` is the smallest key of the jobs from `i` on, counted from job `i`'s start
 /// ([`NO_KEY`] at `len`): `suffix_min[i] = min(d_i, suffix_min[i + 1]) − c_i`. Counted from
 /// each job's own start, an entry depends only on the jobs from it on, so a change at `i`
-/// recomputes the entries up to `i` and no further, and a query reads one entry.
+/// recomputes the entries up to `i` and no further, a shift moves them unchanged, and a query
+/// reads one entry.
 #[derive(Clone, Debug)]
 pub(super) struct Leaf {
     pub(super) len: usize,
+    /// [`PAD`] past the last job (see [`count_not_after`]).
     pub(super) deadlines: [u64; LEAF + 1],
-    pub(super) seqs: [u64; LEAF + 1],
-    pub(super) remaining: [u64; LEAF + 1],
+    pub(super) pre: [i64; LEAF + 2],
     pub(super) suffix_min: [i64; LEAF + 2],
-    /// The sum of `remaining`.
-    pub(super) total: i64,
+    pub(super) seqs: [u64; LEAF + 1],
 }
 
 /// Up to [`FAN`] children in EDF order, with each child's last id (split into deadline and
@@ -64,11 +90,10 @@ pub(super) struct Inner {
 impl Leaf {
     pub(super) const EMPTY: Leaf = Leaf {
         len: 0,
-        deadlines: [0; LEAF + 1],
-        seqs: [0; LEAF + 1],
-        remaining: [0; LEAF + 1],
+        deadlines: [PAD; LEAF + 1],
+        pre: [0; LEAF + 2],
         suffix_min: [NO_KEY; LEAF + 2],
-        total: 0,
+        seqs: [0; LEAF + 1],
     };
 
     /// Load one word of every cache line of the leaf at once. The loads do not depend on one
@@ -79,7 +104,7 @@ impl Leaf {
     pub(super) fn touch(&self) {
         let mut any = 0u64;
         for i in (0..=LEAF).step_by(8) {
-            any ^= self.deadlines[i] ^ self.seqs[i] ^ self.remaining[i] ^ self.suffix_min[i] as u64;
+            any ^= self.deadlines[i] ^ self.seqs[i] ^ self.pre[i] as u64 ^ self.suffix_min[i] as u64;
         }
         std::hint::black_box(any);
     }
@@ -93,13 +118,23 @@ impl Leaf {
         self.len.checked_sub(1).map_or(AdmitId { deadline: 0, seq: 0 }, |i| self.id(i))
     }
 
+    /// Job `i`'s remaining time.
+    pub(super) fn remaining(&self, i: usize) -> u64 {
+        (self.pre[i + 1] - self.pre[i]) as u64
+    }
+
+    /// The total remaining time of the jobs.
+    pub(super) fn total(&self) -> i64 {
+        self.pre[self.len]
+    }
+
     /// Recompute `suffix_min` from job `from` back to the first (the entries after `from`
     /// depend only on the jobs after it).
     pub(super) fn refix_all(&mut self, from: usize) {
         let mut min_key = self.suffix_min[from + 1];
         for i in (0..=from).rev() {
             // NO_KEY (nothing after the last job) is above every deadline and drops out.
-            min_key = min_key.min(self.deadlines[i] as i64) - self.remaining[i] as i64;
+            min_key = min_key.min(self.deadlines[i] as i64) - (self.pre[i + 1] - self.pre[i]);
             self.suffix_min[i] = min_key;
         }
     }
@@ -112,7 +147,7 @@ impl Leaf {
     pub(super) fn refix(&mut self, from: usize) {
         let mut min_key = self.suffix_min[from + 1];
         for i in (0..=from).rev() {
-            min_key = min_key.min(self.deadlines[i] as i64) - self.remaining[i] as i64;
+            min_key = min_key.min(self.deadlines[i] as i64) - (self.pre[i + 1] - self.pre[i]);
             if self.suffix_min[i] == min_key {
                 return;
             }
@@ -120,9 +155,8 @@ impl Leaf {
         }
     }
 
-    /// Recompute `total` and `suffix_min` from the jobs.
+    /// Recompute `suffix_min` from the jobs (`pre` is kept up to date by every change).
     pub(super) fn rebuild(&mut self) {
-        self.total = self.remaining[..self.len].iter().map(|&c| c as i64).sum();
         self.suffix_min[self.len] = NO_KEY;
         if let Some(last) = self.len.checked_sub(1) {
             self.refix_all(last);
@@ -130,13 +164,15 @@ impl Leaf {
     }
 
     pub(super) fn summary(&self) -> Summary {
-        Summary { work: self.total, min_key: self.suffix_min[0] }
+        Summary { work: self.total(), min_key: self.suffix_min[0] }
     }
 
     /// Set job `i`'s remaining time.
     pub(super) fn set_remaining(&mut self, i: usize, remaining: u64) {
-        self.total += remaining as i64 - self.remaining[i] as i64;
-        self.remaining[i] = remaining;
+        let delta = remaining as i64 - self.remaining(i) as i64;
+        for p in &mut self.pre[i + 1..=self.len] {
+            *p += delta;
+        }
         self.refix(i);
     }
 
@@ -152,21 +188,22 @@ impl Leaf {
 
     pub(super) fn insert(&mut self, at: usize, id: AdmitId, remaining: u64) {
         let len = self.len;
-        // The entries after `at` move with their jobs, unchanged (NO_KEY at `len` too).
+        let w = remaining as i64;
+        // The entries after `at` move with their jobs, unchanged (NO_KEY at `len` too); the
+        // work before each of them grows by the new job's.
         self.suffix_min[len + 1] = self.suffix_min[len];
-        // One loop over the four arrays, in place: a few entries each, which four `memmove`
-        // calls cost more instructions to set up than to copy.
+        self.pre[len + 1] = self.pre[len] + w;
+        // One loop over the arrays, in place: a few entries each, which a `memmove` per array
+        // costs more instructions to set up than to copy.
         for i in (at..len).rev() {
             self.deadlines[i + 1] = self.deadlines[i];
             self.seqs[i + 1] = self.seqs[i];
-            self.remaining[i + 1] = self.remaining[i];
+            self.pre[i + 1] = self.pre[i] + w;
             self.suffix_min[i + 1] = self.suffix_min[i];
         }
         self.deadlines[at] = id.deadline;
         self.seqs[at] = id.seq;
-        self.remaining[at] = remaining;
         self.len += 1;
-        self.total += remaining as i64;
         self.refix(at);
     }
 
@@ -176,20 +213,30 @@ impl Leaf {
         upper.len = moved;
         upper.deadlines[..moved].copy_from_slice(&self.deadlines[half..self.len]);
         upper.seqs[..moved].copy_from_slice(&self.seqs[half..self.len]);
-        upper.remaining[..moved].copy_from_slice(&self.remaining[half..self.len]);
+        let base = self.pre[half];
+        for (u, &p) in upper.pre[..=moved].iter_mut().zip(&self.pre[half..=self.len]) {
+            *u = p - base;
+        }
+        // Counted from each job's own start, the upper half's minima do not change.
+        upper.suffix_min[..=moved].copy_from_slice(&self.suffix_min[half..=self.len]);
+        self.deadlines[half..self.len].fill(PAD);
         self.len = half;
         self.rebuild();
-        upper.rebuild();
     }
 
     /// Drop the first `k` entries.
     pub(super) fn drop_front(&mut self, k: usize) {
         let len = self.len;
         self.deadlines.copy_within(k..len, 0);
+        self.deadlines[len - k..len].fill(PAD);
         self.seqs.copy_within(k..len, 0);
-        self.remaining.copy_within(k..len, 0);
+        let base = self.pre[k];
+        for i in 0..=len - k {
+            self.pre[i] = self.pre[i + k] - base;
+        }
+        // The minima of the jobs left do not depend on the jobs before them.
+        self.suffix_min.copy_within(k..=len, 0);
         self.len -= k;
-        self.rebuild();
     }
 }
 

@@ -13,9 +13,11 @@ fn checked_summary(tree: &TreeEngine, node: Ix, level: usize) -> (AdmitId, Summa
         let leaf = &tree.leaves[node as usize];
         let mut fresh = leaf.clone();
         fresh.rebuild();
-        assert_eq!(leaf.total, fresh.total);
+        assert_eq!(leaf.pre[0], 0);
+        assert!((0..leaf.len).all(|i| leaf.pre[i] <= leaf.pre[i + 1]), "remaining times are never negative");
         assert_eq!(leaf.suffix_min[..=leaf.len], fresh.suffix_min[..=leaf.len]);
         assert!(leaf.deadlines[..leaf.len].is_sorted());
+        assert!(leaf.deadlines[leaf.len..].iter().all(|&d| d == node::PAD), "padding after the jobs");
         return (leaf.last(), fresh.summary());
     }
     let n = &tree.inners[node as usize];
