@@ -5,9 +5,13 @@
 //! It must not name the admission layer (which sits above the runtime): that layer turns its
 //! logs into these rows. A report gets the keys `admissions` and `admission_events` only
 //! through [`to_json_with_admissions`], so reports of runs without admission are unchanged.
+//! The rows exist without the `export` feature too (the admission layer keeps its logs in
+//! them); only the JSON needs it.
 
+#[cfg(feature = "export")]
 use serde::Serialize;
 
+#[cfg(feature = "export")]
 use crate::stats::RunOutcome;
 
 /// One admission decision, as the report lists it.
@@ -18,7 +22,8 @@ use crate::stats::RunOutcome;
 /// };
 /// assert!(r.accepted);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "export", derive(Serialize))]
 pub struct AdmissionRecord {
     /// The job's name.
     pub request: String,
@@ -27,7 +32,7 @@ pub struct AdmissionRecord {
     /// The CPU it was requested on.
     pub cpu: usize,
     /// The CPU that tested it, when not `cpu` (a cross-CPU submission).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "export", serde(skip_serializing_if = "Option::is_none"))]
     pub target_cpu: Option<usize>,
     /// WCET asked for (ns).
     pub wcet: u64,
@@ -38,7 +43,7 @@ pub struct AdmissionRecord {
     /// The idle time before the deadline when it was tested (ns).
     pub idle: u64,
     /// Sort key for merging several CPUs' logs (not written).
-    #[serde(skip)]
+    #[cfg_attr(feature = "export", serde(skip))]
     pub order: u64,
 }
 
@@ -48,7 +53,8 @@ pub struct AdmissionRecord {
 /// let e = tempi::trace::admissions::AdmissionEventRecord { request: "j".into(), time: 5, cpu: 0, wcet: 5, kind: "overrun".into() };
 /// assert_eq!(e.kind, "overrun");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "export", derive(Serialize))]
 pub struct AdmissionEventRecord {
     /// The job's name.
     pub request: String,
@@ -73,6 +79,7 @@ pub struct AdmissionEventRecord {
 /// assert_eq!(v["admissions"][0]["request"], "j");
 /// assert!(v["admissions"][0].get("target_cpu").is_none());
 /// ```
+#[cfg(feature = "export")]
 pub fn to_json_with_admissions(
     out: &RunOutcome,
     admissions: &[AdmissionRecord],

@@ -12,13 +12,11 @@
 //! Everything else is an instant marker. Records are ordered by time, then by the order the
 //! kernel wrote them (across independent real-time dispatchers: by time, then CPU).
 
-#[cfg(feature = "export")]
 pub mod admissions;
 pub mod gantt;
 #[cfg(feature = "export")]
 pub mod perfetto;
 pub mod plans;
-#[cfg(feature = "export")]
 pub mod report;
 
 use crate::thread::ThreadId;

@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "export")]
 use crate::stats::RunOutcome;
 use crate::Time;
 
@@ -128,6 +129,7 @@ pub(super) fn draw(
 /// let v: serde_json::Value = serde_json::from_str(&json).unwrap();
 /// assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "cutoff g"));
 /// ```
+#[cfg(feature = "export")]
 pub fn perfetto_with_plan(out: &RunOutcome, plan: &PlanOverlay) -> String {
     let base = crate::trace::perfetto::to_json(out);
     let js = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""));

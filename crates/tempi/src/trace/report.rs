@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+#[cfg(feature = "export")]
 use serde::Serialize;
 
 use crate::sets::BudgetEventKind;
@@ -296,6 +297,7 @@ fn mean_response_ns(t: &ThreadSummary) -> Option<u64> {
     (n > 0).then(|| (t.stats.response_total.as_nanos() / u128::from(n)).try_into().unwrap_or(u64::MAX))
 }
 
+#[cfg(feature = "export")]
 fn outcome_text(o: &Option<ThreadOutcome>) -> Option<String> {
     match o {
         None => None,
@@ -305,6 +307,7 @@ fn outcome_text(o: &Option<ThreadOutcome>) -> Option<String> {
     }
 }
 
+#[cfg(feature = "export")]
 #[derive(Serialize)]
 struct ReportJson<'a> {
     mode: &'static str,
@@ -352,6 +355,7 @@ struct ReportJson<'a> {
     admission_events: Option<&'a [super::admissions::AdmissionEventRecord]>,
 }
 
+#[cfg(feature = "export")]
 #[derive(Serialize)]
 struct SetJson<'a> {
     id: usize,
@@ -363,6 +367,7 @@ struct SetJson<'a> {
     destroyed: bool,
 }
 
+#[cfg(feature = "export")]
 #[derive(Serialize)]
 struct BudgetJson {
     set: String,
@@ -371,6 +376,7 @@ struct BudgetJson {
     value: u64,
 }
 
+#[cfg(feature = "export")]
 #[derive(Serialize)]
 struct ThreadJson<'a> {
     id: usize,
@@ -398,6 +404,7 @@ struct ThreadJson<'a> {
     outcome: Option<String>,
 }
 
+#[cfg(feature = "export")]
 #[derive(Serialize)]
 struct JobJson {
     thread: String,
@@ -431,11 +438,13 @@ struct JobJson {
 /// assert_eq!(v["threads"][0]["cpu_time"], 2_000_000);
 /// assert_eq!(v["jobs"][0]["finish"], 2_000_000);
 /// ```
+#[cfg(feature = "export")]
 pub fn to_json(out: &RunOutcome) -> String {
     render(out, None, None)
 }
 
 /// [`to_json`], with the admission keys when a run used admission.
+#[cfg(feature = "export")]
 pub(super) fn render(
     out: &RunOutcome,
     admissions: Option<&[super::admissions::AdmissionRecord]>,
@@ -532,6 +541,7 @@ pub(super) fn render(
 }
 
 /// The report's word for a budget event kind.
+#[cfg(feature = "export")]
 fn budget_kind_name(kind: BudgetEventKind) -> &'static str {
     match kind {
         BudgetEventKind::Exhausted => "exhausted",
@@ -739,6 +749,7 @@ pub fn summary_text(out: &RunOutcome) -> String {
 }
 
 /// Serde: leave a zero count out of the report.
+#[cfg(feature = "export")]
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
