@@ -40,7 +40,8 @@ fn checked_summary(tree: &TreeEngine, node: Ix, level: usize) -> (AdmitId, Summa
 /// must agree.
 #[test]
 fn tiny_nodes_agree_with_the_linear_engine() {
-    for (leaf_max, fan_max) in [(2, 3), (3, 3), (4, 4), (5, 3), (2, 5)] {
+    // The last pair: full-size leaves (every group of a leaf used) under tiny inner nodes.
+    for (leaf_max, fan_max) in [(2, 3), (3, 3), (4, 4), (5, 3), (2, 5), (LEAF, 3)] {
         let capacity = 200;
         let mut tree = TreeEngine::with_limits(capacity, leaf_max, fan_max);
         let mut linear = LinearEngine::with_capacity(capacity);
@@ -90,7 +91,7 @@ fn tiny_nodes_agree_with_the_linear_engine() {
             tallest = tallest.max(tree.height);
         }
         // The calls did build, and cut back, a tree of several levels.
-        assert!(tallest >= 3, "{leaf_max}/{fan_max}: height {tallest}");
+        assert!(tallest >= if leaf_max == LEAF { 1 } else { 3 }, "{leaf_max}/{fan_max}: height {tallest}");
     }
 }
 
@@ -112,4 +113,77 @@ fn a_full_tree_at_capacity_never_reallocates() {
         assert_eq!((tree.height, tree.len()), (0, 0));
         assert_eq!((tree.leaves.capacity(), tree.inners.capacity()), (leaves, inners));
     }
+}
+
+/// The leaves and inner nodes reachable from the root.
+fn live_nodes(tree: &TreeEngine, node: Ix, level: usize) -> (usize, usize) {
+    if level == 0 {
+        return (1, 0);
+    }
+    let n = &tree.inners[node as usize];
+    n.children[..n.len].iter().fold((0, 1), |(l, i), &c| {
+        let (cl, ci) = live_nodes(tree, c, level - 1);
+        (l + cl, i + ci)
+    })
+}
+
+/// Random insertion places with the real node sizes (the admission benchmark's workload:
+/// deadlines uniform over a second, the 32 earliest expiring after every 32 admissions): every
+/// arena slot is either in the tree or on a free list, and a leaf split in halves leaves the
+/// leaves about 70 % full. Prints the footprint (`--nocapture`; `TEMPI_TREE_FILL_JOBS` sets
+/// the number of jobs, 100,000 by default).
+#[test]
+fn random_insertions_fill_the_leaves() {
+    let jobs: usize = std::env::var("TEMPI_TREE_FILL_JOBS").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let mut tree = TreeEngine::with_capacity(jobs + 64);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (ms, spread) = (1_000_000u64, 1_000_000_000u64);
+    // The held deadlines, earliest first (`Reverse` in a max-heap).
+    let mut held = std::collections::BinaryHeap::new();
+    let mut now = 0u64;
+    for round in 0..3 * jobs / 32 {
+        for _ in 0..32 {
+            let d = now + ms + next() % spread;
+            let r = tree.admit(Duration::from_micros(1), Time::from_nanos(d), Time::from_nanos(now));
+            let Ok(Admission::Accepted(id)) = r else { panic!("{r:?}") };
+            tree.finish(id).unwrap();
+            held.push(std::cmp::Reverse(d));
+        }
+        if round >= jobs / 32 {
+            // Steady state, as in the benchmark: the 32 earliest go as 32 new ones come.
+            let mut last = 0;
+            for _ in 0..32 {
+                last = held.pop().unwrap().0;
+            }
+            while held.peek().is_some_and(|r| r.0 == last) {
+                held.pop();
+            }
+            now = now.max(last.saturating_sub(ms));
+            tree.expire(Time::from_nanos(last + 1));
+            assert_eq!(tree.len(), held.len());
+        }
+    }
+    let (leaves, inners) = live_nodes(&tree, tree.root, tree.height);
+    assert_eq!(leaves + tree.free_leaves.len(), tree.leaves.len(), "a leaf neither in the tree nor free");
+    assert_eq!(inners + tree.free_inners.len(), tree.inners.len(), "an inner node neither in the tree nor free");
+    let fill = tree.len() as f64 / (leaves * LEAF) as f64;
+    let bytes = leaves * std::mem::size_of::<Leaf>() + inners * std::mem::size_of::<Inner>();
+    println!(
+        "{} jobs: {leaves} leaves of {} B ({:.1} % full), {inners} inner nodes of {} B: {:.1} MB, {:.1} B per job",
+        tree.len(),
+        std::mem::size_of::<Leaf>(),
+        100.0 * fill,
+        std::mem::size_of::<Inner>(),
+        bytes as f64 / 1e6,
+        bytes as f64 / tree.len() as f64
+    );
+    // Random insertions into leaves split in halves give about ln 2 (69 %); much less means
+    // uneven splits or leaves left nearly empty.
+    assert!(fill >= 0.65, "leaves {:.1} % full", 100.0 * fill);
 }
