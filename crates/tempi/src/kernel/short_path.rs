@@ -58,7 +58,9 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn deferred_read(&mut self, c: usize, i: usize, id: ThreadId) -> bool {
         let t = self.slots[i].as_mut().expect("live slot");
         t.pending_read = false;
-        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(_))));
+        // A reply refused across real-time CPUs answers with its error; the `Empty` the fused
+        // request itself left as the answer (for a read that is not made) is no refusal.
+        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(e))) if e != MsgError::Empty);
         if refused
             || t.interrupt.is_some()
             || t.kill_pending
