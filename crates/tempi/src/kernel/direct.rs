@@ -76,10 +76,11 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
                 // `handle_yield` made the thread switch when nothing is due.
                 return self.next_from_thread::<false>(c, id);
             }
-            Request::Plain(request @ Plain::Msg(_)) => {
+            Request::Plain(request @ Plain::Msg(op)) => {
                 self.refresh_now();
+                // `handle`'s arm for messages, without its dispatch on the request kind.
                 if !restart_waits || !self.restart_answers(id, &request) {
-                    self.handle(c, id, request);
+                    self.handle_msg(c, id, op);
                 }
             }
             request => return Next::Resumer(request),
