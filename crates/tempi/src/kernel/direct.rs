@@ -69,12 +69,12 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         match request {
             Request::Plain(Plain::Yield) if !restart_waits => {
                 self.refresh_now();
-                self.handle_yield(c, i);
+                let switched = self.handle_yield(c, i);
                 if self.verify {
                     self.verify_urgencies();
                 }
                 // `handle_yield` made the thread switch when nothing is due.
-                return self.next_from_thread::<false>(c, id);
+                return self.next_from_thread::<false>(c, id, switched);
             }
             Request::Plain(request @ Plain::Msg(op)) => {
                 self.refresh_now();
@@ -88,15 +88,21 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         if self.verify {
             self.verify_urgencies();
         }
-        self.next_from_thread::<true>(c, id)
+        self.next_from_thread::<true>(c, id, false)
     }
 }
 
 impl<C: Clock> Kernel<C> {
     /// On the stack of thread `from`, whose request on CPU `c` was just handled: what the
     /// dispatcher's `resume` loop would do next, made here when it is to resume a thread.
+    /// `switched`: a thread switch was just made with nothing due (a yield's).
     #[inline]
-    fn next_from_thread<const SWITCH: bool>(&mut self, c: usize, from: ThreadId) -> Next<Response, Request> {
+    fn next_from_thread<const SWITCH: bool>(
+        &mut self,
+        c: usize,
+        from: ThreadId,
+        mut switched: bool,
+    ) -> Next<Response, Request> {
         loop {
             let cpu = &self.cpus[c];
             if SWITCH && (cpu.preempt || cpu.current.is_none()) && self.nothing_due(c) {
@@ -109,8 +115,13 @@ impl<C: Clock> Kernel<C> {
                 if self.failed.is_some() {
                     return Next::Handled;
                 }
+                switched = true;
             }
-            let Some((next, j)) = self.continuation(c) else { return Next::Handled };
+            // Right after a thread switch made with nothing due, only what the switch may
+            // have changed is checked again.
+            let then = if switched { self.continuation_after_switch(c) } else { self.continuation(c) };
+            switched = false;
+            let Some((next, j)) = then else { return Next::Handled };
             let t = self.slots[j].as_ref().expect("live slot");
             // Not started yet, or on an OS thread of its own: the dispatcher resumes it.
             let co = match (&t.coroutine, &t.worker) {
