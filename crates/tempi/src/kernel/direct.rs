@@ -19,7 +19,10 @@
 //!    `work` first, which only the run loop lets pass);
 //! 3. the test the dispatcher's `Kernel::resume` makes before resuming a thread without going
 //!    back to the run loop ([`Kernel::continuation`]: nothing due, the current thread stays
-//!    current, no `work` left), then that thread's response (`prepare_resume`).
+//!    current, no `work` left), then that thread's response (`prepare_resume`). Right after a
+//!    thread switch made once nothing was found due (steps 1 or 2), only the timers are
+//!    tested again ([`Kernel::continuation_after_switch`]): the switch may have armed the
+//!    dispatched thread's time slice, and nothing else it does can make something due.
 //!
 //! The thread then switches straight to the next one (one stack switch instead of two), or
 //! goes on at once when it is the next one itself. Whenever the run loop must act (something
