@@ -19,7 +19,10 @@
 //!    `work` first, which only the run loop lets pass);
 //! 3. the test the dispatcher's `Kernel::resume` makes before resuming a thread without going
 //!    back to the run loop ([`Kernel::continuation`]: nothing due, the current thread stays
-//!    current, no `work` left), then that thread's response (`prepare_resume`).
+//!    current, no `work` left), then that thread's response (`prepare_resume`). Right after a
+//!    thread switch made once nothing was found due (steps 1 or 2), only the timers are
+//!    tested again ([`Kernel::continuation_after_switch`]): the switch may have armed the
+//!    dispatched thread's time slice, and nothing else it does can make something due.
 //!
 //! The thread then switches straight to the next one (one stack switch instead of two), or
 //! goes on at once when it is the next one itself. Whenever the run loop must act (something
@@ -69,17 +72,18 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         match request {
             Request::Plain(Plain::Yield) if !restart_waits => {
                 self.refresh_now();
-                self.handle_yield(c, i);
+                let switched = self.handle_yield(c, i);
                 if self.verify {
                     self.verify_urgencies();
                 }
                 // `handle_yield` made the thread switch when nothing is due.
-                return self.next_from_thread::<false>(c, id);
+                return self.next_from_thread::<false>(c, id, switched);
             }
-            Request::Plain(request @ Plain::Msg(_)) => {
+            Request::Plain(request @ Plain::Msg(op)) => {
                 self.refresh_now();
+                // `handle`'s arm for messages, without its dispatch on the request kind.
                 if !restart_waits || !self.restart_answers(id, &request) {
-                    self.handle(c, id, request);
+                    self.handle_msg(c, id, op);
                 }
             }
             request => return Next::Resumer(request),
@@ -87,15 +91,21 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         if self.verify {
             self.verify_urgencies();
         }
-        self.next_from_thread::<true>(c, id)
+        self.next_from_thread::<true>(c, id, false)
     }
 }
 
 impl<C: Clock> Kernel<C> {
     /// On the stack of thread `from`, whose request on CPU `c` was just handled: what the
     /// dispatcher's `resume` loop would do next, made here when it is to resume a thread.
+    /// `switched`: a thread switch was just made with nothing due (a yield's).
     #[inline]
-    fn next_from_thread<const SWITCH: bool>(&mut self, c: usize, from: ThreadId) -> Next<Response, Request> {
+    fn next_from_thread<const SWITCH: bool>(
+        &mut self,
+        c: usize,
+        from: ThreadId,
+        mut switched: bool,
+    ) -> Next<Response, Request> {
         loop {
             let cpu = &self.cpus[c];
             if SWITCH && (cpu.preempt || cpu.current.is_none()) && self.nothing_due(c) {
@@ -108,8 +118,13 @@ impl<C: Clock> Kernel<C> {
                 if self.failed.is_some() {
                     return Next::Handled;
                 }
+                switched = true;
             }
-            let Some((next, j)) = self.continuation(c) else { return Next::Handled };
+            // Right after a thread switch made with nothing due, only what the switch may
+            // have changed is checked again.
+            let then = if switched { self.continuation_after_switch(c) } else { self.continuation(c) };
+            switched = false;
+            let Some((next, j)) = then else { return Next::Handled };
             let t = self.slots[j].as_ref().expect("live slot");
             // Not started yet, or on an OS thread of its own: the dispatcher resumes it.
             let co = match (&t.coroutine, &t.worker) {

@@ -296,15 +296,19 @@ impl<C: Clock> Kernel<C> {
     /// preemption of a thread that holds its CPU (preemption off) is held back on the thread
     /// instead (see the module's docs).
     pub(super) fn reschedule(&mut self, c: usize) {
+        // The running thread's slot, looked up once for a plain preemption.
+        let mut running = None;
         if self.cpus[c].preempt || self.cpus[c].requeue_current {
             if let Some(r) = self.cpus[c].current {
-                let t = self.tcb(r);
+                let i = self.local(r).expect("kernel refers to a live thread");
+                let t = self.slots[i].as_mut().expect("live slot");
                 if t.holds_cpu() {
                     t.preempt_deferred = true;
                     self.cpus[c].preempt = false;
                     self.cpus[c].requeue_current = false;
                     return;
                 }
+                running = Some(i);
             }
         }
         if self.cpus[c].requeue_current {
@@ -312,6 +316,8 @@ impl<C: Clock> Kernel<C> {
             // policy pick: if it picks the same thread, nothing visible happens.
             self.cpus[c].requeue_current = false;
             self.cpus[c].preempt = false;
+            // The thread running after this may be another one.
+            running = None;
             if let Some(r) = self.cpus[c].current {
                 self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
                 let now = self.now;
@@ -332,9 +338,10 @@ impl<C: Clock> Kernel<C> {
         if self.cpus[c].preempt {
             self.cpus[c].preempt = false;
             if let Some(r) = self.cpus[c].current {
-                self.stop_running(c, StopReason::Preempted);
-                self.tcb(r).state = State::Ready;
-                self.sched_call(c, r, |s, info| s.on_ready(info, ReadyReason::Preempted));
+                let i = running.unwrap_or_else(|| self.local(r).expect("live thread"));
+                self.stop_running_at(c, i, StopReason::Preempted);
+                self.slots[i].as_mut().expect("live slot").state = State::Ready;
+                self.sched_call_at(c, i, |s, info| s.on_ready(info, ReadyReason::Preempted));
             }
         }
         while self.cpus[c].current.is_none() {

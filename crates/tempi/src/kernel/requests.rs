@@ -57,6 +57,25 @@ impl<C: Clock> Kernel<C> {
         if !self.nothing_due(c) {
             return None;
         }
+        self.current_continues(c)
+    }
+
+    /// [`Kernel::continuation`] right after a thread switch made on CPU `c` once
+    /// [`Kernel::nothing_due`] had found nothing due: of what that check covers, the switch
+    /// can only have changed the timers (the dispatched thread's time slice, which a policy
+    /// may make zero), so only they are checked again.
+    #[inline]
+    pub(super) fn continuation_after_switch(&self, c: usize) -> Option<(ThreadId, usize)> {
+        if self.timers.next_at().is_some_and(|t| t <= self.now) {
+            return None;
+        }
+        self.current_continues(c)
+    }
+
+    /// The current thread of CPU `c` and its slot, when it stays current (no preemption
+    /// pending) and has no `work` left.
+    #[inline(always)]
+    fn current_continues(&self, c: usize) -> Option<(ThreadId, usize)> {
         let cpu = &self.cpus[c];
         // A thread switch (a preemption, an empty CPU) is left to the run loop: made here, it
         // let a collator's best-effort child run past the guaranteed jobs' laxity under
@@ -198,7 +217,9 @@ impl<C: Clock> Kernel<C> {
             // The most frequent request in a simulation, handled here.
             Plain::Work(ns) => self.handle_work(c, i, ns),
             // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
-            Plain::Yield if !restart_waits => self.handle_yield(c, i),
+            Plain::Yield if !restart_waits => {
+                self.handle_yield(c, i);
+            }
             request => {
                 if !restart_waits || !self.restart_answers(id, &request) {
                     self.handle(c, id, request);
@@ -405,14 +426,15 @@ impl<C: Clock> Kernel<C> {
     /// by the caller, serves the stop, the accounting and the scheduler call.
     ///
     /// [`Scheduler::on_yield_pick`]: crate::policy::sched::Scheduler::on_yield_pick
+    /// Returns whether the pick was asked for (nothing was due).
     #[inline]
-    pub(super) fn handle_yield(&mut self, c: usize, i: usize) {
+    pub(super) fn handle_yield(&mut self, c: usize, i: usize) -> bool {
         self.stop_running_at(c, i, StopReason::Yielded);
         self.slots[i].as_mut().expect("live slot").state = State::Ready;
         if self.global || self.failed.is_some() || !self.nothing_due(c) {
             self.cpus[c].yielded = true;
             self.sched_call_at(c, i, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
-            return;
+            return false;
         }
         // What `reschedule` does with a CPU left empty: a pending preemption is moot.
         self.cpus[c].preempt = false;
@@ -420,6 +442,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(next) = self.sched_call_at(c, i, |s, info| s.on_yield_pick(info, now)) {
             self.dispatch_picked(c, next);
         }
+        true
     }
 
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.

@@ -317,9 +317,16 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Hook: a message with `constraint` reached `to` (queued, or handed over).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn meta_message_ready(&mut self, to: ThreadId, constraint: i64) {
-        if constraint == NO_CONSTRAINT || !self.events_of_thread(to).contains(Events::READY) {
+        if constraint != NO_CONSTRAINT {
+            self.report_message_ready(to, constraint);
+        }
+    }
+
+    #[inline(never)]
+    fn report_message_ready(&mut self, to: ThreadId, constraint: i64) {
+        if !self.events_of_thread(to).contains(Events::READY) {
             return;
         }
         let c = self.cpu_of(to);
@@ -366,13 +373,14 @@ impl QueuedMessages for QueueView<'_> {
 
 impl<C: Clock> Kernel<C> {
     /// Hook: `id`, which ran on CPU `c`, blocked or went idle (NEXT).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn meta_next(&mut self, c: usize, id: ThreadId) {
         if self.events_of(c).contains(Events::NEXT) {
             self.report_next(c, id);
         }
     }
 
+    #[inline(never)]
     fn report_next(&mut self, c: usize, id: ThreadId) {
         let info = self.info(id);
         let cpu = (!self.global).then_some(self.cpus[c].index);

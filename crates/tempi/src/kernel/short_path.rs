@@ -58,7 +58,9 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn deferred_read(&mut self, c: usize, i: usize, id: ThreadId) -> bool {
         let t = self.slots[i].as_mut().expect("live slot");
         t.pending_read = false;
-        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(_))));
+        // A reply refused across real-time CPUs answers with its error; the `Empty` the fused
+        // request itself left as the answer (for a read that is not made) is no refusal.
+        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(e))) if e != MsgError::Empty);
         if refused
             || t.interrupt.is_some()
             || t.kill_pending
@@ -69,6 +71,8 @@ impl<C: Clock> Kernel<C> {
             // Answered `Empty`: the thread reads again itself, and gets what is due.
             return true;
         }
+        #[cfg(test)]
+        DEFERRED_READS.with(|n| n.set(n.get() + 1));
         match self.msg_read(c, id, true, None) {
             Some(a) => {
                 self.slots[i].as_mut().expect("live slot").set_answer(Answer::Settled(Settled::Msg(a)));
@@ -76,5 +80,46 @@ impl<C: Clock> Kernel<C> {
             }
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The deferred reads made on this OS thread's kernels (tests only).
+    static DEFERRED_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DEFERRED_READS;
+    use crate::message::{Flow, Message};
+    use crate::{Runtime, ThreadSpec};
+
+    /// Every call of a more urgent client finds the process preempted by its previous fused
+    /// reply: the process's read is made at its resume, not by a read request of its own.
+    #[test]
+    fn fused_reply_preempted_by_its_caller_reads_at_the_next_resume() {
+        let mut rt = Runtime::simulated(1);
+        let server = rt
+            .spawn_process(ThreadSpec::new("server").priority(1), |cx, m| {
+                if m.id != 0 {
+                    return Flow::Reply(m);
+                }
+                cx.reply(m).expect("reply");
+                Flow::Stop
+            })
+            .unwrap();
+        rt.spawn(ThreadSpec::new("client").priority(2), move |cx| {
+            for i in 1..=10 {
+                assert_eq!(cx.call(server, Message::new(1, i, 0)).expect("call").value, i);
+            }
+            cx.call(server, Message::new(0, 0, 0)).expect("last call");
+        })
+        .unwrap();
+        DEFERRED_READS.with(|n| n.set(0));
+        rt.run().unwrap();
+        // The first call finds the process waiting in its first read; the ten after it
+        // find it preempted by its fused reply.
+        assert_eq!(DEFERRED_READS.with(|n| n.get()), 10);
     }
 }
