@@ -130,10 +130,17 @@ impl<C: Clock> Kernel<C> {
 
     /// Whether this kernel's threads are resumed hosted, their yields handled on their own
     /// stacks: one CPU (nothing can be due elsewhere), no global policy, not turned off
-    /// (`Config::direct_switch`).
+    /// (`Config::direct_switch`), and nothing that makes every direct switch decline: an
+    /// execution-time event watched (an armed budget) or context-switch costs. Decided at each
+    /// resume; a declined direct switch costs more than a plain suspend to the dispatcher
+    /// (the request is handled on the thread's stack, then the dispatcher is entered anyway).
     #[inline(always)]
     pub(super) fn hosted(&self) -> bool {
-        self.direct_switch && self.cpus.len() == 1 && !self.global
+        self.direct_switch
+            && self.cpus.len() == 1
+            && !self.global
+            && self.exec_watch == 0
+            && self.costs.context_switch.is_zero()
     }
 
     /// What comes before resuming the current thread `id` (slot `i`) of CPU `c`: what it is
