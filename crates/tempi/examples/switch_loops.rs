@@ -2,7 +2,8 @@
 //! the `switch.roundtrip` loop (two equal-priority threads yielding N times each), `call N`
 //! a client calling a lower-priority process N times, the process answering with `reply` and
 //! `Flow::Continue`, `fused N` the same answering with `Flow::Reply` (the `msg.call_process`
-//! loop); all on one real-time CPU with tracing off.
+//! loop); all on one real-time CPU with tracing off. A third argument `plain` turns the direct
+//! thread-to-thread switch off (every switch through the dispatcher).
 //!
 //! ```sh
 //! cargo build --release -p tempi --example switch_loops
@@ -17,7 +18,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "call".into());
     let n: u64 = args.next().map_or(Ok(50_000), |s| s.parse())?;
-    let mut rt = Runtime::<RealClock>::new(Config::new(1).trace_capacity(0))?;
+    let direct = args.next().as_deref() != Some("plain");
+    let mut rt = Runtime::<RealClock>::new(Config::new(1).trace_capacity(0).direct_switch(direct))?;
     match what.as_str() {
         "yield" => {
             for name in ["a", "b"] {
