@@ -222,10 +222,15 @@ impl TreeEngine {
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
             // A forward scan rather than a binary search: in order, the prefetcher keeps up.
-            let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
-            // Whichever side is shorter is summed.
-            let before: i64 =
-                if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i64>() };
+            // The work of the children before the place is summed in the same scan.
+            let (mut c, mut before) = (0, 0i64);
+            for (&d, &w) in n.last_deadlines[..last].iter().zip(&n.work[..last]) {
+                if d > deadline {
+                    break;
+                }
+                before += w;
+                c += 1;
+            }
             let after = n.suffix_min[c + 1];
             if after != NO_KEY {
                 min_key_after = min_key_after.min(after - (start + before + n.work[c]));
