@@ -258,12 +258,13 @@ impl TreeEngine {
         Probe { leaf: node, at, start, min_key_after }
     }
 
-    /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
-    /// sibling of the node below) where one happened, and splitting full nodes in turn.
-    /// `below` is the changed leaf's last id and summary when it did not split (`None`: read
-    /// them from the leaf); each level then hands its own up, instead of the next level
-    /// looking them up again.
-    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>, mut below: Option<(AdmitId, Summary)>) {
+    /// Refresh the entries on `path` from the leaf up after the leaf split, inserting `split`
+    /// (the new right sibling of the node below) where one happened, and splitting full nodes
+    /// in turn. Above the last split each level hands its last id and summary up, instead of
+    /// the next level looking them up again. (A change that split nothing takes
+    /// [`fix_up_unsplit`](Self::fix_up_unsplit).)
+    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
+        let mut below: Option<(AdmitId, Summary)> = None;
         for level in (0..self.height).rev() {
             let (p, c) = path[level];
             let leaf_children = level + 1 == self.height;
@@ -308,22 +309,32 @@ impl TreeEngine {
         }
     }
 
+    /// Refresh the entries on `path` after a change in its leaf that did not split it:
+    /// `last` and `s` are the leaf's last id and summary, and each level hands its own up.
+    /// The common case of [`fix_up`](Self::fix_up), without its checks for splits.
+    fn fix_up_unsplit(&mut self, path: &[(Ix, usize)], mut last: AdmitId, mut s: Summary) {
+        for &(p, c) in path[..self.height].iter().rev() {
+            let n = &mut self.inners[p as usize];
+            n.set(c, last, s);
+            (last, s) = (n.last(n.len - 1), n.summary());
+        }
+    }
+
     /// Insert a new job, which is after every held job with its deadline, at the place
     /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
     fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
-        let (mut split, mut below) = (None, None);
         if leaf.len <= self.leaf_max {
-            below = Some((leaf.last(), leaf.summary()));
+            let (last, s) = (leaf.last(), leaf.summary());
+            self.fix_up_unsplit(path, last, s);
         } else {
             let mut upper = Leaf::EMPTY;
             leaf.split_into(leaf.len / 2, &mut upper);
             let r = self.new_leaf();
             self.leaves[r as usize] = upper;
-            split = Some(r);
+            self.fix_up(path, Some(r));
         }
-        self.fix_up(path, split, below);
     }
 
     /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
@@ -348,8 +359,8 @@ impl TreeEngine {
             return false;
         };
         leaf.set_remaining(at, new_remaining(leaf.remaining(at)));
-        let below = Some((leaf.last(), leaf.summary()));
-        self.fix_up(&path, None, below);
+        let (last, s) = (leaf.last(), leaf.summary());
+        self.fix_up_unsplit(&path, last, s);
         true
     }
 
