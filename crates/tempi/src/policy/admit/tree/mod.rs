@@ -209,9 +209,9 @@ impl TreeEngine {
     /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
     /// held job with that deadline), recording it in `path`.
     ///
-    /// At each level the child holding the place is found by its last deadline; the work of
-    /// the children before it and the smallest key after it are then one read each from the
-    /// node's `work` and `suffix_min`.
+    /// At each level the child holding the place is found by its last deadline, in a scan
+    /// that also sums the work of the children it passes; the smallest key after the place is
+    /// then one read from the node's `suffix_min`.
     fn descend(&self, deadline: u64, path: &mut [(Ix, usize)]) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
