@@ -209,9 +209,9 @@ impl TreeEngine {
     /// One root-to-leaf descent towards the place of a new job with `deadline` (after every
     /// held job with that deadline), recording it in `path`.
     ///
-    /// At each level the child holding the place is found by its last deadline; the work of
-    /// the children before it and the smallest key after it are then one read each from the
-    /// node's `work` and `suffix_min`.
+    /// At each level the child holding the place is found by its last deadline, in a scan
+    /// that also sums the work of the children it passes; the smallest key after the place is
+    /// then one read from the node's `suffix_min`.
     fn descend(&self, deadline: u64, path: &mut [(Ix, usize)]) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
@@ -222,10 +222,15 @@ impl TreeEngine {
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
             // A forward scan rather than a binary search: in order, the prefetcher keeps up.
-            let c = n.last_deadlines[..last].iter().position(|&d| d > deadline).unwrap_or(last);
-            // Whichever side is shorter is summed.
-            let before: i64 =
-                if 2 * c <= n.len { n.work[..c].iter().sum() } else { n.total - n.work[c..n.len].iter().sum::<i64>() };
+            // The work of the children before the place is summed in the same scan.
+            let (mut c, mut before) = (0, 0i64);
+            for (&d, &w) in n.last_deadlines[..last].iter().zip(&n.work[..last]) {
+                if d > deadline {
+                    break;
+                }
+                before += w;
+                c += 1;
+            }
             let after = n.suffix_min[c + 1];
             if after != NO_KEY {
                 min_key_after = min_key_after.min(after - (start + before + n.work[c]));
@@ -253,12 +258,13 @@ impl TreeEngine {
         Probe { leaf: node, at, start, min_key_after }
     }
 
-    /// Refresh the entries on `path` from the leaf up, inserting `split` (a new right
-    /// sibling of the node below) where one happened, and splitting full nodes in turn.
-    /// `below` is the changed leaf's last id and summary when it did not split (`None`: read
-    /// them from the leaf); each level then hands its own up, instead of the next level
-    /// looking them up again.
-    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>, mut below: Option<(AdmitId, Summary)>) {
+    /// Refresh the entries on `path` from the leaf up after the leaf split, inserting `split`
+    /// (the new right sibling of the node below) where one happened, and splitting full nodes
+    /// in turn. Above the last split each level hands its last id and summary up, instead of
+    /// the next level looking them up again. (A change that split nothing takes
+    /// [`fix_up_unsplit`](Self::fix_up_unsplit).)
+    fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
+        let mut below: Option<(AdmitId, Summary)> = None;
         for level in (0..self.height).rev() {
             let (p, c) = path[level];
             let leaf_children = level + 1 == self.height;
@@ -303,22 +309,32 @@ impl TreeEngine {
         }
     }
 
+    /// Refresh the entries on `path` after a change in its leaf that did not split it:
+    /// `last` and `s` are the leaf's last id and summary, and each level hands its own up.
+    /// The common case of [`fix_up`](Self::fix_up), without its checks for splits.
+    fn fix_up_unsplit(&mut self, path: &[(Ix, usize)], mut last: AdmitId, mut s: Summary) {
+        for &(p, c) in path[..self.height].iter().rev() {
+            let n = &mut self.inners[p as usize];
+            n.set(c, last, s);
+            (last, s) = (n.last(n.len - 1), n.summary());
+        }
+    }
+
     /// Insert a new job, which is after every held job with its deadline, at the place
     /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
     fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
-        let (mut split, mut below) = (None, None);
         if leaf.len <= self.leaf_max {
-            below = Some((leaf.last(), leaf.summary()));
+            let (last, s) = (leaf.last(), leaf.summary());
+            self.fix_up_unsplit(path, last, s);
         } else {
             let mut upper = Leaf::EMPTY;
             leaf.split_into(leaf.len / 2, &mut upper);
             let r = self.new_leaf();
             self.leaves[r as usize] = upper;
-            split = Some(r);
+            self.fix_up(path, Some(r));
         }
-        self.fix_up(path, split, below);
     }
 
     /// The inner nodes and child indices from the root to the leaf that holds (or would hold)
@@ -343,8 +359,8 @@ impl TreeEngine {
             return false;
         };
         leaf.set_remaining(at, new_remaining(leaf.remaining(at)));
-        let below = Some((leaf.last(), leaf.summary()));
-        self.fix_up(&path, None, below);
+        let (last, s) = (leaf.last(), leaf.summary());
+        self.fix_up_unsplit(&path, last, s);
         true
     }
 
