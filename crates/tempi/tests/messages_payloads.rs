@@ -10,22 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::ms;
+use common::payloads::{tracked, Tracked};
 use tempi::clock::VirtualClock;
-use tempi::message::{Handler, Message, MsgError, PayloadPool, Read, Selection};
+use tempi::message::{Handler, Message, MsgError, Read, Selection};
 use tempi::{Config, Runtime, ThreadSpec, Time};
-
-/// A payload that counts its drops.
-#[derive(Debug)]
-struct Tracked {
-    tag: i64,
-    drops: Arc<AtomicUsize>,
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -35,10 +23,6 @@ fn push(log: &Log, s: String) {
 
 fn at(t: Time) -> u64 {
     t.as_nanos() / 1_000_000
-}
-
-fn tracked(pool: &PayloadPool<Tracked>, drops: &Arc<AtomicUsize>, msg: Message, tag: i64) -> Message {
-    pool.attach(msg, Tracked { tag, drops: drops.clone() }).unwrap()
 }
 
 /// A client calls a server with a `String` and gets a `Vec<u32>` back, then sends a string

@@ -9,29 +9,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod common;
+
+use common::payloads::{tracked, Tracked};
 use tempi::clock::{Clock, RealClock};
-use tempi::message::{Handler, Message, MsgError, PayloadPool, Read};
+use tempi::message::{Handler, Message, MsgError, Read};
 use tempi::{Config, Runtime, ThreadOutcome, ThreadSpec};
-
-/// A payload that counts its drops.
-#[derive(Debug)]
-struct Tracked {
-    tag: i64,
-    drops: Arc<AtomicUsize>,
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 fn real(cpus: usize) -> Runtime<RealClock> {
     Runtime::new(Config::new(cpus).pin(false)).unwrap()
-}
-
-fn tracked(pool: &PayloadPool<Tracked>, drops: &Arc<AtomicUsize>, msg: Message, tag: i64) -> Message {
-    pool.attach(msg, Tracked { tag, drops: drops.clone() }).unwrap()
 }
 
 const N: i64 = 2_000;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 pub mod counting;
 pub mod global;
+pub mod payloads;
 
 use tempi::trace::{StopReason, TraceKind};
 use tempi::RunOutcome;
