@@ -240,22 +240,14 @@ fn a_lone_yielder_goes_on_without_a_switch() {
 /// both whose releases fall in the middle of the calls; the process answers with
 /// `Flow::Reply` (reply and read fused) or with `reply` and `Flow::Continue`.
 fn calls(config: Config, fused: bool) -> RunOutcome {
-    use tempi::message::{Flow, Message};
+    use tempi::message::Message;
     let mut rt = Runtime::<VirtualClock>::new(config.trace_capacity(1 << 16)).unwrap();
     let server = rt
         .spawn_process(ThreadSpec::new("server").priority(1), move |cx, m| {
             if m.id % 7 == 3 {
                 cx.work(us(3));
             }
-            if fused && m.id != 0 {
-                return Flow::Reply(m);
-            }
-            cx.reply(m).expect("reply");
-            if m.id == 0 {
-                Flow::Stop
-            } else {
-                Flow::Continue
-            }
+            common::echo(cx, m, fused)
         })
         .unwrap();
     rt.spawn(ThreadSpec::new("client").priority(2), move |cx| {
@@ -292,7 +284,7 @@ fn calls_and_replies_switch_directly_and_the_run_is_the_same() {
 #[test]
 fn real_time_yields_and_calls_switch_directly_and_os_backed_threads_are_left_to_the_dispatcher() {
     use tempi::clock::RealClock;
-    use tempi::message::{Flow, Message};
+    use tempi::message::Message;
     let mut rt = Runtime::<RealClock>::new(Config::new(1).pin(false).trace_capacity(0)).unwrap();
     let mut names = Vec::new();
     for (name, os) in [("a", false), ("b", false), ("os", true)] {
@@ -306,16 +298,7 @@ fn real_time_yields_and_calls_switch_directly_and_os_backed_threads_are_left_to_
             .unwrap(),
         );
     }
-    let server = rt
-        .spawn_process(ThreadSpec::new("server").priority(1), |cx, m| {
-            cx.reply(m).expect("reply");
-            if m.id == 0 {
-                Flow::Stop
-            } else {
-                Flow::Continue
-            }
-        })
-        .unwrap();
+    let server = rt.spawn_process(ThreadSpec::new("server").priority(1), |cx, m| common::echo(cx, m, false)).unwrap();
     let client = rt
         .spawn(ThreadSpec::new("client").priority(2), move |cx| {
             for i in 1..200 {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::us;
 use proptest::prelude::*;
 use tempi::clock::VirtualClock;
-use tempi::message::{Flow, Message};
+use tempi::message::Message;
 use tempi::policy::sched::{Edf, RoundRobin};
 use tempi::{Config, Costs, RunOutcome, Runtime, ThreadSpec, Time};
 
@@ -71,15 +71,7 @@ fn run(load: &Load, direct: bool) -> RunOutcome {
                 if every > 0 && m.id % every as i64 == 0 {
                     cx.work(us(3));
                 }
-                if fused && m.id != 0 {
-                    return Flow::Reply(m);
-                }
-                cx.reply(m).expect("reply");
-                if m.id == 0 {
-                    Flow::Stop
-                } else {
-                    Flow::Continue
-                }
+                common::echo(cx, m, fused)
             })
             .unwrap();
         rt.spawn(ThreadSpec::new(format!("c{k}")).priority(client), move |cx| {

@@ -14,9 +14,9 @@
 //!    preemption pending (a reply that wakes a more urgent caller), and only when nothing
 //!    else is due ([`Kernel::nothing_due`]: one CPU, no post, no timer due, no execution-time
 //!    event watched, no lowered urgency to re-check, no end or halt): the run loop's next
-//!    step, `reschedule`, the very function the run loop calls. When context-switch costs
-//!    are configured this step is always left to the run loop (the switch's cost is paid as
-//!    `work` first, which only the run loop lets pass);
+//!    step, `reschedule`, the very function the run loop calls. Under context-switch costs
+//!    no thread is resumed hosted at all ([`Kernel::hosted`]): the switch's cost is paid as
+//!    `work` first, which only the run loop lets pass;
 //! 3. the test the dispatcher's `Kernel::resume` makes before resuming a thread without going
 //!    back to the run loop ([`Kernel::continuation`]: nothing due, the current thread stays
 //!    current, no `work` left), then that thread's response (`prepare_resume`). Right after a
@@ -110,8 +110,9 @@ impl<C: Clock> Kernel<C> {
             let cpu = &self.cpus[c];
             if SWITCH && (cpu.preempt || cpu.current.is_none()) && self.nothing_due(c) {
                 // The run loop's next step is this thread switch (`reschedule`), made here
-                // with the same call, unless switch costs are set: the run loop makes those.
-                if !self.costs.context_switch.is_zero() || self.failed.is_some() {
+                // with the same call (switch costs, which the run loop must pay, never reach
+                // here: `Kernel::hosted`).
+                if self.failed.is_some() {
                     return Next::Handled;
                 }
                 self.reschedule(c);

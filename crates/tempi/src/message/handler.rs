@@ -509,13 +509,17 @@ impl Handler {
             let host = host.borrow();
             (host.cpu(), host.invoker())
         };
-        if cpu != self.inner.cpu || (call && self.is_busy()) {
+        let refusal = if cpu != self.inner.cpu {
+            Some(MsgError::CrossCpu { from: cpu, to: self.inner.cpu })
+        } else if call && self.is_busy() {
+            Some(MsgError::WouldBlock)
+        } else {
+            None
+        };
+        if let Some(e) = refusal {
             // Not delivered: the payload goes back.
             host.borrow_mut().drop_payload(msg);
-            if cpu != self.inner.cpu {
-                return Err(MsgError::CrossCpu { from: cpu, to: self.inner.cpu });
-            }
-            return Err(MsgError::WouldBlock);
+            return Err(e);
         }
         msg.from = Some(invoker);
         msg.expects_reply = call;

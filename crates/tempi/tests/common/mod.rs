@@ -100,3 +100,19 @@ pub fn completion_order(out: &RunOutcome) -> Vec<String> {
         .map(|r| format!("{}#{}", name(out, r), r.job))
         .collect()
 }
+
+/// The process body of the switch tests: it answers every message with itself, fused with its
+/// next read (`Flow::Reply`) when `fused`, else with `reply` and `Flow::Continue`; the message
+/// with id 0 is answered with `reply` and ends the process.
+pub fn echo(cx: &tempi::Ctx<'_>, m: tempi::message::Message, fused: bool) -> tempi::message::Flow {
+    use tempi::message::Flow;
+    if fused && m.id != 0 {
+        return Flow::Reply(m);
+    }
+    cx.reply(m).expect("reply");
+    if m.id == 0 {
+        Flow::Stop
+    } else {
+        Flow::Continue
+    }
+}
