@@ -225,7 +225,9 @@ impl Collator {
         let own = self.switch_cost.min(self.children[c].claim);
         self.children[c].claim -= own;
         self.claimed -= own;
-        self.owed = self.switch_cost - own;
+        // Until the switch back is made, the slack still counts it as idle: all of it is
+        // owed, whoever paid for it, or a transfer or an admission could promise it again.
+        self.owed = self.switch_cost;
         true
     }
 }

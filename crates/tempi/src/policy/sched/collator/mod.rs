@@ -256,7 +256,8 @@ pub struct Collator {
     /// Threads to admit at the next pick, in arrival order, with how they became ready.
     pending: Vec<(SchedInfo, ReadyReason, bool)>,
     claimed: Duration,
-    /// The part of the switch back from the last steal its child's claim did not cover.
+    /// The switch back from the last steal, until a guaranteed job has made it: the slack
+    /// counts it as idle until then, although the claims were already charged for it.
     owed: Duration,
     switch_cost: Duration,
     /// The latest instant any hook revealed.
