@@ -114,6 +114,18 @@ impl<'a> Ctx<'a> {
         self.call_now(call)
     }
 
+    /// [`Ctx::invoke`] of the call `make` builds, built on each path separately: built once
+    /// before the test, a call of more than two words is kept in memory for the cold path and
+    /// copied from there into the request, and those copies read back bytes just written with
+    /// stores of other sizes (a store-forwarding stall on each message call).
+    #[inline(always)]
+    pub(super) fn invoke_with<R: UserCall>(&self, make: impl FnOnce() -> R) -> R::Answer {
+        if self.owed.get() || std::thread::panicking() {
+            return self.call_cold(make());
+        }
+        self.call_now(make())
+    }
+
     #[inline(always)]
     fn call_now<R: Call>(&self, call: R) -> R::Answer {
         match self.exchange(call) {

@@ -37,7 +37,7 @@ impl Ctx<'_> {
     /// ```
     pub fn send(&self, to: ThreadId, msg: Message) -> Result<(), MsgError> {
         self.mail.msg.set(msg);
-        self.invoke(MsgCall(MsgOp::Send { to, call: false }))
+        self.invoke(MsgCall(MsgOp::Send { to }))
     }
 
     /// Send `msg` to thread `to` and wait for its reply ([`Ctx::reply`]), which is returned
@@ -60,7 +60,7 @@ impl Ctx<'_> {
     /// ```
     pub fn call(&self, to: ThreadId, msg: Message) -> Result<Message, MsgError> {
         self.mail.msg.set(msg);
-        self.invoke(MsgCall(MsgOp::Send { to, call: true }))?;
+        self.invoke_with(|| MsgCall(MsgOp::Call { to }))?;
         Ok(self.mail.msg.get())
     }
 
@@ -111,7 +111,7 @@ impl Ctx<'_> {
     /// ```
     pub fn reply_and_read(&self, msg: Message) -> Result<Message, MsgError> {
         self.mail.msg.set(msg);
-        match self.invoke(MsgCall(MsgOp::ReplyRead)) {
+        match self.invoke_with(|| MsgCall(MsgOp::ReplyRead)) {
             Ok(()) => Ok(self.mail.msg.get()),
             // The read is still to be made (or a ranked queue's head is to be taken).
             Err(MsgError::Empty) => self.read(Read::Wait),

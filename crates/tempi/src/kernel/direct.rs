@@ -66,10 +66,10 @@ impl Resumed {
 
 impl<C: Clock> Host<Response, Request> for Kernel<C> {
     #[inline]
-    fn on_suspend(&mut self, request: Request) -> Next<Response, Request> {
+    fn on_suspend(&mut self, request: &Request) -> Next<Response> {
         let Resumed { c, id, i, restart_waits } = self.resumed;
         // As `after_resume` handles them.
-        match request {
+        match *request {
             Request::Plain(Plain::Yield) if !restart_waits => {
                 self.refresh_now();
                 let switched = self.handle_yield(c, i);
@@ -79,14 +79,14 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
                 // `handle_yield` made the thread switch when nothing is due.
                 return self.next_from_thread::<false>(c, id, switched);
             }
-            Request::Plain(request @ Plain::Msg(op)) => {
+            Request::Plain(Plain::Msg(op)) => {
                 self.refresh_now();
                 // `handle`'s arm for messages, without its dispatch on the request kind.
-                if !restart_waits || !self.restart_answers(id, &request) {
+                if !restart_waits || !self.restart_answers(id, &Plain::Msg(op)) {
                     self.handle_msg(c, id, op);
                 }
             }
-            request => return Next::Resumer(request),
+            _ => return Next::Resumer,
         }
         if self.verify {
             self.verify_urgencies();
@@ -100,12 +100,7 @@ impl<C: Clock> Kernel<C> {
     /// dispatcher's `resume` loop would do next, made here when it is to resume a thread.
     /// `switched`: a thread switch was just made with nothing due (a yield's).
     #[inline]
-    fn next_from_thread<const SWITCH: bool>(
-        &mut self,
-        c: usize,
-        from: ThreadId,
-        mut switched: bool,
-    ) -> Next<Response, Request> {
+    fn next_from_thread<const SWITCH: bool>(&mut self, c: usize, from: ThreadId, mut switched: bool) -> Next<Response> {
         loop {
             let cpu = &self.cpus[c];
             if SWITCH && (cpu.preempt || cpu.current.is_none()) && self.nothing_due(c) {

@@ -347,7 +347,7 @@ impl<C: Clock> Kernel<C> {
         while self.cpus[c].current.is_none() {
             let s = self.sched_of(c);
             let Some(next) = self.cpus[s].scheduler.pick_next(self.now) else { return };
-            if !self.dispatch_picked(c, next) {
+            if self.dispatch_picked_at(c, next).is_none() {
                 return;
             }
         }
@@ -363,7 +363,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// [`Kernel::dispatch_picked`], giving the dispatched thread's slot.
-    #[inline]
+    #[inline(always)]
     pub(super) fn dispatch_picked_at(&mut self, c: usize, next: ThreadId) -> Option<usize> {
         let here = self.cpus[c].index;
         if !self.global {

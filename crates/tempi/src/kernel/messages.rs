@@ -187,7 +187,8 @@ impl<C: Clock> Kernel<C> {
     /// Handle the message call `op` of thread `id`, running on CPU `c`.
     pub(crate) fn handle_msg(&mut self, c: usize, id: ThreadId, op: MsgOp) {
         let answer = match op {
-            MsgOp::Send { to, call } => self.msg_send(c, id, to, call),
+            MsgOp::Send { to } => self.msg_send(c, id, to, false),
+            MsgOp::Call { to } => self.msg_send(c, id, to, true),
             MsgOp::Reply => self.msg_reply(c, id),
             MsgOp::ReplyRead => self.msg_reply_read(c, id),
             MsgOp::Read { wait, deadline } => self.msg_read(c, id, wait, deadline),
@@ -300,6 +301,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Put slot `s` into `to`'s new queue, or hand it to `to` at once if it waits in `read`.
+    #[inline(always)]
     pub(super) fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
         let i = self.local(to).expect("recipient is live");
         let t = self.slots[i].as_mut().expect("live slot");
@@ -369,6 +371,7 @@ impl<C: Clock> Kernel<C> {
     /// cell. Returns the answer, or `None` when it now waits (a reply to an asynchronous
     /// message of another real-time CPU's thread is sent as [`Ctx::send`](super::Ctx::send)
     /// is, and waits for its delivery there).
+    #[inline(always)]
     pub(crate) fn msg_reply(&mut self, c: usize, id: ThreadId) -> Option<MsgAnswer> {
         let i = self.local(id).expect("the replier is live");
         let t = self.slots[i].as_ref().expect("live slot");
@@ -431,6 +434,7 @@ impl<C: Clock> Kernel<C> {
 
     /// `id` reads the next message of its new queue (waiting until `deadline`, if `wait`).
     /// Returns the answer, or `None` when it now waits.
+    #[inline(always)]
     pub(crate) fn msg_read(&mut self, c: usize, id: ThreadId, wait: bool, deadline: Option<Time>) -> Option<MsgAnswer> {
         let i = self.local(id).expect("the reader is live");
         if let Some(s) = self.slots[i].as_mut().expect("live slot").mbox.current.take() {

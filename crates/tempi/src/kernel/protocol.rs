@@ -130,10 +130,15 @@ pub(crate) enum Plain {
 /// The message calls (see `messages.rs`).
 #[derive(Clone, Copy)]
 pub(crate) enum MsgOp {
-    /// Send the message to `to`; `call`: and wait for the reply.
+    /// Send the message to `to`.
     Send {
         to: ThreadId,
-        call: bool,
+    },
+    /// Send the message to `to` and wait for the reply. (A variant of its own rather than a
+    /// flag of `Send`: a byte-wide field would be written with a byte store and read back
+    /// with a wider load, a stall on every call.)
+    Call {
+        to: ThreadId,
     },
     Reply,
     /// Reply with the message in the mail cell, then read the next message (waiting) in the

@@ -143,23 +143,49 @@ impl<C: Clock> Kernel<C> {
             && self.costs.context_switch.is_zero()
     }
 
-    /// What comes before resuming the current thread `id` (slot `i`) of CPU `c`: what it is
-    /// owed first (an RCS restart, an unlock whose cost is paid, a deferred read), its answer
-    /// or interrupt, its coroutine at its first resume. Returns its response, or `None` when
-    /// it must not be resumed now. Notes it as the thread resumed ([`Resumed`]).
+    /// Prepare the current thread `id` (slot `i`) of CPU `c` for its resume: a pending
+    /// restart or unlock settled, a deferred read made, its coroutine at its first resume.
+    /// Returns its response, or `None` when it must not be resumed now. Notes it as the
+    /// thread resumed ([`Resumed`]).
     #[inline(always)]
     pub(super) fn prepare_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<Response> {
-        let now = self.now;
+        if !self.ready_to_resume(c, id, i) {
+            return None;
+        }
+        Some(self.response_of(i))
+    }
+
+    /// [`Kernel::prepare_resume`] but for the response: whether thread `id` (slot `i`) may be
+    /// resumed now. Its response ([`Kernel::response_of`]) is to be taken next, before the
+    /// kernel does anything else.
+    #[inline(always)]
+    pub(super) fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize) -> bool {
         let t = self.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
         if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
-            return None;
+            return false;
         }
         let t = self.slots[i].as_mut().expect("live slot");
         if t.pending_read && !self.deferred_read(c, i, id) {
-            return None;
+            return false;
         }
+        let t = self.slots[i].as_mut().expect("live slot");
+        if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
+            return false;
+        }
+        if C::MODE == ClockMode::Real {
+            self.publish_due();
+        }
+        self.resumed = Resumed { c, id, i, restart_waits };
+        true
+    }
+
+    /// The response of the thread in slot `i`, which [`Kernel::ready_to_resume`] found
+    /// ready: its answer, or the interrupt that unwinds it, with the time and its job.
+    #[inline(always)]
+    pub(super) fn response_of(&mut self, i: usize) -> Response {
+        let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let answer = t.take_answer();
@@ -176,15 +202,7 @@ impl<C: Clock> Kernel<C> {
         };
         let t = self.slots[i].as_mut().expect("live slot");
         t.at_boundary = false;
-        let response = Response { now, job: t.job, reply };
-        if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
-            return None;
-        }
-        if C::MODE == ClockMode::Real {
-            self.publish_due();
-        }
-        self.resumed = Resumed { c, id, i, restart_waits };
-        Some(response)
+        Response { now, job: t.job, reply }
     }
 
     /// Handle what the thread that came back to the dispatcher hands it: a request, its end,

@@ -54,9 +54,9 @@ pub(crate) enum CoroutineResult<Y, R> {
 }
 
 /// What follows a suspend handled by the [`Host`] on the coroutine's stack.
-pub(crate) enum Next<I, Y> {
+pub(crate) enum Next<I> {
     /// Not handled: the value goes to the resumer.
-    Resumer(Y),
+    Resumer,
     /// Handled: back to the resumer without a value.
     Handled,
     /// The coroutine goes on at once with this input.
@@ -66,8 +66,12 @@ pub(crate) enum Next<I, Y> {
 }
 
 /// What handles the suspends of coroutines resumed with [`resume_hosted`], on their stacks.
+///
+/// The host borrows the value where the suspending frame built it (reading it field by field,
+/// as it was written, so that no load straddles the stores that wrote it); the value goes to
+/// the resumer when the host answers [`Next::Resumer`], and is dropped otherwise.
 pub(crate) trait Host<I, Y> {
-    fn on_suspend(&mut self, value: Y) -> Next<I, Y>;
+    fn on_suspend(&mut self, value: &Y) -> Next<I>;
 }
 
 /// A coroutine's address for a direct switch, taken from the live [`Coroutine`] just before
@@ -223,15 +227,19 @@ impl<I, Y> Yielder<I, Y> {
     #[inline(always)]
     pub(crate) fn suspend_hosted(&self, value: Y) -> I {
         let h = self.header;
+        // The hook reads the value where it was built: a copy made to pass it would be read
+        // back at once, with loads that straddle the stores that built it (a stall).
+        let mut value = ManuallyDrop::new(value);
         // SAFETY: the header is this stack's; `hook` was set by `Coroutine::set_host` with
-        // this coroutine's `I` and `Y` (see `hosted_suspend`).
+        // this coroutine's `I` and `Y` (see `hosted_suspend`), and moves the value out of
+        // `value` or drops it, which is not used again.
         unsafe {
             if !(*h).host.is_null() && (*h).hook != 0 {
-                let hook: unsafe fn(&Self, Y) -> I = std::mem::transmute((*h).hook);
-                return hook(self, value);
+                let hook: unsafe fn(&Self, *mut Y) -> I = std::mem::transmute((*h).hook);
+                return hook(self, &raw mut *value);
             }
         }
-        self.to_resumer(value)
+        self.to_resumer(ManuallyDrop::into_inner(value))
     }
 
     /// Switch to the resumer with `addr` (tagged) and take the next input.
@@ -278,18 +286,26 @@ impl<I, Y> Yielder<I, Y> {
 ///
 /// Called from `Yielder::suspend` only, while the header's `host` is the `H` given to
 /// [`resume_hosted`] (or carried along by a direct switch from a coroutine resumed so).
-unsafe fn hosted_suspend<H: Host<I, Y>, I, Y>(y: &Yielder<I, Y>, value: Y) -> I {
+unsafe fn hosted_suspend<H: Host<I, Y>, I, Y>(y: &Yielder<I, Y>, value: *mut Y) -> I {
     // SAFETY: the header is this stack's.
     let host = unsafe { (*y.header).host as *mut H };
     let next = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: per the contract, `host` is the resumer's `H`; this `&mut H` lives only
         // inside this closure, and no other reference to the host is used while it does
-        // (the resumer is suspended in `switch`, its own reference below this one).
-        let host = unsafe { &mut *host };
+        // (the resumer is suspended in `switch`, its own reference below this one). `value`
+        // is the suspending frame's, alive and untouched until this function returns.
+        let (host, value) = unsafe { (&mut *host, &*value) };
         host.on_suspend(value)
     }));
+    if let Ok(Next::Resumer) = next {
+        // SAFETY: the suspending frame handed its value over (it keeps it in a
+        // `ManuallyDrop`): moved out once, here.
+        return y.to_resumer(unsafe { std::ptr::read(value) });
+    }
+    // SAFETY: as above: the value is this function's to drop, once, and not used after.
+    unsafe { std::ptr::drop_in_place(value) };
     match next {
-        Ok(Next::Resumer(value)) => y.to_resumer(value),
+        Ok(Next::Resumer) => unreachable!("handed to the resumer above"),
         Ok(Next::Handled) => y.leave(TAG_HANDLED),
         Ok(Next::Same(input)) => input,
         Ok(Next::Switch(to, input)) => y.switch_to(to, input),
@@ -362,7 +378,7 @@ impl<I, Y, R> Coroutine<I, Y, R> {
 
     /// Let a host of type `H` handle this coroutine's suspends in [`resume_hosted`].
     pub(crate) fn set_host<H: Host<I, Y>>(&mut self) {
-        let hook: unsafe fn(&Yielder<I, Y>, Y) -> I = hosted_suspend::<H, I, Y>;
+        let hook: unsafe fn(&Yielder<I, Y>, *mut Y) -> I = hosted_suspend::<H, I, Y>;
         // SAFETY: the header is this coroutine's, which is not running.
         unsafe { (*self.header).hook = hook as usize };
     }
