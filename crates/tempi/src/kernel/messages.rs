@@ -102,10 +102,16 @@ impl MsgPool {
     pub(crate) fn new(n: usize, payloads: crate::message::PayloadStores) -> MsgPool {
         MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0, payloads }
     }
-    pub(super) fn take(&mut self, msg: Message) -> Option<u32> {
+    /// A slot holding `msg`, sent by `from` (`expects_reply`: a call), or `None` when the
+    /// pool is empty. The sender's fields are written into the slot after the copy: written
+    /// into `msg` first, the copy would read them back at once, wider than they were written.
+    pub(super) fn take(&mut self, msg: Message, from: Option<ThreadId>, expects_reply: bool) -> Option<u32> {
         let s = self.free.pop()?;
         self.seq += 1;
-        self.slots[s as usize] = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, remote: 0, cancelled: false };
+        let slot = &mut self.slots[s as usize];
+        *slot = MsgSlot { msg, rank: 0, seq: self.seq, armed: None, remote: 0, cancelled: false };
+        slot.msg.from = from;
+        slot.msg.expects_reply = expects_reply;
         Some(s)
     }
     /// Slot `s` is free again; the payload of the message in it, if any, goes back to its
@@ -251,7 +257,7 @@ impl<C: Clock> Kernel<C> {
     /// Send the message in `id`'s mail cell to `to` (`call`: and wait for the reply). Returns
     /// the answer, or `None` when the caller now waits.
     pub(crate) fn msg_send(&mut self, c: usize, id: ThreadId, to: ThreadId, call: bool) -> Option<MsgAnswer> {
-        let mut msg = self.mail_msg(id);
+        let msg = self.mail_msg(id);
         if call && to == id {
             self.drop_payload(msg);
             return Some(Err(MsgError::CallSelf));
@@ -265,9 +271,7 @@ impl<C: Clock> Kernel<C> {
                 }
             };
         }
-        msg.from = Some(id);
-        msg.expects_reply = call;
-        let Some(s) = self.msg_pool.take(msg) else {
+        let Some(s) = self.msg_pool.take(msg, Some(id), call) else {
             self.drop_payload(msg);
             return Some(Err(self.refuse(id, MsgError::PoolFull)));
         };
@@ -305,9 +309,12 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
         let i = self.local(to).expect("recipient is live");
         let t = self.slots[i].as_mut().expect("live slot");
-        let msg = self.msg_pool.slots[s as usize].msg;
+        // Read by field: the sender's fields were just written into the slot, and a copy of
+        // the whole message would read them back wider than they were written.
+        let msg = &self.msg_pool.slots[s as usize].msg;
+        let constraint = msg.constraint;
         let rank = match &t.mbox.policy {
-            Some(p) => p.rank_message(&msg, &t.sched).ok_or(MsgError::Refused)?,
+            Some(p) => p.rank_message(msg, &t.sched).ok_or(MsgError::Refused)?,
             None => 0,
         };
         let waiting = t.state == State::Blocked(Wait::Msg);
@@ -315,10 +322,10 @@ impl<C: Clock> Kernel<C> {
             // First come, first served: the message it waits for is this one.
             debug_assert!(t.mbox.new.is_empty());
             t.mbox.current = Some(s);
-            t.mail.msg.set(msg);
+            t.mail.msg.set(*msg);
             t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
             self.wake_from_wait(to);
-            self.meta_message_ready(to, msg.constraint);
+            self.meta_message_ready(to, constraint);
             return Ok(());
         }
         if t.mbox.new.len() >= t.mbox.cap {
@@ -330,7 +337,8 @@ impl<C: Clock> Kernel<C> {
             let m = &slots[x as usize];
             (std::cmp::Reverse(m.rank), m.seq)
         };
-        let k = key(s);
+        // The new slot's key from what was just written, not read back from the slot.
+        let k = (std::cmp::Reverse(rank), slots[s as usize].seq);
         let at = t.mbox.new.partition_point(|&x| key(x) < k);
         t.mbox.new.insert(at, s);
         if waiting {
@@ -339,7 +347,7 @@ impl<C: Clock> Kernel<C> {
             t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
             self.wake_from_wait(to);
         }
-        self.meta_message_ready(to, msg.constraint);
+        self.meta_message_ready(to, constraint);
         Ok(())
     }
 
@@ -376,10 +384,9 @@ impl<C: Clock> Kernel<C> {
         let i = self.local(id).expect("the replier is live");
         let t = self.slots[i].as_ref().expect("live slot");
         let Some(s) = t.mbox.current else { return Some(Err(MsgError::NoCurrent)) };
-        let mut reply = t.mail.msg.get();
+        // The reply's own sender fields are filled in where it goes (see `MsgPool::take`).
+        let reply = t.mail.msg.get();
         let original = self.msg_pool.slots[s as usize].msg;
-        reply.from = Some(id);
-        reply.expects_reply = false;
         let Some(sender) = original.from else {
             self.drop_payload(reply);
             return Some(Err(MsgError::NoCurrent));
@@ -394,7 +401,7 @@ impl<C: Clock> Kernel<C> {
             // The caller waits on another real-time CPU: the reply travels back through that
             // CPU's queue, as plain data; the slot is this kernel's and comes back now.
             self.msg_pool.give_back(s);
-            self.answer_remote_sender(sender, stamp, Ok(reply));
+            self.answer_remote_sender(sender, stamp, Ok(Message { from: Some(id), expects_reply: false, ..reply }));
             return Some(Ok(()));
         }
         if original.expects_reply {
@@ -403,7 +410,7 @@ impl<C: Clock> Kernel<C> {
                 .filter(|&k| self.slots[k].as_ref().is_some_and(|t| t.state == State::Blocked(Wait::Reply(s))));
             if let Some(k) = waiting {
                 let t = self.slots[k].as_mut().expect("live slot");
-                t.mail.msg.set(reply);
+                t.mail.msg.set(Message { from: Some(id), expects_reply: false, ..reply });
                 t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
                 self.wake_from_wait(sender);
             } else {
@@ -422,7 +429,10 @@ impl<C: Clock> Kernel<C> {
                 None => Some(Err(MsgError::NoSuchThread(sender))),
             };
         }
-        let old = std::mem::replace(&mut self.msg_pool.slots[s as usize].msg, reply);
+        let old = std::mem::replace(
+            &mut self.msg_pool.slots[s as usize].msg,
+            Message { from: Some(id), expects_reply: false, ..reply },
+        );
         self.drop_payload(old);
         self.msg_pool.slots[s as usize].seq = self.msg_pool.next_seq();
         if let Err(e) = self.deliver(sender, s) {
@@ -534,15 +544,13 @@ impl<C: Clock> Kernel<C> {
     /// `id` asks for the message in its mail cell to be sent to `to` at `at` (now, if `at` has
     /// passed): the message is taken from the pool now; the handle goes back in the mail cell.
     pub(crate) fn msg_send_at(&mut self, c: usize, id: ThreadId, to: ThreadId, at: Time) -> MsgAnswer {
-        let mut msg = self.mail_msg(id);
+        let msg = self.mail_msg(id);
         // A recipient of another real-time CPU is checked there when the timer fires.
         if self.local(to).is_none() && self.remote_cpu(to).is_none() {
             self.drop_payload(msg);
             return Err(MsgError::NoSuchThread(to));
         }
-        msg.from = Some(id);
-        msg.expects_reply = false;
-        let Some(s) = self.msg_pool.take(msg) else {
+        let Some(s) = self.msg_pool.take(msg, Some(id), false) else {
             self.drop_payload(msg);
             return Err(self.refuse(id, MsgError::PoolFull));
         };

@@ -108,7 +108,7 @@ impl<C: Clock> Kernel<C> {
         if self.local(to).is_none() {
             return Err(MsgError::NoSuchThread(to));
         }
-        let s = self.msg_pool.take(msg).ok_or(MsgError::PoolFull)?;
+        let s = self.msg_pool.take(msg, msg.from, msg.expects_reply).ok_or(MsgError::PoolFull)?;
         self.msg_pool.slots[s as usize].remote = stamp;
         if let Err(e) = self.deliver(to, s) {
             self.msg_pool.give_back(s);
