@@ -339,8 +339,13 @@ impl<C: Clock> Kernel<C> {
         };
         // The new slot's key from what was just written, not read back from the slot.
         let k = (std::cmp::Reverse(rank), slots[s as usize].seq);
-        let at = t.mbox.new.partition_point(|&x| key(x) < k);
-        t.mbox.new.insert(at, s);
+        if t.mbox.new.is_empty() {
+            // The common case, without the search and the shift.
+            t.mbox.new.push(s);
+        } else {
+            let at = t.mbox.new.partition_point(|&x| key(x) < k);
+            t.mbox.new.insert(at, s);
+        }
         if waiting {
             // A ranked queue: the reader takes its head when it runs (a more urgent message
             // may come first), so its read is answered `Empty`, which `Ctx::read` asks again.
@@ -452,7 +457,14 @@ impl<C: Clock> Kernel<C> {
         }
         let t = self.slots[i].as_mut().expect("live slot");
         if !t.mbox.new.is_empty() {
-            let s = t.mbox.new.remove(0);
+            // The common case, a single message, without the shift.
+            let s = if t.mbox.new.len() == 1 {
+                let s = t.mbox.new[0];
+                t.mbox.new.clear();
+                s
+            } else {
+                t.mbox.new.remove(0)
+            };
             t.mbox.current = Some(s);
             let msg = self.msg_pool.slots[s as usize].msg;
             t.mail.msg.set(msg);
