@@ -25,8 +25,8 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use super::host::{Caller, HandlerHost};
@@ -162,9 +162,14 @@ pub(super) struct Inner {
     tame: AtomicBool,
     name: String,
     cpu: usize,
+    /// Whether it runs (on some stack, maybe preempted there): what [`Handler::is_busy`]
+    /// reads. The lock on `f` is what keeps a second invocation out.
     busy: AtomicBool,
     f: Mutex<HandlerFn>,
     pending: Mutex<VecDeque<Pending>>,
+    /// How many messages `pending` holds, written under its lock: an invocation that finds
+    /// the queue empty (the usual case) looks here instead of taking the lock.
+    queued: AtomicUsize,
     pub(super) saves: Mutex<SaveQueues>,
     /// The answer to the invoking thread's own saved call, when the handler served it before
     /// that thread began to wait (token, reply).
@@ -223,6 +228,23 @@ pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The handler's function, if no invocation runs it now: the lock is the handler's busy
+/// state (one atomic operation to take it, one to give it back), and the function it guards
+/// is what the invocation runs. A function that panicked leaves it usable.
+fn idle(h: &Inner) -> Option<MutexGuard<'_, HandlerFn>> {
+    match h.f.try_lock() {
+        Ok(f) => Some(f),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
+fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
+    queue.push_back(p);
+    h.queued.store(queue.len(), Ordering::Release);
+}
+
 impl Handler {
     /// A handler named `name` for the threads of CPU `cpu` (in real time only they may invoke
     /// it; virtual time has one kernel for every CPU and no such limit), whose queue holds
@@ -249,6 +271,7 @@ impl Handler {
                 busy: AtomicBool::new(false),
                 f: Mutex::new(Box::new(f)),
                 pending: Mutex::new(VecDeque::with_capacity(capacity)),
+                queued: AtomicUsize::new(0),
                 saves: Mutex::new(SaveQueues::default()),
                 early: Mutex::new(None),
                 cap: capacity,
@@ -399,15 +422,16 @@ impl Handler {
             }
             return cx.handler_remote(self, msg, !nested);
         }
-        if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+        if let Some(mut f) = idle(h) {
+            h.busy.store(true, Ordering::Release);
             let _busy = Busy(&h.busy);
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
             // FREE JAZZ's `tame_prio_inv`: of the handler, inside another handler; of the
             // invoking thread (a process), for every handler it invokes.
             let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
             let tamed = tame.then(|| cx.preemption(false));
-            let done = self.run_one(Via::Thread(cx), msg, None, nested);
-            self.drain(Via::Thread(cx), nested);
+            let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested);
+            self.drain(&mut f, Via::Thread(cx), nested);
             if let Some(old) = tamed {
                 cx.preemption(old);
             }
@@ -427,6 +451,7 @@ impl Handler {
             // until an invocation serves the saved message. Nothing runs on this CPU between
             // the handler's release and the wait, so no answer can come first.
             drop(_busy);
+            drop(f);
             return cx.handler_await(token, h.id, None, msg.constraint).map(Some);
         }
         if call && nested {
@@ -441,11 +466,11 @@ impl Handler {
             return Err(MsgError::QueueFull);
         }
         if !call {
-            queue.push_back(Pending { msg, caller: None });
+            enqueue(h, &mut queue, Pending { msg, caller: None });
             return Ok(None);
         }
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
-        queue.push_back(Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
+        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
         drop(queue);
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
@@ -477,12 +502,13 @@ impl Handler {
     ) -> Result<Served, MsgError> {
         let h = &*self.inner;
         let caller = caller.filter(|_| msg.expects_reply);
-        if h.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+        if let Some(mut f) = idle(h) {
+            h.busy.store(true, Ordering::Release);
             let _busy = Busy(&h.busy);
             // No thread holds it: nothing else runs on this CPU until it has drained.
             h.holder.store(0, Ordering::Relaxed);
-            let done = self.run_one(Via::Host(host), msg, caller, nested);
-            self.drain(Via::Host(host), nested);
+            let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
+            self.drain(&mut f, Via::Host(host), nested);
             return Ok(match done {
                 Done::Reply(reply) => Served::Ran(reply),
                 Done::Saved | Done::SavedOwn(_) => Served::Queued,
@@ -492,7 +518,7 @@ impl Handler {
         if queue.len() >= h.cap {
             return Err(MsgError::QueueFull);
         }
-        queue.push_back(Pending { msg, caller });
+        enqueue(h, &mut queue, Pending { msg, caller });
         Ok(Served::Queued)
     }
 
@@ -536,7 +562,7 @@ impl Handler {
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
     /// A reply to a message that was sent is sent back to its sender (a thread)
     /// asynchronously.
-    fn run_one(&self, via: Via<'_, '_>, msg: Message, caller: Option<Caller>, nested: bool) -> Done {
+    fn run_one(&self, f: &mut HandlerFn, via: Via<'_, '_>, msg: Message, caller: Option<Caller>, nested: bool) -> Done {
         let hcx = HandlerCtx {
             via,
             inner: &self.inner,
@@ -554,7 +580,7 @@ impl Handler {
                 .then(|| (cx, cx.prio_save(msg.constraint))),
             Via::Host(_) => None,
         };
-        (locked(&self.inner.f))(&hcx, msg);
+        f(&hcx, msg);
         if let Some((cx, id)) = prio {
             cx.prio_restore(id);
         }
@@ -585,12 +611,18 @@ impl Handler {
     /// Serve every message queued while the handler was busy, answering waiting callers.
     /// Inlined into the invocation path (an idle call usually finds the queue empty).
     #[inline(always)]
-    fn drain(&self, via: Via<'_, '_>, nested: bool) {
-        loop {
-            let next = locked(&self.inner.pending).pop_front();
+    fn drain(&self, f: &mut HandlerFn, via: Via<'_, '_>, nested: bool) {
+        let h = &*self.inner;
+        while h.queued.load(Ordering::Acquire) > 0 {
+            let next = {
+                let mut queue = locked(&h.pending);
+                let next = queue.pop_front();
+                h.queued.store(queue.len(), Ordering::Release);
+                next
+            };
             let Some(p) = next else { return };
             // A call the handler saved keeps its caller waiting.
-            if let (Done::Reply(reply), Some(caller)) = (self.run_one(via, p.msg, p.caller, nested), p.caller) {
+            if let (Done::Reply(reply), Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested), p.caller) {
                 via.answer(caller, reply);
             }
         }
