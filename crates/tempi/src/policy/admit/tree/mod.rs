@@ -262,7 +262,7 @@ impl TreeEngine {
     /// (the new right sibling of the node below) where one happened, and splitting full nodes
     /// in turn. Above the last split each level hands its last id and summary up, instead of
     /// the next level looking them up again. (A change that split nothing takes
-    /// [`fix_up_unsplit`](Self::fix_up_unsplit).)
+    /// [`fix_up_unsplit`].)
     fn fix_up(&mut self, path: &[(Ix, usize)], mut split: Option<Ix>) {
         let mut below: Option<(AdmitId, Summary)> = None;
         for level in (0..self.height).rev() {
@@ -309,31 +309,26 @@ impl TreeEngine {
         }
     }
 
-    /// Refresh the entries on `path` after a change in its leaf that did not split it:
-    /// `last` and `s` are the leaf's last id and summary, and each level hands its own up.
-    /// The common case of [`fix_up`](Self::fix_up), without its checks for splits.
-    fn fix_up_unsplit(&mut self, path: &[(Ix, usize)], mut last: AdmitId, mut s: Summary) {
-        for &(p, c) in path[..self.height].iter().rev() {
-            let n = &mut self.inners[p as usize];
-            n.set(c, last, s);
-            (last, s) = (n.last(n.len - 1), n.summary());
-        }
-    }
-
     /// Insert a new job, which is after every held job with its deadline, at the place
-    /// `probe` and `path` (from [`descend`](Self::descend), nothing changed since) found.
-    fn insert_at(&mut self, path: &[(Ix, usize)], probe: &Probe, id: AdmitId, remaining: u64) {
+    /// `probe` and the kept path (from [`descend`](Self::descend), nothing changed since)
+    /// found. The path is read where it is kept: only a split, which changes the engine in
+    /// more places, takes it out of its cell for the call.
+    fn insert_at(&mut self, probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
         if leaf.len <= self.leaf_max {
             let (last, s) = (leaf.last(), leaf.summary());
-            self.fix_up_unsplit(path, last, s);
+            let path = &self.last.get_mut().path;
+            fix_up_unsplit(&mut self.inners, &path[..self.height], last, s);
         } else {
             let mut upper = Leaf::EMPTY;
             leaf.split_into(leaf.len / 2, &mut upper);
             let r = self.new_leaf();
             self.leaves[r as usize] = upper;
-            self.fix_up(path, Some(r));
+            // No allocation: an empty Vec stands in while the path is out.
+            let path = std::mem::take(&mut self.last.get_mut().path);
+            self.fix_up(&path, Some(r));
+            self.last.get_mut().path = path;
         }
     }
 
@@ -360,7 +355,7 @@ impl TreeEngine {
         };
         leaf.set_remaining(at, new_remaining(leaf.remaining(at)));
         let (last, s) = (leaf.last(), leaf.summary());
-        self.fix_up_unsplit(&path, last, s);
+        fix_up_unsplit(&mut self.inners, &path[..self.height], last, s);
         true
     }
 
@@ -404,6 +399,19 @@ impl TreeEngine {
     }
 }
 
+/// Refresh the entries on `path` (root first, one per inner level) after a change in its leaf
+/// that did not split it: `last` and `s` are the leaf's last id and summary, and each level
+/// hands its own up. The common case of [`TreeEngine::fix_up`], without its checks for
+/// splits; a function of the inner arena alone, so that `admit` may pass the path where the
+/// engine keeps it.
+fn fix_up_unsplit(inners: &mut [Inner], path: &[(Ix, usize)], mut last: AdmitId, mut s: Summary) {
+    for &(p, c) in path.iter().rev() {
+        let n = &mut inners[p as usize];
+        n.set(c, last, s);
+        (last, s) = (n.last(n.len - 1), n.summary());
+    }
+}
+
 fn key(min_key: i64) -> Option<i128> {
     (min_key != NO_KEY).then_some(i128::from(min_key))
 }
@@ -432,28 +440,22 @@ impl AdmissionEngine for TreeEngine {
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
         admit_prologue(self.len, self.capacity, deadline)?;
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
-        // The last descent is taken out for the call (no allocation: an empty Vec stands in)
-        // and put back, since inserting borrows the engine.
-        // Only the path is moved out; the kept probe is read in place.
-        let last = self.last.get_mut();
-        let mut path = std::mem::take(&mut last.path);
-        let probe = match last.probe.take() {
+        // The kept descent is used in place: its probe taken (the engine is about to change),
+        // its path read by the insertion where it is kept.
+        let probe = match self.last.get_mut().probe.take() {
             Some((d, probe)) if d == deadline => probe,
-            _ => self.descend(deadline, &mut path),
+            _ => self.descend(deadline, &mut self.last.borrow_mut().path),
         };
         let idle = probe.idle(deadline, now.as_nanos());
         if idle < i128::from(wcet) {
             // Nothing changed: the descent stays valid for another try.
-            let last = self.last.get_mut();
-            last.probe = Some((deadline, probe));
-            last.path = path;
+            self.last.get_mut().probe = Some((deadline, probe));
             return Ok(Admission::Rejected { idle: idle_span(idle) });
         }
         let id = AdmitId { deadline, seq: self.next_seq };
         self.next_seq += 1;
-        self.insert_at(&path, &probe, id, wcet);
+        self.insert_at(&probe, id, wcet);
         self.len += 1;
-        self.last.get_mut().path = path;
         Ok(Admission::Accepted(id))
     }
 
