@@ -24,7 +24,10 @@
 //! expiry, which removes a prefix, so every node off the leftmost path stays at least half
 //! full, which bounds the arenas (see [`TreeEngine::with_capacity`]).
 
-use super::{admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
+use super::{
+    admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId,
+    MAX_DEADLINE_NS,
+};
 use crate::Time;
 use std::cell::RefCell;
 use std::time::Duration;
@@ -216,20 +219,30 @@ impl TreeEngine {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
         let (mut node, mut start, mut min_key_after) = (self.root, 0i64, NO_KEY);
+        // Every held deadline is at most `MAX_DEADLINE_NS`, so a later one finds the same
+        // place as that; below `PAD`, it stops every scan of an inner node at the padding.
+        let key = deadline.min(MAX_DEADLINE_NS);
         for step in path.iter_mut().take(self.height) {
             let n = &self.inners[node as usize];
-            let last = n.len - 1;
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
             // A forward scan rather than a binary search: in order, the prefetcher keeps up.
-            // The work of the children before the place is summed in the same scan.
+            // The work of the children before the place is summed in the same scan. The
+            // scan has no bound of its own: it stops at the padding after the last child at
+            // the latest (see [`Inner`]), so a fixed count of at most `FAN` steps, unrolled,
+            // leaves one test and one add per child passed.
             let (mut c, mut before) = (0, 0i64);
-            for (&d, &w) in n.last_deadlines[..last].iter().zip(&n.work[..last]) {
-                if d > deadline {
+            for k in 0..FAN {
+                if n.last_deadlines[k] > key {
                     break;
                 }
-                before += w;
-                c += 1;
+                before += n.work[k];
+                c = k + 1;
+            }
+            // Past every child (only on the path's right edge): the place is in the last.
+            if c >= n.len {
+                c = n.len - 1;
+                before -= n.work[c];
             }
             let after = n.suffix_min[c + 1];
             if after != NO_KEY {

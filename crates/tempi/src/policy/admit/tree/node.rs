@@ -84,6 +84,7 @@ pub(super) struct Leaf {
 pub(super) struct Inner {
     pub(super) len: usize,
     pub(super) children: [Ix; FAN + 1],
+    /// [`PAD`] past the last child, so that a scan for a deadline stops there at the latest.
     pub(super) last_deadlines: [u64; FAN + 1],
     pub(super) last_seqs: [u64; FAN + 1],
     pub(super) work: [i64; FAN + 1],
@@ -258,7 +259,7 @@ impl Inner {
     pub(super) const EMPTY: Inner = Inner {
         len: 0,
         children: [0; FAN + 1],
-        last_deadlines: [0; FAN + 1],
+        last_deadlines: [PAD; FAN + 1],
         last_seqs: [0; FAN + 1],
         work: [0; FAN + 1],
         min_key: [0; FAN + 1],
@@ -344,6 +345,7 @@ impl Inner {
         upper.last_seqs[..moved].copy_from_slice(&self.last_seqs[half..len]);
         upper.work[..moved].copy_from_slice(&self.work[half..len]);
         upper.min_key[..moved].copy_from_slice(&self.min_key[half..len]);
+        self.last_deadlines[half..len].fill(PAD);
         self.len = half;
         self.rebuild();
         upper.rebuild();
@@ -354,6 +356,7 @@ impl Inner {
         let len = self.len;
         self.children.copy_within(k..len, 0);
         self.last_deadlines.copy_within(k..len, 0);
+        self.last_deadlines[len - k..len].fill(PAD);
         self.last_seqs.copy_within(k..len, 0);
         self.work.copy_within(k..len, 0);
         self.min_key.copy_within(k..len, 0);

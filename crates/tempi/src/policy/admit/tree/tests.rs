@@ -32,6 +32,7 @@ fn checked_summary(tree: &TreeEngine, node: Ix, level: usize) -> (AdmitId, Summa
     fresh.rebuild();
     assert_eq!(n.total, fresh.total);
     assert_eq!(n.suffix_min[..=n.len], fresh.suffix_min[..=n.len]);
+    assert!(n.last_deadlines[n.len..].iter().all(|&d| d == node::PAD), "padding after the children");
     (n.last(n.len - 1), fresh.summary())
 }
 
@@ -65,7 +66,13 @@ fn tiny_nodes_agree_with_the_linear_engine() {
                     }
                 }
                 5 => {
-                    let d = Time::from_nanos(now + next() % 320);
+                    // Now and then past every held deadline: the latest accepted one, and the
+                    // latest instant, which only a query may name.
+                    let d = match next() % 8 {
+                        0 => Time::MAX,
+                        1 => Time::from_nanos(MAX_DEADLINE_NS),
+                        _ => Time::from_nanos(now + next() % 320),
+                    };
                     assert_eq!(tree.idle_before(d, t), linear.idle_before(d, t), "step {step}");
                 }
                 6 | 7 if !ids.is_empty() => {
