@@ -68,12 +68,22 @@ impl Probe {
     }
 }
 
+/// A descent's deadline and result, and the instant last asked about with them and the signed
+/// idle time found for it, so that `admit` at that instant does not compute it again.
+#[derive(Clone, Copy, Debug)]
+struct Kept {
+    deadline: u64,
+    probe: Probe,
+    now: u64,
+    idle: i128,
+}
+
 /// The last descent, kept so that `admit` right after `idle_before` with the same deadline
 /// (the protocol the engines are made for: ask, then admit what fits) does not descend again.
 #[derive(Debug, Default)]
 struct LastProbe {
-    /// The descent's deadline and result; `None` once the engine changed.
-    probe: Option<(u64, Probe)>,
+    /// The last descent; `None` once the engine changed.
+    probe: Option<Kept>,
     /// The inner nodes and child indices the descent went through, [`MAX_HEIGHT`] long,
     /// allocated once.
     path: Vec<(Ix, usize)>,
@@ -446,23 +456,29 @@ impl AdmissionEngine for TreeEngine {
         let deadline = deadline.as_nanos();
         let mut last = self.last.borrow_mut();
         let probe = self.descend(deadline, &mut last.path);
-        last.probe = Some((deadline, probe));
-        idle_span(probe.idle(deadline, now.as_nanos()))
+        let now = now.as_nanos();
+        let idle = probe.idle(deadline, now);
+        last.probe = Some(Kept { deadline, probe, now, idle });
+        idle_span(idle)
     }
 
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
         admit_prologue(self.len, self.capacity, deadline)?;
-        let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
+        let (deadline, wcet, now) = (deadline.as_nanos(), span_nanos(wcet), now.as_nanos());
         // The kept descent is used in place: its probe taken (the engine is about to change),
-        // its path read by the insertion where it is kept.
-        let probe = match self.last.get_mut().probe.take() {
-            Some((d, probe)) if d == deadline => probe,
-            _ => self.descend(deadline, &mut self.last.borrow_mut().path),
+        // its path read by the insertion where it is kept; the idle time it found is reused
+        // at the same instant.
+        let (probe, idle) = match self.last.get_mut().probe.take() {
+            Some(k) if k.deadline == deadline && k.now == now => (k.probe, k.idle),
+            Some(k) if k.deadline == deadline => (k.probe, k.probe.idle(deadline, now)),
+            _ => {
+                let probe = self.descend(deadline, &mut self.last.borrow_mut().path);
+                (probe, probe.idle(deadline, now))
+            }
         };
-        let idle = probe.idle(deadline, now.as_nanos());
         if idle < i128::from(wcet) {
             // Nothing changed: the descent stays valid for another try.
-            self.last.get_mut().probe = Some((deadline, probe));
+            self.last.get_mut().probe = Some(Kept { deadline, probe, now, idle });
             return Ok(Admission::Rejected { idle: idle_span(idle) });
         }
         let id = AdmitId { deadline, seq: self.next_seq };

@@ -194,3 +194,23 @@ fn random_insertions_fill_the_leaves() {
     // uneven splits or leaves left nearly empty.
     assert!(fill >= 0.65, "leaves {:.1} % full", 100.0 * fill);
 }
+
+/// An admission right after a query with the same deadline reuses the query's descent, and
+/// its idle time only at the same instant: asked at one instant and admitted at a later one,
+/// a job is judged at the later one.
+#[test]
+fn an_admission_after_a_query_is_judged_at_its_own_instant() {
+    let mut tree = TreeEngine::with_capacity(8);
+    let ns = Duration::from_nanos;
+    let d = Time::from_nanos(100);
+    tree.admit(ns(10), Time::from_nanos(50), Time::ZERO).unwrap();
+    assert_eq!(tree.idle_before(d, Time::ZERO), ns(90));
+    // At 40, 50 ns are left before the deadline once the held job's 10 are set aside.
+    assert_eq!(tree.admit(ns(80), d, Time::from_nanos(40)), Ok(Admission::Rejected { idle: ns(50) }));
+    // The rejection kept its own answer: admitted again at 40, the same.
+    assert_eq!(tree.admit(ns(60), d, Time::from_nanos(40)), Ok(Admission::Rejected { idle: ns(50) }));
+    // Asked and admitted at the same instant, the kept answer is used.
+    assert_eq!(tree.idle_before(d, Time::from_nanos(40)), ns(50));
+    assert!(matches!(tree.admit(ns(50), d, Time::from_nanos(40)), Ok(Admission::Accepted(_))));
+    assert_eq!(tree.idle_before(d, Time::from_nanos(40)), ns(0));
+}
