@@ -225,6 +225,10 @@ impl TreeEngine {
     /// At each level the child holding the place is found by its last deadline, in a scan
     /// that also sums the work of the children it passes; the smallest key after the place is
     /// then one read from the node's `suffix_min`.
+    ///
+    /// Inlined into its callers: called, it saved and restored six registers and returned
+    /// its result through memory, some twenty instructions of a 3,000-job admission's 660.
+    #[inline(always)]
     fn descend(&self, deadline: u64, path: &mut [(Ix, usize)]) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
