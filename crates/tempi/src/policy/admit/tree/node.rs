@@ -20,6 +20,11 @@ pub(super) const NO_KEY: i64 = i64::MAX;
 /// read the whole array and find nothing past the jobs to count.
 pub(super) const PAD: u64 = u64::MAX;
 
+/// Slots of each leaf array: [`LEAF`] jobs, one more before a split, and room for an insertion
+/// into a full leaf to move a whole group of four from its last job on (see [`Leaf::insert`]):
+/// the top group starts at slot `LEAF` at most and is written to the four slots after it.
+const SLOTS: usize = LEAF + 5;
+
 /// How many of the first `n` deadlines of `keys` are at or before `deadline`: the place of a
 /// new job with that deadline, after every one with the same deadline. `keys` holds at least
 /// `4·W` slots, in order, the slots past the first `n` being [`PAD`].
@@ -48,8 +53,9 @@ pub(super) struct Summary {
     pub(super) min_key: i64,
 }
 
-/// Up to [`LEAF`] jobs in EDF order (one spare slot: a leaf overflows, then splits). Struct of
-/// arrays: the admission search reads only deadlines.
+/// Up to [`LEAF`] jobs in EDF order (spare slots: a leaf overflows, then splits, and an
+/// insertion moves groups of four, see [`SLOTS`]). Struct of arrays: the admission search
+/// reads only deadlines.
 ///
 /// The jobs' remaining times are kept as prefix sums: `pre[i]` is the work of the jobs before
 /// job `i` (`pre[0] = 0`, `pre[len]` the leaf's total), so a descent reads the work before its
@@ -64,10 +70,10 @@ pub(super) struct Summary {
 pub(super) struct Leaf {
     pub(super) len: usize,
     /// [`PAD`] past the last job (see [`count_not_after`]).
-    pub(super) deadlines: [u64; LEAF + 1],
-    pub(super) pre: [i64; LEAF + 2],
-    pub(super) suffix_min: [i64; LEAF + 2],
-    pub(super) seqs: [u64; LEAF + 1],
+    pub(super) deadlines: [u64; SLOTS],
+    pub(super) pre: [i64; SLOTS],
+    pub(super) suffix_min: [i64; SLOTS],
+    pub(super) seqs: [u64; SLOTS],
 }
 
 /// Up to [`FAN`] children in EDF order, with each child's last id (split into deadline and
@@ -78,6 +84,7 @@ pub(super) struct Leaf {
 pub(super) struct Inner {
     pub(super) len: usize,
     pub(super) children: [Ix; FAN + 1],
+    /// [`PAD`] past the last child, so that a scan for a deadline stops there at the latest.
     pub(super) last_deadlines: [u64; FAN + 1],
     pub(super) last_seqs: [u64; FAN + 1],
     pub(super) work: [i64; FAN + 1],
@@ -88,13 +95,8 @@ pub(super) struct Inner {
 }
 
 impl Leaf {
-    pub(super) const EMPTY: Leaf = Leaf {
-        len: 0,
-        deadlines: [PAD; LEAF + 1],
-        pre: [0; LEAF + 2],
-        suffix_min: [NO_KEY; LEAF + 2],
-        seqs: [0; LEAF + 1],
-    };
+    pub(super) const EMPTY: Leaf =
+        Leaf { len: 0, deadlines: [PAD; SLOTS], pre: [0; SLOTS], suffix_min: [NO_KEY; SLOTS], seqs: [0; SLOTS] };
 
     /// Load one word of every cache line of the leaf at once. The loads do not depend on one
     /// another, so a leaf that is not in the caches arrives in about one memory latency rather
@@ -145,8 +147,10 @@ impl Leaf {
     /// one, every entry before it is already right and the walk stops. It usually stops at
     /// once: the smallest key after a job is mostly that of a job close to it.
     pub(super) fn refix(&mut self, from: usize) {
-        let mut min_key = self.suffix_min[from + 1];
-        for i in (0..=from).rev() {
+        let mut i = from + 1;
+        let mut min_key = self.suffix_min[i];
+        while i > 0 {
+            i -= 1;
             min_key = min_key.min(self.deadlines[i] as i64) - (self.pre[i + 1] - self.pre[i]);
             if self.suffix_min[i] == min_key {
                 return;
@@ -189,17 +193,28 @@ impl Leaf {
     pub(super) fn insert(&mut self, at: usize, id: AdmitId, remaining: u64) {
         let len = self.len;
         let w = remaining as i64;
-        // The entries after `at` move with their jobs, unchanged (NO_KEY at `len` too); the
-        // work before each of them grows by the new job's.
-        self.suffix_min[len + 1] = self.suffix_min[len];
-        self.pre[len + 1] = self.pre[len] + w;
-        // One loop over the arrays, in place: a few entries each, which a `memmove` per array
-        // costs more instructions to set up than to copy.
-        for i in (at..len).rev() {
-            self.deadlines[i + 1] = self.deadlines[i];
-            self.seqs[i + 1] = self.seqs[i];
-            self.pre[i + 1] = self.pre[i] + w;
-            self.suffix_min[i + 1] = self.suffix_min[i];
+        // The entries from `at` to `len` (`PAD` and `NO_KEY` there) move one place on with
+        // their jobs, unchanged; the work before each of them grows by the new job's. They
+        // move in groups of four from the top (each group is read before it is written over):
+        // two 16-byte loads and stores per array and group, where one entry at a time takes a
+        // load and a store per entry and array, and a `memmove` per array costs more to set
+        // up than to copy a dozen entries. The top group may reach past `len + 1`, into the
+        // spare slots (see `SLOTS`): what it moves there is padding, and past `len` nothing
+        // is read but `deadlines`, which stay `PAD`. A whole number of groups also leaves no
+        // remainder to branch on: the loop's end is the one unpredictable branch.
+        let top = at + (len - at) / 4 * 4;
+        assert!(top + 4 < SLOTS);
+        let mut j = top;
+        loop {
+            self.deadlines.copy_within(j..j + 4, j + 1);
+            self.seqs.copy_within(j..j + 4, j + 1);
+            self.suffix_min.copy_within(j..j + 4, j + 1);
+            let moved: [i64; 4] = std::array::from_fn(|k| self.pre[j + k] + w);
+            self.pre[j + 1..j + 5].copy_from_slice(&moved);
+            if j == at {
+                break;
+            }
+            j -= 4;
         }
         self.deadlines[at] = id.deadline;
         self.seqs[at] = id.seq;
@@ -244,7 +259,7 @@ impl Inner {
     pub(super) const EMPTY: Inner = Inner {
         len: 0,
         children: [0; FAN + 1],
-        last_deadlines: [0; FAN + 1],
+        last_deadlines: [PAD; FAN + 1],
         last_seqs: [0; FAN + 1],
         work: [0; FAN + 1],
         min_key: [0; FAN + 1],
@@ -330,6 +345,7 @@ impl Inner {
         upper.last_seqs[..moved].copy_from_slice(&self.last_seqs[half..len]);
         upper.work[..moved].copy_from_slice(&self.work[half..len]);
         upper.min_key[..moved].copy_from_slice(&self.min_key[half..len]);
+        self.last_deadlines[half..len].fill(PAD);
         self.len = half;
         self.rebuild();
         upper.rebuild();
@@ -340,6 +356,7 @@ impl Inner {
         let len = self.len;
         self.children.copy_within(k..len, 0);
         self.last_deadlines.copy_within(k..len, 0);
+        self.last_deadlines[len - k..len].fill(PAD);
         self.last_seqs.copy_within(k..len, 0);
         self.work.copy_within(k..len, 0);
         self.min_key.copy_within(k..len, 0);

@@ -32,6 +32,7 @@ fn checked_summary(tree: &TreeEngine, node: Ix, level: usize) -> (AdmitId, Summa
     fresh.rebuild();
     assert_eq!(n.total, fresh.total);
     assert_eq!(n.suffix_min[..=n.len], fresh.suffix_min[..=n.len]);
+    assert!(n.last_deadlines[n.len..].iter().all(|&d| d == node::PAD), "padding after the children");
     (n.last(n.len - 1), fresh.summary())
 }
 
@@ -65,7 +66,13 @@ fn tiny_nodes_agree_with_the_linear_engine() {
                     }
                 }
                 5 => {
-                    let d = Time::from_nanos(now + next() % 320);
+                    // Now and then past every held deadline: the latest accepted one, and the
+                    // latest instant, which only a query may name.
+                    let d = match next() % 8 {
+                        0 => Time::MAX,
+                        1 => Time::from_nanos(MAX_DEADLINE_NS),
+                        _ => Time::from_nanos(now + next() % 320),
+                    };
                     assert_eq!(tree.idle_before(d, t), linear.idle_before(d, t), "step {step}");
                 }
                 6 | 7 if !ids.is_empty() => {
@@ -186,4 +193,24 @@ fn random_insertions_fill_the_leaves() {
     // Random insertions into leaves split in halves give about ln 2 (69 %); much less means
     // uneven splits or leaves left nearly empty.
     assert!(fill >= 0.65, "leaves {:.1} % full", 100.0 * fill);
+}
+
+/// An admission right after a query with the same deadline reuses the query's descent, and
+/// its idle time only at the same instant: asked at one instant and admitted at a later one,
+/// a job is judged at the later one.
+#[test]
+fn an_admission_after_a_query_is_judged_at_its_own_instant() {
+    let mut tree = TreeEngine::with_capacity(8);
+    let ns = Duration::from_nanos;
+    let d = Time::from_nanos(100);
+    tree.admit(ns(10), Time::from_nanos(50), Time::ZERO).unwrap();
+    assert_eq!(tree.idle_before(d, Time::ZERO), ns(90));
+    // At 40, 50 ns are left before the deadline once the held job's 10 are set aside.
+    assert_eq!(tree.admit(ns(80), d, Time::from_nanos(40)), Ok(Admission::Rejected { idle: ns(50) }));
+    // The rejection kept its own answer: admitted again at 40, the same.
+    assert_eq!(tree.admit(ns(60), d, Time::from_nanos(40)), Ok(Admission::Rejected { idle: ns(50) }));
+    // Asked and admitted at the same instant, the kept answer is used.
+    assert_eq!(tree.idle_before(d, Time::from_nanos(40)), ns(50));
+    assert!(matches!(tree.admit(ns(50), d, Time::from_nanos(40)), Ok(Admission::Accepted(_))));
+    assert_eq!(tree.idle_before(d, Time::from_nanos(40)), ns(0));
 }
