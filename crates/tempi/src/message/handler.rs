@@ -19,8 +19,9 @@
 //! been run or queued, so both clocks give the same answers.
 //!
 //! Owns the handler's state (busy flag, bounded queue, save queues, function) and its
-//! invocation path; the kernel only parks and wakes the callers of a busy handler and carries
-//! requests between CPUs. Must not: reach kernel state.
+//! invocation path on a thread's stack (on a dispatcher, `host.rs`); the kernel only parks and
+//! wakes the callers of a busy handler and carries requests between CPUs. Must not: reach
+//! kernel state.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -74,10 +75,10 @@ impl HandlerId {
 }
 
 /// A message queued while the handler was busy.
-struct Pending {
-    msg: Message,
+pub(super) struct Pending {
+    pub(super) msg: Message,
     /// The waiting caller, for a call.
-    caller: Option<Caller>,
+    pub(super) caller: Option<Caller>,
 }
 
 /// A message the handler put aside ([`HandlerCtx::save`]).
@@ -127,7 +128,7 @@ impl Via<'_, '_> {
 }
 
 /// What became of the message a handler was invoked for.
-enum Done {
+pub(super) enum Done {
     /// Answered (`None`: not replied to; for a call, `Unanswered`).
     Reply(Option<Message>),
     /// Saved: a queued caller keeps waiting.
@@ -156,17 +157,17 @@ pub(super) struct SaveQueues {
 pub(super) struct Inner {
     id: HandlerId,
     /// The thread whose stack it runs on while busy (its id as a word).
-    holder: AtomicU64,
+    pub(super) holder: AtomicU64,
     /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
     /// another handler.
     tame: AtomicBool,
     name: String,
-    cpu: usize,
+    pub(super) cpu: usize,
     /// Whether it runs (on some stack, maybe preempted there): what [`Handler::is_busy`]
     /// reads. The lock on `f` is what keeps a second invocation out.
-    busy: AtomicBool,
+    pub(super) busy: AtomicBool,
     f: Mutex<HandlerFn>,
-    pending: Mutex<VecDeque<Pending>>,
+    pub(super) pending: Mutex<VecDeque<Pending>>,
     /// How many messages `pending` holds, written under its lock: an invocation that finds
     /// the queue empty (the usual case) looks here instead of taking the lock.
     queued: AtomicUsize,
@@ -206,7 +207,7 @@ pub(super) struct Inner {
 /// ```
 #[derive(Clone)]
 pub struct Handler {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl fmt::Debug for Handler {
@@ -216,7 +217,7 @@ impl fmt::Debug for Handler {
 }
 
 /// Clears the busy flag when the handler's stack frame ends, also by an unwind.
-struct Busy<'a>(&'a AtomicBool);
+pub(super) struct Busy<'a>(pub(super) &'a AtomicBool);
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
@@ -231,7 +232,7 @@ pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The handler's function, if no invocation runs it now: the lock is the handler's busy
 /// state (one atomic operation to take it, one to give it back), and the function it guards
 /// is what the invocation runs. A function that panicked leaves it usable.
-fn idle(h: &Inner) -> Option<MutexGuard<'_, HandlerFn>> {
+pub(super) fn idle(h: &Inner) -> Option<MutexGuard<'_, HandlerFn>> {
     match h.f.try_lock() {
         Ok(f) => Some(f),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
@@ -240,7 +241,7 @@ fn idle(h: &Inner) -> Option<MutexGuard<'_, HandlerFn>> {
 }
 
 /// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
-fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
+pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
     queue.push_back(p);
     h.queued.store(queue.len(), Ordering::Release);
 }
@@ -478,91 +479,17 @@ impl Handler {
         cx.handler_await(token, h.id, Some(holder), msg.constraint).map(Some)
     }
 
-    /// Serve `msg` from a thread of another CPU on this CPU's dispatcher `host` (the
-    /// request arrived through this CPU's queue): an idle handler runs it now, and drains its
-    /// queue; a busy one (on the stack of a thread of this CPU, preempted inside it) queues it,
-    /// and `caller` is answered when it is served ([`MsgError::QueueFull`] if there is no room;
-    /// the host counts and traces that refusal). A call the handler saves is answered when
-    /// an invocation serves it, as a queued one.
-    pub(crate) fn serve_remote(
-        &self,
-        host: &RefCell<dyn HandlerHost + '_>,
-        msg: Message,
-        caller: Option<Caller>,
-    ) -> Result<Served, MsgError> {
-        self.serve_on_host(host, msg, caller, false)
-    }
-
-    fn serve_on_host(
-        &self,
-        host: &RefCell<dyn HandlerHost + '_>,
-        msg: Message,
-        caller: Option<Caller>,
-        nested: bool,
-    ) -> Result<Served, MsgError> {
-        let h = &*self.inner;
-        let caller = caller.filter(|_| msg.expects_reply);
-        if let Some(mut f) = idle(h) {
-            h.busy.store(true, Ordering::Release);
-            let _busy = Busy(&h.busy);
-            // No thread holds it: nothing else runs on this CPU until it has drained.
-            h.holder.store(0, Ordering::Relaxed);
-            let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
-            self.drain(&mut f, Via::Host(host), nested);
-            return Ok(match done {
-                Done::Reply(reply) => Served::Ran(reply),
-                Done::Saved | Done::SavedOwn(_) => Served::Queued,
-            });
-        }
-        let mut queue = locked(&h.pending);
-        if queue.len() >= h.cap {
-            return Err(MsgError::QueueFull);
-        }
-        enqueue(h, &mut queue, Pending { msg, caller });
-        Ok(Served::Queued)
-    }
-
-    /// A handler running on dispatcher `host` invokes this one (a call if `call`): it runs at
-    /// once if idle and of the same CPU; a busy one queues a message sent and refuses a call
-    /// ([`MsgError::WouldBlock`]); one of another CPU is [`MsgError::CrossCpu`].
-    fn invoke_from_host(
-        &self,
-        host: &RefCell<dyn HandlerHost + '_>,
-        mut msg: Message,
-        call: bool,
-    ) -> Result<Option<Message>, MsgError> {
-        let (cpu, invoker) = {
-            let host = host.borrow();
-            (host.cpu(), host.invoker())
-        };
-        let refusal = if cpu != self.inner.cpu {
-            Some(MsgError::CrossCpu { from: cpu, to: self.inner.cpu })
-        } else if call && self.is_busy() {
-            Some(MsgError::WouldBlock)
-        } else {
-            None
-        };
-        if let Some(e) = refusal {
-            // Not delivered: the payload goes back.
-            host.borrow_mut().drop_payload(msg);
-            return Err(e);
-        }
-        msg.from = Some(invoker);
-        msg.expects_reply = call;
-        match self.serve_on_host(host, msg, None, true) {
-            Ok(Served::Ran(reply)) => Ok(reply),
-            Ok(Served::Queued) => Ok(None),
-            Err(e) => {
-                host.borrow_mut().refused(msg);
-                Err(e)
-            }
-        }
-    }
-
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
     /// A reply to a message that was sent is sent back to its sender (a thread)
     /// asynchronously.
-    fn run_one(&self, f: &mut HandlerFn, via: Via<'_, '_>, msg: Message, caller: Option<Caller>, nested: bool) -> Done {
+    pub(super) fn run_one(
+        &self,
+        f: &mut HandlerFn,
+        via: Via<'_, '_>,
+        msg: Message,
+        caller: Option<Caller>,
+        nested: bool,
+    ) -> Done {
         let hcx = HandlerCtx {
             via,
             inner: &self.inner,
@@ -611,7 +538,7 @@ impl Handler {
     /// Serve every message queued while the handler was busy, answering waiting callers.
     /// Inlined into the invocation path (an idle call usually finds the queue empty).
     #[inline(always)]
-    fn drain(&self, f: &mut HandlerFn, via: Via<'_, '_>, nested: bool) {
+    pub(super) fn drain(&self, f: &mut HandlerFn, via: Via<'_, '_>, nested: bool) {
         let h = &*self.inner;
         while h.queued.load(Ordering::Acquire) > 0 {
             let next = {

@@ -3,12 +3,16 @@
 //! CPUs" in the architecture guide). The kernel implements [`HandlerHost`]; the handler's
 //! invocation path (`handler.rs`) and [`super::HandlerCtx`] call it.
 //!
-//! Owns the vocabulary only: who waits for a queued call ([`Caller`]) and what a host offers.
-//! Must not: reach kernel state (the kernel's side is `kernel/xcpu_handlers.rs`).
+//! Owns the vocabulary (who waits for a queued call, [`Caller`], and what a host offers) and
+//! a handler's invocations on a host (a request from another CPU, a handler invoking another
+//! on a host). Must not: reach kernel state (the kernel's side is `kernel/xcpu_handlers.rs`).
 
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{Message, MsgError};
+use super::handler::{enqueue, idle, locked, Busy, Done, Pending, Served, Via};
+use super::{Handler, Message, MsgError};
 use crate::policy::sched::Urgency;
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -42,4 +46,87 @@ pub(crate) trait HandlerHost {
     fn drop_payload(&mut self, msg: Message);
     /// A busy handler's full queue refused `msg`: counted and traced, its payload released.
     fn refused(&mut self, msg: Message);
+}
+
+impl Handler {
+    /// Serve `msg` from a thread of another CPU on this CPU's dispatcher `host` (the
+    /// request arrived through this CPU's queue): an idle handler runs it now, and drains its
+    /// queue; a busy one (on the stack of a thread of this CPU, preempted inside it) queues it,
+    /// and `caller` is answered when it is served ([`MsgError::QueueFull`] if there is no room;
+    /// the host counts and traces that refusal). A call the handler saves is answered when
+    /// an invocation serves it, as a queued one.
+    pub(crate) fn serve_remote(
+        &self,
+        host: &RefCell<dyn HandlerHost + '_>,
+        msg: Message,
+        caller: Option<Caller>,
+    ) -> Result<Served, MsgError> {
+        self.serve_on_host(host, msg, caller, false)
+    }
+
+    fn serve_on_host(
+        &self,
+        host: &RefCell<dyn HandlerHost + '_>,
+        msg: Message,
+        caller: Option<Caller>,
+        nested: bool,
+    ) -> Result<Served, MsgError> {
+        let h = &*self.inner;
+        let caller = caller.filter(|_| msg.expects_reply);
+        if let Some(mut f) = idle(h) {
+            h.busy.store(true, Ordering::Release);
+            let _busy = Busy(&h.busy);
+            // No thread holds it: nothing else runs on this CPU until it has drained.
+            h.holder.store(0, Ordering::Relaxed);
+            let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
+            self.drain(&mut f, Via::Host(host), nested);
+            return Ok(match done {
+                Done::Reply(reply) => Served::Ran(reply),
+                Done::Saved | Done::SavedOwn(_) => Served::Queued,
+            });
+        }
+        let mut queue = locked(&h.pending);
+        if queue.len() >= h.cap {
+            return Err(MsgError::QueueFull);
+        }
+        enqueue(h, &mut queue, Pending { msg, caller });
+        Ok(Served::Queued)
+    }
+
+    /// A handler running on dispatcher `host` invokes this one (a call if `call`): it runs at
+    /// once if idle and of the same CPU; a busy one queues a message sent and refuses a call
+    /// ([`MsgError::WouldBlock`]); one of another CPU is [`MsgError::CrossCpu`].
+    pub(super) fn invoke_from_host(
+        &self,
+        host: &RefCell<dyn HandlerHost + '_>,
+        mut msg: Message,
+        call: bool,
+    ) -> Result<Option<Message>, MsgError> {
+        let (cpu, invoker) = {
+            let host = host.borrow();
+            (host.cpu(), host.invoker())
+        };
+        let refusal = if cpu != self.inner.cpu {
+            Some(MsgError::CrossCpu { from: cpu, to: self.inner.cpu })
+        } else if call && self.is_busy() {
+            Some(MsgError::WouldBlock)
+        } else {
+            None
+        };
+        if let Some(e) = refusal {
+            // Not delivered: the payload goes back.
+            host.borrow_mut().drop_payload(msg);
+            return Err(e);
+        }
+        msg.from = Some(invoker);
+        msg.expects_reply = call;
+        match self.serve_on_host(host, msg, None, true) {
+            Ok(Served::Ran(reply)) => Ok(reply),
+            Ok(Served::Queued) => Ok(None),
+            Err(e) => {
+                host.borrow_mut().refused(msg);
+                Err(e)
+            }
+        }
+    }
 }
