@@ -14,7 +14,9 @@
 //! # Hosted resumes: the direct switch
 //!
 //! A coroutine resumed with [`resume_hosted`] runs its suspends through the [`Host`] (the
-//! kernel) on its own stack: the host handles the value there and says what follows
+//! kernel) on its own stack: the host handles the value there (borrowed in the frame that
+//! built it, never copied first: a copy would read back, in wide loads, bytes just written
+//! by narrower stores, which the processor cannot forward) and says what follows
 //! ([`Next`]): go back to the resumer with the value (unhandled) or without it (handled), go
 //! on at once with an input, or switch straight to another suspended coroutine with its
 //! input. That other coroutine is resumed as if by the same resumer: when it suspends to the
