@@ -351,3 +351,37 @@ proptest! {
         }
     }
 }
+
+/// A policy under a name of its own, stacked on `prev`.
+struct Renamed {
+    prev: Box<dyn tempi::policy::sched::Scheduler>,
+    name: &'static str,
+}
+
+impl tempi::policy::sched::StackedScheduler for Renamed {
+    fn prev(&self) -> &dyn tempi::policy::sched::Scheduler {
+        &*self.prev
+    }
+    fn prev_mut(&mut self) -> &mut dyn tempi::policy::sched::Scheduler {
+        &mut *self.prev
+    }
+    fn name(&self) -> &str {
+        self.name
+    }
+}
+
+#[test]
+fn admission_asks_the_policy_whether_it_is_edf_not_its_name() {
+    use tempi::policy::sched::{Edf, FixedPriority};
+    // EDF under another name is admitted to.
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(Renamed { prev: Box::new(Edf::new()), name: "my-deadlines" }));
+    assert!(Admission::new(&mut rt, AdmissionSpec::new(0)).is_ok());
+    // Fixed priority named "edf" is refused, under the name it gave.
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(Renamed { prev: Box::new(FixedPriority::new()), name: "edf" }));
+    assert_eq!(
+        Admission::new(&mut rt, AdmissionSpec::new(0)).err(),
+        Some(AdmissionError::NotEdf { scheduler: "edf".into() })
+    );
+}

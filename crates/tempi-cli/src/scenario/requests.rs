@@ -108,7 +108,8 @@ pub(super) fn admission_def(
         };
     };
     let what = "[admission]: ";
-    if policy != "edf" {
+    let edf = tempi::policy::sched::by_name(policy, None).is_some_and(|make| make().earliest_deadline_first());
+    if !edf {
         return Err(src.err(
             table.span().start,
             format!("{what}admitted jobs are dispatched EDF: set policy = \"edf\" in [runtime] (it is \"{policy}\")"),

@@ -346,7 +346,9 @@ impl Admission {
     /// [`AdmissionSpec::max_live`] enforcement sets (named `admission:CPU:N`, with a `kill`
     /// budget each).
     ///
-    /// The runtime must already be scheduled EDF ([`Runtime::set_scheduler`] with
+    /// The runtime must already be scheduled EDF (a policy whose
+    /// [`Scheduler::earliest_deadline_first`](crate::policy::sched::Scheduler::earliest_deadline_first)
+    /// is true, such as
     /// [`crate::policy::sched::Edf`]); changing its policy afterwards voids the guarantee.
     ///
     /// # Errors
@@ -362,9 +364,9 @@ impl Admission {
     /// assert!(matches!(Admission::new(&mut rt, AdmissionSpec::new(5)), Err(AdmissionError::Runtime(_))));
     /// ```
     pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: AdmissionSpec) -> Result<Admission, AdmissionError> {
-        let scheduler = (rt.config().scheduler)().name().to_string();
-        if scheduler != "edf" {
-            return Err(AdmissionError::NotEdf { scheduler });
+        let policy = (rt.config().scheduler)();
+        if !policy.earliest_deadline_first() {
+            return Err(AdmissionError::NotEdf { scheduler: policy.name().to_string() });
         }
         let engine = admit::by_name(&spec.engine, spec.capacity).ok_or(AdmissionError::UnknownEngine(spec.engine))?;
         let engine_name = engine.name();

@@ -26,6 +26,7 @@ pub struct EdfDiscipline;
 
 impl QueueDiscipline for EdfDiscipline {
     const NAME: &'static str = "edf";
+    const DEADLINE_ORDER: bool = true;
     #[inline]
     fn base_urgency(&self, t: &SchedInfo) -> Urgency {
         Urgency::from_deadline(t.deadline)

@@ -44,6 +44,7 @@ pub struct GlobalEdfDiscipline;
 impl QueueDiscipline for GlobalEdfDiscipline {
     const NAME: &'static str = "global-edf";
     const GLOBAL: bool = true;
+    const DEADLINE_ORDER: bool = true;
     #[inline]
     fn base_urgency(&self, t: &SchedInfo) -> Urgency {
         Urgency::from_deadline(t.deadline)

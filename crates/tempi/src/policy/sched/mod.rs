@@ -445,6 +445,25 @@ pub trait Scheduler {
         false
     }
 
+    /// Whether this policy, one instance per CPU, is preemptive earliest-deadline-first: it
+    /// always runs the ready job with the earliest absolute deadline, and a job with an
+    /// earlier deadline preempts. This is what an admission test that guarantees deadlines
+    /// assumes ([`crate::admission::Admission::new`] refuses a CPU scheduled otherwise),
+    /// whatever name the policy is registered under. A stacked policy answers what the one
+    /// below it answers unless it says otherwise; one that changes EDF's decisions must
+    /// answer `false`.
+    /// Default: `false`.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{Edf, FixedPriority, GlobalEdf, Scheduler};
+    /// assert!(Edf::new().earliest_deadline_first());
+    /// assert!(!FixedPriority::new().earliest_deadline_first());
+    /// assert!(!GlobalEdf::new().earliest_deadline_first());
+    /// ```
+    fn earliest_deadline_first(&self) -> bool {
+        false
+    }
+
     // ----- message-level events (see "Message-level events" in the module docs) ---------------
 
     /// Which message-level events this policy is told of; asked once, when the CPU starts.

@@ -53,6 +53,11 @@ pub trait QueueDiscipline {
     /// Default: no.
     const GLOBAL: bool = false;
 
+    /// Whether `base_urgency` is the current job's absolute deadline, earlier first, so that
+    /// one instance per CPU is preemptive EDF ([`Scheduler::earliest_deadline_first`]).
+    /// Default: no.
+    const DEADLINE_ORDER: bool = false;
+
     /// The urgency a thread has on its own ([`Scheduler::base_urgency`]).
     fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
 
@@ -165,6 +170,9 @@ impl<D: QueueDiscipline> Scheduler for QueueScheduler<D> {
     }
     fn global(&self) -> bool {
         D::GLOBAL
+    }
+    fn earliest_deadline_first(&self) -> bool {
+        D::DEADLINE_ORDER && D::PREEMPTIVE && D::URGENCY_ORDER && !D::GLOBAL
     }
     fn time_slice(&self, t: &SchedInfo) -> Option<Duration> {
         self.discipline.time_slice(t)

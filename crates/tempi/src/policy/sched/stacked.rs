@@ -113,6 +113,11 @@ pub trait StackedScheduler {
     fn global(&self) -> bool {
         self.prev().global()
     }
+    /// [`Scheduler::earliest_deadline_first`]: what the policy below answers. A wrapper that
+    /// changes the decisions of an EDF policy below it answers `false`.
+    fn earliest_deadline_first(&self) -> bool {
+        self.prev().earliest_deadline_first()
+    }
     /// [`Scheduler::events`].
     fn events(&self) -> Events {
         self.prev().events()
@@ -213,6 +218,9 @@ impl<S: StackedScheduler> Scheduler for S {
     }
     fn global(&self) -> bool {
         StackedScheduler::global(self)
+    }
+    fn earliest_deadline_first(&self) -> bool {
+        StackedScheduler::earliest_deadline_first(self)
     }
     fn events(&self) -> Events {
         StackedScheduler::events(self)
