@@ -272,7 +272,8 @@ impl<C: Clock> Kernel<C> {
             t.interrupt = None;
         }
         if let Some(k) = answer.granted_unit() {
-            self.forgo_unit(k);
+            let id = t.id;
+            self.forgo_unit(k, id);
         }
         Err(interrupt)
     }
@@ -330,7 +331,7 @@ impl<C: Clock> Kernel<C> {
                     t.restart_section = None;
                     t.take_answer().discard();
                     t.raise(Interrupt::Restart);
-                    self.forgo_unit(k);
+                    self.forgo_unit(k, id);
                     if self.cpus[c].preempt {
                         return false;
                     }

@@ -288,24 +288,19 @@ impl<C: Clock> Kernel<C> {
     #[cold]
     pub(super) fn forgo_answer(&mut self, id: ThreadId) {
         if let Some(k) = self.tcb(id).take_answer().granted_unit() {
-            if k & super::xcpu_sync::REMOTE_UNIT != 0 {
-                self.give_back_remote_unit(k & !super::xcpu_sync::REMOTE_UNIT, id);
-            } else {
-                self.forgo_unit(k);
-            }
+            self.forgo_unit(k, id);
         }
     }
 
-    /// Give back semaphore `k`'s unit granted in an answer its thread never saw (to the first
-    /// waiter, or to the count). The count can overflow only if other vacates took it to
-    /// `u64::MAX` since the grant; it then stays so, as a refused vacate leaves it.
+    /// Give back semaphore `k`'s unit granted in an answer its thread `id` never saw (to the
+    /// first waiter, or to the count; a unit of another CPU's semaphore goes back there, given
+    /// by `id`, and a refusal there is only counted and traced). The count can overflow only
+    /// if other vacates took it to `u64::MAX` since the grant; it then stays so, as a refused
+    /// vacate leaves it.
     #[cold]
-    pub(super) fn forgo_unit(&mut self, k: u32) {
+    pub(super) fn forgo_unit(&mut self, k: u32, id: ThreadId) {
         if k & super::xcpu_sync::REMOTE_UNIT != 0 {
-            // A unit of another CPU's semaphore goes back there, given by this CPU's first
-            // slot (a refusal there is only counted and traced).
-            let giver = ThreadId::new(self.slot_base, 0);
-            self.give_back_remote_unit(k & !super::xcpu_sync::REMOTE_UNIT, giver);
+            self.give_back_remote_unit(k & !super::xcpu_sync::REMOTE_UNIT, id);
             return;
         }
         let _ = self.vacate_local(k as usize);
