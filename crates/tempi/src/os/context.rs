@@ -202,12 +202,19 @@ where
 /// The input at `addr`, handed by the side that switched here; 0 asks for the forced unwind.
 #[inline(always)]
 fn take_input<I>(addr: usize) -> I {
+    // SAFETY: every switch to a coroutine passes 0 or the address of an `ManuallyDrop<I>` in
+    // the switching frame, which does not touch it again: moved out once.
+    unsafe { std::ptr::read(input_address::<I>(addr)) }
+}
+
+/// [`take_input`] without the move: the input's address, valid until the coroutine that
+/// received it switches away again (the frame that holds it is suspended until then).
+#[inline(always)]
+fn input_address<I>(addr: usize) -> *const I {
     if addr == 0 {
         resume_unwind(Box::new(ForcedUnwind));
     }
-    // SAFETY: every switch to a coroutine passes 0 or the address of an `ManuallyDrop<I>` in
-    // the switching frame, which does not touch it again: moved out once.
-    unsafe { std::ptr::read(addr as *const I) }
+    addr as *const I
 }
 
 /// The coroutine's side: how it hands values back to its resumer.
@@ -229,19 +236,36 @@ impl<I, Y> Yielder<I, Y> {
     #[inline(always)]
     pub(crate) fn suspend_hosted(&self, value: Y) -> I {
         let h = self.header;
-        // The hook reads the value where it was built: a copy made to pass it would be read
-        // back at once, with loads that straddle the stores that built it (a stall).
+        // The hook reads the value where it was built, and hands back the address of the
+        // input where its sender built it, read here field by field: a copy in between would
+        // read back, in wide loads, bytes just written by narrower stores (a stall).
         let mut value = ManuallyDrop::new(value);
+        let mut spare = std::mem::MaybeUninit::<I>::uninit();
         // SAFETY: the header is this stack's; `hook` was set by `Coroutine::set_host` with
-        // this coroutine's `I` and `Y` (see `hosted_suspend`), and moves the value out of
-        // `value` or drops it, which is not used again.
+        // this coroutine's `I` and `Y` (see `hosted_suspend`): it moves the value out of
+        // `value` or drops it, which is not used again, and returns the address of an input
+        // that nothing reads or frees before this coroutine suspends again (in its sender's
+        // suspended frame, or in `spare`), moved out here once.
         unsafe {
             if !(*h).host.is_null() && (*h).hook != 0 {
-                let hook: unsafe fn(&Self, *mut Y) -> I = std::mem::transmute((*h).hook);
-                return hook(self, &raw mut *value);
+                let hook: unsafe fn(&Self, *mut Y, *mut I) -> *const I = std::mem::transmute((*h).hook);
+                let input = hook(self, &raw mut *value, spare.as_mut_ptr());
+                return std::ptr::read(input);
             }
         }
         self.to_resumer(ManuallyDrop::into_inner(value))
+    }
+
+    /// [`Yielder::leave`], giving the address of the next input instead of moving it out:
+    /// it stays valid until this coroutine switches away again.
+    #[inline(always)]
+    fn leave_for_address(&self, addr: usize) -> *const I {
+        // SAFETY: as in `leave`.
+        let input = unsafe {
+            let h = self.header;
+            switch(&raw mut (*h).co_sp, (*h).parent_sp, addr)
+        };
+        input_address(input)
     }
 
     /// Switch to the resumer with `addr` (tagged) and take the next input.
@@ -264,9 +288,10 @@ impl<I, Y> Yielder<I, Y> {
     }
 
     /// Switch straight to `to`, which is suspended (or not started), with its `input`: it is
-    /// resumed by this coroutine's resumer and host.
+    /// resumed by this coroutine's resumer and host. Returns the address of this coroutine's
+    /// next input (see [`Yielder::leave_for_address`]).
     #[inline(always)]
-    fn switch_to(&self, to: CoHandle, input: I) -> I {
+    fn switch_to(&self, to: CoHandle, input: I) -> *const I {
         let input = ManuallyDrop::new(input);
         // SAFETY: `to` is another live coroutine's header (the host took it from the live
         // coroutine), not running; it gets this resume's resumer and host, and moves
@@ -277,7 +302,7 @@ impl<I, Y> Yielder<I, Y> {
             (*to).host = (*me).host;
             switch(&raw mut (*me).co_sp, (*to).co_sp, &raw const input as usize)
         };
-        take_input(next)
+        input_address(next)
     }
 }
 
@@ -288,7 +313,7 @@ impl<I, Y> Yielder<I, Y> {
 ///
 /// Called from `Yielder::suspend` only, while the header's `host` is the `H` given to
 /// [`resume_hosted`] (or carried along by a direct switch from a coroutine resumed so).
-unsafe fn hosted_suspend<H: Host<I, Y>, I, Y>(y: &Yielder<I, Y>, value: *mut Y) -> I {
+unsafe fn hosted_suspend<H: Host<I, Y>, I, Y>(y: &Yielder<I, Y>, value: *mut Y, spare: *mut I) -> *const I {
     // SAFETY: the header is this stack's.
     let host = unsafe { (*y.header).host as *mut H };
     let next = catch_unwind(AssertUnwindSafe(|| {
@@ -302,18 +327,23 @@ unsafe fn hosted_suspend<H: Host<I, Y>, I, Y>(y: &Yielder<I, Y>, value: *mut Y) 
     if let Ok(Next::Resumer) = next {
         // SAFETY: the suspending frame handed its value over (it keeps it in a
         // `ManuallyDrop`): moved out once, here.
-        return y.to_resumer(unsafe { std::ptr::read(value) });
+        let value = ManuallyDrop::new(Aligned(unsafe { std::ptr::read(value) }));
+        return y.leave_for_address(&raw const value as usize | TAG_YIELD);
     }
     // SAFETY: as above: the value is this function's to drop, once, and not used after.
     unsafe { std::ptr::drop_in_place(value) };
     match next {
         Ok(Next::Resumer) => unreachable!("handed to the resumer above"),
-        Ok(Next::Handled) => y.leave(TAG_HANDLED),
-        Ok(Next::Same(input)) => input,
+        Ok(Next::Handled) => y.leave_for_address(TAG_HANDLED),
+        Ok(Next::Same(input)) => {
+            // SAFETY: `spare` is the suspending frame's room for one input, unused so far.
+            unsafe { spare.write(input) };
+            spare
+        }
         Ok(Next::Switch(to, input)) => y.switch_to(to, input),
         Err(payload) => {
             let payload = ManuallyDrop::new(Aligned(payload));
-            y.leave(&raw const payload as usize | TAG_PANIC)
+            y.leave_for_address(&raw const payload as usize | TAG_PANIC)
         }
     }
 }
@@ -380,7 +410,7 @@ impl<I, Y, R> Coroutine<I, Y, R> {
 
     /// Let a host of type `H` handle this coroutine's suspends in [`resume_hosted`].
     pub(crate) fn set_host<H: Host<I, Y>>(&mut self) {
-        let hook: unsafe fn(&Yielder<I, Y>, *mut Y) -> I = hosted_suspend::<H, I, Y>;
+        let hook: unsafe fn(&Yielder<I, Y>, *mut Y, *mut I) -> *const I = hosted_suspend::<H, I, Y>;
         // SAFETY: the header is this coroutine's, which is not running.
         unsafe { (*self.header).hook = hook as usize };
     }
