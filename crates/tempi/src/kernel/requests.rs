@@ -112,7 +112,12 @@ impl<C: Clock> Kernel<C> {
         if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
             return self.resume_in_place(c, id, i);
         }
-        let Some(response) = self.prepare_resume(c, id, i) else { return };
+        // `prepare_resume`, in its parts (see `owed_before_resume`).
+        let Some(restart_waits) = self.owed_before_resume(c, id, i) else { return };
+        let response = self.response(i);
+        if !self.ready_to_resume(c, id, i, restart_waits) {
+            return;
+        }
         let hosted = self.hosted();
         let t = self.slots[i].as_mut().expect("live slot");
         let result = match &mut t.coroutine {
@@ -149,7 +154,22 @@ impl<C: Clock> Kernel<C> {
     /// it must not be resumed now. Notes it as the thread resumed ([`Resumed`]).
     #[inline(always)]
     pub(super) fn prepare_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<Response> {
-        let now = self.now;
+        let restart_waits = self.owed_before_resume(c, id, i)?;
+        let response = self.response(i);
+        if !self.ready_to_resume(c, id, i, restart_waits) {
+            return None;
+        }
+        Some(response)
+    }
+
+    /// The first part of [`Kernel::prepare_resume`]: what thread `id` (slot `i`) is owed
+    /// before its reply. Returns whether an aborted section's restart waits for its next
+    /// call, or `None` when it must not be resumed now.
+    ///
+    /// The three parts are called in turn by [`Kernel::resume_once`] itself: a `Response`
+    /// returned in an `Option` was copied twice more on the way to the thread's stack.
+    #[inline(always)]
+    fn owed_before_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<bool> {
         let t = self.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
@@ -160,6 +180,14 @@ impl<C: Clock> Kernel<C> {
         if t.pending_read && !self.deferred_read(c, i, id) {
             return None;
         }
+        Some(restart_waits)
+    }
+
+    /// The second part of [`Kernel::prepare_resume`]: the response of the thread in slot `i`,
+    /// its answer or interrupt (both taken from its slot).
+    #[inline(always)]
+    fn response(&mut self, i: usize) -> Response {
+        let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let answer = t.take_answer();
@@ -169,22 +197,31 @@ impl<C: Clock> Kernel<C> {
         // `settle_before_resume`: the thread holds its section's lock, so no abort or kill
         // comes before it.
         let quiet = std::mem::take(&mut t.quiet_reply);
+        // The job is read before the interrupt, which changes nothing in it.
+        let job = t.job;
         let reply = if !quiet && (t.interrupt.is_some() || t.kill_pending || t.abort_pending || t.stale) {
             self.interrupt_or(i, answer)
         } else {
+            t.at_boundary = false;
             Ok(answer)
         };
+        Response { now, job, reply }
+    }
+
+    /// The last part of [`Kernel::prepare_resume`]: the coroutine of thread `id` (slot `i`)
+    /// at its first resume. Returns false when it must not be resumed (it has ended);
+    /// otherwise notes it as the thread resumed.
+    #[inline(always)]
+    fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize, restart_waits: bool) -> bool {
         let t = self.slots[i].as_mut().expect("live slot");
-        t.at_boundary = false;
-        let response = Response { now, job: t.job, reply };
         if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
-            return None;
+            return false;
         }
         if C::MODE == ClockMode::Real {
             self.publish_due();
         }
         self.resumed = Resumed { c, id, i, restart_waits };
-        Some(response)
+        true
     }
 
     /// Handle what the thread that came back to the dispatcher hands it: a request, its end,
@@ -239,7 +276,7 @@ impl<C: Clock> Kernel<C> {
     /// due: the pending one, if due now ([`Tcb::interrupt_due`]; it is taken), or an abort or
     /// a kill that may be delivered now ([`Kernel::unwind_reply`]), the more urgent of the two
     /// (see [`Interrupt`]). A semaphore unit `answer` granted goes back, since the thread will
-    /// never see it.
+    /// never see it. The thread is no longer at a job boundary once this is read.
     ///
     /// [`Tcb::interrupt_due`]: super::tcb::Tcb::interrupt_due
     #[cold]
@@ -248,7 +285,10 @@ impl<C: Clock> Kernel<C> {
         let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
         let pending = t.interrupt_due();
         // `None` is below any interrupt: this is the more urgent of the two, if any.
-        let Some(interrupt) = pending.max(due) else { return Ok(answer) };
+        let Some(interrupt) = pending.max(due) else {
+            t.at_boundary = false;
+            return Ok(answer);
+        };
         if pending.is_some() {
             // Delivered now (or overtaken by a more urgent one, which ends the same job).
             t.interrupt = None;
@@ -256,6 +296,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(k) = answer.granted_unit() {
             self.forgo_unit(k);
         }
+        self.slots[i].as_mut().expect("live slot").at_boundary = false;
         Err(interrupt)
     }
 

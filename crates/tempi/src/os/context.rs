@@ -385,6 +385,7 @@ impl<I, Y, R> Coroutine<I, Y, R> {
     /// # Panics
     ///
     /// If the coroutine is done.
+    #[inline(always)]
     pub(crate) fn resume(&mut self, input: I) -> CoroutineResult<Y, R> {
         assert!(!self.done(), "a finished coroutine resumed");
         // SAFETY: the coroutine is not running (this holds it mutably) and not done.
