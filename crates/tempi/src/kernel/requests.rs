@@ -6,7 +6,7 @@
 //! functions.
 
 use super::direct::Resumed;
-use crate::os::context::{self, Coroutine, CoroutineResult};
+use crate::os::context::{self, CoHandle, Coroutine, CoroutineResult};
 
 use super::job_loop;
 use super::protocol::{
@@ -115,19 +115,12 @@ impl<C: Clock> Kernel<C> {
         // `prepare_resume`, in its parts (see `owed_before_resume`).
         let Some(restart_waits) = self.owed_before_resume(c, id, i) else { return };
         let response = self.response(i);
-        if !self.ready_to_resume(c, id, i, restart_waits) {
-            return;
-        }
-        let hosted = self.hosted();
-        let t = self.slots[i].as_mut().expect("live slot");
-        let result = match &mut t.coroutine {
-            Some(co) if hosted => {
-                // The kernel is reached on the threads' stacks through a pointer derived from
-                // this `&mut self` (see `direct.rs`), which is not used meanwhile.
-                let co = co.handle();
-                context::resume_hosted(co, self, response)
-            }
-            Some(co) => co.resume(response),
+        let Some(co) = self.ready_to_resume(c, id, i, restart_waits) else { return };
+        let result = match co {
+            // The kernel is reached on the threads' stacks through a pointer derived from this
+            // `&mut self` (see `direct.rs`), which is not used meanwhile.
+            Some(co) if self.hosted() => context::resume_hosted(co, self, response),
+            Some(co) => context::resume_plain(co, response),
             None => self.resume_worker(i, Some(response)),
         };
         self.after_resume(result);
@@ -156,9 +149,7 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn prepare_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<Response> {
         let restart_waits = self.owed_before_resume(c, id, i)?;
         let response = self.response(i);
-        if !self.ready_to_resume(c, id, i, restart_waits) {
-            return None;
-        }
+        self.ready_to_resume(c, id, i, restart_waits)?;
         Some(response)
     }
 
@@ -173,11 +164,16 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
-        if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
-            return None;
+        let settle = restart_waits || t.pending_unlock.is_some();
+        // Read from one look-up of the slot, unless a settlement comes first.
+        let mut read = t.pending_read;
+        if settle {
+            if !self.settle_before_resume(c, id) {
+                return None;
+            }
+            read = self.slots[i].as_ref().expect("live slot").pending_read;
         }
-        let t = self.slots[i].as_mut().expect("live slot");
-        if t.pending_read && !self.deferred_read(c, i, id) {
+        if read && !self.deferred_read(c, i, id) {
             return None;
         }
         Some(restart_waits)
@@ -209,19 +205,28 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// The last part of [`Kernel::prepare_resume`]: the coroutine of thread `id` (slot `i`)
-    /// at its first resume. Returns false when it must not be resumed (it has ended);
-    /// otherwise notes it as the thread resumed.
+    /// at its first resume. Returns `None` when it must not be resumed (it has ended);
+    /// otherwise notes it as the thread resumed and returns its coroutine's handle, taken
+    /// here, or `Some(None)` when it runs on an OS thread of its own (real time only).
     #[inline(always)]
-    fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize, restart_waits: bool) -> bool {
+    fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize, restart_waits: bool) -> Option<Option<CoHandle>> {
         let t = self.slots[i].as_mut().expect("live slot");
-        if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
-            return false;
-        }
+        let co = match &t.coroutine {
+            Some(co) => Some(co.handle()),
+            None if t.worker.is_some() => None,
+            None => {
+                if !self.create_coroutine(c, i) {
+                    return None;
+                }
+                // An OS-backed thread's coroutine went to its worker.
+                self.slots[i].as_ref().expect("live slot").coroutine.as_ref().map(Coroutine::handle)
+            }
+        };
         if C::MODE == ClockMode::Real {
             self.publish_due();
         }
         self.resumed = Resumed { c, id, i, restart_waits };
-        true
+        Some(co)
     }
 
     /// Handle what the thread that came back to the dispatcher hands it: a request, its end,

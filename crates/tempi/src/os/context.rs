@@ -415,6 +415,21 @@ pub(crate) fn resume_hosted<H: Host<I, Y>, I, Y, R>(co: CoHandle, host: &mut H, 
     unsafe { enter(co.0, host as *mut H as *mut (), input) }
 }
 
+/// [`Coroutine::resume`] through the coroutine's handle, taken just before from the live
+/// [`Coroutine`] (not done), that nothing else resumes meanwhile: its suspends go to this
+/// caller. Lets the caller take the handle where it already holds the coroutine.
+///
+/// # Panics
+///
+/// If the coroutine is done.
+#[inline(always)]
+pub(crate) fn resume_plain<I, Y, R>(co: CoHandle, input: I) -> CoroutineResult<Y, R> {
+    // SAFETY: per this function's contract, the header is a live coroutine's.
+    assert!(!unsafe { (*co.0).done }, "a finished coroutine resumed");
+    // SAFETY: per this function's contract: not running, not done; no host.
+    unsafe { enter(co.0, std::ptr::null_mut(), input) }
+}
+
 /// Switch to the coroutine at `h` with `input` and `host`, and read the step handed back.
 ///
 /// # Safety
