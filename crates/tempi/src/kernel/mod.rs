@@ -31,7 +31,7 @@
 //! The modules: `seed` (building a kernel), `jobs` (releases, deadlines, job and thread ends),
 //! `dispatch` (urgency and state transitions), `global` (which CPU runs what under a global
 //! policy, in virtual time), `requests` (resuming a thread and handling what
-//! it asks), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
+//! it asks; `restarts`: what an RCS restart owes it first), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
 //! `global_locks` (locks shared by several CPUs, MSRP),
 //! `waits` (condition variables and semaphores), `messages` (message pool, new and save queues), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
 //! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
@@ -62,6 +62,7 @@ mod messages;
 mod os_backed;
 mod protocol;
 mod requests;
+mod restarts;
 mod run;
 mod sched_meta;
 mod sched_stack;

@@ -1,16 +1,16 @@
 //! Resuming a thread and handling the request it suspends with: what the kernel owes a
-//! thread before it resumes (an RCS restart, an unlock whose cost is paid), the reply it gets,
-//! its coroutine, and the dispatch on the request kind.
+//! thread before it resumes (an RCS restart, an unlock whose cost is paid: `restarts.rs`), the
+//! reply it gets, its coroutine, and the dispatch on the request kind.
 //!
 //! Must not: change a lock's, a set's or a job's state other than through their own modules'
 //! functions.
 
 use super::direct::Resumed;
-use crate::os::context::{self, Coroutine, CoroutineResult};
+use crate::os::context::{self, CoHandle, Coroutine, CoroutineResult};
 
 use super::job_loop;
 use super::protocol::{
-    Answer, ControlOp, ControlValue, Interrupt, LockAnswer, Owned, OwnedAnswer, Plain, Request, Response, Settled,
+    Answer, ControlOp, ControlValue, Interrupt, Owned, OwnedAnswer, Plain, Request, Response, Settled,
 };
 use super::tcb::{State, Tcb, Wait};
 use super::timers::TimerKind;
@@ -112,17 +112,15 @@ impl<C: Clock> Kernel<C> {
         if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
             return self.resume_in_place(c, id, i);
         }
-        let Some(response) = self.prepare_resume(c, id, i) else { return };
-        let hosted = self.hosted();
-        let t = self.slots[i].as_mut().expect("live slot");
-        let result = match &mut t.coroutine {
-            Some(co) if hosted => {
-                // The kernel is reached on the threads' stacks through a pointer derived from
-                // this `&mut self` (see `direct.rs`), which is not used meanwhile.
-                let co = co.handle();
-                context::resume_hosted(co, self, response)
-            }
-            Some(co) => co.resume(response),
+        // `prepare_resume`, in its parts (see `owed_before_resume`).
+        let Some(restart_waits) = self.owed_before_resume(c, id, i) else { return };
+        let response = self.response(i);
+        let Some(co) = self.ready_to_resume(c, id, i, restart_waits) else { return };
+        let result = match co {
+            // The kernel is reached on the threads' stacks through a pointer derived from this
+            // `&mut self` (see `direct.rs`), which is not used meanwhile.
+            Some(co) if self.hosted() => context::resume_hosted(co, self, response),
+            Some(co) => context::resume_plain(co, response),
             None => self.resume_worker(i, Some(response)),
         };
         self.after_resume(result);
@@ -143,48 +141,48 @@ impl<C: Clock> Kernel<C> {
             && self.costs.context_switch.is_zero()
     }
 
-    /// Prepare the current thread `id` (slot `i`) of CPU `c` for its resume: a pending
-    /// restart or unlock settled, a deferred read made, its coroutine at its first resume.
-    /// Returns its response, or `None` when it must not be resumed now. Notes it as the
-    /// thread resumed ([`Resumed`]).
+    /// What comes before resuming the current thread `id` (slot `i`) of CPU `c`: what it is
+    /// owed first (an RCS restart, an unlock whose cost is paid, a deferred read), its answer
+    /// or interrupt, its coroutine at its first resume. Returns its response, or `None` when
+    /// it must not be resumed now. Notes it as the thread resumed ([`Resumed`]).
     #[inline(always)]
     pub(super) fn prepare_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<Response> {
-        if !self.ready_to_resume(c, id, i) {
-            return None;
-        }
-        Some(self.response_of(i))
+        let restart_waits = self.owed_before_resume(c, id, i)?;
+        let response = self.response(i);
+        self.ready_to_resume(c, id, i, restart_waits)?;
+        Some(response)
     }
 
-    /// [`Kernel::prepare_resume`] but for the response: whether thread `id` (slot `i`) may be
-    /// resumed now. Its response ([`Kernel::response_of`]) is to be taken next, before the
-    /// kernel does anything else.
+    /// The first part of [`Kernel::prepare_resume`]: what thread `id` (slot `i`) is owed
+    /// before its reply. Returns whether an aborted section's restart waits for its next
+    /// call, or `None` when it must not be resumed now.
+    ///
+    /// The three parts are called in turn by [`Kernel::resume_once`] itself: a `Response`
+    /// returned in an `Option` was copied twice more on the way to the thread's stack.
     #[inline(always)]
-    pub(super) fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize) -> bool {
+    fn owed_before_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<bool> {
         let t = self.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
-        if (restart_waits || t.pending_unlock.is_some()) && !self.settle_before_resume(c, id) {
-            return false;
+        let settle = restart_waits || t.pending_unlock.is_some();
+        // Read from one look-up of the slot, unless a settlement comes first.
+        let mut read = t.pending_read;
+        if settle {
+            if !self.settle_before_resume(c, id) {
+                return None;
+            }
+            read = self.slots[i].as_ref().expect("live slot").pending_read;
         }
-        let t = self.slots[i].as_mut().expect("live slot");
-        if t.pending_read && !self.deferred_read(c, i, id) {
-            return false;
+        if read && !self.deferred_read(c, i, id) {
+            return None;
         }
-        let t = self.slots[i].as_mut().expect("live slot");
-        if t.coroutine.is_none() && t.worker.is_none() && !self.create_coroutine(c, i) {
-            return false;
-        }
-        if C::MODE == ClockMode::Real {
-            self.publish_due();
-        }
-        self.resumed = Resumed { c, id, i, restart_waits };
-        true
+        Some(restart_waits)
     }
 
-    /// The response of the thread in slot `i`, which [`Kernel::ready_to_resume`] found
-    /// ready: its answer, or the interrupt that unwinds it, with the time and its job.
+    /// The second part of [`Kernel::prepare_resume`]: the response of the thread in slot `i`,
+    /// its answer or interrupt (both taken from its slot).
     #[inline(always)]
-    pub(super) fn response_of(&mut self, i: usize) -> Response {
+    fn response(&mut self, i: usize) -> Response {
         let now = self.now;
         let t = self.slots[i].as_mut().expect("live slot");
         t.in_work = false;
@@ -195,14 +193,40 @@ impl<C: Clock> Kernel<C> {
         // `settle_before_resume`: the thread holds its section's lock, so no abort or kill
         // comes before it.
         let quiet = std::mem::take(&mut t.quiet_reply);
+        // The job is read before the interrupt, which changes nothing in it.
+        let job = t.job;
         let reply = if !quiet && (t.interrupt.is_some() || t.kill_pending || t.abort_pending || t.stale) {
             self.interrupt_or(i, answer)
         } else {
+            t.at_boundary = false;
             Ok(answer)
         };
+        Response { now, job, reply }
+    }
+
+    /// The last part of [`Kernel::prepare_resume`]: the coroutine of thread `id` (slot `i`)
+    /// at its first resume. Returns `None` when it must not be resumed (it has ended);
+    /// otherwise notes it as the thread resumed and returns its coroutine's handle, taken
+    /// here, or `Some(None)` when it runs on an OS thread of its own (real time only).
+    #[inline(always)]
+    fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize, restart_waits: bool) -> Option<Option<CoHandle>> {
         let t = self.slots[i].as_mut().expect("live slot");
-        t.at_boundary = false;
-        Response { now, job: t.job, reply }
+        let co = match &t.coroutine {
+            Some(co) => Some(co.handle()),
+            None if t.worker.is_some() => None,
+            None => {
+                if !self.create_coroutine(c, i) {
+                    return None;
+                }
+                // An OS-backed thread's coroutine went to its worker.
+                self.slots[i].as_ref().expect("live slot").coroutine.as_ref().map(Coroutine::handle)
+            }
+        };
+        if C::MODE == ClockMode::Real {
+            self.publish_due();
+        }
+        self.resumed = Resumed { c, id, i, restart_waits };
+        Some(co)
     }
 
     /// Handle what the thread that came back to the dispatcher hands it: a request, its end,
@@ -257,7 +281,7 @@ impl<C: Clock> Kernel<C> {
     /// due: the pending one, if due now ([`Tcb::interrupt_due`]; it is taken), or an abort or
     /// a kill that may be delivered now ([`Kernel::unwind_reply`]), the more urgent of the two
     /// (see [`Interrupt`]). A semaphore unit `answer` granted goes back, since the thread will
-    /// never see it.
+    /// never see it. The thread is no longer at a job boundary once this is read.
     ///
     /// [`Tcb::interrupt_due`]: super::tcb::Tcb::interrupt_due
     #[cold]
@@ -266,7 +290,10 @@ impl<C: Clock> Kernel<C> {
         let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
         let pending = t.interrupt_due();
         // `None` is below any interrupt: this is the more urgent of the two, if any.
-        let Some(interrupt) = pending.max(due) else { return Ok(answer) };
+        let Some(interrupt) = pending.max(due) else {
+            t.at_boundary = false;
+            return Ok(answer);
+        };
         if pending.is_some() {
             // Delivered now (or overtaken by a more urgent one, which ends the same job).
             t.interrupt = None;
@@ -275,6 +302,7 @@ impl<C: Clock> Kernel<C> {
             let id = t.id;
             self.forgo_unit(k, id);
         }
+        self.slots[i].as_mut().expect("live slot").at_boundary = false;
         Err(interrupt)
     }
 
@@ -294,98 +322,6 @@ impl<C: Clock> Kernel<C> {
         }
         t.unwind_sent = true;
         Some(if t.kill_pending { Interrupt::Kill } else { Interrupt::Abort })
-    }
-
-    /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a
-    /// section that has not begun: the lock goes back; of one under way: the restart is
-    /// raised, and a semaphore unit the answer granted goes back), an unlock whose simulated
-    /// cost has been paid. Returns false when the thread must not be resumed now (a
-    /// more urgent one takes over first).
-    #[cold]
-    pub(super) fn settle_before_resume(&mut self, c: usize, id: ThreadId) -> bool {
-        let t = self.tcb(id);
-        if let Some(section) = t.restart_section {
-            // Only a lock request is answered `Granted`, so this is the section's own lock,
-            // just granted.
-            if matches!(t.answer, Answer::Settled(Settled::Lock(LockAnswer::Granted)))
-                && t.held.last() == Some(&section)
-            {
-                // RCS aborted a section that has not begun (the owner was still paying for the
-                // acquisition): give the lock back and let the owner ask again, behind the
-                // aborter.
-                t.restart_section = None;
-                t.set_answer(LockAnswer::Retry);
-                self.give_back(id, section as usize);
-                if self.cpus[c].preempt {
-                    return false;
-                }
-            } else if let Some(k) = t.answer.granted_unit() {
-                if t.held.contains(&section) {
-                    // RCS aborted a section under way just after a `procure` in it was granted,
-                    // before the owner saw the unit: the restart is raised and the unit
-                    // goes back to the semaphore (to its first waiter, as a vacate would). The
-                    // owner unwinds without knowing it had the unit, so nothing it runs could
-                    // vacate it, and the rerun section procures again: keeping the unit would
-                    // lose it. This is what a procure made after the abort gets too (see
-                    // `restart_answers`: no unit is granted).
-                    t.restart_section = None;
-                    t.take_answer().discard();
-                    t.raise(Interrupt::Restart);
-                    self.forgo_unit(k, id);
-                    if self.cpus[c].preempt {
-                        return false;
-                    }
-                }
-            }
-        }
-        let i = self.local(id).expect("the resumed thread is live");
-        let t = self.slots[i].as_mut().expect("live slot");
-        if let Some((lock, poison)) = t.pending_unlock.take() {
-            self.unlock(id, lock, poison, Some(i));
-            if self.cpus[c].preempt || self.cpus[c].current != Some(id) {
-                // A waiter more urgent than this thread takes over first.
-                return false;
-            }
-        }
-        self.deliver_restart(id);
-        true
-    }
-
-    /// Raise the restart of thread `id`'s aborted section, if its reply may carry one. The
-    /// answer to an unlock may not (it comes back into a destructor): the restart then
-    /// answers the thread's next runtime call instead (see `restart_answers` and
-    /// `handle_work`).
-    fn deliver_restart(&mut self, id: ThreadId) {
-        let t = self.tcb(id);
-        let Some(section) = t.restart_section else { return };
-        if !t.held.contains(&section) {
-            // The section ended (its lock was released) before the restart could be delivered.
-            t.restart_section = None;
-        } else if !t.quiet_reply {
-            t.restart_section = None;
-            t.raise(Interrupt::Restart);
-        }
-    }
-
-    /// Whether the restart of thread `id`'s aborted section, waiting to be delivered, answers
-    /// `request` instead of it being carried out: a request that would acquire or wait. A lock
-    /// or a semaphore unit granted now would stay with a thread that unwinds without ever
-    /// seeing it, and a wait would hold the aborter up. The others (releases, queries, the end
-    /// of a job) are made as usual.
-    #[cold]
-    pub(super) fn restart_answers(&mut self, id: ThreadId, request: &Plain) -> bool {
-        let t = self.tcb(id);
-        let in_section = t.restart_section.is_some_and(|s| t.held.contains(&s));
-        in_section
-            && matches!(
-                request,
-                Plain::Lock { .. }
-                    | Plain::GlobalLock { .. }
-                    | Plain::Procure { .. }
-                    | Plain::Yield
-                    | Plain::SleepUntil(_)
-                    | Plain::Join(_)
-            )
     }
 
     /// Give the thread in slot `i` (on CPU `c`) its coroutine, at its first resume. Returns

@@ -433,6 +433,7 @@ impl<I, Y, R> Coroutine<I, Y, R> {
     /// # Panics
     ///
     /// If the coroutine is done.
+    #[inline(always)]
     pub(crate) fn resume(&mut self, input: I) -> CoroutineResult<Y, R> {
         assert!(!self.done(), "a finished coroutine resumed");
         // SAFETY: the coroutine is not running (this holds it mutably) and not done.
@@ -460,6 +461,21 @@ pub(crate) fn resume_hosted<H: Host<I, Y>, I, Y, R>(co: CoHandle, host: &mut H, 
     // SAFETY: per this function's contract; `host` is derived from the caller's unique
     // reference and only used through the coroutines' hooks until this returns.
     unsafe { enter(co.0, host as *mut H as *mut (), input) }
+}
+
+/// [`Coroutine::resume`] through the coroutine's handle, taken just before from the live
+/// [`Coroutine`] (not done), that nothing else resumes meanwhile: its suspends go to this
+/// caller. Lets the caller take the handle where it already holds the coroutine.
+///
+/// # Panics
+///
+/// If the coroutine is done.
+#[inline(always)]
+pub(crate) fn resume_plain<I, Y, R>(co: CoHandle, input: I) -> CoroutineResult<Y, R> {
+    // SAFETY: per this function's contract, the header is a live coroutine's.
+    assert!(!unsafe { (*co.0).done }, "a finished coroutine resumed");
+    // SAFETY: per this function's contract: not running, not done; no host.
+    unsafe { enter(co.0, std::ptr::null_mut(), input) }
 }
 
 /// Switch to the coroutine at `h` with `input` and `host`, and read the step handed back.
