@@ -27,12 +27,13 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
+use crate::os::busy_cell::{BusyCell, BusyGuard};
 use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -163,10 +164,9 @@ pub(super) struct Inner {
     tame: AtomicBool,
     name: String,
     pub(super) cpu: usize,
-    /// Whether it runs (on some stack, maybe preempted there): what [`Handler::is_busy`]
-    /// reads. The lock on `f` is what keeps a second invocation out.
-    pub(super) busy: AtomicBool,
-    f: Mutex<HandlerFn>,
+    /// The function, and whether it runs (on some stack, maybe preempted there): entering it
+    /// is what keeps a second invocation out, and what [`Handler::is_busy`] reads.
+    pub(super) f: BusyCell<HandlerFn>,
     pub(super) pending: Mutex<VecDeque<Pending>>,
     /// How many messages `pending` holds, written under its lock: an invocation that finds
     /// the queue empty (the usual case) looks here instead of taking the lock.
@@ -216,28 +216,14 @@ impl fmt::Debug for Handler {
     }
 }
 
-/// Clears the busy flag when the handler's stack frame ends, also by an unwind.
-pub(super) struct Busy<'a>(pub(super) &'a AtomicBool);
-
-impl Drop for Busy<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
 pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The handler's function, if no invocation runs it now: the lock is the handler's busy
-/// state (one atomic operation to take it, one to give it back), and the function it guards
-/// is what the invocation runs. A function that panicked leaves it usable.
-pub(super) fn idle(h: &Inner) -> Option<MutexGuard<'_, HandlerFn>> {
-    match h.f.try_lock() {
-        Ok(f) => Some(f),
-        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
-    }
+/// The handler's function, if no invocation runs it now (the handler is then busy until the
+/// guard drops, also by an unwind: a function that panicked leaves it usable).
+pub(super) fn idle(h: &Inner) -> Option<BusyGuard<'_, HandlerFn>> {
+    h.f.try_enter()
 }
 
 /// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
@@ -269,8 +255,7 @@ impl Handler {
                 tame: AtomicBool::new(false),
                 name: name.into(),
                 cpu,
-                busy: AtomicBool::new(false),
-                f: Mutex::new(Box::new(f)),
+                f: BusyCell::new(Box::new(f)),
                 pending: Mutex::new(VecDeque::with_capacity(capacity)),
                 queued: AtomicUsize::new(0),
                 saves: Mutex::new(SaveQueues::default()),
@@ -375,7 +360,7 @@ impl Handler {
     /// assert!(!tempi::message::Handler::new("h", 0, 1, |_, _| {}).is_busy());
     /// ```
     pub fn is_busy(&self) -> bool {
-        self.inner.busy.load(Ordering::Acquire)
+        self.inner.f.is_busy()
     }
 
     /// Send `msg` asynchronously: an idle handler runs it now on this stack (and drains its
@@ -424,8 +409,6 @@ impl Handler {
             return cx.handler_remote(self, msg, !nested);
         }
         if let Some(mut f) = idle(h) {
-            h.busy.store(true, Ordering::Release);
-            let _busy = Busy(&h.busy);
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
             // FREE JAZZ's `tame_prio_inv`: of the handler, inside another handler; of the
             // invoking thread (a process), for every handler it invokes.
@@ -451,7 +434,6 @@ impl Handler {
             // The handler saved this thread's own call (WAIT): it waits, the handler idle,
             // until an invocation serves the saved message. Nothing runs on this CPU between
             // the handler's release and the wait, so no answer can come first.
-            drop(_busy);
             drop(f);
             return cx.handler_await(token, h.id, None, msg.constraint).map(Some);
         }

@@ -2,11 +2,13 @@
 //! locking and a fine timer slack for real-time dispatchers; a stack-overflow report for every kernel
 //! (`overflow.rs`); huge-page advice for large arenas allocated up front (`huge_pages.rs`).
 //!
-//! The context switch between a thread's stack and the dispatcher's (`context.rs`).
+//! The context switch between a thread's stack and the dispatcher's (`context.rs`). A value
+//! behind a busy flag, entered without waiting (`busy_cell.rs`: a handler's function).
 //!
 //! One of the few places `unsafe` is allowed (with `sync`'s data cell). Every call reports a
 //! refusal as a readable warning instead of failing the run: a machine without the privilege still runs, less predictably, and says so.
 
+pub(crate) mod busy_cell;
 pub(crate) mod context;
 pub(crate) mod huge_pages;
 pub(crate) mod overflow;
