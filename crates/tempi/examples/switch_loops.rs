@@ -3,7 +3,9 @@
 //! a client calling a lower-priority process N times, the process answering with `reply` and
 //! `Flow::Continue`, `fused N` the same answering with `Flow::Reply` (the `msg.call_process`
 //! loop); all on one real-time CPU with tracing off. A third argument `plain` turns the direct
-//! thread-to-thread switch off (every switch through the dispatcher).
+//! thread-to-thread switch off (every switch through the dispatcher; anything else keeps it);
+//! a fourth puts the two yielding threads in a thread set under `off`, `thread` or `group`
+//! accounting, or `budget` (group, with a budget armed): the `switch.accounting.*` loops.
 //!
 //! ```sh
 //! cargo build --release -p tempi --example switch_loops
@@ -12,22 +14,43 @@
 
 use tempi::clock::RealClock;
 use tempi::message::{Flow, Message};
-use tempi::{Config, Runtime, ThreadSpec};
+use tempi::{Accounting, Budget, Config, Runtime, ThreadSpec};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "call".into());
     let n: u64 = args.next().map_or(Ok(50_000), |s| s.parse())?;
     let direct = args.next().as_deref() != Some("plain");
-    let mut rt = Runtime::<RealClock>::new(Config::new(1).trace_capacity(0).direct_switch(direct))?;
+    // `yield` only: both threads in one thread set, under this accounting (`off`, `thread`,
+    // `group`), or `budget` (group accounting and a budget armed that never runs out): the
+    // `switch.accounting.*` loops of `tempi bench`.
+    let set_mode = args.next();
+    let accounting = match set_mode.as_deref() {
+        None | Some("group") | Some("budget") => Accounting::Group,
+        Some("off") => Accounting::Off,
+        Some("thread") => Accounting::Thread,
+        Some(other) => return Err(format!("unknown set mode `{other}`: `off`, `thread`, `group` or `budget`").into()),
+    };
+    let cfg = Config::new(1).trace_capacity(0).direct_switch(direct).accounting(accounting);
+    let mut rt = Runtime::<RealClock>::new(cfg)?;
     match what.as_str() {
         "yield" => {
+            let mut ids = Vec::new();
             for name in ["a", "b"] {
-                rt.spawn(ThreadSpec::new(name), move |cx| {
+                ids.push(rt.spawn(ThreadSpec::new(name), move |cx| {
                     for _ in 0..n {
                         cx.yield_now();
                     }
-                })?;
+                })?);
+            }
+            if set_mode.is_some() {
+                let set = rt.create_set("s", 0)?;
+                for t in ids {
+                    rt.add_to_set(set, t)?;
+                }
+                if set_mode.as_deref() == Some("budget") {
+                    rt.set_budget(set, Budget::new(std::time::Duration::from_secs(3600)))?;
+                }
             }
         }
         "call" | "fused" => {
