@@ -271,9 +271,15 @@ impl Tcb {
     /// Add `ran` ns to the thread's execution-time clock and its job's CPU time.
     #[inline(always)]
     pub(crate) fn add_cpu_time(&mut self, ran: u64) {
-        // A switch's share is far below a second: adding it needs no division.
-        self.sched.job_cpu_time +=
-            if ran < 1_000_000_000 { Duration::new(0, ran as u32) } else { Duration::from_nanos(ran) };
+        // A switch's share is far below a second: adding it needs no division, and while the
+        // nanoseconds stay below a second not even a carry (nor `+=`'s overflow checks).
+        let job = self.sched.job_cpu_time;
+        let nanos = u64::from(job.subsec_nanos()) + ran;
+        self.sched.job_cpu_time = if nanos < 1_000_000_000 {
+            Duration::new(job.as_secs(), nanos as u32)
+        } else {
+            job.saturating_add(Duration::from_nanos(ran))
+        };
         // A clock set near its end stops there rather than wrapping to zero.
         self.cpu_ns = self.cpu_ns.saturating_add(ran);
     }
