@@ -130,8 +130,8 @@ impl Via<'_, '_> {
 
 /// What became of the message a handler was invoked for.
 pub(super) enum Done {
-    /// Answered (`None`: not replied to; for a call, `Unanswered`).
-    Reply(Option<Message>),
+    /// Answered (`Err(Unanswered)`: not replied to), in the shape a call returns it.
+    Reply(Result<Message, MsgError>),
     /// Saved: a queued caller keeps waiting.
     Saved,
     /// Saved, and it was a call made inline by the invoking thread, which is to wait for it
@@ -224,6 +224,15 @@ pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// guard drops, also by an unwind: a function that panicked leaves it usable).
 pub(super) fn idle(h: &Inner) -> Option<BusyGuard<'_, HandlerFn>> {
     h.f.try_enter()
+}
+
+/// What an invocation for a message sent (not called) tells its sender: no reply is the
+/// usual outcome.
+fn sent(r: Result<Message, MsgError>) -> Result<(), MsgError> {
+    match r {
+        Ok(_) | Err(MsgError::Unanswered) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
@@ -375,7 +384,7 @@ impl Handler {
     /// rt.run().unwrap();
     /// ```
     pub fn send(&self, cx: &Ctx<'_>, msg: Message) -> Result<(), MsgError> {
-        self.invoke(cx, msg, false, false).map(|_| ())
+        sent(self.invoke(cx, msg, false, false))
     }
 
     /// Call with `msg` and return the handler's reply ([`HandlerCtx::reply`]): at once from an
@@ -392,11 +401,14 @@ impl Handler {
     /// rt.run().unwrap();
     /// ```
     pub fn call(&self, cx: &Ctx<'_>, msg: Message) -> Result<Message, MsgError> {
-        self.invoke(cx, msg, true, false).and_then(|r| r.ok_or(MsgError::Unanswered))
+        self.invoke(cx, msg, true, false)
     }
 
-    /// Invoke the handler for `msg` (a call if `call`), from a handler if `nested`.
-    fn invoke(&self, cx: &Ctx<'_>, mut msg: Message, call: bool, nested: bool) -> Result<Option<Message>, MsgError> {
+    /// Invoke the handler for `msg` (a call if `call`), from a handler if `nested`. The reply,
+    /// or `Unanswered` when there is none (for a send, the usual outcome: see [`sent`]), in
+    /// the shape a call returns it: converting it on the way out would copy it again, reading
+    /// back bytes just written.
+    fn invoke(&self, cx: &Ctx<'_>, mut msg: Message, call: bool, nested: bool) -> Result<Message, MsgError> {
         let h = &*self.inner;
         msg.from = Some(cx.id());
         msg.expects_reply = call;
@@ -406,7 +418,7 @@ impl Handler {
                 cx.drop_payload(msg);
                 return Err(MsgError::WouldBlock);
             }
-            return cx.handler_remote(self, msg, !nested);
+            return cx.handler_remote(self, msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
         }
         if let Some(mut f) = idle(h) {
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
@@ -422,20 +434,20 @@ impl Handler {
             // NICE, if a thread blocked at this handler lent this one urgency.
             cx.handler_left(h.id);
             let token = match done {
-                Done::Reply(reply) => return Ok(reply),
-                Done::Saved => return Ok(None),
+                Done::Reply(reply) => return reply,
+                Done::Saved => return Err(MsgError::Unanswered),
                 Done::SavedOwn(token) => token,
             };
             // Served already, in this same stay in the handler?
             let early = locked(&h.early).take();
             if let Some((_, reply)) = early.filter(|e| e.0 == token) {
-                return reply.map(Some).ok_or(MsgError::Unanswered);
+                return reply.ok_or(MsgError::Unanswered);
             }
             // The handler saved this thread's own call (WAIT): it waits, the handler idle,
             // until an invocation serves the saved message. Nothing runs on this CPU between
             // the handler's release and the wait, so no answer can come first.
             drop(f);
-            return cx.handler_await(token, h.id, None, msg.constraint).map(Some);
+            return cx.handler_await(token, h.id, None, msg.constraint);
         }
         if call && nested {
             cx.drop_payload(msg);
@@ -450,7 +462,7 @@ impl Handler {
         }
         if !call {
             enqueue(h, &mut queue, Pending { msg, caller: None });
-            return Ok(None);
+            return Err(MsgError::Unanswered);
         }
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
         enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
@@ -458,7 +470,7 @@ impl Handler {
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
-        cx.handler_await(token, h.id, Some(holder), msg.constraint).map(Some)
+        cx.handler_await(token, h.id, Some(holder), msg.constraint)
     }
 
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
@@ -477,7 +489,7 @@ impl Handler {
             inner: &self.inner,
             msg,
             nested,
-            reply: Cell::new(None),
+            reply: Cell::new(Err(MsgError::Unanswered)),
             caller,
             saved: Cell::new(Invoked::Current),
             taken: Cell::new(None),
@@ -500,17 +512,17 @@ impl Handler {
             Invoked::SavedOwn(token) => return Done::SavedOwn(token),
             Invoked::Current => {}
         }
-        let reply = hcx.reply.take();
-        if msg.payload.is_some() && reply.and_then(|r| r.payload) != msg.payload {
+        let reply = hcx.reply.replace(Err(MsgError::Unanswered));
+        if msg.payload.is_some() && reply.ok().and_then(|r| r.payload) != msg.payload {
             // Not taken by the handler nor carried on by its reply: back to its pool (a payload
             // taken already is left alone).
             via.drop_payload(msg);
         }
         let reply = match (reply, msg.expects_reply, msg.from) {
-            (Some(r), false, Some(from)) => {
+            (Ok(r), false, Some(from)) => {
                 // Errors are traced by the kernel; the handler has nobody to give them to.
                 let _ = hcx.send(from, r);
-                None
+                Err(MsgError::Unanswered)
             }
             (reply, _, _) => reply,
         };
@@ -532,7 +544,7 @@ impl Handler {
             let Some(p) = next else { return };
             // A call the handler saved keeps its caller waiting.
             if let (Done::Reply(reply), Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested), p.caller) {
-                via.answer(caller, reply);
+                via.answer(caller, reply.ok());
             }
         }
     }
@@ -563,7 +575,7 @@ pub struct HandlerCtx<'h, 'c> {
     pub(super) msg: Message,
     /// Invoked from another handler: the invoking thread may not wait.
     pub(super) nested: bool,
-    pub(super) reply: Cell<Option<Message>>,
+    pub(super) reply: Cell<Result<Message, MsgError>>,
     /// The caller waiting for the invoked message, if it was queued by a call.
     pub(super) caller: Option<Caller>,
     /// Whether the invoked message was saved.
@@ -637,7 +649,7 @@ impl HandlerCtx<'_, '_> {
         if let Some(t) = self.taken.take() {
             self.answer_saved(t, Some(msg));
         } else if self.saved.get() == Invoked::Current {
-            self.reply.set(Some(msg));
+            self.reply.set(Ok(msg));
         }
     }
     /// Send `msg` to a thread, as [`Ctx::send`] (it never waits).
@@ -663,7 +675,7 @@ impl HandlerCtx<'_, '_> {
     /// ```
     pub fn send_handler(&self, h: &Handler, msg: Message) -> Result<(), MsgError> {
         match self.via {
-            Via::Thread(cx) => h.invoke(cx, msg, false, true).map(|_| ()),
+            Via::Thread(cx) => sent(h.invoke(cx, msg, false, true)),
             Via::Host(host) => h.invoke_from_host(host, msg, false).map(|_| ()),
         }
     }
@@ -676,10 +688,9 @@ impl HandlerCtx<'_, '_> {
     /// let _ = Handler::new("outer", 0, 1, move |hcx, m| { let _ = hcx.call_handler(&inner, m); });
     /// ```
     pub fn call_handler(&self, h: &Handler, msg: Message) -> Result<Message, MsgError> {
-        let reply = match self.via {
+        match self.via {
             Via::Thread(cx) => h.invoke(cx, msg, true, true),
-            Via::Host(host) => h.invoke_from_host(host, msg, true),
-        };
-        reply.and_then(|r| r.ok_or(MsgError::Unanswered))
+            Via::Host(host) => h.invoke_from_host(host, msg, true).and_then(|r| r.ok_or(MsgError::Unanswered)),
+        }
     }
 }

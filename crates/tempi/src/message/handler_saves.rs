@@ -171,6 +171,6 @@ impl HandlerCtx<'_, '_> {
     }
 
     fn reply_is_empty(&self) -> bool {
-        self.reply.get().is_none()
+        self.reply.get().is_err()
     }
 }

@@ -79,7 +79,7 @@ impl Handler {
             let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
             self.drain(&mut f, Via::Host(host), nested);
             return Ok(match done {
-                Done::Reply(reply) => Served::Ran(reply),
+                Done::Reply(reply) => Served::Ran(reply.ok()),
                 Done::Saved | Done::SavedOwn(_) => Served::Queued,
             });
         }
