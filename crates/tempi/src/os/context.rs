@@ -36,7 +36,7 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use corosensei::stack::{DefaultStack, Stack};
@@ -207,6 +207,33 @@ fn take_input<I>(addr: usize) -> I {
     unsafe { std::ptr::read(input_address::<I>(addr)) }
 }
 
+/// Move the value at `p` out 8 bytes at a time, each word by a load of its own: its sender
+/// wrote it field by field moments ago, and the processor forwards a store to a load only
+/// when the load lies within it (a copy by wider loads waits for those stores to reach the
+/// cache). The loads are volatile so that they are not merged into wider ones. Types whose
+/// size or alignment is not a multiple of 8 are moved as usual.
+///
+/// # Safety
+///
+/// As [`std::ptr::read`]: `p` is valid, aligned, and the value is not used again.
+#[inline(always)]
+unsafe fn read_by_words<T>(p: *const T) -> T {
+    if std::mem::size_of::<T>() % 8 != 0 || std::mem::align_of::<T>() < 8 {
+        // SAFETY: per this function's contract.
+        return unsafe { std::ptr::read(p) };
+    }
+    let words = std::mem::size_of::<T>() / 8;
+    let mut out = std::mem::MaybeUninit::<T>::uninit();
+    let (from, to) = (p as *const MaybeUninit<u64>, out.as_mut_ptr() as *mut MaybeUninit<u64>);
+    for k in 0..words {
+        // SAFETY: `k` words lie within both values (their size is `words` words and both are
+        // aligned to 8); a word may hold padding, which `MaybeUninit` copies as it is.
+        unsafe { to.add(k).write(std::ptr::read_volatile(from.add(k))) };
+    }
+    // SAFETY: every byte of `out` was copied from the value at `p`, which is not used again.
+    unsafe { out.assume_init() }
+}
+
 /// [`take_input`] without the move: the input's address, valid until the coroutine that
 /// received it switches away again (the frame that holds it is suspended until then).
 #[inline(always)]
@@ -250,7 +277,7 @@ impl<I, Y> Yielder<I, Y> {
             if !(*h).host.is_null() && (*h).hook != 0 {
                 let hook: unsafe fn(&Self, *mut Y, *mut I) -> *const I = std::mem::transmute((*h).hook);
                 let input = hook(self, &raw mut *value, spare.as_mut_ptr());
-                return std::ptr::read(input);
+                return read_by_words(input);
             }
         }
         self.to_resumer(ManuallyDrop::into_inner(value))
