@@ -108,10 +108,7 @@ impl<'a> Ctx<'a> {
     /// Make `call` and return its answer; an interrupt unwinds the thread from here.
     #[inline(always)]
     pub(super) fn invoke<R: UserCall>(&self, call: R) -> R::Answer {
-        if self.owed.get() || std::thread::panicking() {
-            return self.call_cold(call);
-        }
-        self.call_now(call)
+        self.invoke_with(move || call)
     }
 
     /// [`Ctx::invoke`] of the call `make` builds, built on each path separately: built once

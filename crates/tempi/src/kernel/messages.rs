@@ -391,6 +391,7 @@ impl<C: Clock> Kernel<C> {
         let Some(s) = t.mbox.current else { return Some(Err(MsgError::NoCurrent)) };
         // The reply's own sender fields are filled in where it goes (see `MsgPool::take`).
         let reply = t.mail.msg.get();
+        let as_reply = |reply: Message| Message { from: Some(id), expects_reply: false, ..reply };
         let original = self.msg_pool.slots[s as usize].msg;
         let Some(sender) = original.from else {
             self.drop_payload(reply);
@@ -406,7 +407,7 @@ impl<C: Clock> Kernel<C> {
             // The caller waits on another real-time CPU: the reply travels back through that
             // CPU's queue, as plain data; the slot is this kernel's and comes back now.
             self.msg_pool.give_back(s);
-            self.answer_remote_sender(sender, stamp, Ok(Message { from: Some(id), expects_reply: false, ..reply }));
+            self.answer_remote_sender(sender, stamp, Ok(as_reply(reply)));
             return Some(Ok(()));
         }
         if original.expects_reply {
@@ -415,7 +416,7 @@ impl<C: Clock> Kernel<C> {
                 .filter(|&k| self.slots[k].as_ref().is_some_and(|t| t.state == State::Blocked(Wait::Reply(s))));
             if let Some(k) = waiting {
                 let t = self.slots[k].as_mut().expect("live slot");
-                t.mail.msg.set(Message { from: Some(id), expects_reply: false, ..reply });
+                t.mail.msg.set(as_reply(reply));
                 t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
                 self.wake_from_wait(sender);
             } else {
@@ -434,10 +435,7 @@ impl<C: Clock> Kernel<C> {
                 None => Some(Err(MsgError::NoSuchThread(sender))),
             };
         }
-        let old = std::mem::replace(
-            &mut self.msg_pool.slots[s as usize].msg,
-            Message { from: Some(id), expects_reply: false, ..reply },
-        );
+        let old = std::mem::replace(&mut self.msg_pool.slots[s as usize].msg, as_reply(reply));
         self.drop_payload(old);
         self.msg_pool.slots[s as usize].seq = self.msg_pool.next_seq();
         if let Err(e) = self.deliver(sender, s) {

@@ -33,7 +33,7 @@ use std::time::Duration;
 use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
-use crate::os::busy_cell::{BusyCell, BusyGuard};
+use crate::os::busy_cell::BusyCell;
 use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -218,12 +218,6 @@ impl fmt::Debug for Handler {
 
 pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The handler's function, if no invocation runs it now (the handler is then busy until the
-/// guard drops, also by an unwind: a function that panicked leaves it usable).
-pub(super) fn idle(h: &Inner) -> Option<BusyGuard<'_, HandlerFn>> {
-    h.f.try_enter()
 }
 
 /// What an invocation for a message sent (not called) tells its sender: no reply is the
@@ -420,7 +414,8 @@ impl Handler {
             }
             return cx.handler_remote(self, msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
         }
-        if let Some(mut f) = idle(h) {
+        // The handler is busy until the guard drops, also by an unwind.
+        if let Some(mut f) = h.f.try_enter() {
             h.holder.store(cx.id().to_word(), Ordering::Relaxed);
             // FREE JAZZ's `tame_prio_inv`: of the handler, inside another handler; of the
             // invoking thread (a process), for every handler it invokes.

@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::handler::{enqueue, idle, locked, Done, Pending, Served, Via};
+use super::handler::{enqueue, locked, Done, Pending, Served, Via};
 use super::{Handler, Message, MsgError};
 use crate::policy::sched::Urgency;
 use crate::thread::ThreadId;
@@ -73,7 +73,7 @@ impl Handler {
     ) -> Result<Served, MsgError> {
         let h = &*self.inner;
         let caller = caller.filter(|_| msg.expects_reply);
-        if let Some(mut f) = idle(h) {
+        if let Some(mut f) = h.f.try_enter() {
             // No thread holds it: nothing else runs on this CPU until it has drained.
             h.holder.store(0, Ordering::Relaxed);
             let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);

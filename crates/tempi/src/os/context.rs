@@ -223,7 +223,7 @@ unsafe fn read_by_words<T>(p: *const T) -> T {
         return unsafe { std::ptr::read(p) };
     }
     let words = std::mem::size_of::<T>() / 8;
-    let mut out = std::mem::MaybeUninit::<T>::uninit();
+    let mut out = MaybeUninit::<T>::uninit();
     let (from, to) = (p as *const MaybeUninit<u64>, out.as_mut_ptr() as *mut MaybeUninit<u64>);
     for k in 0..words {
         // SAFETY: `k` words lie within both values (their size is `words` words and both are
@@ -264,10 +264,10 @@ impl<I, Y> Yielder<I, Y> {
     pub(crate) fn suspend_hosted(&self, value: Y) -> I {
         let h = self.header;
         // The hook reads the value where it was built, and hands back the address of the
-        // input where its sender built it, read here field by field: a copy in between would
-        // read back, in wide loads, bytes just written by narrower stores (a stall).
+        // input where its sender built it, moved out here a word at a time: a copy in between,
+        // or a wider load here, would read back bytes just written by narrower stores (a stall).
         let mut value = ManuallyDrop::new(value);
-        let mut spare = std::mem::MaybeUninit::<I>::uninit();
+        let mut spare = MaybeUninit::<I>::uninit();
         // SAFETY: the header is this stack's; `hook` was set by `Coroutine::set_host` with
         // this coroutine's `I` and `Y` (see `hosted_suspend`): it moves the value out of
         // `value` or drops it, which is not used again, and returns the address of an input
@@ -287,7 +287,9 @@ impl<I, Y> Yielder<I, Y> {
     /// it stays valid until this coroutine switches away again.
     #[inline(always)]
     fn leave_for_address(&self, addr: usize) -> *const I {
-        // SAFETY: as in `leave`.
+        // SAFETY: this runs on the coroutine's stack, whose resumer is suspended at
+        // `parent_sp`; what `addr` points at is moved out by `read_step` before it switches
+        // back.
         let input = unsafe {
             let h = self.header;
             switch(&raw mut (*h).co_sp, (*h).parent_sp, addr)
@@ -298,14 +300,8 @@ impl<I, Y> Yielder<I, Y> {
     /// Switch to the resumer with `addr` (tagged) and take the next input.
     #[inline(always)]
     fn leave(&self, addr: usize) -> I {
-        // SAFETY: this runs on the coroutine's stack, whose resumer is suspended at
-        // `parent_sp`; what `addr` points at is moved out by `read_step` before it switches
-        // back.
-        let input = unsafe {
-            let h = self.header;
-            switch(&raw mut (*h).co_sp, (*h).parent_sp, addr)
-        };
-        take_input(input)
+        // SAFETY: the input's sender does not touch it again: moved out once, here.
+        unsafe { std::ptr::read(self.leave_for_address(addr)) }
     }
 
     #[inline(always)]
@@ -462,9 +458,8 @@ impl<I, Y, R> Coroutine<I, Y, R> {
     /// If the coroutine is done.
     #[inline(always)]
     pub(crate) fn resume(&mut self, input: I) -> CoroutineResult<Y, R> {
-        assert!(!self.done(), "a finished coroutine resumed");
-        // SAFETY: the coroutine is not running (this holds it mutably) and not done.
-        unsafe { enter(self.header, std::ptr::null_mut(), input) }
+        // The handle of this live coroutine, which nothing else resumes: this holds it mutably.
+        resume_plain(self.handle(), input)
     }
 
     /// The stack, once the coroutine is done, for another coroutine.
