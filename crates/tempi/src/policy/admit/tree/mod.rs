@@ -18,7 +18,10 @@
 //! Why a B+-tree rather than a binary tree: a descent reads a few contiguous arrays per level
 //! instead of one scattered node per level, so it stays fast when the accepted set no longer
 //! fits in the processor's caches (a binary tree of a million jobs is about 20 levels of
-//! cache misses), and a level is scanned without unpredictable branches. Nodes live in two
+//! cache misses). An inner level is scanned forward, one predicted branch per child passed
+//! and one likely misprediction where the scan stops (a correctly predicted scan reaches the
+//! next node's address before its comparisons complete); the leaf is searched without a
+//! branch, since its result only picks entries of the leaf itself. Nodes live in two
 //! preallocated arenas (leaves, inner nodes) with free lists, so nothing allocates after
 //! construction. Nodes are split when they overflow and never merged: entries leave only by
 //! expiry, which removes a prefix, so every node off the leftmost path stays at least half
