@@ -33,7 +33,7 @@ use std::time::Duration;
 use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
-use crate::os::busy_cell::BusyCell;
+use crate::os::busy_cell::{BusyCell, BusyGuard};
 use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -423,11 +423,14 @@ impl Handler {
             let tamed = tame.then(|| cx.preemption(false));
             let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested);
             self.drain(&mut f, Via::Thread(cx), nested);
-            if let Some(old) = tamed {
-                cx.preemption(old);
+            // Restoring preemption and NICE (if a thread blocked at this handler lent this one
+            // urgency) are runtime calls, on the cold path: with neither, nothing ran since
+            // the queue was found empty.
+            if tamed.is_some() || cx.nice_due() {
+                self.leave(f, cx, nested, tamed);
+            } else {
+                drop(f);
             }
-            // NICE, if a thread blocked at this handler lent this one urgency.
-            cx.handler_left(h.id);
             let token = match done {
                 Done::Reply(reply) => return reply,
                 Done::Saved => return Err(MsgError::Unanswered),
@@ -441,7 +444,6 @@ impl Handler {
             // The handler saved this thread's own call (WAIT): it waits, the handler idle,
             // until an invocation serves the saved message. Nothing runs on this CPU between
             // the handler's release and the wait, so no answer can come first.
-            drop(f);
             return cx.handler_await(token, h.id, None, msg.constraint);
         }
         if call && nested {
@@ -466,6 +468,34 @@ impl Handler {
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
         cx.handler_await(token, h.id, Some(holder), msg.constraint)
+    }
+
+    /// Leave the handler, drained, on `cx`'s stack: restore preemption (`tamed`: the setting
+    /// before the stay), report NICE, release it, and serve what a thread that took the CPU at
+    /// one of those runtime calls queued meanwhile: enter it again (unless another invocation
+    /// holds it now, which serves its queue on its way out), drain, leave the same way, until
+    /// the queue is found empty with nothing run since the release. A message queued there
+    /// would otherwise wait for a next invocation that may never come.
+    #[cold]
+    #[inline(never)]
+    fn leave<'h>(&'h self, mut f: BusyGuard<'h, HandlerFn>, cx: &Ctx<'_>, nested: bool, mut tamed: Option<bool>) {
+        let h = &*self.inner;
+        loop {
+            if let Some(old) = tamed {
+                cx.preemption(old);
+            }
+            cx.handler_left(h.id);
+            drop(f);
+            if h.queued.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            let Some(again) = h.f.try_enter() else { return };
+            f = again;
+            h.holder.store(cx.id().to_word(), Ordering::Relaxed);
+            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
+            tamed = tame.then(|| cx.preemption(false));
+            self.drain(&mut f, Via::Thread(cx), nested);
+        }
     }
 
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
