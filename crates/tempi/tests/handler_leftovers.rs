@@ -1,16 +1,20 @@
 //! Handlers leave nothing behind: a message queued at a busy handler while its invoker makes
 //! its last runtime calls of the stay (restoring preemption, NICE) is served before the stack
-//! is given back, so a sender's message is run and a caller is answered.
+//! is given back, so a sender's message is run and a caller is answered; and what handlers
+//! and threads still hold in their queues when the run ends is counted in the run's outcome
+//! and its report, its payload given back to its pool at once.
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::payloads::tracked;
 use common::{ms, segments};
 use tempi::clock::VirtualClock;
-use tempi::message::{Handler, Message};
+use tempi::message::{Handler, Message, MsgError};
 use tempi::policy::sched::{FixedPriority, PriorityInheritance};
-use tempi::{Config, Runtime, ThreadSpec};
+use tempi::{Config, Runtime, ThreadSpec, Time};
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -137,4 +141,60 @@ fn leftovers_queued_during_nice_are_served() {
             "low:6-6:exit"
         ]
     );
+}
+
+/// The run ends at 5 ms with messages held everywhere a message can wait: `saver` (3) sent one
+/// message and called with another, both saved by the handler (its call waits for ever);
+/// `low` (1) runs a 10 ms message in the handler, so `high` (2), at 1 ms, finds it busy and
+/// queues a send and a call; and `deaf` never reads the message `high` sent it. All five are
+/// counted as queued at the end, in the outcome, the JSON report and the summary, and each
+/// payload is dropped by the run's end, every slot of the pool free again, while the test
+/// still holds the handler.
+#[test]
+fn leftovers_held_at_the_runs_end_are_counted_and_their_payloads_released() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut rt = Runtime::simulated(1);
+    let pool = rt.payload_pool::<common::payloads::Tracked>(8).unwrap();
+    let h = Handler::new("h", 0, 4, |hcx, m| match m.id {
+        0 => hcx.work(ms(10)),
+        1 => hcx.save(0, m).unwrap(),
+        _ => {}
+    })
+    .save_queues(1);
+    let (h1, p, d) = (h.clone(), pool.clone(), drops.clone());
+    rt.spawn(ThreadSpec::new("saver").priority(3), move |cx| {
+        h1.send(cx, tracked(&p, &d, Message::new(1, 0, 0), 1)).unwrap();
+        let _ = h1.call(cx, tracked(&p, &d, Message::new(1, 0, 0), 2));
+        unreachable!("its call is saved for ever");
+    })
+    .unwrap();
+    let h2 = h.clone();
+    rt.spawn(ThreadSpec::new("low").priority(1), move |cx| h2.send(cx, Message::new(0, 0, 0)).unwrap()).unwrap();
+    let deaf = rt.spawn(ThreadSpec::new("deaf"), |cx| cx.sleep(ms(100))).unwrap();
+    let (h3, p, d) = (h.clone(), pool.clone(), drops.clone());
+    rt.spawn(ThreadSpec::new("high").priority(2), move |cx| {
+        cx.send(deaf, tracked(&p, &d, Message::new(9, 0, 0), 5)).unwrap();
+        cx.sleep(ms(1));
+        assert!(h3.is_busy());
+        h3.send(cx, tracked(&p, &d, Message::new(2, 0, 0), 3)).unwrap();
+        let _ = h3.call(cx, tracked(&p, &d, Message::new(2, 0, 0), 4));
+        unreachable!("its call is queued at the busy handler when the run ends");
+    })
+    .unwrap();
+    let out = rt.run_until(Time::from_millis(5)).unwrap();
+    assert_eq!(out.messages.queued_at_end, 5);
+    assert_eq!((out.messages.handler_queue_full, out.messages.timed_pending_at_end), (0, 0));
+    assert_eq!(drops.load(Ordering::Relaxed), 5);
+    assert_eq!(pool.available(), 8);
+    assert_eq!(h.queued(), 0);
+    let json = tempi::trace::report::to_json(&out);
+    assert!(json.contains(r#""messages_queued_at_end": 5"#), "{json}");
+    assert!(tempi::trace::report::summary_text(&out)
+        .contains("messages still queued, never served, at the end of the run: 5"));
+    // The handler serves its next run afresh: nothing of this one is left in it.
+    let mut rt = Runtime::simulated(1);
+    let h4 = h.clone();
+    rt.spawn(ThreadSpec::new("t"), move |cx| assert_eq!(h4.call(cx, Message::new(3, 0, 0)), Err(MsgError::Unanswered)))
+        .unwrap();
+    assert_eq!(rt.run().unwrap().messages.queued_at_end, 0);
 }

@@ -33,12 +33,12 @@ use std::time::Duration;
 use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
-use crate::os::busy_cell::{BusyCell, BusyGuard};
+use crate::os::busy_cell::BusyCell;
 use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
-type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
+pub(super) type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
 
 /// Tokens pairing a queued call with the caller waiting for it, unique in the process (up to
 /// wrap-around), so a stale answer never wakes a later call.
@@ -119,6 +119,14 @@ impl Via<'_, '_> {
     }
 
     /// Answer `caller`'s call, queued or saved, with `reply` (`None`: unanswered).
+    /// The runtime it belongs to.
+    pub(super) fn runtime(self) -> u64 {
+        match self {
+            Via::Thread(cx) => cx.runtime(),
+            Via::Host(host) => host.borrow().runtime(),
+        }
+    }
+
     pub(super) fn answer(self, caller: Caller, reply: Option<Message>) {
         match (caller, self) {
             (Caller::Local(caller, token), Via::Thread(cx)) => cx.handler_answer(caller, token, reply),
@@ -156,12 +164,12 @@ pub(super) struct SaveQueues {
 }
 
 pub(super) struct Inner {
-    id: HandlerId,
+    pub(super) id: HandlerId,
     /// The thread whose stack it runs on while busy (its id as a word).
     pub(super) holder: AtomicU64,
     /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
     /// another handler.
-    tame: AtomicBool,
+    pub(super) tame: AtomicBool,
     name: String,
     pub(super) cpu: usize,
     /// The function, and whether it runs (on some stack, maybe preempted there): entering it
@@ -170,12 +178,15 @@ pub(super) struct Inner {
     pub(super) pending: Mutex<VecDeque<Pending>>,
     /// How many messages `pending` holds, written under its lock: an invocation that finds
     /// the queue empty (the usual case) looks here instead of taking the lock.
-    queued: AtomicUsize,
+    pub(super) queued: AtomicUsize,
     pub(super) saves: Mutex<SaveQueues>,
     /// The answer to the invoking thread's own saved call, when the handler served it before
     /// that thread began to wait (token, reply).
     pub(super) early: Mutex<Option<(u32, Option<Message>)>>,
     pub(super) cap: usize,
+    /// The runtime whose run last queued or saved a message here (0: none yet): its end takes
+    /// back what is still held ([`super::leftovers::settle_at_end`]). Written on those paths only.
+    pub(super) runtime: AtomicU64,
 }
 
 /// A handler: a function invoked per message on the stack of the thread that sends it (see
@@ -229,10 +240,12 @@ fn sent(r: Result<Message, MsgError>) -> Result<(), MsgError> {
     }
 }
 
-/// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
-pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
+/// Queue `p` in `h`'s queue (locked as `queue`) for a thread of `runtime`, keeping the count
+/// in step.
+pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending, runtime: u64) {
     queue.push_back(p);
     h.queued.store(queue.len(), Ordering::Release);
+    h.runtime.store(runtime, Ordering::Relaxed);
 }
 
 impl Handler {
@@ -251,7 +264,7 @@ impl Handler {
         capacity: usize,
         f: impl FnMut(&HandlerCtx<'_, '_>, Message) + Send + 'static,
     ) -> Handler {
-        Handler {
+        let handler = Handler {
             inner: Arc::new(Inner {
                 id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
                 holder: AtomicU64::new(0),
@@ -264,8 +277,11 @@ impl Handler {
                 saves: Mutex::new(SaveQueues::default()),
                 early: Mutex::new(None),
                 cap: capacity,
+                runtime: AtomicU64::new(0),
             }),
-        }
+        };
+        super::leftovers::register(&handler.inner);
+        handler
     }
 
     /// Its name.
@@ -458,44 +474,16 @@ impl Handler {
             return Err(MsgError::QueueFull);
         }
         if !call {
-            enqueue(h, &mut queue, Pending { msg, caller: None });
+            enqueue(h, &mut queue, Pending { msg, caller: None }, cx.runtime());
             return Err(MsgError::Unanswered);
         }
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
-        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
+        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) }, cx.runtime());
         drop(queue);
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
         cx.handler_await(token, h.id, Some(holder), msg.constraint)
-    }
-
-    /// Leave the handler, drained, on `cx`'s stack: restore preemption (`tamed`: the setting
-    /// before the stay), report NICE, release it, and serve what a thread that took the CPU at
-    /// one of those runtime calls queued meanwhile: enter it again (unless another invocation
-    /// holds it now, which serves its queue on its way out), drain, leave the same way, until
-    /// the queue is found empty with nothing run since the release. A message queued there
-    /// would otherwise wait for a next invocation that may never come.
-    #[cold]
-    #[inline(never)]
-    fn leave<'h>(&'h self, mut f: BusyGuard<'h, HandlerFn>, cx: &Ctx<'_>, nested: bool, mut tamed: Option<bool>) {
-        let h = &*self.inner;
-        loop {
-            if let Some(old) = tamed {
-                cx.preemption(old);
-            }
-            cx.handler_left(h.id);
-            drop(f);
-            if h.queued.load(Ordering::Acquire) == 0 {
-                return;
-            }
-            let Some(again) = h.f.try_enter() else { return };
-            f = again;
-            h.holder.store(cx.id().to_word(), Ordering::Relaxed);
-            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
-            tamed = tame.then(|| cx.preemption(false));
-            self.drain(&mut f, Via::Thread(cx), nested);
-        }
     }
 
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
