@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use common::payloads::tracked;
 use common::{ms, segments};
 use tempi::clock::VirtualClock;
-use tempi::message::{Handler, Message, MsgError};
+use tempi::message::{Handler, Message, MsgError, Selection};
 use tempi::policy::sched::{FixedPriority, PriorityInheritance};
 use tempi::{Config, Runtime, ThreadSpec, Time};
 
@@ -140,6 +140,47 @@ fn leftovers_queued_during_nice_are_served() {
             "high:6-6:exit",
             "low:6-6:exit"
         ]
+    );
+}
+
+/// A one-place buffer as a monitor. `consumer` (1, `tame_prio_inv` on) calls GET on the empty
+/// buffer: the handler saves its call (WAIT) and works 2 ms. `producer` (2), released at 1 ms,
+/// takes the CPU only when `consumer` restores preemption at 2 ms, and PUTs 7 into the
+/// still-busy handler: queued. `consumer`, serving that PUT before it returns, answers its
+/// own saved call (SIGNAL) and so gets 7 without waiting.
+#[test]
+fn leftovers_served_on_the_way_out_can_answer_the_invokers_own_saved_call() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let h = Handler::new("buffer", 0, 4, move |hcx, m| {
+        push(&l, format!("{} {}@{}", if m.id == 0 { "get" } else { "put" }, m.value, hcx.now().as_nanos() / 1_000_000));
+        if m.id == 0 {
+            hcx.save(0, m).unwrap();
+            hcx.work(ms(2));
+        } else if hcx.read_saved(0, Selection::any()).is_ok() {
+            hcx.reply(Message::new(0, m.value, 0));
+        }
+    })
+    .save_queues(1);
+    let mut rt = Runtime::simulated(1);
+    let (h1, h2) = (h.clone(), h.clone());
+    let l1 = log.clone();
+    rt.spawn(ThreadSpec::new("consumer").priority(1).tame_prio_inv(true), move |cx| {
+        let got = h1.call(cx, Message::new(0, 0, 0)).unwrap();
+        push(&l1, format!("consumer got {}@{}", got.value, cx.now().as_nanos() / 1_000_000));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("producer").priority(2), move |cx| {
+        cx.sleep(ms(1));
+        h2.send(cx, Message::new(1, 7, 0)).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(take(&log), ["get 0@0", "put 7@2", "consumer got 7@2"]);
+    assert_eq!(out.messages.queued_at_end, 0);
+    assert_eq!(
+        segments(&out),
+        ["producer:0-0:sleep", "consumer:0-2:preempt", "producer:2-2:exit", "consumer:2-2:exit"]
     );
 }
 
