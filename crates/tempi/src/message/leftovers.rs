@@ -34,12 +34,11 @@ pub(super) fn register(h: &Arc<Inner>) {
 /// handler shared by two runtimes running at once is settled by the one whose thread last
 /// queued or saved a message there.
 pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u64 {
-    let handlers: Vec<Arc<Inner>> = {
-        let list = locked(&HANDLERS);
-        list.iter().filter_map(Weak::upgrade).filter(|h| h.runtime.load(Ordering::Relaxed) == runtime).collect()
-    };
+    // Filtered outside the lock: a handle dropped here may be a handler's last, and its
+    // function's captures may make another handler.
+    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
     let mut left = 0;
-    for h in handlers {
+    for h in handlers.into_iter().filter(|h| h.runtime.load(Ordering::Relaxed) == runtime) {
         let mut held = Vec::new();
         {
             let mut queue = locked(&h.pending);
