@@ -485,7 +485,9 @@ impl<C: Clock> Runtime<C> {
     /// assert!(out.threads.is_empty());
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
-        let Runtime { config, seeds, .. } = self;
+        let Runtime { id, config, seeds, .. } = self;
+        // The messages its handlers still hold when the run ends, however it ends.
+        let mut handlers_at_end = crate::message::AtEnd::new(id, seeds[0].payloads().clone());
         let (scheduler, global) = catch_unwind(AssertUnwindSafe(|| {
             let s = (config.scheduler)();
             (s.name().to_string(), s.global())
@@ -597,6 +599,7 @@ impl<C: Clock> Runtime<C> {
             direct_switches += p.direct_switches;
             end = end.max(p.end);
         }
+        messages.queued_at_end += handlers_at_end.settle();
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
             // Kernels report separately; present threads in id order, as one kernel would.
             threads.sort_by_key(|t: &ThreadSummary| t.id);

@@ -161,13 +161,13 @@ pub struct RunOutcome {
     pub direct_switches: u64,
 }
 
-/// Messages that did not reach their recipient and that no caller's error shows alone,
-/// summed over the kernels of the run. Each also leaves a
-/// [`crate::trace::TraceKind::MessageRefused`] record (see its `arg` codes).
+/// Messages that did not reach their recipient, or were never served, and that no caller's
+/// error shows alone, summed over the kernels of the run. Each refused or timed one also
+/// leaves a [`crate::trace::TraceKind::MessageRefused`] record (see its `arg` codes).
 ///
 /// ```
 /// let s = tempi::MessageStats::default();
-/// assert_eq!((s.handler_queue_full, s.timed_pending_at_end), (0, 0));
+/// assert_eq!((s.handler_queue_full, s.timed_pending_at_end, s.queued_at_end), (0, 0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MessageStats {
@@ -179,19 +179,25 @@ pub struct MessageStats {
     /// ended: never delivered, their pool slots taken back; traced with `arg` 6 on their
     /// sender at the run's end.
     pub timed_pending_at_end: u64,
+    /// Messages still held in a queue when the run ended, never served: in a thread's message
+    /// queue or save queues, or in a handler's queue or save queues (sent or called while it
+    /// was busy, or saved and never taken back). Their pool and payload slots are taken back;
+    /// a caller waiting for one had ended with the run.
+    pub queued_at_end: u64,
 }
 
 impl MessageStats {
     /// Add another kernel's counts.
     ///
     /// ```
-    /// let mut a = tempi::MessageStats { handler_queue_full: 1, timed_pending_at_end: 0 };
-    /// a.add(tempi::MessageStats { handler_queue_full: 2, timed_pending_at_end: 3 });
-    /// assert_eq!(a, tempi::MessageStats { handler_queue_full: 3, timed_pending_at_end: 3 });
+    /// let mut a = tempi::MessageStats { handler_queue_full: 1, timed_pending_at_end: 0, queued_at_end: 4 };
+    /// a.add(tempi::MessageStats { handler_queue_full: 2, timed_pending_at_end: 3, queued_at_end: 1 });
+    /// assert_eq!(a, tempi::MessageStats { handler_queue_full: 3, timed_pending_at_end: 3, queued_at_end: 5 });
     /// ```
     pub fn add(&mut self, other: MessageStats) {
         self.handler_queue_full += other.handler_queue_full;
         self.timed_pending_at_end += other.timed_pending_at_end;
+        self.queued_at_end += other.queued_at_end;
     }
 }
 

@@ -323,6 +323,13 @@ impl Ctx<'_> {
         Events::from_bits(self.mail.events.get())
     }
 
+    /// Whether this thread holds urgency lent for a handler on its stack, to give back when it
+    /// leaves ([`Ctx::handler_left`]).
+    #[inline]
+    pub(crate) fn nice_due(&self) -> bool {
+        self.mail.nice.get()
+    }
+
     /// A handler on this stack is done (its queue drained): report NICE if this thread holds
     /// urgency lent for it.
     #[inline]

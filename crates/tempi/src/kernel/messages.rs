@@ -657,20 +657,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The run ends: every timed message still waiting for its instant is counted
-    /// (`MessageStats::timed_pending_at_end`), traced as refused on its sender with `arg`
-    /// [`PENDING_AT_END`], and its slot goes back to the pool. A scan of the pool, once, and
-    /// only if some message is timed.
+    /// The run ends: the messages still in the queues and save queues of live threads are
+    /// counted (`MessageStats::queued_at_end`; they go back to the pool when their threads
+    /// are unwound) and give their payloads back now; every timed message still waiting for
+    /// its instant is counted (`MessageStats::timed_pending_at_end`), traced as refused on its
+    /// sender with `arg` [`PENDING_AT_END`], and its slot goes back to the pool. A scan of the
+    /// pool, once, and only if some message is timed.
     pub(super) fn drop_timed_at_end(&mut self) {
-        if !self.msg_pool.payloads.is_empty() {
-            // Messages left in the queues of live threads give their payloads back too.
-            for i in 0..self.slots.len() {
-                let Some(t) = self.slots[i].as_ref() else { continue };
-                let held = t.mbox.current.iter().chain(t.mbox.new.iter()).chain(t.mbox.saves.iter().flatten());
-                for &m in held {
-                    if let Some(p) = self.msg_pool.slots[m as usize].msg.payload.take() {
-                        self.msg_pool.payloads.release(p);
-                    }
+        for i in 0..self.slots.len() {
+            let Some(t) = self.slots[i].as_ref() else { continue };
+            let queued = t.mbox.new.len() + t.mbox.saves.iter().map(Vec::len).sum::<usize>();
+            self.msg_stats.queued_at_end += queued as u64;
+            if self.msg_pool.payloads.is_empty() {
+                continue;
+            }
+            // The message being served too: its payload goes back with the rest.
+            let held = t.mbox.current.iter().chain(t.mbox.new.iter()).chain(t.mbox.saves.iter().flatten());
+            for &m in held {
+                if let Some(p) = self.msg_pool.slots[m as usize].msg.payload.take() {
+                    self.msg_pool.payloads.release(p);
                 }
             }
         }

@@ -128,6 +128,11 @@ impl KernelSeed {
         Ok(SemId(id))
     }
 
+    /// The payload pools shared with this kernel.
+    pub(crate) fn payloads(&self) -> &crate::message::PayloadStores {
+        &self.payloads
+    }
+
     /// Share payload pool `store` with this kernel.
     pub(crate) fn add_payload_store(&mut self, store: std::sync::Arc<dyn crate::message::PayloadStore>) {
         self.payloads.push(store);

@@ -170,6 +170,9 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     fn cpu(&self) -> usize {
         self.k.first_cpu
     }
+    fn runtime(&self) -> u64 {
+        self.k.runtime
+    }
     fn invoker(&self) -> ThreadId {
         self.invoker
     }

@@ -38,7 +38,7 @@ use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
-type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
+pub(super) type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
 
 /// Tokens pairing a queued call with the caller waiting for it, unique in the process (up to
 /// wrap-around), so a stale answer never wakes a later call.
@@ -119,6 +119,14 @@ impl Via<'_, '_> {
     }
 
     /// Answer `caller`'s call, queued or saved, with `reply` (`None`: unanswered).
+    /// The runtime it belongs to.
+    pub(super) fn runtime(self) -> u64 {
+        match self {
+            Via::Thread(cx) => cx.runtime(),
+            Via::Host(host) => host.borrow().runtime(),
+        }
+    }
+
     pub(super) fn answer(self, caller: Caller, reply: Option<Message>) {
         match (caller, self) {
             (Caller::Local(caller, token), Via::Thread(cx)) => cx.handler_answer(caller, token, reply),
@@ -156,12 +164,12 @@ pub(super) struct SaveQueues {
 }
 
 pub(super) struct Inner {
-    id: HandlerId,
+    pub(super) id: HandlerId,
     /// The thread whose stack it runs on while busy (its id as a word).
     pub(super) holder: AtomicU64,
     /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
     /// another handler.
-    tame: AtomicBool,
+    pub(super) tame: AtomicBool,
     name: String,
     pub(super) cpu: usize,
     /// The function, and whether it runs (on some stack, maybe preempted there): entering it
@@ -170,12 +178,15 @@ pub(super) struct Inner {
     pub(super) pending: Mutex<VecDeque<Pending>>,
     /// How many messages `pending` holds, written under its lock: an invocation that finds
     /// the queue empty (the usual case) looks here instead of taking the lock.
-    queued: AtomicUsize,
+    pub(super) queued: AtomicUsize,
     pub(super) saves: Mutex<SaveQueues>,
     /// The answer to the invoking thread's own saved call, when the handler served it before
     /// that thread began to wait (token, reply).
     pub(super) early: Mutex<Option<(u32, Option<Message>)>>,
     pub(super) cap: usize,
+    /// The runtime whose run last queued or saved a message here (0: none yet): its end takes
+    /// back what is still held ([`super::leftovers::settle_at_end`]). Written on those paths only.
+    pub(super) runtime: AtomicU64,
 }
 
 /// A handler: a function invoked per message on the stack of the thread that sends it (see
@@ -229,10 +240,12 @@ fn sent(r: Result<Message, MsgError>) -> Result<(), MsgError> {
     }
 }
 
-/// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
-pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
+/// Queue `p` in `h`'s queue (locked as `queue`) for a thread of `runtime`, keeping the count
+/// in step.
+pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending, runtime: u64) {
     queue.push_back(p);
     h.queued.store(queue.len(), Ordering::Release);
+    h.runtime.store(runtime, Ordering::Relaxed);
 }
 
 impl Handler {
@@ -251,7 +264,7 @@ impl Handler {
         capacity: usize,
         f: impl FnMut(&HandlerCtx<'_, '_>, Message) + Send + 'static,
     ) -> Handler {
-        Handler {
+        let handler = Handler {
             inner: Arc::new(Inner {
                 id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
                 holder: AtomicU64::new(0),
@@ -264,8 +277,11 @@ impl Handler {
                 saves: Mutex::new(SaveQueues::default()),
                 early: Mutex::new(None),
                 cap: capacity,
+                runtime: AtomicU64::new(0),
             }),
-        }
+        };
+        super::leftovers::register(&handler.inner);
+        handler
     }
 
     /// Its name.
@@ -423,11 +439,14 @@ impl Handler {
             let tamed = tame.then(|| cx.preemption(false));
             let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested);
             self.drain(&mut f, Via::Thread(cx), nested);
-            if let Some(old) = tamed {
-                cx.preemption(old);
+            // Restoring preemption and NICE (if a thread blocked at this handler lent this one
+            // urgency) are runtime calls, on the cold path: with neither, nothing ran since
+            // the queue was found empty.
+            if tamed.is_some() || cx.nice_due() {
+                self.leave(f, cx, nested, tamed);
+            } else {
+                drop(f);
             }
-            // NICE, if a thread blocked at this handler lent this one urgency.
-            cx.handler_left(h.id);
             let token = match done {
                 Done::Reply(reply) => return reply,
                 Done::Saved => return Err(MsgError::Unanswered),
@@ -441,7 +460,6 @@ impl Handler {
             // The handler saved this thread's own call (WAIT): it waits, the handler idle,
             // until an invocation serves the saved message. Nothing runs on this CPU between
             // the handler's release and the wait, so no answer can come first.
-            drop(f);
             return cx.handler_await(token, h.id, None, msg.constraint);
         }
         if call && nested {
@@ -456,11 +474,11 @@ impl Handler {
             return Err(MsgError::QueueFull);
         }
         if !call {
-            enqueue(h, &mut queue, Pending { msg, caller: None });
+            enqueue(h, &mut queue, Pending { msg, caller: None }, cx.runtime());
             return Err(MsgError::Unanswered);
         }
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
-        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
+        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) }, cx.runtime());
         drop(queue);
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot

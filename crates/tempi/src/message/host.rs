@@ -30,6 +30,8 @@ pub(crate) enum Caller {
 pub(crate) trait HandlerHost {
     /// The CPU it serves (the handler's).
     fn cpu(&self) -> usize;
+    /// The identity of its runtime.
+    fn runtime(&self) -> u64;
     /// The thread, of another CPU, whose request the handler serves.
     fn invoker(&self) -> ThreadId;
     /// That thread's effective urgency when it asked.
@@ -87,7 +89,7 @@ impl Handler {
         if queue.len() >= h.cap {
             return Err(MsgError::QueueFull);
         }
-        enqueue(h, &mut queue, Pending { msg, caller });
+        enqueue(h, &mut queue, Pending { msg, caller }, Via::Host(host).runtime());
         Ok(Served::Queued)
     }
 

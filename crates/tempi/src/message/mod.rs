@@ -50,11 +50,13 @@ use crate::thread::ThreadId;
 mod handler;
 mod handler_saves;
 mod host;
+mod leftovers;
 mod payload;
 
 pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
 pub(crate) use host::{Caller, HandlerHost};
+pub(crate) use leftovers::AtEnd;
 pub use payload::{Payload, PayloadPool};
 pub(crate) use payload::{PayloadStore, PayloadStores};
 

@@ -345,6 +345,9 @@ struct ReportJson<'a> {
     /// Timed messages still waiting for their instant when the run ended.
     #[serde(skip_serializing_if = "is_zero")]
     timed_messages_pending_at_end: u64,
+    /// Messages still in a thread's or a handler's queue or save queues when the run ended.
+    #[serde(skip_serializing_if = "is_zero")]
+    messages_queued_at_end: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -529,6 +532,7 @@ pub(super) fn render(
         event_releases_refused: out.event_releases_refused,
         handler_queue_full: out.messages.handler_queue_full,
         timed_messages_pending_at_end: out.messages.timed_pending_at_end,
+        messages_queued_at_end: out.messages.queued_at_end,
         threads,
         sets,
         jobs,
@@ -700,6 +704,10 @@ pub fn summary_text(out: &RunOutcome) -> String {
             "timed messages still waiting for their instant at the end of the run: {}",
             out.messages.timed_pending_at_end
         );
+    }
+    if out.messages.queued_at_end > 0 {
+        let _ =
+            writeln!(s, "messages still queued, never served, at the end of the run: {}", out.messages.queued_at_end);
     }
     if out.cross_cpu.refused > 0 {
         let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);

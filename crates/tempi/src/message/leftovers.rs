@@ -1,0 +1,133 @@
+//! Nothing left behind in a handler: what its invoker serves on the way out (a message queued
+//! while it restored preemption or gave back a lend, `Handler::leave`), and what a run's end
+//! takes back from the handlers of that runtime (`settle_at_end`): the messages still in their
+//! queues and save queues, counted in `MessageStats::queued_at_end`, their payloads given back.
+//!
+//! Owns the process's list of handlers (entered when one is made, never on an invocation).
+//! Must not: reach kernel state.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, Weak};
+
+use super::handler::{locked, HandlerFn, Inner, Via};
+use super::{Handler, Message, PayloadStores};
+use crate::kernel::Ctx;
+use crate::os::busy_cell::BusyGuard;
+
+/// Every handler of the process, entered when it is made (never on an invocation), so that a
+/// run's end finds the messages its handlers still hold ([`settle_at_end`]). Entries of
+/// handlers gone are pruned before the list would grow.
+static HANDLERS: Mutex<Vec<Weak<Inner>>> = Mutex::new(Vec::new());
+
+/// Enter a handler just made in the process's list.
+pub(super) fn register(h: &Arc<Inner>) {
+    let mut list = locked(&HANDLERS);
+    if list.len() == list.capacity() {
+        list.retain(|w| w.strong_count() > 0);
+    }
+    list.push(Arc::downgrade(h));
+}
+
+/// The run of runtime `runtime` has ended (every thread of it has): take every message its
+/// handlers still hold out of their queues and save queues, give each payload back through
+/// `release`, and count them. Nobody is left to answer: their callers have ended too. A
+/// handler shared by two runtimes running at once is settled by the one whose thread last
+/// queued or saved a message there.
+pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u64 {
+    // Filtered outside the lock: a handle dropped here may be a handler's last, and its
+    // function's captures may make another handler.
+    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
+    let mut left = 0;
+    for h in handlers.into_iter().filter(|h| h.runtime.load(Ordering::Relaxed) == runtime) {
+        let mut held = Vec::new();
+        {
+            let mut queue = locked(&h.pending);
+            held.extend(queue.drain(..).map(|p| p.msg));
+            h.queued.store(0, Ordering::Release);
+        }
+        {
+            let mut saves = locked(&h.saves);
+            for q in &mut saves.queues {
+                held.extend(q.drain(..).map(|s| s.msg));
+            }
+        }
+        left += held.len() as u64;
+        held.into_iter().for_each(&mut release);
+        // An answer kept for a thread that never came back for it.
+        if let Some((_, Some(reply))) = locked(&h.early).take() {
+            release(reply);
+        }
+        h.runtime.store(0, Ordering::Relaxed);
+    }
+    left
+}
+
+/// The handlers' part of a run's end, however the run ends (an error returns early; the
+/// guard settles when dropped): [`settle_at_end`] for this runtime, payloads given back to its
+/// pools.
+pub(crate) struct AtEnd {
+    runtime: u64,
+    payloads: PayloadStores,
+    settled: Option<u64>,
+}
+
+impl AtEnd {
+    pub(crate) fn new(runtime: u64, payloads: PayloadStores) -> AtEnd {
+        AtEnd { runtime, payloads, settled: None }
+    }
+
+    /// Settle now (once): how many messages the handlers still held.
+    pub(crate) fn settle(&mut self) -> u64 {
+        let payloads = &self.payloads;
+        let runtime = self.runtime;
+        *self.settled.get_or_insert_with(|| {
+            settle_at_end(runtime, |m| {
+                if let Some(p) = m.payload {
+                    payloads.release(p);
+                }
+            })
+        })
+    }
+}
+
+impl Drop for AtEnd {
+    fn drop(&mut self) {
+        self.settle();
+    }
+}
+
+impl Handler {
+    /// Leave the handler, drained, on `cx`'s stack: restore preemption (`tamed`: the setting
+    /// before the stay), report NICE, release it, and serve what a thread that took the CPU at
+    /// one of those runtime calls queued meanwhile: enter it again (unless another invocation
+    /// holds it now, which serves its queue on its way out), drain, leave the same way, until
+    /// the queue is found empty with nothing run since the release. A message queued there
+    /// would otherwise wait for a next invocation that may never come.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn leave<'h>(
+        &'h self,
+        mut f: BusyGuard<'h, HandlerFn>,
+        cx: &Ctx<'_>,
+        nested: bool,
+        mut tamed: Option<bool>,
+    ) {
+        let h = &*self.inner;
+        loop {
+            if let Some(old) = tamed {
+                cx.preemption(old);
+            }
+            cx.handler_left(h.id);
+            drop(f);
+            if h.queued.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            let Some(again) = h.f.try_enter() else { return };
+            f = again;
+            h.holder.store(cx.id().to_word(), Ordering::Relaxed);
+            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
+            tamed = tame.then(|| cx.preemption(false));
+            self.drain(&mut f, Via::Thread(cx), nested);
+        }
+    }
+}
