@@ -539,6 +539,7 @@ impl Admission {
             (id, slot, st.slots[slot].set, idle, decision(true))
         };
         let spec = ThreadSpec::new(&*name).cpu(self.cpu).deadline(deadline - now).wcet(wcet);
+        // The body ends the job if it is dropped unrun, as it is when the spawn fails.
         let body = job::wrap(self.state.clone(), slot, set, id, body);
         match cx.spawn(spec, body) {
             Ok(thread) => {
@@ -547,8 +548,13 @@ impl Admission {
                 Ok(Admitted { thread, job: id, cpu: self.cpu, idle })
             }
             Err(e) => {
-                lock(&self.state).end_job(slot, id);
-                Err(AdmissionError::Runtime(e).into())
+                let mut st = lock(&self.state);
+                // Already done by the dropped body; kept so the reservation cannot outlive a
+                // failed spawn whatever the runtime does with the body.
+                st.end_job(slot, id);
+                let kind = JobEventKind::NotStarted(e.clone());
+                st.events.push(JobEvent { request: name, thread: None, at: now, wcet, kind });
+                Err(AdmissionError::NotStarted(e).into())
             }
         }
     }
