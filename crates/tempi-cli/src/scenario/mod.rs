@@ -314,7 +314,10 @@ pub struct Scenario {
     pub resources: Vec<ResourceDef>,
     /// Which execution-time clocks the kernel keeps.
     pub accounting: Accounting,
-    /// Simulated overheads (`[runtime.costs]`), zero unless given.
+    /// Simulated overheads (`[runtime.costs]`), zero unless given. The policy is built with
+    /// its `context_switch` when the file is parsed (and again by [`Scenario::set_policy`]),
+    /// so a change made here afterwards reaches the kernel but not a policy such as the
+    /// collator, until the policy is set again.
     pub costs: Costs,
     /// `[admission]` with its `[[request]]` tables, if the file has them.
     pub admission: Option<AdmissionDef>,

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use tempi::admission::{Admission, AdmissionSpec, JobRequest, Refused};
+use tempi::admission::{Admission, AdmissionError, AdmissionSpec, JobRequest, Refused};
 use tempi::clock::{Clock, ClockMode};
 use tempi::trace::admissions::{to_json_with_admissions, AdmissionEventRecord, AdmissionRecord};
 use tempi::{RunOutcome, Runtime, ThreadSpec, Time, TimerSpec};
@@ -280,7 +280,12 @@ impl Scenario {
                         JobRequest::new(r.name.as_str(), wcet, deadline, move |cx| cx.work(work))
                     };
                     // A request that could not be tested is reported, and the next ones go on.
-                    let report = |wcet: Duration, e: &dyn std::fmt::Display| {
+                    // A job that fitted but could not be started is in its admission's own
+                    // events already.
+                    let report = |wcet: Duration, e: &AdmissionError| {
+                        if matches!(e, AdmissionError::NotStarted(_)) {
+                            return;
+                        }
                         let row = AdmissionEventRecord {
                             request: r.name.clone(),
                             time: cx.now().as_nanos(),

@@ -477,3 +477,45 @@ fn os_backed_threads() {
     let e = Scenario::parse("s.toml", "[[thread]]\nname = \"a\"\nos_backed = \"yes\"\n").unwrap_err().to_string();
     assert!(e.contains("os_backed") || e.contains("boolean"), "{e}");
 }
+
+/// A guaranteed job whose WCET covers one 100 µs switch, and a best-effort thread that wakes
+/// at 1 ms, under the collator with switches charged.
+const COLLATOR_SWITCHES: &str = r#"
+[runtime]
+policy = "collator"
+until = "10ms"
+
+[runtime.costs]
+context_switch = "100us"
+
+[[thread]]
+name = "g"
+wcet = "2.1ms"
+deadline = "4ms"
+steps = [{ work = "2ms" }]
+
+[[thread]]
+name = "be"
+steps = [{ sleep = "1ms" }, { work = "5ms" }]
+"#;
+
+#[test]
+fn the_collator_by_name_is_told_the_scenarios_switch_cost() {
+    let g = |out: &tempi::RunOutcome| {
+        let s = out.thread_named("g").unwrap().stats;
+        (s.misses, s.response_max)
+    };
+    let mut sc = Scenario::parse("switches.toml", COLLATOR_SWITCHES).unwrap();
+    // g 0–1, be steals 1–2.7 (1.8 ms of slack less the switch back kept), g 2.7–3.9.
+    let out = crate::simulate(&sc, Time::from_millis(10)).unwrap();
+    assert_eq!(g(&out), (0, Some(Duration::from_micros(3900))));
+    // Set again from the command line, the policy still knows the cost.
+    sc.set_policy("collator").unwrap();
+    assert_eq!(g(&crate::simulate(&sc, Time::from_millis(10)).unwrap()), (0, Some(Duration::from_micros(3900))));
+    // Built without the cost, as the registry used to build it, the collator lets `be` steal
+    // the switch back too: g misses its deadline, overruns its reservation and ends at 7.5 ms
+    // as best effort.
+    sc.scheduler = tempi::policy::sched::by_name("collator", None).unwrap();
+    let out = crate::simulate(&sc, Time::from_millis(10)).unwrap();
+    assert_eq!(g(&out), (1, Some(Duration::from_micros(7500))));
+}

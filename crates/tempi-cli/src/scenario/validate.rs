@@ -72,13 +72,6 @@ impl Scenario {
             Some(p) => p.get_ref().clone(),
             None => DEFAULT_POLICY.to_string(),
         };
-        let scheduler = names::scheduler(&policy, quantum).ok_or_else(|| {
-            let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
-            src.err(
-                at,
-                format!("{what}field `quantum`: policy \"{policy}\" needs a time slice, e.g. quantum = \"2ms\""),
-            )
-        })?;
         let until = match &rt.until {
             Some(u) => Some(src.positive(what, "until", u)?),
             None => None,
@@ -115,6 +108,13 @@ impl Scenario {
                 }
             }
         };
+        let scheduler = names::scheduler(&policy, quantum, costs.context_switch).ok_or_else(|| {
+            let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
+            src.err(
+                at,
+                format!("{what}field `quantum`: policy \"{policy}\" needs a time slice, e.g. quantum = \"2ms\""),
+            )
+        })?;
         let accounting = match &rt.accounting {
             None => Accounting::Group,
             Some(a) => match a.get_ref().as_str() {
@@ -263,7 +263,7 @@ impl Scenario {
         if !names::known_policy(name) {
             return Err(err(names::unknown_policy(name)));
         }
-        let scheduler = names::scheduler(name, self.quantum).ok_or_else(|| {
+        let scheduler = names::scheduler(name, self.quantum, self.costs.context_switch).ok_or_else(|| {
             err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
         })?;
         let first_resource = self.resources.first().map(|r| (r.name.as_str(), r.line));

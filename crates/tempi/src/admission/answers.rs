@@ -84,7 +84,13 @@ pub enum AdmissionError {
         /// The limit.
         max: usize,
     },
-    /// A runtime call failed (spawning the job, creating the sets).
+    /// The job fitted, but its thread could not be created (for instance no free thread
+    /// slot, [`Config::max_threads`](crate::Config::max_threads)): its reservation was given
+    /// back at once and a [`JobEventKind::NotStarted`](super::JobEventKind::NotStarted) was
+    /// logged.
+    NotStarted(Error),
+    /// A runtime call failed (creating the sets, reading a job's clock, crossing to another
+    /// CPU).
     Runtime(Error),
 }
 
@@ -112,6 +118,7 @@ impl fmt::Display for AdmissionError {
                 admit::MAX_DEADLINE_NS
             ),
             AdmissionError::TooManyLive { max } => write!(f, "{max} admitted jobs are alive (max_live)"),
+            AdmissionError::NotStarted(e) => write!(f, "the job fitted but could not be started: {e}"),
             AdmissionError::Runtime(e) => write!(f, "{e}"),
         }
     }

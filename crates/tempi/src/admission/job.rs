@@ -29,6 +29,10 @@ impl Drop for EndOfJob {
 }
 
 /// The thread body of admitted job `id`, holding pool slot `slot` (set `set`).
+///
+/// The body owns the job's end: if it is dropped without having run (the spawn failed, or
+/// the thread was killed or the runtime stopped before it started), the job ends then, and
+/// its set and reservation go back at once rather than at its deadline.
 pub(super) fn wrap(
     state: Arc<Mutex<State>>,
     slot: usize,
@@ -36,10 +40,9 @@ pub(super) fn wrap(
     id: AdmitId,
     body: Body,
 ) -> impl FnMut(&Ctx<'_>) + Send + 'static {
-    let mut body = Some(body);
+    let mut pending = Some((body, EndOfJob { state: state.clone(), slot, id }));
     move |cx: &Ctx<'_>| {
-        let Some(body) = body.take() else { return };
-        let end = EndOfJob { state: state.clone(), slot, id };
+        let Some((body, end)) = pending.take() else { return };
         let wcet = {
             let mut st = lock(&state);
             let Some(job) = st.slots[slot].job.as_mut().filter(|j| j.id == id) else { return };

@@ -68,6 +68,12 @@ pub enum JobEventKind {
     /// The execution-time budget could not be put on the job's thread, so its body was not
     /// run (it would have run unguarded); the job ended at once.
     Unenforced(Error),
+    /// The job fitted, but its thread could not be created (for instance no free thread
+    /// slot, [`Config::max_threads`](crate::Config::max_threads)): its reservation went back
+    /// at once and the caller got the error
+    /// ([`AdmissionError::NotStarted`](super::AdmissionError::NotStarted)). No decision is
+    /// logged for it, as it was not admitted; the event has no thread.
+    NotStarted(Error),
 }
 
 /// A [`JobEventKind`] with the job it happened to.
@@ -165,6 +171,7 @@ impl Admission {
                 kind: match &e.kind {
                     JobEventKind::Overrun => "overrun".to_string(),
                     JobEventKind::Unenforced(err) => format!("unenforced: {err}"),
+                    JobEventKind::NotStarted(err) => format!("not started: {err}"),
                 },
             })
             .collect();

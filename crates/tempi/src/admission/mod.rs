@@ -314,6 +314,8 @@ struct State {
     decisions: Bounded<Decision>,
     events: Bounded<JobEvent>,
     expired: u64,
+    /// The instant of the last charge of the started jobs.
+    charged_at: Option<Time>,
 }
 
 /// One CPU's admission test over the jobs it admitted. Cloning gives another handle on the
@@ -382,6 +384,7 @@ impl Admission {
             decisions: Bounded::with_capacity(spec.log_capacity),
             events: Bounded::with_capacity(spec.log_capacity),
             expired: 0,
+            charged_at: None,
         }));
         for i in 0..spec.max_live {
             let set = lock(&state).slots[i].set;
@@ -443,8 +446,7 @@ impl Admission {
             return self.on_target(cx, "idle", deadline, move |cx| this.idle_before(cx, deadline))?;
         }
         let now = cx.now();
-        self.charge_running(cx)?;
-        let mut st = lock(&self.state);
+        let mut st = self.charge_running(cx, now)?;
         st.expire(now);
         Ok(st.engine.idle_before(deadline, now))
     }
@@ -495,10 +497,9 @@ impl Admission {
         if request.wcet.is_zero() {
             return Err(AdmissionError::ZeroWcet.into());
         }
-        self.charge_running(cx)?;
+        let mut st = self.charge_running(cx, now)?;
         let JobRequest { name, wcet, deadline, body, .. } = request;
         let (id, slot, set, idle, decision) = {
-            let mut st = lock(&self.state);
             st.expire(now);
             let idle = st.engine.idle_before(deadline, now);
             let free = st.slots.iter().position(|s| s.job.is_none());
@@ -538,7 +539,9 @@ impl Admission {
             st.slots[slot].job = Some(Live { id, request: name.clone(), wcet, thread: None, charged: Duration::ZERO });
             (id, slot, st.slots[slot].set, idle, decision(true))
         };
+        drop(st);
         let spec = ThreadSpec::new(&*name).cpu(self.cpu).deadline(deadline - now).wcet(wcet);
+        // The body ends the job if it is dropped unrun, as it is when the spawn fails.
         let body = job::wrap(self.state.clone(), slot, set, id, body);
         match cx.spawn(spec, body) {
             Ok(thread) => {
@@ -547,8 +550,13 @@ impl Admission {
                 Ok(Admitted { thread, job: id, cpu: self.cpu, idle })
             }
             Err(e) => {
-                lock(&self.state).end_job(slot, id);
-                Err(AdmissionError::Runtime(e).into())
+                let mut st = lock(&self.state);
+                // Already done by the dropped body; kept so the reservation cannot outlive a
+                // failed spawn whatever the runtime does with the body.
+                st.end_job(slot, id);
+                let kind = JobEventKind::NotStarted(e.clone());
+                st.events.push(JobEvent { request: name, thread: None, at: now, wcet, kind });
+                Err(AdmissionError::NotStarted(e).into())
             }
         }
     }
@@ -622,22 +630,34 @@ impl Admission {
     }
 
     /// Charge every started live job with the CPU time its clock gained since the last
-    /// charge, so the engine sees what is really left of each. The lock is never held across
-    /// a runtime call.
-    fn charge_running(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
-        let slots = lock(&self.state).slots.len();
-        for i in 0..slots {
-            let Some((id, thread)) = lock(&self.state).slots[i].job.as_ref().and_then(|j| Some((j.id, j.thread?)))
-            else {
-                continue;
-            };
-            let used = match cx.thread_cpu_time(thread) {
+    /// charge, so the engine sees what is really left of each; returns the state, locked,
+    /// for the query that follows. The lock is taken once to find the started jobs and once
+    /// more per job charged, and never held across a runtime call.
+    ///
+    /// In virtual time CPU time passes only as time does: a second charge at the same
+    /// instant (a query, then the admission it decides) would find nothing and is skipped.
+    fn charge_running(&self, cx: &Ctx<'_>, now: Time) -> Result<MutexGuard<'_, State>, AdmissionError> {
+        let mut st = lock(&self.state);
+        if self.mode == ClockMode::Virtual && st.charged_at == Some(now) {
+            return Ok(st);
+        }
+        let mut from = 0;
+        loop {
+            let started = st.slots[from..]
+                .iter()
+                .enumerate()
+                .find_map(|(k, s)| s.job.as_ref().and_then(|j| Some((from + k, j.id, j.thread?))));
+            let Some((i, id, thread)) = started else { break };
+            from = i + 1;
+            drop(st);
+            let used = cx.thread_cpu_time(thread);
+            st = lock(&self.state);
+            let used = match used {
                 Ok(used) => used,
                 // It ended between the two calls: its end already told the engine.
                 Err(Error::UnknownThread(_)) => continue,
                 Err(e) => return Err(AdmissionError::Runtime(e)),
             };
-            let mut st = lock(&self.state);
             let st = &mut *st;
             if let Some(job) = st.slots[i].job.as_mut().filter(|j| j.id == id) {
                 let delta = used.saturating_sub(job.charged);
@@ -646,7 +666,8 @@ impl Admission {
                 let _ = st.engine.charge(id, delta);
             }
         }
-        Ok(())
+        st.charged_at = Some(now);
+        Ok(st)
     }
 }
 

@@ -64,7 +64,9 @@
 //! length of the search walk (from the last insertion point, or from the slot the hash table
 //! gives for `hashed`), `r` the number of shared minimum-laxity pointers (runs) after the
 //! change and `m` the length of the runs it splits or merges; all are O(n) in the worst case.
-//! `hashed` also rebuilds its table at every `expire`, O(n).
+//! `hashed` also rebuilds its table at every `expire` that removes entries, O(n). An `expire`
+//! that removes nothing changes nothing and costs O(1) (`tree`: O(log n), one walk down its
+//! left edge): the runtime's admission expires before every query.
 //!
 //! # Registry
 //!

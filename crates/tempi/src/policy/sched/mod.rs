@@ -150,6 +150,7 @@ mod meta;
 mod plan_first;
 mod queue_scheduler;
 mod ready_queue;
+mod registry;
 mod round_robin;
 mod stacked;
 
@@ -164,14 +165,16 @@ pub use plan_first::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use ready_queue::ReadyQueue;
 pub(crate) use ready_queue::DEFAULT_QUEUE;
+pub use registry::{
+    by_name, names, register, register_with_params, register_with_quantum, registry, SchedParams, SchedulerFactory,
+    SchedulerMaker, NAMES,
+};
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
 pub use stacked::{PriorityInheritance, StackedScheduler, Vacant};
 
-use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use crate::message::Message;
-use crate::policy::{Registry, RegistryError};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
@@ -581,133 +584,4 @@ pub trait QueuedMessages {
     fn get(&self, thread: ThreadId, i: usize) -> Option<Message>;
     /// Mark the `i`-th message of `thread`'s new queue cancelled; whether there was one.
     fn cancel(&mut self, thread: ThreadId, i: usize) -> bool;
-}
-
-/// Builds a fresh scheduler: the runtime calls it once per CPU.
-///
-/// ```
-/// let f: tempi::policy::sched::SchedulerFactory = std::sync::Arc::new(|| Box::new(tempi::policy::sched::Fifo::new()));
-/// assert_eq!(f().name(), "fifo");
-/// ```
-pub type SchedulerFactory = Arc<dyn Fn() -> Box<dyn Scheduler> + Send + Sync>;
-
-/// The built-in policies' registry names. [`names`] also lists those the application
-/// registered.
-///
-/// ```
-/// assert!(tempi::policy::sched::NAMES.contains(&"edf"));
-/// ```
-pub const NAMES: &[&str] = &["fp", "edf", "fifo", "rr", "collator", "global-edf", "global-fp"];
-
-/// Turns the scheduling parameters of a run (today: the round-robin quantum, if one was
-/// given) into a [`SchedulerFactory`], or `None` when they do not suit the policy (round robin
-/// without a positive quantum).
-///
-/// ```
-/// use std::sync::Arc;
-/// use tempi::policy::sched::{Edf, Scheduler, SchedulerFactory, SchedulerMaker};
-/// let make: SchedulerMaker = Arc::new(|_quantum| Some(Arc::new(|| Box::new(Edf::new()) as Box<dyn Scheduler>) as SchedulerFactory));
-/// assert_eq!(make(None).unwrap()().name(), "edf");
-/// ```
-pub type SchedulerMaker = Arc<dyn Fn(Option<Duration>) -> Option<SchedulerFactory> + Send + Sync>;
-
-/// The process-wide scheduler registry: the built-ins ([`NAMES`], with the aliases
-/// `fixed-priority`, `rm` and `dm` for `fp`, `round-robin` for `rr`, `gedf` for `global-edf`
-/// and `gfp` for `global-fp`) and what the
-/// application added with [`register`] or [`register_with_quantum`].
-///
-/// ```
-/// let fp = tempi::policy::sched::registry().entry("rm").unwrap();
-/// assert_eq!(fp.name, "fp");
-/// ```
-pub fn registry() -> &'static Registry<SchedulerMaker> {
-    static REGISTRY: LazyLock<Registry<SchedulerMaker>> = LazyLock::new(|| {
-        let plain = |make: fn() -> Box<dyn Scheduler>| -> SchedulerMaker {
-            Arc::new(move |_| Some(Arc::new(make) as SchedulerFactory))
-        };
-        let round_robin: SchedulerMaker = Arc::new(|quantum: Option<Duration>| {
-            let q = quantum.filter(|q| !q.is_zero())?;
-            Some(Arc::new(move || Box::new(RoundRobin::new(q)) as Box<dyn Scheduler>) as SchedulerFactory)
-        });
-        Registry::new(
-            "scheduler",
-            &[
-                ("fp", &["fixed-priority", "rm", "dm"], plain(|| Box::new(FixedPriority::new()))),
-                ("edf", &[], plain(|| Box::new(Edf::new()))),
-                ("fifo", &[], plain(|| Box::new(Fifo::new()))),
-                ("rr", &["round-robin"], round_robin),
-                ("collator", &[], plain(|| Box::new(Collator::standard()))),
-                ("global-edf", &["gedf"], plain(|| Box::new(GlobalEdf::new()))),
-                ("global-fp", &["gfp"], plain(|| Box::new(GlobalFp::new()))),
-            ],
-        )
-    });
-    &REGISTRY
-}
-
-/// Make a policy available by `name` to every runtime of the process (to [`by_name`], hence
-/// to scenario files). `factory` builds one instance per CPU. Fails if the name is taken or
-/// invalid ([`RegistryError`]).
-///
-/// ```
-/// use tempi::policy::sched::{by_name, register, FixedPriority};
-/// register("my-fp", || Box::new(FixedPriority::new())).unwrap();
-/// assert_eq!(by_name("my-fp", None).unwrap()().name(), "fp");
-/// assert!(register("edf", || Box::new(FixedPriority::new())).is_err());
-/// ```
-pub fn register(
-    name: &str,
-    factory: impl Fn() -> Box<dyn Scheduler> + Send + Sync + 'static,
-) -> Result<(), RegistryError> {
-    let factory: SchedulerFactory = Arc::new(factory);
-    registry().register(name, Arc::new(move |_| Some(factory.clone())))
-}
-
-/// [`register`] for a policy that takes the run's quantum: `make` is given it (or `None`) and
-/// answers a factory, or `None` to refuse the parameters.
-///
-/// ```
-/// use std::sync::Arc;
-/// use tempi::policy::sched::{by_name, register_with_quantum, RoundRobin, Scheduler, SchedulerFactory};
-/// register_with_quantum("slow-rr", |q| {
-///     let q = q? * 10;
-///     Some(Arc::new(move || Box::new(RoundRobin::new(q)) as Box<dyn Scheduler>) as SchedulerFactory)
-/// })
-/// .unwrap();
-/// assert!(by_name("slow-rr", None).is_none());
-/// assert!(by_name("slow-rr", Some(std::time::Duration::from_millis(1))).is_some());
-/// ```
-pub fn register_with_quantum(
-    name: &str,
-    make: impl Fn(Option<Duration>) -> Option<SchedulerFactory> + Send + Sync + 'static,
-) -> Result<(), RegistryError> {
-    registry().register(name, Arc::new(make))
-}
-
-/// Every registered policy's name: the built-ins ([`NAMES`]) first, then the application's in
-/// registration order.
-///
-/// ```
-/// assert_eq!(tempi::policy::sched::names()[..tempi::policy::sched::NAMES.len()], tempi::policy::sched::NAMES[..]);
-/// ```
-pub fn names() -> Vec<String> {
-    registry().names()
-}
-
-/// A registered policy by name: a built-in (`fp` (also `fixed-priority`, `rm`, `dm`), `edf`,
-/// `fifo`, `rr` (also `round-robin`; it needs `quantum`), `collator` ([`Collator::standard`]),
-/// `global-edf` (also `gedf`) and `global-fp` (also `gfp`), virtual time only) or one the
-/// application registered.
-/// Returns `None` for an unknown name or parameters the policy refuses (a missing quantum).
-///
-/// ```
-/// use std::time::Duration;
-/// use tempi::policy::sched::by_name;
-/// assert_eq!(by_name("edf", None).unwrap()().name(), "edf");
-/// assert!(by_name("rr", Some(Duration::from_millis(1))).is_some());
-/// assert!(by_name("rr", None).is_none());
-/// assert!(by_name("lottery", None).is_none());
-/// ```
-pub fn by_name(name: &str, quantum: Option<Duration>) -> Option<SchedulerFactory> {
-    registry().get(name)?(quantum)
 }

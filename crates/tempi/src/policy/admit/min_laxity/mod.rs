@@ -527,7 +527,8 @@ impl AdmissionEngine for MinLaxityEngine {
                 r = self.run(r).next;
             }
         }
-        if self.search == Search::Hashed {
+        // A collection that removed nothing leaves the list, and so the table, as they were.
+        if self.search == Search::Hashed && gone > 0 {
             self.rehash();
         }
         gone

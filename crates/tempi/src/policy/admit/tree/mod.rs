@@ -414,6 +414,21 @@ impl TreeEngine {
         gone
     }
 
+    /// Whether some held deadline is before `t`: the first job of the leftmost leaf is the
+    /// earliest (an empty leftmost leaf, should one be left, answers yes, so the full walk
+    /// decides).
+    fn earliest_before(&self, t: u64) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let mut node = self.root;
+        for _ in 0..self.height {
+            node = self.inners[node as usize].children[0];
+        }
+        let leaf = &self.leaves[node as usize];
+        leaf.len == 0 || leaf.deadlines[0] < t
+    }
+
     /// Return the subtree at `node` to the free lists; how many jobs it held.
     fn release(&mut self, node: Ix, level: usize) -> usize {
         if level == 0 {
@@ -515,6 +530,11 @@ impl AdmissionEngine for TreeEngine {
     }
 
     fn expire(&mut self, now: Time) -> usize {
+        if !self.earliest_before(now.as_nanos()) {
+            // Nothing to remove: the engine, and the kept descent, stay as they are. Callers
+            // expire before every query, so this is the common case.
+            return 0;
+        }
         self.changed();
         // Ids order by deadline first, so this removes every deadline before `now`.
         let gone = self.expire_in(self.root, self.height, AdmitId { deadline: now.as_nanos(), seq: 0 });

@@ -312,7 +312,9 @@ impl Collator {
     /// zero goes to child 0, fixed priority (the reactive part); otherwise one whose job has
     /// a deadline and a declared WCET is guaranteed; the rest go to child 1, FIFO (best
     /// effort, which also takes refused jobs). It assumes switches cost nothing
-    /// ([`Collator::with_switch_cost`]).
+    /// ([`Collator::with_switch_cost`]); built by name
+    /// ([`by_name`](crate::policy::sched::by_name)), it is told the switch cost the run gives
+    /// ([`SchedParams::switch_cost`](crate::policy::sched::SchedParams::switch_cost)).
     ///
     /// ```
     /// use tempi::policy::sched::{Collator, Scheduler};
