@@ -118,7 +118,6 @@ impl Via<'_, '_> {
         }
     }
 
-    /// Answer `caller`'s call, queued or saved, with `reply` (`None`: unanswered).
     /// The runtime it belongs to.
     pub(super) fn runtime(self) -> u64 {
         match self {
@@ -127,6 +126,7 @@ impl Via<'_, '_> {
         }
     }
 
+    /// Answer `caller`'s call, queued or saved, with `reply` (`None`: unanswered).
     pub(super) fn answer(self, caller: Caller, reply: Option<Message>) {
         match (caller, self) {
             (Caller::Local(caller, token), Via::Thread(cx)) => cx.handler_answer(caller, token, reply),
