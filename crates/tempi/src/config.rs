@@ -149,7 +149,7 @@ impl Config {
     }
     /// Requests each real-time CPU can hold from the other CPUs at once (releases, kills,
     /// priority changes, spawns, joins and their answers; 1024 by default, at least 1). A
-    /// request that finds the queue full fails with [`Error::QueueFull`](crate::Error::QueueFull).
+    /// request that finds the queue full fails with [`Error::QueueFull`].
     ///
     /// ```
     /// let _ = tempi::Config::new(2).cross_cpu_queue(64);

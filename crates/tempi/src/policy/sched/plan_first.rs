@@ -36,8 +36,11 @@ pub const PLANNED_PRIORITY: i32 = i32::MAX - 1;
 /// ```
 pub const PLANNER_PRIORITY: i32 = i32::MAX;
 
-/// A scheduler that puts planned threads first and lets `inner` schedule the rest; see the
-/// [module documentation](self).
+/// A scheduler that puts planned threads first and lets `inner` schedule the rest.
+///
+/// Threads whose base priority is at least [`PLANNED_PRIORITY`] run above every thread of
+/// `inner`, ordered among themselves by priority, FIFO among equals, never time-sliced; every
+/// other thread is queued, preempted and time-sliced by `inner` exactly as without the wrapper.
 ///
 /// ```
 /// use tempi::policy::sched::{Edf, PlanFirst, Scheduler};
