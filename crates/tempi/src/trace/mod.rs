@@ -46,7 +46,10 @@ pub enum TraceKind {
     Wake,
     /// The job finished; `arg` is its response time in ns.
     JobComplete,
-    /// The job was abandoned (miss policy or abort time).
+    /// The job was abandoned: `arg` is 0 when its miss policy or abort time abandoned it, else
+    /// the code of a [`JobEnd`]: the end of its thread (a kill, a panic of its body) cut it
+    /// short, while it ran or waited to run. Every job released ends with a `JobComplete` or a
+    /// `JobAbort` record, unless the run ended first.
     JobAbort,
     /// The job's deadline passed unfinished; `arg` is the deadline in ns.
     Miss,
@@ -216,6 +219,53 @@ impl StopReason {
             StopReason::Aborted => "abort",
             StopReason::Exited => "exit",
             StopReason::Suspended => "suspend",
+        }
+    }
+}
+
+/// What ended a job its thread's end cut short: the `arg` of its [`TraceKind::JobAbort`]
+/// record (0 is a job abandoned by its miss policy or abort time).
+///
+/// ```
+/// use tempi::trace::JobEnd;
+/// assert_eq!(JobEnd::from_code(JobEnd::Killed.code()), Some(JobEnd::Killed));
+/// assert_eq!(JobEnd::from_code(0), None);
+/// assert_eq!(JobEnd::Panicked.name(), "panic");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobEnd {
+    /// Its thread was killed ([`crate::Ctx::kill`], a budget with the action Kill, a Spring
+    /// group's kill) while the job ran or waited to run.
+    Killed,
+    /// Its thread's body panicked in this job, or in an earlier one while this job waited.
+    Panicked,
+}
+
+impl JobEnd {
+    /// The `arg` of the job's [`TraceKind::JobAbort`] record: 1 for a panic, 2 for a kill,
+    /// the codes of the thread's [`TraceKind::Exit`] record.
+    pub fn code(self) -> u64 {
+        match self {
+            JobEnd::Panicked => 1,
+            JobEnd::Killed => 2,
+        }
+    }
+
+    /// Decode a [`TraceKind::JobAbort`] record's `arg`; `None` for 0 (miss policy, abort
+    /// time) and unknown codes.
+    pub fn from_code(code: u64) -> Option<JobEnd> {
+        match code {
+            1 => Some(JobEnd::Panicked),
+            2 => Some(JobEnd::Killed),
+            _ => None,
+        }
+    }
+
+    /// The report's word for it: `"kill"` or `"panic"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobEnd::Killed => "kill",
+            JobEnd::Panicked => "panic",
         }
     }
 }

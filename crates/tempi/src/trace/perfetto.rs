@@ -107,7 +107,10 @@ pub fn to_json(out: &RunOutcome) -> String {
         let (track, args) = match r.kind {
             TraceKind::Release => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, opt_ns(r.arg))),
             TraceKind::JobComplete => (tid(r.thread), format!(r#"{{"job":{},"response_ns":{}}}"#, r.job, r.arg)),
-            TraceKind::JobAbort => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
+            TraceKind::JobAbort => match crate::trace::JobEnd::from_code(r.arg) {
+                Some(end) => (tid(r.thread), format!(r#"{{"job":{},"ended_by":"{}"}}"#, r.job, end.name())),
+                None => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
+            },
             TraceKind::Miss => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, r.arg)),
             TraceKind::ReleaseSkipped | TraceKind::ReleaseOverflow | TraceKind::ReleaseBeyondLimit => {
                 (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg))

@@ -20,7 +20,7 @@ use crate::sets::BudgetEventKind;
 use crate::stats::{RunOutcome, ThreadSummary};
 use crate::thread::{ThreadId, ThreadOutcome};
 use crate::time::{nanos, Time};
-use crate::trace::{StopReason, TraceKind};
+use crate::trace::{JobEnd, StopReason, TraceKind};
 
 /// One stretch of execution: a thread held a CPU from `start` to `end`.
 ///
@@ -127,8 +127,13 @@ pub struct JobRecord {
     pub deadline: Option<Time>,
     /// Whether its deadline passed with the job unfinished.
     pub missed: bool,
-    /// Whether it was abandoned rather than completed.
+    /// Whether it was abandoned rather than completed (by the miss policy, the abort time,
+    /// or the end of its thread: see `ended_by`).
     pub aborted: bool,
+    /// When the end of its thread cut it short (a kill, a panic of the body), which; `None`
+    /// for a job that completed, was abandoned by its miss policy or abort time, or had not
+    /// ended when the run did.
+    pub ended_by: Option<JobEnd>,
     /// How many times it was preempted.
     pub preemptions: u32,
 }
@@ -164,6 +169,7 @@ pub fn jobs(out: &RunOutcome) -> Vec<JobRecord> {
                 deadline: (r.arg != u64::MAX).then(|| Time::from_nanos(r.arg)),
                 missed: false,
                 aborted: false,
+                ended_by: None,
                 preemptions: 0,
             });
             continue;
@@ -179,6 +185,7 @@ pub fn jobs(out: &RunOutcome) -> Vec<JobRecord> {
             TraceKind::JobAbort => {
                 job.finish = Some(r.time);
                 job.aborted = true;
+                job.ended_by = JobEnd::from_code(r.arg);
             }
             TraceKind::Miss => job.missed = true,
             _ => {}
@@ -416,6 +423,9 @@ struct JobJson {
     deadline: Option<u64>,
     missed: bool,
     aborted: bool,
+    /// `"kill"` or `"panic"` when the end of its thread cut the job short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended_by: Option<&'static str>,
     preemptions: u32,
 }
 
@@ -486,6 +496,7 @@ pub(super) fn render(
             deadline: j.deadline.map(Time::as_nanos),
             missed: j.missed,
             aborted: j.aborted,
+            ended_by: j.ended_by.map(JobEnd::name),
             preemptions: j.preemptions,
         })
         .collect();
