@@ -315,11 +315,11 @@ impl<C: Clock> Kernel<C> {
             let c = self.cpu_of(id);
             self.trace(c, TraceKind::Miss, id, number, deadline.as_nanos());
             let event = MissEvent { thread: id, job: number, release, deadline, at: self.now };
-            self.culprit = Culprit::MissHandler(id);
+            self.culprit.set(Culprit::MissHandler(id));
             if let Some(h) = self.tcb(id).on_miss.as_mut() {
                 h(&event);
             }
-            self.culprit = Culprit::Policy;
+            self.culprit.set(Culprit::Scheduler);
             match policy {
                 MissPolicy::Continue => {}
                 MissPolicy::AbortJob => self.abandon(id, number),
