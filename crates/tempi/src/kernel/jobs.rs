@@ -25,6 +25,7 @@ impl<C: Clock> Kernel<C> {
             ThreadOutcome::Completed => 0,
             ThreadOutcome::Panicked(_) => 1,
             ThreadOutcome::Killed => 2,
+            ThreadOutcome::NotStarted(_) => 3,
         };
         if self.cpus[c].current == Some(id) {
             self.stop_running(c, StopReason::Exited);
@@ -32,6 +33,7 @@ impl<C: Clock> Kernel<C> {
         match outcome {
             ThreadOutcome::Killed => self.end_jobs_cut_short(id, JobEnd::Killed),
             ThreadOutcome::Panicked(_) => self.end_jobs_cut_short(id, JobEnd::Panicked),
+            ThreadOutcome::NotStarted(_) => self.end_jobs_cut_short(id, JobEnd::NotStarted),
             // A thread that ends normally has no job left.
             ThreadOutcome::Completed => {}
         }
@@ -81,7 +83,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The thread `id` ends by a kill or a panic: its job in progress (begun or not) and its
+    /// The thread `id` ends by a kill, a panic or a failure to start: its job in progress (begun or not) and its
     /// waiting jobs end now, abandoned, each with a `JobAbort` record saying why, so that no
     /// released job is left without an end.
     fn end_jobs_cut_short(&mut self, id: ThreadId, why: JobEnd) {

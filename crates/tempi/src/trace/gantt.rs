@@ -429,6 +429,7 @@ fn render(out: &RunOutcome, plan: Option<&crate::trace::plans::PlanOverlay>) -> 
                 let why = match crate::trace::JobEnd::from_code(r.arg) {
                     Some(crate::trace::JobEnd::Killed) => " (thread killed)",
                     Some(crate::trace::JobEnd::Panicked) => " (thread panicked)",
+                    Some(crate::trace::JobEnd::NotStarted) => " (thread not started)",
                     None => "",
                 };
                 let tip = esc(&format!("{name} job {} aborted at {}{why}", r.job, r.time));

@@ -53,7 +53,8 @@ pub enum TraceKind {
     JobAbort,
     /// The job's deadline passed unfinished; `arg` is the deadline in ns.
     Miss,
-    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic, 2 for a kill.
+    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic, 2 for a kill, 3 for a
+    /// thread that could not be started ([`crate::ThreadOutcome::NotStarted`]).
     Exit,
     /// A timing event's handler ran; `arg` is the event's index.
     Timer,
@@ -239,15 +240,18 @@ pub enum JobEnd {
     Killed,
     /// Its thread's body panicked in this job, or in an earlier one while this job waited.
     Panicked,
+    /// Its thread could not be started ([`crate::ThreadOutcome::NotStarted`]).
+    NotStarted,
 }
 
 impl JobEnd {
-    /// The `arg` of the job's [`TraceKind::JobAbort`] record: 1 for a panic, 2 for a kill,
-    /// the codes of the thread's [`TraceKind::Exit`] record.
+    /// The `arg` of the job's [`TraceKind::JobAbort`] record: 1 for a panic, 2 for a kill, 3
+    /// for a thread not started, the codes of the thread's [`TraceKind::Exit`] record.
     pub fn code(self) -> u64 {
         match self {
             JobEnd::Panicked => 1,
             JobEnd::Killed => 2,
+            JobEnd::NotStarted => 3,
         }
     }
 
@@ -257,15 +261,17 @@ impl JobEnd {
         match code {
             1 => Some(JobEnd::Panicked),
             2 => Some(JobEnd::Killed),
+            3 => Some(JobEnd::NotStarted),
             _ => None,
         }
     }
 
-    /// The report's word for it: `"kill"` or `"panic"`.
+    /// The report's word for it: `"kill"`, `"panic"` or `"not-started"`.
     pub fn name(self) -> &'static str {
         match self {
             JobEnd::Killed => "kill",
             JobEnd::Panicked => "panic",
+            JobEnd::NotStarted => "not-started",
         }
     }
 }

@@ -115,6 +115,9 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::ReleaseSkipped | TraceKind::ReleaseOverflow | TraceKind::ReleaseBeyondLimit => {
                 (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg))
             }
+            TraceKind::Exit if r.arg == 3 => {
+                (tid(r.thread), r#"{"panicked":false,"killed":false,"not_started":true}"#.to_string())
+            }
             TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{},"killed":{}}}"#, r.arg == 1, r.arg == 2)),
             TraceKind::Timer => (TIMER_TID, format!(r#"{{"event":{}}}"#, r.arg)),
             TraceKind::BudgetExhausted | TraceKind::BudgetReplenished => {

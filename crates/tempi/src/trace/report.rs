@@ -311,6 +311,7 @@ fn outcome_text(o: &Option<ThreadOutcome>) -> Option<String> {
         Some(ThreadOutcome::Completed) => Some("completed".into()),
         Some(ThreadOutcome::Panicked(msg)) => Some(format!("panicked: {msg}")),
         Some(ThreadOutcome::Killed) => Some("killed".into()),
+        Some(ThreadOutcome::NotStarted(why)) => Some(format!("not started: {why}")),
     }
 }
 
@@ -602,7 +603,7 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
 /// deadline misses (and under a global policy the migrations, in total and per thread that
 /// moved), then releases dropped for a full release queue, warnings, lost trace
-/// records, panicked and killed threads, if any.
+/// records, panicked, not started and killed threads, if any.
 ///
 /// ```
 /// use std::time::Duration;
@@ -749,6 +750,21 @@ pub fn summary_text(out: &RunOutcome) -> String {
         let _ = writeln!(s, "panicked threads:");
         for (name, msg) in panicked {
             let _ = writeln!(s, "  {name}: {msg}");
+        }
+    }
+    // Threads that never ran for want of a stack (or an OS thread) did not panic.
+    let not_started: Vec<(&str, &str)> = out
+        .threads
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Some(ThreadOutcome::NotStarted(why)) => Some((t.name.as_str(), why.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !not_started.is_empty() {
+        let _ = writeln!(s, "threads not started:");
+        for (name, why) in not_started {
+            let _ = writeln!(s, "  {name}: {why}");
         }
     }
     let killed: Vec<&str> =
