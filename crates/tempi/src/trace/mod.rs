@@ -18,6 +18,7 @@ pub mod gantt;
 pub mod perfetto;
 pub mod plans;
 pub mod report;
+mod summary;
 
 use crate::thread::ThreadId;
 use crate::time::Time;
