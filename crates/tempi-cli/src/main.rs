@@ -370,6 +370,9 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
     }
     if !out.quiet {
         print_summary(sc, &outcome);
+        if let Some(sp) = &spring {
+            print!("{}", tempi_cli::scenario::spring_summary(sp));
+        }
     }
     let files: [(&Option<PathBuf>, &str, Exporter); 3] = [
         (&out.report, "report", tempi::trace::report::to_json),

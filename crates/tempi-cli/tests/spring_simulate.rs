@@ -117,3 +117,37 @@ fn real_time_runs_execute_thread_groups_and_report_planned_and_actual_times() {
     // `sense` starts within the run's 300 ms.
     assert!(tasks[0]["actual_start"].as_u64().is_some(), "{}", tasks[0]);
 }
+
+/// A task whose code panics is `panicked` in the report's `spring` key and named in the text
+/// summary, with the tasks that overran or were killed.
+#[test]
+fn a_panicking_task_is_reported_as_panicked_in_the_json_and_the_text() {
+    use std::time::Duration;
+    use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    use tempi::{Runtime, Time};
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    let planner = PlannerConfig { planner_wcet: ms(1), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    let g = GroupSpec::new("bad", Time::ZERO, Time::from_millis(30)).thread(
+        GroupThread::new("a")
+            .task(TaskRequest::new(ms(4)), |cx, _| {
+                cx.work(Duration::from_millis(2));
+                panic!("sensor gone");
+            })
+            .work(TaskRequest::new(ms(2)), ms(2)),
+    );
+    spring.add_group(&mut rt, g).unwrap();
+    let out = rt.run().unwrap();
+    let report = tempi_cli::scenario::report_with_groups(&tempi::trace::report::to_json(&out), &spring);
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let outcomes: Vec<&str> =
+        v["spring"]["tasks"].as_array().unwrap().iter().map(|t| t["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["panicked", "killed"]);
+    assert_eq!(v["spring"]["tasks"][0]["actual_finish"], 3_000_000);
+    assert_eq!(
+        tempi_cli::scenario::spring_summary(&spring),
+        "spring tasks killed: bad/a#1\nspring tasks panicked: bad/a#0\n"
+    );
+}

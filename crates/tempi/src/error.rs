@@ -114,9 +114,11 @@ pub enum Error {
     /// ```
     Unwinding,
     /// Code the kernel called panicked — a timing-event, execution-time-timer, miss or budget
-    /// handler, a budget action, a scheduler or a lock policy, the progress hook — or a
-    /// real-time dispatcher failed. The run was stopped there: every thread still alive was
-    /// unwound (its destructors ran) and the run's results are lost.
+    /// handler, a budget action, the scheduler or a lock policy, the progress hook — or a
+    /// real-time dispatcher failed; `source` says which kind, `what` which one. The run was
+    /// stopped there: every thread still alive was unwound (its destructors ran) and the
+    /// run's results are lost. A thread body's panic is not one of these: it ends only its
+    /// thread, with [`crate::ThreadOutcome::Panicked`].
     ///
     /// ```
     /// use tempi::{Error, Runtime, ThreadSpec, TimerSpec, Time};
@@ -125,9 +127,13 @@ pub enum Error {
     /// rt.add_timer(TimerSpec::at(Time::from_millis(1)), |_| panic!("bad handler")).unwrap();
     /// let err = rt.run().unwrap_err();
     /// assert!(matches!(err, Error::Panicked { ref message, .. } if message == "bad handler"));
+    /// assert!(matches!(err, Error::Panicked { source: tempi::PanicSource::Handler, .. }));
     /// ```
     Panicked {
-        /// What panicked, e.g. "the handler of timing event 0".
+        /// Which kind of code panicked.
+        source: PanicSource,
+        /// What panicked, in words, e.g. "the handler of timing event 0", "the lock policy
+        /// `pcp` of lock `door`".
         what: String,
         /// The panic's message.
         message: String,
@@ -195,6 +201,42 @@ pub enum Error {
     },
 }
 
+/// The kind of code whose panic ended a run ([`Error::Panicked`]).
+///
+/// ```
+/// assert_eq!(tempi::PanicSource::LockPolicy.name(), "lock policy");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PanicSource {
+    /// The scheduling policy ([`crate::policy::sched::Scheduler`]) or its factory. Also
+    /// named when the kernel's own code fails outside any call below, which should not
+    /// happen.
+    Scheduler,
+    /// A lock policy ([`crate::policy::lock::LockPolicy`]), when its lock was created or
+    /// used.
+    LockPolicy,
+    /// A handler the application gave the runtime: a timing event's, an execution-time
+    /// timer's, a miss handler, a budget handler or action.
+    Handler,
+    /// The progress hook.
+    Hook,
+    /// A real-time dispatcher, outside any of the above.
+    Dispatcher,
+}
+
+impl PanicSource {
+    /// A short name, as in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            PanicSource::Scheduler => "scheduler",
+            PanicSource::LockPolicy => "lock policy",
+            PanicSource::Handler => "handler",
+            PanicSource::Hook => "hook",
+            PanicSource::Dispatcher => "dispatcher",
+        }
+    }
+}
+
 /// What a global scheduling policy refuses ([`Error::Global`]).
 ///
 /// ```
@@ -244,7 +286,7 @@ impl fmt::Display for Error {
             Error::Unwinding => {
                 write!(f, "the thread is unwinding: a runtime call from a destructor cannot create anything or wait")
             }
-            Error::Panicked { what, message } => {
+            Error::Panicked { what, message, .. } => {
                 write!(f, "{what} panicked: {message}; the run was stopped and its threads unwound")
             }
             Error::BadPick { scheduler, cpu, thread } => write!(

@@ -50,7 +50,7 @@ pub mod thread;
 pub mod time;
 pub mod trace;
 
-pub use error::{Error, GlobalRefusal};
+pub use error::{Error, GlobalRefusal, PanicSource};
 pub use kernel::{Ctx, EventCtx, JobInfo};
 pub use runtime::{
     Config, Costs, CrossCpuStats, MessageStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
-use crate::error::{Error, GlobalRefusal};
+use crate::error::{Error, GlobalRefusal, PanicSource};
 use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed};
 use crate::policy::sched::Scheduler;
 use crate::sets::{Budget, SetId};
@@ -493,6 +493,7 @@ impl<C: Clock> Runtime<C> {
             (s.name().to_string(), s.global())
         }))
         .map_err(|payload| Error::Panicked {
+            source: PanicSource::Scheduler,
             what: "the scheduler factory".into(),
             message: crate::kernel::panic_message(&*payload),
         })?;
@@ -533,6 +534,7 @@ impl<C: Clock> Runtime<C> {
                                 // The others may be waiting for a post: wake them to stop.
                                 crossing3.ring_all();
                                 Err(Error::Panicked {
+                                    source: PanicSource::Dispatcher,
                                     what: format!("the dispatcher of CPU {cpu}"),
                                     message: crate::kernel::panic_message(&*payload),
                                 })
@@ -563,6 +565,7 @@ impl<C: Clock> Runtime<C> {
                         }
                         Err(payload) => {
                             failure.get_or_insert(Error::Panicked {
+                                source: PanicSource::Dispatcher,
                                 what: "a real-time dispatcher".into(),
                                 message: crate::kernel::panic_message(&*payload),
                             });
@@ -668,11 +671,13 @@ impl StartGate {
     }
 }
 
-/// A policy panicked while a kernel was being built (its scheduler factory, or a scheduler or
-/// lock policy placing the threads registered before the run).
+/// The scheduler panicked while a kernel was being built (its factory, or the policy placing
+/// the threads registered before the run). A lock policy's panic there is caught and named
+/// by the kernel itself.
 fn building_panicked(cpu: usize, payload: &(dyn std::any::Any + Send)) -> Error {
     Error::Panicked {
-        what: format!("a scheduler or lock policy of CPU {cpu}, while the kernel was built"),
+        source: PanicSource::Scheduler,
+        what: format!("the scheduler of CPU {cpu}, while the kernel was built"),
         message: crate::kernel::panic_message(payload),
     }
 }

@@ -25,7 +25,9 @@ pub struct ThreadStats {
     pub released: u64,
     /// Jobs that ran to completion.
     pub completed: u64,
-    /// Jobs abandoned by the miss policy or the abort time.
+    /// Jobs abandoned: by the miss policy or the abort time, or cut short by the end of their
+    /// thread (a kill, a panic of its body), which ends its job in progress and its waiting
+    /// jobs. Each leaves a [`crate::trace::TraceKind::JobAbort`] record saying which.
     pub aborted: u64,
     /// Deadlines missed.
     pub misses: u64,

@@ -248,6 +248,10 @@ pub enum ThreadOutcome {
     /// The thread was killed at a task boundary (its set's budget action was
     /// [`crate::policy::budget::Kill`]).
     Killed,
+    /// The thread could not be started when it was first to run and ran none of its code: its
+    /// stack could not be mapped, or (an OS-backed thread in real time) its OS thread could
+    /// not be created. The system's reason is recorded. Other threads were not affected.
+    NotStarted(String),
 }
 
 /// Everything the kernel needs to know to create a thread: name, placement, timing and

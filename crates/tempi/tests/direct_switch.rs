@@ -210,7 +210,7 @@ fn a_policy_panicking_on_a_threads_stack_ends_the_run_with_an_error() {
         .unwrap();
     }
     match rt.run_until(Time::from_millis(1)) {
-        Err(Error::Panicked { what, message }) => {
+        Err(Error::Panicked { what, message, .. }) => {
             assert!(what.contains("scheduler `breaks`"), "{what}");
             assert_eq!(message, "policy failed on a yield");
         }

@@ -200,7 +200,9 @@ fn export_report_rm_threads_match_stats() {
 fn export_report_miss_panic_and_outcomes() {
     let out = miss_run();
     let v = parse(&report::to_json(&out));
-    assert_eq!(job_lines(&v), ["late#0 0/0/3/1 miss p0", "boom#0 0/3/-/- p0"]);
+    // The job the panic cut short ends at the panic, abandoned.
+    assert_eq!(job_lines(&v), ["late#0 0/0/3/1 miss p0", "boom#0 0/3/3/- abort p0"]);
+    assert_eq!((v["jobs"][0].get("ended_by"), v["jobs"][1]["ended_by"].as_str()), (None, Some("panic")));
     assert_eq!(v["threads"][0]["misses"], 1);
     assert_eq!(v["threads"][0]["outcome"], "completed");
     assert_eq!(v["threads"][1]["outcome"], "panicked: bad <sensor>");

@@ -121,6 +121,30 @@ fn an_overrunning_task_is_stopped_at_its_window_and_its_group_killed() {
 }
 
 #[test]
+fn a_task_whose_body_panics_is_recorded_as_panicked() {
+    let mut rt = Runtime::simulated(1);
+    let spring = Spring::new(&mut rt, SpringSpec::new(planner(1, 0, 1))).unwrap();
+    let g = GroupSpec::new("bad", Time::ZERO, at(30)).thread(
+        GroupThread::new("a")
+            .task(TaskRequest::new(ms(4)), |cx, _| {
+                cx.work(ms(2));
+                panic!("sensor gone");
+            })
+            .work(TaskRequest::new(ms(2)), ms(2)),
+    );
+    spring.add_group(&mut rt, g).unwrap();
+    let out = rt.run().unwrap();
+    let tasks = spring.tasks();
+    // a0 planned [1,5] panics at 3; a1, planned [5,7], never runs: its thread has ended.
+    assert_eq!(windows(&tasks), [(0, 1, 5, Some(1), Some(3)), (0, 5, 7, None, None)]);
+    assert_eq!((tasks[0].outcome, tasks[1].outcome), (TaskOutcome::Panicked, TaskOutcome::Killed));
+    assert_eq!(TaskOutcome::Panicked.name(), "panicked");
+    assert_eq!(spring.events(), ["3.000000ms: group \"bad\": a task panicked: sensor gone"]);
+    let thread = out.thread_named("bad/a").unwrap();
+    assert_eq!(thread.outcome, Some(tempi::ThreadOutcome::Panicked("sensor gone".into())));
+}
+
+#[test]
 fn kill_lands_at_the_next_task_boundary_and_frees_the_rest() {
     // The killer runs on the second CPU: on the victim's, planned work runs above it.
     let mut rt = Runtime::simulated(2);

@@ -279,7 +279,7 @@ fn fail_once_locked(locked: Arc<AtomicBool>) -> impl FnMut(&mut tempi::EventCtx<
 
 fn expect_panicked(r: Result<tempi::RunOutcome, Error>, what: &str, message: &str) {
     match r {
-        Err(Error::Panicked { what: w, message: m }) => {
+        Err(Error::Panicked { what: w, message: m, .. }) => {
             assert!(w.contains(what), "{w:?} should name {what:?}");
             assert_eq!(m, message);
         }
@@ -456,7 +456,9 @@ fn a_scheduler_panicking_while_threads_are_placed_is_an_error() {
     let cfg = Config::new(1).scheduler(|| Box::new(Refuses(tempi::policy::sched::FixedPriority::new())));
     let mut rt = Runtime::<VirtualClock>::new(cfg).unwrap();
     rt.spawn(ThreadSpec::new("t"), |_| {}).unwrap();
-    expect_panicked(rt.run(), "scheduler or lock policy of CPU 0", "no thread is ever ready");
+    let r = rt.run();
+    assert!(matches!(r, Err(Error::Panicked { source: tempi::PanicSource::Scheduler, .. })), "{r:?}");
+    expect_panicked(r, "the scheduler of CPU 0, while the kernel was built", "no thread is ever ready");
 }
 
 #[test]

@@ -184,7 +184,7 @@ fn xcpu_handlers_a_panic_on_the_dispatcher_ends_the_run_with_an_error() {
     .unwrap();
     rt.spawn(ThreadSpec::new("u").cpu(1), |cx| cx.sleep(Duration::from_millis(1))).unwrap();
     match rt.run() {
-        Err(tempi::Error::Panicked { what, message }) => {
+        Err(tempi::Error::Panicked { what, message, .. }) => {
             assert!(message.contains("handler bug"), "{what}: {message}")
         }
         other => panic!("expected Error::Panicked, got {other:?}"),

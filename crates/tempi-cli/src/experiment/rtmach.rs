@@ -233,7 +233,11 @@ impl Benchmark {
             .map_err(|e| e.to_string())?;
         }
         let out = rt.run_until(Time::from_millis(self.horizon_ms())).map_err(|e| e.to_string())?;
-        if let Some(t) = out.threads.iter().find(|t| matches!(t.outcome, Some(ThreadOutcome::Panicked(_)))) {
+        if let Some(t) = out
+            .threads
+            .iter()
+            .find(|t| matches!(t.outcome, Some(ThreadOutcome::Panicked(_) | ThreadOutcome::NotStarted(_))))
+        {
             return Err(format!(
                 "{} under {policy} with EXE = {exe_us} us: thread {} failed: {:?}",
                 self.name, t.name, t.outcome

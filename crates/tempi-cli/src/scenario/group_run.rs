@@ -12,7 +12,7 @@ use serde::Serialize;
 use tempi::clock::Clock;
 use tempi::policy::admit::planner::{Decision, Rejection};
 use tempi::policy::sched::PLANNED_PRIORITY;
-use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, TaskOutcome};
 use tempi::trace::plans::{PlanOverlay, PlannedWindow};
 use tempi::{Runtime, Time};
 
@@ -247,6 +247,30 @@ pub fn spring_json(spring: &Spring) -> String {
         events: spring.events(),
     };
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("\"unserialisable: {e}\""))
+}
+
+/// Lines for the text summary naming the tasks of accepted groups that did not complete: one
+/// line per outcome (`overrun`, `killed`, `panicked`) that some task had, each task as
+/// `GROUP/THREAD#TASK`; empty when every task completed or had not ended.
+///
+/// ```
+/// // See the `spring_simulate` tests: a task whose code panics is listed as
+/// // "spring tasks panicked: GROUP/THREAD#0".
+/// ```
+pub fn spring_summary(spring: &Spring) -> String {
+    let tasks = spring.tasks();
+    let mut text = String::new();
+    for outcome in [TaskOutcome::Overrun, TaskOutcome::Killed, TaskOutcome::Panicked] {
+        let names: Vec<String> = tasks
+            .iter()
+            .filter(|t| t.outcome == outcome)
+            .map(|t| format!("{}/{}#{}", t.group, t.thread, t.task))
+            .collect();
+        if !names.is_empty() {
+            text.push_str(&format!("spring tasks {}: {}\n", outcome.name(), names.join(", ")));
+        }
+    }
+    text
 }
 
 /// `report` (a JSON object, as the library writes it) with a `spring` key added last.

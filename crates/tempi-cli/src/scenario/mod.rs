@@ -59,7 +59,7 @@ use tempi::policy::sched::SchedulerFactory;
 use tempi::{Accounting, Costs, Criticality, MissPolicy, Replenishment, TimerSpec, Timing};
 
 pub use duration::{parse_duration, DURATION_HINT};
-pub use group_run::{overlay, report_with_groups, spring_json};
+pub use group_run::{overlay, report_with_groups, spring_json, spring_summary};
 pub use groups::{GroupDef, GroupTaskDef, GroupThreadDef, PlannerDef, ProcessDef, SpawnMode};
 pub use requests::{AdmissionDef, Admissions, RequestDef};
 

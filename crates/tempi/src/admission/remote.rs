@@ -57,6 +57,7 @@ impl Admission {
                 ThreadOutcome::Completed => "completed".to_string(),
                 ThreadOutcome::Panicked(m) => format!("panicked: {m}"),
                 ThreadOutcome::Killed => "killed".to_string(),
+                ThreadOutcome::NotStarted(m) => format!("not started: {m}"),
             },
         })
     }

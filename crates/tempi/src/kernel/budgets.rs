@@ -159,12 +159,12 @@ impl<C: Clock> Kernel<C> {
         let event = self.budget_event(s, BudgetEventKind::Exhausted);
         let b = self.sets[s].budget.as_mut().expect("exhausting a budget");
         b.exhausted = true;
-        self.culprit = super::Culprit::Budget(s as u32);
+        self.culprit.set(super::Culprit::Budget(s as u32));
         if let Some(h) = b.handler.as_mut() {
             h(&event);
         }
         let enforcement = b.action.on_exhausted(&event);
-        self.culprit = super::Culprit::Policy;
+        self.culprit.set(super::Culprit::Scheduler);
         match b.rule {
             Replenishment::ConstantBandwidth { period } => {
                 // Postpone the server deadline and refill at once: the bandwidth stays bounded
@@ -245,17 +245,17 @@ impl<C: Clock> Kernel<C> {
         }
         let event = self.budget_event(s, BudgetEventKind::Replenished);
         let b = self.sets[s].budget.as_mut().expect("refilled budget");
-        self.culprit = super::Culprit::Budget(s as u32);
+        self.culprit.set(super::Culprit::Budget(s as u32));
         if let Some(h) = b.handler.as_mut() {
             h(&event);
         }
-        self.culprit = super::Culprit::Policy;
+        self.culprit.set(super::Culprit::Scheduler);
         if was_exhausted && left > 0 {
             self.lift(s);
             let b = self.sets[s].budget.as_mut().expect("refilled budget");
-            self.culprit = super::Culprit::Budget(s as u32);
+            self.culprit.set(super::Culprit::Budget(s as u32));
             b.action.on_replenished(&event);
-            self.culprit = super::Culprit::Policy;
+            self.culprit.set(super::Culprit::Scheduler);
             if matches!(b.rule, Replenishment::Sporadic { .. }) && self.set_active(s) {
                 let now = self.now;
                 self.sets[s].budget.as_mut().expect("sporadic").active_since = Some((now, consumed));

@@ -72,7 +72,7 @@ impl<C: Clock> Kernel<C> {
                 owner: None,
                 system_ceiling: self.system_ceiling_except(w, lock.cpu, l).map(|(u, _)| u),
             };
-            if !lock.policy.may_acquire(&heir.sched, &free) {
+            if !self.ask_lock(l, |p| p.may_acquire(&heir.sched, &free)) {
                 return false;
             }
         }

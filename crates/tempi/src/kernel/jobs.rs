@@ -17,7 +17,7 @@ use crate::policy::sched::ReadyReason;
 use crate::stats::ThreadStats;
 use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, Timing};
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
+use crate::trace::{JobEnd, StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     pub(super) fn exit(&mut self, c: usize, id: ThreadId, outcome: ThreadOutcome) {
@@ -25,9 +25,17 @@ impl<C: Clock> Kernel<C> {
             ThreadOutcome::Completed => 0,
             ThreadOutcome::Panicked(_) => 1,
             ThreadOutcome::Killed => 2,
+            ThreadOutcome::NotStarted(_) => 3,
         };
         if self.cpus[c].current == Some(id) {
             self.stop_running(c, StopReason::Exited);
+        }
+        match outcome {
+            ThreadOutcome::Killed => self.end_jobs_cut_short(id, JobEnd::Killed),
+            ThreadOutcome::Panicked(_) => self.end_jobs_cut_short(id, JobEnd::Panicked),
+            ThreadOutcome::NotStarted(_) => self.end_jobs_cut_short(id, JobEnd::NotStarted),
+            // A thread that ends normally has no job left.
+            ThreadOutcome::Completed => {}
         }
         self.trace_thread(id, TraceKind::Exit, code);
         if let Some(s) = self.tcb(id).set {
@@ -73,6 +81,30 @@ impl<C: Clock> Kernel<C> {
             };
             self.answer_joiner(joiner, outcome.clone());
         }
+    }
+
+    /// The thread `id` ends by a kill, a panic or a failure to start: its job in progress (begun or not) and its
+    /// waiting jobs end now, abandoned, each with a `JobAbort` record saying why, so that no
+    /// released job is left without an end.
+    fn end_jobs_cut_short(&mut self, id: ThreadId, why: JobEnd) {
+        let t = self.tcb(id);
+        let mut ended = 0;
+        if t.job_active {
+            // (A job already abandoned, whose stack was still unwinding, is not active.)
+            t.job_active = false;
+            t.finished += 1;
+            ended += 1;
+            self.trace_thread(id, TraceKind::JobAbort, why.code());
+        }
+        let c = self.cpu_of(id);
+        while self.tcb(id).pending > 0 {
+            let t = self.tcb(id);
+            let (number, _) = t.pop_pending();
+            t.finished += 1;
+            ended += 1;
+            self.trace(c, TraceKind::JobAbort, id, number, why.code());
+        }
+        self.stats(id).aborted += ended;
     }
 
     /// Wake `joiner`, blocked joining a thread, with that thread's outcome.
@@ -285,11 +317,11 @@ impl<C: Clock> Kernel<C> {
             let c = self.cpu_of(id);
             self.trace(c, TraceKind::Miss, id, number, deadline.as_nanos());
             let event = MissEvent { thread: id, job: number, release, deadline, at: self.now };
-            self.culprit = Culprit::MissHandler(id);
+            self.culprit.set(Culprit::MissHandler(id));
             if let Some(h) = self.tcb(id).on_miss.as_mut() {
                 h(&event);
             }
-            self.culprit = Culprit::Policy;
+            self.culprit.set(Culprit::Scheduler);
             match policy {
                 MissPolicy::Continue => {}
                 MissPolicy::AbortJob => self.abandon(id, number),

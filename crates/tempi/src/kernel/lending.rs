@@ -38,7 +38,7 @@ impl<C: Clock> Kernel<C> {
             self.trace_thread(who, TraceKind::Inherit, after.0 as u64);
             let state = self.tcb(who).state;
             match state {
-                State::Blocked(Wait::Lock(l)) if self.locks[l as usize].policy.inherits() => {
+                State::Blocked(Wait::Lock(l)) if self.ask_lock(l as usize, |p| p.inherits()) => {
                     match self.locks[l as usize].owner {
                         Some(next) => who = next,
                         None => return,
@@ -89,7 +89,7 @@ impl<C: Clock> Kernel<C> {
             if lock.raises_holder {
                 let info = info.get_or_insert_with(|| self.info(who));
                 let view = self.view(l as usize, who);
-                if let Some(u) = lock.policy.holding_urgency(info, &view) {
+                if let Some(u) = self.ask_lock(l as usize, |p| p.holding_urgency(info, &view)) {
                     lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
                 }
             }
@@ -133,10 +133,10 @@ impl<C: Clock> Kernel<C> {
                     let mut info = self.info(t.id);
                     info.urgency = urgency_of(t.id, &guess);
                     let view = self.view(l as usize, t.id);
-                    if let Some(h) = lock.policy.holding_urgency(&info, &view) {
+                    if let Some(h) = self.ask_lock(l as usize, |p| p.holding_urgency(&info, &view)) {
                         u = u.max(h);
                     }
-                    if lock.policy.inherits() {
+                    if self.ask_lock(l as usize, |p| p.inherits()) {
                         for &w in &lock.waiters {
                             u = u.max(urgency_of(w, &guess));
                         }

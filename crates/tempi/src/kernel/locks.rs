@@ -29,7 +29,7 @@
 
 use super::protocol::LockAnswer;
 use super::tcb::{State, Wait};
-use super::Kernel;
+use super::{Culprit, Kernel};
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::lock::{LockPolicy, LockView};
@@ -75,6 +75,8 @@ pub(crate) struct LockState {
     pub(super) poisoned: bool,
     /// The owner entered through `Mutex::critical`: its section may be restarted.
     pub(super) restartable: bool,
+    /// The lock's name, to name its policy should it panic.
+    pub(super) name: Box<str>,
 }
 
 impl LockState {
@@ -112,8 +114,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// Ask lock `l`'s policy something: a panic in it is then named as that policy's.
+    #[inline(always)]
+    pub(super) fn ask_lock<R>(&self, l: usize, ask: impl FnOnce(&dyn LockPolicy) -> R) -> R {
+        let before = self.culprit.replace(Culprit::LockPolicy(l as u32));
+        let answer = ask(&*self.locks[l].policy);
+        self.culprit.set(before);
+        answer
+    }
+
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
         spec.check()?;
+        // The policy is asked its properties below: a panic there is the new lock's policy's.
+        let before = self.culprit.replace(Culprit::LockPolicy(self.locks.len() as u32));
+        let made = self.create_lock_asking(spec);
+        self.culprit.set(before);
+        made
+    }
+
+    fn create_lock_asking(&mut self, spec: LockSpec) -> Result<LockId, Error> {
         if spec.policy.global() {
             return Err(Error::InvalidConfig(format!(
                 "lock `{}`: protocol `{}` makes a global lock, shared by the CPUs: create it before the run (Runtime::create_mutex)",
@@ -171,6 +190,7 @@ impl<C: Clock> Kernel<C> {
             waiters: Vec::with_capacity(cap),
             poisoned: false,
             restartable: false,
+            name: spec.name.into_boxed_str(),
         });
         Ok(id)
     }
@@ -294,7 +314,7 @@ impl<C: Clock> Kernel<C> {
         }
         let info = self.info(id);
         let view = self.view(l, id);
-        if view.owner.is_none() && self.locks[l].policy.may_acquire(&info, &view) {
+        if view.owner.is_none() && self.ask_lock(l, |p| p.may_acquire(&info, &view)) {
             self.tcb(id).paid_block_cost = false;
             self.grant(id, l);
             self.recompute_lent(id);
@@ -325,7 +345,7 @@ impl<C: Clock> Kernel<C> {
                 }
             },
         };
-        if self.locks[target].policy.detects_deadlock() && self.closes_cycle(id, target) {
+        if self.ask_lock(target, |p| p.detects_deadlock()) && self.closes_cycle(id, target) {
             return Some(LockAnswer::Refused(LockError::Deadlock));
         }
         let cost = self.costs.lock_not_acquired;
@@ -364,7 +384,7 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let (req, own) = (self.info(requester), self.info(owner));
-        if !self.locks[l].policy.aborts_owner(&req, &own) {
+        if !self.ask_lock(l, |p| p.aborts_owner(&req, &own)) {
             return;
         }
         let o = self.tcb(owner);
@@ -514,7 +534,7 @@ impl<C: Clock> Kernel<C> {
         let (_, w) = best?;
         let info = self.info(w);
         let view = self.view(l, w);
-        self.locks[l].policy.may_acquire(&info, &view).then_some(w)
+        self.ask_lock(l, |p| p.may_acquire(&info, &view)).then_some(w)
     }
 
     /// Release lock `l` held by `id` outside any request (an RCS owner that had not entered its
@@ -534,7 +554,7 @@ impl<C: Clock> Kernel<C> {
         }
         let info = self.info(w);
         let view = self.view(wanted, w);
-        if self.locks[wanted].policy.may_acquire(&info, &view) {
+        if self.ask_lock(wanted, |p| p.may_acquire(&info, &view)) {
             return None;
         }
         self.system_ceiling(w, self.locks[wanted].cpu).map(|(_, holder)| holder)

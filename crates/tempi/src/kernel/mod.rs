@@ -183,11 +183,13 @@ impl Cpu {
     }
 }
 
-/// What the kernel is calling, to name it if it panics. Handlers are named where they are
-/// called; the scheduler and lock-policy hooks, on the hot paths, are the default.
+/// What the kernel is calling, to name it if it panics. Handlers and lock policies are named
+/// where they are called; the scheduler, called on every dispatch, is the default.
 #[derive(Clone, Copy)]
 pub(crate) enum Culprit {
-    Policy,
+    Scheduler,
+    /// The policy of lock `.0` (local index; one not yet in the table is being created).
+    LockPolicy(u32),
     MissHandler(ThreadId),
     Event(u32),
     ExecTimer,
@@ -246,7 +248,7 @@ pub(crate) struct Kernel<C: Clock> {
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
     exec_watch: u32,
     /// What the kernel is calling (see [`Culprit`]).
-    culprit: Culprit,
+    culprit: std::cell::Cell<Culprit>,
     /// Real time: set when any dispatcher of the run failed, so the others stop too.
     halt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The end of the run, exclusive.

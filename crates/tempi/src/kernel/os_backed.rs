@@ -139,7 +139,7 @@ impl<C: Clock> Kernel<C> {
                 true
             }
             Err(e) => {
-                self.exit(c, id, ThreadOutcome::Panicked(format!("its OS thread could not be started: {e}")));
+                self.exit(c, id, ThreadOutcome::NotStarted(format!("its OS thread could not be started: {e}")));
                 false
             }
         }

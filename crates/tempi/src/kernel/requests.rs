@@ -360,7 +360,7 @@ impl<C: Clock> Kernel<C> {
                 true
             }
             Err(e) => {
-                self.exit(c, id, ThreadOutcome::Panicked(e.to_string()));
+                self.exit(c, id, ThreadOutcome::NotStarted(e.to_string()));
                 false
             }
         }

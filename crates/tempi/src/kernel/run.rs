@@ -172,9 +172,9 @@ impl<C: Clock> Kernel<C> {
         releases.clear();
         let tag = self.runtime_tag();
         let mut ecx = EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
-        self.culprit = Culprit::Event(idx as u32);
+        self.culprit.set(Culprit::Event(idx as u32));
         handler(&mut ecx);
-        self.culprit = Culprit::Policy;
+        self.culprit.set(Culprit::Scheduler);
         let cancelled = ecx.cancelled;
         let c = self.cpu_local(spec.cpu).expect("event on this kernel");
         let placeholder = ThreadId::new(u32::MAX, 0);
@@ -275,11 +275,11 @@ impl<C: Clock> Kernel<C> {
                 Ok(self.shutdown())
             }
             Err(payload) => {
-                let what = self.culprit_name();
+                let (source, what) = (self.culprit_source(), self.culprit_name());
                 // The kernel's state may be half-changed: only unwinding the threads is safe now.
                 self.teardown_threads();
                 self.halt_others();
-                Err(Error::Panicked { what, message: panic_message(&*payload) })
+                Err(Error::Panicked { source, what, message: panic_message(&*payload) })
             }
         }
     }
@@ -292,15 +292,30 @@ impl<C: Clock> Kernel<C> {
         self.ring_others();
     }
 
+    /// The kind of code [`Kernel::culprit`] names.
+    pub(super) fn culprit_source(&self) -> crate::error::PanicSource {
+        use crate::error::PanicSource;
+        match self.culprit.get() {
+            Culprit::Scheduler => PanicSource::Scheduler,
+            Culprit::LockPolicy(_) => PanicSource::LockPolicy,
+            Culprit::MissHandler(_) | Culprit::Event(_) | Culprit::ExecTimer | Culprit::Budget(_) => {
+                PanicSource::Handler
+            }
+            Culprit::Progress => PanicSource::Hook,
+        }
+    }
+
     /// What [`Kernel::culprit`] names, in words.
     pub(super) fn culprit_name(&self) -> String {
         let name_of = |id: ThreadId| {
             self.summaries.iter().find(|s| s.id == id).map_or_else(|| format!("{id:?}"), |s| format!("`{}`", s.name))
         };
-        match self.culprit {
-            Culprit::Policy => {
-                format!("the scheduler `{}` or a lock policy", self.cpus.first().map_or("?", |c| c.scheduler.name()))
-            }
+        match self.culprit.get() {
+            Culprit::Scheduler => format!("the scheduler `{}`", self.cpus.first().map_or("?", |c| c.scheduler.name())),
+            Culprit::LockPolicy(l) => match self.locks.get(l as usize) {
+                Some(lock) => format!("the lock policy `{}` of lock `{}`", lock.policy.name(), lock.name),
+                None => "the lock policy of a lock being created".to_string(),
+            },
             Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
             Culprit::Event(i) => format!("the handler of timing event {i}"),
             Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
@@ -334,9 +349,9 @@ impl<C: Clock> Kernel<C> {
             turns = turns.wrapping_add(1);
             if turns & 0xffff == 0 {
                 if let Some(hook) = &self.progress {
-                    self.culprit = Culprit::Progress;
+                    self.culprit.set(Culprit::Progress);
                     hook(self.now);
-                    self.culprit = Culprit::Policy;
+                    self.culprit.set(Culprit::Scheduler);
                 }
             }
             if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {

@@ -270,7 +270,7 @@ impl<C: Clock> Kernel<C> {
             costs: seed.costs,
             accounting: seed.accounting,
             exec_watch: 0,
-            culprit: Culprit::Policy,
+            culprit: std::cell::Cell::new(Culprit::Scheduler),
             halt: None,
             horizon: Time::MAX,
             guards: vec![crate::os::overflow::StackGuard::NONE; cap],
@@ -296,7 +296,18 @@ impl<C: Clock> Kernel<C> {
             k.install(id, spec, body);
         }
         for op in seed.setup {
-            k.control(op)?;
+            // A policy asked while an object is created (a lock's) is named as the run would
+            // name it; the kernel is dropped unused.
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| k.control(op))) {
+                Ok(done) => done?,
+                Err(payload) => {
+                    return Err(Error::Panicked {
+                        source: k.culprit_source(),
+                        what: format!("{}, while the kernel was built", k.culprit_name()),
+                        message: super::panic_message(&*payload),
+                    })
+                }
+            };
         }
         for (spec, handler) in seed.timers {
             let idx = k.events.len() as u32;

@@ -378,9 +378,9 @@ impl<C: Clock> Kernel<C> {
         releases.clear();
         let tag = self.runtime_tag();
         let mut ecx = super::EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
-        self.culprit = super::Culprit::ExecTimer;
+        self.culprit.set(super::Culprit::ExecTimer);
         handler(&mut ecx);
-        self.culprit = super::Culprit::Policy;
+        self.culprit.set(super::Culprit::Scheduler);
         let cpu = self.cpus[c].index;
         for &t in releases.iter() {
             let _ = self.request_release(t, cpu);

@@ -1,6 +1,7 @@
 //! The code of an executing thread (task boundaries, waiting for planned starts, holding each
 //! task to its window) and the overrun handler of the enforcement pool.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use crate::kernel::Ctx;
@@ -114,7 +115,21 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
         }
         let tcx =
             TaskCx { spring, group: t.id, thread: t.thread, task, planned_start: start, planned_finish: finish, wcet };
-        code(cx, &tcx);
+        // A panic of the task's code ends its thread; the task is recorded as panicked at
+        // that instant before the unwind goes on. The runtime's own unwinds (a kill, the end
+        // of the run) are left to `Leave` and the overrun handler.
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| code(cx, &tcx))) {
+            if crate::kernel::is_panic(&*payload) && !payload.is::<crate::os::context::ForcedUnwind>() {
+                let mut st = lock(&spring.state);
+                let r = &mut st.records[record];
+                r.actual_finish = Some(cx.now());
+                r.outcome = TaskOutcome::Panicked;
+                let why = crate::kernel::panic_message(&*payload);
+                let message = format!("{}: group \"{}\": a task panicked: {why}", cx.now(), r.group);
+                st.events.push(message);
+            }
+            resume_unwind(payload);
+        }
         // Out of the set between tasks: a budget that runs out as the task ends exactly at
         // its window's end must not strike the thread while it waits for its next task.
         if let Some(set) = joined {

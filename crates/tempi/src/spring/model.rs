@@ -299,8 +299,12 @@ pub enum TaskOutcome {
     Completed,
     /// Reached the end of its window unfinished and was stopped there (overrun policy).
     Overrun,
-    /// Never ran: its group was killed (by a call, or after an overrun) before it started.
+    /// Never ran: its group was killed (by a call, or after an overrun) before it started,
+    /// or its thread ended (an earlier task of the thread panicked).
     Killed,
+    /// Its code panicked: stopped at the panic, which ended its thread (the thread's outcome
+    /// has the message, the Spring events a line).
+    Panicked,
 }
 
 impl TaskOutcome {
@@ -316,6 +320,7 @@ impl TaskOutcome {
             TaskOutcome::Completed => "completed",
             TaskOutcome::Overrun => "overrun",
             TaskOutcome::Killed => "killed",
+            TaskOutcome::Panicked => "panicked",
         }
     }
 }
@@ -348,7 +353,7 @@ pub struct TaskRecord {
     pub planned_finish: Time,
     /// When it started running.
     pub actual_start: Option<Time>,
-    /// When it ended (completed, or stopped at its window's end).
+    /// When it ended (completed, stopped at its window's end, or panicked).
     pub actual_finish: Option<Time>,
     /// How it ended.
     pub outcome: TaskOutcome,

@@ -426,7 +426,13 @@ fn render(out: &RunOutcome, plan: Option<&crate::trace::plans::PlanOverlay>) -> 
                 );
             }
             TraceKind::JobAbort => {
-                let tip = esc(&format!("{name} job {} aborted at {}", r.job, r.time));
+                let why = match crate::trace::JobEnd::from_code(r.arg) {
+                    Some(crate::trace::JobEnd::Killed) => " (thread killed)",
+                    Some(crate::trace::JobEnd::Panicked) => " (thread panicked)",
+                    Some(crate::trace::JobEnd::NotStarted) => " (thread not started)",
+                    None => "",
+                };
+                let tip = esc(&format!("{name} job {} aborted at {}{why}", r.job, r.time));
                 let (cy, d) = (top + LANE_H / 2.0, 5.0);
                 let _ = writeln!(
                     s,

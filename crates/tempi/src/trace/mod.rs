@@ -18,6 +18,7 @@ pub mod gantt;
 pub mod perfetto;
 pub mod plans;
 pub mod report;
+mod summary;
 
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -46,11 +47,15 @@ pub enum TraceKind {
     Wake,
     /// The job finished; `arg` is its response time in ns.
     JobComplete,
-    /// The job was abandoned (miss policy or abort time).
+    /// The job was abandoned: `arg` is 0 when its miss policy or abort time abandoned it, else
+    /// the code of a [`JobEnd`]: the end of its thread (a kill, a panic of its body) cut it
+    /// short, while it ran or waited to run. Every job released ends with a `JobComplete` or a
+    /// `JobAbort` record, unless the run ended first.
     JobAbort,
     /// The job's deadline passed unfinished; `arg` is the deadline in ns.
     Miss,
-    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic, 2 for a kill.
+    /// The thread ended; `arg` is 0 for a normal end, 1 for a panic, 2 for a kill, 3 for a
+    /// thread that could not be started ([`crate::ThreadOutcome::NotStarted`]).
     Exit,
     /// A timing event's handler ran; `arg` is the event's index.
     Timer,
@@ -216,6 +221,58 @@ impl StopReason {
             StopReason::Aborted => "abort",
             StopReason::Exited => "exit",
             StopReason::Suspended => "suspend",
+        }
+    }
+}
+
+/// What ended a job its thread's end cut short: the `arg` of its [`TraceKind::JobAbort`]
+/// record (0 is a job abandoned by its miss policy or abort time).
+///
+/// ```
+/// use tempi::trace::JobEnd;
+/// assert_eq!(JobEnd::from_code(JobEnd::Killed.code()), Some(JobEnd::Killed));
+/// assert_eq!(JobEnd::from_code(0), None);
+/// assert_eq!(JobEnd::Panicked.name(), "panic");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobEnd {
+    /// Its thread was killed ([`crate::Ctx::kill`], a budget with the action Kill, a Spring
+    /// group's kill) while the job ran or waited to run.
+    Killed,
+    /// Its thread's body panicked in this job, or in an earlier one while this job waited.
+    Panicked,
+    /// Its thread could not be started ([`crate::ThreadOutcome::NotStarted`]).
+    NotStarted,
+}
+
+impl JobEnd {
+    /// The `arg` of the job's [`TraceKind::JobAbort`] record: 1 for a panic, 2 for a kill, 3
+    /// for a thread not started, the codes of the thread's [`TraceKind::Exit`] record.
+    pub fn code(self) -> u64 {
+        match self {
+            JobEnd::Panicked => 1,
+            JobEnd::Killed => 2,
+            JobEnd::NotStarted => 3,
+        }
+    }
+
+    /// Decode a [`TraceKind::JobAbort`] record's `arg`; `None` for 0 (miss policy, abort
+    /// time) and unknown codes.
+    pub fn from_code(code: u64) -> Option<JobEnd> {
+        match code {
+            1 => Some(JobEnd::Panicked),
+            2 => Some(JobEnd::Killed),
+            3 => Some(JobEnd::NotStarted),
+            _ => None,
+        }
+    }
+
+    /// The report's word for it: `"kill"`, `"panic"` or `"not-started"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobEnd::Killed => "kill",
+            JobEnd::Panicked => "panic",
+            JobEnd::NotStarted => "not-started",
         }
     }
 }

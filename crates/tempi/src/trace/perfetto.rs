@@ -107,10 +107,16 @@ pub fn to_json(out: &RunOutcome) -> String {
         let (track, args) = match r.kind {
             TraceKind::Release => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, opt_ns(r.arg))),
             TraceKind::JobComplete => (tid(r.thread), format!(r#"{{"job":{},"response_ns":{}}}"#, r.job, r.arg)),
-            TraceKind::JobAbort => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
+            TraceKind::JobAbort => match crate::trace::JobEnd::from_code(r.arg) {
+                Some(end) => (tid(r.thread), format!(r#"{{"job":{},"ended_by":"{}"}}"#, r.job, end.name())),
+                None => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
+            },
             TraceKind::Miss => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, r.arg)),
             TraceKind::ReleaseSkipped | TraceKind::ReleaseOverflow | TraceKind::ReleaseBeyondLimit => {
                 (tid(r.thread), format!(r#"{{"job":{},"nominal_ns":{}}}"#, r.job, r.arg))
+            }
+            TraceKind::Exit if r.arg == 3 => {
+                (tid(r.thread), r#"{"panicked":false,"killed":false,"not_started":true}"#.to_string())
             }
             TraceKind::Exit => (tid(r.thread), format!(r#"{{"panicked":{},"killed":{}}}"#, r.arg == 1, r.arg == 2)),
             TraceKind::Timer => (TIMER_TID, format!(r#"{{"event":{}}}"#, r.arg)),

@@ -1,0 +1,227 @@
+//! The readable summary of a run ([`summary_text`], re-exported by [`super::report`]): the
+//! thread and set tables, then a line for anything that did not go as planned.
+
+use std::fmt::Write as _;
+
+use super::report::{display_name, mean_response_ns, names};
+use crate::stats::RunOutcome;
+use crate::thread::ThreadOutcome;
+use crate::time::nanos;
+
+/// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
+fn ms3(ns: u64) -> String {
+    let us = ns / 1_000 + u64::from(ns % 1_000 >= 500);
+    format!("{}.{:03}", us / 1_000, us % 1_000)
+}
+
+/// Rows as aligned text: the first column left-aligned (names), the others right-aligned
+/// (numbers, except a last column marked `left_last`), a dashed rule under the header row.
+fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: bool) {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if c == 0 || (left_last && c == N - 1) {
+                // Names read best left-aligned, numbers right-aligned.
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        if i == 0 {
+            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (N - 1)));
+        }
+    }
+}
+
+/// A readable summary of a run: one aligned row per thread (times in milliseconds), one per
+/// thread set (CPU time, budget exhaustions and replenishments, members), the total of
+/// deadline misses (and under a global policy the migrations, in total and per thread that
+/// moved), then releases dropped for a full release queue, warnings, lost trace
+/// records, panicked, not started and killed threads, if any.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Runtime, ThreadSpec};
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("worker"), |cx| cx.work(Duration::from_millis(2))).unwrap();
+/// let text = tempi::trace::report::summary_text(&rt.run().unwrap());
+/// assert!(text.contains("worker"));
+/// assert!(text.contains("total misses: 0"));
+/// ```
+pub fn summary_text(out: &RunOutcome) -> String {
+    let mut s = String::new();
+    let cpus = if out.cpus == 1 { "CPU" } else { "CPUs" };
+    let _ = writeln!(
+        s,
+        "run: {} time, scheduler {}, {} {cpus}, end {} ms",
+        out.mode.name(),
+        out.scheduler,
+        out.cpus,
+        ms3(out.end.as_nanos())
+    );
+
+    let header = ["thread", "cpu", "jobs", "done", "misses", "resp min", "resp mean", "resp max", "cpu time"];
+    let dash = || String::from("-");
+    let mut rows: Vec<[String; 9]> = vec![header.map(String::from)];
+    for t in &out.threads {
+        let st = &t.stats;
+        rows.push([
+            t.name.clone(),
+            t.cpu.to_string(),
+            st.released.to_string(),
+            st.completed.to_string(),
+            st.misses.to_string(),
+            st.response_min.map_or_else(dash, |d| ms3(nanos(d))),
+            mean_response_ns(t).map_or_else(dash, ms3),
+            st.response_max.map_or_else(dash, |d| ms3(nanos(d))),
+            ms3(nanos(st.cpu_time)),
+        ]);
+    }
+    write_table(&mut s, &rows, false);
+    if out.threads.is_empty() {
+        let _ = writeln!(s, "(no threads)");
+    }
+    if !out.sets.is_empty() {
+        let names_by_id = names(out);
+        let header = ["set", "cpu time", "exhaustions", "replenishments", "members"];
+        let mut rows: Vec<[String; 5]> = vec![header.map(String::from)];
+        for set in &out.sets {
+            let members: Vec<String> = set.members.iter().map(|&m| display_name(&names_by_id, m)).collect();
+            let name = if set.destroyed { format!("{} (destroyed)", set.name) } else { set.name.clone() };
+            rows.push([
+                name,
+                ms3(nanos(set.cpu_time)),
+                set.exhaustions.to_string(),
+                set.replenishments.to_string(),
+                if members.is_empty() { String::from("-") } else { members.join(", ") },
+            ]);
+        }
+        let _ = writeln!(s);
+        write_table(&mut s, &rows, true);
+    }
+    let _ = writeln!(s, "(times in ms)");
+    let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
+    if out.global {
+        let moved: Vec<String> = out
+            .threads
+            .iter()
+            .filter(|t| t.stats.migrations > 0)
+            .map(|t| format!("{} ({})", t.name, t.stats.migrations))
+            .collect();
+        let detail = if moved.is_empty() { String::new() } else { format!(": {}", moved.join(", ")) };
+        let _ = writeln!(s, "total migrations: {}{detail}", out.migrations());
+    }
+
+    let overflowed: Vec<String> = out
+        .threads
+        .iter()
+        .filter(|t| t.stats.overflows > 0)
+        .map(|t| format!("{} ({})", t.name, t.stats.overflows))
+        .collect();
+    if !overflowed.is_empty() {
+        let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
+    }
+    let beyond: Vec<String> = out
+        .threads
+        .iter()
+        .filter(|t| t.stats.beyond_limit > 0)
+        .map(|t| format!("{} ({})", t.name, t.stats.beyond_limit))
+        .collect();
+    if !beyond.is_empty() {
+        let _ = writeln!(s, "releases after the last job (max_jobs), no job made: {}", beyond.join(", "));
+    }
+    if out.event_releases_refused > 0 {
+        let _ = writeln!(
+            s,
+            "releases by timing events refused (thread ended or not sporadic): {}",
+            out.event_releases_refused
+        );
+    }
+    if out.messages.handler_queue_full > 0 {
+        let _ = writeln!(s, "messages refused by a busy handler's full queue: {}", out.messages.handler_queue_full);
+    }
+    if out.messages.timed_pending_at_end > 0 {
+        let _ = writeln!(
+            s,
+            "timed messages still waiting for their instant at the end of the run: {}",
+            out.messages.timed_pending_at_end
+        );
+    }
+    if out.messages.queued_at_end > 0 {
+        let _ =
+            writeln!(s, "messages still queued, never served, at the end of the run: {}", out.messages.queued_at_end);
+    }
+    if out.cross_cpu.refused > 0 {
+        let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);
+    }
+    if out.cross_cpu.pending_at_end > 0 {
+        let _ = writeln!(s, "cross-CPU requests still queued at the end of the run: {}", out.cross_cpu.pending_at_end);
+    }
+    if out.cross_cpu.queue_full > 0 {
+        let _ = writeln!(s, "cross-CPU posts that found a queue full: {}", out.cross_cpu.queue_full);
+    }
+    if out.cross_cpu.proxies_full > 0 {
+        let _ = writeln!(s, "cross-CPU waits refused for want of proxy room: {}", out.cross_cpu.proxies_full);
+    }
+    if out.cross_cpu.proxies_at_end > 0 {
+        let _ = writeln!(s, "cross-CPU waiters still queued at the end of the run: {}", out.cross_cpu.proxies_at_end);
+    }
+    for w in &out.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    if out.trace_dropped > 0 {
+        let _ = writeln!(
+            s,
+            "note: {} trace records were dropped (trace buffer full); per-job detail is incomplete, statistics are exact",
+            out.trace_dropped
+        );
+    }
+    let panicked: Vec<(&str, &str)> = out
+        .threads
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Some(ThreadOutcome::Panicked(m)) => Some((t.name.as_str(), m.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !panicked.is_empty() {
+        let _ = writeln!(s, "panicked threads:");
+        for (name, msg) in panicked {
+            let _ = writeln!(s, "  {name}: {msg}");
+        }
+    }
+    // Threads that never ran for want of a stack (or an OS thread) did not panic.
+    let not_started: Vec<(&str, &str)> = out
+        .threads
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Some(ThreadOutcome::NotStarted(why)) => Some((t.name.as_str(), why.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !not_started.is_empty() {
+        let _ = writeln!(s, "threads not started:");
+        for (name, why) in not_started {
+            let _ = writeln!(s, "  {name}: {why}");
+        }
+    }
+    let killed: Vec<&str> =
+        out.threads.iter().filter(|t| t.outcome == Some(ThreadOutcome::Killed)).map(|t| t.name.as_str()).collect();
+    if !killed.is_empty() {
+        let _ = writeln!(s, "killed threads (budget exhausted): {}", killed.join(", "));
+    }
+    s
+}
