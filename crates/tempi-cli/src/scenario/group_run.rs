@@ -198,7 +198,16 @@ fn ns(d: Duration) -> u64 {
 /// planned and actual times in integer nanoseconds.
 ///
 /// ```
-/// // See `report_with_groups`.
+/// use tempi::clock::VirtualClock;
+/// let text = "[[group]]\nname = \"g\"\ndeadline = \"1s\"\n[[group.thread]]\nname = \"a\"\n\
+///             [[group.thread.task]]\nwcet = \"2ms\"\n";
+/// let sc = tempi_cli::parse("s.toml", text).unwrap();
+/// let mut rt = sc.runtime::<VirtualClock>(sc.config()).unwrap();
+/// let spring = sc.populate_groups(&mut rt).unwrap().unwrap();
+/// rt.run().unwrap();
+/// let v: serde_json::Value = serde_json::from_str(&tempi_cli::scenario::spring_json(&spring)).unwrap();
+/// assert_eq!(v["tasks"][0]["outcome"], "completed");
+/// assert_eq!(v["decisions"].as_array().unwrap().len(), 1);
 /// ```
 pub fn spring_json(spring: &Spring) -> String {
     let decisions = spring.decisions();
@@ -254,8 +263,15 @@ pub fn spring_json(spring: &Spring) -> String {
 /// `GROUP/THREAD#TASK`; empty when every task completed or had not ended.
 ///
 /// ```
-/// // See the `spring_simulate` tests: a task whose code panics is listed as
-/// // "spring tasks panicked: GROUP/THREAD#0".
+/// use tempi::clock::VirtualClock;
+/// let text = "[[group]]\nname = \"g\"\ndeadline = \"1s\"\n[[group.thread]]\nname = \"a\"\n\
+///             [[group.thread.task]]\nwcet = \"2ms\"\n";
+/// let sc = tempi_cli::parse("s.toml", text).unwrap();
+/// let mut rt = sc.runtime::<VirtualClock>(sc.config()).unwrap();
+/// let spring = sc.populate_groups(&mut rt).unwrap().unwrap();
+/// rt.run().unwrap();
+/// // Every task completed: nothing to say.
+/// assert_eq!(tempi_cli::scenario::spring_summary(&spring), "");
 /// ```
 pub fn spring_summary(spring: &Spring) -> String {
     let tasks = spring.tasks();
@@ -300,7 +316,14 @@ pub fn report_with_groups(report: &str, spring: &Spring) -> String {
 /// executing thread's lane, and each planning's cutoff line.
 ///
 /// ```
-/// // See `report_with_groups`; `overlay(&spring).windows` has one entry per task.
+/// use tempi::clock::VirtualClock;
+/// let text = "[[group]]\nname = \"g\"\ndeadline = \"1s\"\n[[group.thread]]\nname = \"a\"\n\
+///             [[group.thread.task]]\nwcet = \"2ms\"\n";
+/// let sc = tempi_cli::parse("s.toml", text).unwrap();
+/// let mut rt = sc.runtime::<VirtualClock>(sc.config()).unwrap();
+/// let spring = sc.populate_groups(&mut rt).unwrap().unwrap();
+/// rt.run().unwrap();
+/// assert_eq!(tempi_cli::scenario::overlay(&spring).windows.len(), 1); // one task
 /// ```
 pub fn overlay(spring: &Spring) -> PlanOverlay {
     let windows = spring

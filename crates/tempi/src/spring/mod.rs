@@ -433,7 +433,26 @@ impl Spring {
     /// The answer to an asynchronous request as known at `cx.now()`.
     ///
     /// ```
-    /// // See `Spring::spawn_async`.
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, Status};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// let s = spring.clone();
+    /// rt.spawn(ThreadSpec::new("app"), move |cx| {
+    ///     // Work that cannot fit before its deadline: the answer is no, once the planner's 2 ms
+    ///     // have passed.
+    ///     let g = GroupSpec::new("late", Time::ZERO, Time::from_millis(4))
+    ///         .thread(GroupThread::new("a").work(TaskRequest::new(ms(3)), ms(3)));
+    ///     let ticket = s.spawn_async(cx, g).unwrap();
+    ///     assert_eq!(s.status(cx, ticket), Status::Unknown);
+    ///     cx.sleep(ms(2));
+    ///     assert_eq!(s.status(cx, ticket), Status::No);
+    /// }).unwrap();
+    /// rt.run().unwrap();
     /// ```
     pub fn status(&self, cx: &Ctx<'_>, ticket: Ticket) -> Status {
         let st = lock(&self.state);
@@ -490,7 +509,25 @@ impl Spring {
     /// Kill the live group `id`, as [`Spring::kill`] does by name.
     ///
     /// ```
-    /// // See `Spring::kill`.
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, TaskOutcome};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// spring.add_group(&mut rt, GroupSpec::new("g", Time::ZERO, Time::from_millis(20))
+    ///     .thread(GroupThread::new("a").work(TaskRequest::new(ms(2)), ms(2)))).unwrap();
+    /// let s = spring.clone();
+    /// rt.spawn(ThreadSpec::new("killer").priority(1), move |cx| {
+    ///     // Decided at 0 + 2 ms of planner time; killed before its task starts.
+    ///     let id = s.decisions()[0].id.expect("accepted");
+    ///     assert_eq!(s.kill_id(cx, id), Some((id, 1)));
+    ///     assert_eq!(s.kill_id(cx, id), None); // no longer live
+    /// }).unwrap();
+    /// rt.run().unwrap();
+    /// assert_eq!(spring.tasks()[0].outcome, TaskOutcome::Killed);
     /// ```
     pub fn kill_id(&self, cx: &Ctx<'_>, id: GroupId) -> Option<(GroupId, usize)> {
         let mut st = lock(&self.state);
@@ -501,7 +538,23 @@ impl Spring {
     /// Every task of every accepted group, in acceptance order, then by thread and task.
     ///
     /// ```
-    /// // See the module documentation.
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, TaskOutcome};
+    /// use tempi::{Runtime, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// spring.add_group(&mut rt, GroupSpec::new("g", Time::ZERO, Time::from_millis(10))
+    ///     .thread(GroupThread::new("a").work(TaskRequest::new(ms(1)), ms(1)).work(TaskRequest::new(ms(1)), ms(1))))
+    ///     .unwrap();
+    /// rt.run().unwrap();
+    /// let tasks = spring.tasks();
+    /// assert_eq!(tasks.len(), 2);
+    /// assert!(tasks.iter().all(|t| t.outcome == TaskOutcome::Completed));
+    /// // Back to back after the planner's 2 ms.
+    /// assert_eq!(tasks[1].actual_start, Some(Time::from_millis(3)));
     /// ```
     pub fn tasks(&self) -> Vec<TaskRecord> {
         lock(&self.state).records.clone()
@@ -510,7 +563,22 @@ impl Spring {
     /// Every planner answer, in request order.
     ///
     /// ```
-    /// // See the module documentation.
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    /// use tempi::{Runtime, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// spring.add_group(&mut rt, GroupSpec::new("fits", Time::ZERO, Time::from_millis(10))
+    ///     .thread(GroupThread::new("a").work(TaskRequest::new(ms(3)), ms(3)))).unwrap();
+    /// spring.add_group(&mut rt, GroupSpec::new("too-much", Time::ZERO, Time::from_millis(10))
+    ///     .thread(GroupThread::new("b").work(TaskRequest::new(ms(7)), ms(7)))).unwrap();
+    /// rt.run().unwrap();
+    /// let d = spring.decisions();
+    /// assert_eq!(d.iter().map(|d| (d.group.as_str(), d.id.is_some())).collect::<Vec<_>>(),
+    ///     [("fits", true), ("too-much", false)]);
     /// ```
     pub fn decisions(&self) -> Vec<GroupDecision> {
         lock(&self.state).decisions.clone()
@@ -520,7 +588,18 @@ impl Spring {
     /// spawned, a task that ran without enforcement), in order.
     ///
     /// ```
-    /// // A run without trouble has none.
+    /// use std::time::Duration;
+    /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    /// use tempi::{Runtime, Time};
+    /// let ms = Duration::from_millis;
+    /// let mut rt = Runtime::simulated(1);
+    /// let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+    /// let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    /// spring.add_group(&mut rt, GroupSpec::new("g", Time::ZERO, Time::from_millis(10))
+    ///     .thread(GroupThread::new("a").work(TaskRequest::new(ms(1)), ms(1)))).unwrap();
+    /// rt.run().unwrap();
+    /// assert!(spring.events().is_empty()); // a run without trouble has none
     /// ```
     pub fn events(&self) -> Vec<String> {
         lock(&self.state).events.clone()
