@@ -107,10 +107,10 @@ impl SortKey {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CpuTest {
-    /// EDF ([`TaskSet::edf_tests`]): with every `D ≤ T`, Baker's test (which needs every
-    /// resource under km, pcp or srp; without sections it is the density test); with every
-    /// `D ≥ T`, the kernelized-monitor bound (without sections, `Σ C/T ≤ 1`). Either passing
-    /// is enough; a subset mixing `D < T` and `D > T` does not pass.
+    /// EDF ([`TaskSet::edf_tests`]): Baker's test (which needs every resource under km, pcp
+    /// or srp; without sections it is the density test `Σ C/min(D, T) ≤ 1`) or the
+    /// kernelized-monitor bound; either passing is enough. Both divide by `min(D, T)`, so any
+    /// mix of deadlines shorter and longer than the periods is judged.
     Edf,
     /// Fixed priority, exact response-time analysis with blocking, on the tasks' own
     /// priorities ([`TaskSet::analyze`]).
@@ -130,9 +130,7 @@ impl CpuTest {
         match self {
             CpuTest::Edf => {
                 let e = ts.edf_tests();
-                let constrained = ts.tasks.iter().all(|t| t.deadline <= t.period);
-                let implicit_or_later = ts.tasks.iter().all(|t| t.deadline >= t.period);
-                (constrained && e.baker.is_some_and(|b| b.passed)) || (implicit_or_later && e.km_bound.passed)
+                e.baker.is_some_and(|b| b.passed) || e.km_bound.passed
             }
             CpuTest::ResponseTime => ts.analyze().schedulable,
             CpuTest::LiuLayland => ts.liu_layland().is_some_and(|l| l.passed),
