@@ -21,7 +21,7 @@
 
 mod global;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempi::analysis::{CpuTest, Fit, Protocol, Resource, Response, SortKey, Task, TaskSet};
@@ -230,6 +230,23 @@ fn msrp(cpus: &mut [CpuModel], notes: &mut Notes) -> (String, Vec<Value>) {
     (text, json)
 }
 
+/// A progress reporter for one CPU's response-time analysis: silent for the first two
+/// seconds, then a line on stderr at most every two seconds.
+fn progress(cpu: usize, total: usize) -> impl FnMut(usize) {
+    let start = Instant::now();
+    let mut next = Duration::from_secs(2);
+    move |done| {
+        let elapsed = start.elapsed();
+        if elapsed >= next && done < total {
+            eprintln!(
+                "tempi analyze: CPU {cpu}: response times of {done} of {total} threads ({} s)",
+                elapsed.as_secs()
+            );
+            next = elapsed + Duration::from_secs(2);
+        }
+    }
+}
+
 /// A placement found by `--partition`, for the report: its text lines and its JSON.
 pub struct Placement {
     text: String,
@@ -290,7 +307,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         out.push_str(&format!("CPU {}: {} task(s)\n", c.cpu, ts.tasks.len()));
         match kind {
             Kind::FixedPriority => {
-                let v = ts.analyze();
+                let v = ts.analyze_with_progress(&mut progress(c.cpu, ts.tasks.len()));
                 out.push_str(&format!(
                     "  {:<14} {:>9} {:>9} {:>9} {:>5} {:>10} {:>11} {:>5}\n",
                     "thread", "C", "T", "D", "prio", "B", "R", "RTA"

@@ -269,7 +269,7 @@ impl TaskSet {
     /// assert_eq!(r[2], Response::Bounded(ms(10))); // the textbook answer
     /// ```
     pub fn response_times(&self) -> Vec<Response> {
-        self.response_times_with(&Index::new(self))
+        self.response_times_with(&Index::new(self), &mut |_| {})
     }
 
     /// [`TaskSet::response_times`] with the index built. Tasks are taken by decreasing
@@ -277,7 +277,7 @@ impl TaskSet {
     /// (`Σ_j ⌈R/T_j⌉ C_j` is `Σ_T ⌈R/T⌉ Σ_{T_j = T} C_j`), so one step of the recurrence
     /// costs one term per distinct period rather than one per task. A task with RCS sections,
     /// whose interfering jobs may each cost it a different restart, takes the per-task path.
-    fn response_times_with(&self, index: &Index) -> Vec<Response> {
+    fn response_times_with(&self, index: &Index, progress: &mut dyn FnMut(usize)) -> Vec<Response> {
         let order = self.by_priority();
         let mut out = vec![Response::Unbounded; self.tasks.len()];
         // Period -> summed WCET of the tasks at or above the current priority (nanoseconds).
@@ -307,6 +307,7 @@ impl TaskSet {
                 out[i] = self.iterate(i, b, &terms);
             }
             k = end;
+            progress(k);
         }
         out
     }
@@ -417,8 +418,25 @@ impl TaskSet {
     /// assert!(!v.schedulable);
     /// ```
     pub fn analyze(&self) -> Verdict {
+        self.analyze_with_progress(&mut |_| {})
+    }
+
+    /// [`TaskSet::analyze`], calling `progress` with the number of tasks whose response time
+    /// is known so far as the analysis goes (by decreasing priority, a priority level at a
+    /// time), for a caller that reports on long runs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut ts = tempi::analysis::TaskSet::new();
+    /// ts.add_task(tempi::analysis::Task::new("a", Duration::from_millis(1), Duration::from_millis(2)).priority(2));
+    /// ts.add_task(tempi::analysis::Task::new("b", Duration::from_millis(1), Duration::from_millis(4)).priority(1));
+    /// let mut seen = Vec::new();
+    /// assert!(ts.analyze_with_progress(&mut |done| seen.push(done)).schedulable);
+    /// assert_eq!(seen, [1, 2]);
+    /// ```
+    pub fn analyze_with_progress(&self, progress: &mut dyn FnMut(usize)) -> Verdict {
         let index = Index::new(self);
-        let responses = self.response_times_with(&index);
+        let responses = self.response_times_with(&index, progress);
         let tasks: Vec<TaskVerdict> = (0..self.tasks.len())
             .map(|i| TaskVerdict {
                 task: i,

@@ -78,3 +78,41 @@ proptest! {
         prop_assert_eq!(ts.is_rate_monotonic(), reference.is_rate_monotonic(), "{:?}", ts);
     }
 }
+
+/// `Σ c/t ≥ 1` by cross-multiplying in arbitrary precision, without any shortcut.
+fn reaches_one_exactly(terms: &[(u128, u128)]) -> bool {
+    let product = terms.iter().fold(BigNat::from(1), |acc, &(_, t)| acc.mul(&BigNat::from(t)));
+    let mut sum = BigNat::from(0);
+    for (k, &(c, _)) in terms.iter().enumerate() {
+        let others = terms
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != k)
+            .fold(BigNat::from(c), |acc, (_, &(_, t))| acc.mul(&BigNat::from(t)));
+        sum = sum.add(&others);
+    }
+    sum >= product
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Random sums, and sums within one part in 10^12 or so of 1 (n terms of 1/n, one of them
+    /// nudged), come out as the exact comparison says.
+    #[test]
+    fn the_utilisation_comparison_is_exact(
+        terms in prop::collection::vec((0u128..5000, 1u128..5000), 1..12),
+        n in 1u128..40,
+        big in 1u128 << 40..1u128 << 50,
+        nudge in 0usize..3,
+    ) {
+        prop_assert_eq!(utilisation_reaches_one(terms.iter().copied()), reaches_one_exactly(&terms));
+        let mut near: Vec<(u128, u128)> = (0..n).map(|_| (big, n * big)).collect();
+        match nudge {
+            0 => near[0].0 -= 1,
+            1 => near[0].1 += 1,
+            _ => near[0].0 += 1,
+        }
+        prop_assert_eq!(utilisation_reaches_one(near.iter().copied()), reaches_one_exactly(&near), "{:?}", near);
+    }
+}
