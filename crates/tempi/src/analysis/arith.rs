@@ -29,7 +29,7 @@ pub(super) fn from_nanos(n: u128) -> Duration {
 pub(super) fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)> + Clone) -> bool {
     let (mut sum, mut count) = (0.0_f64, 0.0_f64);
     for (c, t) in terms.clone() {
-        sum += c as f64 / t as f64;
+        sum += to_f64(c) / to_f64(t);
         count += 1.0;
     }
     // Each term is within 2 ulps of its value and the sum of n terms within n ulps of theirs:
@@ -84,6 +84,11 @@ pub(super) fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)> 
         }
     }
     false
+}
+
+/// `v` rounded to the nearest `f64`, through 64 bits when it fits (a much cheaper conversion).
+fn to_f64(v: u128) -> f64 {
+    u64::try_from(v).map_or(v as f64, |v| v as f64)
 }
 
 /// A natural number in base 2^64, least significant limb first, without trailing zero limbs:
