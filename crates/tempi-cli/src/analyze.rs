@@ -429,7 +429,11 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 out.push_str(&format!(
                     "  EDF, kernelized-monitor bound sum (C+CS)/min(D,T) <= 1: {:.3} {}\n",
                     e.km_bound.load,
-                    if e.km_bound.passed { "passes" } else { "inconclusive" }
+                    match (e.km_bound.passed, e.baker.is_some()) {
+                        (true, _) => "passes",
+                        (false, true) => "inconclusive",
+                        (false, false) => "not applicable (bp, bpi and rcs can block a job more than once)",
+                    }
                 ));
                 match e.baker {
                     Some(b) => out.push_str(&format!(
@@ -437,7 +441,9 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                         b.load,
                         if b.passed { "passes" } else { "inconclusive" }
                     )),
-                    None => out.push_str("  EDF, Baker's SRP test: not applicable (covers km, pcp and srp only)\n"),
+                    None => {
+                        out.push_str("  EDF, Baker's SRP test: not applicable (covers km, msrp, pcp and srp only)\n")
+                    }
                 }
                 // Either test passing shows the CPU schedulable (both divide by min(D, T)).
                 let passed = CpuTest::Edf.passes(ts);

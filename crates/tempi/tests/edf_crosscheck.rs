@@ -140,3 +140,53 @@ fn an_overloaded_set_with_late_deadlines_is_refused_and_misses() {
     assert!(!CpuTest::Edf.passes(&ts));
     assert!(simulate(&ts, &gens).iter().sum::<u64>() > 0);
 }
+
+/// By hand: under bp a holder is not helped, so a job waits for the holder and for every more
+/// urgent job that preempts it. `l` takes R at 0 for 2 ms; at 1 `h` (due at 11) asks for R and
+/// waits, `m` (due at 51) runs 1-11 ahead of `l` (due at 100), `l` releases R at 12 and `h`
+/// ends at 14: a miss. The kernelized-monitor bound, which counts one section per job, would
+/// give (3+2)/100 + (2+2)/10 + (10+2)/50 = 0.69; it must not pass with a bp (or bpi, rcs)
+/// resource in use, and Baker's test does not apply.
+#[test]
+fn the_kernelized_monitor_bound_does_not_vouch_for_basic_priority() {
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("R", Protocol::Bp));
+    ts.add_task(Task::new("l", ms(3), ms(100)).section(r, ms(2)));
+    ts.add_task(Task::new("h", ms(2), ms(100)).deadline(ms(10)).section(r, ms(1)));
+    ts.add_task(Task::new("m", ms(10), ms(100)).deadline(ms(50)));
+    let e = ts.edf_tests();
+    assert!((e.km_bound.load - 0.69).abs() < 1e-9, "{e:?}");
+    assert!(!e.km_bound.passed && e.baker.is_none(), "{e:?}");
+    assert!(!CpuTest::Edf.passes(&ts));
+    // The same resource under km or bpi: the holder finishes its section first, h ends at 4.
+    for protocol in [Protocol::Km, Protocol::Bpi] {
+        ts.resources[r].protocol = protocol;
+        assert_eq!(simulate_by_hand(&ts, protocol), [0, 0, 0], "{protocol}");
+    }
+    ts.resources[r].protocol = Protocol::Bp;
+    assert_eq!(simulate_by_hand(&ts, Protocol::Bp), [0, 1, 0]);
+}
+
+/// `l` from 0: lock, 2 ms, unlock, 1 ms; `h` from 1: lock, 1 ms, unlock, 1 ms; `m` from 1: 10
+/// ms. Deadline misses per task under EDF.
+fn simulate_by_hand(ts: &TaskSet, protocol: Protocol) -> Vec<u64> {
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(Edf::new()));
+    let lock = Arc::new(rt.create_mutex((), LockSpec::new("R").protocol(protocol.name())).unwrap());
+    for (t, (phase, inside)) in ts.tasks.iter().zip([(0, Some(2)), (1, Some(1)), (1, None)]) {
+        let lock = lock.clone();
+        let rest = t.wcet - ms(inside.unwrap_or(0));
+        let spec =
+            ThreadSpec::new(t.name.clone()).periodic(t.period).phase(ms(phase)).wcet(t.wcet).deadline(t.deadline);
+        rt.spawn(spec, move |cx| {
+            if let Some(d) = inside {
+                let _guard = lock.lock(cx).unwrap();
+                cx.work(ms(d));
+            }
+            cx.work(rest);
+        })
+        .unwrap();
+    }
+    let out = rt.run_until(Time::from_millis(100)).unwrap();
+    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
+}

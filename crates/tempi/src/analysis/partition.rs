@@ -110,7 +110,8 @@ pub enum CpuTest {
     /// EDF ([`TaskSet::edf_tests`]): Baker's test (which needs every resource under km, pcp
     /// or srp; without sections it is the density test `Σ C/min(D, T) ≤ 1`) or the
     /// kernelized-monitor bound; either passing is enough. Both divide by `min(D, T)`, so any
-    /// mix of deadlines shorter and longer than the periods is judged.
+    /// mix of deadlines shorter and longer than the periods is judged; neither passes with a
+    /// resource in use under bp, bpi or rcs.
     Edf,
     /// Fixed priority, exact response-time analysis with blocking, on the tasks' own
     /// priorities ([`TaskSet::analyze`]).
