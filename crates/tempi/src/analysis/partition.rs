@@ -487,6 +487,25 @@ mod tests {
     }
 
     #[test]
+    fn a_global_resource_keeps_its_users_on_one_cpu_so_no_request_spins() {
+        // Worst fit alone would split a and c; under MSRP that would add a spin of c's 3 ms
+        // section to a's request (and a's 3 ms to c's), which the placement test does not see.
+        // Like any resource, the msrp one binds c to a's CPU, so the spins are zero.
+        let mut ts = TaskSet::new();
+        let g = ts.add_resource(Resource::new("g", Protocol::Msrp));
+        ts.add_task(Task::new("a", ms(4), ms(10)).priority(3).section(g, ms(3)));
+        ts.add_task(Task::new("b", ms(3), ms(10)).priority(2));
+        ts.add_task(Task::new("c", ms(3), ms(20)).priority(1).section(g, ms(3)));
+        let p = ts.partition(2, Fit::Worst, SortKey::Utilisation, CpuTest::ResponseTime).unwrap();
+        assert_eq!(p.cpu_of, [0, 1, 0]);
+        let cpus = [p.subset(&ts, 0), p.subset(&ts, 1)];
+        assert_eq!(cpus[0].msrp_spin(g, &[&cpus[1]]), Duration::ZERO);
+        for (inflated, verdict) in super::super::msrp_analyze(&cpus) {
+            assert!(verdict.schedulable, "{inflated:?}");
+        }
+    }
+
+    #[test]
     fn a_task_between_two_placed_resources_is_refused() {
         let mut ts = TaskSet::new();
         let r = ts.add_resource(Resource::new("r", Protocol::Pcp));
