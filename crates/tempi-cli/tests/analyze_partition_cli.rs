@@ -77,14 +77,25 @@ fn policies_without_a_test_are_refused() {
 }
 
 #[test]
-fn edf_with_a_deadline_shorter_than_the_period_is_not_passed_by_the_utilisation_bound() {
-    // C = 3 ms > D = 2 ms misses every job, though C/T = 0.3: only Baker's test (C/D = 1.5)
-    // covers D < T.
+fn edf_tests_reported_as_passed_cover_deadlines_shorter_and_longer_than_periods() {
+    // C = 3 ms > D = 2 ms misses every job, though C/T = 0.3: divided by min(D, T), both tests
+    // see 1.5.
     let file = scenario(
         "short_deadline",
         "[runtime]\npolicy = \"edf\"\n\n[[thread]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"2ms\"\nwcet = \"3ms\"\n",
     );
     let text = stdout(&tempi(&["analyze", file.to_str().unwrap()]));
-    assert!(text.contains("does not cover deadlines shorter than periods"), "{text}");
+    assert!(text.contains("sum (C+CS)/min(D,T) <= 1: 1.500 inconclusive"), "{text}");
+    assert!(text.contains("+ B_k/D_k <= 1: 1.500 inconclusive"), "{text}");
+    assert!(!text.contains("passes"), "{text}");
+    assert!(text.ends_with("overall: not shown schedulable (a sufficient test failed or no test applies)\n"), "{text}");
+    // Two threads of 3 ms every 4 ms due 8 ms after release ask for 150% of the CPU: C/D
+    // (0.375 each) would pass Baker's test.
+    let thread =
+        |name: &str| format!("[[thread]]\nname = \"{name}\"\nperiod = \"4ms\"\ndeadline = \"8ms\"\nwcet = \"3ms\"\n");
+    let file = scenario("long_deadline", &format!("[runtime]\npolicy = \"edf\"\n\n{}\n{}", thread("a"), thread("b")));
+    let text = stdout(&tempi(&["analyze", file.to_str().unwrap()]));
+    assert!(text.contains("+ B_k/D_k <= 1: 1.500 inconclusive"), "{text}");
+    assert!(!text.contains("passes"), "{text}");
     assert!(text.ends_with("overall: not shown schedulable (a sufficient test failed or no test applies)\n"), "{text}");
 }

@@ -17,11 +17,30 @@ pub(super) fn from_nanos(n: u128) -> Duration {
     Duration::from_nanos(n.min(u64::MAX as u128) as u64)
 }
 
-/// Whether `Σ numerator/denominator ≥ 1` over `terms` (denominators positive), exactly. The
-/// running sum is kept as a reduced fraction of `u128`s while it fits, which it does for
-/// periods with a common multiple below 2^128 (any set of whole microseconds or
-/// milliseconds in practice), and continues in arbitrary precision otherwise.
-pub(super) fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)>) -> bool {
+/// Whether `Σ numerator/denominator ≥ 1` over `terms` (denominators positive), exactly.
+///
+/// A floating-point sum decides first whenever it is farther from 1 than its rounding error
+/// can reach (a few hundred ulps per term at most, far below the margin used). Only a sum
+/// within that margin of 1 is compared exactly: the running sum is kept as a reduced fraction
+/// of `u128`s while it fits, which it does for periods with a common multiple below 2^128
+/// (any set of whole microseconds or milliseconds in practice), and continues in arbitrary
+/// precision otherwise. Without the first step, many distinct periods made every exact sum
+/// a number of thousands of digits.
+pub(super) fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)> + Clone) -> bool {
+    let (mut sum, mut count) = (0.0_f64, 0.0_f64);
+    for (c, t) in terms.clone() {
+        sum += to_f64(c) / to_f64(t);
+        count += 1.0;
+    }
+    // Each term is within 2 ulps of its value and the sum of n terms within n ulps of theirs:
+    // (n + 2)·ε·max(sum, 1) bounds the error; the margin is 16 times that.
+    let margin = 16.0 * (count + 2.0) * f64::EPSILON * sum.max(1.0);
+    if sum < 1.0 - margin {
+        return false;
+    }
+    if sum > 1.0 + margin {
+        return true;
+    }
     // Below 1 the numerator is smaller than the denominator, so both fit when it does.
     let (mut num, mut den): (u128, u128) = (0, 1);
     let mut wide: Option<(BigNat, BigNat)> = None;
@@ -65,6 +84,11 @@ pub(super) fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)>)
         }
     }
     false
+}
+
+/// `v` rounded to the nearest `f64`, through 64 bits when it fits (a much cheaper conversion).
+fn to_f64(v: u128) -> f64 {
+    u64::try_from(v).map_or(v as f64, |v| v as f64)
 }
 
 /// A natural number in base 2^64, least significant limb first, without trailing zero limbs:

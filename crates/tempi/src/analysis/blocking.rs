@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::index::Index;
 use super::{Protocol, TaskSet};
 
 /// A blocking term per protocol, for comparisons.
@@ -22,11 +23,6 @@ use super::{Protocol, TaskSet};
 pub type BlockingTable = Vec<(Protocol, Option<Duration>)>;
 
 impl TaskSet {
-    /// Whether resource `r` can block a task of priority `p`: its ceiling is at least `p`.
-    fn can_block(&self, r: usize, p: i32) -> bool {
-        self.ceiling(r).is_some_and(|c| c >= p)
-    }
-
     /// The worst-case blocking term `B_i` of task `i` with every resource under `protocol`
     /// (whatever the resources declare). `None` means unbounded (basic priority with a task of
     /// intermediate priority that can prolong the inversion).
@@ -54,48 +50,45 @@ impl TaskSet {
     /// assert_eq!(ts.blocking_under(0, Protocol::Bp), None);         // m can prolong l's inversion
     /// ```
     pub fn blocking_under(&self, i: usize, protocol: Protocol) -> Option<Duration> {
-        let all: Vec<usize> = (0..self.resources.len()).collect();
-        self.blocking_on(i, protocol, &all)
+        self.blocking_under_with(&Index::new(self), i, protocol)
     }
 
-    /// The blocking term of task `i` under `protocol`, counting only the resources in `rs`.
-    fn blocking_on(&self, i: usize, protocol: Protocol, rs: &[usize]) -> Option<Duration> {
+    /// [`TaskSet::blocking_under`] with the index built.
+    pub(super) fn blocking_under_with(&self, index: &Index, i: usize, protocol: Protocol) -> Option<Duration> {
+        let all: Vec<usize> = (0..self.resources.len()).collect();
+        self.blocking_on(index, i, protocol, &all)
+    }
+
+    /// The blocking term of task `i` under `protocol`, counting only the resources in `rs`
+    /// (distinct indices). Reads the users of each resource from `index`, so the cost grows
+    /// with the resources and the tasks that lock, not with the whole task set.
+    fn blocking_on(&self, index: &Index, i: usize, protocol: Protocol, rs: &[usize]) -> Option<Duration> {
         let p = self.tasks[i].priority;
-        let lower: Vec<usize> = self.lower(i).collect();
-        // Sections of lower-priority tasks on resources (of `rs`) that can block priority p.
-        let blocking_sections = |j: usize| {
-            self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
-        };
+        let own = |r: usize| self.tasks[i].sections.iter().any(|s| s.resource == r);
         match protocol {
             // MSRP on one CPU: a lower task's global section (its spin included, once the
             // task set is inflated) is not preemptible, whoever it blocks.
-            Protocol::Km | Protocol::Msrp => lower
+            Protocol::Km | Protocol::Msrp => {
+                rs.iter().filter_map(|&r| index.longest_below(r, p)).max().or(Some(Duration::ZERO))
+            }
+            Protocol::Pcp | Protocol::Srp => rs
                 .iter()
-                .flat_map(|&j| self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource)))
-                .map(|s| s.duration)
+                .filter(|&&r| index.can_block(r, p))
+                .filter_map(|&r| index.longest_below(r, p))
                 .max()
                 .or(Some(Duration::ZERO)),
-            Protocol::Pcp | Protocol::Srp => {
-                lower.iter().flat_map(|&j| blocking_sections(j)).map(|s| s.duration).max().or(Some(Duration::ZERO))
-            }
-            Protocol::Bpi => Some(self.inheritance_bound(&lower, rs, p)),
+            Protocol::Bpi => Some(self.inheritance_bound(index, rs, p)),
             Protocol::Bp => {
                 // Without inheritance, a lower task j that holds a resource `i` wants can be
-                // preempted for as long as tasks strictly between j and i keep running.
-                let own: Vec<usize> = self.tasks[i].sections.iter().map(|s| s.resource).collect();
-                for &j in &lower {
-                    let shares =
-                        self.tasks[j].sections.iter().any(|s| rs.contains(&s.resource) && own.contains(&s.resource));
-                    let pj = self.tasks[j].priority;
-                    let between =
-                        self.tasks.iter().enumerate().any(|(k, t)| k != i && t.priority > pj && t.priority < p);
-                    if shares && between {
-                        return None;
-                    }
+                // preempted for as long as tasks strictly between j and i keep running; the
+                // lowest such j leaves the widest gap.
+                let direct: Vec<usize> = rs.iter().copied().filter(|&r| own(r)).collect();
+                let lowest = direct.iter().filter_map(|&r| index.lowest_user(r)).filter(|&q| q < p).min();
+                if lowest.is_some_and(|q| index.any_between(q, p)) {
+                    return None;
                 }
                 // Bounded: only direct blocking, on the resources `i` itself locks.
-                let direct: Vec<usize> = rs.iter().copied().filter(|r| own.contains(r)).collect();
-                Some(self.inheritance_bound(&lower, &direct, p))
+                Some(self.inheritance_bound(index, &direct, p))
             }
             Protocol::Rcs => {
                 // The paper (section 2.3): B_i is the abort-and-recovery time. Each of i's own
@@ -104,7 +97,7 @@ impl TaskSet {
                     .sections
                     .iter()
                     .filter(|s| rs.contains(&s.resource))
-                    .filter(|s| lower.iter().any(|&j| self.tasks[j].longest_on(s.resource).is_some()))
+                    .filter(|s| index.lowest_user(s.resource).is_some_and(|q| q < p))
                     .map(|s| self.resources[s.resource].restart_cost)
                     .sum();
                 Some(cost)
@@ -114,23 +107,10 @@ impl TaskSet {
 
     /// Sha, Rajkumar and Lehoczky's two bounds for priority inheritance, the smaller one:
     /// each lower task blocks at most once, and each resource blocks at most once.
-    fn inheritance_bound(&self, lower: &[usize], rs: &[usize], p: i32) -> Duration {
-        let by_task: Duration = lower
-            .iter()
-            .filter_map(|&j| {
-                self.tasks[j]
-                    .sections
-                    .iter()
-                    .filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
-                    .map(|s| s.duration)
-                    .max()
-            })
-            .sum();
-        let by_resource: Duration = rs
-            .iter()
-            .filter(|&&r| self.can_block(r, p))
-            .filter_map(|&r| lower.iter().filter_map(|&j| self.tasks[j].longest_on(r)).max())
-            .sum();
+    fn inheritance_bound(&self, index: &Index, rs: &[usize], p: i32) -> Duration {
+        let by_task = index.lower_task_sum(self, rs, p);
+        let by_resource: Duration =
+            rs.iter().filter(|&&r| index.can_block(r, p)).filter_map(|&r| index.longest_below(r, p)).sum();
         by_task.min(by_resource)
     }
 
@@ -152,12 +132,17 @@ impl TaskSet {
     /// assert_eq!(ts.blocking(0), Some(ms(2))); // KM blocks even tasks that never lock
     /// ```
     pub fn blocking(&self, i: usize) -> Option<Duration> {
+        self.blocking_with(&Index::new(self), i)
+    }
+
+    /// [`TaskSet::blocking`] with the index built.
+    pub(super) fn blocking_with(&self, index: &Index, i: usize) -> Option<Duration> {
         let mut total = Duration::ZERO;
         // `None`: no resource under the protocol; `Some(None)`: an unbounded term.
         let of = |protocol: Protocol| -> Option<Option<Duration>> {
             let rs: Vec<usize> =
                 (0..self.resources.len()).filter(|&r| self.resources[r].protocol == protocol).collect();
-            (!rs.is_empty()).then(|| self.blocking_on(i, protocol, &rs))
+            (!rs.is_empty()).then(|| self.blocking_on(index, i, protocol, &rs))
         };
         let global = match of(Protocol::Msrp) {
             Some(b) => Some(b?),
@@ -193,6 +178,11 @@ impl TaskSet {
     /// assert!(ts.blocking_all(0).iter().all(|(_, b)| *b == Some(Duration::ZERO)));
     /// ```
     pub fn blocking_all(&self, i: usize) -> BlockingTable {
-        Protocol::ALL.iter().map(|&p| (p, self.blocking_under(i, p))).collect()
+        self.blocking_all_with(&Index::new(self), i)
+    }
+
+    /// [`TaskSet::blocking_all`] with the index built.
+    pub(super) fn blocking_all_with(&self, index: &Index, i: usize) -> BlockingTable {
+        Protocol::ALL.iter().map(|&p| (p, self.blocking_under_with(index, i, p))).collect()
     }
 }

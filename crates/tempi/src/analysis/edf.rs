@@ -29,25 +29,34 @@ pub struct EdfTest {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EdfTests {
-    /// The paper's kernelized-monitor bound `Σ (C_j + CS)/T_j ≤ 1`.
+    /// The paper's kernelized-monitor bound `Σ (C_j + CS)/min(D_j, T_j) ≤ 1` (never passed
+    /// when a resource in use is under bp, bpi or rcs, see [`TaskSet::edf_tests`]).
     pub km_bound: EdfTest,
     /// Baker's SRP test, when every resource's protocol is covered by it.
     pub baker: Option<EdfTest>,
 }
 
 impl TaskSet {
-    /// The EDF tests with critical sections.
+    /// The EDF tests with critical sections. Both divide each task's demand by `min(D_j, T_j)`,
+    /// so they hold for deadlines shorter than, equal to or longer than the periods.
     ///
     /// - `km_bound` — Tokuda and Nakajima (1993, section 2.3), kernelized monitor under EDF:
-    ///   `Σ_j (C_j + CS)/T_j ≤ 1`, with `CS` the longest critical section of the set.
+    ///   `Σ_j (C_j + CS)/min(D_j, T_j) ≤ 1`, with `CS` the longest critical section of the set
+    ///   (the paper's `Σ_j (C_j + CS)/T_j` when every `D ≥ T`). It counts one section of
+    ///   blocking per job, so it is not passed when a resource in use is under bp (a holder
+    ///   without inheritance can be preempted for as long as more urgent jobs run), bpi (a job
+    ///   can wait for several holders) or rcs; its load is still reported.
     /// - `baker` — Baker (1991), SRP under EDF (and any protocol that blocks at most once, by
     ///   one section of a task with a longer relative deadline: km, pcp, srp): with tasks by
-    ///   increasing `D`, for every `k`, `Σ_{j≤k} C_j/D_j + B_k/D_k ≤ 1`, where `B_k` is the
-    ///   longest section of a task with a longer deadline on a resource used by a task whose
-    ///   deadline is at most `D_k` (km: any section of such a task). `None` for bp, bpi and rcs,
-    ///   which it does not cover.
+    ///   increasing `D`, for every `k`, `Σ_{j≤k} C_j/min(D_j, T_j) + B_k/D_k ≤ 1`, where `B_k`
+    ///   is the longest section of a task with a longer deadline on a resource used by a task
+    ///   whose deadline is at most `D_k` (km: any section of such a task). `None` when a
+    ///   resource in use is under bp, bpi or rcs, which it does not cover.
     ///
-    /// Both are sufficient tests.
+    /// Both are sufficient tests. Why `min(D, T)`: in any window of length `t ≥ D_j` task `j`
+    /// has at most `(⌊(t − D_j)/T_j⌋ + 1) C_j ≤ t C_j/min(D_j, T_j)` of work due. Baker's
+    /// `C_j/D_j` would understate a task with `D > T` (two tasks of 3 ms every 4 ms due in 8
+    /// ms would pass at 0.75 while they ask for 150% of the processor).
     ///
     /// ```
     /// use std::time::Duration;
@@ -63,12 +72,21 @@ impl TaskSet {
     /// ```
     pub fn edf_tests(&self) -> EdfTests {
         let cs = self.tasks.iter().flat_map(|t| t.sections.iter()).map(|s| s.duration).max().unwrap_or_default();
-        let load: f64 = self.tasks.iter().map(|t| (secs(t.wcet) + secs(cs)) / secs(t.period)).sum();
-        let km_bound = EdfTest { load, passed: load <= 1.0 + 1e-12 };
-
-        let protocols: Vec<Protocol> = self.resources.iter().map(|r| r.protocol).collect();
+        let load: f64 = self.tasks.iter().map(|t| (secs(t.wcet) + secs(cs)) / secs(t.deadline.min(t.period))).sum();
+        // Both tests count one blocking section per job: every resource in use must be under a
+        // protocol that blocks a job at most once.
+        let mut used = vec![false; self.resources.len()];
+        for s in self.tasks.iter().flat_map(|t| t.sections.iter()) {
+            if let Some(u) = used.get_mut(s.resource) {
+                *u = true;
+            }
+        }
         let covered =
-            protocols.iter().all(|p| matches!(p, Protocol::Km | Protocol::Msrp | Protocol::Pcp | Protocol::Srp));
+            self.resources.iter().zip(&used).all(|(r, &u)| {
+                !u || matches!(r.protocol, Protocol::Km | Protocol::Msrp | Protocol::Pcp | Protocol::Srp)
+            });
+        let km_bound = EdfTest { load, passed: covered && load <= 1.0 + 1e-12 };
+
         let baker = covered.then(|| {
             let mut order: Vec<usize> = (0..self.tasks.len()).collect();
             order.sort_by_key(|&i| self.tasks[i].deadline);
@@ -76,7 +94,7 @@ impl TaskSet {
             let mut worst: f64 = 0.0;
             for (k, &i) in order.iter().enumerate() {
                 let t = &self.tasks[i];
-                sum += secs(t.wcet) / secs(t.deadline);
+                sum += secs(t.wcet) / secs(t.deadline.min(t.period));
                 // Resources used by a task at least as urgent as i (preemption level >= i's).
                 let urgent = &order[..=k];
                 let used = |r: usize| urgent.iter().any(|&u| self.tasks[u].longest_on(r).is_some());

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::arith::{from_nanos, nanos, secs, utilisation_reaches_one};
+use super::index::Index;
 use super::{BlockingTable, Protocol, TaskSet};
 
 /// The outcome of response-time analysis for one task.
@@ -165,7 +166,22 @@ impl TaskSet {
     /// assert!(!ts.is_rate_monotonic());
     /// ```
     pub fn is_rate_monotonic(&self) -> bool {
-        self.tasks.iter().all(|a| self.tasks.iter().all(|b| !(a.period < b.period && a.priority < b.priority)))
+        // By increasing period: no task may have a higher priority than one of a shorter period.
+        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
+        order.sort_by_key(|&i| self.tasks[i].period);
+        let mut lowest_shorter: Option<i32> = None;
+        let mut k = 0;
+        while k < order.len() {
+            let period = self.tasks[order[k]].period;
+            let end = k + order[k..].iter().take_while(|&&i| self.tasks[i].period == period).count();
+            let group = order[k..end].iter().map(|&i| self.tasks[i].priority);
+            if lowest_shorter.is_some_and(|low| group.clone().any(|p| p > low)) {
+                return false;
+            }
+            lowest_shorter = group.chain(lowest_shorter).min();
+            k = end;
+        }
+        true
     }
 
     /// The Liu and Layland test with blocking, as Tokuda and Nakajima (1993, section 2.3) state
@@ -187,6 +203,11 @@ impl TaskSet {
     /// assert!(ll.passed); // a: 0.25 + 1/4 <= 1; b: 0.5 <= 0.828
     /// ```
     pub fn liu_layland(&self) -> Option<LiuLayland> {
+        self.liu_layland_with(&Index::new(self))
+    }
+
+    /// [`TaskSet::liu_layland`] with the index built.
+    fn liu_layland_with(&self, index: &Index) -> Option<LiuLayland> {
         if !self.is_rate_monotonic() || self.tasks.iter().any(|t| t.deadline < t.period) {
             return None;
         }
@@ -197,7 +218,7 @@ impl TaskSet {
             sum += t.utilisation();
             let n = (k + 1) as f64;
             let bound = n * (2f64.powf(1.0 / n) - 1.0);
-            let (load, passed) = match self.blocking(i) {
+            let (load, passed) = match self.blocking_with(index, i) {
                 Some(b) => {
                     let load = sum + secs(b) / secs(t.period);
                     (Some(load), load <= bound + 1e-12)
@@ -247,7 +268,61 @@ impl TaskSet {
     /// assert_eq!(r[2], Response::Bounded(ms(10))); // the textbook answer
     /// ```
     pub fn response_times(&self) -> Vec<Response> {
-        (0..self.tasks.len()).map(|i| self.response_time(i)).collect()
+        self.response_times_with(&Index::new(self), &mut |_| {})
+    }
+
+    /// [`TaskSet::response_times`] with the index built. Tasks are taken by decreasing
+    /// priority, and the interference of the tasks above is kept summed per period
+    /// (`Σ_j ⌈R/T_j⌉ C_j` is `Σ_T ⌈R/T⌉ Σ_{T_j = T} C_j`), so one step of the recurrence
+    /// costs one term per distinct period rather than one per task. A task with RCS sections,
+    /// whose interfering jobs may each cost it a different restart, takes the per-task path.
+    fn response_times_with(&self, index: &Index, progress: &mut dyn FnMut(usize)) -> Vec<Response> {
+        let order = self.by_priority();
+        let mut out = vec![Response::Unbounded; self.tasks.len()];
+        // Period -> summed WCET of the tasks at or above the current priority (nanoseconds).
+        // (period, summed WCET) by increasing period; under rate-monotonic priorities each new
+        // period comes last, so inserting is a push.
+        let mut level: Vec<(u128, u128)> = Vec::new();
+        let mut k = 0;
+        while k < order.len() {
+            let p = self.tasks[order[k]].priority;
+            let end = k + order[k..].iter().take_while(|&&i| self.tasks[i].priority == p).count();
+            let group = &order[k..end];
+            for &i in group {
+                let (period, wcet) = (nanos(self.tasks[i].period), nanos(self.tasks[i].wcet));
+                match level.binary_search_by_key(&period, |&(q, _)| q) {
+                    Ok(at) => level[at].1 += wcet,
+                    Err(at) => level.insert(at, (period, wcet)),
+                }
+            }
+            for &i in group {
+                let t = &self.tasks[i];
+                if self.restarts(i) {
+                    out[i] = self.response_time_with(index, i);
+                    continue;
+                }
+                let Some(b) = self.blocking_with(index, i) else {
+                    continue;
+                };
+                // Everyone at or above p but i itself: take its own work out for the while.
+                let wcet = nanos(t.wcet);
+                let at = level.binary_search_by_key(&nanos(t.period), |&(q, _)| q).expect("i's period is in");
+                level[at].1 -= wcet;
+                out[i] = self.iterate(i, b, &level);
+                level[at].1 += wcet;
+            }
+            k = end;
+            progress(k);
+        }
+        out
+    }
+
+    /// Whether task `i` has a section on an RCS resource (interfering jobs may restart it).
+    fn restarts(&self, i: usize) -> bool {
+        self.tasks[i]
+            .sections
+            .iter()
+            .any(|s| self.resources.get(s.resource).is_some_and(|r| r.protocol == Protocol::Rcs))
     }
 
     /// Response time of task `i` (see [`TaskSet::response_times`]).
@@ -267,15 +342,26 @@ impl TaskSet {
     /// assert_eq!(ts.response_time(1), Response::Overloaded);
     /// ```
     pub fn response_time(&self, i: usize) -> Response {
-        let Some(b) = self.blocking(i) else {
+        self.response_time_with(&Index::new(self), i)
+    }
+
+    /// [`TaskSet::response_time`] with the index built: one term per interfering task.
+    fn response_time_with(&self, index: &Index, i: usize) -> Response {
+        let Some(b) = self.blocking_with(index, i) else {
             return Response::Unbounded;
         };
-        let t = &self.tasks[i];
         // Each interfering task as (its period, the work one of its jobs costs task i).
         let hp: Vec<(u128, u128)> = self
             .higher(i)
             .map(|j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(self.restart_penalty(i, j))))
             .collect();
+        self.iterate(i, b, &hp)
+    }
+
+    /// The recurrence for task `i` with blocking `b` and the interference `hp`, as (period,
+    /// work one job of those periods costs task `i`) in nanoseconds.
+    fn iterate(&self, i: usize, b: Duration, hp: &[(u128, u128)]) -> Response {
+        let t = &self.tasks[i];
         let base = nanos(t.wcet).saturating_add(nanos(b));
         let deadline = nanos(t.deadline);
         if base > deadline {
@@ -289,7 +375,7 @@ impl TaskSet {
         for _ in 0..Self::MAX_RTA_ITERATIONS {
             let next = hp
                 .iter()
-                .map(|&(period, cost)| r.div_ceil(period).saturating_mul(cost))
+                .map(|&(period, cost)| ceil_div(r, period).saturating_mul(cost))
                 .fold(base, u128::saturating_add);
             if next == r {
                 if r > nanos(t.period) && t.deadline > t.period {
@@ -337,17 +423,44 @@ impl TaskSet {
     /// assert!(!v.schedulable);
     /// ```
     pub fn analyze(&self) -> Verdict {
-        let responses = self.response_times();
+        self.analyze_with_progress(&mut |_| {})
+    }
+
+    /// [`TaskSet::analyze`], calling `progress` with the number of tasks whose response time
+    /// is known so far as the analysis goes (by decreasing priority, a priority level at a
+    /// time), for a caller that reports on long runs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut ts = tempi::analysis::TaskSet::new();
+    /// ts.add_task(tempi::analysis::Task::new("a", Duration::from_millis(1), Duration::from_millis(2)).priority(2));
+    /// ts.add_task(tempi::analysis::Task::new("b", Duration::from_millis(1), Duration::from_millis(4)).priority(1));
+    /// let mut seen = Vec::new();
+    /// assert!(ts.analyze_with_progress(&mut |done| seen.push(done)).schedulable);
+    /// assert_eq!(seen, [1, 2]);
+    /// ```
+    pub fn analyze_with_progress(&self, progress: &mut dyn FnMut(usize)) -> Verdict {
+        let index = Index::new(self);
+        let responses = self.response_times_with(&index, progress);
         let tasks: Vec<TaskVerdict> = (0..self.tasks.len())
             .map(|i| TaskVerdict {
                 task: i,
-                blocking: self.blocking(i),
-                blocking_by_protocol: self.blocking_all(i),
+                blocking: self.blocking_with(&index, i),
+                blocking_by_protocol: self.blocking_all_with(&index, i),
                 response: responses[i],
                 schedulable: matches!(responses[i], Response::Bounded(_)),
             })
             .collect();
         let schedulable = tasks.iter().all(|t| t.schedulable);
-        Verdict { tasks, liu_layland: self.liu_layland(), schedulable }
+        Verdict { tasks, liu_layland: self.liu_layland_with(&index), schedulable }
+    }
+}
+
+/// `⌈r/period⌉`, in 64 bits when both fit (the usual case, and several times faster than a
+/// 128-bit division).
+fn ceil_div(r: u128, period: u128) -> u128 {
+    match (u64::try_from(r), u64::try_from(period)) {
+        (Ok(r), Ok(period)) => r.div_ceil(period) as u128,
+        _ => r.div_ceil(period),
     }
 }

@@ -46,7 +46,9 @@
 //! The module is split along its seams: `protocol.rs` (the protocols and their names, read
 //! from the lock registry), `model.rs` (the task-set model), `blocking.rs` (the blocking
 //! terms), `fixed_priority.rs` (Liu and Layland, response times, the verdict), `edf.rs` (the
-//! EDF tests), `global.rs` (the global tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs) and `arith.rs` (exact arithmetic). This file holds only the module's
+//! EDF tests), `global.rs` (the global tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs), `index.rs` (the
+//! task set's resource users and priorities, sorted once for the blocking terms and response
+//! times) and `arith.rs` (exact arithmetic). This file holds only the module's
 //! documentation and the re-exports that keep every public path `tempi::analysis::…`; analysis
 //! code belongs in the files above.
 
@@ -55,6 +57,7 @@ mod blocking;
 mod edf;
 mod fixed_priority;
 mod global;
+mod index;
 mod model;
 mod msrp;
 mod partition;
@@ -74,5 +77,9 @@ use arith::{utilisation_reaches_one, BigNat};
 #[cfg(test)]
 use std::time::Duration;
 
+#[cfg(test)]
+mod reference;
+#[cfg(test)]
+mod reference_tests;
 #[cfg(test)]
 mod tests;

@@ -317,12 +317,6 @@ impl TaskSet {
         })
     }
 
-    /// Indices of the tasks of lower priority than task `i`.
-    pub(super) fn lower(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        let p = self.tasks[i].priority;
-        (0..self.tasks.len()).filter(move |&j| self.tasks[j].priority < p)
-    }
-
     /// Indices of the other tasks of priority at least task `i`'s (interference).
     pub(super) fn higher(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let p = self.tasks[i].priority;

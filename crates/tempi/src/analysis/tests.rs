@@ -187,6 +187,38 @@ fn edf_tests_by_hand() {
 }
 
 #[test]
+fn edf_tests_divide_by_the_shorter_of_deadline_and_period() {
+    // Two tasks of utilisation 0.75 each: U = 1.5, every window of 4 ms asks for 6 ms. With
+    // D = 8 > T = 4, C/D would be 0.375 each and accept the set.
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("a", ms(3), ms(4)).deadline(ms(8)));
+    ts.add_task(Task::new("b", ms(3), ms(4)).deadline(ms(8)));
+    let e = ts.edf_tests();
+    let b = e.baker.unwrap();
+    assert!((b.load - 1.5).abs() < 1e-9 && !b.passed, "{b:?}");
+    assert!(!e.km_bound.passed);
+    assert!(!CpuTest::Edf.passes(&ts));
+    // D < T: a job of 3 ms due 2 ms after its release misses, though C/T = 0.3.
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("a", ms(3), ms(10)).deadline(ms(2)));
+    let e = ts.edf_tests();
+    assert!((e.km_bound.load - 1.5).abs() < 1e-9 && !e.km_bound.passed, "{:?}", e.km_bound);
+    assert!(!e.baker.unwrap().passed);
+    // With a section: (C + CS)/min(D, T) for each task.
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("K", Protocol::Km));
+    ts.add_task(Task::new("a", ms(1), ms(4)).deadline(ms(2)));
+    ts.add_task(Task::new("b", ms(2), ms(8)).deadline(ms(16)).section(r, ms(1)));
+    let e = ts.edf_tests();
+    // km: (1 + 1)/2 + (2 + 1)/8 = 1.375.
+    assert!((e.km_bound.load - 1.375).abs() < 1e-9, "{:?}", e.km_bound);
+    // Baker: k=a: 1/2 + 1/2 = 1; k=b: 0.5 + 2/8 = 0.75.
+    let b = e.baker.unwrap();
+    assert!((b.load - 1.0).abs() < 1e-9 && b.passed, "{b:?}");
+    assert!(CpuTest::Edf.passes(&ts));
+}
+
+#[test]
 fn mixed_protocols_add_their_terms() {
     let mut ts = TaskSet::new();
     let k = ts.add_resource(Resource::new("K", Protocol::Km));

@@ -1,0 +1,190 @@
+//! The blocking terms, the rate-monotonic check and response-time analysis as they were
+//! written first, one pass over the task set per question: the reference the indexed versions
+//! are compared with (`reference_tests.rs`).
+
+use std::time::Duration;
+
+use super::arith::{from_nanos, nanos, utilisation_reaches_one};
+use super::{Protocol, Response, TaskSet};
+
+pub(super) struct Reference<'a>(pub(super) &'a TaskSet);
+
+impl std::ops::Deref for Reference<'_> {
+    type Target = TaskSet;
+    fn deref(&self) -> &TaskSet {
+        self.0
+    }
+}
+
+impl Reference<'_> {
+    fn lower(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let p = self.tasks[i].priority;
+        (0..self.tasks.len()).filter(move |&j| self.tasks[j].priority < p)
+    }
+
+    fn can_block(&self, r: usize, p: i32) -> bool {
+        self.ceiling(r).is_some_and(|c| c >= p)
+    }
+
+    fn blocking_on(&self, i: usize, protocol: Protocol, rs: &[usize]) -> Option<Duration> {
+        let p = self.tasks[i].priority;
+        let lower: Vec<usize> = self.lower(i).collect();
+        // Sections of lower-priority tasks on resources (of `rs`) that can block priority p.
+        let blocking_sections = |j: usize| {
+            self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
+        };
+        match protocol {
+            // MSRP on one CPU: a lower task's global section (its spin included, once the
+            // task set is inflated) is not preemptible, whoever it blocks.
+            Protocol::Km | Protocol::Msrp => lower
+                .iter()
+                .flat_map(|&j| self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource)))
+                .map(|s| s.duration)
+                .max()
+                .or(Some(Duration::ZERO)),
+            Protocol::Pcp | Protocol::Srp => {
+                lower.iter().flat_map(|&j| blocking_sections(j)).map(|s| s.duration).max().or(Some(Duration::ZERO))
+            }
+            Protocol::Bpi => Some(self.inheritance_bound(&lower, rs, p)),
+            Protocol::Bp => {
+                // Without inheritance, a lower task j that holds a resource `i` wants can be
+                // preempted for as long as tasks strictly between j and i keep running.
+                let own: Vec<usize> = self.tasks[i].sections.iter().map(|s| s.resource).collect();
+                for &j in &lower {
+                    let shares =
+                        self.tasks[j].sections.iter().any(|s| rs.contains(&s.resource) && own.contains(&s.resource));
+                    let pj = self.tasks[j].priority;
+                    let between =
+                        self.tasks.iter().enumerate().any(|(k, t)| k != i && t.priority > pj && t.priority < p);
+                    if shares && between {
+                        return None;
+                    }
+                }
+                // Bounded: only direct blocking, on the resources `i` itself locks.
+                let direct: Vec<usize> = rs.iter().copied().filter(|r| own.contains(r)).collect();
+                Some(self.inheritance_bound(&lower, &direct, p))
+            }
+            Protocol::Rcs => {
+                // The paper (section 2.3): B_i is the abort-and-recovery time. Each of i's own
+                // sections may find its resource held by a lower task and pay one restart.
+                let cost = self.tasks[i]
+                    .sections
+                    .iter()
+                    .filter(|s| rs.contains(&s.resource))
+                    .filter(|s| lower.iter().any(|&j| self.tasks[j].longest_on(s.resource).is_some()))
+                    .map(|s| self.resources[s.resource].restart_cost)
+                    .sum();
+                Some(cost)
+            }
+        }
+    }
+
+    fn inheritance_bound(&self, lower: &[usize], rs: &[usize], p: i32) -> Duration {
+        let by_task: Duration = lower
+            .iter()
+            .filter_map(|&j| {
+                self.tasks[j]
+                    .sections
+                    .iter()
+                    .filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
+                    .map(|s| s.duration)
+                    .max()
+            })
+            .sum();
+        let by_resource: Duration = rs
+            .iter()
+            .filter(|&&r| self.can_block(r, p))
+            .filter_map(|&r| lower.iter().filter_map(|&j| self.tasks[j].longest_on(r)).max())
+            .sum();
+        by_task.min(by_resource)
+    }
+
+    pub(super) fn blocking(&self, i: usize) -> Option<Duration> {
+        let mut total = Duration::ZERO;
+        // `None`: no resource under the protocol; `Some(None)`: an unbounded term.
+        let of = |protocol: Protocol| -> Option<Option<Duration>> {
+            let rs: Vec<usize> =
+                (0..self.resources.len()).filter(|&r| self.resources[r].protocol == protocol).collect();
+            (!rs.is_empty()).then(|| self.blocking_on(i, protocol, &rs))
+        };
+        let global = match of(Protocol::Msrp) {
+            Some(b) => Some(b?),
+            None => None,
+        };
+        for protocol in Protocol::ALL {
+            if protocol == Protocol::Srp && global.is_some() {
+                continue;
+            }
+            if let Some(b) = of(protocol) {
+                total += b?;
+            }
+        }
+        if let Some(g) = global {
+            let srp = match of(Protocol::Srp) {
+                Some(b) => b?,
+                None => Duration::ZERO,
+            };
+            total += g.max(srp);
+        }
+        Some(total)
+    }
+
+    pub(super) fn blocking_under(&self, i: usize, protocol: Protocol) -> Option<Duration> {
+        let all: Vec<usize> = (0..self.resources.len()).collect();
+        self.blocking_on(i, protocol, &all)
+    }
+
+    pub(super) fn is_rate_monotonic(&self) -> bool {
+        self.tasks.iter().all(|a| self.tasks.iter().all(|b| !(a.period < b.period && a.priority < b.priority)))
+    }
+
+    pub(super) fn response_time(&self, i: usize) -> Response {
+        let Some(b) = self.blocking(i) else {
+            return Response::Unbounded;
+        };
+        let t = &self.tasks[i];
+        // Each interfering task as (its period, the work one of its jobs costs task i).
+        let hp: Vec<(u128, u128)> = self
+            .higher(i)
+            .map(|j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(self.restart_penalty(i, j))))
+            .collect();
+        let base = nanos(t.wcet).saturating_add(nanos(b));
+        let deadline = nanos(t.deadline);
+        if base > deadline {
+            return Response::ExceedsDeadline(from_nanos(base));
+        }
+        // With no demand of its own the task is done at once, whatever the others do.
+        if base > 0 && utilisation_reaches_one(hp.iter().map(|&(period, cost)| (cost, period))) {
+            return Response::Overloaded;
+        }
+        let mut r = base;
+        for _ in 0..TaskSet::MAX_RTA_ITERATIONS {
+            let next = hp
+                .iter()
+                .map(|&(period, cost)| r.div_ceil(period).saturating_mul(cost))
+                .fold(base, u128::saturating_add);
+            if next == r {
+                if r > nanos(t.period) && t.deadline > t.period {
+                    return Response::NotCovered(from_nanos(r));
+                }
+                return Response::Bounded(from_nanos(r));
+            }
+            if next > deadline {
+                return Response::ExceedsDeadline(from_nanos(next));
+            }
+            r = next;
+        }
+        Response::GaveUp(from_nanos(r))
+    }
+
+    fn restart_penalty(&self, i: usize, j: usize) -> Duration {
+        self.tasks[i]
+            .sections
+            .iter()
+            .filter(|s| self.resources[s.resource].protocol == Protocol::Rcs)
+            .filter(|s| self.tasks[j].longest_on(s.resource).is_some())
+            .map(|s| s.duration + self.resources[s.resource].restart_cost)
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+}
