@@ -201,7 +201,7 @@ impl MessageStats {
 /// ```
 /// let s = tempi::CrossCpuStats::default();
 /// assert_eq!((s.refused, s.queue_full, s.pending_at_end), (0, 0, 0));
-/// assert_eq!((s.proxies_full, s.proxies_at_end), (0, 0));
+/// assert_eq!((s.proxies_full, s.proxies_at_end, s.stale_answers), (0, 0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrossCpuStats {
@@ -225,6 +225,12 @@ pub struct CrossCpuStats {
     /// Waiters of other CPUs still queued in a condition variable or semaphore when the run
     /// ended (their threads were still waiting), counted on the object's CPU.
     pub proxies_at_end: u64,
+    /// Answers to spawns onto another CPU that came back after their spawner had stopped
+    /// waiting (its job was aborted, or it was killed, meanwhile): dropped, never taken for
+    /// the answer to a later spawn. A thread such a spawn created runs and is reported as
+    /// any other. Each is a [`crate::trace::TraceKind::StaleAnswer`] record on the spawner's
+    /// CPU.
+    pub stale_answers: u64,
 }
 
 impl CrossCpuStats {
@@ -234,7 +240,14 @@ impl CrossCpuStats {
     /// use tempi::CrossCpuStats;
     /// let mut a = CrossCpuStats { refused: 1, queue_full: 2, proxies_full: 1, ..Default::default() };
     /// a.add(CrossCpuStats { refused: 3, pending_at_end: 1, proxies_at_end: 2, ..Default::default() });
-    /// let sum = CrossCpuStats { refused: 4, queue_full: 2, pending_at_end: 1, proxies_full: 1, proxies_at_end: 2 };
+    /// let sum = CrossCpuStats {
+    ///     refused: 4,
+    ///     queue_full: 2,
+    ///     pending_at_end: 1,
+    ///     proxies_full: 1,
+    ///     proxies_at_end: 2,
+    ///     stale_answers: 0,
+    /// };
     /// assert_eq!(a, sum);
     /// ```
     pub fn add(&mut self, other: CrossCpuStats) {
@@ -243,6 +256,7 @@ impl CrossCpuStats {
         self.pending_at_end += other.pending_at_end;
         self.proxies_full += other.proxies_full;
         self.proxies_at_end += other.proxies_at_end;
+        self.stale_answers += other.stale_answers;
     }
 }
 

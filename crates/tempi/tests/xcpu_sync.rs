@@ -118,7 +118,14 @@ fn xcpu_sync_unit_that_would_overflow_is_refused_and_counted() {
     let out = rt.run().unwrap();
     assert_eq!(
         out.cross_cpu,
-        CrossCpuStats { refused: 1, queue_full: 0, pending_at_end: 0, proxies_full: 0, proxies_at_end: 0 }
+        CrossCpuStats {
+            refused: 1,
+            queue_full: 0,
+            pending_at_end: 0,
+            proxies_full: 0,
+            proxies_at_end: 0,
+            stale_answers: 0
+        }
     );
     let r: Vec<_> = out.trace.iter().filter(|r| r.kind == TraceKind::CrossCpuRefused).collect();
     assert_eq!(r.len(), 1);

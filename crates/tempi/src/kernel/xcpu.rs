@@ -56,6 +56,10 @@ const IN_FLIGHT: u64 = 1 << 32;
 /// The idle dispatchers' half of [`Crossing::activity`].
 const IDLE_MASK: u64 = IN_FLIGHT - 1;
 
+/// The request a [`TraceKind::StaleAnswer`] record names in its `job` field: a spawn (after
+/// the codes of [`RemoteOp`]).
+const STALE_SPAWN: u32 = 5;
+
 /// A request from one CPU's kernel to another's.
 pub(crate) enum Post {
     /// Release a sporadic thread; a failure goes back to CPU `from` as `Refused`.
@@ -69,12 +73,13 @@ pub(crate) enum Post {
     /// and traced by the sender's kernel. `target` is the thread named (the giver, for a
     /// unit).
     Refused { target: ThreadId, op: RemoteOp, by: usize },
-    /// Create a thread; its id (or the error) goes back to `spawner`.
-    Spawn(Box<(ThreadSpec, Body, ThreadId)>),
+    /// Create a thread; its id (or the error) goes back to `spawner`, which waits on `stamp`
+    /// (the last field).
+    Spawn(Box<(ThreadSpec, Body, ThreadId, u32)>),
     /// `joiner` waits for `target` to end.
     Join { target: ThreadId, joiner: ThreadId },
-    /// The answer to a `Spawn`.
-    Spawned { spawner: ThreadId, result: Result<ThreadId, Error> },
+    /// The answer to a `Spawn`, for `spawner` waiting on `stamp`.
+    Spawned { spawner: ThreadId, stamp: u32, result: Result<ThreadId, Error> },
     /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
     Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
     /// A message for thread `to`, sent by `msg.from` (a call if `msg.expects_reply`), who
@@ -396,10 +401,10 @@ impl<C: Clock> Kernel<C> {
             }
             Post::Withdraw { waiter, stamp, obj, sem } => self.remote_withdrawn(waiter, stamp, obj, sem),
             Post::Spawn(request) => {
-                let (spec, body, spawner) = *request;
+                let (spec, body, spawner, stamp) = *request;
                 let result = self.spawn_thread(spec, body, self.first_cpu);
                 let to = spawner.index() / self.slots.len();
-                self.post_answer(to, Post::Spawned { spawner, result });
+                self.post_answer(to, Post::Spawned { spawner, stamp, result });
             }
             Post::Join { target, joiner } => {
                 let to = joiner.index() / self.slots.len();
@@ -409,11 +414,14 @@ impl<C: Clock> Kernel<C> {
                     Err(e) => self.post_answer(to, Post::Joined { joiner, outcome: Err(e) }),
                 }
             }
-            Post::Spawned { spawner, result } => {
-                if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(Wait::Spawn)) {
+            Post::Spawned { spawner, stamp, result } => {
+                let waits = Wait::Spawn(stamp);
+                if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(waits)) {
                     self.tcb(spawner)
                         .set_answer(super::protocol::Answer::fallible(result, |id| Settled::Spawned(id).into()));
                     self.wake(spawner);
+                } else {
+                    self.stale_spawn_answer(spawner, result);
                 }
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
@@ -430,6 +438,20 @@ impl<C: Clock> Kernel<C> {
                     self.wake(joiner);
                 }
             }
+        }
+    }
+
+    /// The answer to a spawn `spawner` gave up on (its job was aborted, or it was killed, while
+    /// it waited): nobody takes it. The thread it created, if any, lives on and is reported
+    /// as any other; the answer is counted in [`crate::CrossCpuStats::stale_answers`] and
+    /// traced as [`TraceKind::StaleAnswer`] (request 5; `arg` the new thread's index, or
+    /// `u64::MAX` when the spawn failed).
+    #[cold]
+    fn stale_spawn_answer(&mut self, spawner: ThreadId, result: Result<ThreadId, Error>) {
+        self.xcpu.stale_answers += 1;
+        if let Some(c) = self.cpu_local(self.first_cpu) {
+            let created = result.map_or(u64::MAX, |id| id.index() as u64);
+            self.trace(c, TraceKind::StaleAnswer, spawner, STALE_SPAWN, created);
         }
     }
 

@@ -111,6 +111,13 @@ pub enum TraceKind {
     /// is that thread, `arg` the event's index. Counted in
     /// [`crate::RunOutcome::event_releases_refused`].
     EventReleaseRefused,
+    /// Real time: an answer from another CPU reached this one after the thread it was for had
+    /// stopped waiting for it (its job was aborted, or it was killed, meanwhile): the answer
+    /// to a spawn it gave up on. `thread` is that thread, `job` the request (5 spawn), `arg`
+    /// the index of the thread created ([`crate::ThreadId::index`]; the thread runs and is
+    /// reported as any other), or `u64::MAX` when the spawn failed there. Counted in
+    /// [`crate::CrossCpuStats::stale_answers`].
+    StaleAnswer,
 }
 
 impl TraceKind {
@@ -144,6 +151,7 @@ impl TraceKind {
             TraceKind::CrossCpuRefused => "xcpu-refused",
             TraceKind::QueueFull => "queue-full",
             TraceKind::EventReleaseRefused => "event-release-refused",
+            TraceKind::StaleAnswer => "stale-answer",
             TraceKind::PreemptionDeferred => "preemption-deferred",
         }
     }

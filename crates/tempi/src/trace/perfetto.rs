@@ -127,6 +127,7 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::CrossCpuRefused => (tid(r.thread), format!(r#"{{"request":{},"cpu":{}}}"#, r.job, r.arg)),
             TraceKind::QueueFull => (tid(r.thread), format!(r#"{{"cpu":{}}}"#, r.arg)),
             TraceKind::EventReleaseRefused => (tid(r.thread), format!(r#"{{"event":{}}}"#, r.arg)),
+            TraceKind::StaleAnswer => (tid(r.thread), format!(r#"{{"request":{},"created":{}}}"#, r.job, r.arg as i64)),
             TraceKind::PreemptionDeferred => (tid(r.thread), format!(r#"{{"slice":{}}}"#, r.arg == 1)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };
