@@ -275,6 +275,7 @@ impl<C: Clock> Kernel<C> {
             remote_joins: Vec::new(),
             proxies: 0,
             outbox: std::collections::VecDeque::new(),
+            full_runs: Vec::new(),
             xcpu: crate::stats::CrossCpuStats::default(),
             event_releases_refused: 0,
             msg_stats: crate::stats::MessageStats::default(),

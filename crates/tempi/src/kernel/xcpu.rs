@@ -60,6 +60,16 @@ const IDLE_MASK: u64 = IN_FLIGHT - 1;
 /// the codes of [`RemoteOp`]).
 const STALE_SPAWN: u32 = 5;
 
+/// The refusals of posts to one CPU's full queue that one `queue-full` record counts: the
+/// same kind of request about the same thread, since the last post to that CPU that fitted.
+#[derive(Clone, Copy)]
+pub(crate) struct FullRun {
+    subject: ThreadId,
+    request: std::mem::Discriminant<Post>,
+    /// The record's place in this kernel's trace buffer.
+    at: usize,
+}
+
 /// A request from one CPU's kernel to another's.
 pub(crate) enum Post {
     /// Release a sporadic thread; a failure goes back to CPU `from` as `Refused`.
@@ -289,18 +299,49 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn post(&mut self, to: usize, post: Post) -> Result<(), Error> {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         let capacity = crossing.capacity(to);
-        crossing.post(to, post).map_err(|post| {
-            self.note_queue_full(to, post.subject());
-            Error::QueueFull { cpu: to, capacity }
-        })
+        match crossing.post(to, post) {
+            Ok(()) => {
+                self.note_room(to);
+                Ok(())
+            }
+            Err(post) => {
+                self.note_queue_full(to, &post);
+                Err(Error::QueueFull { cpu: to, capacity })
+            }
+        }
     }
 
-    /// A post to CPU `to` about thread `subject` found its queue full: counted in
-    /// [`crate::CrossCpuStats::queue_full`], traced as [`TraceKind::QueueFull`].
-    fn note_queue_full(&mut self, to: usize, subject: ThreadId) {
+    /// A post to CPU `to` fitted: a refusal after it starts a new `queue-full` record.
+    #[inline(always)]
+    fn note_room(&mut self, to: usize) {
+        if let Some(run) = self.full_runs.get_mut(to) {
+            *run = None;
+        }
+    }
+
+    /// `post` found CPU `to`'s queue full: counted in [`crate::CrossCpuStats::queue_full`],
+    /// traced as [`TraceKind::QueueFull`] on the thread it names. A refusal that repeats the
+    /// last one to that CPU (the same request about the same thread, no post there fitted
+    /// since) is counted in that record's `job` instead of writing another, so a thread
+    /// retrying against a full queue cannot fill the trace buffer with them.
+    #[cold]
+    fn note_queue_full(&mut self, to: usize, post: &Post) {
         self.xcpu.queue_full += 1;
-        if let Some(c) = self.cpu_local(self.first_cpu) {
-            self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
+        let Some(c) = self.cpu_local(self.first_cpu).filter(|_| self.tracing) else { return };
+        let (subject, request) = (post.subject(), std::mem::discriminant(post));
+        if let Some(Some(run)) = self.full_runs.get(to).copied() {
+            if run.subject == subject && run.request == request {
+                if let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX) {
+                    r.job += 1;
+                    return;
+                }
+            }
+        }
+        let at = self.cpus[c].trace.len();
+        self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
+        let kept = self.cpus[c].trace.len() > at;
+        if let Some(run) = self.full_runs.get_mut(to) {
+            *run = kept.then_some(FullRun { subject, request, at });
         }
     }
 
@@ -309,9 +350,12 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn post_answer(&mut self, to: usize, post: Post) {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         if self.outbox.is_empty() {
-            if let Err(post) = crossing.post(to, post) {
-                self.note_queue_full(to, post.subject());
-                self.outbox.push_back((to, post));
+            match crossing.post(to, post) {
+                Ok(()) => self.note_room(to),
+                Err(post) => {
+                    self.note_queue_full(to, &post);
+                    self.outbox.push_back((to, post));
+                }
             }
         } else {
             // Keep the answers in order.
@@ -357,6 +401,7 @@ impl<C: Clock> Kernel<C> {
                 self.outbox.push_front((to, post));
                 break;
             }
+            self.note_room(to);
         }
     }
 
@@ -576,6 +621,7 @@ impl Kernel<RealClock> {
         let others = self.slots.len() * self.total_cpus;
         self.remote_joins = Vec::with_capacity(others);
         self.outbox = VecDeque::with_capacity(others);
+        self.full_runs = vec![None; self.total_cpus];
         self.watch =
             Some(Rc::new(CheckpointWatch { due: std::sync::atomic::AtomicU64::new(u64::MAX), bell: bell.clone() }));
         self.bell = Some(bell);

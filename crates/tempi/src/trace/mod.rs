@@ -99,7 +99,13 @@ pub enum TraceKind {
     CrossCpuRefused,
     /// Real time: a post from this CPU found another CPU's queue full
     /// ([`crate::Config::cross_cpu_queue`]); `thread` is the thread the request named, `arg`
-    /// the full queue's CPU. Counted in [`crate::CrossCpuStats::queue_full`].
+    /// the full queue's CPU. Counted in [`crate::CrossCpuStats::queue_full`]. Posts retried
+    /// against the same full queue do not write one record each: the refusals that follow,
+    /// of the same request about the same thread, until a post to that CPU fits again, are
+    /// counted in `job`
+    /// (the record's time is the first refusal's), so a record stands for `job + 1`
+    /// refusals, and the records of a run add up to `queue_full` (unless the trace buffer
+    /// was full).
     QueueFull,
     /// The thread switched its preemption back on ([`crate::Ctx::preemption`]) with a
     /// preemption held back while it was off, which is carried out now: `arg` is 0 when a
@@ -278,6 +284,16 @@ impl TraceBuffer {
         } else {
             self.dropped += 1;
         }
+    }
+
+    /// Records kept so far: the place the next one will take.
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The record kept at place `i`, to count more of the same on it.
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut TraceRecord> {
+        self.records.get_mut(i)
     }
 
     pub(crate) fn take(&mut self) -> (Vec<TraceRecord>, u64) {
