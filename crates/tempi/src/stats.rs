@@ -55,7 +55,8 @@ pub struct ThreadStats {
     /// CPU time consumed.
     pub cpu_time: Duration,
     /// Of that CPU time, the part spent spinning for global locks (protocol `msrp`): exact
-    /// in virtual time; in real time the spin is counted in `cpu_time` but not here.
+    /// in virtual time; in real time as the thread measured it around its spin, added when
+    /// it releases the lock.
     pub spin_time: Duration,
 }
 

@@ -85,9 +85,11 @@ pub enum TraceKind {
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
     /// `arg` is the lock's id (global locks are numbered from 2^31, above the CPU-local
-    /// locks' indices, and `LockAcquired` and `LockReleased` give them the same way). Virtual
-    /// time only: the spin ends at the thread's next `LockAcquired`, and its length counts in
-    /// [`crate::ThreadStats::spin_time`].
+    /// locks' indices, and `LockAcquired` and `LockReleased` give them the same way). The
+    /// spin ends at the thread's next `LockAcquired`, and its length counts in
+    /// [`crate::ThreadStats::spin_time`]. In real time, where the thread spins in its own
+    /// code, both records are written when it releases the lock, stamped with the instants
+    /// the thread read before and after its spin.
     Spin,
     /// Real time: a release, kill, priority change or semaphore unit this CPU posted to
     /// another was refused there (the thread had ended, or is not sporadic; the semaphore's
