@@ -226,11 +226,11 @@ pub struct CrossCpuStats {
     /// Waiters of other CPUs still queued in a condition variable or semaphore when the run
     /// ended (their threads were still waiting), counted on the object's CPU.
     pub proxies_at_end: u64,
-    /// Answers to spawns onto another CPU that came back after their spawner had stopped
-    /// waiting (its job was aborted, or it was killed, meanwhile): dropped, never taken for
-    /// the answer to a later spawn. A thread such a spawn created runs and is reported as
-    /// any other. Each is a [`crate::trace::TraceKind::StaleAnswer`] record on the spawner's
-    /// CPU.
+    /// Answers to spawns onto another CPU, or to joins of a thread of another CPU, that came
+    /// back after their thread had stopped waiting (its job was aborted, or it was killed,
+    /// meanwhile): dropped, never taken for the answer to a later request. A thread such a
+    /// spawn created runs and is reported as any other. Each is a
+    /// [`crate::trace::TraceKind::StaleAnswer`] record on the waiting thread's CPU.
     pub stale_answers: u64,
 }
 

@@ -56,9 +56,10 @@ const IN_FLIGHT: u64 = 1 << 32;
 /// The idle dispatchers' half of [`Crossing::activity`].
 const IDLE_MASK: u64 = IN_FLIGHT - 1;
 
-/// The request a [`TraceKind::StaleAnswer`] record names in its `job` field: a spawn (after
-/// the codes of [`RemoteOp`]).
+/// The requests a [`TraceKind::StaleAnswer`] record names in its `job` field (after the codes
+/// of [`RemoteOp`]): a spawn, a join.
 const STALE_SPAWN: u32 = 5;
+const STALE_JOIN: u32 = 6;
 
 /// The refusals of posts to one CPU's full queue that one `queue-full` record counts: the
 /// same kind of request about the same thread, since the last post to that CPU that fitted.
@@ -90,8 +91,8 @@ pub(crate) enum Post {
     Join { target: ThreadId, joiner: ThreadId },
     /// The answer to a `Spawn`, for `spawner` waiting on `stamp`.
     Spawned { spawner: ThreadId, stamp: u32, result: Result<ThreadId, Error> },
-    /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
-    Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
+    /// The answer to a `Join` of `target`: the thread's outcome, or why it cannot be joined.
+    Joined { joiner: ThreadId, target: ThreadId, outcome: Result<ThreadOutcome, Error> },
     /// A message for thread `to`, sent by `msg.from` (a call if `msg.expects_reply`), who
     /// waits on `stamp` (0: a timed message, nobody waits). See `xcpu_messages.rs`.
     Msg { to: ThreadId, msg: Message, stamp: u32 },
@@ -455,8 +456,8 @@ impl<C: Clock> Kernel<C> {
                 let to = joiner.index() / self.slots.len();
                 match self.outcome_of(target) {
                     Ok(None) => self.remote_joins.push((target, joiner)),
-                    Ok(Some(outcome)) => self.post_answer(to, Post::Joined { joiner, outcome: Ok(outcome) }),
-                    Err(e) => self.post_answer(to, Post::Joined { joiner, outcome: Err(e) }),
+                    Ok(Some(outcome)) => self.post_answer(to, Post::Joined { joiner, target, outcome: Ok(outcome) }),
+                    Err(e) => self.post_answer(to, Post::Joined { joiner, target, outcome: Err(e) }),
                 }
             }
             Post::Spawned { spawner, stamp, result } => {
@@ -466,37 +467,40 @@ impl<C: Clock> Kernel<C> {
                         .set_answer(super::protocol::Answer::fallible(result, |id| Settled::Spawned(id).into()));
                     self.wake(spawner);
                 } else {
-                    self.stale_spawn_answer(spawner, result);
+                    // The thread it created, if any, lives on and is reported as any other.
+                    let created = result.map_or(u64::MAX, |id| id.index() as u64);
+                    self.note_stale_answer(spawner, STALE_SPAWN, created);
                 }
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
             Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
             Post::Handler { handler, msg, stamp, urgency } => self.accept_remote_handler(&handler, msg, stamp, urgency),
-            Post::Joined { joiner, outcome } => {
-                let waits =
-                    self.local(joiner).is_some_and(|_| matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));
-                if waits {
+            Post::Joined { joiner, target, outcome } => {
+                // A join names its target: the answer to a join given up (abort, kill) is not
+                // taken for the answer to a later join of another thread.
+                let waits = State::Blocked(Wait::Join(target));
+                if self.local(joiner).is_some_and(|_| self.tcb(joiner).state == waits) {
                     match outcome {
                         Ok(outcome) => self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome)),
                         Err(e) => self.tcb(joiner).set_answer(OwnedAnswer::Failed(e)),
                     }
                     self.wake(joiner);
+                } else {
+                    self.note_stale_answer(joiner, STALE_JOIN, target.index() as u64);
                 }
             }
         }
     }
 
-    /// The answer to a spawn `spawner` gave up on (its job was aborted, or it was killed, while
-    /// it waited): nobody takes it. The thread it created, if any, lives on and is reported
-    /// as any other; the answer is counted in [`crate::CrossCpuStats::stale_answers`] and
-    /// traced as [`TraceKind::StaleAnswer`] (request 5; `arg` the new thread's index, or
-    /// `u64::MAX` when the spawn failed).
+    /// The answer to a spawn or a join `waiter` gave up on (its job was aborted, or it was
+    /// killed, while it waited): nobody takes it. Counted in
+    /// [`crate::CrossCpuStats::stale_answers`] and traced as [`TraceKind::StaleAnswer`]
+    /// (`request` [`STALE_SPAWN`] or [`STALE_JOIN`], `arg` the thread created or joined).
     #[cold]
-    fn stale_spawn_answer(&mut self, spawner: ThreadId, result: Result<ThreadId, Error>) {
+    fn note_stale_answer(&mut self, waiter: ThreadId, request: u32, arg: u64) {
         self.xcpu.stale_answers += 1;
         if let Some(c) = self.cpu_local(self.first_cpu) {
-            let created = result.map_or(u64::MAX, |id| id.index() as u64);
-            self.trace(c, TraceKind::StaleAnswer, spawner, STALE_SPAWN, created);
+            self.trace(c, TraceKind::StaleAnswer, waiter, request, arg);
         }
     }
 
@@ -602,7 +606,7 @@ impl<C: Clock> Kernel<C> {
             if target == id {
                 self.remote_joins.swap_remove(k);
                 let to = joiner.index() / self.slots.len();
-                self.post_answer(to, Post::Joined { joiner, outcome: Ok(outcome.clone()) });
+                self.post_answer(to, Post::Joined { joiner, target, outcome: Ok(outcome.clone()) });
             } else {
                 k += 1;
             }

@@ -121,10 +121,10 @@ pub enum TraceKind {
     EventReleaseRefused,
     /// Real time: an answer from another CPU reached this one after the thread it was for had
     /// stopped waiting for it (its job was aborted, or it was killed, meanwhile): the answer
-    /// to a spawn it gave up on. `thread` is that thread, `job` the request (5 spawn), `arg`
-    /// the index of the thread created ([`crate::ThreadId::index`]; the thread runs and is
-    /// reported as any other), or `u64::MAX` when the spawn failed there. Counted in
-    /// [`crate::CrossCpuStats::stale_answers`].
+    /// to a spawn or a join it gave up on. `thread` is that thread, `job` the request (5
+    /// spawn, 6 join), `arg` the index ([`crate::ThreadId::index`]) of the thread created
+    /// (it runs and is reported as any other; `u64::MAX` when the spawn failed there) or
+    /// joined. Counted in [`crate::CrossCpuStats::stale_answers`].
     StaleAnswer,
 }
 

@@ -336,7 +336,7 @@ struct ReportJson<'a> {
     /// Real time: waiters of other CPUs still queued when the run ended.
     #[serde(skip_serializing_if = "is_zero")]
     cross_cpu_proxies_at_end: u64,
-    /// Real time: answers to spawns on another CPU that came after their spawner gave up.
+    /// Real time: answers to spawns and joins on another CPU that came after their thread gave up.
     #[serde(skip_serializing_if = "is_zero")]
     cross_cpu_stale_answers: u64,
     /// Releases asked by timing events that could not be carried out.
