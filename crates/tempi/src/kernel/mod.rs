@@ -272,6 +272,8 @@ pub(crate) struct Kernel<C: Clock> {
     /// posts to that CPU's full queue since the last post that fitted, while they are all the
     /// same request about the same thread (see `xcpu.rs`).
     full_runs: Vec<Option<xcpu::FullRun>>,
+    /// Real time: the last post that found a queue full was counted on an earlier record.
+    full_repeat: bool,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
     watch: Option<std::rc::Rc<CheckpointWatch>>,
     /// The messages of this kernel's threads (see `messages.rs`).

@@ -328,12 +328,14 @@ impl<C: Clock> Kernel<C> {
     #[cold]
     fn note_queue_full(&mut self, to: usize, post: &Post) {
         self.xcpu.queue_full += 1;
+        self.full_repeat = false;
         let Some(c) = self.cpu_local(self.first_cpu).filter(|_| self.tracing) else { return };
         let (subject, request) = (post.subject(), std::mem::discriminant(post));
         if let Some(Some(run)) = self.full_runs.get(to).copied() {
             if run.subject == subject && run.request == request {
                 if let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX) {
                     r.job += 1;
+                    self.full_repeat = true;
                     return;
                 }
             }
@@ -344,6 +346,16 @@ impl<C: Clock> Kernel<C> {
         if let Some(run) = self.full_runs.get_mut(to) {
             *run = kept.then_some(FullRun { subject, request, at });
         }
+    }
+
+    /// Thread `id`'s message was refused for want of room in a CPU's queue (`e`): traced on
+    /// the sender as any refused message, unless the refusal repeats one already counted on
+    /// an earlier `queue-full` record, whose `message-refused` record stands for it too.
+    pub(super) fn refuse_unposted(&mut self, id: ThreadId, e: crate::message::MsgError) -> crate::message::MsgError {
+        if self.full_repeat && matches!(e, crate::message::MsgError::CpuQueueFull { .. }) {
+            return e;
+        }
+        self.refuse(id, e)
     }
 
     /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox

@@ -58,7 +58,7 @@ impl<C: Clock> Kernel<C> {
         let stamp = self.remote_stamp(id);
         if let Err(e) = self.post_msg(cpu, to, msg, stamp) {
             self.drop_payload(msg);
-            return Some(Err(self.refuse(id, e)));
+            return Some(Err(self.refuse_unposted(id, e)));
         }
         self.block_in(c, id, Wait::Reply(stamp), None);
         None

@@ -78,9 +78,10 @@ pub enum TraceKind {
     /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
     /// policy refused it, 3 when the recipient of a timed message ended before its instant, 4
-    /// when the request queue of the recipient's real-time CPU was full, 5 when a busy
-    /// handler's queue was full, 6 for a timed message whose instant had not come when the
-    /// run ended (written at the end, on its sender; see [`crate::message::MsgError`],
+    /// when the request queue of the recipient's real-time CPU was full (a retry counted on
+    /// the same [`TraceKind::QueueFull`] record as the refusal before it writes none), 5 when
+    /// a busy handler's queue was full, 6 for a timed message whose instant had not come when
+    /// the run ended (written at the end, on its sender; see [`crate::message::MsgError`],
     /// [`crate::Ctx::send_at`] and [`crate::MessageStats`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
