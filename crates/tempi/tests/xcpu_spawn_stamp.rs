@@ -49,8 +49,11 @@ fn xcpu_a_stale_spawn_answer_is_not_taken_for_the_next_spawn() {
     // its answer well before its own abort time.
     rt.spawn(ThreadSpec::new("spawner").cpu(0).periodic(ms(100)).max_jobs(2).abort_after(ms(40)), move |cx| {
         if cx.job().number == 0 {
-            while !hogging.load(Ordering::Acquire) {
-                cx.sleep(Duration::from_micros(100));
+            // No runtime call before the spawn: it is the thread's first wait, and the abort
+            // ends it, so the second spawn is its second wait (their stamps once collided).
+            let start = Instant::now();
+            while !hogging.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(20) {
+                std::hint::spin_loop();
             }
             let id = cx.spawn(ThreadSpec::new("first").cpu(1), |_| {});
             panic!("the aborted spawn returned {id:?}");
