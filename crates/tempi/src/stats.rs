@@ -57,7 +57,8 @@ pub struct ThreadStats {
     /// CPU time consumed.
     pub cpu_time: Duration,
     /// Of that CPU time, the part spent spinning for global locks (protocol `msrp`): exact
-    /// in virtual time; in real time the spin is counted in `cpu_time` but not here.
+    /// in virtual time; in real time as the thread measured it around its spin, added when
+    /// it releases the lock.
     pub spin_time: Duration,
 }
 
@@ -209,7 +210,7 @@ impl MessageStats {
 /// ```
 /// let s = tempi::CrossCpuStats::default();
 /// assert_eq!((s.refused, s.queue_full, s.pending_at_end), (0, 0, 0));
-/// assert_eq!((s.proxies_full, s.proxies_at_end), (0, 0));
+/// assert_eq!((s.proxies_full, s.proxies_at_end, s.stale_answers), (0, 0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrossCpuStats {
@@ -233,6 +234,12 @@ pub struct CrossCpuStats {
     /// Waiters of other CPUs still queued in a condition variable or semaphore when the run
     /// ended (their threads were still waiting), counted on the object's CPU.
     pub proxies_at_end: u64,
+    /// Answers to spawns onto another CPU, or to joins of a thread of another CPU, that came
+    /// back after their thread had stopped waiting (its job was aborted, or it was killed,
+    /// meanwhile): dropped, never taken for the answer to a later request. A thread such a
+    /// spawn created runs and is reported as any other. Each is a
+    /// [`crate::trace::TraceKind::StaleAnswer`] record on the waiting thread's CPU.
+    pub stale_answers: u64,
 }
 
 impl CrossCpuStats {
@@ -242,7 +249,14 @@ impl CrossCpuStats {
     /// use tempi::CrossCpuStats;
     /// let mut a = CrossCpuStats { refused: 1, queue_full: 2, proxies_full: 1, ..Default::default() };
     /// a.add(CrossCpuStats { refused: 3, pending_at_end: 1, proxies_at_end: 2, ..Default::default() });
-    /// let sum = CrossCpuStats { refused: 4, queue_full: 2, pending_at_end: 1, proxies_full: 1, proxies_at_end: 2 };
+    /// let sum = CrossCpuStats {
+    ///     refused: 4,
+    ///     queue_full: 2,
+    ///     pending_at_end: 1,
+    ///     proxies_full: 1,
+    ///     proxies_at_end: 2,
+    ///     stale_answers: 0,
+    /// };
     /// assert_eq!(a, sum);
     /// ```
     pub fn add(&mut self, other: CrossCpuStats) {
@@ -251,6 +265,7 @@ impl CrossCpuStats {
         self.pending_at_end += other.pending_at_end;
         self.proxies_full += other.proxies_full;
         self.proxies_at_end += other.proxies_at_end;
+        self.stale_answers += other.stale_answers;
     }
 }
 

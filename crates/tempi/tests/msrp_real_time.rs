@@ -10,6 +10,7 @@ use std::sync::Arc;
 use common::{ms, us};
 use tempi::clock::RealClock;
 use tempi::sync::LockSpec;
+use tempi::trace::TraceKind;
 use tempi::{Config, Runtime, ThreadOutcome, ThreadSpec, Time};
 
 const INCREMENTS: u64 = 10_000;
@@ -65,4 +66,55 @@ fn msrp_two_cpus_hammer_a_shared_lock_and_lose_no_increment() {
     assert_eq!(violations.load(Ordering::Relaxed), 0);
     let total = Arc::try_unwrap(counter).map(|m| m.into_inner()).unwrap_or_else(|_| panic!("threads ended"));
     assert_eq!(total, 2 * INCREMENTS);
+}
+
+/// A thread spinning in real time for a global lock held on another CPU leaves a `spin` record
+/// when its spin starts and a `lock` record when it ends, and the spin counts in its
+/// `spin_time`, as in virtual time. Properties only: the spin's length depends on the machine.
+#[test]
+fn msrp_a_real_time_spin_is_traced_and_counted() {
+    let mut rt: Runtime<RealClock> = Runtime::new(Config::new(2).pin(false)).unwrap();
+    let m = Arc::new(rt.create_mutex(0u64, LockSpec::new("shared").protocol("msrp")).unwrap());
+    let lock = m.id().index() as u64;
+    let (holding, asking) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (m1, h, a) = (m.clone(), holding.clone(), asking.clone());
+    // Holds the lock until well after the spinner asked for it.
+    rt.spawn(ThreadSpec::new("holder").cpu(1), move |cx| {
+        let mut n = m1.lock(cx).unwrap();
+        h.store(true, Ordering::Release);
+        let start = std::time::Instant::now();
+        while !a.load(Ordering::Acquire) && start.elapsed() < std::time::Duration::from_secs(20) {
+            std::hint::spin_loop();
+        }
+        cx.work(ms(20));
+        *n += 1;
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("spinner").cpu(0), move |cx| {
+        while !holding.load(Ordering::Acquire) {
+            cx.sleep(us(100));
+        }
+        asking.store(true, Ordering::Release);
+        *m.lock(cx).unwrap() += 1;
+    })
+    .unwrap();
+    let out = rt.run_until(Time::from_secs(60)).unwrap();
+    let (holder, spinner) = (out.thread_named("holder").unwrap(), out.thread_named("spinner").unwrap());
+    assert_eq!(spinner.outcome, Some(ThreadOutcome::Completed));
+    let of = |id, kind| -> Vec<_> { out.trace.iter().filter(|r| r.thread == id && r.kind == kind).collect() };
+    // The holder took the lock at once: no spin.
+    assert!(of(holder.id, TraceKind::Spin).is_empty());
+    assert_eq!(holder.stats.spin_time, std::time::Duration::ZERO);
+    assert_eq!(of(holder.id, TraceKind::LockAcquired).len(), 1);
+    // The spinner spun once, on its CPU, for that lock; its spin ends where it got the lock.
+    let spins = of(spinner.id, TraceKind::Spin);
+    let got = of(spinner.id, TraceKind::LockAcquired);
+    assert_eq!((spins.len(), got.len()), (1, 1));
+    assert_eq!((spins[0].cpu, spins[0].arg, got[0].cpu, got[0].arg), (0, lock, 0, lock));
+    assert!(spins[0].time < got[0].time);
+    assert_eq!(spinner.stats.spin_time, got[0].time - spins[0].time);
+    // The spinner's release comes after its acquisition. (The holder's release is traced when
+    // its kernel hears of it, after the thread has already handed the lock on: no order is
+    // asserted between it and the spinner's acquisition.)
+    assert!(got[0].time <= of(spinner.id, TraceKind::LockReleased)[0].time);
 }

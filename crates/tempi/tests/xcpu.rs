@@ -207,7 +207,14 @@ fn xcpu_a_full_queue_is_an_error_to_the_sender() {
     // the full queue's CPU.
     assert_eq!(
         out.cross_cpu,
-        CrossCpuStats { refused: 0, queue_full: 2, pending_at_end: 0, proxies_full: 0, proxies_at_end: 0 }
+        CrossCpuStats {
+            refused: 0,
+            queue_full: 2,
+            pending_at_end: 0,
+            proxies_full: 0,
+            proxies_at_end: 0,
+            stale_answers: 0
+        }
     );
     let full: Vec<_> = out.trace.iter().filter(|r| r.kind == TraceKind::QueueFull).collect();
     assert_eq!(full.len(), 2);
@@ -240,7 +247,14 @@ fn xcpu_a_request_refused_by_its_target_cpu_is_counted_and_traced_by_the_sender(
     let out = rt.run().unwrap();
     assert_eq!(
         out.cross_cpu,
-        CrossCpuStats { refused: 4, queue_full: 0, pending_at_end: 0, proxies_full: 0, proxies_at_end: 0 }
+        CrossCpuStats {
+            refused: 4,
+            queue_full: 0,
+            pending_at_end: 0,
+            proxies_full: 0,
+            proxies_at_end: 0,
+            stale_answers: 0
+        }
     );
     let mut refused: Vec<_> = out
         .trace

@@ -416,8 +416,14 @@ impl<'a> Ctx<'a> {
             LockAnswer::Granted => Ok(()),
             LockAnswer::Spin => {
                 let ticket = g.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                while g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
-                    std::hint::spin_loop();
+                if g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
+                    // Held on another CPU: the spin's start and end go to the kernel with the
+                    // release, which traces them and counts the spin (`ThreadStats::spin_time`).
+                    let since = self.now();
+                    while g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
+                        std::hint::spin_loop();
+                    }
+                    self.mail.spun.set(Some((since, self.now())));
                 }
                 g.owner.store(self.id.to_word(), std::sync::atomic::Ordering::Relaxed);
                 Ok(())

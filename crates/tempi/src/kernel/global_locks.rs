@@ -22,7 +22,10 @@
 //!   coroutine moves to another OS thread and no thread waits while holding (every wait is
 //!   refused inside a global section, and nesting global locks too), so each holder runs
 //!   until it releases, and a spin lasts at most one critical section per other CPU. The
-//!   thread releases the ticket itself (also while unwinding), then tells its kernel.
+//!   thread releases the ticket itself (also while unwinding), then tells its kernel. A
+//!   thread that spun reports the spin's start and end through its mail cell; its kernel
+//!   traces them (`spin`, `lock`) and counts the spin in `ThreadStats::spin_time` at the
+//!   release, when it next hears from the thread.
 //!
 //! Must not: touch CPU-local locks, condition variables or semaphores (`locks.rs`,
 //! `waits.rs`), or pick threads other than through the dispatch functions.
@@ -84,8 +87,10 @@ impl<C: Clock> Kernel<C> {
                 self.trace_thread(id, TraceKind::LockAcquired, u64::from(lock.id().0));
                 return Some(LockAnswer::Granted);
             }
-            // The thread takes its ticket and spins in its own code.
+            // The thread takes its ticket and spins in its own code; what it reports of the
+            // spin is traced at the release, with this instant as the acquisition's if none.
             self.enter_global(id, g);
+            self.tcb(id).spin_since = Some(self.now);
             return Some(LockAnswer::Spin);
         }
         let free = lock.owner.load(Ordering::Relaxed) == 0;
@@ -124,12 +129,46 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let lock = self.globals[g as usize].lock.clone();
+        if C::MODE == ClockMode::Real {
+            self.trace_real_acquisition(id, u64::from(lock.id().0));
+        }
         self.trace_thread(id, TraceKind::LockReleased, u64::from(lock.id().0));
         if C::MODE == ClockMode::Virtual {
             self.hand_global_on(g);
         }
         self.tcb(id).global = None;
         self.recompute_lent(id);
+    }
+
+    /// Real time: `id`, about to release global lock `lock`, took it without the kernel
+    /// seeing when (it spun in its own code): trace its spin, if it spun (`spin` at the
+    /// spin's start, counted in `ThreadStats::spin_time`), and its acquisition (`lock` at the
+    /// spin's end, else at the request), stamped with their own instants. Nothing for a lock
+    /// taken with `try_lock`, whose acquisition was traced when it was answered.
+    fn trace_real_acquisition(&mut self, id: ThreadId, lock: u64) {
+        let t = self.tcb(id);
+        // A `try_lock` was traced when it was answered.
+        let Some(asked) = t.spin_since.take() else { return };
+        let acquired = match t.mail.spun.take() {
+            Some((since, until)) => {
+                t.stats.spin_time += until - since;
+                self.trace_thread_at(id, since, TraceKind::Spin, lock);
+                until
+            }
+            None => asked,
+        };
+        self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
+    }
+
+    /// A record of `id`'s at instant `at` (not the kernel's present).
+    fn trace_thread_at(&mut self, id: ThreadId, at: crate::time::Time, kind: TraceKind, arg: u64) {
+        if !self.tracing {
+            return;
+        }
+        let t = self.tcb(id);
+        let (cpu, job) = (t.cpu, t.job.number);
+        let c = self.cpu_local(cpu).expect("thread on this kernel");
+        self.cpus[c].record(&mut self.trace_seq, at, kind, id, job, arg);
     }
 
     /// Virtual time: the owner of global lock `g` lets go; the first spinner gets it now.

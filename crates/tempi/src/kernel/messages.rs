@@ -57,6 +57,9 @@ pub(crate) struct MailCell {
     /// The handler of another real-time CPU a request is for (thread to kernel, see
     /// `xcpu_handlers.rs`).
     pub(crate) handler: std::cell::RefCell<Option<crate::message::Handler>>,
+    /// Real time: the start and end of the thread's spin for the global lock it holds (thread
+    /// to kernel, read at the release; see `global_locks.rs`).
+    pub(crate) spun: Cell<Option<(Time, Time)>>,
 }
 
 /// A message held by a timer until it fires.

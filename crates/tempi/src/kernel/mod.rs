@@ -270,6 +270,12 @@ pub(crate) struct Kernel<C: Clock> {
     proxies: usize,
     /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
     outbox: std::collections::VecDeque<(usize, xcpu::Post)>,
+    /// Real time, per CPU of the run: the `queue-full` record that counts the refusals of the
+    /// posts to that CPU's full queue since the last post that fitted, while they are all the
+    /// same request about the same thread (see `xcpu.rs`).
+    full_runs: Vec<Option<xcpu::FullRun>>,
+    /// Real time: the last post that found a queue full was counted on an earlier record.
+    full_repeat: bool,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
     watch: Option<std::rc::Rc<CheckpointWatch>>,
     /// The messages of this kernel's threads (see `messages.rs`).

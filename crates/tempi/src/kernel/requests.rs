@@ -577,10 +577,11 @@ impl<C: Clock> Kernel<C> {
                 if self.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
                     // Real time: the target CPU's kernel creates it and answers.
                     let to = spec.cpu;
-                    match self.post(to, Post::Spawn(Box::new((spec, body, id)))) {
+                    let stamp = self.remote_stamp(id);
+                    match self.post(to, Post::Spawn(Box::new((spec, body, id, stamp)))) {
                         Ok(()) => {
                             self.stop_running(c, StopReason::Blocked);
-                            self.tcb(id).state = State::Blocked(Wait::Spawn);
+                            self.tcb(id).state = State::Blocked(Wait::Spawn(stamp));
                             self.sched_call(c, id, |s, info| s.on_blocked(info));
                             self.meta_next(c, id);
                         }

@@ -280,6 +280,8 @@ impl<C: Clock> Kernel<C> {
             remote_joins: Vec::new(),
             proxies: 0,
             outbox: std::collections::VecDeque::new(),
+            full_runs: Vec::new(),
+            full_repeat: false,
             xcpu: crate::stats::CrossCpuStats::default(),
             event_releases_refused: 0,
             msg_stats: crate::stats::MessageStats::default(),

@@ -42,8 +42,10 @@ pub(crate) type Co = crate::os::context::Coroutine<Response, Request, ThreadOutc
 pub(crate) enum Wait {
     /// Waits for a thread to end; answered with its outcome.
     Join(ThreadId),
-    /// Waits for another CPU to create a thread (real time); answered with its id.
-    Spawn,
+    /// Waits for another CPU to create a thread (real time), on a stamp that names this wait
+    /// only (an answer to a spawn given up finds another stamp, or none); answered with the
+    /// new thread's id.
+    Spawn(u32),
     /// Waits for a lock (kernel-local index): taken, or refused by a ceiling. Answered with a
     /// `LockAnswer`.
     Lock(u32),
@@ -76,7 +78,7 @@ impl Wait {
             Wait::Cond(_) | Wait::RemoteCond(_) => Answer::Settled(Settled::Cond(Ok(true))),
             Wait::Sem(_) | Wait::RemoteSem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
             Wait::Msg => Answer::Settled(Settled::Msg(Err(crate::message::MsgError::Timeout))),
-            Wait::Join(_) | Wait::Spawn | Wait::Reply(_) | Wait::Handler(_) => return None,
+            Wait::Join(_) | Wait::Spawn(_) | Wait::Reply(_) | Wait::Handler(_) => return None,
         })
     }
 }

@@ -56,6 +56,21 @@ const IN_FLIGHT: u64 = 1 << 32;
 /// The idle dispatchers' half of [`Crossing::activity`].
 const IDLE_MASK: u64 = IN_FLIGHT - 1;
 
+/// The requests a [`TraceKind::StaleAnswer`] record names in its `job` field (after the codes
+/// of [`RemoteOp`]): a spawn, a join.
+const STALE_SPAWN: u32 = 5;
+const STALE_JOIN: u32 = 6;
+
+/// The refusals of posts to one CPU's full queue that one `queue-full` record counts: the
+/// same kind of request about the same thread, since the last post to that CPU that fitted.
+#[derive(Clone, Copy)]
+pub(crate) struct FullRun {
+    subject: ThreadId,
+    request: std::mem::Discriminant<Post>,
+    /// The record's place in this kernel's trace buffer.
+    at: usize,
+}
+
 /// A request from one CPU's kernel to another's.
 pub(crate) enum Post {
     /// Release a sporadic thread; a failure goes back to CPU `from` as `Refused`.
@@ -69,14 +84,15 @@ pub(crate) enum Post {
     /// and traced by the sender's kernel. `target` is the thread named (the giver, for a
     /// unit).
     Refused { target: ThreadId, op: RemoteOp, by: usize },
-    /// Create a thread; its id (or the error) goes back to `spawner`.
-    Spawn(Box<(ThreadSpec, Body, ThreadId)>),
+    /// Create a thread; its id (or the error) goes back to `spawner`, which waits on `stamp`
+    /// (the last field).
+    Spawn(Box<(ThreadSpec, Body, ThreadId, u32)>),
     /// `joiner` waits for `target` to end.
     Join { target: ThreadId, joiner: ThreadId },
-    /// The answer to a `Spawn`.
-    Spawned { spawner: ThreadId, result: Result<ThreadId, Error> },
-    /// The answer to a `Join`: the thread's outcome, or why it cannot be joined.
-    Joined { joiner: ThreadId, outcome: Result<ThreadOutcome, Error> },
+    /// The answer to a `Spawn`, for `spawner` waiting on `stamp`.
+    Spawned { spawner: ThreadId, stamp: u32, result: Result<ThreadId, Error> },
+    /// The answer to a `Join` of `target`: the thread's outcome, or why it cannot be joined.
+    Joined { joiner: ThreadId, target: ThreadId, outcome: Result<ThreadOutcome, Error> },
     /// A message for thread `to`, sent by `msg.from` (a call if `msg.expects_reply`), who
     /// waits on `stamp` (0: a timed message, nobody waits). See `xcpu_messages.rs`.
     Msg { to: ThreadId, msg: Message, stamp: u32 },
@@ -284,19 +300,62 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn post(&mut self, to: usize, post: Post) -> Result<(), Error> {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         let capacity = crossing.capacity(to);
-        crossing.post(to, post).map_err(|post| {
-            self.note_queue_full(to, post.subject());
-            Error::QueueFull { cpu: to, capacity }
-        })
+        match crossing.post(to, post) {
+            Ok(()) => {
+                self.note_room(to);
+                Ok(())
+            }
+            Err(post) => {
+                self.note_queue_full(to, &post);
+                Err(Error::QueueFull { cpu: to, capacity })
+            }
+        }
     }
 
-    /// A post to CPU `to` about thread `subject` found its queue full: counted in
-    /// [`crate::CrossCpuStats::queue_full`], traced as [`TraceKind::QueueFull`].
-    fn note_queue_full(&mut self, to: usize, subject: ThreadId) {
-        self.xcpu.queue_full += 1;
-        if let Some(c) = self.cpu_local(self.first_cpu) {
-            self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
+    /// A post to CPU `to` fitted: a refusal after it starts a new `queue-full` record.
+    #[inline(always)]
+    fn note_room(&mut self, to: usize) {
+        if let Some(run) = self.full_runs.get_mut(to) {
+            *run = None;
         }
+    }
+
+    /// `post` found CPU `to`'s queue full: counted in [`crate::CrossCpuStats::queue_full`],
+    /// traced as [`TraceKind::QueueFull`] on the thread it names. A refusal that repeats the
+    /// last one to that CPU (the same request about the same thread, no post there fitted
+    /// since) is counted in that record's `job` instead of writing another, so a thread
+    /// retrying against a full queue cannot fill the trace buffer with them.
+    #[cold]
+    fn note_queue_full(&mut self, to: usize, post: &Post) {
+        self.xcpu.queue_full += 1;
+        self.full_repeat = false;
+        let Some(c) = self.cpu_local(self.first_cpu).filter(|_| self.tracing) else { return };
+        let (subject, request) = (post.subject(), std::mem::discriminant(post));
+        if let Some(Some(run)) = self.full_runs.get(to).copied() {
+            if run.subject == subject && run.request == request {
+                if let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX) {
+                    r.job += 1;
+                    self.full_repeat = true;
+                    return;
+                }
+            }
+        }
+        let at = self.cpus[c].trace.len();
+        self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
+        let kept = self.cpus[c].trace.len() > at;
+        if let Some(run) = self.full_runs.get_mut(to) {
+            *run = kept.then_some(FullRun { subject, request, at });
+        }
+    }
+
+    /// Thread `id`'s message was refused for want of room in a CPU's queue (`e`): traced on
+    /// the sender as any refused message, unless the refusal repeats one already counted on
+    /// an earlier `queue-full` record, whose `message-refused` record stands for it too.
+    pub(super) fn refuse_unposted(&mut self, id: ThreadId, e: crate::message::MsgError) -> crate::message::MsgError {
+        if self.full_repeat && matches!(e, crate::message::MsgError::CpuQueueFull { .. }) {
+            return e;
+        }
+        self.refuse(id, e)
     }
 
     /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox
@@ -304,9 +363,12 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn post_answer(&mut self, to: usize, post: Post) {
         let crossing = self.crossing.as_ref().expect("posts are made in real time only");
         if self.outbox.is_empty() {
-            if let Err(post) = crossing.post(to, post) {
-                self.note_queue_full(to, post.subject());
-                self.outbox.push_back((to, post));
+            match crossing.post(to, post) {
+                Ok(()) => self.note_room(to),
+                Err(post) => {
+                    self.note_queue_full(to, &post);
+                    self.outbox.push_back((to, post));
+                }
             }
         } else {
             // Keep the answers in order.
@@ -352,6 +414,7 @@ impl<C: Clock> Kernel<C> {
                 self.outbox.push_front((to, post));
                 break;
             }
+            self.note_room(to);
         }
     }
 
@@ -396,40 +459,60 @@ impl<C: Clock> Kernel<C> {
             }
             Post::Withdraw { waiter, stamp, obj, sem } => self.remote_withdrawn(waiter, stamp, obj, sem),
             Post::Spawn(request) => {
-                let (spec, body, spawner) = *request;
+                let (spec, body, spawner, stamp) = *request;
                 let result = self.spawn_thread(spec, body, self.first_cpu);
                 let to = spawner.index() / self.slots.len();
-                self.post_answer(to, Post::Spawned { spawner, result });
+                self.post_answer(to, Post::Spawned { spawner, stamp, result });
             }
             Post::Join { target, joiner } => {
                 let to = joiner.index() / self.slots.len();
                 match self.outcome_of(target) {
                     Ok(None) => self.remote_joins.push((target, joiner)),
-                    Ok(Some(outcome)) => self.post_answer(to, Post::Joined { joiner, outcome: Ok(outcome) }),
-                    Err(e) => self.post_answer(to, Post::Joined { joiner, outcome: Err(e) }),
+                    Ok(Some(outcome)) => self.post_answer(to, Post::Joined { joiner, target, outcome: Ok(outcome) }),
+                    Err(e) => self.post_answer(to, Post::Joined { joiner, target, outcome: Err(e) }),
                 }
             }
-            Post::Spawned { spawner, result } => {
-                if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(Wait::Spawn)) {
+            Post::Spawned { spawner, stamp, result } => {
+                let waits = Wait::Spawn(stamp);
+                if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(waits)) {
                     self.tcb(spawner)
                         .set_answer(super::protocol::Answer::fallible(result, |id| Settled::Spawned(id).into()));
                     self.wake(spawner);
+                } else {
+                    // The thread it created, if any, lives on and is reported as any other.
+                    let created = result.map_or(u64::MAX, |id| id.index() as u64);
+                    self.note_stale_answer(spawner, STALE_SPAWN, created);
                 }
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
             Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
             Post::Handler { handler, msg, stamp, urgency } => self.accept_remote_handler(&handler, msg, stamp, urgency),
-            Post::Joined { joiner, outcome } => {
-                let waits =
-                    self.local(joiner).is_some_and(|_| matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));
-                if waits {
+            Post::Joined { joiner, target, outcome } => {
+                // A join names its target: the answer to a join given up (abort, kill) is not
+                // taken for the answer to a later join of another thread.
+                let waits = State::Blocked(Wait::Join(target));
+                if self.local(joiner).is_some_and(|_| self.tcb(joiner).state == waits) {
                     match outcome {
                         Ok(outcome) => self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome)),
                         Err(e) => self.tcb(joiner).set_answer(OwnedAnswer::Failed(e)),
                     }
                     self.wake(joiner);
+                } else {
+                    self.note_stale_answer(joiner, STALE_JOIN, target.index() as u64);
                 }
             }
+        }
+    }
+
+    /// The answer to a spawn or a join `waiter` gave up on (its job was aborted, or it was
+    /// killed, while it waited): nobody takes it. Counted in
+    /// [`crate::CrossCpuStats::stale_answers`] and traced as [`TraceKind::StaleAnswer`]
+    /// (`request` [`STALE_SPAWN`] or [`STALE_JOIN`], `arg` the thread created or joined).
+    #[cold]
+    fn note_stale_answer(&mut self, waiter: ThreadId, request: u32, arg: u64) {
+        self.xcpu.stale_answers += 1;
+        if let Some(c) = self.cpu_local(self.first_cpu) {
+            self.trace(c, TraceKind::StaleAnswer, waiter, request, arg);
         }
     }
 
@@ -535,7 +618,7 @@ impl<C: Clock> Kernel<C> {
             if target == id {
                 self.remote_joins.swap_remove(k);
                 let to = joiner.index() / self.slots.len();
-                self.post_answer(to, Post::Joined { joiner, outcome: Ok(outcome.clone()) });
+                self.post_answer(to, Post::Joined { joiner, target, outcome: Ok(outcome.clone()) });
             } else {
                 k += 1;
             }
@@ -554,6 +637,7 @@ impl Kernel<RealClock> {
         let others = self.slots.len() * self.total_cpus;
         self.remote_joins = Vec::with_capacity(others);
         self.outbox = VecDeque::with_capacity(others);
+        self.full_runs = vec![None; self.total_cpus];
         self.watch =
             Some(Rc::new(CheckpointWatch { due: std::sync::atomic::AtomicU64::new(u64::MAX), bell: bell.clone() }));
         self.bell = Some(bell);

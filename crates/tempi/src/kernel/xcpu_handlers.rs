@@ -82,7 +82,7 @@ impl<C: Clock> Kernel<C> {
                 Error::QueueFull { cpu, capacity } => MsgError::CpuQueueFull { cpu, capacity },
                 _ => MsgError::CrossCpu { from: self.cpus[c].index, to: cpu },
             };
-            return Some(Err(self.refuse(id, e)));
+            return Some(Err(self.refuse_unposted(id, e)));
         }
         if !wait {
             return Some(Ok(()));

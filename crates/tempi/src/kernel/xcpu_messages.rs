@@ -58,7 +58,7 @@ impl<C: Clock> Kernel<C> {
         let stamp = self.remote_stamp(id);
         if let Err(e) = self.post_msg(cpu, to, msg, stamp) {
             self.drop_payload(msg);
-            return Some(Err(self.refuse(id, e)));
+            return Some(Err(self.refuse_unposted(id, e)));
         }
         self.block_in(c, id, Wait::Reply(stamp), None);
         None
@@ -66,9 +66,11 @@ impl<C: Clock> Kernel<C> {
 
     /// The stamp `id` waits on for an answer from another CPU. The thread's wait token changes
     /// when a wait ends, so a stamp names this wait only: an answer to a wait that was given
-    /// up (abort, kill) finds another stamp, or none.
+    /// up (abort, kill) finds another stamp, or none. The top bit makes it non-zero; the
+    /// other bits are the token's, all of them (folding token 0 onto 1 gave the first two
+    /// waits of a thread the same stamp).
     pub(super) fn remote_stamp(&mut self, id: ThreadId) -> u32 {
-        REMOTE | (self.tcb(id).wait_token as u32 & !REMOTE).max(1)
+        REMOTE | (self.tcb(id).wait_token as u32 & !REMOTE)
     }
 
     /// Post message `msg` for `to` on CPU `cpu`; `stamp` is what its sender waits on (0: a

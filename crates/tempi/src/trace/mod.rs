@@ -83,16 +83,19 @@ pub enum TraceKind {
     /// A message call of the thread failed for want of room or was refused: `arg` is 0 when
     /// the message pool was exhausted, 1 when the queue was full, 2 when the recipient's queue
     /// policy refused it, 3 when the recipient of a timed message ended before its instant, 4
-    /// when the request queue of the recipient's real-time CPU was full, 5 when a busy
-    /// handler's queue was full, 6 for a timed message whose instant had not come when the
-    /// run ended (written at the end, on its sender; see [`crate::message::MsgError`],
+    /// when the request queue of the recipient's real-time CPU was full (a retry counted on
+    /// the same [`TraceKind::QueueFull`] record as the refusal before it writes none), 5 when
+    /// a busy handler's queue was full, 6 for a timed message whose instant had not come when
+    /// the run ended (written at the end, on its sender; see [`crate::message::MsgError`],
     /// [`crate::Ctx::send_at`] and [`crate::MessageStats`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
     /// `arg` is the lock's id (global locks are numbered from 2^31, above the CPU-local
-    /// locks' indices, and `LockAcquired` and `LockReleased` give them the same way). Virtual
-    /// time only: the spin ends at the thread's next `LockAcquired`, and its length counts in
-    /// [`crate::ThreadStats::spin_time`].
+    /// locks' indices, and `LockAcquired` and `LockReleased` give them the same way). The
+    /// spin ends at the thread's next `LockAcquired`, and its length counts in
+    /// [`crate::ThreadStats::spin_time`]. In real time, where the thread spins in its own
+    /// code, both records are written when it releases the lock, stamped with the instants
+    /// the thread read before and after its spin.
     Spin,
     /// Real time: a release, kill, priority change or semaphore unit this CPU posted to
     /// another was refused there (the thread had ended, or is not sporadic; the semaphore's
@@ -104,7 +107,13 @@ pub enum TraceKind {
     CrossCpuRefused,
     /// Real time: a post from this CPU found another CPU's queue full
     /// ([`crate::Config::cross_cpu_queue`]); `thread` is the thread the request named, `arg`
-    /// the full queue's CPU. Counted in [`crate::CrossCpuStats::queue_full`].
+    /// the full queue's CPU. Counted in [`crate::CrossCpuStats::queue_full`]. Posts retried
+    /// against the same full queue do not write one record each: the refusals that follow,
+    /// of the same request about the same thread, until a post to that CPU fits again, are
+    /// counted in `job`
+    /// (the record's time is the first refusal's), so a record stands for `job + 1`
+    /// refusals, and the records of a run add up to `queue_full` (unless the trace buffer
+    /// was full).
     QueueFull,
     /// The thread switched its preemption back on ([`crate::Ctx::preemption`]) with a
     /// preemption held back while it was off, which is carried out now: `arg` is 0 when a
@@ -116,6 +125,13 @@ pub enum TraceKind {
     /// is that thread, `arg` the event's index. Counted in
     /// [`crate::RunOutcome::event_releases_refused`].
     EventReleaseRefused,
+    /// Real time: an answer from another CPU reached this one after the thread it was for had
+    /// stopped waiting for it (its job was aborted, or it was killed, meanwhile): the answer
+    /// to a spawn or a join it gave up on. `thread` is that thread, `job` the request (5
+    /// spawn, 6 join), `arg` the index ([`crate::ThreadId::index`]) of the thread created
+    /// (it runs and is reported as any other; `u64::MAX` when the spawn failed there) or
+    /// joined. Counted in [`crate::CrossCpuStats::stale_answers`].
+    StaleAnswer,
 }
 
 impl TraceKind {
@@ -149,6 +165,7 @@ impl TraceKind {
             TraceKind::CrossCpuRefused => "xcpu-refused",
             TraceKind::QueueFull => "queue-full",
             TraceKind::EventReleaseRefused => "event-release-refused",
+            TraceKind::StaleAnswer => "stale-answer",
             TraceKind::PreemptionDeferred => "preemption-deferred",
         }
     }
@@ -327,6 +344,16 @@ impl TraceBuffer {
         } else {
             self.dropped += 1;
         }
+    }
+
+    /// Records kept so far: the place the next one will take.
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The record kept at place `i`, to count more of the same on it.
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut TraceRecord> {
+        self.records.get_mut(i)
     }
 
     pub(crate) fn take(&mut self) -> (Vec<TraceRecord>, u64) {

@@ -131,8 +131,9 @@ pub fn to_json(out: &RunOutcome) -> String {
             TraceKind::Inherit => (tid(r.thread), format!(r#"{{"urgency":{}}}"#, r.arg as i64)),
             TraceKind::MessageRefused => (tid(r.thread), format!(r#"{{"reason":{}}}"#, r.arg)),
             TraceKind::CrossCpuRefused => (tid(r.thread), format!(r#"{{"request":{},"cpu":{}}}"#, r.job, r.arg)),
-            TraceKind::QueueFull => (tid(r.thread), format!(r#"{{"cpu":{}}}"#, r.arg)),
+            TraceKind::QueueFull => (tid(r.thread), format!(r#"{{"cpu":{},"repeats":{}}}"#, r.arg, r.job)),
             TraceKind::EventReleaseRefused => (tid(r.thread), format!(r#"{{"event":{}}}"#, r.arg)),
+            TraceKind::StaleAnswer => (tid(r.thread), format!(r#"{{"request":{},"created":{}}}"#, r.job, r.arg as i64)),
             TraceKind::PreemptionDeferred => (tid(r.thread), format!(r#"{{"slice":{}}}"#, r.arg == 1)),
             TraceKind::Spawn | TraceKind::Run | TraceKind::Stop | TraceKind::Wake => continue,
         };

@@ -349,6 +349,9 @@ struct ReportJson<'a> {
     /// Real time: waiters of other CPUs still queued when the run ended.
     #[serde(skip_serializing_if = "is_zero")]
     cross_cpu_proxies_at_end: u64,
+    /// Real time: answers to spawns and joins on another CPU that came after their thread gave up.
+    #[serde(skip_serializing_if = "is_zero")]
+    cross_cpu_stale_answers: u64,
     /// Releases asked by timing events that could not be carried out.
     #[serde(skip_serializing_if = "is_zero")]
     event_releases_refused: u64,
@@ -546,6 +549,7 @@ pub(super) fn render(
         cross_cpu_pending_at_end: out.cross_cpu.pending_at_end,
         cross_cpu_proxies_full: out.cross_cpu.proxies_full,
         cross_cpu_proxies_at_end: out.cross_cpu.proxies_at_end,
+        cross_cpu_stale_answers: out.cross_cpu.stale_answers,
         event_releases_refused: out.event_releases_refused,
         handler_queue_full: out.messages.handler_queue_full,
         timed_messages_pending_at_end: out.messages.timed_pending_at_end,

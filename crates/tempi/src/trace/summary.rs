@@ -179,6 +179,9 @@ pub fn summary_text(out: &RunOutcome) -> String {
     if out.cross_cpu.proxies_at_end > 0 {
         let _ = writeln!(s, "cross-CPU waiters still queued at the end of the run: {}", out.cross_cpu.proxies_at_end);
     }
+    if out.cross_cpu.stale_answers > 0 {
+        let _ = writeln!(s, "cross-CPU answers that came after their waiter gave up: {}", out.cross_cpu.stale_answers);
+    }
     for w in &out.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
