@@ -230,7 +230,12 @@ fn locking_the_region_is_reported_never_fatal() {
 }
 
 const SHARED_BYTES: usize = 1 << 20;
-static SHARED: BoundedGlobal<SHARED_BYTES> = BoundedGlobal::new(32);
+// Up to 4 threads x 64 live blocks: the free list never holds more than 257 entries, so a
+// search bound of 257 sees all of them, and with at most 257 free blocks sharing the ~900 KB
+// left free, the largest is far bigger than any request (at most 300 bytes, aligned to 64).
+// A smaller bound may fail an allocation that would fit, as it is meant to, which made this
+// test fail on unlucky interleavings of the threads.
+static SHARED: BoundedGlobal<SHARED_BYTES> = BoundedGlobal::new(4 * 64 + 1);
 
 #[test]
 fn the_global_wrapper_serves_threads_and_returns_null_on_failure() {

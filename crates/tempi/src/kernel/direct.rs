@@ -93,6 +93,14 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         }
         self.next_from_thread::<true>(c, id, false)
     }
+
+    #[inline(always)]
+    fn discard(request: Request) {
+        // A plain request has no drop glue: only a boxed one is dropped, out of line.
+        if let Request::Owned(owned) = request {
+            drop(owned);
+        }
+    }
 }
 
 impl<C: Clock> Kernel<C> {
