@@ -3,6 +3,9 @@
 
 use std::fmt::Write as _;
 
+/// The text a thread outcome of one kind carries (its panic message, why it never started).
+type OutcomeText = fn(&ThreadOutcome) -> Option<&String>;
+
 use super::report::{display_name, mean_response_ns, names};
 use crate::stats::RunOutcome;
 use crate::thread::ThreadOutcome;
@@ -192,33 +195,22 @@ pub fn summary_text(out: &RunOutcome) -> String {
             out.trace_dropped
         );
     }
-    let panicked: Vec<(&str, &str)> = out
-        .threads
-        .iter()
-        .filter_map(|t| match &t.outcome {
-            Some(ThreadOutcome::Panicked(m)) => Some((t.name.as_str(), m.as_str())),
-            _ => None,
-        })
-        .collect();
-    if !panicked.is_empty() {
-        let _ = writeln!(s, "panicked threads:");
-        for (name, msg) in panicked {
-            let _ = writeln!(s, "  {name}: {msg}");
-        }
-    }
-    // Threads that never ran for want of a stack (or an OS thread) did not panic.
-    let not_started: Vec<(&str, &str)> = out
-        .threads
-        .iter()
-        .filter_map(|t| match &t.outcome {
-            Some(ThreadOutcome::NotStarted(why)) => Some((t.name.as_str(), why.as_str())),
-            _ => None,
-        })
-        .collect();
-    if !not_started.is_empty() {
-        let _ = writeln!(s, "threads not started:");
-        for (name, why) in not_started {
-            let _ = writeln!(s, "  {name}: {why}");
+    // Threads that never ran for want of a stack (or an OS thread) did not panic: each kind
+    // under its own heading.
+    for (heading, pick) in [
+        ("panicked threads:", (|o| if let ThreadOutcome::Panicked(m) = o { Some(m) } else { None }) as OutcomeText),
+        ("threads not started:", |o| if let ThreadOutcome::NotStarted(why) = o { Some(why) } else { None }),
+    ] {
+        let listed: Vec<(&str, &str)> = out
+            .threads
+            .iter()
+            .filter_map(|t| t.outcome.as_ref().and_then(pick).map(|text| (t.name.as_str(), text.as_str())))
+            .collect();
+        if !listed.is_empty() {
+            let _ = writeln!(s, "{heading}");
+            for (name, text) in listed {
+                let _ = writeln!(s, "  {name}: {text}");
+            }
         }
     }
     let killed: Vec<&str> =
