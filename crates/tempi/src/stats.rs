@@ -171,6 +171,7 @@ pub struct RunOutcome {
 /// ```
 /// let s = tempi::MessageStats::default();
 /// assert_eq!((s.handler_queue_full, s.timed_pending_at_end, s.queued_at_end), (0, 0, 0));
+/// assert_eq!(s.unserved_at_receiver_end, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MessageStats {
@@ -187,20 +188,26 @@ pub struct MessageStats {
     /// was busy, or saved and never taken back). Their pool and payload slots are taken back;
     /// a caller waiting for one had ended with the run.
     pub queued_at_end: u64,
+    /// Messages still held in a thread's message queue or save queues when that thread ended
+    /// before the run did: never served. A caller waiting for one is answered
+    /// [`crate::message::MsgError::Unanswered`]; the pool slots are taken back.
+    pub unserved_at_receiver_end: u64,
 }
 
 impl MessageStats {
     /// Add another kernel's counts.
     ///
     /// ```
-    /// let mut a = tempi::MessageStats { handler_queue_full: 1, timed_pending_at_end: 0, queued_at_end: 4 };
-    /// a.add(tempi::MessageStats { handler_queue_full: 2, timed_pending_at_end: 3, queued_at_end: 1 });
-    /// assert_eq!(a, tempi::MessageStats { handler_queue_full: 3, timed_pending_at_end: 3, queued_at_end: 5 });
+    /// let mut a = tempi::MessageStats { handler_queue_full: 1, queued_at_end: 4, ..Default::default() };
+    /// a.add(tempi::MessageStats { timed_pending_at_end: 3, queued_at_end: 1, unserved_at_receiver_end: 2, ..a });
+    /// assert_eq!(a.queued_at_end, 5);
+    /// assert_eq!((a.handler_queue_full, a.timed_pending_at_end, a.unserved_at_receiver_end), (2, 3, 2));
     /// ```
     pub fn add(&mut self, other: MessageStats) {
         self.handler_queue_full += other.handler_queue_full;
         self.timed_pending_at_end += other.timed_pending_at_end;
         self.queued_at_end += other.queued_at_end;
+        self.unserved_at_receiver_end += other.unserved_at_receiver_end;
     }
 }
 

@@ -43,7 +43,10 @@ fn messages_accounting_full_handler_queue_is_traced_and_counted_in_virtual_time(
     let out = rt.run().unwrap();
     assert_eq!(*served.lock().unwrap(), [(1, 0), (2, 3)]);
     assert_eq!(refusals(&out), [("high".to_string(), 1, 5)]);
-    assert_eq!(out.messages, MessageStats { handler_queue_full: 1, timed_pending_at_end: 0, queued_at_end: 0 });
+    assert_eq!(
+        out.messages,
+        MessageStats { handler_queue_full: 1, timed_pending_at_end: 0, queued_at_end: 0, unserved_at_receiver_end: 0 }
+    );
     let json = tempi::trace::report::to_json(&out);
     assert!(json.contains(r#""handler_queue_full": 1"#), "{json}");
     assert!(!json.contains("timed_messages_pending_at_end"), "{json}");
@@ -109,7 +112,10 @@ fn messages_accounting_timed_messages_pending_at_the_end_are_reported() {
     })
     .unwrap();
     let out = rt.run_until(Time::from_millis(10)).unwrap();
-    assert_eq!(out.messages, MessageStats { handler_queue_full: 0, timed_pending_at_end: 2, queued_at_end: 0 });
+    assert_eq!(
+        out.messages,
+        MessageStats { handler_queue_full: 0, timed_pending_at_end: 2, queued_at_end: 0, unserved_at_receiver_end: 0 }
+    );
     assert_eq!(markers(&out, TraceKind::MessageRefused), ["s#0@10", "s#0@10"]);
     assert_eq!(refusals(&out).iter().map(|r| r.2).collect::<Vec<_>>(), [6, 6]);
     let json = tempi::trace::report::to_json(&out);
@@ -133,4 +139,32 @@ fn messages_accounting_nothing_pending_reports_nothing() {
     assert!(refusals(&out).is_empty());
     let json = tempi::trace::report::to_json(&out);
     assert!(!json.contains("handler_queue_full") && !json.contains("timed_messages"), "{json}");
+}
+
+/// `r` ends at 2 ms without reading: the two messages `s` sent it at 0 ms and the call `s`
+/// made at 1 ms were never served. The call is answered `Unanswered` when `r` ends, and all
+/// three are counted as left by their receiver (not as queued at the run's end, which comes
+/// later, at 5 ms).
+#[test]
+fn messages_accounting_messages_left_by_an_ending_thread_are_counted() {
+    let mut rt = Runtime::simulated(1);
+    let r = rt.spawn(ThreadSpec::new("r").priority(1), |cx| cx.sleep(ms(2))).unwrap();
+    let answer = Arc::new(Mutex::new(None));
+    let a = answer.clone();
+    rt.spawn(ThreadSpec::new("s").priority(2), move |cx| {
+        cx.send(r, Message::new(1, 0, 0)).unwrap();
+        cx.send(r, Message::new(2, 0, 0)).unwrap();
+        cx.sleep(ms(1));
+        let got = cx.call(r, Message::new(3, 0, 0)).map(|m| m.id);
+        *a.lock().unwrap() = Some((got, cx.now()));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("late").priority(0), |cx| cx.sleep_until(Time::from_millis(5))).unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(*answer.lock().unwrap(), Some((Err(MsgError::Unanswered), Time::from_millis(2))));
+    assert_eq!(out.messages.unserved_at_receiver_end, 3);
+    assert_eq!(out.messages.queued_at_end, 0);
+    let json = tempi::trace::report::to_json(&out);
+    assert!(json.contains(r#""messages_unserved_at_receiver_end": 3"#), "{json}");
+    assert!(tempi::trace::report::summary_text(&out).contains("never served: 3"));
 }

@@ -702,16 +702,20 @@ impl<C: Clock> Kernel<C> {
     }
 
     /// Thread `id` ends: every message it holds or that is timed for it goes back to the
-    /// pool and every caller waiting on one is answered `Unanswered`.
+    /// pool and every caller waiting on one is answered `Unanswered`; those it never served
+    /// are counted (`MessageStats::unserved_at_receiver_end`). Not called at the run's end,
+    /// whose teardown leaves the kernel's state alone (`drop_timed_at_end` counts those).
     pub(crate) fn close_mailbox(&mut self, id: ThreadId) {
         self.drop_timed_to(id);
         self.retire_current(id);
         while let Some(s) = self.tcb(id).mbox.new.pop() {
+            self.msg_stats.unserved_at_receiver_end += 1;
             self.drop_msg(s);
         }
         let queues = self.tcb(id).mbox.saves.len();
         for q in 0..queues {
             while let Some(s) = self.tcb(id).mbox.saves[q].pop() {
+                self.msg_stats.unserved_at_receiver_end += 1;
                 self.drop_msg(s);
             }
         }

@@ -364,6 +364,9 @@ struct ReportJson<'a> {
     /// Messages still in a thread's or a handler's queue or save queues when the run ended.
     #[serde(skip_serializing_if = "is_zero")]
     messages_queued_at_end: u64,
+    /// Messages still queued for a thread when it ended before the run did.
+    #[serde(skip_serializing_if = "is_zero")]
+    messages_unserved_at_receiver_end: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -554,6 +557,7 @@ pub(super) fn render(
         handler_queue_full: out.messages.handler_queue_full,
         timed_messages_pending_at_end: out.messages.timed_pending_at_end,
         messages_queued_at_end: out.messages.queued_at_end,
+        messages_unserved_at_receiver_end: out.messages.unserved_at_receiver_end,
         threads,
         sets,
         jobs,

@@ -163,6 +163,13 @@ pub fn summary_text(out: &RunOutcome) -> String {
             out.messages.timed_pending_at_end
         );
     }
+    if out.messages.unserved_at_receiver_end > 0 {
+        let _ = writeln!(
+            s,
+            "messages still queued for a thread when it ended, never served: {}",
+            out.messages.unserved_at_receiver_end
+        );
+    }
     if out.messages.queued_at_end > 0 {
         let _ =
             writeln!(s, "messages still queued, never served, at the end of the run: {}", out.messages.queued_at_end);
