@@ -160,17 +160,6 @@ impl<C: Clock> Kernel<C> {
         self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
     }
 
-    /// A record of `id`'s at instant `at` (not the kernel's present).
-    fn trace_thread_at(&mut self, id: ThreadId, at: crate::time::Time, kind: TraceKind, arg: u64) {
-        if !self.tracing {
-            return;
-        }
-        let t = self.tcb(id);
-        let (cpu, job) = (t.cpu, t.job.number);
-        let c = self.cpu_local(cpu).expect("thread on this kernel");
-        self.cpus[c].record(&mut self.trace_seq, at, kind, id, job, arg);
-    }
-
     /// Virtual time: the owner of global lock `g` lets go; the first spinner gets it now.
     fn hand_global_on(&mut self, g: u32) {
         let slot = &mut self.globals[g as usize];

@@ -21,23 +21,21 @@ use crate::trace::{JobEnd, StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     pub(super) fn exit(&mut self, c: usize, id: ThreadId, outcome: ThreadOutcome) {
-        let code = match outcome {
-            ThreadOutcome::Completed => 0,
-            ThreadOutcome::Panicked(_) => 1,
-            ThreadOutcome::Killed => 2,
-            ThreadOutcome::NotStarted(_) => 3,
+        // A thread that ends normally has no job left; one cut short ends its jobs, and its
+        // exit record carries the same code as their ends (0: completed).
+        let cut_short = match outcome {
+            ThreadOutcome::Completed => None,
+            ThreadOutcome::Panicked(_) => Some(JobEnd::Panicked),
+            ThreadOutcome::Killed => Some(JobEnd::Killed),
+            ThreadOutcome::NotStarted(_) => Some(JobEnd::NotStarted),
         };
         if self.cpus[c].current == Some(id) {
             self.stop_running(c, StopReason::Exited);
         }
-        match outcome {
-            ThreadOutcome::Killed => self.end_jobs_cut_short(id, JobEnd::Killed),
-            ThreadOutcome::Panicked(_) => self.end_jobs_cut_short(id, JobEnd::Panicked),
-            ThreadOutcome::NotStarted(_) => self.end_jobs_cut_short(id, JobEnd::NotStarted),
-            // A thread that ends normally has no job left.
-            ThreadOutcome::Completed => {}
+        if let Some(why) = cut_short {
+            self.end_jobs_cut_short(id, why);
         }
-        self.trace_thread(id, TraceKind::Exit, code);
+        self.trace_thread(id, TraceKind::Exit, cut_short.map_or(0, JobEnd::code));
         if let Some(s) = self.tcb(id).set {
             let set = self.sets[s as usize].id;
             let _ = self.remove_from_set(set, id);

@@ -417,10 +417,19 @@ impl<C: Clock> Kernel<C> {
     }
 
     fn trace_thread_record(&mut self, id: ThreadId, kind: TraceKind, arg: u64) {
+        self.trace_thread_at(id, self.now, kind, arg);
+    }
+
+    /// A record of `id`'s at instant `at`, which may be past: a real-time thread's own reading
+    /// of the clock, reported to the kernel later.
+    fn trace_thread_at(&mut self, id: ThreadId, at: Time, kind: TraceKind, arg: u64) {
+        if !self.tracing {
+            return;
+        }
         let t = self.tcb(id);
         let (cpu, job) = (t.cpu, t.job.number);
         let c = self.cpu_local(cpu).expect("thread on this kernel");
-        self.trace(c, kind, id, job, arg);
+        self.cpus[c].record(&mut self.trace_seq, at, kind, id, job, arg);
     }
 
     fn stats(&mut self, id: ThreadId) -> &mut ThreadStats {

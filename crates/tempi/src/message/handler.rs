@@ -414,6 +414,18 @@ impl Handler {
         self.invoke(cx, msg, true, false)
     }
 
+    /// The handler, just entered, runs on `cx`'s stack: `cx`'s thread is its holder, and with
+    /// FREE JAZZ's `tame_prio_inv` (of the handler, inside another handler; of the invoking
+    /// thread, a process, for every handler it invokes) preemption is off until it leaves.
+    /// Returns the preemption setting to restore then, if it was turned off.
+    #[inline(always)]
+    pub(super) fn held_by(&self, cx: &Ctx<'_>, nested: bool) -> Option<bool> {
+        let h = &*self.inner;
+        h.holder.store(cx.id().to_word(), Ordering::Relaxed);
+        let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
+        tame.then(|| cx.preemption(false))
+    }
+
     /// Invoke the handler for `msg` (a call if `call`), from a handler if `nested`. The reply,
     /// or `Unanswered` when there is none (for a send, the usual outcome: see [`sent`]), in
     /// the shape a call returns it: converting it on the way out would copy it again, reading
@@ -432,11 +444,7 @@ impl Handler {
         }
         // The handler is busy until the guard drops, also by an unwind.
         if let Some(mut f) = h.f.try_enter() {
-            h.holder.store(cx.id().to_word(), Ordering::Relaxed);
-            // FREE JAZZ's `tame_prio_inv`: of the handler, inside another handler; of the
-            // invoking thread (a process), for every handler it invokes.
-            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
-            let tamed = tame.then(|| cx.preemption(false));
+            let tamed = self.held_by(cx, nested);
             let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested);
             self.drain(&mut f, Via::Thread(cx), nested);
             // Restoring preemption and NICE (if a thread blocked at this handler lent this one

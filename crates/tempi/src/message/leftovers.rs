@@ -124,9 +124,7 @@ impl Handler {
             }
             let Some(again) = h.f.try_enter() else { return };
             f = again;
-            h.holder.store(cx.id().to_word(), Ordering::Relaxed);
-            let tame = (nested && h.tame.load(Ordering::Relaxed)) || cx.tamed();
-            tamed = tame.then(|| cx.preemption(false));
+            tamed = self.held_by(cx, nested);
             self.drain(&mut f, Via::Thread(cx), nested);
         }
     }

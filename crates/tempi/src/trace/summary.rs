@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 type OutcomeText = fn(&ThreadOutcome) -> Option<&String>;
 
 use super::report::{display_name, mean_response_ns, names};
-use crate::stats::RunOutcome;
+use crate::stats::{RunOutcome, ThreadSummary};
 use crate::thread::ThreadOutcome;
 use crate::time::nanos;
 
@@ -128,69 +128,36 @@ pub fn summary_text(out: &RunOutcome) -> String {
         let _ = writeln!(s, "total migrations: {}{detail}", out.migrations());
     }
 
-    let overflowed: Vec<String> = out
-        .threads
-        .iter()
-        .filter(|t| t.stats.overflows > 0)
-        .map(|t| format!("{} ({})", t.name, t.stats.overflows))
-        .collect();
+    // Threads with a non-zero count, as `name (count)`.
+    let per_thread = |count: fn(&ThreadSummary) -> u64| -> Vec<String> {
+        out.threads.iter().filter(|t| count(t) > 0).map(|t| format!("{} ({})", t.name, count(t))).collect()
+    };
+    let overflowed = per_thread(|t| t.stats.overflows);
     if !overflowed.is_empty() {
         let _ = writeln!(s, "releases dropped, release queue full: {}", overflowed.join(", "));
     }
-    let beyond: Vec<String> = out
-        .threads
-        .iter()
-        .filter(|t| t.stats.beyond_limit > 0)
-        .map(|t| format!("{} ({})", t.name, t.stats.beyond_limit))
-        .collect();
+    let beyond = per_thread(|t| t.stats.beyond_limit);
     if !beyond.is_empty() {
         let _ = writeln!(s, "releases after the last job (max_jobs), no job made: {}", beyond.join(", "));
     }
-    if out.event_releases_refused > 0 {
-        let _ = writeln!(
-            s,
-            "releases by timing events refused (thread ended or not sporadic): {}",
-            out.event_releases_refused
-        );
-    }
-    if out.messages.handler_queue_full > 0 {
-        let _ = writeln!(s, "messages refused by a busy handler's full queue: {}", out.messages.handler_queue_full);
-    }
-    if out.messages.timed_pending_at_end > 0 {
-        let _ = writeln!(
-            s,
-            "timed messages still waiting for their instant at the end of the run: {}",
-            out.messages.timed_pending_at_end
-        );
-    }
-    if out.messages.unserved_at_receiver_end > 0 {
-        let _ = writeln!(
-            s,
-            "messages still queued for a thread when it ended, never served: {}",
-            out.messages.unserved_at_receiver_end
-        );
-    }
-    if out.messages.queued_at_end > 0 {
-        let _ =
-            writeln!(s, "messages still queued, never served, at the end of the run: {}", out.messages.queued_at_end);
-    }
-    if out.cross_cpu.refused > 0 {
-        let _ = writeln!(s, "cross-CPU requests refused by their target CPU: {}", out.cross_cpu.refused);
-    }
-    if out.cross_cpu.pending_at_end > 0 {
-        let _ = writeln!(s, "cross-CPU requests still queued at the end of the run: {}", out.cross_cpu.pending_at_end);
-    }
-    if out.cross_cpu.queue_full > 0 {
-        let _ = writeln!(s, "cross-CPU posts that found a queue full: {}", out.cross_cpu.queue_full);
-    }
-    if out.cross_cpu.proxies_full > 0 {
-        let _ = writeln!(s, "cross-CPU waits refused for want of proxy room: {}", out.cross_cpu.proxies_full);
-    }
-    if out.cross_cpu.proxies_at_end > 0 {
-        let _ = writeln!(s, "cross-CPU waiters still queued at the end of the run: {}", out.cross_cpu.proxies_at_end);
-    }
-    if out.cross_cpu.stale_answers > 0 {
-        let _ = writeln!(s, "cross-CPU answers that came after their waiter gave up: {}", out.cross_cpu.stale_answers);
+    // Requests and messages that did not take effect: a line each, when there were any.
+    let (m, x) = (&out.messages, &out.cross_cpu);
+    for (count, what) in [
+        (out.event_releases_refused, "releases by timing events refused (thread ended or not sporadic)"),
+        (m.handler_queue_full, "messages refused by a busy handler's full queue"),
+        (m.timed_pending_at_end, "timed messages still waiting for their instant at the end of the run"),
+        (m.unserved_at_receiver_end, "messages still queued for a thread when it ended, never served"),
+        (m.queued_at_end, "messages still queued, never served, at the end of the run"),
+        (x.refused, "cross-CPU requests refused by their target CPU"),
+        (x.pending_at_end, "cross-CPU requests still queued at the end of the run"),
+        (x.queue_full, "cross-CPU posts that found a queue full"),
+        (x.proxies_full, "cross-CPU waits refused for want of proxy room"),
+        (x.proxies_at_end, "cross-CPU waiters still queued at the end of the run"),
+        (x.stale_answers, "cross-CPU answers that came after their waiter gave up"),
+    ] {
+        if count > 0 {
+            let _ = writeln!(s, "{what}: {count}");
+        }
     }
     for w in &out.warnings {
         let _ = writeln!(s, "warning: {w}");
