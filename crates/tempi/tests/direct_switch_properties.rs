@@ -1,7 +1,9 @@
 //! The direct thread-to-thread switch changes nothing a run shows: over random one-CPU loads
 //! of yielding threads, clients calling processes (plain and fused replies), periodic
 //! interference, time slices, switch costs and tracing, a run with the direct switch and one
-//! without it (`Config::direct_switch(false)`) have the same trace, outcomes and CPU times.
+//! without it (`Config::direct_switch(false)`) have the same trace, outcomes and CPU times; so
+//! have a run with the reply's hand-off to its caller and one without it
+//! (`Config::direct_hand_off(false)`).
 
 mod common;
 
@@ -44,7 +46,12 @@ fn load() -> impl Strategy<Value = Load> {
 }
 
 fn run(load: &Load, direct: bool) -> RunOutcome {
-    let mut config = Config::new(1).verify(true).trace_capacity(1 << 16).direct_switch(direct);
+    run_with(load, direct, true)
+}
+
+fn run_with(load: &Load, direct: bool, hand_off: bool) -> RunOutcome {
+    let mut config =
+        Config::new(1).verify(true).trace_capacity(1 << 16).direct_switch(direct).direct_hand_off(hand_off);
     config = match load.policy {
         1 => config.scheduler(|| Box::new(RoundRobin::new(us(25)))),
         2 => config.scheduler(|| Box::new(Edf::new())),
@@ -93,6 +100,24 @@ fn run(load: &Load, direct: bool) -> RunOutcome {
     rt.run_until(Time::from_millis(3)).unwrap()
 }
 
+/// Both runs show the same trace, outcomes, CPU times and end.
+fn same_run(a: &RunOutcome, b: &RunOutcome) -> Result<(), TestCaseError> {
+    prop_assert_eq!(a.trace.len(), b.trace.len());
+    for (x, y) in a.trace.iter().zip(&b.trace) {
+        // Ids of two runtimes differ in their runtime's tag: compare what they show.
+        prop_assert_eq!(
+            (x.time, x.cpu, format!("{:?}", x.thread), x.job, x.kind, x.arg),
+            (y.time, y.cpu, format!("{:?}", y.thread), y.job, y.kind, y.arg)
+        );
+    }
+    for (x, y) in a.threads.iter().zip(&b.threads) {
+        prop_assert_eq!(&x.outcome, &y.outcome, "{}", x.name);
+        prop_assert_eq!(x.stats.cpu_time, y.stats.cpu_time, "{}", x.name);
+    }
+    prop_assert_eq!(a.end, b.end);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -104,18 +129,15 @@ proptest! {
         if load.switch_cost {
             prop_assert_eq!(direct.direct_switches, 0);
         }
-        prop_assert_eq!(direct.trace.len(), through.trace.len());
-        for (a, b) in direct.trace.iter().zip(&through.trace) {
-            // Ids of two runtimes differ in their runtime's tag: compare what they show.
-            prop_assert_eq!(
-                (a.time, a.cpu, format!("{:?}", a.thread), a.job, a.kind, a.arg),
-                (b.time, b.cpu, format!("{:?}", b.thread), b.job, b.kind, b.arg)
-            );
-        }
-        for (a, b) in direct.threads.iter().zip(&through.threads) {
-            prop_assert_eq!(&a.outcome, &b.outcome, "{}", a.name);
-            prop_assert_eq!(a.stats.cpu_time, b.stats.cpu_time, "{}", a.name);
-        }
-        prop_assert_eq!(direct.end, through.end);
+        same_run(&direct, &through)?;
+    }
+
+    #[test]
+    fn reply_hand_off_is_the_general_path_in_fewer_steps(load in load()) {
+        let short = run_with(&load, true, true);
+        let general = run_with(&load, true, false);
+        same_run(&short, &general)?;
+        let through = run_with(&load, false, false);
+        same_run(&short, &through)?;
     }
 }

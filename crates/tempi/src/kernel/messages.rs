@@ -421,7 +421,9 @@ impl<C: Clock> Kernel<C> {
                 let t = self.slots[k].as_mut().expect("live slot");
                 t.mail.msg.set(as_reply(reply));
                 t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
-                self.wake_from_wait(sender);
+                if !self.reply_hand_off(c, i, k) {
+                    self.wake_from_wait(sender);
+                }
             } else {
                 // A caller that no longer waits (aborted, killed) gets nothing.
                 self.drop_payload(reply);

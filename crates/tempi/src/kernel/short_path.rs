@@ -14,17 +14,34 @@
 //! answered `Empty`, on which the call makes a plain read, which delivers the interrupt as
 //! before.
 //!
+//! # The reply hands the CPU to its caller
+//!
+//! A reply whose caller waits on the same CPU wakes it; when the caller is the more urgent
+//! (the common case: a server runs below its clients), the run loop's next step would be the
+//! reschedule that preempts the server for it. When nothing else is due then, the reply makes
+//! that step itself ([`Kernel::reply_hand_off`]): the caller is woken, the scheduler is told
+//! and asked in one call ([`Scheduler::on_woken_pick`]), the server is stopped and the pick
+//! dispatched, with the effects, trace records and scheduler calls of the general path in
+//! the same order. Whenever the case is not plain (another CPU, a global policy, a switch
+//! cost, a thread set, preemption held off, something due), the reply wakes the caller as
+//! any wake does and the run loop goes on as usual.
+//!
 //! Must not: decide who runs (the policy picks, as always), or make the read at a moment a
 //! separate request could not have been made.
+//!
+//! [`Scheduler::on_woken_pick`]: crate::policy::sched::Scheduler::on_woken_pick
 //!
 //! [`Flow::Reply`]: crate::message::Flow::Reply
 //! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
 
 use super::protocol::{Answer, MsgAnswer, Settled};
+use super::tcb::State;
 use super::Kernel;
 use crate::clock::Clock;
 use crate::message::MsgError;
+use crate::policy::sched::WakePick;
 use crate::thread::ThreadId;
+use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
@@ -50,6 +67,47 @@ impl<C: Clock> Kernel<C> {
             return Some(Err(MsgError::Empty));
         }
         self.msg_read(c, id, true, None)
+    }
+
+    /// The reply of the running process in slot `i` (CPU `c`) wakes its caller, waiting in
+    /// slot `k`, and the CPU goes to whom the scheduler picks: what `wake_from_wait` and the
+    /// run loop's next step, `reschedule`, would do, in one step with the same effects, trace
+    /// records and scheduler calls in the same order. Returns false, having changed nothing,
+    /// when the case does not apply.
+    pub(super) fn reply_hand_off(&mut self, c: usize, i: usize, k: usize) -> bool {
+        if !self.direct_hand_off || self.global || !self.costs.context_switch.is_zero() || !self.nothing_due(c) {
+            return false;
+        }
+        let cpu = &self.cpus[c];
+        let (Some(server), Some(caller)) = (self.slots[i].as_ref(), self.slots[k].as_ref()) else { return false };
+        if cpu.preempt
+            || cpu.current != Some(server.id)
+            || server.holds_cpu()
+            || server.exiting
+            || server.set.is_some()
+            || caller.set.is_some()
+            || caller.cpu != cpu.index
+        {
+            return false;
+        }
+        #[cfg(test)]
+        REPLY_HAND_OFFS.with(|n| n.set(n.get() + 1));
+        let caller = self.slots[k].as_mut().expect("live slot");
+        caller.end_wait(&mut self.timers);
+        caller.wants = None;
+        caller.state = State::Ready;
+        let (caller, server) = (self.slots[k].as_ref().expect("live slot"), self.slots[i].as_ref().expect("live slot"));
+        let now = self.now;
+        let WakePick::Preempted(next) = self.cpus[c].scheduler.on_woken_pick(&caller.sched, &server.sched, now) else {
+            return true;
+        };
+        self.stop_running_at(c, i, StopReason::Preempted);
+        self.slots[i].as_mut().expect("live slot").state = State::Ready;
+        if let Some(next) = next {
+            // A wrong pick stops the run; the run loop sees it.
+            let _ = self.dispatch_picked_at(c, next);
+        }
+        true
     }
 
     /// Make the read a fused reply + read left for this resume of thread `id` (slot `i`,
@@ -87,13 +145,48 @@ impl<C: Clock> Kernel<C> {
 thread_local! {
     /// The deferred reads made on this OS thread's kernels (tests only).
     static DEFERRED_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The replies handed over on their short path on this OS thread's kernels (tests only).
+    static REPLY_HAND_OFFS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
 mod tests {
-    use super::DEFERRED_READS;
+    use super::{DEFERRED_READS, REPLY_HAND_OFFS};
+    use crate::clock::VirtualClock;
     use crate::message::{Flow, Message};
-    use crate::{Runtime, ThreadSpec};
+    use crate::policy::sched::{FixedPriority, PriorityInheritance};
+    use crate::{Config, Costs, Runtime, ThreadSpec};
+
+    /// A client of priority 2 makes ten calls and a last one to a process of priority 1 that
+    /// replies with fused replies; returns the replies handed over on the short path.
+    fn reply_hand_offs(config: Config) -> u64 {
+        let mut rt = Runtime::<VirtualClock>::new(config).unwrap();
+        let server = rt.spawn_process(ThreadSpec::new("server").priority(1), |_, m| Flow::Reply(m)).unwrap();
+        rt.spawn(ThreadSpec::new("client").priority(2), move |cx| {
+            for i in 1..=11 {
+                assert_eq!(cx.call(server, Message::new(1, i, 0)).expect("call").value, i);
+            }
+        })
+        .unwrap();
+        REPLY_HAND_OFFS.with(|n| n.set(0));
+        rt.run().unwrap();
+        REPLY_HAND_OFFS.with(|n| n.get())
+    }
+
+    /// Every reply wakes a more urgent caller with nothing else due: each hands the CPU over
+    /// on the short path (the dispatcher's too), unless the short paths are off or a switch
+    /// costs time.
+    #[test]
+    fn a_reply_hands_the_cpu_to_its_caller_only_when_the_case_is_plain() {
+        assert_eq!(reply_hand_offs(Config::new(1)), 11);
+        assert_eq!(reply_hand_offs(Config::new(1).direct_switch(false)), 11);
+        assert_eq!(reply_hand_offs(Config::new(1).direct_hand_off(false)), 0);
+        let costly = Costs { context_switch: std::time::Duration::from_micros(1), ..Costs::default() };
+        assert_eq!(reply_hand_offs(Config::new(1).costs(costly)), 0);
+        // A stacked scheduler answers through its own hooks, which the default makes.
+        let stacked = Config::new(1).scheduler(|| Box::new(PriorityInheritance::new(Box::new(FixedPriority::new()))));
+        assert_eq!(reply_hand_offs(stacked), 11);
+    }
 
     /// Every call of a more urgent client finds the process preempted by its previous fused
     /// reply: the process's read is made at its resume, not by a read request of its own.

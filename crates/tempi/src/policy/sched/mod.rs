@@ -304,6 +304,22 @@ pub enum ReadyReason {
     SliceExpired,
 }
 
+/// What [`Scheduler::on_woken_pick`] decided: the running thread keeps the CPU, or it is
+/// preempted and the named thread (if any) runs next.
+///
+/// ```
+/// use tempi::policy::sched::WakePick;
+/// assert_ne!(WakePick::Stays, WakePick::Preempted(None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakePick {
+    /// The woken thread is queued; the running one goes on.
+    Stays,
+    /// The running thread is queued as preempted; the thread picked to run next, `None` to
+    /// idle.
+    Preempted(Option<ThreadId>),
+}
+
 /// A scheduling policy for one CPU. See the [module docs](self) for when each hook is called
 /// and an example policy.
 ///
@@ -380,6 +396,45 @@ pub trait Scheduler {
         self.on_ready(woken, ReadyReason::Woken);
         self.on_ready(running, ReadyReason::Preempted);
         self.pick_next(now)
+    }
+
+    /// READY of a woken thread and, when it preempts, the pick, in one call: `woken` became
+    /// ready while `running` holds the CPU, with nothing else due there (the kernel's short
+    /// path for a reply that wakes its caller). Queue `woken`; when `running` is to be
+    /// preempted, queue `running` as a preempted thread and name the thread to run next.
+    ///
+    /// The default is exactly [`Scheduler::on_ready`] for `woken` (`Woken`), then
+    /// [`Scheduler::should_preempt`]; when it says yes, `on_ready` for `running`
+    /// (`Preempted`) and [`Scheduler::pick_next`]. A policy may answer faster (the built-in
+    /// queue policies do not queue `woken` when it would come straight back out), but must
+    /// leave the same queue and return the same answer.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency, WakePick};
+    /// # use tempi::{Runtime, ThreadSpec, Time};
+    /// # let mut rt = Runtime::simulated(1);
+    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+    /// # let info = |id, u| SchedInfo {
+    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+    /// #     job_cpu_time: Default::default(), job: 0,
+    /// # };
+    /// let mut fp = FixedPriority::new();
+    /// // The more urgent caller `a` preempts the server `b`, which is queued.
+    /// assert_eq!(fp.on_woken_pick(&info(a, 20), &info(b, 10), Time::ZERO), WakePick::Preempted(Some(a)));
+    /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
+    /// // A less urgent one is only queued.
+    /// assert_eq!(fp.on_woken_pick(&info(b, 10), &info(a, 20), Time::ZERO), WakePick::Stays);
+    /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
+    /// ```
+    fn on_woken_pick(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> WakePick {
+        self.on_ready(woken, ReadyReason::Woken);
+        if !self.should_preempt(running, woken) {
+            return WakePick::Stays;
+        }
+        self.on_ready(running, ReadyReason::Preempted);
+        WakePick::Preempted(self.pick_next(now))
     }
 
     /// SCHEDULE and pick in one call: the running thread `yielder` yields (it stays ready) and

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::{ReadyQueue, ReadyReason, SchedInfo, Scheduler, Urgency, DEFAULT_QUEUE};
+use super::{ReadyQueue, ReadyReason, SchedInfo, Scheduler, Urgency, WakePick, DEFAULT_QUEUE};
 use crate::thread::ThreadId;
 use crate::time::Time;
 
@@ -154,6 +154,22 @@ impl<D: QueueDiscipline> Scheduler for QueueScheduler<D> {
             self.on_ready(woken, ReadyReason::Woken);
             self.on_ready(running, ReadyReason::Preempted);
             self.pick_next(now)
+        }
+    }
+    fn on_woken_pick(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> WakePick {
+        if !(D::PREEMPTIVE && woken.urgency > running.urgency) {
+            self.on_ready(woken, ReadyReason::Woken);
+            return WakePick::Stays;
+        }
+        if D::URGENCY_ORDER {
+            // `on_ready` (`Woken`) is a `push_back`, (`Preempted`) a `push_front`.
+            WakePick::Preempted(
+                self.queue.push_back_front_pop((woken.id, woken.urgency), (running.id, running.urgency)),
+            )
+        } else {
+            self.on_ready(woken, ReadyReason::Woken);
+            self.on_ready(running, ReadyReason::Preempted);
+            WakePick::Preempted(self.pick_next(now))
         }
     }
     fn on_yield_pick(&mut self, t: &SchedInfo, _now: Time) -> Option<ThreadId> {
