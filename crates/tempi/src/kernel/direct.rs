@@ -20,9 +20,10 @@
 //! 3. the test the dispatcher's `Kernel::resume` makes before resuming a thread without going
 //!    back to the run loop ([`Kernel::continuation`]: nothing due, the current thread stays
 //!    current, no `work` left), then that thread's response (`prepare_resume`). Right after a
-//!    thread switch made once nothing was found due (steps 1 or 2), only the timers are
-//!    tested again ([`Kernel::continuation_after_switch`]): the switch may have armed the
-//!    dispatched thread's time slice, and nothing else it does can make something due.
+//!    thread switch made once nothing was found due (steps 1 or 2, or a reply that handed the
+//!    CPU to its caller in step 1: `short_path.rs`), only the timers are tested again
+//!    ([`Kernel::continuation_after_switch`]): the switch may have armed the dispatched
+//!    thread's time slice, and nothing else it does can make something due.
 //!
 //! The thread then switches straight to the next one (one stack switch instead of two), or
 //! goes on at once when it is the next one itself. Whenever the run loop must act (something
@@ -82,6 +83,7 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
             Request::Plain(Plain::Msg(op)) => {
                 self.refresh_now();
                 // `handle`'s arm for messages, without its dispatch on the request kind.
+                self.switched_in_request = false;
                 if !restart_waits || !self.restart_answers(id, &Plain::Msg(op)) {
                     self.handle_msg(c, id, op);
                 }
@@ -91,7 +93,8 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         if self.verify {
             self.verify_urgencies();
         }
-        self.next_from_thread::<true>(c, id, false)
+        // A reply that handed the CPU over made the switch with nothing due.
+        self.next_from_thread::<true>(c, id, self.switched_in_request)
     }
 
     #[inline(always)]

@@ -26,6 +26,7 @@ use super::{Cpu, Kernel};
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::policy::sched::{ReadyReason, Urgency};
+use crate::sets::Accounting;
 use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::{StopReason, TraceKind};
@@ -246,6 +247,38 @@ impl<C: Clock> Kernel<C> {
                 cpu.slice_timer = timers.push(now + q, TimerKind::SliceEnd(c, cpu.slice_token));
             }
         }
+    }
+
+    /// The preemption of the running `t` (in no thread set) by `heir`, on `cpu` (local index
+    /// `c`) at `now`, for a short path that holds both control blocks: what
+    /// [`Kernel::stop_running_at`] (`Preempted`) and [`Kernel::dispatch_tcb`] make, in the same
+    /// order, without looking either thread up again.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn preempt_tcb(
+        cpu: &mut Cpu,
+        c: usize,
+        t: &mut Tcb,
+        heir: &mut Tcb,
+        timers: &mut TimerQueue,
+        mut trace_seq: Option<&mut u32>,
+        now: Time,
+        accounting: Accounting,
+        context_switch: Duration,
+    ) {
+        let ran = cpu.ran_until(now);
+        if accounting != Accounting::Off {
+            t.add_cpu_time(ran);
+        }
+        cpu.stop();
+        t.preempt_deferred = false;
+        t.slice_deferred = false;
+        t.stats.preemptions += 1;
+        if let Some(seq) = trace_seq.as_deref_mut() {
+            cpu.record(seq, now, TraceKind::Stop, t.id, t.job.number, StopReason::Preempted as u64);
+        }
+        t.state = State::Ready;
+        Self::dispatch_tcb(cpu, c, heir, timers, trace_seq, now, context_switch);
     }
 
     /// Make a thread spend `cost` of CPU time before its pending reply is delivered: simulated

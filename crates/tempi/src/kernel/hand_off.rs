@@ -6,12 +6,11 @@
 //! having changed nothing, and `Kernel::release` runs instead.
 
 use super::protocol::LockAnswer;
-use super::tcb::{State, Wait};
+use super::tcb::{State, Tcb, Wait};
 use super::Kernel;
 use crate::clock::Clock;
 use crate::policy::lock::LockView;
 use crate::policy::sched::ReadyReason;
-use crate::sets::Accounting;
 use crate::thread::ThreadId;
 use crate::trace::{StopReason, TraceKind};
 
@@ -81,18 +80,7 @@ impl<C: Clock> Kernel<C> {
         // the effects, trace records and scheduler calls are those `release` and
         // `reschedule` make, in the same order.
         let (now, costs, accounting) = (self.now, self.costs, self.accounting);
-        let (t, heir) = match i.cmp(&wi) {
-            std::cmp::Ordering::Less => {
-                let (low, high) = self.slots.split_at_mut(wi);
-                (&mut low[i], &mut high[0])
-            }
-            std::cmp::Ordering::Greater => {
-                let (low, high) = self.slots.split_at_mut(i);
-                (&mut high[0], &mut low[wi])
-            }
-            std::cmp::Ordering::Equal => return false,
-        };
-        let (Some(t), Some(heir)) = (t.as_mut(), heir.as_mut()) else { return false };
+        let Some((t, heir)) = slot_pair(&mut self.slots, i, wi) else { return false };
         let cpu = &mut self.cpus[c];
         let mut trace_seq = self.tracing.then_some(&mut self.trace_seq);
 
@@ -142,18 +130,7 @@ impl<C: Clock> Kernel<C> {
         match cpu.scheduler.on_handed_over(&heir.sched, &t.sched, lowered_from, now) {
             Some(next) if next == id => {}
             Some(next) if next == w => {
-                // `stop_running` for a thread in no set, then the heir's dispatch.
-                let ran = cpu.ran_until(now);
-                if accounting != Accounting::Off {
-                    t.add_cpu_time(ran);
-                }
-                cpu.stop();
-                t.stats.preemptions += 1;
-                if let Some(seq) = trace_seq.as_deref_mut() {
-                    cpu.record(seq, now, TraceKind::Stop, id, t.job.number, StopReason::Preempted as u64);
-                }
-                t.state = State::Ready;
-                Self::dispatch_tcb(cpu, c, heir, &mut self.timers, trace_seq, now, costs.context_switch);
+                Self::preempt_tcb(cpu, c, t, heir, &mut self.timers, trace_seq, now, accounting, costs.context_switch);
             }
             next => {
                 self.stop_running(c, StopReason::Preempted);
@@ -166,4 +143,21 @@ impl<C: Clock> Kernel<C> {
         }
         true
     }
+}
+
+/// The control blocks in slots `i` and `k` (distinct), borrowed side by side.
+#[inline(always)]
+pub(super) fn slot_pair(slots: &mut [Option<Tcb>], i: usize, k: usize) -> Option<(&mut Tcb, &mut Tcb)> {
+    let (a, b) = match i.cmp(&k) {
+        std::cmp::Ordering::Less => {
+            let (low, high) = slots.split_at_mut(k);
+            (&mut low[i], &mut high[0])
+        }
+        std::cmp::Ordering::Greater => {
+            let (low, high) = slots.split_at_mut(i);
+            (&mut high[0], &mut low[k])
+        }
+        std::cmp::Ordering::Equal => return None,
+    };
+    Some((a.as_mut()?, b.as_mut()?))
 }

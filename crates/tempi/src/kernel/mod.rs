@@ -299,6 +299,9 @@ pub(crate) struct Kernel<C: Clock> {
     resumed: direct::Resumed,
     /// Thread switches made directly from one thread's stack to the next's.
     direct_switches: u64,
+    /// Set by a reply that handed the CPU to its caller (`short_path.rs`) once nothing was
+    /// found due: the request being handled made that thread switch.
+    switched_in_request: bool,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

@@ -288,6 +288,7 @@ impl<C: Clock> Kernel<C> {
             abandoned: Vec::new(),
             resumed: super::direct::Resumed::none(),
             direct_switches: 0,
+            switched_in_request: false,
             watch: None,
             msg_pool: super::messages::MsgPool::new(seed.message_pool, seed.payloads),
             next_inherit: 0,

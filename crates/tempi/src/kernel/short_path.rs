@@ -34,6 +34,9 @@
 //! [`Flow::Reply`]: crate::message::Flow::Reply
 //! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
 
+use std::time::Duration;
+
+use super::hand_off::slot_pair;
 use super::protocol::{Answer, MsgAnswer, Settled};
 use super::tcb::State;
 use super::Kernel;
@@ -78,8 +81,8 @@ impl<C: Clock> Kernel<C> {
         if !self.direct_hand_off || self.global || !self.costs.context_switch.is_zero() || !self.nothing_due(c) {
             return false;
         }
-        let cpu = &self.cpus[c];
-        let (Some(server), Some(caller)) = (self.slots[i].as_ref(), self.slots[k].as_ref()) else { return false };
+        let Some((server, caller)) = slot_pair(&mut self.slots, i, k) else { return false };
+        let cpu = &mut self.cpus[c];
         if cpu.preempt
             || cpu.current != Some(server.id)
             || server.holds_cpu()
@@ -92,20 +95,36 @@ impl<C: Clock> Kernel<C> {
         }
         #[cfg(test)]
         REPLY_HAND_OFFS.with(|n| n.set(n.get() + 1));
-        let caller = self.slots[k].as_mut().expect("live slot");
+        // `wake_from_wait`, then the reschedule's scheduler calls in one.
         caller.end_wait(&mut self.timers);
         caller.wants = None;
         caller.state = State::Ready;
-        let (caller, server) = (self.slots[k].as_ref().expect("live slot"), self.slots[i].as_ref().expect("live slot"));
         let now = self.now;
-        let WakePick::Preempted(next) = self.cpus[c].scheduler.on_woken_pick(&caller.sched, &server.sched, now) else {
-            return true;
-        };
-        self.stop_running_at(c, i, StopReason::Preempted);
-        self.slots[i].as_mut().expect("live slot").state = State::Ready;
-        if let Some(next) = next {
-            // A wrong pick stops the run; the run loop sees it.
-            let _ = self.dispatch_picked_at(c, next);
+        match cpu.scheduler.on_woken_pick(&caller.sched, &server.sched, now) {
+            WakePick::Stays => {}
+            WakePick::Preempted(Some(next)) if next == caller.id => {
+                let trace_seq = self.tracing.then_some(&mut self.trace_seq);
+                Self::preempt_tcb(
+                    cpu,
+                    c,
+                    server,
+                    caller,
+                    &mut self.timers,
+                    trace_seq,
+                    now,
+                    self.accounting,
+                    Duration::ZERO,
+                );
+                self.switched_in_request = true;
+            }
+            WakePick::Preempted(next) => {
+                self.stop_running_at(c, i, StopReason::Preempted);
+                self.slots[i].as_mut().expect("live slot").state = State::Ready;
+                if let Some(next) = next {
+                    // A wrong pick stops the run; the run loop sees it.
+                    let _ = self.dispatch_picked_at(c, next);
+                }
+            }
         }
         true
     }
