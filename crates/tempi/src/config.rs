@@ -273,9 +273,10 @@ impl Config {
         self.verify = on;
         self
     }
-    /// Whether an unlock with one more urgent waiter hands the lock over on the kernel's
-    /// short path (default: yes). The short path has exactly the effects, trace records and
-    /// scheduler calls of the general one, only fewer steps; turning it off lets tests and
+    /// Whether the kernel's two hand-off short paths are used (default: yes): an unlock with
+    /// one more urgent waiter hands the lock over, and a reply hands the CPU to the caller it
+    /// wakes, each in one step. A short path has exactly the effects, trace records and
+    /// scheduler calls of the general one, only fewer steps; turning them off lets tests and
     /// measurements compare the two.
     ///
     /// ```
