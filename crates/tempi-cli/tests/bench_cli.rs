@@ -37,9 +37,14 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
     };
 
     // Speed-ups: ratio = peer_ns / tempi_ns.
-    for name in
-        ["switch.roundtrip", "switch.roundtrip.channel", "switch.roundtrip.corosensei", "budget.notify", "spawn"]
-    {
+    for name in [
+        "switch.roundtrip",
+        "switch.roundtrip.channel",
+        "switch.roundtrip.corosensei",
+        "switch.roundtrip.corosensei_clocked",
+        "budget.notify",
+        "spawn",
+    ] {
         let m = find(name);
         let tempi = positive(m, "tempi_ns");
         let peer = positive(m, "peer_ns");
@@ -51,6 +56,7 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
     // The bare coroutine round trip is timed in the same run as the tempi round trip.
     assert_eq!(find("switch.roundtrip.corosensei")["tempi_ns"], find("switch.roundtrip")["tempi_ns"]);
     assert_eq!(find("switch.roundtrip.corosensei")["peer"], "bare corosensei resume + suspend, same CPU");
+    assert_eq!(find("switch.roundtrip.corosensei_clocked")["tempi_ns"], find("switch.roundtrip")["tempi_ns"]);
     // Messages: every metric compares with its peer; the handler metrics with the process
     // metrics of the same run.
     for name in

@@ -14,7 +14,10 @@
 //! - `switch.roundtrip`: two equal-priority tempi threads on one real-time CPU yielding to each
 //!   other (A -> B -> A), against two OS threads pinned to one CPU handing a token through a
 //!   mutex and condition variable (`switch.roundtrip.channel`: through two `mpsc` channels;
-//!   `switch.roundtrip.corosensei`: against a bare `corosensei` resume + suspend round trip).
+//!   `switch.roundtrip.corosensei`: against a bare `corosensei` resume + suspend round trip;
+//!   `switch.roundtrip.corosensei_clocked`: against that round trip reading tempi's clock and
+//!   charging the elapsed time at each of its two switches, the least a kernel that accounts
+//!   every thread's execution time pays).
 //! - `switch.accounting.thread` / `.group` / `.budget`: the same round trip with both threads
 //!   in one thread set, under `Accounting::Thread`, `Accounting::Group`, and `Group` with a
 //!   never-exhausted budget armed on the set, each against `Accounting::Off`. The variants run

@@ -483,3 +483,45 @@ pub(super) fn coroutine_roundtrip(n: u64) -> Result<(f64, Vec<String>), String> 
     });
     run.join().map_err(|_| "the coroutine peer panicked".to_string())?
 }
+
+/// Peer of `switch.roundtrip.corosensei_clocked`: `n` round trips of a bare `corosensei`
+/// coroutine on one pinned OS thread that, at each of its two switches, reads tempi's real-time
+/// clock and charges the time since the last switch to the side that ran, as a kernel that
+/// accounts every thread's execution time must at the least. Returns ns per round trip.
+pub(super) fn clocked_coroutine_roundtrip(n: u64) -> Result<(f64, Vec<String>), String> {
+    let run = std::thread::spawn(move || {
+        use corosensei::{Coroutine, CoroutineResult};
+        let mut notes = Vec::new();
+        if let Err(e) = pin_current(BENCH_CPU) {
+            notes.push(format!("peer: could not pin to CPU {BENCH_CPU}: {e}"));
+        }
+        let clock = tempi::clock::RealClock::starting_now();
+        // Execution time charged to each side, and the instant of the last switch.
+        let mut charged = [0u64; 2];
+        let mut last = clock.read();
+        let mut co = Coroutine::new(|y, mut x: u64| loop {
+            x = y.suspend(black_box(x));
+        });
+        let _ = co.resume(0);
+        let t0 = Instant::now();
+        for i in 0..n {
+            let now = clock.read();
+            charged[0] += now.as_nanos().saturating_sub(last.as_nanos());
+            last = now;
+            match co.resume(black_box(i)) {
+                CoroutineResult::Yield(v) => {
+                    black_box(v);
+                }
+                CoroutineResult::Return(()) => return Err("the bare coroutine ended".to_string()),
+            }
+            let now = clock.read();
+            charged[1] += now.as_nanos().saturating_sub(last.as_nanos());
+            last = now;
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+        black_box(charged);
+        drop(co);
+        Ok((ns, notes))
+    });
+    run.join().map_err(|_| "the clocked coroutine peer panicked".to_string())?
+}

@@ -1,6 +1,8 @@
 //! The `switch.roundtrip` and `switch.accounting.*` metrics: two equal-priority tempi threads
 //! yielding to each other, bare or in a thread set under each accounting mode; the same round
-//! trip against a bare `corosensei` coroutine round trip (`switch.roundtrip.corosensei`).
+//! trip against a bare `corosensei` coroutine round trip (`switch.roundtrip.corosensei`), and
+//! against that round trip with a clock read and a charge at each switch
+//! (`switch.roundtrip.corosensei_clocked`).
 //!
 //! Owns the tempi side of the round trip, the accounting variants and how their metrics and
 //! notes read. The OS-thread peers are in `peers.rs`; it must not time anything else.
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 use tempi::clock::RealClock;
 use tempi::{Accounting, Budget, Config, Runtime, ThreadSpec};
 
-use super::peers::{channel_switch, condvar_switch, coroutine_roundtrip};
+use super::peers::{channel_switch, clocked_coroutine_roundtrip, condvar_switch, coroutine_roundtrip};
 use super::{check_completed, compare, median, overhead, progress, sample, Metric, Sizes};
 
 /// What surrounds the two yielding threads of a switch measurement.
@@ -128,6 +130,12 @@ pub(super) fn switch_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<()
         peer_notes.extend(w);
         Ok(ns)
     })?;
+    progress(&format!("switch.roundtrip: clocked corosensei peer, {} round trips x {}", sz.switch_tempi, sz.reps));
+    let p_clocked = sample(sz.reps, || {
+        let (ns, w) = clocked_coroutine_roundtrip(sz.switch_tempi)?;
+        peer_notes.extend(w);
+        Ok(ns)
+    })?;
     peer_notes.sort();
     peer_notes.dedup();
     let pin_note = pin_note(&tempi_notes, &peer_notes);
@@ -152,6 +160,15 @@ pub(super) fn switch_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<()
         t_switch,
         "bare corosensei resume + suspend, same CPU",
         p_coroutine,
+        pin_note.clone(),
+    ));
+    // The same bare round trip reading the clock and charging the time at both switches: the
+    // least any kernel that accounts execution time per thread pays, with no scheduling at all.
+    metrics.push(compare(
+        "switch.roundtrip.corosensei_clocked",
+        t_switch,
+        "bare corosensei round trip reading the clock and charging time at each switch, same CPU",
+        p_clocked,
         pin_note,
     ));
 
