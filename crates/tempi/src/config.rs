@@ -273,9 +273,9 @@ impl Config {
         self.verify = on;
         self
     }
-    /// Whether the kernel's two hand-off short paths are used (default: yes): an unlock with
-    /// one more urgent waiter hands the lock over, and a reply hands the CPU to the caller it
-    /// wakes, each in one step. A short path has exactly the effects, trace records and
+    /// Whether the kernel's hand-off short paths are used (default: yes): an unlock with one
+    /// more urgent waiter hands the lock over, a call that blocks its caller hands the CPU to
+    /// the thread picked next, and a reply hands it to the caller it wakes, each in one step. A short path has exactly the effects, trace records and
     /// scheduler calls of the general one, only fewer steps; turning them off lets tests and
     /// measurements compare the two.
     ///

@@ -2,7 +2,7 @@
 //! of yielding threads, clients calling processes (plain and fused replies), periodic
 //! interference, time slices, switch costs and tracing, a run with the direct switch and one
 //! without it (`Config::direct_switch(false)`) have the same trace, outcomes and CPU times; so
-//! have a run with the reply's hand-off to its caller and one without it
+//! have a run with the call's and the reply's hand-offs of the CPU and one without them
 //! (`Config::direct_hand_off(false)`).
 
 mod common;
@@ -133,7 +133,7 @@ proptest! {
     }
 
     #[test]
-    fn reply_hand_off_is_the_general_path_in_fewer_steps(load in load()) {
+    fn call_and_reply_hand_offs_are_the_general_path_in_fewer_steps(load in load()) {
         let short = run_with(&load, true, true);
         let general = run_with(&load, true, false);
         same_run(&short, &general)?;

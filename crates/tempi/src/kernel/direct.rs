@@ -20,8 +20,8 @@
 //! 3. the test the dispatcher's `Kernel::resume` makes before resuming a thread without going
 //!    back to the run loop ([`Kernel::continuation`]: nothing due, the current thread stays
 //!    current, no `work` left), then that thread's response (`prepare_resume`). Right after a
-//!    thread switch made once nothing was found due (steps 1 or 2, or a reply that handed the
-//!    CPU to its caller in step 1: `short_path.rs`), only the timers are tested again
+//!    thread switch made once nothing was found due (steps 1 or 2, or a call or a reply that
+//!    handed the CPU over in step 1: `short_path.rs`), only the timers are tested again
 //!    ([`Kernel::continuation_after_switch`]): the switch may have armed the dispatched
 //!    thread's time slice, and nothing else it does can make something due.
 //!
@@ -93,7 +93,7 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         if self.verify {
             self.verify_urgencies();
         }
-        // A reply that handed the CPU over made the switch with nothing due.
+        // A call or a reply that handed the CPU over made the switch with nothing due.
         self.next_from_thread::<true>(c, id, self.switched_in_request)
     }
 

@@ -283,7 +283,9 @@ impl<C: Clock> Kernel<C> {
             return Some(Err(self.refuse(id, e)));
         }
         if call {
-            self.block_in(c, id, Wait::Reply(s), None);
+            if !self.call_hand_off(c, id, s) {
+                self.block_in(c, id, Wait::Reply(s), None);
+            }
             return None;
         }
         Some(Ok(()))

@@ -299,7 +299,7 @@ pub(crate) struct Kernel<C: Clock> {
     resumed: direct::Resumed,
     /// Thread switches made directly from one thread's stack to the next's.
     direct_switches: u64,
-    /// Set by a reply that handed the CPU to its caller (`short_path.rs`) once nothing was
+    /// Set by a call or a reply that handed the CPU over (`short_path.rs`) once nothing was
     /// found due: the request being handled made that thread switch.
     switched_in_request: bool,
 }

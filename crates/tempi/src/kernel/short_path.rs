@@ -14,22 +14,27 @@
 //! answered `Empty`, on which the call makes a plain read, which delivers the interrupt as
 //! before.
 //!
-//! # The reply hands the CPU to its caller
+//! # A call and its reply hand the CPU over
 //!
-//! A reply whose caller waits on the same CPU wakes it; when the caller is the more urgent
-//! (the common case: a server runs below its clients), the run loop's next step would be the
-//! reschedule that preempts the server for it. When nothing else is due then, the reply makes
-//! that step itself ([`Kernel::reply_hand_off`]): the caller is woken, the scheduler is told
-//! and asked in one call ([`Scheduler::on_woken_pick`]), the server is stopped and the pick
-//! dispatched, with the effects, trace records and scheduler calls of the general path in
-//! the same order. Whenever the case is not plain (another CPU, a global policy, a switch
-//! cost, a thread set, preemption held off, something due), the reply wakes the caller as
-//! any wake does and the run loop goes on as usual.
+//! A call blocks its caller, and the run loop's next step is the reschedule that picks the
+//! next thread (the process called, in the common case). A reply whose caller waits on the
+//! same CPU wakes it; when the caller is the more urgent (a server runs below its clients),
+//! the run loop's next step is the reschedule that preempts the server for it. When nothing
+//! else is due then, the request makes that step itself: a call ([`Kernel::call_hand_off`])
+//! stops its caller, tells the scheduler and asks for the pick in one call
+//! ([`Scheduler::on_blocked_pick`]) and dispatches it; a reply ([`Kernel::reply_hand_off`])
+//! wakes the caller, tells the scheduler and asks in one call ([`Scheduler::on_woken_pick`]),
+//! stops the server and dispatches the pick. Both have the effects, trace records and
+//! scheduler calls of the general path in the same order. Whenever the case is not plain
+//! (another CPU, a global policy, a switch cost, a thread set, preemption held off, something
+//! due, a scheduler that asked to hear NEXT between the block and the pick), the request
+//! goes the general way and the run loop goes on as usual.
 //!
 //! Must not: decide who runs (the policy picks, as always), or make the read at a moment a
 //! separate request could not have been made.
 //!
 //! [`Scheduler::on_woken_pick`]: crate::policy::sched::Scheduler::on_woken_pick
+//! [`Scheduler::on_blocked_pick`]: crate::policy::sched::Scheduler::on_blocked_pick
 //!
 //! [`Flow::Reply`]: crate::message::Flow::Reply
 //! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
@@ -38,13 +43,14 @@ use std::time::Duration;
 
 use super::hand_off::slot_pair;
 use super::protocol::{Answer, MsgAnswer, Settled};
-use super::tcb::State;
+use super::tcb::{State, Wait};
 use super::Kernel;
 use crate::clock::Clock;
 use crate::message::MsgError;
-use crate::policy::sched::WakePick;
+use crate::policy::sched::{Events, WakePick};
+use crate::sets::Accounting;
 use crate::thread::ThreadId;
-use crate::trace::StopReason;
+use crate::trace::{StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
@@ -129,6 +135,49 @@ impl<C: Clock> Kernel<C> {
         true
     }
 
+    /// The call of the running thread `id` (CPU `c`), whose message (pool slot `s`) was just
+    /// delivered, blocks it and the CPU goes to whom the scheduler picks: what `block_in` and
+    /// the run loop's next step, `reschedule`, would do, in one step with the same effects,
+    /// trace records and scheduler calls in the same order. Returns false, having changed
+    /// nothing, when the case does not apply.
+    pub(super) fn call_hand_off(&mut self, c: usize, id: ThreadId, s: u32) -> bool {
+        if !self.direct_hand_off
+            || self.global
+            || !self.costs.context_switch.is_zero()
+            || !self.nothing_due(c)
+            || self.cpus[c].events.contains(Events::NEXT)
+        {
+            return false;
+        }
+        let Some(i) = self.local(id) else { return false };
+        let (Some(t), cpu) = (self.slots[i].as_mut(), &mut self.cpus[c]) else { return false };
+        if cpu.preempt || cpu.current != Some(id) || t.set.is_some() {
+            return false;
+        }
+        #[cfg(test)]
+        CALL_HAND_OFFS.with(|n| n.set(n.get() + 1));
+        // `stop_running_at` (`Blocked`) for a thread in no set.
+        let now = self.now;
+        let ran = cpu.ran_until(now);
+        if self.accounting != Accounting::Off {
+            t.add_cpu_time(ran);
+        }
+        cpu.stop();
+        t.preempt_deferred = false;
+        t.slice_deferred = false;
+        if self.tracing {
+            cpu.record(&mut self.trace_seq, now, TraceKind::Stop, id, t.job.number, StopReason::Blocked as u64);
+        }
+        t.state = State::Blocked(Wait::Reply(s));
+        if let Some(next) = cpu.scheduler.on_blocked_pick(&t.sched, now) {
+            // A wrong pick stops the run; the run loop sees it.
+            if self.dispatch_picked_at(c, next).is_some() {
+                self.switched_in_request = true;
+            }
+        }
+        true
+    }
+
     /// Make the read a fused reply + read left for this resume of thread `id` (slot `i`,
     /// current on CPU `c`). Returns false when it blocked the thread: it is not resumed.
     #[inline]
@@ -164,21 +213,23 @@ impl<C: Clock> Kernel<C> {
 thread_local! {
     /// The deferred reads made on this OS thread's kernels (tests only).
     static DEFERRED_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The calls handed over on their short path on this OS thread's kernels (tests only).
+    static CALL_HAND_OFFS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The replies handed over on their short path on this OS thread's kernels (tests only).
     static REPLY_HAND_OFFS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{DEFERRED_READS, REPLY_HAND_OFFS};
+    use super::{CALL_HAND_OFFS, DEFERRED_READS, REPLY_HAND_OFFS};
     use crate::clock::VirtualClock;
     use crate::message::{Flow, Message};
-    use crate::policy::sched::{FixedPriority, PriorityInheritance};
+    use crate::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler, StackedScheduler};
     use crate::{Config, Costs, Runtime, ThreadSpec};
 
-    /// A client of priority 2 makes ten calls and a last one to a process of priority 1 that
-    /// replies with fused replies; returns the replies handed over on the short path.
-    fn reply_hand_offs(config: Config) -> u64 {
+    /// A client of priority 2 makes eleven calls to a process of priority 1 that replies
+    /// with fused replies; returns the calls and the replies handed over on their short paths.
+    fn hand_offs(config: Config) -> (u64, u64) {
         let mut rt = Runtime::<VirtualClock>::new(config).unwrap();
         let server = rt.spawn_process(ThreadSpec::new("server").priority(1), |_, m| Flow::Reply(m)).unwrap();
         rt.spawn(ThreadSpec::new("client").priority(2), move |cx| {
@@ -187,24 +238,42 @@ mod tests {
             }
         })
         .unwrap();
+        CALL_HAND_OFFS.with(|n| n.set(0));
         REPLY_HAND_OFFS.with(|n| n.set(0));
         rt.run().unwrap();
-        REPLY_HAND_OFFS.with(|n| n.get())
+        (CALL_HAND_OFFS.with(|n| n.get()), REPLY_HAND_OFFS.with(|n| n.get()))
     }
 
-    /// Every reply wakes a more urgent caller with nothing else due: each hands the CPU over
-    /// on the short path (the dispatcher's too), unless the short paths are off or a switch
-    /// costs time.
+    /// Every call blocks its client and every reply wakes it, with nothing else due: each
+    /// hands the CPU over on its short path (the dispatcher's too), unless the short paths are
+    /// off or a switch costs time; a scheduler that asked for NEXT hears of the blocked
+    /// caller between the block and the pick, so calls then take the general path.
     #[test]
-    fn a_reply_hands_the_cpu_to_its_caller_only_when_the_case_is_plain() {
-        assert_eq!(reply_hand_offs(Config::new(1)), 11);
-        assert_eq!(reply_hand_offs(Config::new(1).direct_switch(false)), 11);
-        assert_eq!(reply_hand_offs(Config::new(1).direct_hand_off(false)), 0);
+    fn calls_and_replies_hand_the_cpu_over_only_when_the_case_is_plain() {
+        assert_eq!(hand_offs(Config::new(1)), (11, 11));
+        assert_eq!(hand_offs(Config::new(1).direct_switch(false)), (11, 11));
+        assert_eq!(hand_offs(Config::new(1).direct_hand_off(false)), (0, 0));
         let costly = Costs { context_switch: std::time::Duration::from_micros(1), ..Costs::default() };
-        assert_eq!(reply_hand_offs(Config::new(1).costs(costly)), 0);
-        // A stacked scheduler answers through its own hooks, which the default makes.
+        assert_eq!(hand_offs(Config::new(1).costs(costly)), (0, 0));
+        // A stacked scheduler answers through its own hooks, which the defaults make.
         let stacked = Config::new(1).scheduler(|| Box::new(PriorityInheritance::new(Box::new(FixedPriority::new()))));
-        assert_eq!(reply_hand_offs(stacked), 11);
+        assert_eq!(hand_offs(stacked), (11, 11));
+        let next = Config::new(1).scheduler(|| Box::new(HearsNext(FixedPriority::new())));
+        assert_eq!(hand_offs(next), (0, 11));
+    }
+
+    /// Fixed priority, asking for NEXT events (and ignoring them).
+    struct HearsNext(FixedPriority);
+    impl StackedScheduler for HearsNext {
+        fn prev(&self) -> &dyn Scheduler {
+            &self.0
+        }
+        fn prev_mut(&mut self) -> &mut dyn Scheduler {
+            &mut self.0
+        }
+        fn events(&self) -> Events {
+            Events::NEXT
+        }
     }
 
     /// Every call of a more urgent client finds the process preempted by its previous fused

@@ -398,6 +398,36 @@ pub trait Scheduler {
         self.pick_next(now)
     }
 
+    /// The running thread `blocked` stopped being runnable and the kernel asks at once which
+    /// thread runs next: [`Scheduler::on_blocked`] and [`Scheduler::pick_next`] in one call.
+    /// The kernel calls this instead of the two when nothing comes between them (one CPU,
+    /// nothing due, no NEXT event asked for: the short path of a call that blocks its caller).
+    ///
+    /// The default is exactly the two calls. A policy may answer faster, but must leave the
+    /// same queue and return the same thread.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{FixedPriority, ReadyReason, SchedInfo, Scheduler, Urgency};
+    /// # use tempi::{Runtime, ThreadSpec, Time};
+    /// # let mut rt = Runtime::simulated(1);
+    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+    /// # let info = |id, u| SchedInfo {
+    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+    /// #     job_cpu_time: Default::default(), job: 0,
+    /// # };
+    /// let mut fp = FixedPriority::new();
+    /// fp.on_ready(&info(b, 10), ReadyReason::Preempted);
+    /// // `a` blocks in a call to `b`, which runs.
+    /// assert_eq!(fp.on_blocked_pick(&info(a, 20), Time::ZERO), Some(b));
+    /// assert_eq!(fp.pick_next(Time::ZERO), None);
+    /// ```
+    fn on_blocked_pick(&mut self, blocked: &SchedInfo, now: Time) -> Option<ThreadId> {
+        self.on_blocked(blocked);
+        self.pick_next(now)
+    }
+
     /// READY of a woken thread and, when it preempts, the pick, in one call: `woken` became
     /// ready while `running` holds the CPU, with nothing else due there (the kernel's short
     /// path for a reply that wakes its caller). Queue `woken`; when `running` is to be
