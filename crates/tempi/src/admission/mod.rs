@@ -25,7 +25,10 @@
 //!   time), a [`JobEventKind::Overrun`] is logged, and its reservation is returned.
 //! - **Reclaim and expiry.** When the job's body returns, or its thread is killed or unwinds,
 //!   the engine is told it finished ([`finish`](crate::policy::admit::AdmissionEngine::finish)):
-//!   the WCET it did not use goes back to the later jobs. Before every query the admission
+//!   the WCET it did not use goes back to the later jobs. A job whose body never ran (its
+//!   thread could not be created, or was killed or stopped before it started) is withdrawn
+//!   ([`withdraw`](crate::policy::admit::AdmissionEngine::withdraw)): its entry leaves the
+//!   engine at once, as if it had never been admitted. Before every query the admission
 //!   charges the jobs that ran with the CPU time their clocks show, and expires the entries
 //!   whose deadline has passed.
 //! - **Cross-CPU submission.** Calling another CPU's admission from a thread is submitting a
@@ -134,7 +137,8 @@ impl AdmissionSpec {
         self
     }
 
-    /// How many entries the engine holds: admitted jobs until their deadline passes.
+    /// How many entries the engine holds: admitted jobs until their deadline passes (a job
+    /// whose body never ran leaves at once).
     ///
     /// ```
     /// let _ = tempi::admission::AdmissionSpec::new(0).capacity(16);
@@ -533,7 +537,7 @@ impl Admission {
             let Some(slot) = free else {
                 // Unreachable (an admitted job fitted its idle time, so a slot was free), but a
                 // wrong guess must not leave a reservation nothing runs.
-                let _ = st.engine.finish(id);
+                let _ = st.engine.withdraw(id);
                 return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
             };
             st.slots[slot].job = Some(Live { id, request: name.clone(), wcet, thread: None, charged: Duration::ZERO });
@@ -551,9 +555,9 @@ impl Admission {
             }
             Err(e) => {
                 let mut st = lock(&self.state);
-                // Already done by the dropped body; kept so the reservation cannot outlive a
-                // failed spawn whatever the runtime does with the body.
-                st.end_job(slot, id);
+                // Already done by the dropped body; kept so the entry cannot outlive a failed
+                // spawn whatever the runtime does with the body.
+                st.withdraw_job(slot, id);
                 let kind = JobEventKind::NotStarted(e.clone());
                 st.events.push(JobEvent { request: name, thread: None, at: now, wcet, kind });
                 Err(AdmissionError::NotStarted(e).into())
@@ -598,7 +602,8 @@ impl Admission {
     }
 
     /// How many entries the engine holds (admitted jobs whose deadline was not yet found
-    /// passed; entries expire at the first query after their deadline).
+    /// passed; entries expire at the first query after their deadline, and a job whose body
+    /// never ran is taken out at once).
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -682,6 +687,17 @@ impl State {
             self.slots[slot].job = None;
             // An entry already expired has nothing to give back.
             let _ = self.engine.finish(id);
+        }
+    }
+
+    /// The job in `slot` will never run its body: its set is free again and its entry leaves
+    /// the engine at once, as if it had never been admitted, rather than staying, with nothing
+    /// left, until its deadline.
+    fn withdraw_job(&mut self, slot: usize, id: AdmitId) {
+        if self.slots[slot].job.as_ref().is_some_and(|j| j.id == id) {
+            self.slots[slot].job = None;
+            // An entry already expired is gone anyway.
+            let _ = self.engine.withdraw(id);
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Owns [`HashIndex`] only: a table of buckets over deadlines, each naming a slot of the list
 //! that is due before the bucket's first deadline. It reads the list it indexes but never
-//! changes it; the engine tells it when to rebuild (every collection) and what was inserted.
+//! changes it; the engine tells it when to rebuild (every collection), what was inserted and
+//! what was withdrawn.
 //!
 //! Our reading of the paper, which says only that hashing gives "a slot with deadline less than
 //! or equal to" the new one, that the number of buckets adapts to "the observed average
@@ -13,9 +14,9 @@
 //!   deadlines (at least 1 ns), first bucket at the earliest deadline, and as many buckets as
 //!   cover four times the held span (at most the room allocated at construction); bucket `b`
 //!   names the last slot due before its first deadline (or none);
-//! - between collections the named slots stay in the list (only a collection removes slots),
-//!   so a bucket stays a valid start as slots are inserted: it only gets further from the
-//!   place looked for. An insertion also names the new slot in the bucket after its own when
+//! - between collections the named slots stay in the list (only a collection removes slots,
+//!   but for a withdrawn one, whose buckets then name the slot before it), so a bucket stays
+//!   a valid start as slots are inserted: it only gets further from the place looked for. An insertion also names the new slot in the bucket after its own when
 //!   it is due later than the slot named there (one store);
 //! - a deadline before the first bucket starts from the list's head. An admission with a
 //!   deadline past the last bucket (or into an empty table: before the first collection)
@@ -71,6 +72,19 @@ impl HashIndex {
             let named = self.buckets[next];
             if named == NIL || slots[named as usize].deadline <= deadline {
                 self.buckets[next] = slot;
+            }
+        }
+    }
+
+    /// Slot `slot` (due at `deadline`) left the list between collections; `prev` (or [`NIL`])
+    /// was the slot before it. The buckets naming it, all after its own bucket (a bucket names
+    /// a slot due before the bucket starts), name `prev` instead, which is due no later. Visits
+    /// every bucket after its own: O(buckets).
+    pub(super) fn withdrawn(&mut self, slot: u32, deadline: u64, prev: u32) {
+        let from = self.bucket_of(deadline).map_or(0, |b| b + 1);
+        for named in &mut self.buckets[from..self.used] {
+            if *named == slot {
+                *named = prev;
             }
         }
     }

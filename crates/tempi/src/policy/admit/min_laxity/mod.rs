@@ -30,6 +30,11 @@
 //! - **Charge, finish** (reclaim) of `u` at slot `j`: later runs shift back by `u`, `j`'s run
 //!   from `j` on too, and the slots of `j`'s run before `j`, whose keys did not rise, are
 //!   regrouped (they may now be their own minimum). No slot outside `j`'s run is visited.
+//! - **Withdrawal** of slot `j`: its time goes back as at a finish, then the slot, which has
+//!   no work left, is unlinked. A slot with no work bounds no idle time (the slot before it is
+//!   due no later and finishes at the same offset), so no other slot's minimum changes, and if
+//!   `j` is the target of its run the run holds `j` alone and goes with it. The `hashed`
+//!   search's buckets that named `j` name the slot before it instead.
 //! - **Expiry** ("garbage collection"): the expired slots are a prefix of the list; it goes,
 //!   and every remaining run shifts back by its work. The `hashed` search rebuilds its table
 //!   then, as the paper rehashes at every collection.
@@ -357,12 +362,18 @@ impl MinLaxityEngine {
     /// Lower `job`'s remaining time to `new_remaining(old)`: the later jobs finish earlier.
     fn reduce(&mut self, job: AdmitId, new_remaining: impl Fn(u64) -> u64) -> Result<(), AdmitError> {
         let j = self.find(job).ok_or(AdmitError::UnknownJob(job))?;
+        self.reduce_slot(j, new_remaining);
+        Ok(())
+    }
+
+    /// Lower slot `j`'s remaining time to `new_remaining(old)`.
+    fn reduce_slot(&mut self, j: u32, new_remaining: impl Fn(u64) -> u64) {
         let old = self.slot(j).remaining;
         let new = new_remaining(old);
         self.slot_mut(j).remaining = new;
         let freed = i128::from(old - new);
         if freed == 0 {
-            return Ok(());
+            return;
         }
         let g = self.slot(j).run;
         self.shift_runs_after(g, -freed);
@@ -381,7 +392,6 @@ impl MinLaxityEngine {
             self.slot_mut(i).run = cur;
             i = self.slot(i).prev;
         }
-        Ok(())
     }
 }
 
@@ -493,6 +503,40 @@ impl AdmissionEngine for MinLaxityEngine {
 
     fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError> {
         self.reduce(job, |_| 0)
+    }
+
+    fn withdraw(&mut self, job: AdmitId) -> Result<(), AdmitError> {
+        let j = self.find(job).ok_or(AdmitError::UnknownJob(job))?;
+        // Its time goes back first, as at a finish. A slot with no work left bounds no idle
+        // time: the slot before it is due no later and finishes at the same offset, so its key
+        // is no larger. Taking it out therefore changes no other slot's minimum, and if it is
+        // the target of its run, that run holds it alone (the slot before it, its key no
+        // larger than any after, is a target itself).
+        self.reduce_slot(j, |_| 0);
+        let Slot { deadline, prev, next, run, .. } = *self.slot(j);
+        if self.run(run).target == j {
+            self.drop_run(run);
+        }
+        if prev == NIL {
+            self.head = next;
+        } else {
+            self.slot_mut(prev).next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            self.slot_mut(next).prev = prev;
+        }
+        if self.hint == j {
+            self.hint = prev;
+        }
+        if self.search == Search::Hashed {
+            self.hash.withdrawn(j, deadline, prev);
+        }
+        self.slot_mut(j).next = self.free_slot;
+        self.free_slot = j;
+        self.len -= 1;
+        Ok(())
     }
 
     fn expire(&mut self, now: Time) -> usize {
