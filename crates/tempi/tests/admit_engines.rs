@@ -1,6 +1,6 @@
-//! Tests of the EDF admission engines (`tempi::policy::admit`): hand-computed cases, then
-//! random operation streams checked against a naive oracle that recomputes everything from a
-//! plain list. Touches only the engines' public interface.
+//! Tests of the EDF admission engines (`tempi::policy::admit`): hand-computed cases (withdrawals
+//! among them), then random operation streams checked against a naive oracle that recomputes
+//! everything from a plain list. Touches only the engines' public interface.
 
 use proptest::prelude::*;
 use std::time::Duration;
@@ -80,6 +80,95 @@ fn hand_computed_admissions_and_idle_times() {
         assert_eq!(e.expire(at(6)), 2, "{name}");
         assert!(e.is_empty(), "{name}");
         assert_eq!(e.idle_before(at(100), at(6)), ns(94), "{name}");
+    }
+}
+
+#[test]
+fn hand_computed_withdrawals() {
+    for mut e in engines(8) {
+        let name = e.name();
+        let t0 = at(0);
+        let a = accepted(e.admit(ns(2), at(5), t0));
+        let b = accepted(e.admit(ns(2), at(4), t0));
+        let c = accepted(e.admit(ns(1), at(9), t0));
+        // EDF order b, a, c: finishes 2, 4, 5; laxities 2, 1, 4.
+        assert_eq!(e.idle_before(at(4), t0), ns(1), "{name}");
+        e.withdraw(b).unwrap();
+        // a, c finish at 2 and 3: laxities 3 and 6; nothing is due at or before 4.
+        assert_eq!(e.len(), 2, "{name}");
+        assert_eq!(e.remaining(b), None, "{name}");
+        assert_eq!(e.idle_before(at(4), t0), ns(3), "{name}");
+        assert_eq!(e.idle_before(at(5), t0), ns(3), "{name}");
+        assert_eq!(e.idle_before(at(100), t0), ns(97), "{name}");
+        assert_eq!(e.withdraw(b), Err(AdmitError::UnknownJob(b)), "{name}");
+        assert_eq!(e.charge(b, ns(1)), Err(AdmitError::UnknownJob(b)), "{name}");
+        assert_eq!(e.finish(b), Err(AdmitError::UnknownJob(b)), "{name}");
+        // A job charged part of its time gives back only what it has left: c then finishes at 1.
+        e.charge(a, ns(1)).unwrap();
+        e.withdraw(a).unwrap();
+        assert_eq!(e.len(), 1, "{name}");
+        assert_eq!(e.idle_before(at(9), t0), ns(8), "{name}");
+        assert_eq!(e.idle_before(at(5), t0), ns(5), "{name}");
+        // A finished job can be withdrawn too; then nothing is left, and expiry finds nothing.
+        e.finish(c).unwrap();
+        e.withdraw(c).unwrap();
+        assert!(e.is_empty(), "{name}");
+        assert_eq!(e.expire(at(10)), 0, "{name}");
+        assert_eq!(e.idle_before(at(9), t0), ns(9), "{name}");
+        // Handles are not reused: the next acceptance is the fourth.
+        let d = accepted(e.admit(ns(9), at(9), t0));
+        assert!(d > c && d.deadline() == at(9), "{name}");
+        assert_eq!(e.idle_before(at(9), t0), ns(0), "{name}");
+    }
+}
+
+#[test]
+fn a_withdrawn_job_leaves_the_engine_as_if_never_admitted() {
+    // Jobs due at 10, 20, ..., 80 with 3, 1, 4, 1, 5, 9, 2, 6 of work; the one due at 30
+    // (the third) is withdrawn from one engine and never admitted to its twin.
+    let work = [3, 1, 4, 1, 5, 9, 2, 6];
+    for name in admit::NAMES {
+        let mut e = admit::by_name(name, 8).unwrap();
+        let mut twin = admit::by_name(name, 8).unwrap();
+        let mut third = None;
+        for (i, &c) in work.iter().enumerate() {
+            let d = at(10 * (i as u64 + 1));
+            let id = accepted(e.admit(ns(c), d, at(0)));
+            if i == 2 {
+                third = Some(id);
+            } else {
+                accepted(twin.admit(ns(c), d, at(0)));
+            }
+        }
+        e.withdraw(third.unwrap()).unwrap();
+        assert_eq!((e.len(), twin.len()), (7, 7), "{name}");
+        for q in 0..95 {
+            assert_eq!(e.idle_before(at(q), at(1)), twin.idle_before(at(q), at(1)), "{name} before {q}");
+        }
+        // The room is free: an eighth job fits in both, a ninth in neither.
+        accepted(e.admit(ns(1), at(90), at(1)));
+        accepted(twin.admit(ns(1), at(90), at(1)));
+        assert_eq!(e.admit(ns(1), at(95), at(1)), Err(AdmitError::Full { capacity: 8 }), "{name}");
+    }
+}
+
+/// The shared minimum-laxity pointers after a withdrawal: those of the list without it.
+#[test]
+fn withdrawing_a_new_minimum_splits_the_shared_pointer_again() {
+    for mut e in [admit::MinLaxityEngine::with_capacity(4), admit::MinLaxityEngine::hashed(4)] {
+        // Keys 5 − 1 = 4 and 7 − 3 = 4: two pointers.
+        accepted(e.admit(ns(1), at(5), at(0)));
+        accepted(e.admit(ns(2), at(7), at(0)));
+        assert_eq!(e.shared_pointers(), 2);
+        // 3 due at 6 cuts the deadline-7 job's key to 1: one pointer, shared by all three.
+        let mid = accepted(e.admit(ns(3), at(6), at(0)));
+        assert_eq!(e.shared_pointers(), 1);
+        assert_eq!(e.idle_before(at(5), at(0)), ns(1));
+        e.withdraw(mid).unwrap();
+        assert_eq!(e.shared_pointers(), 2);
+        assert_eq!(e.idle_before(at(5), at(0)), ns(4));
+        assert_eq!(e.idle_before(at(6), at(0)), ns(4));
+        assert_eq!(e.len(), 2);
     }
 }
 
@@ -276,6 +365,10 @@ enum Op {
     Finish {
         pick: usize,
     },
+    /// The job is taken back as if never admitted (its thread never started).
+    Withdraw {
+        pick: usize,
+    },
     Expire,
 }
 
@@ -288,6 +381,7 @@ fn op(allow_stall: bool) -> impl Strategy<Value = Op> {
         stall => (0u64..5).prop_map(|elapsed| Op::Stall { elapsed }),
         2 => (any::<usize>(), 0u64..8).prop_map(|(pick, ran)| Op::Charge { pick, ran }),
         2 => any::<usize>().prop_map(|pick| Op::Finish { pick }),
+        1 => any::<usize>().prop_map(|pick| Op::Withdraw { pick }),
         1 => Just(Op::Expire),
     ]
 }
@@ -363,7 +457,7 @@ fn run(ops: &[Op], capacity: usize, check_invariants: bool) -> Result<(), TestCa
                 now += elapsed;
             }
             Op::Stall { elapsed } => now += elapsed,
-            Op::Charge { .. } | Op::Finish { .. } if handles.is_empty() => {}
+            Op::Charge { .. } | Op::Finish { .. } | Op::Withdraw { .. } if handles.is_empty() => {}
             Op::Charge { pick, ran } => {
                 let id = handles[pick % handles.len()];
                 let seq = (pick % handles.len()) as u64;
@@ -392,6 +486,16 @@ fn run(ops: &[Op], capacity: usize, check_invariants: bool) -> Result<(), TestCa
                 for e in &mut engines {
                     let want = if known { Ok(()) } else { Err(AdmitError::UnknownJob(id)) };
                     prop_assert_eq!(e.finish(id), want, "{} finish", e.name());
+                }
+            }
+            Op::Withdraw { pick } => {
+                let id = handles[pick % handles.len()];
+                let seq = (pick % handles.len()) as u64;
+                let before = oracle.jobs.len();
+                oracle.jobs.retain(|j| j.1 != seq);
+                let want = if oracle.jobs.len() < before { Ok(()) } else { Err(AdmitError::UnknownJob(id)) };
+                for e in &mut engines {
+                    prop_assert_eq!(e.withdraw(id), want, "{} withdraw", e.name());
                 }
             }
             Op::Expire => {
@@ -440,6 +544,7 @@ fn wide_op() -> impl Strategy<Value = Op> {
         3 => (0u64..20_000).prop_map(|elapsed| Op::Dispatch { elapsed }),
         2 => (any::<usize>(), 0u64..3_000).prop_map(|(pick, ran)| Op::Charge { pick, ran }),
         2 => any::<usize>().prop_map(|pick| Op::Finish { pick }),
+        1 => any::<usize>().prop_map(|pick| Op::Withdraw { pick }),
         1 => Just(Op::Expire),
     ]
 }
@@ -489,7 +594,10 @@ fn long_stream_with_many_entries() {
             0..=5 => Op::Admit { wcet: next() % 4, deadline_in: next() % 2000 },
             6 => Op::Query { deadline_in: next() % 2500 },
             7 => Op::Dispatch { elapsed: next() % 20 },
-            8 => Op::Finish { pick: next() as usize },
+            8 => match next() % 4 {
+                0 => Op::Withdraw { pick: next() as usize },
+                _ => Op::Finish { pick: next() as usize },
+            },
             _ => Op::Expire,
         });
     }

@@ -49,6 +49,9 @@ impl AdmissionEngine for WithMargin {
     fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError> {
         self.inner.finish(job)
     }
+    fn withdraw(&mut self, job: AdmitId) -> Result<(), AdmitError> {
+        self.inner.withdraw(job)
+    }
     fn expire(&mut self, now: Time) -> usize {
         self.inner.expire(now)
     }

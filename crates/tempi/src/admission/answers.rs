@@ -85,9 +85,9 @@ pub enum AdmissionError {
         max: usize,
     },
     /// The job fitted, but its thread could not be created (for instance no free thread
-    /// slot, [`Config::max_threads`](crate::Config::max_threads)): its reservation was given
-    /// back at once and a [`JobEventKind::NotStarted`](super::JobEventKind::NotStarted) was
-    /// logged.
+    /// slot, [`Config::max_threads`](crate::Config::max_threads)): it was withdrawn from the
+    /// engine at once (its reservation and its entry) and a
+    /// [`JobEventKind::NotStarted`](super::JobEventKind::NotStarted) was logged.
     NotStarted(Error),
     /// A runtime call failed (creating the sets, reading a job's clock, crossing to another
     /// CPU).

@@ -1,6 +1,6 @@
 //! The code around an admitted job's body: putting the thread under its WCET budget, and
 //! telling the engine the job ended however it ends (returned, killed at its WCET, aborted,
-//! panicked, stopped with the runtime).
+//! panicked, stopped with the runtime), or withdrawing it if its body never ran.
 
 use std::sync::{Arc, Mutex};
 
@@ -20,19 +20,29 @@ struct EndOfJob {
     state: Arc<Mutex<State>>,
     slot: usize,
     id: AdmitId,
+    /// Whether the body began: a job whose body never ran leaves the engine altogether
+    /// ([`State::withdraw_job`]); one that ran gives back what it did not use and keeps its
+    /// entry until its deadline ([`State::end_job`]).
+    began: bool,
 }
 
 impl Drop for EndOfJob {
     fn drop(&mut self) {
-        lock(&self.state).end_job(self.slot, self.id);
+        let mut st = lock(&self.state);
+        if self.began {
+            st.end_job(self.slot, self.id);
+        } else {
+            st.withdraw_job(self.slot, self.id);
+        }
     }
 }
 
 /// The thread body of admitted job `id`, holding pool slot `slot` (set `set`).
 ///
 /// The body owns the job's end: if it is dropped without having run (the spawn failed, or
-/// the thread was killed or the runtime stopped before it started), the job ends then, and
-/// its set and reservation go back at once rather than at its deadline.
+/// the thread was killed or the runtime stopped before it started), or the job could not be
+/// put under its budget, the job is withdrawn then: its set is free again and its entry
+/// leaves the engine at once, as if it had never been admitted.
 pub(super) fn wrap(
     state: Arc<Mutex<State>>,
     slot: usize,
@@ -40,9 +50,9 @@ pub(super) fn wrap(
     id: AdmitId,
     body: Body,
 ) -> impl FnMut(&Ctx<'_>) + Send + 'static {
-    let mut pending = Some((body, EndOfJob { state: state.clone(), slot, id }));
+    let mut pending = Some((body, EndOfJob { state: state.clone(), slot, id, began: false }));
     move |cx: &Ctx<'_>| {
-        let Some((body, end)) = pending.take() else { return };
+        let Some((body, mut end)) = pending.take() else { return };
         let wcet = {
             let mut st = lock(&state);
             let Some(job) = st.slots[slot].job.as_mut().filter(|j| j.id == id) else { return };
@@ -60,6 +70,7 @@ pub(super) fn wrap(
             st.events.push(event);
             return;
         }
+        end.began = true;
         body(cx);
         // Leaving the set before the slot is freed keeps the next holder alone in it. A killed
         // or unwinding job cannot make this call; its thread leaves the set as it ends, before

@@ -2,11 +2,14 @@
 //! `d`?", and jobs admitted only if their worst-case execution time (WCET) fits, so an admitted
 //! job never misses its deadline.
 //!
-//! Owns [`Admission`] (one CPU's admission test, decision log and job wrapper), its
-//! [`AdmissionSpec`], the request and answer types ([`JobRequest`], [`Admitted`], [`Nack`],
-//! [`Refused`], [`AdmissionError`]) and the logs ([`Decision`], [`JobEvent`]). Built only on
-//! public runtime calls (`Ctx::spawn`, thread sets, budgets, execution-time clocks) and on the
-//! engines of [`crate::policy::admit`]; it must not reach into the kernel or change an engine.
+//! Owns [`Admission`] (one CPU's admission test, decision log and job wrapper) and the
+//! [`Admitted`] answer; its parts own the rest: `request.rs` what an admission is built from
+//! and asked ([`AdmissionSpec`], [`JobRequest`]), `answers.rs` the other answers ([`Nack`],
+//! [`Refused`], [`AdmissionError`]), `log.rs` the logs ([`Decision`], [`JobEvent`]), `job.rs`
+//! the code around a job's body (its budget, its end), `remote.rs` the crossing to another
+//! real-time CPU. Built only on public runtime calls (`Ctx::spawn`, thread sets, budgets,
+//! execution-time clocks) and on the engines of [`crate::policy::admit`]; it must not reach
+//! into the kernel or change an engine.
 //!
 //! # Shape
 //!
@@ -25,7 +28,10 @@
 //!   time), a [`JobEventKind::Overrun`] is logged, and its reservation is returned.
 //! - **Reclaim and expiry.** When the job's body returns, or its thread is killed or unwinds,
 //!   the engine is told it finished ([`finish`](crate::policy::admit::AdmissionEngine::finish)):
-//!   the WCET it did not use goes back to the later jobs. Before every query the admission
+//!   the WCET it did not use goes back to the later jobs. A job whose body never ran (its
+//!   thread could not be created, or was killed or stopped before it started) is withdrawn
+//!   ([`withdraw`](crate::policy::admit::AdmissionEngine::withdraw)): its entry leaves the
+//!   engine at once, as if it had never been admitted. Before every query the admission
 //!   charges the jobs that ran with the CPU time their clocks show, and expires the entries
 //!   whose deadline has passed.
 //! - **Cross-CPU submission.** Calling another CPU's admission from a thread is submitting a
@@ -77,8 +83,10 @@ mod answers;
 mod job;
 mod log;
 mod remote;
+mod request;
 
 pub use answers::{AdmissionError, Nack, Refused};
+pub use request::{AdmissionSpec, JobRequest};
 
 pub use log::{Decision, JobEvent, JobEventKind};
 
@@ -97,173 +105,6 @@ use crate::thread::{ThreadId, ThreadSpec};
 use crate::time::Time;
 
 use log::Bounded;
-
-/// How to build an [`Admission`]: its CPU, engine, capacities.
-///
-/// ```
-/// let spec = tempi::admission::AdmissionSpec::new(1).engine("linear").capacity(32).max_live(4).log_capacity(100);
-/// assert_eq!(spec.cpu(), 1);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdmissionSpec {
-    cpu: usize,
-    engine: String,
-    capacity: usize,
-    max_live: usize,
-    log_capacity: usize,
-}
-
-impl AdmissionSpec {
-    /// Admission on `cpu`: engine `tree`, 256 entries, 8 jobs alive at once, 1024 log entries.
-    ///
-    /// ```
-    /// let _ = tempi::admission::AdmissionSpec::new(0);
-    /// ```
-    pub fn new(cpu: usize) -> AdmissionSpec {
-        AdmissionSpec { cpu, engine: "tree".into(), capacity: 256, max_live: 8, log_capacity: 1024 }
-    }
-
-    /// The engine, by a name [`crate::policy::admit::by_name`] knows (`tree`, `linear`,
-    /// `min_laxity`, `hashed`; `min-laxity` is accepted too).
-    ///
-    /// ```
-    /// let _ = tempi::admission::AdmissionSpec::new(0).engine("min-laxity");
-    /// ```
-    pub fn engine(mut self, name: &str) -> AdmissionSpec {
-        self.engine = name.replace('-', "_");
-        self
-    }
-
-    /// How many entries the engine holds: admitted jobs until their deadline passes.
-    ///
-    /// ```
-    /// let _ = tempi::admission::AdmissionSpec::new(0).capacity(16);
-    /// ```
-    pub fn capacity(mut self, entries: usize) -> AdmissionSpec {
-        self.capacity = entries;
-        self
-    }
-
-    /// How many admitted jobs may be alive (not yet ended) at once: one thread set each,
-    /// created with the admission and counted against [`crate::Config::max_sets`].
-    ///
-    /// ```
-    /// let _ = tempi::admission::AdmissionSpec::new(0).max_live(2);
-    /// ```
-    pub fn max_live(mut self, jobs: usize) -> AdmissionSpec {
-        self.max_live = jobs;
-        self
-    }
-
-    /// Room in each log (decisions, job events); what does not fit is counted.
-    ///
-    /// ```
-    /// let _ = tempi::admission::AdmissionSpec::new(0).log_capacity(10);
-    /// ```
-    pub fn log_capacity(mut self, entries: usize) -> AdmissionSpec {
-        self.log_capacity = entries;
-        self
-    }
-
-    /// The CPU.
-    ///
-    /// ```
-    /// assert_eq!(tempi::admission::AdmissionSpec::new(3).cpu(), 3);
-    /// ```
-    pub fn cpu(&self) -> usize {
-        self.cpu
-    }
-}
-
-/// A job to be tested: a name, a WCET, an absolute deadline and the body to run if it fits.
-///
-/// ```
-/// use std::time::Duration;
-/// let r = tempi::admission::JobRequest::new("plan", Duration::from_millis(2), tempi::Time::from_millis(9), |cx| {
-///     cx.work(Duration::from_millis(1));
-/// });
-/// assert_eq!(r.name(), "plan");
-/// ```
-pub struct JobRequest {
-    name: Arc<str>,
-    wcet: Duration,
-    deadline: Time,
-    release: Option<Time>,
-    body: job::Body,
-}
-
-impl fmt::Debug for JobRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JobRequest")
-            .field("name", &self.name)
-            .field("wcet", &self.wcet)
-            .field("deadline", &self.deadline)
-            .field("release", &self.release)
-            .finish_non_exhaustive()
-    }
-}
-
-impl JobRequest {
-    /// A job named `name` that needs at most `wcet` of CPU time by `deadline` (absolute).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let r = tempi::admission::JobRequest::new("j", Duration::from_micros(1), tempi::Time::from_micros(5), |_| {});
-    /// assert_eq!(r.wcet(), Duration::from_micros(1));
-    /// ```
-    pub fn new(
-        name: impl Into<Arc<str>>,
-        wcet: Duration,
-        deadline: Time,
-        body: impl FnOnce(&Ctx<'_>) + Send + 'static,
-    ) -> JobRequest {
-        JobRequest { name: name.into(), wcet, deadline, release: None, body: Box::new(body) }
-    }
-
-    /// The job's release, if it is not "now". Admission assumes released jobs: a release
-    /// after the instant of the request is refused with [`AdmissionError::FutureRelease`].
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let r = tempi::admission::JobRequest::new("j", Duration::from_micros(1), tempi::Time::from_micros(5), |_| {})
-    ///     .released_at(tempi::Time::ZERO);
-    /// # let _ = r;
-    /// ```
-    pub fn released_at(mut self, release: Time) -> JobRequest {
-        self.release = Some(release);
-        self
-    }
-
-    /// The name.
-    ///
-    /// ```
-    /// let r = tempi::admission::JobRequest::new("x", std::time::Duration::from_nanos(1), tempi::Time::MAX, |_| {});
-    /// assert_eq!(r.name(), "x");
-    /// ```
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The WCET.
-    ///
-    /// ```
-    /// let r = tempi::admission::JobRequest::new("x", std::time::Duration::from_nanos(4), tempi::Time::MAX, |_| {});
-    /// assert_eq!(r.wcet(), std::time::Duration::from_nanos(4));
-    /// ```
-    pub fn wcet(&self) -> Duration {
-        self.wcet
-    }
-
-    /// The absolute deadline.
-    ///
-    /// ```
-    /// let r = tempi::admission::JobRequest::new("x", std::time::Duration::from_nanos(4), tempi::Time::from_nanos(9), |_| {});
-    /// assert_eq!(r.deadline(), tempi::Time::from_nanos(9));
-    /// ```
-    pub fn deadline(&self) -> Time {
-        self.deadline
-    }
-}
 
 /// An admitted job: its thread and its handle in the engine.
 ///
@@ -533,7 +374,7 @@ impl Admission {
             let Some(slot) = free else {
                 // Unreachable (an admitted job fitted its idle time, so a slot was free), but a
                 // wrong guess must not leave a reservation nothing runs.
-                let _ = st.engine.finish(id);
+                let _ = st.engine.withdraw(id);
                 return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
             };
             st.slots[slot].job = Some(Live { id, request: name.clone(), wcet, thread: None, charged: Duration::ZERO });
@@ -551,9 +392,9 @@ impl Admission {
             }
             Err(e) => {
                 let mut st = lock(&self.state);
-                // Already done by the dropped body; kept so the reservation cannot outlive a
-                // failed spawn whatever the runtime does with the body.
-                st.end_job(slot, id);
+                // Already done by the dropped body; kept so the entry cannot outlive a failed
+                // spawn whatever the runtime does with the body.
+                st.withdraw_job(slot, id);
                 let kind = JobEventKind::NotStarted(e.clone());
                 st.events.push(JobEvent { request: name, thread: None, at: now, wcet, kind });
                 Err(AdmissionError::NotStarted(e).into())
@@ -598,7 +439,8 @@ impl Admission {
     }
 
     /// How many entries the engine holds (admitted jobs whose deadline was not yet found
-    /// passed; entries expire at the first query after their deadline).
+    /// passed; entries expire at the first query after their deadline, and a job whose body
+    /// never ran is taken out at once).
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
@@ -682,6 +524,17 @@ impl State {
             self.slots[slot].job = None;
             // An entry already expired has nothing to give back.
             let _ = self.engine.finish(id);
+        }
+    }
+
+    /// The job in `slot` will never run its body: its set is free again and its entry leaves
+    /// the engine at once, as if it had never been admitted, rather than staying, with nothing
+    /// left, until its deadline.
+    fn withdraw_job(&mut self, slot: usize, id: AdmitId) {
+        if self.slots[slot].job.as_ref().is_some_and(|j| j.id == id) {
+            self.slots[slot].job = None;
+            // An entry already expired is gone anyway.
+            let _ = self.engine.withdraw(id);
         }
     }
 }

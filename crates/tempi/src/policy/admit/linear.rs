@@ -2,7 +2,7 @@
 //!
 //! Owns [`LinearEngine`] only; the semantics and the trait live in the parent module. Each
 //! slot stores its job's finish offset (the work due at or before it, `P_j`), so every
-//! insertion, charge, finish or expiry rewrites the finish of every later slot: O(n) per
+//! insertion, charge, finish, withdrawal or expiry rewrites the finish of every later slot: O(n) per
 //! operation, kept as the reference the faster engines are measured against.
 
 use super::{admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId};
@@ -120,6 +120,16 @@ impl AdmissionEngine for LinearEngine {
 
     fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError> {
         self.reduce(job, |_| 0)
+    }
+
+    fn withdraw(&mut self, job: AdmitId) -> Result<(), AdmitError> {
+        let at = self.slots.iter().position(|s| s.id == job).ok_or(AdmitError::UnknownJob(job))?;
+        let freed = i128::from(self.slots[at].remaining);
+        self.slots.remove(at);
+        for slot in &mut self.slots[at..] {
+            slot.finish_offset -= freed;
+        }
+        Ok(())
     }
 
     fn expire(&mut self, now: Time) -> usize {

@@ -27,6 +27,11 @@
 //! - [`finish(job)`](AdmissionEngine::finish) records that the job ended: the time it did not
 //!   use goes back to the later jobs ("reclaim"). The entry stays, with nothing remaining,
 //!   until its deadline passes;
+//! - [`withdraw(job)`](AdmissionEngine::withdraw) takes the job back as if it had never been
+//!   accepted (its thread will never run): its remaining time goes back and its entry goes at
+//!   once. A finished entry never lowers an idle time (the entry before it is due no later
+//!   and finishes at the same instant), so a withdrawal frees the entry's room in the capacity
+//!   and changes no answer that a finish would not;
 //! - [`expire(t)`](AdmissionEngine::expire) removes every entry whose deadline is before `t`
 //!   ("temporal paging") and says how many went.
 //!
@@ -49,22 +54,26 @@
 //!
 //! An engine is built with a capacity (`with_capacity(n)`) and preallocates room for `n`
 //! entries. Admitting past it returns [`AdmitError::Full`]; nothing reallocates on the admit
-//! path. Entries leave only through [`expire`](AdmissionEngine::expire).
+//! path. Entries leave through [`expire`](AdmissionEngine::expire) and
+//! [`withdraw`](AdmissionEngine::withdraw).
 //!
 //! # Complexity (n entries)
 //!
-//! | engine   | `idle_before` | `admit`  | `charge`, `finish` | `expire` (k removed) |
-//! |----------|---------------|----------|--------------------|----------------------|
-//! | `tree`   | O(log n)      | O(log n) | O(log n)           | O(k + log n)         |
-//! | `linear` | O(n)          | O(n)     | O(n)               | O(n)                 |
-//! | `min_laxity`, `hashed` | O(h) + O(1) | O(h + r + m) | O(h + r + m) | O(k + r)  |
+//! | engine   | `idle_before` | `admit`  | `charge`, `finish` | `withdraw` | `expire` (k removed) |
+//! |----------|---------------|----------|--------------------|------------|----------------------|
+//! | `tree`   | O(log n)      | O(log n) | O(log n)           | O(log n)   | O(k + log n)         |
+//! | `linear` | O(n)          | O(n)     | O(n)               | O(n)       | O(n)                 |
+//! | `min_laxity` | O(h) + O(1) | O(h + r + m) | O(h + r + m) | O(h + r + m) | O(k + r)          |
+//! | `hashed` | O(h) + O(1)   | O(h + r + m) | O(h + r + m)   | O(h + r + m + B) | O(k + r)       |
 //!
 //! `tree` bounds are worst-case (a B+-tree: logarithms base 8 to 32); `linear` is the paper's
 //! original sorted slot list; `min_laxity` is the paper's improved list, where `h` is the
 //! length of the search walk (from the last insertion point, or from the slot the hash table
 //! gives for `hashed`), `r` the number of shared minimum-laxity pointers (runs) after the
 //! change and `m` the length of the runs it splits or merges; all are O(n) in the worst case.
-//! `hashed` also rebuilds its table at every `expire` that removes entries, O(n). An `expire`
+//! `hashed` also rebuilds its table at every `expire` that removes entries, O(n), and a
+//! withdrawal re-names the slot before the withdrawn one in the `B` buckets after its own
+//! (O(n) at worst). An `expire`
 //! that removes nothing changes nothing and costs O(1) (`tree`: O(log n), one walk down its
 //! left edge): the runtime's admission expires before every query.
 //!
@@ -328,6 +337,28 @@ pub trait AdmissionEngine: Send {
     /// assert_eq!(e.len(), 1);
     /// ```
     fn finish(&mut self, job: AdmitId) -> Result<(), AdmitError>;
+
+    /// Remove `job`'s entry at once, as if it had never been accepted: its remaining time goes
+    /// back to the later jobs (as [`finish`](AdmissionEngine::finish) gives it back) and its
+    /// entry stops counting against the capacity, instead of staying until its deadline
+    /// passes. For a job that will never run (its thread was dropped before it started).
+    /// Handles are still never reused.
+    ///
+    /// ```
+    /// use tempi::policy::admit::{AdmissionEngine, Admission, AdmitError, TreeEngine};
+    /// use tempi::Time;
+    /// use std::time::Duration;
+    /// let mut e = TreeEngine::with_capacity(1);
+    /// let Ok(Admission::Accepted(j)) = e.admit(Duration::from_nanos(3), Time::from_nanos(5), Time::ZERO)
+    /// else { panic!() };
+    /// e.withdraw(j).unwrap();
+    /// assert_eq!((e.len(), e.remaining(j)), (0, None));
+    /// assert_eq!(e.idle_before(Time::from_nanos(5), Time::ZERO), Duration::from_nanos(5));
+    /// assert_eq!(e.withdraw(j), Err(AdmitError::UnknownJob(j)));
+    /// // The room it held is free at once, not at its deadline.
+    /// assert!(matches!(e.admit(Duration::from_nanos(5), Time::from_nanos(5), Time::ZERO), Ok(Admission::Accepted(_))));
+    /// ```
+    fn withdraw(&mut self, job: AdmitId) -> Result<(), AdmitError>;
 
     /// Remove every entry whose deadline is before `now`; returns how many were removed.
     ///

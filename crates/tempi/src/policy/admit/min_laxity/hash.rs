@@ -3,7 +3,8 @@
 //!
 //! Owns [`HashIndex`] only: a table of buckets over deadlines, each naming a slot of the list
 //! that is due before the bucket's first deadline. It reads the list it indexes but never
-//! changes it; the engine tells it when to rebuild (every collection) and what was inserted.
+//! changes it; the engine tells it when to rebuild (every collection), what was inserted and
+//! what was withdrawn.
 //!
 //! Our reading of the paper, which says only that hashing gives "a slot with deadline less than
 //! or equal to" the new one, that the number of buckets adapts to "the observed average
@@ -13,16 +14,17 @@
 //!   deadlines (at least 1 ns), first bucket at the earliest deadline, and as many buckets as
 //!   cover four times the held span (at most the room allocated at construction); bucket `b`
 //!   names the last slot due before its first deadline (or none);
-//! - between collections the named slots stay in the list (only a collection removes slots),
-//!   so a bucket stays a valid start as slots are inserted: it only gets further from the
-//!   place looked for. An insertion also names the new slot in the bucket after its own when
-//!   it is due later than the slot named there (one store);
+//! - between collections the named slots stay in the list (only a collection removes slots,
+//!   but for a withdrawn one, whose buckets then name the slot before it), so a bucket stays
+//!   a valid start as slots are inserted: it only gets further from the place looked for. An
+//!   insertion also names the new slot in the bucket after its own when it is due later than
+//!   the slot named there (one store);
 //! - a deadline before the first bucket starts from the list's head. An admission with a
 //!   deadline past the last bucket (or into an empty table: before the first collection)
 //!   rebuilds the table first, the same way: the range covered grows fourfold each time, so
 //!   this is rare once deadlines have spread.
 
-use super::{Slot, NIL};
+use super::{Link, NIL};
 
 /// Deadline buckets over a slot list, each naming a slot (arena index) due before the bucket.
 #[derive(Debug)]
@@ -63,26 +65,39 @@ impl HashIndex {
 
     /// Slot `slot` (due at `deadline`) was inserted: name it in the next bucket if it is due
     /// later than the slot named there (equal deadlines: it was accepted later, so it is later).
-    pub(super) fn inserted(&mut self, slots: &[Slot], slot: u32, deadline: u64) {
+    pub(super) fn inserted(&mut self, links: &[Link], slot: u32, deadline: u64) {
         let Some(b) = self.bucket_of(deadline) else { return };
         let next = b + 1;
         // A deadline past the table maps to its last bucket, which has no next.
         if next < self.used {
             let named = self.buckets[next];
-            if named == NIL || slots[named as usize].deadline <= deadline {
+            if named == NIL || links[named as usize].deadline <= deadline {
                 self.buckets[next] = slot;
+            }
+        }
+    }
+
+    /// Slot `slot` (due at `deadline`) left the list between collections; `prev` (or [`NIL`])
+    /// was the slot before it. The buckets naming it, all after its own bucket (a bucket names
+    /// a slot due before the bucket starts), name `prev` instead, which is due no later. Visits
+    /// every bucket after its own: O(buckets).
+    pub(super) fn withdrawn(&mut self, slot: u32, deadline: u64, prev: u32) {
+        let from = self.bucket_of(deadline).map_or(0, |b| b + 1);
+        for named in &mut self.buckets[from..self.used] {
+            if *named == slot {
+                *named = prev;
             }
         }
     }
 
     /// Rebuild the table for the list starting at `head` (`len` slots, `last` deadline at
     /// its tail).
-    pub(super) fn rebuild(&mut self, slots: &[Slot], head: u32, len: usize, last: u64) {
+    pub(super) fn rebuild(&mut self, links: &[Link], head: u32, len: usize, last: u64) {
         if head == NIL || len == 0 {
             self.used = 0;
             return;
         }
-        self.base = slots[head as usize].deadline;
+        self.base = links[head as usize].deadline;
         let span = last - self.base;
         self.width = (span / len as u64).max(1);
         let wanted = (span / self.width).saturating_mul(4).saturating_add(1);
@@ -90,9 +105,9 @@ impl HashIndex {
         let (mut before, mut at) = (NIL, head);
         for b in 0..self.used {
             let lo = self.base.saturating_add((b as u64).saturating_mul(self.width));
-            while at != NIL && slots[at as usize].deadline < lo {
+            while at != NIL && links[at as usize].deadline < lo {
                 before = at;
-                at = slots[at as usize].next;
+                at = links[at as usize].next;
             }
             self.buckets[b] = before;
         }

@@ -12,7 +12,8 @@
 //! entry's own start (see [`node`]): a query reads one such minimum per level, and a change
 //! at an entry recomputes only the minima up to it. `admit` is one root-to-leaf descent that answers the idle query and records the
 //! path, then an insertion into the leaf found and an O(fan-out) update per level on the way
-//! back up; charging and finishing change one leaf and update one entry per level; expiring
+//! back up; charging and finishing change one leaf and update one entry per level;
+//! withdrawing removes the job from its leaf and updates (or merges) one entry per level; expiring
 //! removes a prefix in EDF order (whole subtrees, then part of one path). No lazy tags.
 //!
 //! Why a B+-tree rather than a binary tree: a descent reads a few contiguous arrays per level
@@ -23,9 +24,11 @@
 //! next node's address before its comparisons complete); the leaf is searched without a
 //! branch, since its result only picks entries of the leaf itself. Nodes live in two
 //! preallocated arenas (leaves, inner nodes) with free lists, so nothing allocates after
-//! construction. Nodes are split when they overflow and never merged: entries leave only by
-//! expiry, which removes a prefix, so every node off the leftmost path stays at least half
-//! full, which bounds the arenas (see [`TreeEngine::with_capacity`]).
+//! construction. Nodes are split when they overflow. Entries leave by expiry, which removes a
+//! prefix and merges nothing, and by withdrawal, which removes one job and merges or refills a
+//! node left less than half full from a neighbour (level by level while parents lose
+//! children); so every node off the leftmost path stays at least half full, which bounds the
+//! arenas (see [`TreeEngine::with_capacity`]).
 
 use super::{
     admit_prologue, idle_span, signed_idle, span_nanos, Admission, AdmissionEngine, AdmitError, AdmitId,
@@ -429,6 +432,71 @@ impl TreeEngine {
         leaf.len == 0 || leaf.deadlines[0] < t
     }
 
+    /// A root left with one child hands over to it; an empty inner root becomes a leaf.
+    fn shrink_root(&mut self) {
+        while self.height > 0 && self.inners[self.root as usize].len <= 1 {
+            let old = self.root;
+            if self.inners[old as usize].len == 0 {
+                self.root = self.new_leaf();
+                self.leaves[self.root as usize] = Leaf::EMPTY;
+                self.height = 0;
+            } else {
+                self.root = self.inners[old as usize].children[0];
+                self.height -= 1;
+            }
+            self.free_inners.push(old);
+        }
+    }
+
+    /// Child `c` of inner node `p` (a leaf if `leaf`) lost an entry and is less than half
+    /// full: it is merged with a neighbour if both fit in one node, else entries move between
+    /// them so that both are at least half full. A child without a neighbour (only a node on
+    /// the leftmost path may have a single child) stays as it is, or goes if it is empty.
+    /// Returns whether `p` lost a child; `p`'s entries are up to date either way.
+    fn rebalance(&mut self, p: Ix, c: usize, leaf: bool) -> bool {
+        let n = &self.inners[p as usize];
+        let (a, b) = if c > 0 {
+            (c - 1, c)
+        } else if n.len > 1 {
+            (c, c + 1)
+        } else {
+            let only = n.children[0];
+            let empty = if leaf { self.leaves[only as usize].len == 0 } else { self.inners[only as usize].len == 0 };
+            if !empty {
+                self.refresh(p, 0, leaf);
+                return false;
+            }
+            self.free(only, leaf);
+            self.inners[p as usize].remove(0);
+            return true;
+        };
+        let (ia, ib) = (n.children[a], n.children[b]);
+        let merged = if leaf {
+            let (la, lb) = two(&mut self.leaves, ia, ib);
+            even_out(la, lb, self.leaf_max, Leaf::EMPTY, Leaf::len, Leaf::append, Leaf::split_into)
+        } else {
+            let (na, nb) = two(&mut self.inners, ia, ib);
+            even_out(na, nb, self.fan_max, Inner::EMPTY, Inner::len, Inner::append, Inner::split_into)
+        };
+        if merged {
+            self.free(ib, leaf);
+            self.inners[p as usize].remove(b);
+        } else {
+            self.refresh(p, b, leaf);
+        }
+        self.refresh(p, a, leaf);
+        merged
+    }
+
+    /// Put node `ix` (a leaf if `leaf`) back on its free list.
+    fn free(&mut self, ix: Ix, leaf: bool) {
+        if leaf {
+            self.free_leaves.push(ix);
+        } else {
+            self.free_inners.push(ix);
+        }
+    }
+
     /// Return the subtree at `node` to the free lists; how many jobs it held.
     fn release(&mut self, node: Ix, level: usize) -> usize {
         if level == 0 {
@@ -455,6 +523,53 @@ fn fix_up_unsplit(inners: &mut [Inner], path: &[(Ix, usize)], mut last: AdmitId,
         n.set(c, last, s);
         (last, s) = (n.last(n.len - 1), n.summary());
     }
+}
+
+/// Nodes `a` and `b` of one arena, both mutable (they differ).
+fn two<T>(arena: &mut [T], a: Ix, b: Ix) -> (&mut T, &mut T) {
+    let (a, b) = (a as usize, b as usize);
+    assert_ne!(a, b);
+    if a < b {
+        let (lo, hi) = arena.split_at_mut(b);
+        (&mut lo[a], &mut hi[0])
+    } else {
+        let (lo, hi) = arena.split_at_mut(a);
+        (&mut hi[0], &mut lo[b])
+    }
+}
+
+/// Neighbours `a` and `b` (`b` right after `a`, one of them less than half full): `b`'s
+/// entries appended to `a` if both fit in one node of at most `max` (returns true: `b` is
+/// then unused), else entries moved across so that `a` holds half of them, rounded down, and
+/// `b` the rest (both at least half full, since together they overflow one node).
+fn even_out<N>(
+    a: &mut N,
+    b: &mut N,
+    max: usize,
+    empty: N,
+    len: fn(&N) -> usize,
+    append: fn(&mut N, &N),
+    split_into: fn(&mut N, usize, &mut N),
+) -> bool {
+    let total = len(a) + len(b);
+    if total <= max {
+        append(a, b);
+        return true;
+    }
+    let keep = total / 2;
+    let mut rest = empty;
+    if len(a) > keep {
+        // `a`'s last entries go to the front of `b`.
+        split_into(a, keep, &mut rest);
+        append(&mut rest, b);
+    } else {
+        // `b`'s first entries go to the end of `a`.
+        let moved = keep - len(a);
+        split_into(b, moved, &mut rest);
+        append(a, b);
+    }
+    *b = rest;
+    false
 }
 
 fn key(min_key: i64) -> Option<i128> {
@@ -529,6 +644,37 @@ impl AdmissionEngine for TreeEngine {
         }
     }
 
+    fn withdraw(&mut self, job: AdmitId) -> Result<(), AdmitError> {
+        let mut path = [(0, 0); MAX_HEIGHT];
+        let leaf_ix = self.path_to(job, &mut path);
+        let at = self.leaves[leaf_ix as usize].position(job).ok_or(AdmitError::UnknownJob(job))?;
+        self.changed();
+        self.leaves[leaf_ix as usize].remove(at);
+        self.len -= 1;
+        // Unlike expiry, a withdrawal may empty any node: a node left less than half full is
+        // merged with or refilled from a neighbour, level by level while parents lose
+        // children, so that every node off the leftmost path stays at least half full, which
+        // bounds the arenas.
+        let (min_leaf, min_fan) = (self.leaf_max.div_ceil(2), self.fan_max.div_ceil(2));
+        // The node at depth `level` (the leaf at depth `height`) changed.
+        let mut level = self.height;
+        let mut short = self.leaves[leaf_ix as usize].len < min_leaf;
+        while level > 0 && short {
+            let (p, c) = path[level - 1];
+            let lost = self.rebalance(p, c, level == self.height);
+            level -= 1;
+            short = lost && self.inners[p as usize].len < min_fan;
+        }
+        if level > 0 {
+            let leaf = level == self.height;
+            let node = if leaf { leaf_ix } else { path[level].0 };
+            let (last, s) = self.node_summary(node, leaf);
+            fix_up_unsplit(&mut self.inners, &path[..level], last, s);
+        }
+        self.shrink_root();
+        Ok(())
+    }
+
     fn expire(&mut self, now: Time) -> usize {
         if !self.earliest_before(now.as_nanos()) {
             // Nothing to remove: the engine, and the kept descent, stay as they are. Callers
@@ -539,19 +685,7 @@ impl AdmissionEngine for TreeEngine {
         // Ids order by deadline first, so this removes every deadline before `now`.
         let gone = self.expire_in(self.root, self.height, AdmitId { deadline: now.as_nanos(), seq: 0 });
         self.len -= gone;
-        // A root left with one child hands over to it; an empty inner root becomes a leaf.
-        while self.height > 0 && self.inners[self.root as usize].len <= 1 {
-            let old = self.root;
-            if self.inners[old as usize].len == 0 {
-                self.root = self.new_leaf();
-                self.leaves[self.root as usize] = Leaf::EMPTY;
-                self.height = 0;
-            } else {
-                self.root = self.inners[old as usize].children[0];
-                self.height -= 1;
-            }
-            self.free_inners.push(old);
-        }
+        self.shrink_root();
         gone
     }
 

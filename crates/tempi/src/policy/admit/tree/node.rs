@@ -111,6 +111,10 @@ impl Leaf {
         std::hint::black_box(any);
     }
 
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
     pub(super) fn id(&self, i: usize) -> AdmitId {
         AdmitId { deadline: self.deadlines[i], seq: self.seqs[i] }
     }
@@ -222,6 +226,40 @@ impl Leaf {
         self.refix(at);
     }
 
+    /// Remove job `at`.
+    pub(super) fn remove(&mut self, at: usize) {
+        let len = self.len;
+        let w = self.pre[at + 1] - self.pre[at];
+        self.deadlines.copy_within(at + 1..len, at);
+        self.deadlines[len - 1] = PAD;
+        self.seqs.copy_within(at + 1..len, at);
+        for i in at + 1..len {
+            self.pre[i] = self.pre[i + 1] - w;
+        }
+        // Counted from each job's own start, the minima of the jobs after it do not change.
+        self.suffix_min.copy_within(at + 1..=len, at);
+        self.len -= 1;
+        if at > 0 {
+            self.refix(at - 1);
+        }
+    }
+
+    /// Append the jobs of `other`, which all come after this leaf's.
+    pub(super) fn append(&mut self, other: &Leaf) {
+        let (n, m) = (self.len, other.len);
+        self.deadlines[n..n + m].copy_from_slice(&other.deadlines[..m]);
+        self.seqs[n..n + m].copy_from_slice(&other.seqs[..m]);
+        let base = self.pre[n];
+        for (p, &o) in self.pre[n..=n + m].iter_mut().zip(&other.pre[..=m]) {
+            *p = base + o;
+        }
+        self.suffix_min[n..=n + m].copy_from_slice(&other.suffix_min[..=m]);
+        self.len = n + m;
+        if let Some(last) = n.checked_sub(1) {
+            self.refix_all(last);
+        }
+    }
+
     /// Move the entries from `half` on into `upper` (an empty leaf).
     pub(super) fn split_into(&mut self, half: usize, upper: &mut Leaf) {
         let moved = self.len - half;
@@ -266,6 +304,10 @@ impl Inner {
         suffix_min: [NO_KEY; FAN + 2],
         total: 0,
     };
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
 
     pub(super) fn last(&self, c: usize) -> AdmitId {
         AdmitId { deadline: self.last_deadlines[c], seq: self.last_seqs[c] }
@@ -334,6 +376,31 @@ impl Inner {
         self.min_key.copy_within(at..len, at + 1);
         self.suffix_min.copy_within(at..len + 1, at + 1);
         self.len += 1;
+    }
+
+    /// Remove child `c` (its entries from the next on move one place back).
+    pub(super) fn remove(&mut self, c: usize) {
+        let len = self.len;
+        self.children.copy_within(c + 1..len, c);
+        self.last_deadlines.copy_within(c + 1..len, c);
+        self.last_deadlines[len - 1] = PAD;
+        self.last_seqs.copy_within(c + 1..len, c);
+        self.work.copy_within(c + 1..len, c);
+        self.min_key.copy_within(c + 1..len, c);
+        self.len -= 1;
+        self.rebuild();
+    }
+
+    /// Append the children of `other`, which all come after this node's.
+    pub(super) fn append(&mut self, other: &Inner) {
+        let (n, m) = (self.len, other.len);
+        self.children[n..n + m].copy_from_slice(&other.children[..m]);
+        self.last_deadlines[n..n + m].copy_from_slice(&other.last_deadlines[..m]);
+        self.last_seqs[n..n + m].copy_from_slice(&other.last_seqs[..m]);
+        self.work[n..n + m].copy_from_slice(&other.work[..m]);
+        self.min_key[n..n + m].copy_from_slice(&other.min_key[..m]);
+        self.len = n + m;
+        self.rebuild();
     }
 
     /// Move the entries from `half` on into `upper` (an empty node).

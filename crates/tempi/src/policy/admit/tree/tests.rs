@@ -36,6 +36,28 @@ fn checked_summary(tree: &TreeEngine, node: Ix, level: usize) -> (AdmitId, Summa
     (n.last(n.len - 1), fresh.summary())
 }
 
+/// Checks that every node off the leftmost path is at least half full and that no node but
+/// an empty root is empty (what bounds the arenas); `leftmost`: the node is on that path.
+fn check_fill(tree: &TreeEngine, node: Ix, level: usize, leftmost: bool) {
+    let (len, min) = if level == 0 {
+        (tree.leaves[node as usize].len, tree.leaf_max.div_ceil(2))
+    } else {
+        (tree.inners[node as usize].len, tree.fan_max.div_ceil(2))
+    };
+    let root = level == tree.height;
+    assert!(len > 0 || (root && level == 0), "an empty node at level {level}");
+    assert!(
+        leftmost || len >= min,
+        "a node off the leftmost path with {len} entries (at least {min}) at level {level}"
+    );
+    if level > 0 {
+        let n = &tree.inners[node as usize];
+        for c in 0..n.len {
+            check_fill(tree, n.children[c], level - 1, leftmost && c == 0);
+        }
+    }
+}
+
 /// Random calls on a tree with tiny nodes (so it splits, grows and shrinks often) and on
 /// the linear engine, which the integration tests check against an oracle: every answer
 /// must agree.
@@ -83,7 +105,12 @@ fn tiny_nodes_agree_with_the_linear_engine() {
                 }
                 8 if !ids.is_empty() => {
                     let id = ids[(next() % ids.len() as u64) as usize];
-                    assert_eq!(tree.finish(id), linear.finish(id), "step {step}");
+                    if next() % 2 == 0 {
+                        assert_eq!(tree.finish(id), linear.finish(id), "step {step}");
+                    } else {
+                        // Withdrawn handles stay in `ids`: a second withdrawal is refused.
+                        assert_eq!(tree.withdraw(id), linear.withdraw(id), "step {step}");
+                    }
                 }
                 _ => {
                     now += next() % 40;
@@ -94,6 +121,7 @@ fn tiny_nodes_agree_with_the_linear_engine() {
             assert_eq!(tree.len(), linear.len(), "step {step}");
             // The incrementally kept sums and minima equal a recomputation from scratch.
             checked_summary(&tree, tree.root, tree.height);
+            check_fill(&tree, tree.root, tree.height, true);
             assert!(tree.leaves.len() <= tree.leaves.capacity() && tree.inners.len() <= tree.inners.capacity());
             tallest = tallest.max(tree.height);
         }
@@ -119,6 +147,66 @@ fn a_full_tree_at_capacity_never_reallocates() {
         assert_eq!(tree.expire(Time::from_nanos((round + 1) * 10_000)), capacity);
         assert_eq!((tree.height, tree.len()), (0, 0));
         assert_eq!((tree.leaves.capacity(), tree.inners.capacity()), (leaves, inners));
+    }
+}
+
+/// Withdrawals anywhere in a full tree, each followed by an admission, at every node size:
+/// the nodes left less than half full are merged or refilled, so the arenas sized at
+/// construction are never outgrown, every cached value stays right and no node but an empty
+/// root is empty; withdrawing everything leaves an empty leaf as the root.
+#[test]
+fn withdrawals_keep_the_tree_balanced_within_its_arenas() {
+    for (leaf_max, fan_max) in [(2, 3), (3, 4), (4, 4), (LEAF, FAN), (LEAF, 3)] {
+        let capacity = 600;
+        let mut tree = TreeEngine::with_limits(capacity, leaf_max, fan_max);
+        let (leaves, inners) = (tree.leaves.capacity(), tree.inners.capacity());
+        let mut x = 0xDEAD_BEEF_0123_4567u64 ^ (leaf_max * 31 + fan_max) as u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut held = Vec::new();
+        let admit = |tree: &mut TreeEngine, next: &mut dyn FnMut() -> u64| {
+            let d = Time::from_nanos(1_000 + next() % 100_000);
+            match tree.admit(Duration::from_nanos(next() % 3), d, Time::ZERO) {
+                Ok(Admission::Accepted(id)) => id,
+                other => panic!("{other:?}"),
+            }
+        };
+        while held.len() < capacity {
+            held.push(admit(&mut tree, &mut next));
+        }
+        let tallest = tree.height;
+        for step in 0..4 * capacity {
+            let k = (next() % held.len() as u64) as usize;
+            let id = held.swap_remove(k);
+            let before = tree.idle_before(Time::from_nanos(50_000), Time::ZERO);
+            tree.withdraw(id).unwrap();
+            assert_eq!(tree.remaining(id), None);
+            assert_eq!(tree.withdraw(id), Err(AdmitError::UnknownJob(id)));
+            assert!(tree.idle_before(Time::from_nanos(50_000), Time::ZERO) >= before);
+            checked_summary(&tree, tree.root, tree.height);
+            check_fill(&tree, tree.root, tree.height, true);
+            // Refill in three steps of four, so the tree also shrinks for a while.
+            if step % 4 != 3 {
+                held.push(admit(&mut tree, &mut next));
+            }
+            if held.len() < capacity / 2 {
+                while held.len() < capacity {
+                    held.push(admit(&mut tree, &mut next));
+                }
+            }
+            assert_eq!(tree.len(), held.len());
+        }
+        for id in held.drain(..) {
+            tree.withdraw(id).unwrap();
+            check_fill(&tree, tree.root, tree.height, true);
+        }
+        assert!(tallest >= if leaf_max == LEAF { 1 } else { 3 }, "{leaf_max}/{fan_max}: height {tallest}");
+        assert_eq!((tree.height, tree.len(), tree.leaves[tree.root as usize].len), (0, 0, 0));
+        assert_eq!((tree.leaves.capacity(), tree.inners.capacity()), (leaves, inners), "{leaf_max}/{fan_max}");
     }
 }
 
