@@ -153,7 +153,7 @@ pub(crate) struct Mailbox {
     new: Vec<u32>,
     saves: Vec<Vec<u32>>,
     cap: usize,
-    policy: Option<Box<dyn QueuePolicy>>,
+    pub(super) policy: Option<Box<dyn QueuePolicy>>,
     /// The message last read, until it is replied to, saved or read past.
     current: Option<u32>,
 }
@@ -317,7 +317,13 @@ impl<C: Clock> Kernel<C> {
         let msg = &self.msg_pool.slots[s as usize].msg;
         let constraint = msg.constraint;
         let rank = match &t.mbox.policy {
-            Some(p) => p.rank_message(msg, &t.sched).ok_or(MsgError::Refused)?,
+            Some(p) => {
+                // A panic in the policy is then named as the policy's.
+                let before = self.culprit.replace(super::Culprit::MessageQueue(to));
+                let rank = p.rank_message(msg, &t.sched);
+                self.culprit.set(before);
+                rank.ok_or(MsgError::Refused)?
+            }
             None => 0,
         };
         let waiting = t.state == State::Blocked(Wait::Msg);

@@ -190,6 +190,10 @@ pub(crate) enum Culprit {
     Scheduler,
     /// The policy of lock `.0` (local index; one not yet in the table is being created).
     LockPolicy(u32),
+    /// The queue policy of semaphore `.0` (local index).
+    SemQueue(u32),
+    /// The policy of thread `.0`'s new queue of messages.
+    MessageQueue(ThreadId),
     MissHandler(ThreadId),
     Event(u32),
     ExecTimer,

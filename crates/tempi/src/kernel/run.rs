@@ -298,6 +298,7 @@ impl<C: Clock> Kernel<C> {
         match self.culprit.get() {
             Culprit::Scheduler => PanicSource::Scheduler,
             Culprit::LockPolicy(_) => PanicSource::LockPolicy,
+            Culprit::SemQueue(_) | Culprit::MessageQueue(_) => PanicSource::QueuePolicy,
             Culprit::MissHandler(_) | Culprit::Event(_) | Culprit::ExecTimer | Culprit::Budget(_) => {
                 PanicSource::Handler
             }
@@ -316,6 +317,14 @@ impl<C: Clock> Kernel<C> {
                 Some(lock) => format!("the lock policy `{}` of lock `{}`", lock.policy.name(), lock.name),
                 None => "the lock policy of a lock being created".to_string(),
             },
+            Culprit::SemQueue(k) => match self.sems.get(k as usize) {
+                Some(sem) => format!("the queue policy `{}` of semaphore `{}`", sem.policy.name(), sem.name),
+                None => "the queue policy of a semaphore".to_string(),
+            },
+            Culprit::MessageQueue(id) => {
+                let policy = self.local(id).and_then(|i| self.slots[i].as_ref()).and_then(|t| t.mbox.policy.as_ref());
+                format!("the message queue policy `{}` of thread {}", policy.map_or("?", |p| p.name()), name_of(id))
+            }
             Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
             Culprit::Event(i) => format!("the handler of timing event {i}"),
             Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
