@@ -239,7 +239,9 @@ pub enum PanicSource {
     /// ```
     QueuePolicy,
     /// A handler the application gave the runtime: a timing event's, an execution-time
-    /// timer's, a miss handler, a budget handler or action.
+    /// timer's, a miss handler, a budget handler or action, or, in real time, a message
+    /// [`crate::message::Handler`] its CPU's dispatcher runs for a thread of another CPU (on
+    /// a thread's stack, a handler's panic is that thread's, and poisons the handler).
     Handler,
     /// The progress hook.
     Hook,

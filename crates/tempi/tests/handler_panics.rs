@@ -207,3 +207,22 @@ fn handler_panics_a_kill_inside_a_handler_poisons_nothing() {
     assert!(!h.is_poisoned());
     assert_eq!(out.messages.handler_panicked, 0);
 }
+
+/// Real time: a handler that panics on its CPU's dispatcher, serving a thread of another CPU,
+/// ends the run, and the error names a handler, not the scheduler.
+#[test]
+fn handler_panics_on_a_dispatcher_end_the_run_as_a_handler() {
+    let mut rt: Runtime<tempi::clock::RealClock> = Runtime::new(tempi::Config::new(2).pin(false)).unwrap();
+    let h = Handler::new("h", 1, 4, |_, _| panic!("broken"));
+    rt.spawn(ThreadSpec::new("far").cpu(0), move |cx| {
+        let _ = h.call(cx, Message::new(1, 0, 0));
+    })
+    .unwrap();
+    match rt.run() {
+        Err(tempi::Error::Panicked { source, what, message }) => assert_eq!(
+            (source, what.as_str(), message.as_str()),
+            (tempi::PanicSource::Handler, "the message handler `h` of CPU 1, serving another CPU's thread", "broken")
+        ),
+        other => panic!("expected a panicked run, got {other:?}"),
+    }
+}

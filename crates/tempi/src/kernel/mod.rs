@@ -194,6 +194,9 @@ pub(crate) enum Culprit {
     SemQueue(u32),
     /// The policy of thread `.0`'s new queue of messages.
     MessageQueue(ThreadId),
+    /// A message handler run on this dispatcher for another CPU's thread (its name is kept
+    /// as the panic unwinds, `xcpu_handlers.rs`).
+    RemoteHandler,
     MissHandler(ThreadId),
     Event(u32),
     ExecTimer,

@@ -299,9 +299,11 @@ impl<C: Clock> Kernel<C> {
             Culprit::Scheduler => PanicSource::Scheduler,
             Culprit::LockPolicy(_) => PanicSource::LockPolicy,
             Culprit::SemQueue(_) | Culprit::MessageQueue(_) => PanicSource::QueuePolicy,
-            Culprit::MissHandler(_) | Culprit::Event(_) | Culprit::ExecTimer | Culprit::Budget(_) => {
-                PanicSource::Handler
-            }
+            Culprit::MissHandler(_)
+            | Culprit::Event(_)
+            | Culprit::ExecTimer
+            | Culprit::Budget(_)
+            | Culprit::RemoteHandler => PanicSource::Handler,
             Culprit::Progress => PanicSource::Hook,
         }
     }
@@ -327,6 +329,11 @@ impl<C: Clock> Kernel<C> {
             }
             Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
             Culprit::Event(i) => format!("the handler of timing event {i}"),
+            Culprit::RemoteHandler => format!(
+                "the message handler `{}` of CPU {}, serving another CPU's thread",
+                super::xcpu_handlers::panicked_handler(),
+                self.first_cpu
+            ),
             Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
             Culprit::Budget(s) => match self.sets.get(s as usize) {
                 Some(set) => format!("the budget handler or action of thread set {:?}", set.id),

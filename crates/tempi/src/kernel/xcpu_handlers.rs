@@ -119,10 +119,16 @@ impl<C: Clock> Kernel<C> {
         let sender = msg.from.expect("a posted message has a sender");
         let caller = (stamp != 0).then_some(Caller::Remote(sender, stamp));
         let now = self.now;
+        // A panic in the handler (or one it invokes here) is then named as a handler's; the
+        // handle may be gone by the time the error is made, so the unwind keeps the name.
+        let before = self.culprit.replace(super::Culprit::RemoteHandler);
+        let naming = NameOnUnwind(handler);
         let served = {
             let host = RefCell::new(KernelHost { k: self, invoker: sender, urgency, now });
             handler.serve_remote(&host, msg, caller)
         };
+        std::mem::forget(naming);
+        self.culprit.set(before);
         if let Err(MsgError::QueueFull) = served {
             // Never silent: a trace record and a count in the run's outcome, as on the
             // handler's own CPU.
@@ -199,6 +205,27 @@ impl<C: Clock> Kernel<C> {
         self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
         self.wake_from_wait(caller);
     }
+}
+
+std::thread_local! {
+    /// The name of the handler whose panic is unwinding this dispatcher.
+    static PANICKED_HANDLER: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Keeps its handler's name for the run's error when dropped, which happens only in an unwind
+/// (the normal path forgets it).
+struct NameOnUnwind<'a>(&'a Handler);
+
+impl Drop for NameOnUnwind<'_> {
+    fn drop(&mut self) {
+        let name = self.0.name().to_string();
+        PANICKED_HANDLER.with(|n| *n.borrow_mut() = name);
+    }
+}
+
+/// The name of the handler whose panic unwound this dispatcher.
+pub(super) fn panicked_handler() -> String {
+    PANICKED_HANDLER.with(|n| n.borrow().clone())
 }
 
 /// The dispatcher as a handler's host, for one request from another CPU.

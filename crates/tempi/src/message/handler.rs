@@ -29,8 +29,9 @@
 //! the same instant) the kernel runs that queue through the refusing function — each waiting
 //! caller, of this CPU or another, is answered [`MsgError::HandlerPanicked`], each message is
 //! counted ([`crate::MessageStats::handler_panicked`]) and traced, its payload given back. A
-//! handler poisoned on a dispatcher (serving another CPU's request) ends the run, which settles
-//! what it held as at any end.
+//! handler that panics on a dispatcher (serving another CPU's request) ends the run, as any
+//! code the kernel calls does ([`crate::Error::Panicked`] naming the handler, source
+//! [`crate::PanicSource::Handler`]), which settles what it held as at any end.
 //!
 //! Owns the handler's state (busy flag, bounded queue, save queues, function, poison) and its
 //! invocation path on a thread's stack (on a dispatcher, `host.rs`); the kernel only parks and
