@@ -114,7 +114,7 @@ pub enum Error {
     /// ```
     Unwinding,
     /// Code the kernel called panicked — a timing-event, execution-time-timer, miss or budget
-    /// handler, a budget action, the scheduler or a lock policy, the progress hook — or a
+    /// handler, a budget action, the scheduler, a lock or queue policy, the progress hook — or a
     /// real-time dispatcher failed; `source` says which kind, `what` which one. The run was
     /// stopped there: every thread still alive was unwound (its destructors ran) and the
     /// run's results are lost. A thread body's panic is not one of these: it ends only its
@@ -133,7 +133,7 @@ pub enum Error {
         /// Which kind of code panicked.
         source: PanicSource,
         /// What panicked, in words, e.g. "the handler of timing event 0", "the lock policy
-        /// `pcp` of lock `door`".
+        /// `pcp` of lock `door`", "the queue policy `deadline` of semaphore `buffers`".
         what: String,
         /// The panic's message.
         message: String,
@@ -215,8 +215,33 @@ pub enum PanicSource {
     /// A lock policy ([`crate::policy::lock::LockPolicy`]), when its lock was created or
     /// used.
     LockPolicy,
+    /// A queue policy ([`crate::policy::queue::QueuePolicy`]): a semaphore's, ranking a
+    /// waiter (of the semaphore's CPU or of another), or the one ordering a thread's new
+    /// queue of messages ([`crate::ThreadSpec::message_queue`]), ranking a message (sent
+    /// from any CPU).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tempi::policy::{queue::QueuePolicy, sched::SchedInfo};
+    /// use tempi::{Error, PanicSource, Runtime, ThreadSpec};
+    /// struct Broken;
+    /// impl QueuePolicy for Broken {
+    ///     fn name(&self) -> &str { "broken" }
+    ///     fn rank(&self, _: &SchedInfo) -> i64 { panic!("no rank") }
+    /// }
+    /// let mut rt = Runtime::simulated(1);
+    /// let s = Arc::new(rt.create_semaphore(tempi::sync::SemSpec::new("s", 0).queue(Broken)).unwrap());
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| { let _ = s.procure(cx); }).unwrap();
+    /// let err = rt.run().unwrap_err();
+    /// assert!(matches!(err, Error::Panicked { source: PanicSource::QueuePolicy, ref what, .. }
+    ///     if what == "the queue policy `broken` of semaphore `s`"));
+    /// assert_eq!(PanicSource::QueuePolicy.name(), "queue policy");
+    /// ```
+    QueuePolicy,
     /// A handler the application gave the runtime: a timing event's, an execution-time
-    /// timer's, a miss handler, a budget handler or action.
+    /// timer's, a miss handler, a budget handler or action, or, in real time, a message
+    /// [`crate::message::Handler`] its CPU's dispatcher runs for a thread of another CPU (on
+    /// a thread's stack, a handler's panic is that thread's, and poisons the handler).
     Handler,
     /// The progress hook.
     Hook,
@@ -230,6 +255,7 @@ impl PanicSource {
         match self {
             PanicSource::Scheduler => "scheduler",
             PanicSource::LockPolicy => "lock policy",
+            PanicSource::QueuePolicy => "queue policy",
             PanicSource::Handler => "handler",
             PanicSource::Hook => "hook",
             PanicSource::Dispatcher => "dispatcher",

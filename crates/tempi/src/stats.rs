@@ -171,7 +171,7 @@ pub struct RunOutcome {
 /// ```
 /// let s = tempi::MessageStats::default();
 /// assert_eq!((s.handler_queue_full, s.timed_pending_at_end, s.queued_at_end), (0, 0, 0));
-/// assert_eq!(s.unserved_at_receiver_end, 0);
+/// assert_eq!((s.unserved_at_receiver_end, s.handler_panicked), (0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MessageStats {
@@ -192,6 +192,12 @@ pub struct MessageStats {
     /// before the run did: never served. A caller waiting for one is answered
     /// [`crate::message::MsgError::Unanswered`]; the pool slots are taken back.
     pub unserved_at_receiver_end: u64,
+    /// Messages a handler did not serve because its function had panicked
+    /// ([`crate::message::Handler::is_poisoned`]): the one it was serving, those queued or
+    /// saved there then, and every one sent or called to it afterwards. A caller is answered
+    /// [`crate::message::MsgError::HandlerPanicked`], at the instant of the panic for one
+    /// that waited; each is traced with `arg` 7 on its sender and its payload given back.
+    pub handler_panicked: u64,
 }
 
 impl MessageStats {
@@ -208,6 +214,7 @@ impl MessageStats {
         self.timed_pending_at_end += other.timed_pending_at_end;
         self.queued_at_end += other.queued_at_end;
         self.unserved_at_receiver_end += other.unserved_at_receiver_end;
+        self.handler_panicked += other.handler_panicked;
     }
 }
 

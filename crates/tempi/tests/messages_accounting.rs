@@ -45,7 +45,13 @@ fn messages_accounting_full_handler_queue_is_traced_and_counted_in_virtual_time(
     assert_eq!(refusals(&out), [("high".to_string(), 1, 5)]);
     assert_eq!(
         out.messages,
-        MessageStats { handler_queue_full: 1, timed_pending_at_end: 0, queued_at_end: 0, unserved_at_receiver_end: 0 }
+        MessageStats {
+            handler_queue_full: 1,
+            timed_pending_at_end: 0,
+            queued_at_end: 0,
+            unserved_at_receiver_end: 0,
+            handler_panicked: 0
+        }
     );
     let json = tempi::trace::report::to_json(&out);
     assert!(json.contains(r#""handler_queue_full": 1"#), "{json}");
@@ -114,7 +120,13 @@ fn messages_accounting_timed_messages_pending_at_the_end_are_reported() {
     let out = rt.run_until(Time::from_millis(10)).unwrap();
     assert_eq!(
         out.messages,
-        MessageStats { handler_queue_full: 0, timed_pending_at_end: 2, queued_at_end: 0, unserved_at_receiver_end: 0 }
+        MessageStats {
+            handler_queue_full: 0,
+            timed_pending_at_end: 2,
+            queued_at_end: 0,
+            unserved_at_receiver_end: 0,
+            handler_panicked: 0
+        }
     );
     assert_eq!(markers(&out, TraceKind::MessageRefused), ["s#0@10", "s#0@10"]);
     assert_eq!(refusals(&out).iter().map(|r| r.2).collect::<Vec<_>>(), [6, 6]);

@@ -379,7 +379,11 @@ impl Call for MsgCall {
 
 impl UserCall for MsgCall {
     fn while_unwinding(self) -> WhileUnwinding<MsgAnswer> {
-        WhileUnwinding::Answer(Err(crate::message::MsgError::Unwinding))
+        match self.0 {
+            // What a handler poisoned by this unwind held is refused once it is over.
+            MsgOp::SettleHandlers => WhileUnwinding::Defer(self.request(), Ok(())),
+            _ => WhileUnwinding::Answer(Err(crate::message::MsgError::Unwinding)),
+        }
     }
 }
 

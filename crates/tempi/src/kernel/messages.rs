@@ -153,7 +153,7 @@ pub(crate) struct Mailbox {
     new: Vec<u32>,
     saves: Vec<Vec<u32>>,
     cap: usize,
-    policy: Option<Box<dyn QueuePolicy>>,
+    pub(super) policy: Option<Box<dyn QueuePolicy>>,
     /// The message last read, until it is replied to, saved or read past.
     current: Option<u32>,
 }
@@ -180,6 +180,8 @@ pub(super) const HANDLER_QUEUE_FULL: u64 = 5;
 /// The `arg` of a `MessageRefused` record for a timed message still waiting when the run
 /// ended.
 pub(super) const PENDING_AT_END: u64 = 6;
+/// The `arg` of a `MessageRefused` record for a message a poisoned handler did not serve.
+pub(super) const HANDLER_PANICKED: u64 = 7;
 
 /// The `arg` of a `MessageRefused` record.
 pub(super) fn refusal_code(e: MsgError) -> u64 {
@@ -245,6 +247,15 @@ impl<C: Clock> Kernel<C> {
                 self.drop_payload(m);
                 self.msg_stats.handler_queue_full += 1;
                 self.trace_thread(id, TraceKind::MessageRefused, HANDLER_QUEUE_FULL);
+                Some(Ok(()))
+            }
+            MsgOp::HandlerUnserved(caller) => {
+                let m = self.mail_msg(id);
+                self.handler_unserved(m, caller);
+                Some(Ok(()))
+            }
+            MsgOp::SettleHandlers => {
+                self.settle_poisoned_handlers(id);
                 Some(Ok(()))
             }
         };
@@ -319,7 +330,13 @@ impl<C: Clock> Kernel<C> {
         let msg = &self.msg_pool.slots[s as usize].msg;
         let constraint = msg.constraint;
         let rank = match &t.mbox.policy {
-            Some(p) => p.rank_message(msg, &t.sched).ok_or(MsgError::Refused)?,
+            Some(p) => {
+                // A panic in the policy is then named as the policy's.
+                let before = self.culprit.replace(super::Culprit::MessageQueue(to));
+                let rank = p.rank_message(msg, &t.sched);
+                self.culprit.set(before);
+                rank.ok_or(MsgError::Refused)?
+            }
             None => 0,
         };
         let waiting = t.state == State::Blocked(Wait::Msg);

@@ -190,6 +190,13 @@ pub(crate) enum Culprit {
     Scheduler,
     /// The policy of lock `.0` (local index; one not yet in the table is being created).
     LockPolicy(u32),
+    /// The queue policy of semaphore `.0` (local index).
+    SemQueue(u32),
+    /// The policy of thread `.0`'s new queue of messages.
+    MessageQueue(ThreadId),
+    /// A message handler run on this dispatcher for another CPU's thread (its name is kept
+    /// as the panic unwinds, `xcpu_handlers.rs`).
+    RemoteHandler,
     MissHandler(ThreadId),
     Event(u32),
     ExecTimer,

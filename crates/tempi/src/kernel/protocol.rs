@@ -195,6 +195,12 @@ pub(crate) enum MsgOp {
     /// The payload of the message in the mail cell goes back to its pool (a handler's message
     /// not delivered on).
     DropPayload,
+    /// A poisoned handler did not serve the message in the mail cell: counted and traced, and
+    /// the caller, if it still waits, answered `HandlerPanicked` (see `xcpu_handlers.rs`).
+    HandlerUnserved(Option<crate::message::Caller>),
+    /// The thread's unwind poisoned handlers: refuse what they held (made once the unwind is
+    /// over, see `message/handler.rs`).
+    SettleHandlers,
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.

@@ -298,9 +298,12 @@ impl<C: Clock> Kernel<C> {
         match self.culprit.get() {
             Culprit::Scheduler => PanicSource::Scheduler,
             Culprit::LockPolicy(_) => PanicSource::LockPolicy,
-            Culprit::MissHandler(_) | Culprit::Event(_) | Culprit::ExecTimer | Culprit::Budget(_) => {
-                PanicSource::Handler
-            }
+            Culprit::SemQueue(_) | Culprit::MessageQueue(_) => PanicSource::QueuePolicy,
+            Culprit::MissHandler(_)
+            | Culprit::Event(_)
+            | Culprit::ExecTimer
+            | Culprit::Budget(_)
+            | Culprit::RemoteHandler => PanicSource::Handler,
             Culprit::Progress => PanicSource::Hook,
         }
     }
@@ -316,8 +319,21 @@ impl<C: Clock> Kernel<C> {
                 Some(lock) => format!("the lock policy `{}` of lock `{}`", lock.policy.name(), lock.name),
                 None => "the lock policy of a lock being created".to_string(),
             },
+            Culprit::SemQueue(k) => match self.sems.get(k as usize) {
+                Some(sem) => format!("the queue policy `{}` of semaphore `{}`", sem.policy.name(), sem.name),
+                None => "the queue policy of a semaphore".to_string(),
+            },
+            Culprit::MessageQueue(id) => {
+                let policy = self.local(id).and_then(|i| self.slots[i].as_ref()).and_then(|t| t.mbox.policy.as_ref());
+                format!("the message queue policy `{}` of thread {}", policy.map_or("?", |p| p.name()), name_of(id))
+            }
             Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
             Culprit::Event(i) => format!("the handler of timing event {i}"),
+            Culprit::RemoteHandler => format!(
+                "the message handler `{}` of CPU {}, serving another CPU's thread",
+                super::xcpu_handlers::panicked_handler(),
+                self.first_cpu
+            ),
             Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
             Culprit::Budget(s) => match self.sets.get(s as usize) {
                 Some(set) => format!("the budget handler or action of thread set {:?}", set.id),

@@ -64,6 +64,8 @@ pub(crate) struct CondState {
 }
 
 pub(crate) struct SemState {
+    /// For the error naming its policy, should the policy panic.
+    pub(super) name: String,
     pub(super) count: u64,
     pub(super) policy: Box<dyn QueuePolicy>,
     pub(super) waiters: WaitQueue,
@@ -96,8 +98,21 @@ impl<C: Clock> Kernel<C> {
         }
         let id = SemId(self.lock_base + self.sems.len() as u32);
         let cap = self.slots.len() + self.proxy_room();
-        self.sems.push(SemState { count: spec.count, policy: spec.queue, waiters: WaitQueue::with_capacity(cap) });
+        self.sems.push(SemState {
+            name: spec.name,
+            count: spec.count,
+            policy: spec.queue,
+            waiters: WaitQueue::with_capacity(cap),
+        });
         Ok(id)
+    }
+
+    /// Semaphore `k`'s policy ranks `waiter`: a panic in it is then named as that policy's.
+    pub(super) fn sem_rank(&self, k: usize, waiter: &crate::policy::sched::SchedInfo) -> i64 {
+        let before = self.culprit.replace(super::Culprit::SemQueue(k as u32));
+        let rank = self.sems[k].policy.rank(waiter);
+        self.culprit.set(before);
+        rank
     }
 
     fn cond_local(&self, cond: CondId) -> Option<usize> {
@@ -241,7 +256,7 @@ impl<C: Clock> Kernel<C> {
             return Some(Err(LockError::Timeout));
         }
         let info = self.info(id);
-        let rank = self.sems[k].policy.rank(&info);
+        let rank = self.sem_rank(k, &info);
         self.sems[k].waiters.push(rank, id);
         self.block_in(c, id, Wait::Sem(k as u32), deadline);
         self.meta_procure_blocked(c, id);

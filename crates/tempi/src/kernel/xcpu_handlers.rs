@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use super::calls::MsgCall;
 use super::ctx::Ctx;
-use super::messages::HANDLER_QUEUE_FULL;
+use super::messages::{HANDLER_PANICKED, HANDLER_QUEUE_FULL};
 use super::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use super::tcb::{State, Wait};
 use super::xcpu::Post;
@@ -62,6 +62,27 @@ impl Ctx<'_> {
             self.mail.msg.set(m);
         }
         let _ = self.invoke(MsgCall(MsgOp::AnswerRemote { caller, stamp, answered: reply.is_some() }));
+    }
+
+    /// A poisoned handler on this thread's stack did not serve `msg`: the kernel counts and
+    /// traces it, and answers `caller` (if it still waits) `HandlerPanicked`.
+    #[cold]
+    pub(crate) fn handler_unserved(&self, msg: Message, caller: Option<Caller>) {
+        self.mail.msg.set(msg);
+        let _ = self.invoke(MsgCall(MsgOp::HandlerUnserved(caller)));
+    }
+
+    /// The unwind under way is the runtime's own (abort, kill, stop), not a panic: it poisons
+    /// no handler, as it poisons no lock.
+    pub(crate) fn unwound_by_runtime(&self) -> bool {
+        self.runtime_unwind.get()
+    }
+
+    /// This thread's unwind poisoned one or more handlers: once it is over, the kernel refuses
+    /// what they held (`message/leftovers.rs`).
+    #[cold]
+    pub(crate) fn settle_poisoned_handlers(&self) {
+        let _ = self.invoke(MsgCall(MsgOp::SettleHandlers));
     }
 }
 
@@ -98,10 +119,16 @@ impl<C: Clock> Kernel<C> {
         let sender = msg.from.expect("a posted message has a sender");
         let caller = (stamp != 0).then_some(Caller::Remote(sender, stamp));
         let now = self.now;
+        // A panic in the handler (or one it invokes here) is then named as a handler's; the
+        // handle may be gone by the time the error is made, so the unwind keeps the name.
+        let before = self.culprit.replace(super::Culprit::RemoteHandler);
+        let naming = NameOnUnwind(handler);
         let served = {
             let host = RefCell::new(KernelHost { k: self, invoker: sender, urgency, now });
             handler.serve_remote(&host, msg, caller)
         };
+        std::mem::forget(naming);
+        self.culprit.set(before);
         if let Err(MsgError::QueueFull) = served {
             // Never silent: a trace record and a count in the run's outcome, as on the
             // handler's own CPU.
@@ -139,22 +166,66 @@ impl<C: Clock> Kernel<C> {
         self.answer_remote_sender(caller, stamp, reply.ok_or(MsgError::Unanswered));
     }
 
+    /// A poisoned handler did not serve `msg`: counted and traced (on its sender), and
+    /// `caller`, if it still waits, is answered `HandlerPanicked`.
+    #[cold]
+    pub(super) fn handler_unserved(&mut self, msg: Message, caller: Option<Caller>) {
+        self.msg_stats.handler_panicked += 1;
+        if let Some(sender) = msg.from.filter(|_| self.tracing) {
+            match self.local(sender) {
+                Some(_) => self.trace_thread(sender, TraceKind::MessageRefused, HANDLER_PANICKED),
+                None => self.trace(0, TraceKind::MessageRefused, sender, 0, HANDLER_PANICKED),
+            }
+        }
+        match caller {
+            Some(Caller::Local(t, token)) => self.answer_local_waiter(t, token, Err(MsgError::HandlerPanicked)),
+            Some(Caller::Remote(t, stamp)) => self.answer_remote_sender(t, stamp, Err(MsgError::HandlerPanicked)),
+            None => {}
+        }
+    }
+
+    /// `id`'s unwind poisoned handlers, and is over: refuse what they held, on this kernel
+    /// standing in for `id` (`message/leftovers.rs`).
+    #[cold]
+    pub(super) fn settle_poisoned_handlers(&mut self, id: ThreadId) {
+        let (now, urgency) = (self.now, self.tcb(id).urgency());
+        let host = RefCell::new(KernelHost { k: self, invoker: id, urgency, now });
+        crate::message::settle_poisoned(&host);
+    }
+
     /// Answer `caller`, a thread of this CPU waiting at a handler with `token`, with `reply`.
-    fn answer_local_waiter(&mut self, caller: ThreadId, token: u32, reply: Option<Message>) {
+    fn answer_local_waiter(&mut self, caller: ThreadId, token: u32, reply: Result<Message, MsgError>) {
         if self.local(caller).is_none() || self.tcb(caller).state != State::Blocked(Wait::Handler(token)) {
             return;
         }
-        let answer = match reply {
-            Some(mut r) => {
-                r.expects_reply = false;
-                self.tcb(caller).mail.msg.set(r);
-                Ok(())
-            }
-            None => Err(MsgError::Unanswered),
-        };
+        let answer = reply.map(|mut r| {
+            r.expects_reply = false;
+            self.tcb(caller).mail.msg.set(r);
+        });
         self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
         self.wake_from_wait(caller);
     }
+}
+
+std::thread_local! {
+    /// The name of the handler whose panic is unwinding this dispatcher.
+    static PANICKED_HANDLER: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Keeps its handler's name for the run's error when dropped, which happens only in an unwind
+/// (the normal path forgets it).
+struct NameOnUnwind<'a>(&'a Handler);
+
+impl Drop for NameOnUnwind<'_> {
+    fn drop(&mut self) {
+        let name = self.0.name().to_string();
+        PANICKED_HANDLER.with(|n| *n.borrow_mut() = name);
+    }
+}
+
+/// The name of the handler whose panic unwound this dispatcher.
+pub(super) fn panicked_handler() -> String {
+    PANICKED_HANDLER.with(|n| n.borrow().clone())
 }
 
 /// The dispatcher as a handler's host, for one request from another CPU.
@@ -208,7 +279,7 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     }
     fn answer(&mut self, caller: Caller, reply: Option<Message>) {
         match caller {
-            Caller::Local(t, token) => self.k.answer_local_waiter(t, token, reply),
+            Caller::Local(t, token) => self.k.answer_local_waiter(t, token, reply.ok_or(MsgError::Unanswered)),
             Caller::Remote(t, stamp) => self.k.answer_remote_sender(t, stamp, reply.ok_or(MsgError::Unanswered)),
         }
     }
@@ -217,5 +288,8 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     }
     fn refused(&mut self, msg: Message) {
         self.k.handler_queue_refused(msg);
+    }
+    fn unserved(&mut self, msg: Message, caller: Option<Caller>) {
+        self.k.handler_unserved(msg, caller);
     }
 }

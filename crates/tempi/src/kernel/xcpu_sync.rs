@@ -286,7 +286,7 @@ impl<C: Clock> Kernel<C> {
             }
             (Some(k), NowOr::Wait) => {
                 if w.sem {
-                    let rank = self.sems[k].policy.rank(&w.info.unpack());
+                    let rank = self.sem_rank(k, &w.info.unpack());
                     self.sems[k].waiters.push_stamped(rank, waiter, w.stamp);
                 } else {
                     self.conds[k].waiters.push_stamped(w.info.urgency, waiter, w.stamp);

@@ -18,7 +18,22 @@
 //! (`kernel/xcpu_handlers.rs`). A caller waits for a call's reply, and for a send until it has
 //! been run or queued, so both clocks give the same answers.
 //!
-//! Owns the handler's state (busy flag, bounded queue, save queues, function) and its
+//! A handler whose function panics is *poisoned*, as a lock is, and stays so: its state may be
+//! half-changed, so it serves no more messages. (An abort, kill or stop of the thread it runs
+//! on unwinds it too, but that is the runtime's doing, not the handler's: it poisons nothing,
+//! as it poisons no lock, and the handler is released as it stands.) Its function is replaced by one that
+//! refuses every message with [`MsgError::HandlerPanicked`] (kept, not dropped, until the
+//! handler is: its captures' destructors would run inside the unwind), so the idle path pays
+//! nothing for the check. Nothing it held is stranded: the message it was serving and every
+//! message queued or saved there are put back in its queue, and once the unwind is over (at
+//! the same instant) the kernel runs that queue through the refusing function — each waiting
+//! caller, of this CPU or another, is answered [`MsgError::HandlerPanicked`], each message is
+//! counted ([`crate::MessageStats::handler_panicked`]) and traced, its payload given back. A
+//! handler that panics on a dispatcher (serving another CPU's request) ends the run, as any
+//! code the kernel calls does ([`crate::Error::Panicked`] naming the handler, source
+//! [`crate::PanicSource::Handler`]), which settles what it held as at any end.
+//!
+//! Owns the handler's state (busy flag, bounded queue, save queues, function, poison) and its
 //! invocation path on a thread's stack (on a dispatcher, `host.rs`); the kernel only parks and
 //! wakes the callers of a busy handler and carries requests between CPUs. Must not: reach
 //! kernel state.
@@ -187,6 +202,13 @@ pub(super) struct Inner {
     /// The runtime whose run last queued or saved a message here (0: none yet): its end takes
     /// back what is still held ([`super::leftovers::settle_at_end`]). Written on those paths only.
     pub(super) runtime: AtomicU64,
+    /// Its function was unwound: `f` now refuses every message (see the module docs).
+    pub(super) poisoned: AtomicBool,
+    /// Poisoned with messages put back in its queue that the kernel has still to refuse
+    /// ([`super::leftovers::settle_poisoned`]).
+    pub(super) unsettled: AtomicBool,
+    /// The function that was unwound, kept until the handler is dropped.
+    pub(super) broken: Mutex<Option<HandlerFn>>,
 }
 
 /// A handler: a function invoked per message on the stack of the thread that sends it (see
@@ -278,6 +300,9 @@ impl Handler {
                 early: Mutex::new(None),
                 cap: capacity,
                 runtime: AtomicU64::new(0),
+                poisoned: AtomicBool::new(false),
+                unsettled: AtomicBool::new(false),
+                broken: Mutex::new(None),
             }),
         };
         super::leftovers::register(&handler.inner);
@@ -371,6 +396,25 @@ impl Handler {
     /// ```
     pub fn id(&self) -> HandlerId {
         self.inner.id
+    }
+
+    /// Whether its function panicked: it then refuses every message with
+    /// [`MsgError::HandlerPanicked`], for good (see the module docs). An abort, kill or stop
+    /// of the thread it ran on does not poison it.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("h", 0, 1, |_, _| panic!("broken"));
+    /// assert!(!h.is_poisoned());
+    /// let mut rt = Runtime::simulated(1);
+    /// let h1 = h.clone();
+    /// rt.spawn(ThreadSpec::new("t"), move |cx| { let _ = h1.send(cx, Message::new(0, 0, 0)); }).unwrap();
+    /// rt.run().unwrap();
+    /// assert!(h.is_poisoned());
+    /// ```
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.poisoned.load(Ordering::Acquire)
     }
 
     /// Whether it is running now (on some thread's stack).
@@ -475,6 +519,13 @@ impl Handler {
             return Err(MsgError::WouldBlock);
         }
         let mut queue = locked(&h.pending);
+        if h.poisoned.load(Ordering::Acquire) {
+            // Busy for the last time, settling what it held: no message joins that.
+            drop(queue);
+            cx.handler_unserved(msg, None);
+            cx.drop_payload(msg);
+            return Err(MsgError::HandlerPanicked);
+        }
         if queue.len() >= h.cap {
             drop(queue);
             // Never silent: a trace record and a count in the run's outcome.
@@ -522,7 +573,10 @@ impl Handler {
                 .then(|| (cx, cx.prio_save(msg.constraint))),
             Via::Host(_) => None,
         };
-        f(&hcx, msg);
+        // Poisons the handler if `f` is unwound; defused once it returns.
+        let unwound = Unwound { f, hcx: &hcx };
+        (unwound.f)(&hcx, msg);
+        std::mem::forget(unwound);
         if let Some((cx, id)) = prio {
             cx.prio_restore(id);
         }
@@ -563,10 +617,77 @@ impl Handler {
                 next
             };
             let Some(p) = next else { return };
-            // A call the handler saved keeps its caller waiting.
+            // A call the handler saved keeps its caller waiting; a poisoned handler's refusal
+            // has answered it already.
             if let (Done::Reply(reply), Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested), p.caller) {
-                via.answer(caller, reply.ok());
+                if reply != Err(MsgError::HandlerPanicked) {
+                    via.answer(caller, reply.ok());
+                }
             }
+        }
+    }
+}
+
+/// Poisons its handler when dropped, which happens only if the function it runs is unwound
+/// (the normal path forgets it) — by a panic: the runtime's own unwinds poison nothing.
+struct Unwound<'a, 'h, 'c> {
+    f: &'a mut HandlerFn,
+    hcx: &'a HandlerCtx<'h, 'c>,
+}
+
+impl Drop for Unwound<'_, '_, '_> {
+    fn drop(&mut self) {
+        self.hcx.poison(self.f);
+    }
+}
+
+/// A poisoned handler's function: every message is refused, its caller (if queued) answered,
+/// and it is counted and traced; the payload goes back in [`Handler::run_one`].
+fn refuse_all(hcx: &HandlerCtx<'_, '_>, msg: Message) {
+    hcx.reply.set(Err(MsgError::HandlerPanicked));
+    match hcx.via {
+        Via::Thread(cx) => cx.handler_unserved(msg, hcx.caller),
+        Via::Host(host) => host.borrow_mut().unserved(msg, hcx.caller),
+    }
+}
+
+impl HandlerCtx<'_, '_> {
+    /// The function running for this context, `f`, is being unwound: the handler is poisoned
+    /// for good, and what it held is put back in its queue for the kernel to refuse once the
+    /// unwind is over (see the module docs). Runs inside the unwind: it makes no runtime call
+    /// but the deferred one, and drops nothing of the application's.
+    #[cold]
+    #[inline(never)]
+    fn poison(&self, f: &mut HandlerFn) {
+        if matches!(self.via, Via::Thread(cx) if cx.unwound_by_runtime()) {
+            return;
+        }
+        let h = self.inner;
+        if !h.poisoned.load(Ordering::Acquire) {
+            let old = std::mem::replace(f, Box::new(refuse_all));
+            *locked(&h.broken) = Some(old);
+        }
+        let mut queue = locked(&h.pending);
+        h.poisoned.store(true, Ordering::Release);
+        // The message it was serving, unless saved (then it is in a save queue), and a saved
+        // one it had taken: their callers wait too.
+        if self.saved.get() == Invoked::Current {
+            queue.push_front(Pending { msg: self.msg, caller: self.caller });
+        }
+        if let Some(t) = self.taken.take() {
+            queue.push_back(Pending { msg: t.msg, caller: t.caller });
+        }
+        let mut saves = locked(&h.saves);
+        let mut saved: Vec<Saved> = saves.queues.iter_mut().flat_map(|q| q.drain(..)).collect();
+        drop(saves);
+        saved.sort_by_key(|s| s.seq);
+        queue.extend(saved.into_iter().map(|s| Pending { msg: s.msg, caller: s.caller }));
+        h.queued.store(queue.len(), Ordering::Release);
+        h.runtime.store(self.via.runtime(), Ordering::Relaxed);
+        h.unsettled.store(true, Ordering::Release);
+        drop(queue);
+        if let Via::Thread(cx) = self.via {
+            cx.settle_poisoned_handlers();
         }
     }
 }

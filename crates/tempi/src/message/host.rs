@@ -48,6 +48,10 @@ pub(crate) trait HandlerHost {
     fn drop_payload(&mut self, msg: Message);
     /// A busy handler's full queue refused `msg`: counted and traced, its payload released.
     fn refused(&mut self, msg: Message);
+    /// A poisoned handler did not serve `msg`: counted and traced, and `caller`, if it still
+    /// waits, answered [`MsgError::HandlerPanicked`]. The payload is the invocation's to give
+    /// back.
+    fn unserved(&mut self, msg: Message, caller: Option<Caller>);
 }
 
 impl Handler {
@@ -81,11 +85,27 @@ impl Handler {
             let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
             self.drain(&mut f, Via::Host(host), nested);
             return Ok(match done {
+                // Poisoned: a caller was answered by the refusal; a sender learns it here.
+                Done::Reply(Err(MsgError::HandlerPanicked)) => match caller {
+                    Some(_) => Served::Queued,
+                    None => return Err(MsgError::HandlerPanicked),
+                },
                 Done::Reply(reply) => Served::Ran(reply.ok()),
                 Done::Saved | Done::SavedOwn(_) => Served::Queued,
             });
         }
         let mut queue = locked(&h.pending);
+        if h.poisoned.load(Ordering::Acquire) {
+            // Busy for the last time, settling what it held: no message joins that.
+            drop(queue);
+            let mut host = host.borrow_mut();
+            host.unserved(msg, caller);
+            host.drop_payload(msg);
+            return match caller {
+                Some(_) => Ok(Served::Queued),
+                None => Err(MsgError::HandlerPanicked),
+            };
+        }
         if queue.len() >= h.cap {
             return Err(MsgError::QueueFull);
         }
@@ -123,10 +143,12 @@ impl Handler {
         match self.serve_on_host(host, msg, None, true) {
             Ok(Served::Ran(reply)) => Ok(reply),
             Ok(Served::Queued) => Ok(None),
-            Err(e) => {
+            Err(MsgError::QueueFull) => {
                 host.borrow_mut().refused(msg);
-                Err(e)
+                Err(MsgError::QueueFull)
             }
+            // Counted, traced and its payload given back by the poisoned handler.
+            Err(e) => Err(e),
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Nothing left behind in a handler: what its invoker serves on the way out (a message queued
-//! while it restored preemption or gave back a lend, `Handler::leave`), and what a run's end
-//! takes back from the handlers of that runtime (`settle_at_end`): the messages still in their
-//! queues and save queues, counted in `MessageStats::queued_at_end`, their payloads given back.
+//! while it restored preemption or gave back a lend, `Handler::leave`), what a poisoned
+//! handler held when its function was unwound (`settle_poisoned`: refused, its callers
+//! answered), and what a run's end takes back from the handlers of that runtime
+//! (`settle_at_end`): the messages still in their queues and save queues, counted in
+//! `MessageStats::queued_at_end`, their payloads given back.
 //!
 //! Owns the process's list of handlers (entered when one is made, never on an invocation).
 //! Must not: reach kernel state.
@@ -9,8 +11,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
+use std::cell::RefCell;
+
 use super::handler::{locked, HandlerFn, Inner, Via};
-use super::{Handler, Message, PayloadStores};
+use super::{Handler, HandlerHost, Message, PayloadStores};
 use crate::kernel::Ctx;
 use crate::os::busy_cell::BusyGuard;
 
@@ -60,6 +64,28 @@ pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u
         h.runtime.store(0, Ordering::Relaxed);
     }
     left
+}
+
+/// The unwind that poisoned one or more handlers of `host`'s runtime is over: on `host` (the
+/// kernel of the thread that unwound, standing in for it), run what each of them still held
+/// through its refusing function, which answers every waiting caller
+/// [`super::MsgError::HandlerPanicked`] and counts and traces each message. A handler busy
+/// now (a thread preempted inside its refusing function) is left to that thread, which
+/// drains its queue on the way out.
+pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
+    let runtime = host.borrow().runtime();
+    let unsettled =
+        |h: &Arc<Inner>| h.unsettled.load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
+    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).filter(unsettled).collect();
+    for inner in handlers {
+        if !inner.unsettled.swap(false, Ordering::AcqRel) {
+            continue;
+        }
+        let handler = Handler { inner };
+        let Some(mut f) = handler.inner.f.try_enter() else { continue };
+        handler.inner.holder.store(0, Ordering::Relaxed);
+        handler.drain(&mut f, Via::Host(host), false);
+    }
 }
 
 /// The handlers' part of a run's end, however the run ends (an error returns early; the

@@ -56,7 +56,7 @@ mod payload;
 pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
 pub(crate) use host::{Caller, HandlerHost};
-pub(crate) use leftovers::AtEnd;
+pub(crate) use leftovers::{settle_poisoned, AtEnd};
 pub use payload::{Payload, PayloadPool};
 pub(crate) use payload::{PayloadStore, PayloadStores};
 
@@ -286,6 +286,30 @@ pub enum MsgError {
     Unanswered,
     /// The call was made while the thread unwinds, when nothing may wait.
     Unwinding,
+    /// The [`Handler`] panicked ([`Handler::is_poisoned`]): it serves no more messages. A call or send to it fails with this error, and so does every
+    /// call that was queued or saved there when it panicked, answered at that instant. Each
+    /// such message is counted in [`crate::MessageStats::handler_panicked`] and traced as
+    /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) with `arg` 7 on
+    /// its sender; its payload goes back to its pool.
+    ///
+    /// ```
+    /// use tempi::message::{Handler, Message, MsgError};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("h", 0, 1, |_, m| if m.id == 0 { panic!("bad message") });
+    /// let mut rt = Runtime::simulated(1);
+    /// let h1 = h.clone();
+    /// let first = rt.spawn(ThreadSpec::new("first").priority(2), move |cx| {
+    ///     let _ = h1.send(cx, Message::new(0, 0, 0));
+    /// }).unwrap();
+    /// rt.spawn(ThreadSpec::new("next").priority(1), move |cx| {
+    ///     assert_eq!(h.call(cx, Message::new(1, 0, 0)), Err(MsgError::HandlerPanicked));
+    /// }).unwrap();
+    /// let out = rt.run().unwrap();
+    /// assert!(matches!(out.thread(first).unwrap().outcome, Some(tempi::ThreadOutcome::Panicked(_))));
+    /// // The message it panicked on, and the call refused after.
+    /// assert_eq!(out.messages.handler_panicked, 2);
+    /// ```
+    HandlerPanicked,
     /// The call would wait, and the caller may not: a handler calling a busy handler (a
     /// handler never blocks).
     WouldBlock,
@@ -329,6 +353,7 @@ impl fmt::Display for MsgError {
             MsgError::NoSuchSaveQueue(k) => write!(f, "no save queue {k}"),
             MsgError::Unanswered => write!(f, "the call was put away without a reply"),
             MsgError::Unwinding => write!(f, "the thread is unwinding"),
+            MsgError::HandlerPanicked => write!(f, "the handler panicked: it serves no more messages"),
             MsgError::WouldBlock => write!(f, "a handler may not wait"),
             MsgError::NoSuchTimer => write!(f, "no such pending timed message"),
             MsgError::PayloadPoolFull => write!(f, "the payload pool is exhausted"),

@@ -86,7 +86,8 @@ pub enum TraceKind {
     /// when the request queue of the recipient's real-time CPU was full (a retry counted on
     /// the same [`TraceKind::QueueFull`] record as the refusal before it writes none), 5 when
     /// a busy handler's queue was full, 6 for a timed message whose instant had not come when
-    /// the run ended (written at the end, on its sender; see [`crate::message::MsgError`],
+    /// the run ended (written at the end, on its sender), 7 for a message a handler did not
+    /// serve because it had panicked (on its sender; see [`crate::message::MsgError`],
     /// [`crate::Ctx::send_at`] and [`crate::MessageStats`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;

@@ -367,6 +367,9 @@ struct ReportJson<'a> {
     /// Messages still queued for a thread when it ended before the run did.
     #[serde(skip_serializing_if = "is_zero")]
     messages_unserved_at_receiver_end: u64,
+    /// Messages handlers did not serve because they had panicked.
+    #[serde(skip_serializing_if = "is_zero")]
+    messages_unserved_by_panicked_handler: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -558,6 +561,7 @@ pub(super) fn render(
         timed_messages_pending_at_end: out.messages.timed_pending_at_end,
         messages_queued_at_end: out.messages.queued_at_end,
         messages_unserved_at_receiver_end: out.messages.unserved_at_receiver_end,
+        messages_unserved_by_panicked_handler: out.messages.handler_panicked,
         threads,
         sets,
         jobs,

@@ -147,6 +147,7 @@ pub fn summary_text(out: &RunOutcome) -> String {
         (m.handler_queue_full, "messages refused by a busy handler's full queue"),
         (m.timed_pending_at_end, "timed messages still waiting for their instant at the end of the run"),
         (m.unserved_at_receiver_end, "messages still queued for a thread when it ended, never served"),
+        (m.handler_panicked, "messages refused by a handler that had panicked"),
         (m.queued_at_end, "messages still queued, never served, at the end of the run"),
         (x.refused, "cross-CPU requests refused by their target CPU"),
         (x.pending_at_end, "cross-CPU requests still queued at the end of the run"),
