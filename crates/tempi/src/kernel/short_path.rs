@@ -186,7 +186,9 @@ impl<C: Clock> Kernel<C> {
         t.pending_read = false;
         // A reply refused across real-time CPUs answers with its error; the `Empty` the fused
         // request itself left as the answer (for a read that is not made) is no refusal.
-        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(e))) if e != MsgError::Empty);
+        // A pattern, not `!=`: the derived comparison of `MsgError` is a call once it has
+        // enough variants, on every deferred read.
+        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(e))) if !matches!(e, MsgError::Empty));
         if refused
             || t.interrupt.is_some()
             || t.kill_pending
