@@ -108,10 +108,11 @@ impl SortKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CpuTest {
     /// EDF ([`TaskSet::edf_tests`]): Baker's test (which needs every resource under km, pcp
-    /// or srp; without sections it is the density test `Σ C/min(D, T) ≤ 1`) or the
-    /// kernelized-monitor bound; either passing is enough. Both divide by `min(D, T)`, so any
-    /// mix of deadlines shorter and longer than the periods is judged; neither passes with a
-    /// resource in use under bp, bpi or rcs.
+    /// or srp; without sections it is the density test `Σ C/min(D, T) ≤ 1`), the
+    /// kernelized-monitor bound (same coverage) or the test with inheritance-style blocking
+    /// (every protocol; none under bp when a third task can run ahead of a holder); any one
+    /// passing is enough. All divide by `min(D, T)`, so any mix of deadlines shorter and
+    /// longer than the periods is judged.
     Edf,
     /// Fixed priority, exact response-time analysis with blocking, on the tasks' own
     /// priorities ([`TaskSet::analyze`]).
@@ -131,7 +132,7 @@ impl CpuTest {
         match self {
             CpuTest::Edf => {
                 let e = ts.edf_tests();
-                e.baker.is_some_and(|b| b.passed) || e.km_bound.passed
+                e.baker.is_some_and(|b| b.passed) || e.km_bound.passed || e.inheritance.is_some_and(|b| b.passed)
             }
             CpuTest::ResponseTime => ts.analyze().schedulable,
             CpuTest::LiuLayland => ts.liu_layland().is_some_and(|l| l.passed),
