@@ -10,6 +10,7 @@
 //! their CPU or nowhere, so every CPU's subset is a closed one-processor task set and its
 //! blocking terms are the one-processor ones.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use super::arith::secs;
@@ -347,6 +348,19 @@ impl TaskSet {
         // and their sums for the quick decisions.
         let mut on: Vec<Vec<usize>> = vec![Vec::new(); cpus];
         let mut sums: Vec<Sums> = vec![Sums::default(); cpus];
+        // Per CPU and priority band: the sums of the tasks in that band, for the response-time
+        // bound band by band. A band is a priority when there are few, else a range of them
+        // (its tasks then count as interfering with each other, which only makes X larger).
+        let mut levels: Vec<BTreeMap<usize, Sums>> = vec![BTreeMap::new(); cpus];
+        let mut priorities: Vec<i32> = self.tasks.iter().map(|t| t.priority).collect();
+        priorities.sort_unstable();
+        priorities.dedup();
+        let cuts: Vec<i32> = if priorities.len() <= MAX_LEVELS {
+            priorities
+        } else {
+            (0..MAX_LEVELS).map(|k| priorities[k * priorities.len() / MAX_LEVELS]).collect()
+        };
+        let band = |p: i32| cuts.partition_point(|&c| c <= p);
         let mut trial = TaskSet { tasks: Vec::new(), resources: self.resources.clone() };
         // Worst fit: CPUs by (load, number), so the least loaded is the first.
         let mut by_load: std::collections::BTreeSet<(Key, usize)> = (0..cpus).map(|c| (Key(0.0), c)).collect();
@@ -367,7 +381,8 @@ impl TaskSet {
                 }
             }
             let added = Sums::of(self, task);
-            let mut fits = |cpu: usize| match sums[cpu].with(&added).decide(test) {
+            let at_band = band(task.priority);
+            let mut fits = |cpu: usize| match sums[cpu].with(&added).decide(test, &levels[cpu], (at_band, &added)) {
                 Some(answer) => answer,
                 None => {
                     trial.tasks.clear();
@@ -391,6 +406,8 @@ impl TaskSet {
             let at = on[cpu].partition_point(|&j| j < i);
             on[cpu].insert(at, i);
             sums[cpu] = sums[cpu].with(&added);
+            let level = levels[cpu].entry(at_band).or_default();
+            *level = level.with(&added);
             for s in &task.sections {
                 resource_cpu[s.resource] = Some(cpu);
             }
@@ -465,6 +482,11 @@ impl Default for Sums {
 /// (whose sums are taken in another order, or in integers).
 const MARGIN: f64 = 1e-6;
 
+/// How many priority bands the response-time bound is taken over, at most (see
+/// [`Sums::decide`]). (A few only under test, so that the comparison with the reference covers
+/// bands of several priorities.)
+const MAX_LEVELS: usize = if cfg!(test) { 3 } else { 64 };
+
 impl Sums {
     fn of(ts: &TaskSet, t: &Task) -> Sums {
         let window = secs(t.deadline.min(t.period));
@@ -509,12 +531,16 @@ impl Sums {
     ///   blocking is at most that (its demand per unit of time is at most `Σ C/min(D, T)`, its
     ///   blocking at most every section once, over the shortest deadline), unless bp (no
     ///   bound) or rcs (restarts) is in use.
-    /// - Response times pass when `X = (max C + Σ sections + Σ C)/(1 − U)` is within every
-    ///   task's `min(D, T)`: every `R_i` is at most `X` (`X ≥ C_i + B_i + Σ (X/T_j + 1) C_j`),
-    ///   so none exceeds its deadline or its period, and the recurrence, which raises some
-    ///   `⌈R/T_j⌉` at each step, stops within `X Σ 1/T + n + 1` steps, checked to be well
-    ///   under [`TaskSet::MAX_RTA_ITERATIONS`].
-    fn decide(&self, test: CpuTest) -> Option<bool> {
+    /// - Response times pass when, for each priority band (a priority, or with more than
+    ///   [`MAX_LEVELS`] priorities in the task set a range of them),
+    ///   `X = (max C + Σ sections + Σ C)/(1 − U)` over the tasks of that band or higher is
+    ///   within the `min(D, T)` of every task of the band: each such `R_i` is at most `X`
+    ///   (`X ≥ C_i + B_i + Σ (X/T_j + 1) C_j`, the band's own tasks counted as interference
+    ///   too), so none exceeds its deadline or its period, and the recurrence, which raises
+    ///   some `⌈R/T_j⌉` at each step, stops within `X Σ 1/T + n + 1` steps, checked to be well
+    ///   under [`TaskSet::MAX_RTA_ITERATIONS`]. `levels` are the CPU's sums per band, `added`
+    ///   the task being tried and its band.
+    fn decide(&self, test: CpuTest, levels: &BTreeMap<usize, Sums>, added: (usize, &Sums)) -> Option<bool> {
         if self.utilisation > 1.0 + MARGIN {
             return Some(false);
         }
@@ -524,14 +550,53 @@ impl Sums {
         let pass = match test {
             CpuTest::Edf => self.density + self.sections / self.deadline_min <= 1.0 - MARGIN,
             CpuTest::ResponseTime => {
-                let x = (self.wcet_max + self.sections + self.wcet) / (1.0 - self.utilisation);
-                self.utilisation < 1.0 - MARGIN
-                    && x * (1.0 + MARGIN) + 1e-9 <= self.window_min
-                    && x * self.rate + self.tasks + 2.0 <= 0.9 * f64::from(TaskSet::MAX_RTA_ITERATIONS)
+                if self.utilisation >= 1.0 - MARGIN {
+                    return None;
+                }
+                // From the most urgent level down, each level with everything above it (the
+                // interference of a task is every task of its priority or higher).
+                let (p, new) = added;
+                let mut above = Sums::default();
+                let mut pending = Some(new);
+                for (&q, level) in levels.iter().rev() {
+                    if let Some(n) = pending.filter(|_| p > q) {
+                        above = above.with(n);
+                        if !above.bounds_responses(self.sections, n.window_min) {
+                            return None;
+                        }
+                        pending = None;
+                    }
+                    let mut here = *level;
+                    if let Some(n) = pending.filter(|_| p == q) {
+                        here = here.with(n);
+                        pending = None;
+                    }
+                    above = above.with(&here);
+                    if !above.bounds_responses(self.sections, here.window_min) {
+                        return None;
+                    }
+                }
+                if let Some(n) = pending {
+                    above = above.with(n);
+                    if !above.bounds_responses(self.sections, n.window_min) {
+                        return None;
+                    }
+                }
+                true
             }
             CpuTest::LiuLayland => false,
         };
         pass.then_some(true)
+    }
+
+    /// Whether, for tasks interfered with by at most the tasks summed in `self` and blocked
+    /// by at most `blocking`, `X = (max C + blocking + Σ C)/(1 − U)` is within `window` and
+    /// the recurrence stops well within [`TaskSet::MAX_RTA_ITERATIONS`] (see [`Sums::decide`]).
+    fn bounds_responses(&self, blocking: f64, window: f64) -> bool {
+        let x = (self.wcet_max + blocking + self.wcet) / (1.0 - self.utilisation);
+        self.utilisation < 1.0 - MARGIN
+            && x * (1.0 + MARGIN) + 1e-9 <= window
+            && x * self.rate + self.tasks + 2.0 <= 0.9 * f64::from(TaskSet::MAX_RTA_ITERATIONS)
     }
 }
 
