@@ -128,8 +128,13 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
 fn resources(sc: &Scenario) -> TaskSet {
     let mut ts = TaskSet::new();
     for r in &sc.resources {
-        // A protocol the analysis cannot take is analysed as bpi, with a note saying why.
-        let protocol = Protocol::from_name(&r.protocol).unwrap_or(Protocol::Bpi);
+        // A protocol the analysis cannot take is analysed as bpi, with a note saying why. So is
+        // rcs: a scenario's `lock` step holds a guard, and RCS waits for such a holder under
+        // inheritance instead of aborting it (only `Mutex::critical` sections restart).
+        let protocol = match Protocol::from_name(&r.protocol) {
+            Some(Protocol::Rcs) | None => Protocol::Bpi,
+            Some(p) => p,
+        };
         let mut res = Resource::new(r.name.clone(), protocol);
         if let Some(c) = r.ceiling {
             res = res.ceiling(c);
@@ -258,8 +263,14 @@ pub struct Placement {
 pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<String, String> {
     let mut notes = Notes(Vec::new());
     for r in &sc.resources {
-        if let Err(why) = Protocol::for_lock_policy(&r.protocol) {
-            notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name));
+        match Protocol::for_lock_policy(&r.protocol) {
+            Err(why) => notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name)),
+            Ok(Protocol::Rcs) => notes.0.push(format!(
+                "resource \"{}\": rcs: a scenario's lock steps hold the lock with a guard, which RCS does not \
+                 abort (the holder is waited for under inheritance): taken as bpi",
+                r.name
+            )),
+            Ok(_) => {}
         }
     }
     let mut cpus = model(sc, &mut notes);
@@ -445,7 +456,18 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                         out.push_str("  EDF, Baker's SRP test: not applicable (covers km, msrp, pcp and srp only)\n")
                     }
                 }
-                // Either test passing shows the CPU schedulable (both divide by min(D, T)).
+                match e.inheritance {
+                    Some(b) => out.push_str(&format!(
+                        "  EDF with inheritance blocking max_k sum_(j<=k) C/T + (sum_(j<=k) C(1-D/T)+ + B_k)/D_k <= 1: {:.3} {}\n",
+                        b.load,
+                        if b.passed { "passes" } else { "inconclusive" }
+                    )),
+                    None => out.push_str(
+                        "  EDF with inheritance blocking: not applicable (a bp resource shared by threads of different \
+                         deadlines, and a third thread that can run ahead of its holder)\n",
+                    ),
+                }
+                // Any test passing shows the CPU schedulable (each holds whatever the deadlines).
                 let passed = CpuTest::Edf.passes(ts);
                 out.push_str("  response-time analysis: not applicable under EDF\n");
                 if !passed {
@@ -456,6 +478,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     "utilisation": u,
                     "edf_km_bound": { "load": e.km_bound.load, "passed": e.km_bound.passed },
                     "edf_baker": e.baker.map(|b| json!({ "load": b.load, "passed": b.passed })),
+                    "edf_inheritance": e.inheritance.map(|b| json!({ "load": b.load, "passed": b.passed })),
                     "schedulable": if passed { Value::Bool(true) } else { Value::Null },
                 }));
             }

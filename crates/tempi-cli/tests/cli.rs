@@ -413,6 +413,20 @@ fn analyze_prints_blocking_response_times_and_verdict() {
     let out = tempi(&["analyze", &example("edf-full-utilisation.toml")]);
     let s = text(&out.stdout);
     assert!(s.contains("EDF, kernelized-monitor bound") && s.contains("not applicable under EDF"), "{s}");
+    // EDF with a bpi lock: only the test with inheritance blocking applies, and it passes.
+    let out = tempi(&["analyze", &example("locks-inversion.toml"), "--policy", "edf", "--lock-protocol", "bpi"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("Baker's SRP test: not applicable"), "{s}");
+    assert!(s.contains("EDF with inheritance blocking") && s.contains("overall: schedulable"), "{s}");
+    let out =
+        tempi(&["analyze", &example("locks-inversion.toml"), "--policy", "edf", "--lock-protocol", "bpi", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cpus"][0]["edf_inheritance"]["passed"], true);
+    // A scenario's rcs lock is held with a guard, which RCS waits for: analysed as bpi.
+    let out = tempi(&["analyze", &example("locks-inversion.toml"), "--lock-protocol", "rcs", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["notes"].to_string().contains("rcs: a scenario's lock steps hold the lock with a guard"), "{v}");
+    assert_eq!(v["cpus"][0]["tasks"][0]["blocking_ns"].as_u64(), Some(4_000_000));
     // Round robin: nothing applies, and it says so.
     let out = tempi(&["analyze", &example("round-robin.toml")]);
     assert!(text(&out.stdout).contains("no analysis applies"), "{}", text(&out.stdout));

@@ -10,8 +10,9 @@
 //!   of Tokuda and Nakajima's section 2.3.
 //! - [`TaskSet::response_times`]: exact response-time analysis with blocking (Joseph and
 //!   Pandya 1986; Audsley et al. 1993, with the blocking term added).
-//! - [`TaskSet::edf_tests`]: EDF with critical sections: the paper's kernelized-monitor bound
-//!   and Baker's (1991) SRP test.
+//! - [`TaskSet::edf_tests`]: EDF with critical sections: the paper's kernelized-monitor bound,
+//!   Baker's (1991) SRP test, and a test with inheritance-style blocking for every protocol
+//!   (in the manner of Spuri 1995, with bounds for bp and rcs).
 //! - [`TaskSet::analyze`]: all of it, as a [`Verdict`].
 //! - [`TaskSet::partition`]: several CPUs, by first-fit or worst-fit decreasing, each CPU
 //!   judged by one of the tests above ([`CpuTest`]).

@@ -10,6 +10,7 @@
 //! their CPU or nowhere, so every CPU's subset is a closed one-processor task set and its
 //! blocking terms are the one-processor ones.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use super::arith::secs;
@@ -108,10 +109,11 @@ impl SortKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CpuTest {
     /// EDF ([`TaskSet::edf_tests`]): Baker's test (which needs every resource under km, pcp
-    /// or srp; without sections it is the density test `Σ C/min(D, T) ≤ 1`) or the
-    /// kernelized-monitor bound; either passing is enough. Both divide by `min(D, T)`, so any
-    /// mix of deadlines shorter and longer than the periods is judged; neither passes with a
-    /// resource in use under bp, bpi or rcs.
+    /// or srp; without sections it is the density test `Σ C/min(D, T) ≤ 1`), the
+    /// kernelized-monitor bound (same coverage) or the test with inheritance-style blocking
+    /// (every protocol; none under bp when a third task can run ahead of a holder); any one
+    /// passing is enough. All divide by `min(D, T)`, so any mix of deadlines shorter and
+    /// longer than the periods is judged.
     Edf,
     /// Fixed priority, exact response-time analysis with blocking, on the tasks' own
     /// priorities ([`TaskSet::analyze`]).
@@ -131,7 +133,7 @@ impl CpuTest {
         match self {
             CpuTest::Edf => {
                 let e = ts.edf_tests();
-                e.baker.is_some_and(|b| b.passed) || e.km_bound.passed
+                e.baker.is_some_and(|b| b.passed) || e.km_bound.passed || e.inheritance.is_some_and(|b| b.passed)
             }
             CpuTest::ResponseTime => ts.analyze().schedulable,
             CpuTest::LiuLayland => ts.liu_layland().is_some_and(|l| l.passed),
@@ -342,8 +344,26 @@ impl TaskSet {
         let mut cpu_of: Vec<Option<usize>> = vec![None; self.tasks.len()];
         let mut resource_cpu: Vec<Option<usize>> = vec![None; self.resources.len()];
         let mut load = vec![0.0_f64; cpus];
-        // The candidate subset of one CPU, reused: every resource, the CPU's tasks, the new one.
+        // Per CPU: its tasks in task order (what the test is shown, as a task set of its own)
+        // and their sums for the quick decisions.
+        let mut on: Vec<Vec<usize>> = vec![Vec::new(); cpus];
+        let mut sums: Vec<Sums> = vec![Sums::default(); cpus];
+        // Per CPU and priority band: the sums of the tasks in that band, for the response-time
+        // bound band by band. A band is a priority when there are few, else a range of them
+        // (its tasks then count as interfering with each other, which only makes X larger).
+        let mut levels: Vec<BTreeMap<usize, Sums>> = vec![BTreeMap::new(); cpus];
+        let mut priorities: Vec<i32> = self.tasks.iter().map(|t| t.priority).collect();
+        priorities.sort_unstable();
+        priorities.dedup();
+        let cuts: Vec<i32> = if priorities.len() <= MAX_LEVELS {
+            priorities
+        } else {
+            (0..MAX_LEVELS).map(|k| priorities[k * priorities.len() / MAX_LEVELS]).collect()
+        };
+        let band = |p: i32| cuts.partition_point(|&c| c <= p);
         let mut trial = TaskSet { tasks: Vec::new(), resources: self.resources.clone() };
+        // Worst fit: CPUs by (load, number), so the least loaded is the first.
+        let mut by_load: std::collections::BTreeSet<(Key, usize)> = (0..cpus).map(|c| (Key(0.0), c)).collect();
         for &i in &order {
             let task = &self.tasks[i];
             let mut bound_to: Option<usize> = None;
@@ -360,32 +380,223 @@ impl TaskSet {
                     }
                 }
             }
-            let mut candidates: Vec<usize> = match bound_to {
-                Some(c) => vec![c],
-                None => (0..cpus).collect(),
+            let added = Sums::of(self, task);
+            let at_band = band(task.priority);
+            let mut fits = |cpu: usize| match sums[cpu].with(&added).decide(test, &levels[cpu], (at_band, &added)) {
+                Some(answer) => answer,
+                None => {
+                    trial.tasks.clear();
+                    trial.tasks.extend(on[cpu].iter().map(|&j| self.tasks[j].clone()));
+                    trial.tasks.push(task.clone());
+                    test.passes(&trial)
+                }
             };
-            if fit == Fit::Worst {
-                // Stable: equal loads keep CPU order.
-                candidates.sort_by(|&a, &b| load[a].total_cmp(&load[b]));
-            }
-            let fits = |cpu: usize, trial: &mut TaskSet| {
-                trial.tasks.clear();
-                trial
-                    .tasks
-                    .extend((0..self.tasks.len()).filter(|&j| cpu_of[j] == Some(cpu)).map(|j| self.tasks[j].clone()));
-                trial.tasks.push(task.clone());
-                test.passes(trial)
+            let found = match (bound_to, fit) {
+                (Some(c), _) => fits(c).then_some(c),
+                (None, Fit::First) => (0..cpus).find(|&c| fits(c)),
+                (None, Fit::Worst) => by_load.iter().map(|&(_, c)| c).find(|&c| fits(c)),
             };
-            let Some(cpu) = candidates.into_iter().find(|&c| fits(c, &mut trial)) else {
+            let Some(cpu) = found else {
                 return Err(PartitionError::DoesNotFit { task: task.name.clone(), bound_to });
             };
             cpu_of[i] = Some(cpu);
+            by_load.remove(&(Key(load[cpu]), cpu));
             load[cpu] += key.of(task);
+            by_load.insert((Key(load[cpu]), cpu));
+            let at = on[cpu].partition_point(|&j| j < i);
+            on[cpu].insert(at, i);
+            sums[cpu] = sums[cpu].with(&added);
+            let level = levels[cpu].entry(at_band).or_default();
+            *level = level.with(&added);
             for s in &task.sections {
                 resource_cpu[s.resource] = Some(cpu);
             }
         }
         Ok(Partition { cpu_of: cpu_of.into_iter().map(|c| c.expect("every task placed")).collect(), cpus })
+    }
+}
+
+/// A CPU's load as worst fit orders it: `total_cmp`, as the stable sort by load did, so equal
+/// loads go by CPU number.
+#[derive(Clone, Copy, Debug)]
+struct Key(f64);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.0.total_cmp(&other.0).is_eq()
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Sums over a CPU's tasks (times in seconds) from which [`Sums::decide`] can often tell, in
+/// constant time, what the CPU's full test would answer: a sufficient test with a margin (so
+/// that its yes implies the exact test's) and a necessary one (utilisation above 1). Neither
+/// holding, the full test decides.
+#[derive(Clone, Copy, Debug)]
+struct Sums {
+    tasks: f64,
+    /// `Σ C`, the largest `C`, `Σ C/T`, `Σ C/min(D, T)`, `Σ 1/T`.
+    wcet: f64,
+    wcet_max: f64,
+    utilisation: f64,
+    density: f64,
+    rate: f64,
+    /// Every section of every task, summed: at least any blocking term of km, bpi, pcp, srp
+    /// and msrp (each counts at most one section per lower task).
+    sections: f64,
+    /// The smallest `D` and the smallest `min(D, T)`.
+    deadline_min: f64,
+    window_min: f64,
+    /// A resource under bp (unbounded blocking) or rcs (restarts) is in use.
+    unbounded: bool,
+}
+
+impl Default for Sums {
+    fn default() -> Sums {
+        Sums {
+            tasks: 0.0,
+            wcet: 0.0,
+            wcet_max: 0.0,
+            utilisation: 0.0,
+            density: 0.0,
+            rate: 0.0,
+            sections: 0.0,
+            deadline_min: f64::INFINITY,
+            window_min: f64::INFINITY,
+            unbounded: false,
+        }
+    }
+}
+
+/// How far from its bound a quick decision must be, relative, to stand for the exact test
+/// (whose sums are taken in another order, or in integers).
+const MARGIN: f64 = 1e-6;
+
+/// How many priority bands the response-time bound is taken over, at most (see
+/// [`Sums::decide`]). (A few only under test, so that the comparison with the reference covers
+/// bands of several priorities.)
+const MAX_LEVELS: usize = if cfg!(test) { 3 } else { 64 };
+
+impl Sums {
+    fn of(ts: &TaskSet, t: &Task) -> Sums {
+        let window = secs(t.deadline.min(t.period));
+        Sums {
+            tasks: 1.0,
+            wcet: secs(t.wcet),
+            wcet_max: secs(t.wcet),
+            utilisation: t.utilisation(),
+            density: secs(t.wcet) / window,
+            rate: 1.0 / secs(t.period),
+            sections: t.sections.iter().map(|s| secs(s.duration)).sum(),
+            deadline_min: secs(t.deadline),
+            window_min: window,
+            unbounded: t
+                .sections
+                .iter()
+                .any(|s| matches!(ts.resources[s.resource].protocol, super::Protocol::Bp | super::Protocol::Rcs)),
+        }
+    }
+
+    fn with(&self, o: &Sums) -> Sums {
+        Sums {
+            tasks: self.tasks + o.tasks,
+            wcet: self.wcet + o.wcet,
+            wcet_max: self.wcet_max.max(o.wcet_max),
+            utilisation: self.utilisation + o.utilisation,
+            density: self.density + o.density,
+            rate: self.rate + o.rate,
+            sections: self.sections + o.sections,
+            deadline_min: self.deadline_min.min(o.deadline_min),
+            window_min: self.window_min.min(o.window_min),
+            unbounded: self.unbounded || o.unbounded,
+        }
+    }
+
+    /// What `test` answers for these tasks, when the sums settle it.
+    ///
+    /// - Utilisation above 1 fails every test: under EDF the demand of a long window exceeds
+    ///   it; under fixed priority the lowest task with work would need `R ≥ C + R(U − U_i)`,
+    ///   impossible within its period, and a response beyond the period is not `Bounded`.
+    /// - EDF passes when `Σ C/min(D, T) + Σ sections / min D ≤ 1`: the test with inheritance
+    ///   blocking is at most that (its demand per unit of time is at most `Σ C/min(D, T)`, its
+    ///   blocking at most every section once, over the shortest deadline), unless bp (no
+    ///   bound) or rcs (restarts) is in use.
+    /// - Response times pass when, for each priority band (a priority, or with more than
+    ///   [`MAX_LEVELS`] priorities in the task set a range of them),
+    ///   `X = (max C + Σ sections + Σ C)/(1 − U)` over the tasks of that band or higher is
+    ///   within the `min(D, T)` of every task of the band: each such `R_i` is at most `X`
+    ///   (`X ≥ C_i + B_i + Σ (X/T_j + 1) C_j`, the band's own tasks counted as interference
+    ///   too), so none exceeds its deadline or its period, and the recurrence, which raises
+    ///   some `⌈R/T_j⌉` at each step, stops within `X Σ 1/T + n + 1` steps, checked to be well
+    ///   under [`TaskSet::MAX_RTA_ITERATIONS`]. `levels` are the CPU's sums per band, `added`
+    ///   the task being tried and its band.
+    fn decide(&self, test: CpuTest, levels: &BTreeMap<usize, Sums>, added: (usize, &Sums)) -> Option<bool> {
+        if self.utilisation > 1.0 + MARGIN {
+            return Some(false);
+        }
+        if self.unbounded {
+            return None;
+        }
+        let pass = match test {
+            CpuTest::Edf => self.density + self.sections / self.deadline_min <= 1.0 - MARGIN,
+            CpuTest::ResponseTime => {
+                if self.utilisation >= 1.0 - MARGIN {
+                    return None;
+                }
+                // From the most urgent level down, each level with everything above it (the
+                // interference of a task is every task of its priority or higher).
+                let (p, new) = added;
+                let mut above = Sums::default();
+                let mut pending = Some(new);
+                for (&q, level) in levels.iter().rev() {
+                    if let Some(n) = pending.filter(|_| p > q) {
+                        above = above.with(n);
+                        if !above.bounds_responses(self.sections, n.window_min) {
+                            return None;
+                        }
+                        pending = None;
+                    }
+                    let mut here = *level;
+                    if let Some(n) = pending.filter(|_| p == q) {
+                        here = here.with(n);
+                        pending = None;
+                    }
+                    above = above.with(&here);
+                    if !above.bounds_responses(self.sections, here.window_min) {
+                        return None;
+                    }
+                }
+                if let Some(n) = pending {
+                    above = above.with(n);
+                    if !above.bounds_responses(self.sections, n.window_min) {
+                        return None;
+                    }
+                }
+                true
+            }
+            CpuTest::LiuLayland => false,
+        };
+        pass.then_some(true)
+    }
+
+    /// Whether, for tasks interfered with by at most the tasks summed in `self` and blocked
+    /// by at most `blocking`, `X = (max C + blocking + Σ C)/(1 − U)` is within `window` and
+    /// the recurrence stops well within [`TaskSet::MAX_RTA_ITERATIONS`] (see [`Sums::decide`]).
+    fn bounds_responses(&self, blocking: f64, window: f64) -> bool {
+        let x = (self.wcet_max + blocking + self.wcet) / (1.0 - self.utilisation);
+        self.utilisation < 1.0 - MARGIN
+            && x * (1.0 + MARGIN) + 1e-9 <= window
+            && x * self.rate + self.tasks + 2.0 <= 0.9 * f64::from(TaskSet::MAX_RTA_ITERATIONS)
     }
 }
 

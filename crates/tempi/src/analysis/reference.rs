@@ -1,11 +1,12 @@
-//! The blocking terms, the rate-monotonic check and response-time analysis as they were
-//! written first, one pass over the task set per question: the reference the indexed versions
-//! are compared with (`reference_tests.rs`).
+//! The blocking terms, the rate-monotonic check, response-time analysis and partitioning as
+//! they were written first, one pass over the task set per question (and, for partitioning,
+//! every candidate CPU judged by its full test): the reference the indexed versions are
+//! compared with (`reference_tests.rs`).
 
 use std::time::Duration;
 
 use super::arith::{from_nanos, nanos, utilisation_reaches_one};
-use super::{Protocol, Response, TaskSet};
+use super::{CpuTest, Fit, Partition, PartitionError, Protocol, Response, SortKey, TaskSet};
 
 pub(super) struct Reference<'a>(pub(super) &'a TaskSet);
 
@@ -186,5 +187,72 @@ impl Reference<'_> {
             .map(|s| s.duration + self.resources[s.resource].restart_cost)
             .max()
             .unwrap_or(Duration::ZERO)
+    }
+}
+
+impl Reference<'_> {
+    /// [`TaskSet::partition`] as first written: each candidate CPU's subset gathered from the
+    /// whole task set and judged by the full test.
+    pub(super) fn partition(
+        &self,
+        cpus: usize,
+        fit: Fit,
+        key: SortKey,
+        test: CpuTest,
+    ) -> Result<Partition, PartitionError> {
+        if cpus == 0 {
+            return Err(PartitionError::NoCpus);
+        }
+        self.0.validate()?;
+        let mut order: Vec<usize> = (0..self.0.tasks.len()).collect();
+        // Stable: equal keys keep task order.
+        order.sort_by(|&a, &b| key.of(&self.0.tasks[b]).total_cmp(&key.of(&self.0.tasks[a])));
+        let mut cpu_of: Vec<Option<usize>> = vec![None; self.0.tasks.len()];
+        let mut resource_cpu: Vec<Option<usize>> = vec![None; self.0.resources.len()];
+        let mut load = vec![0.0_f64; cpus];
+        // The candidate subset of one CPU, reused: every resource, the CPU's tasks, the new one.
+        let mut trial = TaskSet { tasks: Vec::new(), resources: self.0.resources.clone() };
+        for &i in &order {
+            let task = &self.0.tasks[i];
+            let mut bound_to: Option<usize> = None;
+            for s in &task.sections {
+                if let Some(c) = resource_cpu[s.resource] {
+                    match bound_to {
+                        Some(b) if b != c => {
+                            return Err(PartitionError::SplitResources {
+                                task: task.name.clone(),
+                                cpus: (b.min(c), b.max(c)),
+                            })
+                        }
+                        _ => bound_to = Some(c),
+                    }
+                }
+            }
+            let mut candidates: Vec<usize> = match bound_to {
+                Some(c) => vec![c],
+                None => (0..cpus).collect(),
+            };
+            if fit == Fit::Worst {
+                // Stable: equal loads keep CPU order.
+                candidates.sort_by(|&a, &b| load[a].total_cmp(&load[b]));
+            }
+            let fits = |cpu: usize, trial: &mut TaskSet| {
+                trial.tasks.clear();
+                trial.tasks.extend(
+                    (0..self.0.tasks.len()).filter(|&j| cpu_of[j] == Some(cpu)).map(|j| self.0.tasks[j].clone()),
+                );
+                trial.tasks.push(task.clone());
+                test.passes(trial)
+            };
+            let Some(cpu) = candidates.into_iter().find(|&c| fits(c, &mut trial)) else {
+                return Err(PartitionError::DoesNotFit { task: task.name.clone(), bound_to });
+            };
+            cpu_of[i] = Some(cpu);
+            load[cpu] += key.of(task);
+            for s in &task.sections {
+                resource_cpu[s.resource] = Some(cpu);
+            }
+        }
+        Ok(Partition { cpu_of: cpu_of.into_iter().map(|c| c.expect("every task placed")).collect(), cpus })
     }
 }

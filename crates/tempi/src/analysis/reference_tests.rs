@@ -79,6 +79,64 @@ proptest! {
     }
 }
 
+const FITS: [Fit; 2] = [Fit::First, Fit::Worst];
+const KEYS: [SortKey; 2] = [SortKey::Utilisation, SortKey::Density];
+const TESTS: [CpuTest; 3] = [CpuTest::Edf, CpuTest::ResponseTime, CpuTest::LiuLayland];
+
+/// One task of [`many`]: (period in µs, WCET in µs, deadline in eighths of the period,
+/// priority, an optional section as (resource, µs)).
+type Light = (u64, u64, u64, i32, Option<(usize, u64)>);
+
+/// Many light tasks (the quick decisions take most placements) with a few heavy ones (the
+/// full test takes the rest).
+fn many() -> impl Strategy<Value = Vec<Light>> {
+    prop::collection::vec(
+        (
+            prop::sample::select(vec![100u64, 200, 250, 400, 1000]),
+            prop::sample::select(vec![1u64, 1, 1, 2, 3, 5, 20, 40, 90]),
+            4u64..=12,
+            0i32..6,
+            prop::option::weighted(0.15, (0usize..4, 1u64..=2)),
+        ),
+        1..80,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// The partitioner with its quick decisions places every task where the first version
+    /// (every candidate judged by the full test) does, or fails on the same task.
+    #[test]
+    fn the_partition_matches_the_reference(
+        small in raw(),
+        large in many(),
+        protocols in prop::collection::vec(0..PROTOCOLS.len(), 4),
+        cpus in 1usize..5,
+        how in (0..FITS.len(), 0..KEYS.len(), 0..TESTS.len()),
+    ) {
+        let (fit, key, test) = (FITS[how.0], KEYS[how.1], TESTS[how.2]);
+        let mut big = TaskSet::new();
+        for (k, &p) in protocols.iter().enumerate() {
+            let r = Resource::new(format!("r{k}"), PROTOCOLS[p]).restart_cost(us(1));
+            big.add_resource(if PROTOCOLS[p] == Protocol::Pcp { r.ceiling(5) } else { r });
+        }
+        for (i, &(period, wcet, eighths, priority, section)) in large.iter().enumerate() {
+            let mut t = Task::new(format!("t{i}"), us(wcet + section.map_or(0, |(_, d)| d)), us(period))
+                .deadline(us(period * eighths / 8))
+                .priority(priority);
+            if let Some((r, d)) = section {
+                t = t.section(r, us(d));
+            }
+            big.add_task(t);
+        }
+        for ts in [build(&small), big] {
+            let expected = Reference(&ts).partition(cpus, fit, key, test);
+            prop_assert_eq!(ts.partition(cpus, fit, key, test), expected, "{:?} {:?} {:?} on {}: {:?}", fit, key, test, cpus, ts);
+        }
+    }
+}
+
 /// `Σ c/t ≥ 1` by cross-multiplying in arbitrary precision, without any shortcut.
 fn reaches_one_exactly(terms: &[(u128, u128)]) -> bool {
     let product = terms.iter().fold(BigNat::from(1), |acc, &(_, t)| acc.mul(&BigNat::from(t)));

@@ -187,6 +187,40 @@ fn edf_tests_by_hand() {
 }
 
 #[test]
+fn edf_inheritance_test_by_hand() {
+    let mut ts = TaskSet::new();
+    let a = ts.add_resource(Resource::new("A", Protocol::Bpi));
+    let b = ts.add_resource(Resource::new("B", Protocol::Bpi));
+    ts.add_task(Task::new("h", ms(2), ms(100)).deadline(ms(10)).section(a, ms(1)).section(b, ms(1)));
+    ts.add_task(Task::new("m", ms(3), ms(100)).deadline(ms(20)).section(a, ms(2)));
+    ts.add_task(Task::new("l", ms(4), ms(100)).deadline(ms(40)).section(b, ms(3)));
+    let load = |ts: &TaskSet| ts.edf_tests().inheritance.map(|t| t.load);
+    // k=h: both m and l can hold a lock h wants: B = 2 + 3. Demand: 2/100 per unit of time
+    // plus 2 * (1 - 10/100) = 1.8 ms. 0.02 + (1.8 + 5)/10 = 0.70. (k=m: 0.05 + (4.2 + 3)/20;
+    // k=l: 0.09 + 6.6/40.)
+    assert!((load(&ts).unwrap() - 0.70).abs() < 1e-9, "{:?}", ts.edf_tests());
+    // B under rcs, restart 0.5 ms: l is aborted, so k=h has B = 2 + 0.5: 0.02 + 4.3/10 = 0.45.
+    // At k=l, l is a victim inside the window of h's request on B: 3 + 0.5 more per job of h,
+    // 0.125 + (6.6 + 3.15)/40 = 0.369.
+    ts.resources[b] = Resource::new("B", Protocol::Rcs).restart_cost(Duration::from_micros(500));
+    assert!((load(&ts).unwrap() - 0.45).abs() < 1e-9, "{:?}", ts.edf_tests());
+    ts.tasks[0].deadline = ms(50);
+    ts.tasks[1].deadline = ms(60);
+    // By deadline l (40), h (50), m (60). k=l: only B can block l, held by h (aborted: 0.5):
+    // 0.04 + (2.4 + 0.5)/40 = 0.1125. k=h: now h is the victim of l's request on B, 1 + 0.5
+    // per job of l (rate 0.015, constant 1.5 * 0.6); m can block on A (2): rate 0.04 + 0.02 +
+    // 0.015 = 0.075, constant 2.4 + 1.0 + 0.9 = 4.3, 0.075 + (4.3 + 2)/50 = 0.201. k=m: 0.197.
+    assert!((load(&ts).unwrap() - 0.201).abs() < 1e-9, "{:?}", ts.edf_tests());
+    // A under bp: h and m lock it with different deadlines and l could run ahead of m.
+    ts.resources[a].protocol = Protocol::Bp;
+    assert_eq!(load(&ts), None);
+    // Without l (two tasks) bp blocks as bpi.
+    ts.tasks.pop();
+    ts.tasks[0].sections.pop();
+    assert!(load(&ts).is_some());
+}
+
+#[test]
 fn edf_tests_divide_by_the_shorter_of_deadline_and_period() {
     // Two tasks of utilisation 0.75 each: U = 1.5, every window of 4 ms asks for 6 ms. With
     // D = 8 > T = 4, C/D would be 0.375 each and accept the set.
