@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::kernel::Ctx;
 use crate::time::Time;
 
-/// How to build an [`Admission`]: its CPU, engine, capacities.
+/// How to build an [`Admission`](super::Admission): its CPU, engine, capacities.
 ///
 /// ```
 /// let spec = tempi::admission::AdmissionSpec::new(1).engine("linear").capacity(32).max_live(4).log_capacity(100);
@@ -133,7 +133,7 @@ impl JobRequest {
     }
 
     /// The job's release, if it is not "now". Admission assumes released jobs: a release
-    /// after the instant of the request is refused with [`AdmissionError::FutureRelease`].
+    /// after the instant of the request is refused with [`AdmissionError::FutureRelease`](super::AdmissionError::FutureRelease).
     ///
     /// ```
     /// use std::time::Duration;
