@@ -17,10 +17,13 @@ use toml::{Spanned, Value};
 use tempi::admission::{Admission, AdmissionError, AdmissionSpec, JobRequest, Refused};
 use tempi::clock::{Clock, ClockMode};
 use tempi::trace::admissions::{to_json_with_admissions, AdmissionEventRecord, AdmissionRecord};
-use tempi::{RunOutcome, Runtime, ThreadSpec, Time, TimerSpec};
+use tempi::{RunOutcome, Runtime, ThreadId, ThreadSpec, Time, TimerSpec};
 
 use super::source::Source;
 use super::{Scenario, ScenarioError};
+
+/// The `kind` of the `admission_events` row of a request the run ended before testing.
+pub(crate) const NOT_TESTED: &str = "not tested: the run ended first";
 
 /// `[admission]`.
 #[derive(Deserialize)]
@@ -195,6 +198,9 @@ pub struct Admissions {
     per_cpu: Vec<Admission>,
     /// Requests that could not be tested (engine full, too many live jobs), as report rows.
     errors: Arc<Mutex<Vec<AdmissionEventRecord>>>,
+    /// Each CPU's submitter and its requests in the order it takes them (one job each), to
+    /// report those the run ended before.
+    submitters: Vec<(ThreadId, Vec<RequestDef>)>,
 }
 
 impl Admissions {
@@ -216,6 +222,24 @@ impl Admissions {
             events.extend(e);
         }
         events.extend(self.errors.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        // Nothing vanishes: a request whose submitter's job did not complete, with no decision
+        // or event of its own, was never tested (its time came after the run's end, or the
+        // run ended while an earlier request was being answered).
+        for (submitter, requests) in &self.submitters {
+            let done = out.threads.iter().find(|t| t.id == *submitter).map_or(0, |t| t.stats.completed);
+            for r in requests.iter().skip(usize::try_from(done).unwrap_or(usize::MAX)) {
+                let seen = decisions.iter().any(|d| d.request == r.name) || events.iter().any(|e| e.request == r.name);
+                if !seen {
+                    events.push(AdmissionEventRecord {
+                        request: r.name.clone(),
+                        time: out.end.as_nanos(),
+                        cpu: r.cpu,
+                        wcet: u64::try_from(r.wcet.as_nanos()).unwrap_or(u64::MAX),
+                        kind: NOT_TESTED.to_string(),
+                    });
+                }
+            }
+        }
         decisions.sort_by_key(|d| d.order);
         events.sort_by_key(|e| e.time);
         to_json_with_admissions(out, &decisions, &events)
@@ -246,6 +270,7 @@ impl Scenario {
         }
         let errors: Arc<Mutex<Vec<AdmissionEventRecord>>> =
             Arc::new(Mutex::new(Vec::with_capacity(def.requests.len())));
+        let mut submitters = Vec::new();
         for cpu in 0..self.cpus {
             let mut mine: Vec<RequestDef> = def.requests.iter().filter(|r| r.cpu == cpu).cloned().collect();
             if mine.is_empty() {
@@ -269,6 +294,7 @@ impl Scenario {
                 .max_jobs(u32::try_from(n).unwrap_or(u32::MAX))
                 .release_queue(n);
             let times: Vec<Duration> = mine.iter().map(|r| r.time).collect();
+            let planned = mine.clone();
             let admissions = per_cpu.clone();
             let failed = errors.clone();
             let line = mine[0].line;
@@ -312,6 +338,7 @@ impl Scenario {
                     }
                 })
                 .map_err(|e| at(line, e.to_string()))?;
+            submitters.push((submitter, planned));
             for t in times {
                 rt.add_timer(TimerSpec::at(Time::ZERO + t).cpu(cpu), move |ev| {
                     // The queue holds every request of the CPU: a release cannot be refused.
@@ -320,6 +347,6 @@ impl Scenario {
                 .map_err(|e| at(line, e.to_string()))?;
             }
         }
-        Ok(Some(Admissions { per_cpu, errors }))
+        Ok(Some(Admissions { per_cpu, errors, submitters }))
     }
 }

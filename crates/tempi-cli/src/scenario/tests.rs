@@ -448,6 +448,30 @@ fn the_admission_example_refuses_nacks_resubmits_and_stops_an_overrun() {
 }
 
 #[test]
+fn a_request_the_run_ends_before_is_reported_not_tested() {
+    let mut text = String::from("[runtime]\npolicy = \"edf\"\n[admission]\n");
+    // The run ends at 10 ms (as `until = "10ms"` makes `tempi simulate` end it).
+    for (name, t) in [("a", 0), ("b", 20), ("c", 30)] {
+        text += &format!("[[request]]\nname = \"{name}\"\ntime = \"{t}ms\"\nwcet = \"1ms\"\ndeadline = \"5ms\"\n");
+    }
+    let sc = Scenario::parse("s.toml", &text).unwrap();
+    let (rt, adm) = sc.runtime_with_admission::<tempi::clock::VirtualClock>(sc.config()).unwrap();
+    let out = rt.run_until(tempi::Time::from_millis(10)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&adm.unwrap().report_json(&out)).unwrap();
+    let admitted: Vec<&str> =
+        v["admissions"].as_array().unwrap().iter().map(|a| a["request"].as_str().unwrap()).collect();
+    assert_eq!(admitted, ["a"]);
+    let events: Vec<(&str, u64, &str)> = v["admission_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["request"].as_str().unwrap(), e["time"].as_u64().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    let end = 10_000_000;
+    assert_eq!(events, [("b", end, "not tested: the run ended first"), ("c", end, "not tested: the run ended first")]);
+}
+
+#[test]
 fn a_request_that_cannot_be_tested_is_reported_and_the_next_ones_go_on() {
     let mut text = String::from("[runtime]\npolicy = \"edf\"\n[admission]\ncapacity = 1\n");
     for (name, t) in [("a", 0), ("b", 1), ("c", 20)] {

@@ -64,7 +64,8 @@ pub struct AdmissionEventRecord {
     pub cpu: usize,
     /// The job's WCET (ns).
     pub wcet: u64,
-    /// `overrun`, or `unenforced: REASON`.
+    /// `overrun`, `unenforced: REASON`, `not started: REASON`, or what the application
+    /// reports (the CLI adds `error: REASON` and `not tested: the run ended first`).
     pub kind: String,
 }
 
