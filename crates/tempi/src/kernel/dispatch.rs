@@ -249,6 +249,34 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// [`Kernel::stop_running_at`] for the running `t`, in no thread set, on `cpu` at `now`,
+    /// for a short path that holds its control block: the accounting, the CPU's bookkeeping,
+    /// what preemption-off held back, the count and the trace record. The caller sets its
+    /// state.
+    #[inline(always)]
+    pub(super) fn stop_tcb(
+        cpu: &mut Cpu,
+        t: &mut Tcb,
+        trace_seq: Option<&mut u32>,
+        now: Time,
+        accounting: Accounting,
+        reason: StopReason,
+    ) {
+        let ran = cpu.ran_until(now);
+        if accounting != Accounting::Off {
+            t.add_cpu_time(ran);
+        }
+        cpu.stop();
+        t.preempt_deferred = false;
+        t.slice_deferred = false;
+        if reason == StopReason::Preempted {
+            t.stats.preemptions += 1;
+        }
+        if let Some(seq) = trace_seq {
+            cpu.record(seq, now, TraceKind::Stop, t.id, t.job.number, reason as u64);
+        }
+    }
+
     /// The preemption of the running `t` (in no thread set) by `heir`, on `cpu` (local index
     /// `c`) at `now`, for a short path that holds both control blocks: what
     /// [`Kernel::stop_running_at`] (`Preempted`) and [`Kernel::dispatch_tcb`] make, in the same
@@ -266,17 +294,7 @@ impl<C: Clock> Kernel<C> {
         accounting: Accounting,
         context_switch: Duration,
     ) {
-        let ran = cpu.ran_until(now);
-        if accounting != Accounting::Off {
-            t.add_cpu_time(ran);
-        }
-        cpu.stop();
-        t.preempt_deferred = false;
-        t.slice_deferred = false;
-        t.stats.preemptions += 1;
-        if let Some(seq) = trace_seq.as_deref_mut() {
-            cpu.record(seq, now, TraceKind::Stop, t.id, t.job.number, StopReason::Preempted as u64);
-        }
+        Self::stop_tcb(cpu, t, trace_seq.as_deref_mut(), now, accounting, StopReason::Preempted);
         t.state = State::Ready;
         Self::dispatch_tcb(cpu, c, heir, timers, trace_seq, now, context_switch);
     }

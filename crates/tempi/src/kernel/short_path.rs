@@ -48,9 +48,8 @@ use super::Kernel;
 use crate::clock::Clock;
 use crate::message::MsgError;
 use crate::policy::sched::{Events, WakePick};
-use crate::sets::Accounting;
 use crate::thread::ThreadId;
-use crate::trace::{StopReason, TraceKind};
+use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
@@ -156,18 +155,9 @@ impl<C: Clock> Kernel<C> {
         }
         #[cfg(test)]
         CALL_HAND_OFFS.with(|n| n.set(n.get() + 1));
-        // `stop_running_at` (`Blocked`) for a thread in no set.
         let now = self.now;
-        let ran = cpu.ran_until(now);
-        if self.accounting != Accounting::Off {
-            t.add_cpu_time(ran);
-        }
-        cpu.stop();
-        t.preempt_deferred = false;
-        t.slice_deferred = false;
-        if self.tracing {
-            cpu.record(&mut self.trace_seq, now, TraceKind::Stop, id, t.job.number, StopReason::Blocked as u64);
-        }
+        let trace_seq = self.tracing.then_some(&mut self.trace_seq);
+        Self::stop_tcb(cpu, t, trace_seq, now, self.accounting, StopReason::Blocked);
         t.state = State::Blocked(Wait::Reply(s));
         if let Some(next) = cpu.scheduler.on_blocked_pick(&t.sched, now) {
             // A wrong pick stops the run; the run loop sees it.

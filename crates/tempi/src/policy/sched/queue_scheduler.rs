@@ -157,20 +157,12 @@ impl<D: QueueDiscipline> Scheduler for QueueScheduler<D> {
         }
     }
     fn on_woken_pick(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> WakePick {
-        if !(D::PREEMPTIVE && woken.urgency > running.urgency) {
+        if !self.should_preempt(running, woken) {
             self.on_ready(woken, ReadyReason::Woken);
             return WakePick::Stays;
         }
-        if D::URGENCY_ORDER {
-            // `on_ready` (`Woken`) is a `push_back`, (`Preempted`) a `push_front`.
-            WakePick::Preempted(
-                self.queue.push_back_front_pop((woken.id, woken.urgency), (running.id, running.urgency)),
-            )
-        } else {
-            self.on_ready(woken, ReadyReason::Woken);
-            self.on_ready(running, ReadyReason::Preempted);
-            WakePick::Preempted(self.pick_next(now))
-        }
+        // The rest is a hand-over in which the running thread keeps its urgency.
+        WakePick::Preempted(self.on_handed_over(woken, running, running.urgency, now))
     }
     fn on_yield_pick(&mut self, t: &SchedInfo, _now: Time) -> Option<ThreadId> {
         // `on_yield` is `on_ready(Yielded)`, a `push_back`; `pick_next` is a `pop`.
