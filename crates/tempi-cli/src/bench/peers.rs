@@ -450,45 +450,16 @@ pub(super) fn parse_cyclictest_histogram(text: &str, releases: usize) -> Result<
     Ok(LatencyRun { ns, notes: Vec::new() })
 }
 
-/// Peer of `switch.roundtrip.corosensei`: `n` round trips of a bare `corosensei` coroutine on
-/// an OS thread pinned to [`BENCH_CPU`] (one `resume` into a coroutine that at once `suspend`s
-/// back: two stack switches), the first round excluded; ns per round trip. What tempi's thread
-/// switch is built on, without the kernel around it.
-pub(super) fn coroutine_roundtrip(n: u64) -> Result<(f64, Vec<String>), String> {
+/// Peer of `switch.roundtrip.corosensei` (`CLOCKED` false) and of
+/// `switch.roundtrip.corosensei_clocked` (`CLOCKED` true): `n` round trips of a bare
+/// `corosensei` coroutine on an OS thread pinned to [`BENCH_CPU`] (one `resume` into a
+/// coroutine that at once `suspend`s back: two stack switches), the first round excluded; ns
+/// per round trip. Bare, it is what tempi's thread switch is built on, without the kernel
+/// around it. Clocked, it also reads tempi's real-time clock at each of its two switches and
+/// charges the time since the last one to the side that ran, as a kernel that accounts every
+/// thread's execution time must at the least.
+pub(super) fn coroutine_roundtrip<const CLOCKED: bool>(n: u64) -> Result<(f64, Vec<String>), String> {
     // Its own OS thread, so the pinning does not stay with the caller.
-    let run = std::thread::spawn(move || {
-        use corosensei::{Coroutine, CoroutineResult};
-        let mut notes = Vec::new();
-        if let Err(e) = pin_current(BENCH_CPU) {
-            notes.push(format!("peer: could not pin to CPU {BENCH_CPU}: {e}"));
-        }
-        let mut co = Coroutine::new(|y, mut x: u64| loop {
-            x = y.suspend(black_box(x));
-        });
-        // The first resume starts the coroutine (its stack is set up): not timed.
-        let _ = co.resume(0);
-        let t0 = Instant::now();
-        for i in 0..n {
-            match co.resume(black_box(i)) {
-                CoroutineResult::Yield(v) => {
-                    black_box(v);
-                }
-                CoroutineResult::Return(()) => return Err("the bare coroutine ended".to_string()),
-            }
-        }
-        let ns = t0.elapsed().as_nanos() as f64 / n as f64;
-        // The coroutine never returns: dropping it unwinds its stack.
-        drop(co);
-        Ok((ns, notes))
-    });
-    run.join().map_err(|_| "the coroutine peer panicked".to_string())?
-}
-
-/// Peer of `switch.roundtrip.corosensei_clocked`: `n` round trips of a bare `corosensei`
-/// coroutine on one pinned OS thread that, at each of its two switches, reads tempi's real-time
-/// clock and charges the time since the last switch to the side that ran, as a kernel that
-/// accounts every thread's execution time must at the least. Returns ns per round trip.
-pub(super) fn clocked_coroutine_roundtrip(n: u64) -> Result<(f64, Vec<String>), String> {
     let run = std::thread::spawn(move || {
         use corosensei::{Coroutine, CoroutineResult};
         let mut notes = Vec::new();
@@ -499,29 +470,34 @@ pub(super) fn clocked_coroutine_roundtrip(n: u64) -> Result<(f64, Vec<String>), 
         // Execution time charged to each side, and the instant of the last switch.
         let mut charged = [0u64; 2];
         let mut last = clock.read();
+        let mut charge = |side: usize| {
+            if CLOCKED {
+                let now = clock.read();
+                charged[side] += now.as_nanos().saturating_sub(last.as_nanos());
+                last = now;
+            }
+        };
         let mut co = Coroutine::new(|y, mut x: u64| loop {
             x = y.suspend(black_box(x));
         });
+        // The first resume starts the coroutine (its stack is set up): not timed.
         let _ = co.resume(0);
         let t0 = Instant::now();
         for i in 0..n {
-            let now = clock.read();
-            charged[0] += now.as_nanos().saturating_sub(last.as_nanos());
-            last = now;
+            charge(0);
             match co.resume(black_box(i)) {
                 CoroutineResult::Yield(v) => {
                     black_box(v);
                 }
                 CoroutineResult::Return(()) => return Err("the bare coroutine ended".to_string()),
             }
-            let now = clock.read();
-            charged[1] += now.as_nanos().saturating_sub(last.as_nanos());
-            last = now;
+            charge(1);
         }
         let ns = t0.elapsed().as_nanos() as f64 / n as f64;
         black_box(charged);
+        // The coroutine never returns: dropping it unwinds its stack.
         drop(co);
         Ok((ns, notes))
     });
-    run.join().map_err(|_| "the clocked coroutine peer panicked".to_string())?
+    run.join().map_err(|_| "the coroutine peer panicked".to_string())?
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tempi::clock::RealClock;
 use tempi::{Accounting, Budget, Config, Runtime, ThreadSpec};
 
-use super::peers::{channel_switch, clocked_coroutine_roundtrip, condvar_switch, coroutine_roundtrip};
+use super::peers::{channel_switch, condvar_switch, coroutine_roundtrip};
 use super::{check_completed, compare, median, overhead, progress, sample, Metric, Sizes};
 
 /// What surrounds the two yielding threads of a switch measurement.
@@ -126,13 +126,13 @@ pub(super) fn switch_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<()
     })?;
     progress(&format!("switch.roundtrip: bare corosensei peer, {} round trips x {}", sz.switch_tempi, sz.reps));
     let p_coroutine = sample(sz.reps, || {
-        let (ns, w) = coroutine_roundtrip(sz.switch_tempi)?;
+        let (ns, w) = coroutine_roundtrip::<false>(sz.switch_tempi)?;
         peer_notes.extend(w);
         Ok(ns)
     })?;
     progress(&format!("switch.roundtrip: clocked corosensei peer, {} round trips x {}", sz.switch_tempi, sz.reps));
     let p_clocked = sample(sz.reps, || {
-        let (ns, w) = clocked_coroutine_roundtrip(sz.switch_tempi)?;
+        let (ns, w) = coroutine_roundtrip::<true>(sz.switch_tempi)?;
         peer_notes.extend(w);
         Ok(ns)
     })?;
