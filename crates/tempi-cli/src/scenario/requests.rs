@@ -8,6 +8,7 @@
 //! requests, and the admission part of the report ([`Admissions`]). It uses only the
 //! library's public `admission` API, and must not touch the other tables.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -198,9 +199,18 @@ pub struct Admissions {
     per_cpu: Vec<Admission>,
     /// Requests that could not be tested (engine full, too many live jobs), as report rows.
     errors: Arc<Mutex<Vec<AdmissionEventRecord>>>,
-    /// Each CPU's submitter and its requests in the order it takes them (one job each), to
-    /// report those the run ended before.
-    submitters: Vec<(ThreadId, Vec<RequestDef>)>,
+    /// Each CPU's submitter, its requests in the order it takes them (one job each), and
+    /// which of them it began, to report those the run ended before.
+    submitters: Vec<Submitter>,
+}
+
+/// A CPU's submitter thread and what it was given to submit.
+#[derive(Debug, Clone)]
+struct Submitter {
+    thread: ThreadId,
+    requests: Vec<RequestDef>,
+    /// Set by the submitter as it begins each request (read once the run is over).
+    begun: Arc<Vec<AtomicBool>>,
 }
 
 impl Admissions {
@@ -222,14 +232,18 @@ impl Admissions {
             events.extend(e);
         }
         events.extend(self.errors.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
-        // Nothing vanishes: a request whose submitter's job did not complete, with no decision
-        // or event of its own, was never tested (its time came after the run's end, or the
-        // run ended while an earlier request was being answered).
-        for (submitter, requests) in &self.submitters {
-            let done = out.threads.iter().find(|t| t.id == *submitter).map_or(0, |t| t.stats.completed);
-            for r in requests.iter().skip(usize::try_from(done).unwrap_or(usize::MAX)) {
-                let seen = decisions.iter().any(|d| d.request == r.name) || events.iter().any(|e| e.request == r.name);
-                if !seen {
+        // Nothing vanishes: a request its submitter never began (its time came after the
+        // run's end, or the run ended while an earlier request was being answered) was never
+        // tested; nor was one begun whose job did not complete and of which nothing was
+        // recorded (the run ended while it waited for another CPU's answer). A begun job that
+        // completed always left a decision or an event.
+        for sub in &self.submitters {
+            let done = out.threads.iter().find(|t| t.id == sub.thread).map_or(0, |t| t.stats.completed);
+            for (j, r) in sub.requests.iter().enumerate() {
+                let cut_off = j as u64 >= done
+                    && !decisions.iter().any(|d| d.request == r.name)
+                    && !events.iter().any(|e| e.request == r.name);
+                if !sub.begun[j].load(Ordering::Relaxed) || cut_off {
                     events.push(AdmissionEventRecord {
                         request: r.name.clone(),
                         time: out.end.as_nanos(),
@@ -295,12 +309,16 @@ impl Scenario {
                 .release_queue(n);
             let times: Vec<Duration> = mine.iter().map(|r| r.time).collect();
             let planned = mine.clone();
+            let begun: Arc<Vec<AtomicBool>> = Arc::new((0..n).map(|_| AtomicBool::new(false)).collect());
+            let beginning = begun.clone();
             let admissions = per_cpu.clone();
             let failed = errors.clone();
             let line = mine[0].line;
             let submitter = rt
                 .spawn(spec, move |cx| {
-                    let Some(r) = mine.get(cx.job().number as usize) else { return };
+                    let j = cx.job().number as usize;
+                    let Some(r) = mine.get(j) else { return };
+                    beginning[j].store(true, Ordering::Relaxed);
                     let deadline = cx.now() + r.deadline;
                     let request = |wcet: Duration, work: Duration| {
                         JobRequest::new(r.name.as_str(), wcet, deadline, move |cx| cx.work(work))
@@ -338,7 +356,7 @@ impl Scenario {
                     }
                 })
                 .map_err(|e| at(line, e.to_string()))?;
-            submitters.push((submitter, planned));
+            submitters.push(Submitter { thread: submitter, requests: planned, begun });
             for t in times {
                 rt.add_timer(TimerSpec::at(Time::ZERO + t).cpu(cpu), move |ev| {
                     // The queue holds every request of the CPU: a release cannot be refused.

@@ -472,6 +472,25 @@ fn a_request_the_run_ends_before_is_reported_not_tested() {
 }
 
 #[test]
+fn a_request_the_run_ends_before_is_reported_even_under_a_name_already_decided() {
+    let mut text = String::from("[runtime]\npolicy = \"edf\"\n[admission]\n");
+    for t in [0, 20] {
+        text += &format!("[[request]]\nname = \"a\"\ntime = \"{t}ms\"\nwcet = \"1ms\"\ndeadline = \"5ms\"\n");
+    }
+    let sc = Scenario::parse("s.toml", &text).unwrap();
+    let (rt, adm) = sc.runtime_with_admission::<tempi::clock::VirtualClock>(sc.config()).unwrap();
+    let out = rt.run_until(tempi::Time::from_millis(10)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&adm.unwrap().report_json(&out)).unwrap();
+    assert_eq!(v["admissions"].as_array().unwrap().len(), 1);
+    let events = v["admission_events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{v}");
+    assert_eq!(
+        (&events[0]["request"], &events[0]["time"], &events[0]["kind"]),
+        (&"a".into(), &10_000_000.into(), &"not tested: the run ended first".into())
+    );
+}
+
+#[test]
 fn a_request_that_cannot_be_tested_is_reported_and_the_next_ones_go_on() {
     let mut text = String::from("[runtime]\npolicy = \"edf\"\n[admission]\ncapacity = 1\n");
     for (name, t) in [("a", 0), ("b", 1), ("c", 20)] {
