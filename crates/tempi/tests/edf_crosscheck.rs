@@ -11,6 +11,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
 use proptest::prelude::*;
 use tempi::analysis::{CpuTest, Protocol, Resource, Task, TaskSet};
 use tempi::policy::sched::Edf;
@@ -102,11 +104,8 @@ fn simulate(ts: &TaskSet, gens: &[Gen]) -> Vec<u64> {
         })
         .unwrap();
     }
-    let hyper = ts.hyperperiod().unwrap();
-    let longest = ts.tasks.iter().map(|t| t.deadline).max().unwrap_or_default();
-    let until = Time::from_millis(3) + 2 * hyper + longest + Duration::from_nanos(1);
-    let out = rt.run_until(until).unwrap();
-    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
+    // Phases are at most 3 ms.
+    common::misses_over_two_hyperperiods(rt, ts, ms(3))
 }
 
 proptest! {

@@ -13,12 +13,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
 use proptest::prelude::*;
 use tempi::analysis::{CpuTest, Protocol, Resource, Task, TaskSet};
 use tempi::clock::VirtualClock;
 use tempi::policy::sched::Edf;
 use tempi::sync::{LockSpec, Mutex};
-use tempi::{Config, Costs, Runtime, ThreadSpec, Time};
+use tempi::{Config, Costs, Runtime, ThreadSpec};
 
 /// Periods (ms) whose LCM is at most 60 ms.
 const PERIODS: [u64; 7] = [2, 3, 4, 5, 6, 10, 12];
@@ -148,11 +150,8 @@ fn simulate(ts: &TaskSet, gens: &[Gen]) -> Vec<u64> {
         })
         .unwrap();
     }
-    let hyper = ts.hyperperiod().unwrap();
-    let longest = ts.tasks.iter().map(|t| t.deadline).max().unwrap_or_default();
-    let until = Time::from_millis(3) + 2 * hyper + longest + Duration::from_nanos(1);
-    let out = rt.run_until(until).unwrap();
-    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
+    // Phases are at most 15 quarter milliseconds.
+    common::misses_over_two_hyperperiods(rt, ts, work(15))
 }
 
 proptest! {

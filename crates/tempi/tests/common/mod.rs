@@ -7,8 +7,10 @@ pub mod counting;
 pub mod global;
 pub mod payloads;
 
+use tempi::analysis::TaskSet;
+use tempi::clock::VirtualClock;
 use tempi::trace::{StopReason, TraceKind};
-use tempi::RunOutcome;
+use tempi::{RunOutcome, Runtime, Time};
 
 /// The least common multiple (a hyperperiod from periods).
 pub fn lcm(a: u64, b: u64) -> u64 {
@@ -115,4 +117,15 @@ pub fn echo(cx: &tempi::Ctx<'_>, m: tempi::message::Message, fused: bool) -> tem
     } else {
         Flow::Continue
     }
+}
+
+/// Run `rt`, whose threads are `ts`'s tasks (by name), from `latest_phase` (no task starts
+/// later) for two hyperperiods and the longest deadline, by when a periodic set that ever
+/// misses a deadline has missed one; each task's misses, in `ts`'s order.
+pub fn misses_over_two_hyperperiods(rt: Runtime<VirtualClock>, ts: &TaskSet, latest_phase: Duration) -> Vec<u64> {
+    let hyper = ts.hyperperiod().unwrap();
+    let longest = ts.tasks.iter().map(|t| t.deadline).max().unwrap_or_default();
+    let until = Time::ZERO + latest_phase + 2 * hyper + longest + Duration::from_nanos(1);
+    let out = rt.run_until(until).unwrap();
+    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
 }
