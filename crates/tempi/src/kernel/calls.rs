@@ -380,7 +380,8 @@ impl Call for MsgCall {
 impl UserCall for MsgCall {
     fn while_unwinding(self) -> WhileUnwinding<MsgAnswer> {
         match self.0 {
-            // What a handler poisoned by this unwind held is refused once it is over.
+            // What a handler poisoned by this unwind held is refused, and a handler it left
+            // with messages queued handed on, once it is over.
             MsgOp::SettleHandlers => WhileUnwinding::Defer(self.request(), Ok(())),
             _ => WhileUnwinding::Answer(Err(crate::message::MsgError::Unwinding)),
         }

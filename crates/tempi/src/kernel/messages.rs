@@ -54,6 +54,9 @@ pub(crate) struct MailCell {
     /// The thread holds urgency lent for a handler it runs (kernel to thread): leaving the
     /// handler must be reported (NICE).
     pub(crate) nice: Cell<bool>,
+    /// The busy handler this thread waits at was left to it by a runtime unwind of its holder
+    /// (kernel to thread): its call, taken out of the queue, is to be made again.
+    pub(crate) handed_over: Cell<bool>,
     /// The handler of another real-time CPU a request is for (thread to kernel, see
     /// `xcpu_handlers.rs`).
     pub(crate) handler: std::cell::RefCell<Option<crate::message::Handler>>,
@@ -255,7 +258,7 @@ impl<C: Clock> Kernel<C> {
                 Some(Ok(()))
             }
             MsgOp::SettleHandlers => {
-                self.settle_poisoned_handlers(id);
+                self.settle_handlers(id);
                 Some(Ok(()))
             }
         };

@@ -78,11 +78,20 @@ impl Ctx<'_> {
         self.runtime_unwind.get()
     }
 
-    /// This thread's unwind poisoned one or more handlers: once it is over, the kernel refuses
-    /// what they held (`message/leftovers.rs`).
+    /// This thread's unwind poisoned one or more handlers, or left one with messages queued:
+    /// once it is over, the kernel refuses what a poisoned one held and hands a left one to
+    /// the oldest caller waiting there (`message/leftovers.rs`).
     #[cold]
-    pub(crate) fn settle_poisoned_handlers(&self) {
+    pub(crate) fn settle_handlers(&self) {
         let _ = self.invoke(MsgCall(MsgOp::SettleHandlers));
+    }
+
+    /// Whether this thread's wait at a busy handler ended because the handler was left to it
+    /// ([`crate::message::settle_unwound`]): its call, taken out of the queue, is to be made
+    /// again. Reading clears it.
+    #[inline]
+    pub(crate) fn handler_handed_over(&self) -> bool {
+        self.mail.handed_over.replace(false)
     }
 }
 
@@ -184,13 +193,15 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// `id`'s unwind poisoned handlers, and is over: refuse what they held, on this kernel
-    /// standing in for `id` (`message/leftovers.rs`).
+    /// `id`'s unwind poisoned handlers or left them with messages queued, and is over: refuse
+    /// what the poisoned ones held, and hand each left one to the oldest caller waiting there,
+    /// on this kernel standing in for `id` (`message/leftovers.rs`).
     #[cold]
-    pub(super) fn settle_poisoned_handlers(&mut self, id: ThreadId) {
+    pub(super) fn settle_handlers(&mut self, id: ThreadId) {
         let (now, urgency) = (self.now, self.tcb(id).urgency());
         let host = RefCell::new(KernelHost { k: self, invoker: id, urgency, now });
         crate::message::settle_poisoned(&host);
+        crate::message::settle_unwound(&host);
     }
 
     /// Answer `caller`, a thread of this CPU waiting at a handler with `token`, with `reply`.
@@ -291,5 +302,16 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     }
     fn unserved(&mut self, msg: Message, caller: Option<Caller>) {
         self.k.handler_unserved(msg, caller);
+    }
+    fn hand_over(&mut self, caller: ThreadId, token: u32) -> bool {
+        let k = &mut *self.k;
+        if k.local(caller).is_none() || k.tcb(caller).state != State::Blocked(Wait::Handler(token)) {
+            return false;
+        }
+        let t = k.tcb(caller);
+        t.mail.handed_over.set(true);
+        t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+        k.wake_from_wait(caller);
+        true
     }
 }

@@ -21,7 +21,10 @@
 //! A handler whose function panics is *poisoned*, as a lock is, and stays so: its state may be
 //! half-changed, so it serves no more messages. (An abort, kill or stop of the thread it runs
 //! on unwinds it too, but that is the runtime's doing, not the handler's: it poisons nothing,
-//! as it poisons no lock, and the handler is released as it stands.) Its function is replaced by one that
+//! as it poisons no lock, and the handler is released as it stands. What was queued there
+//! meanwhile is not left to wait for an invocation that may never come: once the unwind is
+//! over, the oldest caller still waiting takes the handler over, see
+//! [`super::leftovers::settle_unwound`].) Its function is replaced by one that
 //! refuses every message with [`MsgError::HandlerPanicked`] (kept, not dropped, until the
 //! handler is: its captures' destructors would run inside the unwind), so the idle path pays
 //! nothing for the check. Nothing it held is stranded: the message it was serving and every
@@ -204,6 +207,9 @@ pub(super) struct Inner {
     pub(super) runtime: AtomicU64,
     /// Its function was unwound: `f` now refuses every message (see the module docs).
     pub(super) poisoned: AtomicBool,
+    /// The runtime unwound its holder out of it while messages were queued: the kernel hands
+    /// it to the oldest caller waiting there once the unwind is over ([`Stay`]).
+    pub(super) left: AtomicBool,
     /// Poisoned with messages put back in its queue that the kernel has still to refuse
     /// ([`super::leftovers::settle_poisoned`]).
     pub(super) unsettled: AtomicBool,
@@ -301,6 +307,7 @@ impl Handler {
                 cap: capacity,
                 runtime: AtomicU64::new(0),
                 poisoned: AtomicBool::new(false),
+                left: AtomicBool::new(false),
                 unsettled: AtomicBool::new(false),
                 broken: Mutex::new(None),
             }),
@@ -488,6 +495,8 @@ impl Handler {
         }
         // The handler is busy until the guard drops, also by an unwind.
         if let Some(mut f) = h.f.try_enter() {
+            // Hands what is queued on if the runtime unwinds this thread out of the handler.
+            let stay = Stay { inner: h, cx };
             let tamed = self.held_by(cx, nested);
             let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested);
             self.drain(&mut f, Via::Thread(cx), nested);
@@ -499,6 +508,7 @@ impl Handler {
             } else {
                 drop(f);
             }
+            std::mem::forget(stay);
             let token = match done {
                 Done::Reply(reply) => return reply,
                 Done::Saved => return Err(MsgError::Unanswered),
@@ -542,7 +552,13 @@ impl Handler {
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
-        cx.handler_await(token, h.id, Some(holder), msg.constraint)
+        let answer = cx.handler_await(token, h.id, Some(holder), msg.constraint);
+        if cx.handler_handed_over() {
+            // The runtime unwound the holder out of the handler, and this call, the oldest
+            // waiting, was taken out of its queue: it is made again, on this stack.
+            return self.invoke(cx, msg, call, nested);
+        }
+        answer
     }
 
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].
@@ -587,7 +603,8 @@ impl Handler {
             Invoked::SavedOwn(token) => return Done::SavedOwn(token),
             Invoked::Current => {}
         }
-        let reply = hcx.reply.replace(Err(MsgError::Unanswered));
+        // Read, not replaced: the context is not used for the reply again.
+        let reply = hcx.reply.get();
         if msg.payload.is_some() && reply.ok().and_then(|r| r.payload) != msg.payload {
             // Not taken by the handler nor carried on by its reply: back to its pool (a payload
             // taken already is left alone).
@@ -624,6 +641,28 @@ impl Handler {
                     via.answer(caller, reply.ok());
                 }
             }
+        }
+    }
+}
+
+/// A thread's stay in a handler, from entering it to leaving it: dropped only if the runtime
+/// unwinds the thread out of it (an abort, a kill, a stop; the normal path forgets it).
+/// Messages queued there meanwhile must not wait for an invocation that may never come: the
+/// handler is marked as left with a queue, and once the unwind is over the kernel hands it to
+/// the oldest caller waiting there ([`super::leftovers::settle_unwound`]). A panic is the
+/// handler's own doing and poisons it instead ([`Unwound`]).
+struct Stay<'a, 'c> {
+    inner: &'a Inner,
+    cx: &'a Ctx<'c>,
+}
+
+impl Drop for Stay<'_, '_> {
+    fn drop(&mut self) {
+        let h = self.inner;
+        if self.cx.unwound_by_runtime() && h.queued.load(Ordering::Acquire) > 0 {
+            h.runtime.store(self.cx.runtime(), Ordering::Relaxed);
+            h.left.store(true, Ordering::Release);
+            self.cx.settle_handlers();
         }
     }
 }
@@ -687,7 +726,7 @@ impl HandlerCtx<'_, '_> {
         h.unsettled.store(true, Ordering::Release);
         drop(queue);
         if let Via::Thread(cx) = self.via {
-            cx.settle_poisoned_handlers();
+            cx.settle_handlers();
         }
     }
 }
@@ -788,7 +827,7 @@ impl HandlerCtx<'_, '_> {
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, m| hcx.reply(m));
     /// ```
     pub fn reply(&self, msg: Message) {
-        if let Some(t) = self.taken.take() {
+        if let Some(t) = self.take_taken() {
             self.answer_saved(t, Some(msg));
         } else if self.saved.get() == Invoked::Current {
             self.reply.set(Ok(msg));

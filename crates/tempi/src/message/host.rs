@@ -52,6 +52,10 @@ pub(crate) trait HandlerHost {
     /// waits, answered [`MsgError::HandlerPanicked`]. The payload is the invocation's to give
     /// back.
     fn unserved(&mut self, msg: Message, caller: Option<Caller>);
+    /// Hand an idle handler to `caller`, waiting at it with `token` on this host's kernel:
+    /// its wait ends, and it makes its call again. False if it does not wait there (any
+    /// more).
+    fn hand_over(&mut self, caller: ThreadId, token: u32) -> bool;
 }
 
 impl Handler {

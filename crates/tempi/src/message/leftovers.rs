@@ -1,7 +1,8 @@
 //! Nothing left behind in a handler: what its invoker serves on the way out (a message queued
 //! while it restored preemption or gave back a lend, `Handler::leave`), what a poisoned
 //! handler held when its function was unwound (`settle_poisoned`: refused, its callers
-//! answered), and what a run's end takes back from the handlers of that runtime
+//! answered), what was queued at a handler whose holder the runtime unwound
+//! (`settle_unwound`: handed to the oldest caller waiting), and what a run's end takes back from the handlers of that runtime
 //! (`settle_at_end`): the messages still in their queues and save queues, counted in
 //! `MessageStats::queued_at_end`, their payloads given back.
 //!
@@ -14,9 +15,11 @@ use std::sync::{Arc, Mutex, Weak};
 use std::cell::RefCell;
 
 use super::handler::{locked, HandlerFn, Inner, Via};
+use super::host::Caller;
 use super::{Handler, HandlerHost, Message, PayloadStores};
 use crate::kernel::Ctx;
 use crate::os::busy_cell::BusyGuard;
+use crate::thread::ThreadId;
 
 /// Every handler of the process, entered when it is made (never on an invocation), so that a
 /// run's end finds the messages its handlers still hold ([`settle_at_end`]). Entries of
@@ -85,6 +88,52 @@ pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
         let Some(mut f) = handler.inner.f.try_enter() else { continue };
         handler.inner.holder.store(0, Ordering::Relaxed);
         handler.drain(&mut f, Via::Host(host), false);
+    }
+}
+
+/// The unwind of a thread that the runtime unwound out of one or more handlers of `host`'s
+/// runtime while messages were queued there ([`super::handler::Stay`]) is over: hand each
+/// such handler, if idle, to the oldest caller of this host's kernel still waiting at it.
+/// That call is taken out of the queue and its caller woken to make it again, on its own
+/// stack: it runs first, then the handler drains the rest of the queue in order, as any
+/// invocation does. Without it they would all wait for an invocation that may never come.
+/// A handler busy again (entered since) is drained by its new holder; one with no caller
+/// waiting (sends only, or callers of another CPU) keeps its queue for its next invocation,
+/// or the run's end counts it.
+pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
+    let runtime = host.borrow().runtime();
+    let left = |h: &Arc<Inner>| h.left.load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
+    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).filter(left).collect();
+    for h in handlers {
+        if !h.left.swap(false, Ordering::AcqRel) {
+            continue;
+        }
+        let Some(f) = h.f.try_enter() else { continue };
+        // Callers in queue order; nothing else runs on this CPU meanwhile, so the queue
+        // cannot change while they are asked in turn.
+        let waiting: Vec<(ThreadId, u32)> = locked(&h.pending)
+            .iter()
+            .filter_map(|p| match p.caller {
+                Some(Caller::Local(t, token)) => Some((t, token)),
+                _ => None,
+            })
+            .collect();
+        for (t, token) in waiting {
+            let mut queue = locked(&h.pending);
+            let Some(at) = queue.iter().position(|p| p.caller == Some(Caller::Local(t, token))) else { continue };
+            let taken = queue.remove(at);
+            h.queued.store(queue.len(), Ordering::Release);
+            drop(queue);
+            if host.borrow_mut().hand_over(t, token) {
+                break;
+            }
+            // No longer waiting (aborted, killed): its entry goes back where it was, for the
+            // next drain to find and drop as any such caller's.
+            let mut queue = locked(&h.pending);
+            queue.insert(at, taken.expect("the entry just found"));
+            h.queued.store(queue.len(), Ordering::Release);
+        }
+        drop(f);
     }
 }
 

@@ -1,0 +1,132 @@
+//! A handler whose holder the runtime unwinds (a kill or an abort of the thread whose stack it
+//! runs on) is not poisoned, and what was queued there meanwhile is not stranded: once the
+//! unwind is over, the oldest caller still waiting at the handler takes it over. Its call is
+//! taken out of the queue and made again on its own stack, then the handler drains the rest
+//! of its queue in order. Exact timelines in virtual time.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{ms, segments};
+use tempi::message::{Handler, Message};
+use tempi::{Runtime, ThreadSpec};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn push(log: &Log, s: String) {
+    log.lock().unwrap().push(s);
+}
+
+fn take(log: &Log) -> Vec<String> {
+    log.lock().unwrap().clone()
+}
+
+fn at_ms(cx: &tempi::Ctx<'_>) -> u64 {
+    cx.now().as_nanos() / 1_000_000
+}
+
+/// A handler that logs each message (by value) and when it runs, works 4 ms for value 0 and
+/// 1 ms for the others, and replies with ten times the value.
+fn logging(log: &Log) -> Handler {
+    let l = log.clone();
+    Handler::new("h", 0, 4, move |hcx, m| {
+        push(&l, format!("run {}@{}", m.value, hcx.now().as_nanos() / 1_000_000));
+        hcx.work(ms(if m.value == 0 { 4 } else { 1 }));
+        hcx.reply(Message::new(m.id, m.value * 10, 0));
+    })
+}
+
+/// `low` (1) runs the handler from 0 ms for 4 ms. `high` (3) wakes at 1 ms, finds it busy,
+/// queues a send (value 1) and a call (value 2), and waits. `killer` (4) kills `low` at 2 ms;
+/// `low` is unwound out of the handler as it resumes. Then `high`, the oldest caller waiting,
+/// takes the handler over: its call runs at 2 ms on its own stack, then the send it queued
+/// before, at 3 ms; the reply reaches it at 4 ms. Nothing is left queued. The hand-over is
+/// made as `low`'s unwind ends, before its end is handled: `high`, more urgent, runs first.
+#[test]
+fn the_oldest_waiting_caller_takes_over_a_handler_whose_holder_was_killed() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let h = logging(&log);
+    let mut rt = Runtime::simulated(1);
+    let (h1, h2) = (h.clone(), h.clone());
+    let l1 = log.clone();
+    let low = rt
+        .spawn(ThreadSpec::new("low").priority(1), move |cx| {
+            let _ = h1.call(cx, Message::new(1, 0, 0));
+            push(&l1, format!("low back@{}", at_ms(cx)));
+        })
+        .unwrap();
+    let l2 = log.clone();
+    rt.spawn(ThreadSpec::new("high").priority(3), move |cx| {
+        cx.sleep(ms(1));
+        push(&l2, format!("high woke@{} busy {}", at_ms(cx), h2.is_busy()));
+        h2.send(cx, Message::new(2, 1, 0)).unwrap();
+        let a = h2.call(cx, Message::new(2, 2, 0)).unwrap();
+        push(&l2, format!("high got {}@{}", a.value, at_ms(cx)));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("killer").priority(4), move |cx| {
+        cx.sleep(ms(2));
+        cx.kill(low).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(take(&log), ["run 0@0", "high woke@1 busy true", "run 2@2", "run 1@3", "high got 20@4"]);
+    assert_eq!(h.queued(), 0);
+    assert!(!h.is_busy() && !h.is_poisoned());
+    assert_eq!(
+        segments(&out),
+        [
+            "killer:0-0:sleep",
+            "high:0-0:sleep",
+            "low:0-1:preempt",
+            "high:1-1:block",
+            "low:1-2:preempt",
+            "killer:2-2:exit",
+            "low:2-2:preempt",
+            "high:2-4:exit",
+            "low:4-4:exit"
+        ]
+    );
+    assert_eq!(out.messages.queued_at_end, 0);
+}
+
+/// As above, but the oldest caller (`first`, 3) was killed while it waited: the next one
+/// (`second`, 2) takes the handler over; `first`'s call, still queued, is dropped by the drain
+/// (its caller is gone), unserved and unanswered.
+#[test]
+fn a_caller_no_longer_waiting_is_passed_over() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let h = logging(&log);
+    let mut rt = Runtime::simulated(1);
+    let (h1, h2, h3) = (h.clone(), h.clone(), h.clone());
+    let l = log.clone();
+    let low = rt
+        .spawn(ThreadSpec::new("low").priority(1), move |cx| {
+            let _ = h1.call(cx, Message::new(1, 0, 0));
+        })
+        .unwrap();
+    let first = rt
+        .spawn(ThreadSpec::new("first").priority(3), move |cx| {
+            cx.sleep(ms(1));
+            let _ = h2.call(cx, Message::new(2, 1, 0));
+        })
+        .unwrap();
+    rt.spawn(ThreadSpec::new("second").priority(2), move |cx| {
+        cx.sleep(ms(1));
+        let a = h3.call(cx, Message::new(3, 2, 0)).unwrap();
+        push(&l, format!("second got {}@{}", a.value, at_ms(cx)));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("killer").priority(4), move |cx| {
+        cx.sleep(ms(2));
+        cx.kill(first).unwrap();
+        cx.kill(low).unwrap();
+    })
+    .unwrap();
+    rt.run().unwrap();
+    // `first`'s message (value 1) runs in the drain after `second`'s own call: its caller is
+    // gone, so its reply goes nowhere.
+    assert_eq!(take(&log), ["run 0@0", "run 2@2", "run 1@3", "second got 20@4"]);
+    assert_eq!(h.queued(), 0);
+}
