@@ -130,3 +130,32 @@ fn a_caller_no_longer_waiting_is_passed_over() {
     assert_eq!(take(&log), ["run 0@0", "run 2@2", "run 1@3", "second got 20@4"]);
     assert_eq!(h.queued(), 0);
 }
+
+/// The same hand-over when the holder's job is aborted rather than the thread killed: `low`'s
+/// one-shot job has an abort time of 2 ms and is inside the handler then; `high`, waiting with
+/// its call since 1 ms, takes the handler over at 2 ms.
+#[test]
+fn the_oldest_waiting_caller_takes_over_a_handler_whose_holders_job_was_aborted() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let h = logging(&log);
+    let mut rt = Runtime::simulated(1);
+    let (h1, h2) = (h.clone(), h.clone());
+    let l1 = log.clone();
+    rt.spawn(ThreadSpec::new("low").priority(1).abort_after(ms(2)), move |cx| {
+        let _ = h1.call(cx, Message::new(1, 0, 0));
+        push(&l1, format!("low back@{}", at_ms(cx)));
+    })
+    .unwrap();
+    let l2 = log.clone();
+    rt.spawn(ThreadSpec::new("high").priority(3), move |cx| {
+        cx.sleep(ms(1));
+        let a = h2.call(cx, Message::new(2, 2, 0)).unwrap();
+        push(&l2, format!("high got {}@{}", a.value, at_ms(cx)));
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(take(&log), ["run 0@0", "run 2@2", "high got 20@3"]);
+    assert_eq!(h.queued(), 0);
+    assert!(!h.is_busy() && !h.is_poisoned());
+    assert_eq!(out.messages.queued_at_end, 0);
+}
