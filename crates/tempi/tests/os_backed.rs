@@ -283,3 +283,85 @@ fn os_backed_loop_is_preempted_by_a_release_from_another_cpu() {
     let at = seen.load(Ordering::Relaxed);
     assert!(at > 0 && at < total, "the urgent job ran in the middle of the loop: {at} of {total}");
 }
+
+/// An OS-backed thread calls a handler whose function computes without a runtime call, so a
+/// release of the urgent periodic thread stops it in place inside the handler; that thread
+/// then calls the busy handler and waits, and the OS-backed thread, resumed, serves it. It
+/// may also be stopped between the handler's last look at its queue and its release: it
+/// looks again once it has released it (the window is too narrow to hit on purpose; this
+/// exercises the path, and the virtual-time twin below checks that it changes no schedule).
+/// Every call is answered, nothing is left queued.
+#[test]
+fn os_backed_thread_holding_a_handler_strands_no_caller() {
+    let _turn = serial();
+    let mut rt = real();
+    let served = Arc::new(AtomicU64::new(0));
+    let s = served.clone();
+    let h = tempi::message::Handler::new("spin", 0, 8, move |hcx, m| {
+        spin(Duration::from_micros(30), &s);
+        hcx.reply(m);
+    });
+    let (h1, h2) = (h.clone(), h.clone());
+    rt.spawn(ThreadSpec::new("os").priority(1).os_backed(), move |cx| {
+        for v in 0..2_000 {
+            assert_eq!(h1.call(cx, tempi::message::Message::new(0, v, 0)).unwrap().value, v);
+        }
+    })
+    .unwrap();
+    let tick = ThreadSpec::new("tick").periodic(Duration::from_micros(200)).priority(2).max_jobs(300);
+    rt.spawn(tick, move |cx| {
+        assert_eq!(h2.call(cx, tempi::message::Message::new(1, 7, 0)).unwrap().value, 7);
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    for name in ["os", "tick"] {
+        assert_eq!(out.thread_named(name).unwrap().outcome, Some(ThreadOutcome::Completed), "{name}");
+    }
+    assert_eq!(out.thread_named("tick").unwrap().stats.completed, 300);
+    assert_eq!(h.queued(), 0);
+    assert_eq!(out.messages.queued_at_end, 0);
+    assert!(served.load(Ordering::Relaxed) > 0);
+}
+
+/// In virtual time an OS-backed thread leaves a handler through the path that looks at the
+/// queue again after the release: the schedule and every answer are those of a coroutine.
+#[test]
+fn os_backed_handler_leave_changes_nothing_in_virtual_time() {
+    use tempi::message::{Handler, Message};
+    let run = |os: bool| {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        let h = Handler::new("h", 0, 4, move |hcx, m| {
+            l.lock().unwrap().push(format!("run {}@{}", m.value, hcx.now().as_nanos() / 1_000_000));
+            hcx.work(ms(if m.value == 0 { 4 } else { 1 }));
+            hcx.reply(Message::new(m.id, m.value * 10, 0));
+        });
+        let mut rt = Runtime::simulated(1);
+        let (h1, h2) = (h.clone(), h.clone());
+        let mut low = ThreadSpec::new("low").priority(1);
+        if os {
+            low = low.os_backed();
+        }
+        let l1 = log.clone();
+        rt.spawn(low, move |cx| {
+            let a = h1.call(cx, Message::new(1, 0, 0)).unwrap();
+            l1.lock().unwrap().push(format!("low got {}@{}", a.value, cx.now().as_nanos() / 1_000_000));
+        })
+        .unwrap();
+        let l2 = log.clone();
+        rt.spawn(ThreadSpec::new("high").priority(2), move |cx| {
+            cx.sleep(ms(1));
+            h2.send(cx, Message::new(2, 1, 0)).unwrap();
+            let a = h2.call(cx, Message::new(2, 2, 0)).unwrap();
+            l2.lock().unwrap().push(format!("high got {}@{}", a.value, cx.now().as_nanos() / 1_000_000));
+        })
+        .unwrap();
+        let out = rt.run().unwrap();
+        assert_eq!(h.queued(), 0);
+        let log = log.lock().unwrap().clone();
+        (log, segments(&out))
+    };
+    let (log, segs) = run(true);
+    assert_eq!(log, ["run 0@0", "run 1@4", "run 2@5", "high got 20@6", "low got 0@6"]);
+    assert_eq!((log, segs), run(false));
+}

@@ -323,18 +323,20 @@ impl Ctx<'_> {
         Events::from_bits(self.mail.events.get())
     }
 
-    /// Whether this thread holds urgency lent for a handler on its stack, to give back when it
-    /// leaves ([`Ctx::handler_left`]).
+    /// Whether leaving a handler takes more than its release: this thread holds urgency lent
+    /// for a handler on its stack, to give back ([`Ctx::handler_left`]), or it is OS-backed
+    /// and looks at the handler's queue again once it has released it (see
+    /// [`super::messages::LEAVE_RECHECK`]).
     #[inline]
-    pub(crate) fn nice_due(&self) -> bool {
-        self.mail.nice.get()
+    pub(crate) fn slow_leave(&self) -> bool {
+        self.mail.leave.get() != 0
     }
 
     /// A handler on this stack is done (its queue drained): report NICE if this thread holds
     /// urgency lent for it.
     #[inline]
     pub(crate) fn handler_left(&self, handler: HandlerId) {
-        if self.mail.nice.get() {
+        if self.mail.leave.get() & super::messages::LEAVE_NICE != 0 {
             let _ = self.invoke(MsgCall(MsgOp::LeftHandler(handler)));
         }
     }

@@ -64,7 +64,7 @@ impl<C: Clock> Kernel<C> {
                 m.caused = m.caused.saturating_sub(1);
                 self.recompute_lent(holder);
                 let handler_lends = self.tcb(holder).meta.holds_handler_lends();
-                self.tcb(holder).mail.nice.set(handler_lends);
+                self.tcb(holder).mail.set_handler_lends(handler_lends);
                 let c = self.cpu_of(holder);
                 let info = self.info(holder);
                 self.sched_mut(c).on_nice(&info, at, lend);

@@ -51,9 +51,9 @@ pub(crate) struct MailCell {
     /// The bits of the CPU's `Events` (kernel to thread, at creation): a handler reports
     /// PRIO SAVE / RESTORE and CALL only when asked.
     pub(crate) events: Cell<u8>,
-    /// The thread holds urgency lent for a handler it runs (kernel to thread): leaving the
-    /// handler must be reported (NICE).
-    pub(crate) nice: Cell<bool>,
+    /// What leaving a handler takes besides releasing it (kernel to thread): the bits
+    /// [`LEAVE_NICE`] and [`LEAVE_RECHECK`]; zero, the usual case, costs the idle call one test.
+    pub(crate) leave: Cell<u8>,
     /// The busy handler this thread waits at was left to it by a runtime unwind of its holder
     /// (kernel to thread): its call, taken out of the queue, is to be made again.
     pub(crate) handed_over: Cell<bool>,
@@ -63,6 +63,24 @@ pub(crate) struct MailCell {
     /// Real time: the start and end of the thread's spin for the global lock it holds (thread
     /// to kernel, read at the release; see `global_locks.rs`).
     pub(crate) spun: Cell<Option<(Time, Time)>>,
+}
+
+/// [`MailCell::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
+/// handler must be reported (NICE).
+pub(crate) const LEAVE_NICE: u8 = 1;
+/// [`MailCell::leave`]: the thread is OS-backed, so it can be stopped in place between a
+/// handler's last look at its queue and its release, while a thread of its CPU queues a
+/// message there; after the release it looks at the queue again and drains what came.
+/// (A coroutine thread is only ever switched at a runtime call, so nothing can come in that
+/// window.)
+pub(crate) const LEAVE_RECHECK: u8 = 2;
+
+impl MailCell {
+    /// Record whether the thread holds urgency lent for a handler it runs ([`LEAVE_NICE`]).
+    pub(crate) fn set_handler_lends(&self, held: bool) {
+        let others = self.leave.get() & !LEAVE_NICE;
+        self.leave.set(others | if held { LEAVE_NICE } else { 0 });
+    }
 }
 
 /// A message held by a timer until it fires.

@@ -247,7 +247,7 @@ impl<C: Clock> Kernel<C> {
         m.lends.push(Lend { id, at, urgency, origin: Some(origin) });
         self.tcb(origin).meta.caused += 1;
         if matches!(at, Stymie::Handler(_)) {
-            self.tcb(holder).mail.nice.set(true);
+            self.tcb(holder).mail.set_handler_lends(true);
         }
         let before = self.tcb(holder).urgency();
         self.recompute_lent(holder);
@@ -274,7 +274,7 @@ impl<C: Clock> Kernel<C> {
             self.sched_mut(c).on_nice(&info, at, lend.id);
         }
         let handler_lends = self.tcb(id).meta.holds_handler_lends();
-        self.tcb(id).mail.nice.set(handler_lends);
+        self.tcb(id).mail.set_handler_lends(handler_lends);
     }
 
     /// `id`, the thread a handler runs on, left handler `handler` (its queue drained).

@@ -126,7 +126,7 @@ impl<C: Clock> Kernel<C> {
             let gone = m.withdraw_unasked(events);
             let id = t.id;
             if !events.contains(Events::CALL) {
-                t.mail.nice.set(false);
+                t.mail.set_handler_lends(false);
             }
             if gone {
                 self.recompute_lent(id);

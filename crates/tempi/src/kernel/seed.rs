@@ -342,6 +342,9 @@ impl<C: Clock> Kernel<C> {
         let events = self.events_of(self.cpu_local(spec.cpu).expect("placement checked before install"));
         let mail = super::messages::MailCell::default();
         mail.events.set(events.bits() | if spec.tame_prio_inv { super::sched_meta::TAME_BIT } else { 0 });
+        if spec.os_backed {
+            mail.leave.set(super::messages::LEAVE_RECHECK);
+        }
         let tcb = Tcb {
             id,
             summary,

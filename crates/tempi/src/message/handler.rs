@@ -502,8 +502,9 @@ impl Handler {
             self.drain(&mut f, Via::Thread(cx), nested);
             // Restoring preemption and NICE (if a thread blocked at this handler lent this one
             // urgency) are runtime calls, on the cold path: with neither, nothing ran since
-            // the queue was found empty.
-            if tamed.is_some() || cx.nice_due() {
+            // the queue was found empty, unless this thread is OS-backed and was stopped in
+            // place meanwhile, which the cold path also covers (it looks at the queue again).
+            if tamed.is_some() || cx.slow_leave() {
                 self.leave(f, cx, nested, tamed);
             } else {
                 drop(f);

@@ -177,7 +177,12 @@ impl Handler {
     /// one of those runtime calls queued meanwhile: enter it again (unless another invocation
     /// holds it now, which serves its queue on its way out), drain, leave the same way, until
     /// the queue is found empty with nothing run since the release. A message queued there
-    /// would otherwise wait for a next invocation that may never come.
+    /// would otherwise wait for a next invocation that may never come. An OS-backed thread
+    /// always leaves this way: it can be stopped in place between the drain's last look at
+    /// the queue and the release, while a thread of its CPU queues a message, and the look
+    /// after the release finds it. (The threads of one CPU never run at the same time, and
+    /// each stop and resume orders their memory, so a plain look after the release sees
+    /// every message queued while this thread was stopped.)
     #[cold]
     #[inline(never)]
     pub(super) fn leave<'h>(
