@@ -159,3 +159,51 @@ fn the_oldest_waiting_caller_takes_over_a_handler_whose_holders_job_was_aborted(
     assert!(!h.is_busy() && !h.is_poisoned());
     assert_eq!(out.messages.queued_at_end, 0);
 }
+
+/// The caller the handler is handed to is itself killed before it runs: its call goes back at
+/// the head of the queue (as a call whose caller is gone) and the handler is handed on to the
+/// next caller waiting. Two CPUs in virtual time: `t` (CPU 1, priority 1) waits at the handler
+/// from 1 ms, `u` (CPU 0, 2) from 1.2 ms; `low`, the holder, is killed at 2 ms and `t` gets
+/// the handler, but `m` (CPU 1, 5) computes there until 3 ms and then kills `t`, still ready.
+/// `t`'s unwind puts its message back and hands the handler to `u`, which runs its own call
+/// at 3 ms and then `t`'s message.
+#[test]
+fn a_caller_killed_after_the_hand_over_passes_the_handler_on() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let h = logging(&log);
+    let mut rt = Runtime::simulated(2);
+    let (h1, h2, h3) = (h.clone(), h.clone(), h.clone());
+    let low = rt
+        .spawn(ThreadSpec::new("low").priority(1), move |cx| {
+            let _ = h1.call(cx, Message::new(1, 0, 0));
+        })
+        .unwrap();
+    let t = rt
+        .spawn(ThreadSpec::new("t").cpu(1).priority(1), move |cx| {
+            cx.sleep(ms(1));
+            let _ = h2.call(cx, Message::new(2, 1, 0));
+        })
+        .unwrap();
+    let l = log.clone();
+    rt.spawn(ThreadSpec::new("u").priority(2), move |cx| {
+        cx.sleep(std::time::Duration::from_micros(1_200));
+        let a = h3.call(cx, Message::new(3, 2, 0)).unwrap();
+        push(&l, format!("u got {}@{}", a.value, at_ms(cx)));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("m").cpu(1).priority(5), move |cx| {
+        cx.sleep(std::time::Duration::from_micros(1_500));
+        cx.work(std::time::Duration::from_micros(1_500));
+        cx.kill(t).unwrap();
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("killer").priority(10), move |cx| {
+        cx.sleep(ms(2));
+        cx.kill(low).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(take(&log), ["run 0@0", "run 2@3", "run 1@4", "u got 20@5"]);
+    assert_eq!(h.queued(), 0);
+    assert_eq!(out.messages.queued_at_end, 0);
+}

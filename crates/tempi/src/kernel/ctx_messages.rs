@@ -304,6 +304,8 @@ impl Ctx<'_> {
         holder: Option<ThreadId>,
         constraint: i64,
     ) -> Result<Message, MsgError> {
+        // Set only while this thread waits at a handler.
+        self.mail.handed_over.set(false);
         // What CALL reports travels in the mail cell, keeping the request small.
         self.mail.msg.set(Message {
             from: holder,

@@ -553,7 +553,9 @@ impl Handler {
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
+        let waiting = Waiting { inner: h, cx, msg };
         let answer = cx.handler_await(token, h.id, Some(holder), msg.constraint);
+        std::mem::forget(waiting);
         if cx.handler_handed_over() {
             // The runtime unwound the holder out of the handler, and this call, the oldest
             // waiting, was taken out of its queue: it is made again, on this stack.
@@ -665,6 +667,34 @@ impl Drop for Stay<'_, '_> {
             h.left.store(true, Ordering::Release);
             self.cx.settle_handlers();
         }
+    }
+}
+
+/// A caller's wait at a busy handler: dropped only if the runtime unwinds the caller out of
+/// it (the normal path forgets it). If the handler had just been handed to it (its call taken
+/// out of the queue, see [`Stay`]), the call goes back at the head of the queue, as a call
+/// whose caller is gone (it is served, and the reply dropped, as any such call's), and the
+/// handler is handed on to the next caller waiting there once the unwind is over: the hand-
+/// over must not strand the others, nor the message's payload.
+struct Waiting<'a, 'c> {
+    inner: &'a Inner,
+    cx: &'a Ctx<'c>,
+    msg: Message,
+}
+
+impl Drop for Waiting<'_, '_> {
+    fn drop(&mut self) {
+        if !self.cx.handler_handed_over() {
+            return;
+        }
+        let h = self.inner;
+        let mut queue = locked(&h.pending);
+        queue.push_front(Pending { msg: self.msg, caller: None });
+        h.queued.store(queue.len(), Ordering::Release);
+        drop(queue);
+        h.runtime.store(self.cx.runtime(), Ordering::Relaxed);
+        h.left.store(true, Ordering::Release);
+        self.cx.settle_handlers();
     }
 }
 
