@@ -207,3 +207,45 @@ fn a_caller_killed_after_the_hand_over_passes_the_handler_on() {
     assert_eq!(h.queued(), 0);
     assert_eq!(out.messages.queued_at_end, 0);
 }
+
+/// Real time, two CPUs: the caller waiting at the handler is of another CPU (its request was
+/// queued at the busy handler by this CPU's dispatcher), so it cannot take the handler over;
+/// when the holder is killed, this CPU's dispatcher drains the queue and answers it.
+#[test]
+fn a_caller_of_another_cpu_is_served_by_the_dispatcher_when_the_holder_is_killed() {
+    use tempi::clock::RealClock;
+    use tempi::{Config, ThreadOutcome};
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let h = Handler::new("slow", 0, 4, move |hcx, m| {
+        push(&l, format!("run {}", m.value));
+        if m.value == 0 {
+            hcx.work(ms(40));
+        }
+        hcx.reply(Message::new(m.id, m.value * 10, 0));
+    });
+    let mut rt = Runtime::<RealClock>::new(Config::new(2).pin(false)).unwrap();
+    let (h1, h2) = (h.clone(), h.clone());
+    let low = rt
+        .spawn(ThreadSpec::new("low").cpu(0).priority(1), move |cx| {
+            let _ = h1.call(cx, Message::new(1, 0, 0));
+        })
+        .unwrap();
+    let got = Arc::new(Mutex::new(None));
+    let g = got.clone();
+    rt.spawn(ThreadSpec::new("far").cpu(1), move |cx| {
+        cx.sleep(ms(5));
+        *g.lock().unwrap() = Some(h2.call(cx, Message::new(2, 3, 0)).map(|r| r.value));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("killer").cpu(0).priority(5), move |cx| {
+        cx.sleep(ms(20));
+        cx.kill(low).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.thread_named("low").unwrap().outcome, Some(ThreadOutcome::Killed));
+    assert_eq!(*got.lock().unwrap(), Some(Ok(30)));
+    assert_eq!(take(&log), ["run 0", "run 3"]);
+    assert_eq!(h.queued(), 0);
+}

@@ -97,9 +97,10 @@ pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
 /// That call is taken out of the queue and its caller woken to make it again, on its own
 /// stack: it runs first, then the handler drains the rest of the queue in order, as any
 /// invocation does. Without it they would all wait for an invocation that may never come.
-/// A handler busy again (entered since) is drained by its new holder; one with no caller
-/// waiting (sends only, or callers of another CPU) keeps its queue for its next invocation,
-/// or the run's end counts it.
+/// With no such caller but one of another real-time CPU, this CPU's dispatcher drains the
+/// queue, as it serves such a caller's request. A handler busy again (entered since) is
+/// drained by its new holder; one with sends only keeps its queue for its next invocation, or
+/// the run's end counts it.
 pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
     let runtime = host.borrow().runtime();
     let left = |h: &Arc<Inner>| h.left.load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
@@ -108,7 +109,7 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
         if !h.left.swap(false, Ordering::AcqRel) {
             continue;
         }
-        let Some(f) = h.f.try_enter() else { continue };
+        let Some(mut f) = h.f.try_enter() else { continue };
         // Callers in queue order; nothing else runs on this CPU meanwhile, so the queue
         // cannot change while they are asked in turn.
         let waiting: Vec<(ThreadId, u32)> = locked(&h.pending)
@@ -118,6 +119,7 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
                 _ => None,
             })
             .collect();
+        let mut handed = false;
         for (t, token) in waiting {
             let mut queue = locked(&h.pending);
             let Some(at) = queue.iter().position(|p| p.caller == Some(Caller::Local(t, token))) else { continue };
@@ -125,6 +127,7 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
             h.queued.store(queue.len(), Ordering::Release);
             drop(queue);
             if host.borrow_mut().hand_over(t, token) {
+                handed = true;
                 break;
             }
             // No longer waiting (aborted, killed): its entry goes back where it was, for the
@@ -132,6 +135,14 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
             let mut queue = locked(&h.pending);
             queue.insert(at, taken.expect("the entry just found"));
             h.queued.store(queue.len(), Ordering::Release);
+        }
+        let remote = || locked(&h.pending).iter().any(|p| matches!(p.caller, Some(Caller::Remote(..))));
+        if !handed && remote() {
+            // A caller of another real-time CPU cannot lend its stack here: this CPU's
+            // dispatcher serves the queue, as it serves such a caller's request at an idle
+            // handler. (Virtual time has no such caller: every one is of the kernel.)
+            h.holder.store(0, Ordering::Relaxed);
+            Handler { inner: h.clone() }.drain(&mut f, Via::Host(host), false);
         }
         drop(f);
     }
