@@ -49,6 +49,7 @@ use crate::thread::ThreadId;
 
 mod handler;
 mod handler_saves;
+mod handler_unwinds;
 mod host;
 mod leftovers;
 mod payload;
