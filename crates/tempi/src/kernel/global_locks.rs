@@ -39,6 +39,7 @@ use super::Kernel;
 use crate::clock::{Clock, ClockMode};
 use crate::objects::{GlobalLock, LockError};
 use crate::thread::ThreadId;
+use crate::time::Time;
 use crate::trace::TraceKind;
 
 /// A spin has no demand of its own: it lasts until the lock is handed over.
@@ -83,12 +84,15 @@ impl<C: Clock> Kernel<C> {
                     return Some(LockAnswer::Refused(LockError::WouldBlock));
                 }
                 lock.owner.store(word, Ordering::Relaxed);
+                // Now, or just after the release it follows if another CPU's clock put that
+                // release later.
+                let at = lock.stamp_acquired(self.now);
                 self.enter_global(id, g);
-                self.trace_thread(id, TraceKind::LockAcquired, u64::from(lock.id().0));
+                self.trace_thread_at(id, at, TraceKind::LockAcquired, u64::from(lock.id().0));
                 return Some(LockAnswer::Granted);
             }
-            // The thread takes its ticket and spins in its own code; what it reports of the
-            // spin is traced at the release, with this instant as the acquisition's if none.
+            // The thread takes its ticket and spins in its own code; its acquisition (and its
+            // spin, if any) are traced at the release, with the instants it reports then.
             self.enter_global(id, g);
             self.tcb(id).spin_since = Some(self.now);
             return Some(LockAnswer::Spin);
@@ -121,42 +125,45 @@ impl<C: Clock> Kernel<C> {
         self.recompute_lent(id);
     }
 
-    /// Thread `id` releases global lock `g` (in real time it has already served the next
-    /// ticket) and becomes preemptible again.
-    pub(crate) fn global_unlock(&mut self, id: ThreadId, g: u32) {
+    /// Thread `id` releases global lock `g` and becomes preemptible again. In real time it
+    /// has already served the next ticket, and `acquired` and `released` are the instants it
+    /// fixed for its `lock` and `unlock` records before it did (`GlobalLock::stamp_release`):
+    /// the kernel hears of the release only after another CPU may have taken the lock, so
+    /// its own clock would put this release after that acquisition. Virtual time ignores
+    /// them: one kernel writes every record, in causal order, at its instant.
+    pub(crate) fn global_unlock(&mut self, id: ThreadId, g: u32, acquired: Time, released: Time) {
         if self.tcb(id).global != Some(g) {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
         }
         let lock = self.globals[g as usize].lock.clone();
         if C::MODE == ClockMode::Real {
-            self.trace_real_acquisition(id, u64::from(lock.id().0));
-        }
-        self.trace_thread(id, TraceKind::LockReleased, u64::from(lock.id().0));
-        if C::MODE == ClockMode::Virtual {
+            self.trace_real_acquisition(id, u64::from(lock.id().0), acquired);
+            self.trace_thread_at(id, released, TraceKind::LockReleased, u64::from(lock.id().0));
+        } else {
+            self.trace_thread(id, TraceKind::LockReleased, u64::from(lock.id().0));
             self.hand_global_on(g);
         }
         self.tcb(id).global = None;
         self.recompute_lent(id);
     }
 
-    /// Real time: `id`, about to release global lock `lock`, took it without the kernel
-    /// seeing when (it spun in its own code): trace its spin, if it spun (`spin` at the
-    /// spin's start, counted in `ThreadStats::spin_time`), and its acquisition (`lock` at the
-    /// spin's end, else at the request), stamped with their own instants. Nothing for a lock
-    /// taken with `try_lock`, whose acquisition was traced when it was answered.
-    fn trace_real_acquisition(&mut self, id: ThreadId, lock: u64) {
+    /// Real time: `id`, releasing global lock `lock`, took it at `acquired` without the
+    /// kernel seeing (it took its ticket, and spun if need be, in its own code): trace its
+    /// spin, if it spun (`spin` at the spin's start, lasting until `acquired`, counted in
+    /// `ThreadStats::spin_time`), and its acquisition (`lock` at `acquired`). Nothing for a
+    /// lock taken with `try_lock`, whose acquisition was traced when it was answered.
+    fn trace_real_acquisition(&mut self, id: ThreadId, lock: u64, acquired: Time) {
         let t = self.tcb(id);
         // A `try_lock` was traced when it was answered.
-        let Some(asked) = t.spin_since.take() else { return };
-        let acquired = match t.mail.spun.take() {
-            Some((since, until)) => {
-                t.stats.spin_time += until - since;
-                self.trace_thread_at(id, since, TraceKind::Spin, lock);
-                until
-            }
-            None => asked,
-        };
+        if t.spin_since.take().is_none() {
+            return;
+        }
+        if let Some((since, _)) = t.mail.spun.take() {
+            // `acquired` is the spin's end, or just after the release it waited for.
+            t.stats.spin_time += acquired - since;
+            self.trace_thread_at(id, since, TraceKind::Spin, lock);
+        }
         self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
     }
 
@@ -183,10 +190,24 @@ impl<C: Clock> Kernel<C> {
         let lock = self.globals[g as usize].lock.clone();
         let word = id.to_word();
         if C::MODE == ClockMode::Real {
-            if lock.owner.load(Ordering::Relaxed) == word {
-                lock.owner.store(0, Ordering::Relaxed);
-                lock.serving.fetch_add(1, Ordering::Release);
+            if lock.owner.load(Ordering::Relaxed) != word {
+                // The thread served the next ticket itself, while unwinding, but the run
+                // stopped before its deferred release reached the kernel: the instants it
+                // fixed are lost, and records stamped now could come after another CPU's
+                // next acquisition, so this ownership is left out of the trace.
+                let t = self.tcb(id);
+                t.spin_since = None;
+                t.mail.spun.set(None);
+                t.global = None;
+                self.recompute_lent(id);
+                return;
             }
+            // Stamped before the next ticket is served, as the guard does.
+            let (acquired, released) = lock.stamp_release(self.now);
+            lock.owner.store(0, Ordering::Relaxed);
+            lock.serving.fetch_add(1, Ordering::Release);
+            self.global_unlock(id, g, acquired, released);
+            return;
         } else if lock.owner.load(Ordering::Relaxed) != word {
             // Still spinning (it is being torn down): it leaves the queue.
             self.globals[g as usize].spinners.retain(|&w| w != id);
@@ -195,7 +216,7 @@ impl<C: Clock> Kernel<C> {
             self.recompute_lent(id);
             return;
         }
-        self.global_unlock(id, g);
+        self.global_unlock(id, g, Time::ZERO, Time::ZERO);
     }
 
     /// Whether `id` is inside a global section, where it may not wait.
