@@ -78,14 +78,17 @@ pub(crate) struct GlobalLock {
     pub(crate) serving: AtomicU32,
     /// 0 when no thread holds it, else the owner as [`ThreadId::to_word`] gives it.
     pub(crate) owner: AtomicU64,
-    /// Real time: the instant in ns of the lock's last traced event — while it is held, the
-    /// holder's acquisition; once released, that release. Only the holder writes it, before
-    /// it serves the next ticket, so the next holder reads the release it follows.
+    /// Real time, when the run is traced: the instant in ns of the lock's last traced event
+    /// — while it is held, the holder's acquisition; once released, that release. Only the
+    /// holder writes it, before it serves the next ticket, so the next holder reads the
+    /// release it follows.
     pub(crate) stamp: AtomicU64,
+    /// The run is traced: the holders keep `stamp` (untraced, they read no clock for it).
+    pub(crate) traced: bool,
 }
 
 impl GlobalLock {
-    pub(crate) fn new(name: String, index: u32) -> GlobalLock {
+    pub(crate) fn new(name: String, index: u32, traced: bool) -> GlobalLock {
         GlobalLock {
             name,
             index,
@@ -93,6 +96,7 @@ impl GlobalLock {
             serving: AtomicU32::new(0),
             owner: AtomicU64::new(0),
             stamp: AtomicU64::new(0),
+            traced,
         }
     }
 

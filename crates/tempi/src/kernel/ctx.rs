@@ -432,8 +432,10 @@ impl<'a> Ctx<'a> {
                     self.now.get()
                 };
                 g.owner.store(self.id.to_word(), std::sync::atomic::Ordering::Relaxed);
-                // Never before the release this acquisition follows (see `GlobalLock::stamp`).
-                g.stamp_acquired(got);
+                if g.traced {
+                    // Never before the release this acquisition follows (`GlobalLock::stamp`).
+                    g.stamp_acquired(got);
+                }
                 Ok(())
             }
             LockAnswer::Retry => Err(LockError::WouldBlock),
@@ -449,10 +451,12 @@ impl<'a> Ctx<'a> {
         let (mut acquired, mut released) = (Time::ZERO, Time::ZERO);
         if let Some(clock) = &self.real_clock {
             if g.owner.load(Ordering::Relaxed) == self.id.to_word() {
-                // The release is stamped before the next ticket is served: once it is, another
-                // CPU's thread may take the lock and stamp its acquisition, which must not
-                // precede this release in the trace.
-                (acquired, released) = g.stamp_release(clock.read());
+                if g.traced {
+                    // The release is stamped before the next ticket is served: once it is,
+                    // another CPU's thread may take the lock and stamp its acquisition, which
+                    // must not precede this release in the trace.
+                    (acquired, released) = g.stamp_release(clock.read());
+                }
                 g.owner.store(0, Ordering::Relaxed);
                 g.serving.fetch_add(1, Ordering::Release);
             }

@@ -84,11 +84,13 @@ impl<C: Clock> Kernel<C> {
                     return Some(LockAnswer::Refused(LockError::WouldBlock));
                 }
                 lock.owner.store(word, Ordering::Relaxed);
-                // Now, or just after the release it follows if another CPU's clock put that
-                // release later.
-                let at = lock.stamp_acquired(self.now);
                 self.enter_global(id, g);
-                self.trace_thread_at(id, at, TraceKind::LockAcquired, u64::from(lock.id().0));
+                if self.tracing {
+                    // Now, or just after the release it follows if another CPU's clock put
+                    // that release later.
+                    let at = lock.stamp_acquired(self.now);
+                    self.trace_thread_at(id, at, TraceKind::LockAcquired, u64::from(lock.id().0));
+                }
                 return Some(LockAnswer::Granted);
             }
             // The thread takes its ticket and spins in its own code; its acquisition (and its
@@ -139,7 +141,9 @@ impl<C: Clock> Kernel<C> {
         let lock = self.globals[g as usize].lock.clone();
         if C::MODE == ClockMode::Real {
             self.trace_real_acquisition(id, u64::from(lock.id().0), acquired);
-            self.trace_thread_at(id, released, TraceKind::LockReleased, u64::from(lock.id().0));
+            if self.tracing {
+                self.trace_thread_at(id, released, TraceKind::LockReleased, u64::from(lock.id().0));
+            }
         } else {
             self.trace_thread(id, TraceKind::LockReleased, u64::from(lock.id().0));
             self.hand_global_on(g);
@@ -152,19 +156,25 @@ impl<C: Clock> Kernel<C> {
     /// kernel seeing (it took its ticket, and spun if need be, in its own code): trace its
     /// spin, if it spun (`spin` at the spin's start, lasting until `acquired`, counted in
     /// `ThreadStats::spin_time`), and its acquisition (`lock` at `acquired`). Nothing for a
-    /// lock taken with `try_lock`, whose acquisition was traced when it was answered.
+    /// lock taken with `try_lock`, whose acquisition was traced when it was answered. Untraced,
+    /// `acquired` is zero, and the spin counts until the end the thread read.
     fn trace_real_acquisition(&mut self, id: ThreadId, lock: u64, acquired: Time) {
+        let tracing = self.tracing;
         let t = self.tcb(id);
         // A `try_lock` was traced when it was answered.
         if t.spin_since.take().is_none() {
             return;
         }
-        if let Some((since, _)) = t.mail.spun.take() {
-            // `acquired` is the spin's end, or just after the release it waited for.
-            t.stats.spin_time += acquired - since;
-            self.trace_thread_at(id, since, TraceKind::Spin, lock);
+        if let Some((since, until)) = t.mail.spun.take() {
+            // Traced, `acquired` is the spin's end, or just after the release it waited for.
+            t.stats.spin_time += acquired.max(until) - since;
+            if tracing {
+                self.trace_thread_at(id, since, TraceKind::Spin, lock);
+            }
         }
-        self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
+        if tracing {
+            self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
+        }
     }
 
     /// Virtual time: the owner of global lock `g` lets go; the first spinner gets it now.
@@ -203,7 +213,8 @@ impl<C: Clock> Kernel<C> {
                 return;
             }
             // Stamped before the next ticket is served, as the guard does.
-            let (acquired, released) = lock.stamp_release(self.now);
+            let (acquired, released) =
+                if self.tracing { lock.stamp_release(self.now) } else { (Time::ZERO, Time::ZERO) };
             lock.owner.store(0, Ordering::Relaxed);
             lock.serving.fetch_add(1, Ordering::Release);
             self.global_unlock(id, g, acquired, released);
