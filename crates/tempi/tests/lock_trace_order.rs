@@ -171,8 +171,9 @@ fn load<C: Clock>(rt: &mut Runtime<C>) {
             }
         })
         .unwrap();
-        // `low` holds each local lock for 40 µs; `high`, released 20 µs later, blocks on it
-        // and is handed it at the unlock.
+        // `low` holds each local lock for 40 µs; `high`, released 20 µs later, preempts it,
+        // blocks on the BPI lock and is handed it at the unlock (the PCP lock's ceiling keeps
+        // `high` out while `low` holds that one).
         for (name, prio, phase, inside) in [("low", 2, 0, 40), ("high", 3, 20, 5)] {
             let (b, p) = (bpi.clone(), pcp.clone());
             let spec = ThreadSpec::new(format!("{name}{cpu}")).cpu(cpu).priority(prio);

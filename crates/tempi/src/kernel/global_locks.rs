@@ -26,6 +26,15 @@
 //!   thread that spun reports the spin's start and end through its mail cell; its kernel
 //!   traces them (`spin`, `lock`) and counts the spin in `ThreadStats::spin_time` at the
 //!   release, when it next hears from the thread.
+//! - **Trace order (real time).** The kernel hears of a release only after the thread has
+//!   served the next ticket, when another CPU's thread may already hold the lock: the
+//!   kernel's clock would put the release after that acquisition. In a traced run the holder
+//!   therefore fixes its records' instants itself, in the lock's shared `stamp`: its
+//!   acquisition when it got the lock (never earlier than 1 ns after the release before it),
+//!   its release before it serves the ticket; the unlock request carries both to the kernel.
+//!   A `try_lock`, answered by the kernel, is stamped the same way. So a lock's records
+//!   alternate holder by holder, in time order, whatever the CPUs' clocks (see the `trace`
+//!   module).
 //!
 //! Must not: touch CPU-local locks, condition variables or semaphores (`locks.rs`,
 //! `waits.rs`), or pick threads other than through the dispatch functions.
