@@ -9,11 +9,12 @@
 //! into `kernel`, `sync` or `runtime`.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
 use crate::thread::ThreadId;
+use crate::time::Time;
 
 /// Identifies a lock for the lifetime of a runtime.
 ///
@@ -77,11 +78,49 @@ pub(crate) struct GlobalLock {
     pub(crate) serving: AtomicU32,
     /// 0 when no thread holds it, else the owner as [`ThreadId::to_word`] gives it.
     pub(crate) owner: AtomicU64,
+    /// Real time, when the run is traced: the instant in ns of the lock's last traced event
+    /// — while it is held, the holder's acquisition; once released, that release. Only the
+    /// holder writes it, before it serves the next ticket, so the next holder reads the
+    /// release it follows.
+    pub(crate) stamp: AtomicU64,
+    /// The run is traced: the holders keep `stamp` (untraced, they read no clock for it).
+    pub(crate) traced: bool,
 }
 
 impl GlobalLock {
-    pub(crate) fn new(name: String, index: u32) -> GlobalLock {
-        GlobalLock { name, index, next: AtomicU32::new(0), serving: AtomicU32::new(0), owner: AtomicU64::new(0) }
+    pub(crate) fn new(name: String, index: u32, traced: bool) -> GlobalLock {
+        GlobalLock {
+            name,
+            index,
+            next: AtomicU32::new(0),
+            serving: AtomicU32::new(0),
+            owner: AtomicU64::new(0),
+            stamp: AtomicU64::new(0),
+            traced,
+        }
+    }
+
+    /// Real time: the new holder, which read `at` on its clock once the lock was its own,
+    /// fixes the instant of its `lock` record: `at`, or 1 ns after the release it follows if
+    /// that is later. The releaser, on another CPU, read its clock before serving the ticket
+    /// and this thread read its own after seeing it served, but two CPUs' clocks may tie or
+    /// disagree by a little: the floor keeps the records of one lock in causal order.
+    #[inline]
+    pub(crate) fn stamp_acquired(&self, at: Time) -> Time {
+        let t = at.as_nanos().max(self.stamp.load(Ordering::Relaxed) + 1);
+        self.stamp.store(t, Ordering::Relaxed);
+        Time::from_nanos(t)
+    }
+
+    /// Real time: the holder, which read `at` on its clock and is about to serve the next
+    /// ticket, fixes the instant of its `unlock` record: `at`, and never before its own
+    /// acquisition. Returns the two instants (acquisition, release) for its kernel to trace.
+    #[inline]
+    pub(crate) fn stamp_release(&self, at: Time) -> (Time, Time) {
+        let acquired = self.stamp.load(Ordering::Relaxed);
+        let released = at.as_nanos().max(acquired);
+        self.stamp.store(released, Ordering::Relaxed);
+        (Time::from_nanos(acquired), Time::from_nanos(released))
     }
 
     /// The [`LockId`] a global lock shows: above every CPU-local lock's id.

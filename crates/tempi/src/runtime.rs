@@ -316,7 +316,8 @@ impl<C: Clock> Runtime<C> {
             if self.globals as usize >= self.config.max_locks {
                 return Err(Error::InvalidConfig(format!("more than {} global locks", self.config.max_locks)));
             }
-            let lock = Arc::new(crate::objects::GlobalLock::new(spec.name, self.globals));
+            let traced = self.config.trace_capacity > 0;
+            let lock = Arc::new(crate::objects::GlobalLock::new(spec.name, self.globals, traced));
             self.globals += 1;
             for seed in &mut self.seeds {
                 seed.add_global(lock.clone());

@@ -113,8 +113,8 @@ fn msrp_a_real_time_spin_is_traced_and_counted() {
     assert_eq!((spins[0].cpu, spins[0].arg, got[0].cpu, got[0].arg), (0, lock, 0, lock));
     assert!(spins[0].time < got[0].time);
     assert_eq!(spinner.stats.spin_time, got[0].time - spins[0].time);
-    // The spinner's release comes after its acquisition. (The holder's release is traced when
-    // its kernel hears of it, after the thread has already handed the lock on: no order is
-    // asserted between it and the spinner's acquisition.)
+    // The spinner's release comes after its acquisition, which comes after the holder's
+    // release: the holder stamped that release before handing the lock on.
     assert!(got[0].time <= of(spinner.id, TraceKind::LockReleased)[0].time);
+    assert!(of(holder.id, TraceKind::LockReleased)[0].time < got[0].time);
 }

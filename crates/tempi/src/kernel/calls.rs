@@ -140,7 +140,7 @@ unit_calls! {
     Checkpoint => |_| Plain::Checkpoint, skip;
     ClearPoison(LockId) => |c: ClearPoison| Plain::ClearPoison(c.0), defer;
     /// Release a global lock and become preemptible again. Answered quietly, as `Unlock`.
-    GlobalUnlock(u32) => |c: GlobalUnlock| Plain::GlobalUnlock(c.0), defer;
+    GlobalUnlock(u32, Time, Time) => |c: GlobalUnlock| Plain::GlobalUnlock { global: c.0, acquired: c.1, released: c.2 }, defer;
     Adopt(LockId) => |c: Adopt| Plain::Adopt(c.0), skip;
     /// Release a lock (and poison it). Answered quietly: never with an interrupt, since the
     /// answer comes back into a guard's destructor.

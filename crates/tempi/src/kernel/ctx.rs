@@ -416,16 +416,26 @@ impl<'a> Ctx<'a> {
             LockAnswer::Granted => Ok(()),
             LockAnswer::Spin => {
                 let ticket = g.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
+                // When the lock became this thread's: the spin's end, or without a spin the
+                // kernel's instant of the request (no clock read on the uncontended path).
+                let got = if g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
                     // Held on another CPU: the spin's start and end go to the kernel with the
                     // release, which traces them and counts the spin (`ThreadStats::spin_time`).
                     let since = self.now();
                     while g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
                         std::hint::spin_loop();
                     }
-                    self.mail.spun.set(Some((since, self.now())));
-                }
+                    let until = self.now();
+                    self.mail.spun.set(Some((since, until)));
+                    until
+                } else {
+                    self.now.get()
+                };
                 g.owner.store(self.id.to_word(), std::sync::atomic::Ordering::Relaxed);
+                if g.traced {
+                    // Never before the release this acquisition follows (`GlobalLock::stamp`).
+                    g.stamp_acquired(got);
+                }
                 Ok(())
             }
             LockAnswer::Retry => Err(LockError::WouldBlock),
@@ -438,11 +448,20 @@ impl<'a> Ctx<'a> {
     /// told, so the thread becomes preemptible again.
     pub(crate) fn global_unlock_raw(&self, g: &crate::objects::GlobalLock) {
         use std::sync::atomic::Ordering;
-        if self.real_clock.is_some() && g.owner.load(Ordering::Relaxed) == self.id.to_word() {
-            g.owner.store(0, Ordering::Relaxed);
-            g.serving.fetch_add(1, Ordering::Release);
+        let (mut acquired, mut released) = (Time::ZERO, Time::ZERO);
+        if let Some(clock) = &self.real_clock {
+            if g.owner.load(Ordering::Relaxed) == self.id.to_word() {
+                if g.traced {
+                    // The release is stamped before the next ticket is served: once it is,
+                    // another CPU's thread may take the lock and stamp its acquisition, which
+                    // must not precede this release in the trace.
+                    (acquired, released) = g.stamp_release(clock.read());
+                }
+                g.owner.store(0, Ordering::Relaxed);
+                g.serving.fetch_add(1, Ordering::Release);
+            }
         }
-        let call = calls::GlobalUnlock(g.index);
+        let call = calls::GlobalUnlock(g.index, acquired, released);
         if std::thread::panicking() {
             self.defer(call.request());
             return;

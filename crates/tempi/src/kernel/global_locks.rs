@@ -26,6 +26,15 @@
 //!   thread that spun reports the spin's start and end through its mail cell; its kernel
 //!   traces them (`spin`, `lock`) and counts the spin in `ThreadStats::spin_time` at the
 //!   release, when it next hears from the thread.
+//! - **Trace order (real time).** The kernel hears of a release only after the thread has
+//!   served the next ticket, when another CPU's thread may already hold the lock: the
+//!   kernel's clock would put the release after that acquisition. In a traced run the holder
+//!   therefore fixes its records' instants itself, in the lock's shared `stamp`: its
+//!   acquisition when it got the lock (never earlier than 1 ns after the release before it),
+//!   its release before it serves the ticket; the unlock request carries both to the kernel.
+//!   A `try_lock`, answered by the kernel, is stamped the same way. So a lock's records
+//!   alternate holder by holder, in time order, whatever the CPUs' clocks (see the `trace`
+//!   module).
 //!
 //! Must not: touch CPU-local locks, condition variables or semaphores (`locks.rs`,
 //! `waits.rs`), or pick threads other than through the dispatch functions.
@@ -39,6 +48,7 @@ use super::Kernel;
 use crate::clock::{Clock, ClockMode};
 use crate::objects::{GlobalLock, LockError};
 use crate::thread::ThreadId;
+use crate::time::Time;
 use crate::trace::TraceKind;
 
 /// A spin has no demand of its own: it lasts until the lock is handed over.
@@ -84,11 +94,16 @@ impl<C: Clock> Kernel<C> {
                 }
                 lock.owner.store(word, Ordering::Relaxed);
                 self.enter_global(id, g);
-                self.trace_thread(id, TraceKind::LockAcquired, u64::from(lock.id().0));
+                if self.tracing {
+                    // Now, or just after the release it follows if another CPU's clock put
+                    // that release later.
+                    let at = lock.stamp_acquired(self.now);
+                    self.trace_thread_at(id, at, TraceKind::LockAcquired, u64::from(lock.id().0));
+                }
                 return Some(LockAnswer::Granted);
             }
-            // The thread takes its ticket and spins in its own code; what it reports of the
-            // spin is traced at the release, with this instant as the acquisition's if none.
+            // The thread takes its ticket and spins in its own code; its acquisition (and its
+            // spin, if any) are traced at the release, with the instants it reports then.
             self.enter_global(id, g);
             self.tcb(id).spin_since = Some(self.now);
             return Some(LockAnswer::Spin);
@@ -121,43 +136,54 @@ impl<C: Clock> Kernel<C> {
         self.recompute_lent(id);
     }
 
-    /// Thread `id` releases global lock `g` (in real time it has already served the next
-    /// ticket) and becomes preemptible again.
-    pub(crate) fn global_unlock(&mut self, id: ThreadId, g: u32) {
+    /// Thread `id` releases global lock `g` and becomes preemptible again. In real time it
+    /// has already served the next ticket, and `acquired` and `released` are the instants it
+    /// fixed for its `lock` and `unlock` records before it did (`GlobalLock::stamp_release`):
+    /// the kernel hears of the release only after another CPU may have taken the lock, so
+    /// its own clock would put this release after that acquisition. Virtual time ignores
+    /// them: one kernel writes every record, in causal order, at its instant.
+    pub(crate) fn global_unlock(&mut self, id: ThreadId, g: u32, acquired: Time, released: Time) {
         if self.tcb(id).global != Some(g) {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
         }
         let lock = self.globals[g as usize].lock.clone();
         if C::MODE == ClockMode::Real {
-            self.trace_real_acquisition(id, u64::from(lock.id().0));
-        }
-        self.trace_thread(id, TraceKind::LockReleased, u64::from(lock.id().0));
-        if C::MODE == ClockMode::Virtual {
+            self.trace_real_acquisition(id, u64::from(lock.id().0), acquired);
+            if self.tracing {
+                self.trace_thread_at(id, released, TraceKind::LockReleased, u64::from(lock.id().0));
+            }
+        } else {
+            self.trace_thread(id, TraceKind::LockReleased, u64::from(lock.id().0));
             self.hand_global_on(g);
         }
         self.tcb(id).global = None;
         self.recompute_lent(id);
     }
 
-    /// Real time: `id`, about to release global lock `lock`, took it without the kernel
-    /// seeing when (it spun in its own code): trace its spin, if it spun (`spin` at the
-    /// spin's start, counted in `ThreadStats::spin_time`), and its acquisition (`lock` at the
-    /// spin's end, else at the request), stamped with their own instants. Nothing for a lock
-    /// taken with `try_lock`, whose acquisition was traced when it was answered.
-    fn trace_real_acquisition(&mut self, id: ThreadId, lock: u64) {
+    /// Real time: `id`, releasing global lock `lock`, took it at `acquired` without the
+    /// kernel seeing (it took its ticket, and spun if need be, in its own code): trace its
+    /// spin, if it spun (`spin` at the spin's start, lasting until `acquired`, counted in
+    /// `ThreadStats::spin_time`), and its acquisition (`lock` at `acquired`). Nothing for a
+    /// lock taken with `try_lock`, whose acquisition was traced when it was answered. Untraced,
+    /// `acquired` is zero, and the spin counts until the end the thread read.
+    fn trace_real_acquisition(&mut self, id: ThreadId, lock: u64, acquired: Time) {
+        let tracing = self.tracing;
         let t = self.tcb(id);
         // A `try_lock` was traced when it was answered.
-        let Some(asked) = t.spin_since.take() else { return };
-        let acquired = match t.mail.spun.take() {
-            Some((since, until)) => {
-                t.stats.spin_time += until - since;
+        if t.spin_since.take().is_none() {
+            return;
+        }
+        if let Some((since, until)) = t.mail.spun.take() {
+            // Traced, `acquired` is the spin's end, or just after the release it waited for.
+            t.stats.spin_time += acquired.max(until) - since;
+            if tracing {
                 self.trace_thread_at(id, since, TraceKind::Spin, lock);
-                until
             }
-            None => asked,
-        };
-        self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
+        }
+        if tracing {
+            self.trace_thread_at(id, acquired, TraceKind::LockAcquired, lock);
+        }
     }
 
     /// Virtual time: the owner of global lock `g` lets go; the first spinner gets it now.
@@ -183,10 +209,25 @@ impl<C: Clock> Kernel<C> {
         let lock = self.globals[g as usize].lock.clone();
         let word = id.to_word();
         if C::MODE == ClockMode::Real {
-            if lock.owner.load(Ordering::Relaxed) == word {
-                lock.owner.store(0, Ordering::Relaxed);
-                lock.serving.fetch_add(1, Ordering::Release);
+            if lock.owner.load(Ordering::Relaxed) != word {
+                // The thread served the next ticket itself, while unwinding, but the run
+                // stopped before its deferred release reached the kernel: the instants it
+                // fixed are lost, and records stamped now could come after another CPU's
+                // next acquisition, so this ownership is left out of the trace.
+                let t = self.tcb(id);
+                t.spin_since = None;
+                t.mail.spun.set(None);
+                t.global = None;
+                self.recompute_lent(id);
+                return;
             }
+            // Stamped before the next ticket is served, as the guard does.
+            let (acquired, released) =
+                if self.tracing { lock.stamp_release(self.now) } else { (Time::ZERO, Time::ZERO) };
+            lock.owner.store(0, Ordering::Relaxed);
+            lock.serving.fetch_add(1, Ordering::Release);
+            self.global_unlock(id, g, acquired, released);
+            return;
         } else if lock.owner.load(Ordering::Relaxed) != word {
             // Still spinning (it is being torn down): it leaves the queue.
             self.globals[g as usize].spinners.retain(|&w| w != id);
@@ -195,7 +236,7 @@ impl<C: Clock> Kernel<C> {
             self.recompute_lent(id);
             return;
         }
-        self.global_unlock(id, g);
+        self.global_unlock(id, g, Time::ZERO, Time::ZERO);
     }
 
     /// Whether `id` is inside a global section, where it may not wait.

@@ -96,9 +96,15 @@ pub(crate) enum Plain {
         global: u32,
         try_only: bool,
     },
-    /// Release global lock `0` (virtual time: serve the next ticket; real time: the thread
-    /// has served it) and become preemptible again.
-    GlobalUnlock(u32),
+    /// Release global lock `global` (virtual time: serve the next ticket; real time: the
+    /// thread has served it) and become preemptible again. Real time: `acquired` and
+    /// `released` are the instants of the thread's `lock` and `unlock` records, fixed by the
+    /// thread before it served the ticket (`GlobalLock::stamp_release`); virtual time: zero.
+    GlobalUnlock {
+        global: u32,
+        acquired: Time,
+        released: Time,
+    },
     /// Make the kernel manage a fast-path ownership (before a condition wait).
     Adopt(LockId),
     CondWait {

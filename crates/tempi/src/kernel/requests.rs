@@ -504,9 +504,9 @@ impl<C: Clock> Kernel<C> {
                     self.tcb(id).set_answer(answer);
                 }
             }
-            Plain::GlobalUnlock(global) => {
+            Plain::GlobalUnlock { global, acquired, released } => {
                 self.tcb(id).quiet_reply = true;
-                self.global_unlock(id, global);
+                self.global_unlock(id, global, acquired, released);
             }
             Plain::Adopt(lock) => {
                 if let Some(l) = self.lock_local(lock) {

@@ -11,6 +11,30 @@
 //! the next [`TraceKind::Stop`] record on that CPU ends it; the stop's `arg` is a [`StopReason`].
 //! Everything else is an instant marker. Records are ordered by time, then by the order the
 //! kernel wrote them (across independent real-time dispatchers: by time, then CPU).
+//!
+//! # A lock's records are in causal order
+//!
+//! For every lock, its [`TraceKind::LockAcquired`] and [`TraceKind::LockReleased`] records
+//! alternate, holder by holder — an acquisition (or a hand-off to a waiter), then that
+//! holder's release, then the next holder's acquisition — and their times never decrease, in
+//! the merged trace and in the exports made from it (the Perfetto export keeps the trace's
+//! order among equal times). A reader never sees two holders at once.
+//!
+//! - A CPU-local lock and, in virtual time, every lock are recorded by one kernel, at its
+//!   instant, in the order things happen (the hand-off writes the releaser's `unlock` before
+//!   the waiter's `lock`, at the same instant); ties are broken by that write order.
+//! - A global (MSRP) lock in real time is taken and released by threads of several CPUs in
+//!   their own code, and their kernels hear of it later. So the holders stamp the records
+//!   themselves: the releaser reads its clock *before* it hands the lock on, and passes the
+//!   instant to its kernel; the next holder's acquisition is stamped when it got the lock (the
+//!   end of its spin, else its request), and never earlier than 1 ns after the release it
+//!   follows, which it reads from the lock. Two CPUs' clocks may tie or differ by a few
+//!   nanoseconds; the 1 ns floor keeps the order strict, so the merge by time cannot put
+//!   the two CPUs' records the wrong way round. The kernel writes a global lock's `lock`
+//!   (and `spin`) record only when the holder releases it, so the records are not in
+//!   write order in the CPU's buffer; the merge sorts them by time. An ownership whose
+//!   release the kernel never heard of (the run stopped while its thread unwound) is not
+//!   traced at all.
 
 pub mod admissions;
 pub mod gantt;
@@ -380,7 +404,9 @@ pub(crate) fn merge_by_seq(mut lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord>
 }
 
 /// Merge the lists of independent kernels (real time: one per CPU) by time, then CPU, keeping
-/// each list's own order. A single list is returned as it is.
+/// each list's own order. A single list is returned as it is. Records of different kernels
+/// about one lock (a global lock's) never share an instant (see the module docs), so the CPU
+/// tie-break never puts an acquisition before the release it follows.
 pub(crate) fn merge_kernels(mut lists: Vec<Vec<TraceRecord>>) -> Vec<TraceRecord> {
     if lists.len() == 1 {
         return lists.pop().unwrap_or_default();
