@@ -242,8 +242,9 @@ impl TaskSet {
 
     /// Exact response-time analysis with blocking, under fixed priorities:
     /// `R_i = C_i + B_i + Σ_{j∈hp(i)} ⌈R_i/T_j⌉ C_j`, iterated from `C_i + B_i` to the least
-    /// fixed point, stopping as soon as it passes the deadline. Under RCS each higher-priority
-    /// job that shares a resource with `i` may also throw away one of `i`'s sections: that
+    /// fixed point, stopping as soon as it passes the deadline. Under RCS a higher-priority
+    /// job's request may also abort a preempted holder of at least `i`'s priority (`i`
+    /// itself or another interfering task), which recovers and redoes its section: that
     /// re-executed work is added per interfering job (see `docs/ANALYSIS.md`).
     ///
     /// Before iterating, the utilisation of the interfering tasks, `Σ_{j∈hp(i)} C_j/T_j`
@@ -274,8 +275,9 @@ impl TaskSet {
     /// [`TaskSet::response_times`] with the index built. Tasks are taken by decreasing
     /// priority, and the interference of the tasks above is kept summed per period
     /// (`Σ_j ⌈R/T_j⌉ C_j` is `Σ_T ⌈R/T⌉ Σ_{T_j = T} C_j`), so one step of the recurrence
-    /// costs one term per distinct period rather than one per task. A task with RCS sections,
-    /// whose interfering jobs may each cost it a different restart, takes the per-task path.
+    /// costs one term per distinct period rather than one per task. A task low enough that an
+    /// RCS request of an interfering job may abort it or another interfering job (whose
+    /// redone work then depends on the task analysed) takes the per-task path.
     fn response_times_with(&self, index: &Index, progress: &mut dyn FnMut(usize)) -> Vec<Response> {
         let order = self.by_priority();
         let mut out = vec![Response::Unbounded; self.tasks.len()];
@@ -283,6 +285,12 @@ impl TaskSet {
         // (period, summed WCET) by increasing period; under rate-monotonic priorities each new
         // period comes last, so inserting is a push.
         let mut level: Vec<(u128, u128)> = Vec::new();
+        // Below this priority an RCS request of one interfering task may abort another (or
+        // the task itself), whose redone work depends on the task analysed.
+        let victims = (0..self.resources.len())
+            .filter(|&r| self.resources[r].protocol == Protocol::Rcs)
+            .filter_map(|r| index.highest_victim(r))
+            .max();
         let mut k = 0;
         while k < order.len() {
             let p = self.tasks[order[k]].priority;
@@ -297,7 +305,7 @@ impl TaskSet {
             }
             for &i in group {
                 let t = &self.tasks[i];
-                if self.restarts(i) {
+                if victims.is_some_and(|v| t.priority <= v) {
                     out[i] = self.response_time_with(index, i);
                     continue;
                 }
@@ -315,14 +323,6 @@ impl TaskSet {
             progress(k);
         }
         out
-    }
-
-    /// Whether task `i` has a section on an RCS resource (interfering jobs may restart it).
-    fn restarts(&self, i: usize) -> bool {
-        self.tasks[i]
-            .sections
-            .iter()
-            .any(|s| self.resources.get(s.resource).is_some_and(|r| r.protocol == Protocol::Rcs))
     }
 
     /// Response time of task `i` (see [`TaskSet::response_times`]).
@@ -353,7 +353,10 @@ impl TaskSet {
         // Each interfering task as (its period, the work one of its jobs costs task i).
         let hp: Vec<(u128, u128)> = self
             .higher(i)
-            .map(|j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(self.restart_penalty(i, j))))
+            .map(|j| {
+                let penalty = self.restart_penalty(index, i, j);
+                (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(penalty))
+            })
             .collect();
         self.iterate(i, b, &hp)
     }
@@ -391,17 +394,44 @@ impl TaskSet {
         Response::GaveUp(from_nanos(r))
     }
 
-    /// Under RCS, the work of task `i` that one job of higher-priority task `j` can make it
-    /// redo: its longest section on an RCS resource that `j` also uses.
-    fn restart_penalty(&self, i: usize, j: usize) -> Duration {
-        self.tasks[i]
-            .sections
+    /// Under RCS, the work that one job of task `j` (of priority at least task `i`'s) can add
+    /// to `i`'s response by aborting sections: each of its requests on an RCS resource `r`
+    /// can abort a preempted holder less urgent than `j`, whose recovery and redone section
+    /// (`z_{v,r} + restart_cost(r)`, `v`'s longest restartable section) fall inside `i`'s
+    /// response when `v` is `i` or another task of priority at least `P_i`. (A holder below
+    /// `P_i` costs its recovery only, which `B_i` counts.) Within one job of `j` each resource
+    /// is aborted at most once (after `j` releases it nobody below `j` takes it while `j`'s
+    /// job is pending) and so is each victim (it would have to run to enter its section
+    /// again): the smaller of the sum over `j`'s resources of the costliest victim and the
+    /// sum over the victims of their costliest section on a resource of `j`'s.
+    fn restart_penalty(&self, index: &Index, i: usize, j: usize) -> Duration {
+        let (p, pj) = (self.tasks[i].priority, self.tasks[j].priority);
+        if pj <= p {
+            return Duration::ZERO;
+        }
+        let sections = &self.tasks[j].sections;
+        let resources = sections
             .iter()
-            .filter(|s| self.resources[s.resource].protocol == Protocol::Rcs)
-            .filter(|s| self.tasks[j].longest_on(s.resource).is_some())
-            .map(|s| s.duration + self.resources[s.resource].restart_cost)
-            .max()
-            .unwrap_or(Duration::ZERO)
+            .enumerate()
+            .filter(|&(x, s)| !sections[..x].iter().any(|o| o.resource == s.resource))
+            .map(|(_, s)| s.resource)
+            .filter(|&r| self.resources[r].protocol == Protocol::Rcs);
+        let cost = |r: usize, z: Duration| z + self.resources[r].restart_cost;
+        let victims = |r: usize| index.restartable_between(r, p, pj).iter().filter(move |&&(_, _, v)| v != j);
+        let by_resource: Duration =
+            resources.clone().filter_map(|r| victims(r).map(|&(_, z, _)| cost(r, z)).max()).sum();
+        // Per victim, its costliest abort by j: (victim, cost) pairs, grouped by victim.
+        let mut hits: Vec<(usize, Duration)> =
+            resources.flat_map(|r| victims(r).map(move |&(_, z, v)| (v, cost(r, z)))).collect();
+        hits.sort_unstable();
+        let mut by_victim = Duration::ZERO;
+        for (x, &(v, c)) in hits.iter().enumerate() {
+            // Sorted by cost within a victim: its last pair is its costliest.
+            if hits.get(x + 1).is_none_or(|&(w, _)| w != v) {
+                by_victim += c;
+            }
+        }
+        by_resource.min(by_victim)
     }
 
     /// Everything for a fixed-priority task set: per-task blocking (and the table per
