@@ -11,7 +11,8 @@
 //! (`Task::guarded_section` in the model), which is waited for. Simulated from the release
 //! (all together, or with random phases) for two hyperperiods past the latest phase: whenever
 //! the analysis says schedulable, no deadline is missed and no job takes longer than its
-//! analysed response time.
+//! analysed response time. The same sets under EDF: whenever the EDF test with inheritance
+//! blocking passes, no deadline is missed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
 use tempi::clock::VirtualClock;
+use tempi::policy::sched::Edf;
 use tempi::sync::{LockSpec, Mutex};
 use tempi::{Config, Costs, Runtime, ThreadSpec, Time};
 
@@ -168,12 +170,15 @@ fn phase(c: &Case, g: &Gen) -> Duration {
     }
 }
 
-/// Simulate under fixed priorities from the release for two hyperperiods past the latest
-/// phase (after which a periodic schedule repeats) and the longest deadline; per task: (misses,
-/// longest response).
-fn simulate(ts: &TaskSet, c: &Case) -> Vec<(u64, Duration)> {
+/// Simulate under fixed priorities (or EDF) from the release for two hyperperiods past the
+/// latest phase (after which a periodic schedule repeats) and the longest deadline; per task:
+/// (misses, longest response).
+fn simulate(ts: &TaskSet, c: &Case, edf: bool) -> Vec<(u64, Duration)> {
     let config = Config::new(1).trace_capacity(0).costs(Costs { abort: RESTART, ..Costs::default() });
     let mut rt = Runtime::<VirtualClock>::new(config).unwrap();
+    if edf {
+        rt.set_scheduler(|| Box::new(Edf::new()));
+    }
     let locks: Vec<(Arc<Mutex<()>>, bool)> = ts
         .resources
         .iter()
@@ -242,12 +247,41 @@ proptest! {
         prop_assert!(ts.validate().is_ok());
         let verdict = ts.analyze();
         if verdict.schedulable {
-            let sim = simulate(&ts, &c);
+            let sim = simulate(&ts, &c, false);
             for (i, (misses, worst)) in sim.iter().enumerate() {
                 let Response::Bounded(r) = verdict.tasks[i].response else { unreachable!() };
                 prop_assert_eq!(*misses, 0, "task {} missed; analysis said R = {:?}; {:?}", i, r, ts);
                 prop_assert!(*worst <= r, "task {}: simulated {:?} > analysed {:?}; {:?}", i, worst, r, ts);
             }
+        }
+    }
+}
+
+/// The same sets under EDF (pcp, whose ceilings the generator gives as priorities, becomes
+/// bpi): whenever the EDF test with inheritance blocking passes, nothing misses. This checks
+/// its rcs terms with guarded holders, which are waited for (their section in `B_k`) and
+/// never redo anything (no victim in `V_k`).
+fn edf_case() -> impl Strategy<Value = Case> {
+    case().prop_map(|mut c| {
+        for p in &mut c.protocols {
+            if *p == Protocol::Pcp {
+                *p = Protocol::Bpi;
+            }
+        }
+        c
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_edf_inheritance_test_bounds_the_simulation(c in edf_case()) {
+        let ts = model(&c);
+        let e = ts.edf_tests();
+        if e.inheritance.is_some_and(|t| t.passed) {
+            let sim = simulate(&ts, &c, true);
+            prop_assert!(sim.iter().all(|&(m, _)| m == 0), "misses {:?}; {:?}; {:?}", sim, e, ts);
         }
     }
 }
@@ -337,7 +371,7 @@ fn us(n: u64) -> Duration {
 fn a_restart_delays_the_tasks_between_and_below_by_hand() {
     let c = ByHand { guard: false }.case();
     let ts = model(&c);
-    let sim = simulate(&ts, &c);
+    let sim = simulate(&ts, &c, false);
     let worst: Vec<Duration> = sim.iter().map(|&(_, w)| w).collect();
     assert_eq!(worst, [us(5350), us(1850), us(850), us(5600)]);
     assert!(sim.iter().all(|&(m, _)| m == 0));
@@ -365,7 +399,7 @@ fn a_restart_delays_the_tasks_between_and_below_by_hand() {
 fn a_guarded_holder_is_waited_for_by_hand() {
     let c = ByHand { guard: true }.case();
     let ts = model(&c);
-    let sim = simulate(&ts, &c);
+    let sim = simulate(&ts, &c, false);
     let worst: Vec<Duration> = sim.iter().map(|&(_, w)| w).collect();
     assert_eq!(worst, [us(4750), us(3250), us(2250), us(5000)]);
     let r: Vec<Response> = ts.response_times();
