@@ -50,7 +50,8 @@ struct Sec {
 
 /// One generated task: period index, phase, work before, a section on each resource (if any)
 /// with the work between them, the work after (all in quarter milliseconds), and the deadline
-/// in quarters of the period (at least `C`). `swap` takes the resources in the other order.
+/// in quarters of the period (at least `C`). `swap` takes the resources in the other order;
+/// `same` puts both sections on the first.
 #[derive(Clone, Copy, Debug)]
 struct Gen {
     period: usize,
@@ -62,6 +63,7 @@ struct Gen {
     after: u64,
     quarters: u64,
     swap: bool,
+    same: bool,
 }
 
 impl Gen {
@@ -77,6 +79,7 @@ impl Gen {
     /// The (resource, section) of each section, in the order the job takes them.
     fn sections(&self) -> [(usize, Option<Sec>); 2] {
         let (a, b) = if self.swap { (1, 0) } else { (0, 1) };
+        let b = if self.same { a } else { b };
         [(a, self.first), (b, self.second)]
     }
 }
@@ -97,7 +100,7 @@ fn gen_task() -> impl Strategy<Value = Gen> {
             // A job ends with work, not with an unlock (a runtime call, hence a preemption
             // point), as in the other cross-checks.
             let after = if locks { after.max(1) } else { after };
-            Gen { period, phase, before, first, between, second, after, quarters, swap }
+            Gen { period, phase, before, first, between, second, after, quarters, swap, same: false }
         })
 }
 
@@ -257,6 +260,45 @@ proptest! {
     }
 }
 
+/// The sets of [`case`] with, at random, tied priorities (drawn from `1..=n` with repeats, equal
+/// priorities counting as interference) and jobs that take their two sections on one resource
+/// (a job of an aborter requests it twice, a victim can be aborted in either).
+fn tied_case() -> impl Strategy<Value = Case> {
+    case()
+        .prop_flat_map(|c| {
+            let n = c.gens.len();
+            let ties = proptest::option::weighted(0.5, proptest::collection::vec(1..=n as i32, n));
+            let same = proptest::collection::vec(proptest::bool::weighted(0.3), n);
+            (Just(c), ties, same)
+        })
+        .prop_map(|(mut c, ties, same)| {
+            if let Some(prio) = ties {
+                c.prio = prio;
+            }
+            c.gens.iter_mut().zip(same).for_each(|(g, same)| g.same = same);
+            c
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rta_with_rcs_bounds_the_simulation_with_ties_and_repeated_resources(c in tied_case()) {
+        let ts = model(&c);
+        prop_assert!(ts.validate().is_ok());
+        let verdict = ts.analyze();
+        if verdict.schedulable {
+            let sim = simulate(&ts, &c, false);
+            for (i, (misses, worst)) in sim.iter().enumerate() {
+                let Response::Bounded(r) = verdict.tasks[i].response else { unreachable!() };
+                prop_assert_eq!(*misses, 0, "task {} missed; analysis said R = {:?}; {:?}", i, r, ts);
+                prop_assert!(*worst <= r, "task {}: simulated {:?} > analysed {:?}; {:?}", i, worst, r, ts);
+            }
+        }
+    }
+}
+
 /// The same sets under EDF (pcp, whose ceilings the generator gives as priorities, becomes
 /// bpi): whenever the EDF test with inheritance blocking passes, nothing misses. This checks
 /// its rcs terms with guarded holders, which are waited for (their section in `B_k`) and
@@ -353,6 +395,7 @@ impl ByHand {
             after,
             quarters: 4,
             swap: false,
+            same: false,
         };
         Case {
             protocols: [Protocol::Rcs, Protocol::Rcs],
