@@ -26,6 +26,10 @@ struct Bands {
     sums: Vec<Vec<Duration>>,
 }
 
+/// A resource set, whether its sections count at their RCS cost, and its [`Bands`] (`None`: too
+/// large, sum directly).
+type CachedBands = (Vec<usize>, bool, Option<Bands>);
+
 /// A task set's resource users and priorities, sorted for lookups by priority.
 pub(super) struct Index {
     /// The ceiling of each resource ([`TaskSet::ceiling`]).
@@ -49,7 +53,7 @@ pub(super) struct Index {
     priorities: Vec<i32>,
     /// [`Bands`] per resource set asked about, and whether its sections count at their RCS
     /// cost (`None`: too large, sum directly).
-    bands: RefCell<Vec<(Vec<usize>, bool, Option<Bands>)>>,
+    bands: RefCell<Vec<CachedBands>>,
 }
 
 impl Index {
