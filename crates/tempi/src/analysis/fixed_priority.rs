@@ -350,13 +350,15 @@ impl TaskSet {
         let Some(b) = self.blocking_with(index, i) else {
             return Response::Unbounded;
         };
+        // By increasing priority, so that the victims of each one's requests (the priorities
+        // from P_i up to its own) only grow.
+        let mut order: Vec<usize> = self.higher(i).collect();
+        order.sort_by_key(|&j| self.tasks[j].priority);
+        let mut aborts = Aborts::new(self, index, self.tasks[i].priority);
         // Each interfering task as (its period, the work one of its jobs costs task i).
-        let hp: Vec<(u128, u128)> = self
-            .higher(i)
-            .map(|j| {
-                let penalty = self.restart_penalty(index, i, j);
-                (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(penalty))
-            })
+        let hp: Vec<(u128, u128)> = order
+            .iter()
+            .map(|&j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(aborts.penalty(j))))
             .collect();
         self.iterate(i, b, &hp)
     }
@@ -392,46 +394,6 @@ impl TaskSet {
             r = next;
         }
         Response::GaveUp(from_nanos(r))
-    }
-
-    /// Under RCS, the work that one job of task `j` (of priority at least task `i`'s) can add
-    /// to `i`'s response by aborting sections: each of its requests on an RCS resource `r`
-    /// can abort a preempted holder less urgent than `j`, whose recovery and redone section
-    /// (`z_{v,r} + restart_cost(r)`, `v`'s longest restartable section) fall inside `i`'s
-    /// response when `v` is `i` or another task of priority at least `P_i`. (A holder below
-    /// `P_i` costs its recovery only, which `B_i` counts.) Within one job of `j` each resource
-    /// is aborted at most once (after `j` releases it nobody below `j` takes it while `j`'s
-    /// job is pending) and so is each victim (it would have to run to enter its section
-    /// again): the smaller of the sum over `j`'s resources of the costliest victim and the
-    /// sum over the victims of their costliest section on a resource of `j`'s.
-    fn restart_penalty(&self, index: &Index, i: usize, j: usize) -> Duration {
-        let (p, pj) = (self.tasks[i].priority, self.tasks[j].priority);
-        if pj <= p {
-            return Duration::ZERO;
-        }
-        let sections = &self.tasks[j].sections;
-        let resources = sections
-            .iter()
-            .enumerate()
-            .filter(|&(x, s)| !sections[..x].iter().any(|o| o.resource == s.resource))
-            .map(|(_, s)| s.resource)
-            .filter(|&r| self.resources[r].protocol == Protocol::Rcs);
-        let cost = |r: usize, z: Duration| z + self.resources[r].restart_cost;
-        let victims = |r: usize| index.restartable_between(r, p, pj).iter().filter(move |&&(_, _, v)| v != j);
-        let by_resource: Duration =
-            resources.clone().filter_map(|r| victims(r).map(|&(_, z, _)| cost(r, z)).max()).sum();
-        // Per victim, its costliest abort by j: (victim, cost) pairs, grouped by victim.
-        let mut hits: Vec<(usize, Duration)> =
-            resources.flat_map(|r| victims(r).map(move |&(_, z, v)| (v, cost(r, z)))).collect();
-        hits.sort_unstable();
-        let mut by_victim = Duration::ZERO;
-        for (x, &(v, c)) in hits.iter().enumerate() {
-            // Sorted by cost within a victim: its last pair is its costliest.
-            if hits.get(x + 1).is_none_or(|&(w, _)| w != v) {
-                by_victim += c;
-            }
-        }
-        by_resource.min(by_victim)
     }
 
     /// Everything for a fixed-priority task set: per-task blocking (and the table per
@@ -483,6 +445,71 @@ impl TaskSet {
             .collect();
         let schedulable = tasks.iter().all(|t| t.schedulable);
         Verdict { tasks, liu_layland: self.liu_layland_with(&index), schedulable }
+    }
+}
+
+/// Under RCS, the work that one job of a task `j` of priority at least `P_i` can add to task
+/// `i`'s response by aborting sections ([`Aborts::penalty`]), for the interfering tasks of one
+/// `i` taken by increasing priority.
+///
+/// Each request of `j` on an RCS resource `r` can abort a preempted holder less urgent than
+/// `j`, whose recovery and redone section (`z_{v,r} + restart_cost(r)`, `v`'s longest
+/// restartable section) fall inside `i`'s response when `v` is `i` or another task of
+/// priority at least `P_i`. (A holder below `P_i` costs its recovery only, which `B_i`
+/// counts.) Within one job of `j` each resource is aborted at most once (after `j` releases
+/// it nobody below `j` takes it while `j`'s job is pending) and so is each victim (it would
+/// have to run to enter its section again): at most `k` aborts, `k` the smaller of the number
+/// of `j`'s RCS resources and the number of possible victims, each on a different resource.
+/// The penalty is the sum of the `k` largest, over `j`'s RCS resources, of the costliest
+/// victim there.
+struct Aborts<'a> {
+    ts: &'a TaskSet,
+    index: &'a Index,
+    /// `P_i`.
+    p: i32,
+    /// Per resource: how far into its restartable users the victims have been read, and the
+    /// largest `z + restart_cost` among those from `P_i` on.
+    read: Vec<(usize, Duration)>,
+    /// The costliest victim of each of `j`'s resources (reused from one `j` to the next).
+    costs: Vec<Duration>,
+}
+
+impl<'a> Aborts<'a> {
+    fn new(ts: &'a TaskSet, index: &'a Index, p: i32) -> Aborts<'a> {
+        let read = (0..ts.resources.len())
+            .map(|r| (index.restartable(r).partition_point(|&(q, _)| q < p), Duration::ZERO))
+            .collect();
+        Aborts { ts, index, p, read, costs: Vec::new() }
+    }
+
+    /// The penalty of one job of task `j`; the tasks must come by increasing priority.
+    fn penalty(&mut self, j: usize) -> Duration {
+        let pj = self.ts.tasks[j].priority;
+        let victims = self.index.victims_between(self.p, pj);
+        if victims == 0 {
+            return Duration::ZERO;
+        }
+        self.costs.clear();
+        let sections = &self.ts.tasks[j].sections;
+        for (x, s) in sections.iter().enumerate() {
+            let r = s.resource;
+            if self.ts.resources[r].protocol != Protocol::Rcs || sections[..x].iter().any(|o| o.resource == r) {
+                continue;
+            }
+            let users = self.index.restartable(r);
+            let restart = self.ts.resources[r].restart_cost;
+            let (at, max) = &mut self.read[r];
+            let first = users.partition_point(|&(q, _)| q < self.p);
+            while *at < users.len() && users[*at].0 < pj {
+                *max = (*max).max(users[*at].1 + restart);
+                *at += 1;
+            }
+            if *at > first {
+                self.costs.push(*max);
+            }
+        }
+        self.costs.sort_unstable_by(|a, b| b.cmp(a));
+        self.costs.iter().take(victims).sum()
     }
 }
 

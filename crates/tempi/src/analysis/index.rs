@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use super::TaskSet;
+use super::{Protocol, TaskSet};
 
 /// How many resource sets [`Index::lower_task_sum`] keeps prefix sums for, and how many
 /// entries (bands times tasks that lock) one set may take; past either it sums directly. (A
@@ -43,10 +43,13 @@ pub(super) struct Index {
     longest: Vec<Vec<Duration>>,
     /// Per resource: `costliest[k]` is the largest RCS cost of `users[..=k]`.
     costliest: Vec<Vec<Duration>>,
-    /// Per resource: `(priority, longest restartable section on it, task)` of each task with a
+    /// Per resource: `(priority, longest restartable section on it)` of each task with a
     /// restartable (not guarded) section on it, by increasing priority: the victims an RCS
     /// request can abort.
-    restartable: Vec<Vec<(i32, Duration, usize)>>,
+    restartable: Vec<Vec<(i32, Duration)>>,
+    /// The priorities of the tasks with a restartable section on an RCS resource, in
+    /// increasing order.
+    victims: Vec<i32>,
     /// The tasks with at least one section, by increasing priority.
     lockers: Vec<usize>,
     /// Every task's priority, in increasing order.
@@ -62,7 +65,8 @@ impl Index {
     pub(super) fn new(ts: &TaskSet) -> Index {
         let n = ts.resources.len();
         let mut users: Vec<Vec<(i32, Duration, Duration)>> = vec![Vec::new(); n];
-        let mut restartable: Vec<Vec<(i32, Duration, usize)>> = vec![Vec::new(); n];
+        let mut restartable: Vec<Vec<(i32, Duration)>> = vec![Vec::new(); n];
+        let mut victims = Vec::new();
         let mut lockers = Vec::new();
         for (i, t) in ts.tasks.iter().enumerate() {
             if !t.sections.is_empty() {
@@ -78,24 +82,39 @@ impl Index {
                 let (longest, cost) = (t.longest_on(r), t.blocking_cost_on(r, restart));
                 users[r].push((t.priority, longest.unwrap_or_default(), cost.unwrap_or_default()));
                 if let Some(z) = t.longest_restartable_on(r) {
-                    restartable[r].push((t.priority, z, i));
+                    restartable[r].push((t.priority, z));
                 }
             }
+            let rcs = |r: usize| ts.resources.get(r).is_some_and(|x| x.protocol == Protocol::Rcs);
+            if t.sections.iter().any(|s| !s.guarded && rcs(s.resource)) {
+                victims.push(t.priority);
+            }
         }
+        victims.sort_unstable();
         lockers.sort_by_key(|&i| ts.tasks[i].priority);
         let mut ceiling = Vec::with_capacity(n);
         let mut longest = Vec::with_capacity(n);
         let mut costliest = Vec::with_capacity(n);
         for (r, u) in users.iter_mut().enumerate() {
             u.sort_by_key(|&(p, _, _)| p);
-            restartable[r].sort_by_key(|&(p, _, _)| p);
+            restartable[r].sort_by_key(|&(p, _)| p);
             ceiling.push(ts.resources[r].ceiling.or_else(|| u.last().map(|&(p, _, _)| p)));
             longest.push(running_max(u.iter().map(|&(_, d, _)| d)));
             costliest.push(running_max(u.iter().map(|&(_, _, c)| c)));
         }
         let mut priorities: Vec<i32> = ts.tasks.iter().map(|t| t.priority).collect();
         priorities.sort_unstable();
-        Index { ceiling, users, longest, costliest, restartable, lockers, priorities, bands: RefCell::new(Vec::new()) }
+        Index {
+            ceiling,
+            users,
+            longest,
+            costliest,
+            restartable,
+            victims,
+            lockers,
+            priorities,
+            bands: RefCell::new(Vec::new()),
+        }
     }
 
     /// Whether resource `r` can block a task of priority `p`: its ceiling is at least `p`.
@@ -126,18 +145,25 @@ impl Index {
         self.users[r].last().map(|&(p, _, _)| p)
     }
 
-    /// The tasks with a restartable section on `r` and a priority from `lo` up to but not
-    /// including `hi`, as `(priority, longest restartable section on r, task)`.
-    pub(super) fn restartable_between(&self, r: usize, lo: i32, hi: i32) -> &[(i32, Duration, usize)] {
-        let v = &self.restartable[r];
-        &v[v.partition_point(|&(q, _, _)| q < lo)..v.partition_point(|&(q, _, _)| q < hi)]
+    /// The tasks with a restartable section on `r`, as `(priority, longest restartable
+    /// section on r)`, by increasing priority.
+    pub(super) fn restartable(&self, r: usize) -> &[(i32, Duration)] {
+        &self.restartable[r]
     }
 
     /// The highest priority of a task with a restartable section on `r` below another user of
     /// `r` (a task an RCS request on `r` can abort), if any.
     pub(super) fn highest_victim(&self, r: usize) -> Option<i32> {
         let top = self.highest_user(r)?;
-        self.restartable_between(r, i32::MIN, top).last().map(|&(q, _, _)| q)
+        let v = &self.restartable[r];
+        v[..v.partition_point(|&(q, _)| q < top)].last().map(|&(q, _)| q)
+    }
+
+    /// How many tasks with a restartable section on an RCS resource have a priority from `lo`
+    /// up to but not including `hi`.
+    pub(super) fn victims_between(&self, lo: i32, hi: i32) -> usize {
+        let below = |p: i32| self.victims.partition_point(|&q| q < p);
+        below(hi).saturating_sub(below(lo))
     }
 
     /// The tasks with a section and a priority below `p`.

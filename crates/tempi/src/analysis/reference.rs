@@ -181,31 +181,29 @@ impl Reference<'_> {
 
     fn restart_penalty(&self, i: usize, j: usize) -> Duration {
         let (p, pj) = (self.tasks[i].priority, self.tasks[j].priority);
-        // Victims: the other tasks from P_i up to but not including P_j.
-        let victims: Vec<usize> = (0..self.tasks.len())
-            .filter(|&v| v != j && self.tasks[v].priority >= p && self.tasks[v].priority < pj)
-            .collect();
-        let mut resources: Vec<usize> = self.tasks[j]
-            .sections
-            .iter()
-            .map(|s| s.resource)
-            .filter(|&r| self.resources[r].protocol == Protocol::Rcs)
-            .collect();
+        let rcs = |r: usize| self.resources[r].protocol == Protocol::Rcs;
+        // Possible victims: the tasks from P_i up to but not including P_j with a restartable
+        // section on an rcs resource.
+        let in_range = |v: usize| self.tasks[v].priority >= p && self.tasks[v].priority < pj;
+        let victims = (0..self.tasks.len())
+            .filter(|&v| in_range(v) && self.tasks[v].sections.iter().any(|s| !s.guarded && rcs(s.resource)))
+            .count();
+        let mut resources: Vec<usize> = self.tasks[j].sections.iter().map(|s| s.resource).filter(|&r| rcs(r)).collect();
         resources.sort_unstable();
         resources.dedup();
-        let cost = |v: usize, r: usize| {
-            self.tasks[v]
-                .sections
-                .iter()
-                .filter(|s| s.resource == r && !s.guarded)
-                .map(|s| s.duration + self.resources[r].restart_cost)
-                .max()
-        };
-        let by_resource: Duration =
-            resources.iter().filter_map(|&r| victims.iter().filter_map(|&v| cost(v, r)).max()).sum();
-        let by_victim: Duration =
-            victims.iter().filter_map(|&v| resources.iter().filter_map(|&r| cost(v, r)).max()).sum();
-        by_resource.min(by_victim)
+        // Per resource of j, its costliest victim.
+        let mut costs: Vec<Duration> = resources
+            .iter()
+            .filter_map(|&r| {
+                (0..self.tasks.len())
+                    .filter(|&v| in_range(v))
+                    .flat_map(|v| self.tasks[v].sections.iter().filter(|s| s.resource == r && !s.guarded))
+                    .map(|s| s.duration + self.resources[r].restart_cost)
+                    .max()
+            })
+            .collect();
+        costs.sort_unstable_by(|a, b| b.cmp(a));
+        costs.iter().take(victims).sum()
     }
 }
 
