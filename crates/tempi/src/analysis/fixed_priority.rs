@@ -465,11 +465,12 @@ impl TaskSet {
 struct Aborts<'a> {
     ts: &'a TaskSet,
     index: &'a Index,
-    /// `P_i`.
-    p: i32,
-    /// Per resource: how far into its restartable users the victims have been read, and the
-    /// largest `z + restart_cost` among those from `P_i` on.
-    read: Vec<(usize, Duration)>,
+    /// Per resource: where its restartable users from `P_i` on begin, how far into them the
+    /// victims have been read, and the largest `z + restart_cost` among those read.
+    read: Vec<(usize, usize, Duration)>,
+    /// Where the possible victims (tasks with a restartable rcs section) from `P_i` on begin
+    /// in [`Index::victims`], and how far they have been read.
+    victims: (usize, usize),
     /// The costliest victim of each of `j`'s resources (reused from one `j` to the next).
     costs: Vec<Duration>,
 }
@@ -477,15 +478,24 @@ struct Aborts<'a> {
 impl<'a> Aborts<'a> {
     fn new(ts: &'a TaskSet, index: &'a Index, p: i32) -> Aborts<'a> {
         let read = (0..ts.resources.len())
-            .map(|r| (index.restartable(r).partition_point(|&(q, _)| q < p), Duration::ZERO))
+            .map(|r| {
+                let first = index.restartable(r).partition_point(|&(q, _)| q < p);
+                (first, first, Duration::ZERO)
+            })
             .collect();
-        Aborts { ts, index, p, read, costs: Vec::new() }
+        let first = index.victims().partition_point(|&q| q < p);
+        Aborts { ts, index, read, victims: (first, first), costs: Vec::new() }
     }
 
     /// The penalty of one job of task `j`; the tasks must come by increasing priority.
     fn penalty(&mut self, j: usize) -> Duration {
         let pj = self.ts.tasks[j].priority;
-        let victims = self.index.victims_between(self.p, pj);
+        let all = self.index.victims();
+        let (first, at) = &mut self.victims;
+        while *at < all.len() && all[*at] < pj {
+            *at += 1;
+        }
+        let victims = *at - *first;
         if victims == 0 {
             return Duration::ZERO;
         }
@@ -498,17 +508,18 @@ impl<'a> Aborts<'a> {
             }
             let users = self.index.restartable(r);
             let restart = self.ts.resources[r].restart_cost;
-            let (at, max) = &mut self.read[r];
-            let first = users.partition_point(|&(q, _)| q < self.p);
+            let (first, at, max) = &mut self.read[r];
             while *at < users.len() && users[*at].0 < pj {
                 *max = (*max).max(users[*at].1 + restart);
                 *at += 1;
             }
-            if *at > first {
+            if *at > *first {
                 self.costs.push(*max);
             }
         }
-        self.costs.sort_unstable_by(|a, b| b.cmp(a));
+        if self.costs.len() > victims {
+            self.costs.sort_unstable_by(|a, b| b.cmp(a));
+        }
         self.costs.iter().take(victims).sum()
     }
 }

@@ -159,11 +159,10 @@ impl Index {
         v[..v.partition_point(|&(q, _)| q < top)].last().map(|&(q, _)| q)
     }
 
-    /// How many tasks with a restartable section on an RCS resource have a priority from `lo`
-    /// up to but not including `hi`.
-    pub(super) fn victims_between(&self, lo: i32, hi: i32) -> usize {
-        let below = |p: i32| self.victims.partition_point(|&q| q < p);
-        below(hi).saturating_sub(below(lo))
+    /// The priorities of the tasks with a restartable section on an RCS resource, in
+    /// increasing order.
+    pub(super) fn victims(&self) -> &[i32] {
+        &self.victims
     }
 
     /// The tasks with a section and a priority below `p`.
