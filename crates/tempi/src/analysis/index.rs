@@ -1,7 +1,8 @@
 //! What the blocking terms and response times ask of a task set again and again, computed
 //! once: each resource's ceiling, its users sorted by priority with their longest section
-//! (and the running maximum of those), the tasks that lock anything, and every priority in
-//! order. With it a blocking term costs a few binary searches per resource instead of a pass
+//! and their cost under RCS (and the running maxima of those), its users with a restartable
+//! section (the victims an RCS request can abort), the tasks that lock anything, and every
+//! priority in order. With it a blocking term costs a few binary searches per resource instead of a pass
 //! over every task (and, for each section, another pass to find the ceiling).
 //!
 //! Owns this index only. Must not hold a bound or a test: `blocking.rs` and
