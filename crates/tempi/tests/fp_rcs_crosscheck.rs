@@ -366,7 +366,7 @@ fn the_generated_sets_exercise_the_analysis() {
     );
 }
 
-/// Three tasks on one rcs resource `R` (restart 100 µs), period 12 ms each:
+/// Four tasks on one rcs resource `R` (restart 100 µs), period 12 ms each:
 ///
 /// - `l` (priority 1, released at 0): 2 ms in `R` then 1 ms of work;
 /// - `m` (priority 2, at 0.5 ms): 1 ms of work, no lock;
