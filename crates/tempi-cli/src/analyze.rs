@@ -8,7 +8,9 @@
 //! a range counting as its upper bound; `T` = period; `D` = deadline, else `T`); a sporadic
 //! thread with a positive `min_interarrival` is a task with that as `T`; one-shot threads are
 //! left out (and listed). A critical section is the work between a `lock` step and its
-//! `unlock` (or the end of the job), nested sections included in the outer one.
+//! `unlock` (or the end of the job), nested sections included in the outer one. A `lock`
+//! step holds a guard, so every section is a guarded one ([`Task::guarded_section`]): under
+//! rcs it is waited for, not aborted.
 //!
 //! With `--partition ffd|wfd` ([`partition`]) the scenario's own CPU placement of the analysed
 //! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
@@ -107,8 +109,9 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
                 def.name
             ));
         }
+        // A `lock` step holds a guard: under rcs such a section is waited for, not aborted.
         for (r, d) in sections {
-            task = task.section(r, d);
+            task = task.guarded_section(r, d);
         }
         let at = match cpus.iter().position(|c| c.cpu == def.cpu) {
             Some(at) => at,
@@ -128,13 +131,8 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
 fn resources(sc: &Scenario) -> TaskSet {
     let mut ts = TaskSet::new();
     for r in &sc.resources {
-        // A protocol the analysis cannot take is analysed as bpi, with a note saying why. So is
-        // rcs: a scenario's `lock` step holds a guard, and RCS waits for such a holder under
-        // inheritance instead of aborting it (only `Mutex::critical` sections restart).
-        let protocol = match Protocol::from_name(&r.protocol) {
-            Some(Protocol::Rcs) | None => Protocol::Bpi,
-            Some(p) => p,
-        };
+        // A protocol the analysis cannot take is analysed as bpi, with a note saying why.
+        let protocol = Protocol::from_name(&r.protocol).unwrap_or(Protocol::Bpi);
         let mut res = Resource::new(r.name.clone(), protocol);
         if let Some(c) = r.ceiling {
             res = res.ceiling(c);
@@ -267,7 +265,8 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
             Err(why) => notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name)),
             Ok(Protocol::Rcs) => notes.0.push(format!(
                 "resource \"{}\": rcs: a scenario's lock steps hold the lock with a guard, which RCS does not \
-                 abort (the holder is waited for under inheritance): taken as bpi",
+                 abort (the holder is waited for under inheritance): analysed as guarded sections, which block \
+                 for their length and are never restarted",
                 r.name
             )),
             Ok(_) => {}

@@ -33,7 +33,7 @@ impl TaskSet {
     /// | bp | unbounded if some lower task `j` shares a resource with `i` and a task lies strictly between `j` and `i`; else as bpi over the resources `i` locks (no inheritance, so no push-through) |
     /// | bpi | min(Σ over lower tasks of their longest section on a resource with ceiling ≥ `P_i`, Σ over such resources of the longest lower-priority section on it) |
     /// | pcp, srp | the single longest lower-priority section on a resource with ceiling ≥ `P_i` |
-    /// | rcs | Σ over `i`'s own sections on resources that a lower task uses of the resource's restart cost |
+    /// | rcs | as bpi, with a lower task's section counted for its restart cost, or its length if held with a guard ([`crate::analysis::Task::guarded_section`]) |
     ///
     /// ```
     /// use std::time::Duration;
@@ -77,7 +77,7 @@ impl TaskSet {
                 .filter_map(|&r| index.longest_below(r, p))
                 .max()
                 .or(Some(Duration::ZERO)),
-            Protocol::Bpi => Some(self.inheritance_bound(index, rs, p)),
+            Protocol::Bpi => Some(self.inheritance_bound(index, rs, p, false)),
             Protocol::Bp => {
                 // Without inheritance, a lower task j that holds a resource `i` wants can be
                 // preempted for as long as tasks strictly between j and i keep running; the
@@ -88,29 +88,25 @@ impl TaskSet {
                     return None;
                 }
                 // Bounded: only direct blocking, on the resources `i` itself locks.
-                Some(self.inheritance_bound(index, &direct, p))
+                Some(self.inheritance_bound(index, &direct, p, false))
             }
-            Protocol::Rcs => {
-                // The paper (section 2.3): B_i is the abort-and-recovery time. Each of i's own
-                // sections may find its resource held by a lower task and pay one restart.
-                let cost = self.tasks[i]
-                    .sections
-                    .iter()
-                    .filter(|s| rs.contains(&s.resource))
-                    .filter(|s| index.lowest_user(s.resource).is_some_and(|q| q < p))
-                    .map(|s| self.resources[s.resource].restart_cost)
-                    .sum();
-                Some(cost)
-            }
+            // The paper (section 2.3): B_i is the abort-and-recovery time. A lower task runs
+            // while a job of priority at least P_i is pending only to recover a section it
+            // entered before (at the aborter's urgency, so also when the aborter is a more
+            // urgent task and i locks nothing), or to finish a section it holds with a guard
+            // (inheritance, as bpi). Either way it then holds nothing: the inheritance bounds
+            // with each section at its RCS cost.
+            Protocol::Rcs => Some(self.inheritance_bound(index, rs, p, true)),
         }
     }
 
     /// Sha, Rajkumar and Lehoczky's two bounds for priority inheritance, the smaller one:
-    /// each lower task blocks at most once, and each resource blocks at most once.
-    fn inheritance_bound(&self, index: &Index, rs: &[usize], p: i32) -> Duration {
-        let by_task = index.lower_task_sum(self, rs, p);
-        let by_resource: Duration =
-            rs.iter().filter(|&&r| index.can_block(r, p)).filter_map(|&r| index.longest_below(r, p)).sum();
+    /// each lower task blocks at most once, and each resource blocks at most once. With `rcs`
+    /// a section blocks for its RCS cost (the restart cost, or the section if guarded).
+    fn inheritance_bound(&self, index: &Index, rs: &[usize], p: i32, rcs: bool) -> Duration {
+        let by_task = index.lower_task_sum(self, rs, p, rcs);
+        let below = |r: usize| if rcs { index.costliest_below(r, p) } else { index.longest_below(r, p) };
+        let by_resource: Duration = rs.iter().filter(|&&r| index.can_block(r, p)).filter_map(|&r| below(r)).sum();
         by_task.min(by_resource)
     }
 

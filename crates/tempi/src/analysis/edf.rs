@@ -80,8 +80,10 @@ impl TaskSet {
     ///   requester's jobs like its `C_j`. Under bp a waiting job is not helped, so the test is
     ///   `None` when a bp resource is locked by tasks of two different deadlines and the set
     ///   has a third task (which may run ahead of the holder); otherwise bp blocks as bpi. The
-    ///   rcs terms assume sections entered with [`crate::sync::Mutex::critical`]; a holder that
-    ///   took the lock with a guard is waited for, which is bpi: model such a resource as bpi.
+    ///   rcs terms are for sections entered with [`crate::sync::Mutex::critical`]; a section
+    ///   held with a guard ([`crate::analysis::Task::guarded_section`]) is not aborted but
+    ///   waited for, so in `B_k` it costs its length, as under bpi, and it is no victim in
+    ///   `V_k`.
     ///
     /// All three are sufficient tests. Why `min(D, T)`: in any window of length `t ≥ D_j` task `j`
     /// has at most `(⌊(t − D_j)/T_j⌋ + 1) C_j ≤ t C_j/min(D_j, T_j)` of work due. Baker's
@@ -159,17 +161,22 @@ impl TaskSet {
         let n = self.tasks.len();
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&i| self.tasks[i].deadline);
-        // Per resource: (position, longest section) of each user, by position.
+        let protocol = |r: usize| self.resources[r].protocol;
+        // Per resource: (position, cost) of each user, by position. The cost of a user is what
+        // its holding can cost a window job that wants the resource: its longest section, or
+        // under rcs the restart cost of a restartable section (the holder is aborted and
+        // recovers at the requester's urgency) or a guarded section (waited for, as bpi).
         let mut users: Vec<Vec<(usize, Duration)>> = vec![Vec::new(); self.resources.len()];
         for (k, &i) in order.iter().enumerate() {
             let t = &self.tasks[i];
             for (x, s) in t.sections.iter().enumerate() {
-                if s.resource < users.len() && !t.sections[..x].iter().any(|o| o.resource == s.resource) {
-                    users[s.resource].push((k, t.longest_on(s.resource).unwrap_or_default()));
+                let r = s.resource;
+                if r < users.len() && !t.sections[..x].iter().any(|o| o.resource == r) {
+                    let restart = (protocol(r) == Protocol::Rcs).then_some(self.resources[r].restart_cost);
+                    users[r].push((k, t.blocking_cost_on(r, restart).unwrap_or_default()));
                 }
             }
         }
-        let protocol = |r: usize| self.resources[r].protocol;
         // Without inheritance a third task can run ahead of a preempted holder for as long as
         // its own jobs last (`tests/edf_crosscheck.rs` shows the miss).
         if n >= 3 {
@@ -180,18 +187,13 @@ impl TaskSet {
                 }
             }
         }
-        let cost = |r: usize, longest: Duration| match protocol(r) {
-            Protocol::Rcs => self.resources[r].restart_cost,
-            _ => longest,
-        };
         // suffix[r][x]: the largest cost of users[r][x..].
         let suffix: Vec<Vec<Duration>> = users
             .iter()
-            .enumerate()
-            .map(|(r, u)| {
+            .map(|u| {
                 let mut v = vec![Duration::ZERO; u.len() + 1];
                 for x in (0..u.len()).rev() {
-                    v[x] = v[x + 1].max(cost(r, u[x].1));
+                    v[x] = v[x + 1].max(u[x].1);
                 }
                 v
             })
@@ -221,8 +223,7 @@ impl TaskSet {
                 return;
             }
             *by_resource += tail(r, from);
-            for &(k, z) in &users[r] {
-                let c = cost(r, z);
+            for &(k, c) in &users[r] {
                 if c > task_cost[k] {
                     if k >= from {
                         *by_task += c - task_cost[k];
@@ -246,14 +247,17 @@ impl TaskSet {
                 if r >= users.len() || protocol(r) != Protocol::Rcs || t.sections[..x].iter().any(|o| o.resource == r) {
                     continue;
                 }
-                // t may now be aborted by each earlier-deadline request on r in the window: each
-                // such request costs the window the victim's recovery and its redone section.
-                let z = t.longest_on(r).unwrap_or_default() + self.resources[r].restart_cost;
-                for q in requests[r].iter_mut().filter(|q| q.deadline < t.deadline && z > q.victim) {
-                    let extra = secs(z - q.victim) * q.count;
-                    rate += extra * q.per;
-                    constant += extra * q.fixed;
-                    q.victim = z;
+                // t may now be aborted by each earlier-deadline request on r in the window (if
+                // it has a restartable section there): each such request costs the window the
+                // victim's recovery and its redone section.
+                if let Some(z) = t.longest_restartable_on(r) {
+                    let z = z + self.resources[r].restart_cost;
+                    for q in requests[r].iter_mut().filter(|q| q.deadline < t.deadline && z > q.victim) {
+                        let extra = secs(z - q.victim) * q.count;
+                        rate += extra * q.per;
+                        constant += extra * q.fixed;
+                        q.victim = z;
+                    }
                 }
                 let count = t.sections.iter().filter(|o| o.resource == r).count() as f64;
                 requests[r].push(Request { deadline: t.deadline, count, per, fixed, victim: Duration::ZERO });
@@ -296,6 +300,7 @@ struct Request {
     /// Its jobs in a window of length `L`: at most `L * per + fixed`.
     per: f64,
     fixed: f64,
-    /// The largest `z + restart_cost` of a window task with a longer deadline so far.
+    /// The largest `z + restart_cost` of a window task with a longer deadline (and a
+    /// restartable section on the resource) so far.
     victim: Duration,
 }

@@ -242,8 +242,9 @@ impl TaskSet {
 
     /// Exact response-time analysis with blocking, under fixed priorities:
     /// `R_i = C_i + B_i + Σ_{j∈hp(i)} ⌈R_i/T_j⌉ C_j`, iterated from `C_i + B_i` to the least
-    /// fixed point, stopping as soon as it passes the deadline. Under RCS each higher-priority
-    /// job that shares a resource with `i` may also throw away one of `i`'s sections: that
+    /// fixed point, stopping as soon as it passes the deadline. Under RCS a higher-priority
+    /// job's request may also abort a preempted holder of at least `i`'s priority (`i`
+    /// itself or another interfering task), which recovers and redoes its section: that
     /// re-executed work is added per interfering job (see `docs/ANALYSIS.md`).
     ///
     /// Before iterating, the utilisation of the interfering tasks, `Σ_{j∈hp(i)} C_j/T_j`
@@ -274,8 +275,9 @@ impl TaskSet {
     /// [`TaskSet::response_times`] with the index built. Tasks are taken by decreasing
     /// priority, and the interference of the tasks above is kept summed per period
     /// (`Σ_j ⌈R/T_j⌉ C_j` is `Σ_T ⌈R/T⌉ Σ_{T_j = T} C_j`), so one step of the recurrence
-    /// costs one term per distinct period rather than one per task. A task with RCS sections,
-    /// whose interfering jobs may each cost it a different restart, takes the per-task path.
+    /// costs one term per distinct period rather than one per task. A task low enough that an
+    /// RCS request of an interfering job may abort it or another interfering job (whose
+    /// redone work then depends on the task analysed) takes the per-task path.
     fn response_times_with(&self, index: &Index, progress: &mut dyn FnMut(usize)) -> Vec<Response> {
         let order = self.by_priority();
         let mut out = vec![Response::Unbounded; self.tasks.len()];
@@ -283,6 +285,12 @@ impl TaskSet {
         // (period, summed WCET) by increasing period; under rate-monotonic priorities each new
         // period comes last, so inserting is a push.
         let mut level: Vec<(u128, u128)> = Vec::new();
+        // Below this priority an RCS request of one interfering task may abort another (or
+        // the task itself), whose redone work depends on the task analysed.
+        let victims = (0..self.resources.len())
+            .filter(|&r| self.resources[r].protocol == Protocol::Rcs)
+            .filter_map(|r| index.highest_victim(r))
+            .max();
         let mut k = 0;
         while k < order.len() {
             let p = self.tasks[order[k]].priority;
@@ -297,7 +305,7 @@ impl TaskSet {
             }
             for &i in group {
                 let t = &self.tasks[i];
-                if self.restarts(i) {
+                if victims.is_some_and(|v| t.priority <= v) {
                     out[i] = self.response_time_with(index, i);
                     continue;
                 }
@@ -315,14 +323,6 @@ impl TaskSet {
             progress(k);
         }
         out
-    }
-
-    /// Whether task `i` has a section on an RCS resource (interfering jobs may restart it).
-    fn restarts(&self, i: usize) -> bool {
-        self.tasks[i]
-            .sections
-            .iter()
-            .any(|s| self.resources.get(s.resource).is_some_and(|r| r.protocol == Protocol::Rcs))
     }
 
     /// Response time of task `i` (see [`TaskSet::response_times`]).
@@ -350,10 +350,15 @@ impl TaskSet {
         let Some(b) = self.blocking_with(index, i) else {
             return Response::Unbounded;
         };
+        // By increasing priority, so that the victims of each one's requests (the priorities
+        // from P_i up to its own) only grow.
+        let mut order: Vec<usize> = self.higher(i).collect();
+        order.sort_by_key(|&j| self.tasks[j].priority);
+        let mut aborts = Aborts::new(self, index, self.tasks[i].priority);
         // Each interfering task as (its period, the work one of its jobs costs task i).
-        let hp: Vec<(u128, u128)> = self
-            .higher(i)
-            .map(|j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(self.restart_penalty(i, j))))
+        let hp: Vec<(u128, u128)> = order
+            .iter()
+            .map(|&j| (nanos(self.tasks[j].period), nanos(self.tasks[j].wcet) + nanos(aborts.penalty(j))))
             .collect();
         self.iterate(i, b, &hp)
     }
@@ -389,19 +394,6 @@ impl TaskSet {
             r = next;
         }
         Response::GaveUp(from_nanos(r))
-    }
-
-    /// Under RCS, the work of task `i` that one job of higher-priority task `j` can make it
-    /// redo: its longest section on an RCS resource that `j` also uses.
-    fn restart_penalty(&self, i: usize, j: usize) -> Duration {
-        self.tasks[i]
-            .sections
-            .iter()
-            .filter(|s| self.resources[s.resource].protocol == Protocol::Rcs)
-            .filter(|s| self.tasks[j].longest_on(s.resource).is_some())
-            .map(|s| s.duration + self.resources[s.resource].restart_cost)
-            .max()
-            .unwrap_or(Duration::ZERO)
     }
 
     /// Everything for a fixed-priority task set: per-task blocking (and the table per
@@ -453,6 +445,82 @@ impl TaskSet {
             .collect();
         let schedulable = tasks.iter().all(|t| t.schedulable);
         Verdict { tasks, liu_layland: self.liu_layland_with(&index), schedulable }
+    }
+}
+
+/// Under RCS, the work that one job of a task `j` of priority at least `P_i` can add to task
+/// `i`'s response by aborting sections ([`Aborts::penalty`]), for the interfering tasks of one
+/// `i` taken by increasing priority.
+///
+/// Each request of `j` on an RCS resource `r` can abort a preempted holder less urgent than
+/// `j`, whose recovery and redone section (`z_{v,r} + restart_cost(r)`, `v`'s longest
+/// restartable section) fall inside `i`'s response when `v` is `i` or another task of
+/// priority at least `P_i`. (A holder below `P_i` costs its recovery only, which `B_i`
+/// counts.) Within one job of `j` each resource is aborted at most once (after `j` releases
+/// it nobody below `j` takes it while `j`'s job is pending) and so is each victim (it would
+/// have to run to enter its section again): at most `k` aborts, `k` the smaller of the number
+/// of `j`'s RCS resources and the number of possible victims, each on a different resource.
+/// The penalty is the sum of the `k` largest, over `j`'s RCS resources, of the costliest
+/// victim there.
+struct Aborts<'a> {
+    ts: &'a TaskSet,
+    index: &'a Index,
+    /// Per resource: where its restartable users from `P_i` on begin, how far into them the
+    /// victims have been read, and the largest `z + restart_cost` among those read.
+    read: Vec<(usize, usize, Duration)>,
+    /// Where the possible victims (tasks with a restartable rcs section) from `P_i` on begin
+    /// in [`Index::victims`], and how far they have been read.
+    victims: (usize, usize),
+    /// The costliest victim of each of `j`'s resources (reused from one `j` to the next).
+    costs: Vec<Duration>,
+}
+
+impl<'a> Aborts<'a> {
+    fn new(ts: &'a TaskSet, index: &'a Index, p: i32) -> Aborts<'a> {
+        let read = (0..ts.resources.len())
+            .map(|r| {
+                let first = index.restartable(r).partition_point(|&(q, _)| q < p);
+                (first, first, Duration::ZERO)
+            })
+            .collect();
+        let first = index.victims().partition_point(|&q| q < p);
+        Aborts { ts, index, read, victims: (first, first), costs: Vec::new() }
+    }
+
+    /// The penalty of one job of task `j`; the tasks must come by increasing priority.
+    fn penalty(&mut self, j: usize) -> Duration {
+        let pj = self.ts.tasks[j].priority;
+        let all = self.index.victims();
+        let (first, at) = &mut self.victims;
+        while *at < all.len() && all[*at] < pj {
+            *at += 1;
+        }
+        let victims = *at - *first;
+        if victims == 0 {
+            return Duration::ZERO;
+        }
+        self.costs.clear();
+        let sections = &self.ts.tasks[j].sections;
+        for (x, s) in sections.iter().enumerate() {
+            let r = s.resource;
+            if self.ts.resources[r].protocol != Protocol::Rcs || sections[..x].iter().any(|o| o.resource == r) {
+                continue;
+            }
+            let users = self.index.restartable(r);
+            let restart = self.ts.resources[r].restart_cost;
+            let (first, at, max) = &mut self.read[r];
+            while *at < users.len() && users[*at].0 < pj {
+                *max = (*max).max(users[*at].1 + restart);
+                *at += 1;
+            }
+            if *at > *first {
+                self.costs.push(*max);
+            }
+        }
+        if self.costs.len() > victims {
+            self.costs.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        self.costs.iter().take(victims).sum()
     }
 }
 

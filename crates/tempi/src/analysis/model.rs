@@ -69,8 +69,16 @@ impl Resource {
 /// One critical section of a task's job: a resource (index into [`TaskSet::resources`]) held
 /// for `duration` of execution. Sections are not nested.
 ///
+/// `guarded` says how the lock is held, which matters under [`Protocol::Rcs`] only: a section
+/// entered with [`crate::sync::Mutex::critical`] (`false`, the default of [`Task::section`])
+/// can be aborted by a more urgent requester, which then waits for the holder's recovery (the
+/// resource's `restart_cost`) only; a section held with a guard ([`crate::sync::Mutex::lock`],
+/// `true`, [`Task::guarded_section`]) is not aborted, and a more urgent requester waits for
+/// the rest of it under inheritance, as under [`Protocol::Bpi`].
+///
 /// ```
-/// let s = tempi::analysis::Section { resource: 0, duration: std::time::Duration::from_millis(2) };
+/// use std::time::Duration;
+/// let s = tempi::analysis::Section { resource: 0, duration: Duration::from_millis(2), guarded: false };
 /// assert_eq!(s.resource, 0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +87,20 @@ pub struct Section {
     pub resource: usize,
     /// Execution time spent holding it.
     pub duration: Duration,
+    /// Held with a guard, so not restartable under RCS (see the type's docs).
+    pub guarded: bool,
+}
+
+impl Section {
+    /// What holding this section can cost a more urgent job that wants its resource: the whole
+    /// section (the waiter may find it just begun), or under RCS (`restart`: the resource's
+    /// `restart_cost`) only the recovery when it is restartable (the holder is aborted).
+    pub(super) fn blocking_cost(&self, restart: Option<Duration>) -> Duration {
+        match restart {
+            Some(cost) if !self.guarded => cost,
+            _ => self.duration,
+        }
+    }
 }
 
 /// A periodic task: worst-case execution time `C` (sections included), period `T`, relative
@@ -141,15 +163,41 @@ impl Task {
         self
     }
 
-    /// Add a critical section on resource `resource` lasting `duration`.
+    /// Add a critical section on resource `resource` lasting `duration`. Under
+    /// [`Protocol::Rcs`] it is a restartable section, entered with
+    /// [`crate::sync::Mutex::critical`]; for one held with a guard use
+    /// [`Task::guarded_section`].
     ///
     /// ```
     /// use std::time::Duration;
     /// let t = tempi::analysis::Task::new("t", Duration::from_millis(3), Duration::from_millis(9)).section(1, Duration::from_millis(1));
     /// assert_eq!(t.sections[0].resource, 1);
+    /// assert!(!t.sections[0].guarded);
     /// ```
     pub fn section(mut self, resource: usize, duration: Duration) -> Task {
-        self.sections.push(Section { resource, duration });
+        self.sections.push(Section { resource, duration, guarded: false });
+        self
+    }
+
+    /// Add a critical section on resource `resource` lasting `duration`, held with a guard
+    /// ([`crate::sync::Mutex::lock`]). Under [`Protocol::Rcs`] such a section is not aborted:
+    /// a more urgent requester waits for the rest of it, under inheritance, so it blocks as
+    /// under [`Protocol::Bpi`] (its length, not the resource's `restart_cost`), and it is not
+    /// redone. Under the other protocols it is the same as [`Task::section`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Protocol, Resource, Task, TaskSet};
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// let r = ts.add_resource(Resource::new("r", Protocol::Rcs).restart_cost(Duration::from_micros(100)));
+    /// ts.add_task(Task::new("h", ms(1), ms(10)).priority(2).section(r, ms(1)));
+    /// ts.add_task(Task::new("l", ms(3), ms(20)).priority(1).guarded_section(r, ms(2)));
+    /// // h waits for the rest of l's guarded section, not for a 100 µs recovery.
+    /// assert_eq!(ts.blocking(0), Some(ms(2)));
+    /// ```
+    pub fn guarded_section(mut self, resource: usize, duration: Duration) -> Task {
+        self.sections.push(Section { resource, duration, guarded: true });
         self
     }
 
@@ -166,6 +214,17 @@ impl Task {
     /// The longest section on resource `r`, if the task uses it.
     pub(super) fn longest_on(&self, r: usize) -> Option<Duration> {
         self.sections.iter().filter(|s| s.resource == r).map(|s| s.duration).max()
+    }
+
+    /// The longest restartable (not guarded) section on resource `r`, if the task has one.
+    pub(super) fn longest_restartable_on(&self, r: usize) -> Option<Duration> {
+        self.sections.iter().filter(|s| s.resource == r && !s.guarded).map(|s| s.duration).max()
+    }
+
+    /// What this task can cost a more urgent job that wants `r` while the task holds it (see
+    /// [`Section::blocking_cost`]), if it uses `r`.
+    pub(super) fn blocking_cost_on(&self, r: usize, restart: Option<Duration>) -> Option<Duration> {
+        self.sections.iter().filter(|s| s.resource == r).map(|s| s.blocking_cost(restart)).max()
     }
 }
 

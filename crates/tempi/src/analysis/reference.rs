@@ -46,7 +46,7 @@ impl Reference<'_> {
             Protocol::Pcp | Protocol::Srp => {
                 lower.iter().flat_map(|&j| blocking_sections(j)).map(|s| s.duration).max().or(Some(Duration::ZERO))
             }
-            Protocol::Bpi => Some(self.inheritance_bound(&lower, rs, p)),
+            Protocol::Bpi => Some(self.inheritance_bound(&lower, rs, p, false)),
             Protocol::Bp => {
                 // Without inheritance, a lower task j that holds a resource `i` wants can be
                 // preempted for as long as tasks strictly between j and i keep running.
@@ -63,24 +63,19 @@ impl Reference<'_> {
                 }
                 // Bounded: only direct blocking, on the resources `i` itself locks.
                 let direct: Vec<usize> = rs.iter().copied().filter(|r| own.contains(r)).collect();
-                Some(self.inheritance_bound(&lower, &direct, p))
+                Some(self.inheritance_bound(&lower, &direct, p, false))
             }
-            Protocol::Rcs => {
-                // The paper (section 2.3): B_i is the abort-and-recovery time. Each of i's own
-                // sections may find its resource held by a lower task and pay one restart.
-                let cost = self.tasks[i]
-                    .sections
-                    .iter()
-                    .filter(|s| rs.contains(&s.resource))
-                    .filter(|s| lower.iter().any(|&j| self.tasks[j].longest_on(s.resource).is_some()))
-                    .map(|s| self.resources[s.resource].restart_cost)
-                    .sum();
-                Some(cost)
-            }
+            // A lower task holds at most one section when i's busy period begins, and is aborted
+            // (its recovery) or waited for (a guarded section) at most once.
+            Protocol::Rcs => Some(self.inheritance_bound(&lower, rs, p, true)),
         }
     }
 
-    fn inheritance_bound(&self, lower: &[usize], rs: &[usize], p: i32) -> Duration {
+    fn inheritance_bound(&self, lower: &[usize], rs: &[usize], p: i32, rcs: bool) -> Duration {
+        let cost = |s: &super::Section| match rcs && !s.guarded {
+            true => self.resources[s.resource].restart_cost,
+            false => s.duration,
+        };
         let by_task: Duration = lower
             .iter()
             .filter_map(|&j| {
@@ -88,14 +83,20 @@ impl Reference<'_> {
                     .sections
                     .iter()
                     .filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
-                    .map(|s| s.duration)
+                    .map(cost)
                     .max()
             })
             .sum();
         let by_resource: Duration = rs
             .iter()
             .filter(|&&r| self.can_block(r, p))
-            .filter_map(|&r| lower.iter().filter_map(|&j| self.tasks[j].longest_on(r)).max())
+            .filter_map(|&r| {
+                lower
+                    .iter()
+                    .flat_map(|&j| self.tasks[j].sections.iter().filter(move |s| s.resource == r))
+                    .map(cost)
+                    .max()
+            })
             .sum();
         by_task.min(by_resource)
     }
@@ -179,14 +180,30 @@ impl Reference<'_> {
     }
 
     fn restart_penalty(&self, i: usize, j: usize) -> Duration {
-        self.tasks[i]
-            .sections
+        let (p, pj) = (self.tasks[i].priority, self.tasks[j].priority);
+        let rcs = |r: usize| self.resources[r].protocol == Protocol::Rcs;
+        // Possible victims: the tasks from P_i up to but not including P_j with a restartable
+        // section on an rcs resource.
+        let in_range = |v: usize| self.tasks[v].priority >= p && self.tasks[v].priority < pj;
+        let victims = (0..self.tasks.len())
+            .filter(|&v| in_range(v) && self.tasks[v].sections.iter().any(|s| !s.guarded && rcs(s.resource)))
+            .count();
+        let mut resources: Vec<usize> = self.tasks[j].sections.iter().map(|s| s.resource).filter(|&r| rcs(r)).collect();
+        resources.sort_unstable();
+        resources.dedup();
+        // Per resource of j, its costliest victim.
+        let mut costs: Vec<Duration> = resources
             .iter()
-            .filter(|s| self.resources[s.resource].protocol == Protocol::Rcs)
-            .filter(|s| self.tasks[j].longest_on(s.resource).is_some())
-            .map(|s| s.duration + self.resources[s.resource].restart_cost)
-            .max()
-            .unwrap_or(Duration::ZERO)
+            .filter_map(|&r| {
+                (0..self.tasks.len())
+                    .filter(|&v| in_range(v))
+                    .flat_map(|v| self.tasks[v].sections.iter().filter(|s| s.resource == r && !s.guarded))
+                    .map(|s| s.duration + self.resources[r].restart_cost)
+                    .max()
+            })
+            .collect();
+        costs.sort_unstable_by(|a, b| b.cmp(a));
+        costs.iter().take(victims).sum()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The indexed blocking terms and the per-period response-time analysis give exactly what the
 //! first, unindexed formulas give (`reference.rs`), on random task sets: ties in priority,
-//! mixed protocols, declared and computed ceilings, several sections per task.
+//! mixed protocols, declared and computed ceilings, several sections per task, some held with
+//! a guard.
 
 use std::time::Duration;
 
@@ -18,8 +19,8 @@ fn us(n: u64) -> Duration {
 
 /// (protocol index, declared ceiling, restart cost in µs) per resource; per task (period
 /// index, WCET beyond its sections, deadline numerator in eighths of the period, priority,
-/// sections as (resource, µs)).
-type Raw = (Vec<(usize, Option<i32>, u64)>, Vec<(usize, u64, u64, i32, Vec<(usize, u64)>)>);
+/// sections as (resource, µs, held with a guard)).
+type Raw = (Vec<(usize, Option<i32>, u64)>, Vec<(usize, u64, u64, i32, Vec<(usize, u64, bool)>)>);
 
 const PERIODS: [u64; 6] = [10, 12, 20, 25, 40, 100];
 
@@ -27,7 +28,13 @@ fn raw() -> impl Strategy<Value = Raw> {
     (
         prop::collection::vec((0..PROTOCOLS.len(), prop::option::of(0i32..5), 0u64..3), 0..4),
         prop::collection::vec(
-            (0..PERIODS.len(), 0u64..8, 4u64..12, 0i32..5, prop::collection::vec((0usize..4, 1u64..4), 0..3)),
+            (
+                0..PERIODS.len(),
+                0u64..8,
+                4u64..12,
+                0i32..5,
+                prop::collection::vec((0usize..4, 1u64..4, prop::bool::weighted(0.3)), 0..3),
+            ),
             1..9,
         ),
     )
@@ -44,12 +51,13 @@ fn build((resources, tasks): &Raw) -> TaskSet {
     }
     for (i, (period, extra, eighths, priority, sections)) in tasks.iter().enumerate() {
         let period = us(PERIODS[*period]);
-        let sections: Vec<(usize, u64)> = sections.iter().filter(|&&(r, _)| r < resources.len()).copied().collect();
-        let wcet = us(extra + sections.iter().map(|&(_, d)| d).sum::<u64>());
+        let sections: Vec<(usize, u64, bool)> =
+            sections.iter().filter(|&&(r, _, _)| r < resources.len()).copied().collect();
+        let wcet = us(extra + sections.iter().map(|&(_, d, _)| d).sum::<u64>());
         let mut t =
             Task::new(format!("t{i}"), wcet, period).deadline(period * (*eighths as u32) / 8).priority(*priority);
-        for (r, d) in sections {
-            t = t.section(r, us(d));
+        for (r, d, guarded) in sections {
+            t = if guarded { t.guarded_section(r, us(d)) } else { t.section(r, us(d)) };
         }
         ts.add_task(t);
     }

@@ -221,6 +221,27 @@ fn edf_inheritance_test_by_hand() {
 }
 
 #[test]
+fn guarded_rcs_sections_block_for_their_length_by_hand() {
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("R", Protocol::Rcs).restart_cost(Duration::from_micros(500)));
+    ts.add_task(Task::new("h", ms(2), ms(100)).deadline(ms(10)).priority(3).section(r, ms(1)));
+    ts.add_task(Task::new("m", ms(3), ms(100)).deadline(ms(20)).priority(2).section(r, ms(2)));
+    ts.add_task(Task::new("l", ms(4), ms(100)).deadline(ms(40)).priority(1).guarded_section(r, ms(3)));
+    // h: m's section is aborted (0.5), l's guarded one waited for (3); one resource: the larger.
+    assert_eq!((ts.blocking(0), ts.blocking(1), ts.blocking(2)), (Some(ms(3)), Some(ms(3)), Some(ms(0))));
+    // m: 3 + 3 + one job of h, which may abort m's section (2 + 0.5 redone). l: 4 + m's 3 +
+    // h's 2 and m's redone 2.5; l's guarded section is never redone.
+    let r = ts.response_times();
+    let bounded = |x: u64| Response::Bounded(Duration::from_micros(x));
+    assert_eq!(r, [bounded(5_000), bounded(10_500), bounded(11_500)]);
+    // EDF, k=h: B = 3 (as above). k=m: B = 3 (l), and h's request may abort m (2.5):
+    // rate 0.05 + 0.025, constant 4.2 + 2.5 * 0.9, 0.075 + (6.45 + 3)/20 = 0.5475. k=l: l is
+    // no victim, 0.115 + 8.85/40 = 0.336.
+    let e = ts.edf_tests().inheritance.unwrap();
+    assert!((e.load - 0.5475).abs() < 1e-9, "{e:?}");
+}
+
+#[test]
 fn edf_tests_divide_by_the_shorter_of_deadline_and_period() {
     // Two tasks of utilisation 0.75 each: U = 1.5, every window of 4 ms asks for 6 ms. With
     // D = 8 > T = 4, C/D would be 0.375 each and accept the set.
