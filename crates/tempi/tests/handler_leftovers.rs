@@ -9,33 +9,13 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::handlers::{logging, push, take, Log};
 use common::payloads::tracked;
 use common::{ms, segments};
 use tempi::clock::VirtualClock;
 use tempi::message::{Handler, Message, MsgError, Selection};
 use tempi::policy::sched::{FixedPriority, PriorityInheritance};
 use tempi::{Config, Runtime, ThreadSpec, Time};
-
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn push(log: &Log, s: String) {
-    log.lock().unwrap().push(s);
-}
-
-fn take(log: &Log) -> Vec<String> {
-    log.lock().unwrap().clone()
-}
-
-/// A handler that logs each message (by value) and when it runs, works `value + 1` ms, and
-/// replies with ten times the value.
-fn logging(log: &Log) -> Handler {
-    let l = log.clone();
-    Handler::new("h", 0, 4, move |hcx, m| {
-        push(&l, format!("run {}@{}", m.value, hcx.now().as_nanos() / 1_000_000));
-        hcx.work(ms(if m.value == 0 { 4 } else { 1 }));
-        hcx.reply(Message::new(m.id, m.value * 10, 0));
-    })
-}
 
 /// `low` has `tame_prio_inv` on: its handler runs with preemption off. `high` is released at
 /// 1 ms and waits until `low`, its message done at 4 ms, restores preemption: `high` takes the

@@ -8,33 +8,13 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
+use common::handlers::{logging, push, take, Log};
 use common::{ms, segments};
 use tempi::message::{Handler, Message};
 use tempi::{Runtime, ThreadSpec};
 
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn push(log: &Log, s: String) {
-    log.lock().unwrap().push(s);
-}
-
-fn take(log: &Log) -> Vec<String> {
-    log.lock().unwrap().clone()
-}
-
 fn at_ms(cx: &tempi::Ctx<'_>) -> u64 {
     cx.now().as_nanos() / 1_000_000
-}
-
-/// A handler that logs each message (by value) and when it runs, works 4 ms for value 0 and
-/// 1 ms for the others, and replies with ten times the value.
-fn logging(log: &Log) -> Handler {
-    let l = log.clone();
-    Handler::new("h", 0, 4, move |hcx, m| {
-        push(&l, format!("run {}@{}", m.value, hcx.now().as_nanos() / 1_000_000));
-        hcx.work(ms(if m.value == 0 { 4 } else { 1 }));
-        hcx.reply(Message::new(m.id, m.value * 10, 0));
-    })
 }
 
 /// `low` (1) runs the handler from 0 ms for 4 ms. `high` (3) wakes at 1 ms, finds it busy,

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 pub mod counting;
 pub mod global;
+pub mod handlers;
 pub mod payloads;
 
 use tempi::analysis::TaskSet;
