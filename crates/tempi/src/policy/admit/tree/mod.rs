@@ -57,8 +57,9 @@ const MAX_HEIGHT: usize = 34;
 type Path = [(Ix, usize); MAX_HEIGHT];
 
 /// Where a descent towards a deadline ended: the leaf, the place of a new job in it, the work
-/// ordered before that place and the smallest key (counted from the first job) after it. None
-/// of it depends on the present instant.
+/// ordered before that place and the smallest key (counted from the first job) after it, or a
+/// stand-in that never lowers the idle time (see [`Probe::idle`]). None of it depends on the
+/// present instant.
 #[derive(Clone, Copy, Debug)]
 struct Probe {
     leaf: Ix,
@@ -69,8 +70,20 @@ struct Probe {
 
 impl Probe {
     /// The signed idle time before `deadline` at `now` (see the parent module).
+    ///
+    /// The descent takes into `min_key_after`, at every level with nothing after the place,
+    /// `NO_KEY` less the work `u` through that level's child (where a branch on "nothing
+    /// after" was often mispredicted), so it may hold such a stand-in `NO_KEY − u` rather than
+    /// `NO_KEY` or a real key. A stand-in never wins the minimum here: `u − start` is the work
+    /// of jobs after the place, so either it is zero, or some job has a deadline after
+    /// `deadline`, which then is below `MAX_DEADLINE_NS` = 2^62; and the work held is at most
+    /// 2^62 (every job's, and so the last one's, work up to it fits before its deadline). So
+    /// `deadline + u − start ≤ 2^63 − 1 = NO_KEY`, that is
+    /// `deadline − now − start ≤ (NO_KEY − u) − now`. A later deadline (a query may name any)
+    /// has every job before its place, and only stand-ins after it.
     fn idle(&self, deadline: u64, now: u64) -> i128 {
-        signed_idle(deadline, now, i128::from(self.start), key(self.min_key_after))
+        let after = (deadline <= MAX_DEADLINE_NS).then_some(i128::from(self.min_key_after));
+        signed_idle(deadline, now, i128::from(self.start), after)
     }
 }
 
@@ -264,10 +277,10 @@ impl TreeEngine {
                 c = n.len - 1;
                 before -= n.work[c];
             }
+            // With no child after `c`, `after` is `NO_KEY` and this takes a stand-in that
+            // never lowers the answer (see [`Probe::idle`]): no branch on it.
             let after = n.suffix_min[c + 1];
-            if after != NO_KEY {
-                min_key_after = min_key_after.min(after - (start + before + n.work[c]));
-            }
+            min_key_after = min_key_after.min(after - (start + before + n.work[c]));
             start += before;
             *step = (node, c);
             node = n.children[c];
@@ -284,10 +297,7 @@ impl TreeEngine {
         // correctly predicted scan reaches before its comparisons complete.
         let at = count_not_after::<{ LEAF / 4 }>(&leaf.deadlines, leaf.len, deadline);
         start += leaf.pre[at];
-        let after = leaf.suffix_min[at];
-        if after != NO_KEY {
-            min_key_after = min_key_after.min(after - start);
-        }
+        min_key_after = min_key_after.min(leaf.suffix_min[at] - start);
         Probe { leaf: node, at, start, min_key_after }
     }
 
@@ -570,10 +580,6 @@ fn even_out<N>(
     }
     *b = rest;
     false
-}
-
-fn key(min_key: i64) -> Option<i128> {
-    (min_key != NO_KEY).then_some(i128::from(min_key))
 }
 
 impl AdmissionEngine for TreeEngine {
