@@ -35,7 +35,7 @@ use super::{
     MAX_DEADLINE_NS,
 };
 use crate::Time;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::time::Duration;
 
 mod node;
@@ -99,13 +99,16 @@ struct Kept {
 
 /// The last descent, kept so that `admit` right after `idle_before` with the same deadline
 /// (the protocol the engines are made for: ask, then admit what fits) does not descend again.
-#[derive(Debug, Default)]
+///
+/// Cells rather than one `RefCell`, since `idle_before` takes `&self`: each value is only
+/// ever copied in or out whole, so there is no borrow to track (a flag tested and set twice
+/// per query), and the path lives in the engine itself rather than behind a pointer.
+#[derive(Debug)]
 struct LastProbe {
     /// The last descent; `None` once the engine changed.
-    probe: Option<Kept>,
-    /// The inner nodes and child indices the descent went through, [`MAX_HEIGHT`] long,
-    /// allocated once.
-    path: Vec<(Ix, usize)>,
+    probe: Cell<Option<Kept>>,
+    /// The inner nodes and child indices the descent went through, root first.
+    path: Cell<Path>,
 }
 
 /// An augmented B+-tree over the accepted jobs, keyed by (deadline, acceptance order).
@@ -134,9 +137,9 @@ pub struct TreeEngine {
     len: usize,
     capacity: usize,
     next_seq: u64,
-    /// The last descent. A `RefCell` because `idle_before` takes `&self`; every call that
-    /// changes the engine clears its probe (see [`TreeEngine::changed`]).
-    last: RefCell<LastProbe>,
+    /// The last descent; every call that changes the engine clears its probe (see
+    /// [`TreeEngine::changed`]).
+    last: LastProbe,
     /// Entries per leaf and children per inner node before a split: [`LEAF`] and [`FAN`],
     /// smaller in tests so that small engines split too.
     leaf_max: usize,
@@ -188,7 +191,7 @@ impl TreeEngine {
             len: 0,
             capacity,
             next_seq: 0,
-            last: RefCell::new(LastProbe { probe: None, path: vec![(0, 0); MAX_HEIGHT] }),
+            last: LastProbe { probe: Cell::new(None), path: Cell::new([(0, 0); MAX_HEIGHT]) },
             leaf_max,
             fan_max,
         }
@@ -196,7 +199,7 @@ impl TreeEngine {
 
     /// Forget the last descent: every call that changes the engine makes it stale.
     fn changed(&mut self) {
-        self.last.get_mut().probe = None;
+        self.last.probe.set(None);
     }
 
     fn new_leaf(&mut self) -> Ix {
@@ -248,14 +251,14 @@ impl TreeEngine {
     /// Inlined into its callers: called, it saved and restored six registers and returned
     /// its result through memory, some twenty instructions of a 3,000-job admission's 660.
     #[inline(always)]
-    fn descend(&self, deadline: u64, path: &mut [(Ix, usize)]) -> Probe {
+    fn descend(&self, deadline: u64, path: &[Cell<(Ix, usize)>]) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
         let (mut node, mut start, mut min_key_after) = (self.root, 0i64, NO_KEY);
         // Every held deadline is at most `MAX_DEADLINE_NS`, so a later one finds the same
         // place as that; below `PAD`, it stops every scan of an inner node at the padding.
         let key = deadline.min(MAX_DEADLINE_NS);
-        for step in path.iter_mut().take(self.height) {
+        for step in path.iter().take(self.height) {
             let n = &self.inners[node as usize];
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
@@ -282,7 +285,7 @@ impl TreeEngine {
             let after = n.suffix_min[c + 1];
             min_key_after = min_key_after.min(after - (start + before + n.work[c]));
             start += before;
-            *step = (node, c);
+            step.set((node, c));
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
@@ -361,17 +364,16 @@ impl TreeEngine {
         leaf.insert(probe.at, id, remaining);
         if leaf.len <= self.leaf_max {
             let (last, s) = (leaf.last(), leaf.summary());
-            let path = &self.last.get_mut().path;
+            let path = self.last.path.get_mut();
             fix_up_unsplit(&mut self.inners, &path[..self.height], last, s);
         } else {
-            let mut upper = Leaf::EMPTY;
-            leaf.split_into(leaf.len / 2, &mut upper);
+            // The upper half is written straight into its arena slot: built on the stack
+            // from `Leaf::EMPTY` and copied in, it took two copies of a whole leaf per split.
             let r = self.new_leaf();
-            self.leaves[r as usize] = upper;
-            // No allocation: an empty Vec stands in while the path is out.
-            let path = std::mem::take(&mut self.last.get_mut().path);
+            let (lower, upper) = two(&mut self.leaves, probe.leaf, r);
+            lower.split_into(lower.len / 2, upper);
+            let path = *self.last.path.get_mut();
             self.fix_up(&path, Some(r));
-            self.last.get_mut().path = path;
         }
     }
 
@@ -597,11 +599,11 @@ impl AdmissionEngine for TreeEngine {
 
     fn idle_before(&self, deadline: Time, now: Time) -> Duration {
         let deadline = deadline.as_nanos();
-        let mut last = self.last.borrow_mut();
-        let probe = self.descend(deadline, &mut last.path);
+        let path: &Cell<[(Ix, usize)]> = &self.last.path;
+        let probe = self.descend(deadline, path.as_slice_of_cells());
         let now = now.as_nanos();
         let idle = probe.idle(deadline, now);
-        last.probe = Some(Kept { deadline, probe, now, idle });
+        self.last.probe.set(Some(Kept { deadline, probe, now, idle }));
         idle_span(idle)
     }
 
@@ -611,17 +613,18 @@ impl AdmissionEngine for TreeEngine {
         // The kept descent is used in place: its probe taken (the engine is about to change),
         // its path read by the insertion where it is kept; the idle time it found is reused
         // at the same instant.
-        let (probe, idle) = match self.last.get_mut().probe.take() {
+        let (probe, idle) = match self.last.probe.take() {
             Some(k) if k.deadline == deadline && k.now == now => (k.probe, k.idle),
             Some(k) if k.deadline == deadline => (k.probe, k.probe.idle(deadline, now)),
             _ => {
-                let probe = self.descend(deadline, &mut self.last.borrow_mut().path);
+                let path: &Cell<[(Ix, usize)]> = &self.last.path;
+                let probe = self.descend(deadline, path.as_slice_of_cells());
                 (probe, probe.idle(deadline, now))
             }
         };
         if idle < i128::from(wcet) {
             // Nothing changed: the descent stays valid for another try.
-            self.last.get_mut().probe = Some(Kept { deadline, probe, now, idle });
+            self.last.probe.set(Some(Kept { deadline, probe, now, idle }));
             return Ok(Admission::Rejected { idle: idle_span(idle) });
         }
         let id = AdmitId { deadline, seq: self.next_seq };

@@ -260,11 +260,13 @@ impl Leaf {
         }
     }
 
-    /// Move the entries from `half` on into `upper` (an empty leaf).
+    /// Move the entries from `half` on into `upper`, whose entries it replaces (a leaf off
+    /// the free list may be passed as it is: every value read is written).
     pub(super) fn split_into(&mut self, half: usize, upper: &mut Leaf) {
         let moved = self.len - half;
         upper.len = moved;
         upper.deadlines[..moved].copy_from_slice(&self.deadlines[half..self.len]);
+        upper.deadlines[moved..].fill(PAD);
         upper.seqs[..moved].copy_from_slice(&self.seqs[half..self.len]);
         let base = self.pre[half];
         for (u, &p) in upper.pre[..=moved].iter_mut().zip(&self.pre[half..=self.len]) {
