@@ -46,9 +46,13 @@ use node::{count_not_after, Inner, Ix, Leaf, Summary, NO_KEY};
 const LEAF: usize = 32;
 /// Most children of an inner node.
 const FAN: usize = 16;
-/// The fewest inner levels at which a descent touches its leaf before scanning it (see
+/// The fewest inner levels at which a descent touches its whole leaf before scanning it (see
 /// [`Leaf::touch`]).
 const TOUCH_HEIGHT: usize = 3;
+/// The fewest inner levels at which a descent touches the lines of its leaf that the search
+/// reads (see [`Leaf::touch_search`]): some hundreds of jobs, whose leaves no longer fit the
+/// first-level cache.
+const TOUCH_SEARCH_HEIGHT: usize = 2;
 /// Most inner levels: with at least two children per inner node off the leftmost path, more
 /// than 2^32 entries would be needed to go deeper.
 const MAX_HEIGHT: usize = 34;
@@ -289,10 +293,12 @@ impl TreeEngine {
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
-        // Below three inner levels (some thousands of jobs) the leaves mostly stay in the
-        // caches and the touch would only cost its loads.
+        // From three inner levels up the leaves mostly miss every cache; below, they stay in
+        // the second-level cache, and only the lines the search reads are worth loading early.
         if self.height >= TOUCH_HEIGHT {
             leaf.touch();
+        } else if self.height >= TOUCH_SEARCH_HEIGHT {
+            leaf.touch_search();
         }
         // Without a branch here, where the result only picks entries of this leaf (in a large
         // tree, a mispredicted scan would only be found out once the leaf arrived). The inner
