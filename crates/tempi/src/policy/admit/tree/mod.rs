@@ -85,7 +85,16 @@ impl Probe {
     /// `deadline + u − start ≤ 2^63 − 1 = NO_KEY`, that is
     /// `deadline − now − start ≤ (NO_KEY − u) − now`. A later deadline (a query may name any)
     /// has every job before its place, and only stand-ins after it.
+    ///
+    /// With the deadline and the instant both at most 2^62, as they are but in a query for a
+    /// deadline out of range or past 2^62 ns of uptime, every term fits an `i64`: the work
+    /// before the place is at most 2^62 and a key is between −2^62 and `NO_KEY`.
+    #[inline]
     fn idle(&self, deadline: u64, now: u64) -> i128 {
+        if deadline <= MAX_DEADLINE_NS && now <= MAX_DEADLINE_NS {
+            let (deadline, now) = (deadline as i64, now as i64);
+            return i128::from((deadline - now - self.start).min(self.min_key_after - now));
+        }
         let after = (deadline <= MAX_DEADLINE_NS).then_some(i128::from(self.min_key_after));
         signed_idle(deadline, now, i128::from(self.start), after)
     }
