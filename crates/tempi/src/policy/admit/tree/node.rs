@@ -353,6 +353,27 @@ impl Inner {
         self.refix(c);
     }
 
+    /// Child `c` split in two: `halves` are the last ids and summaries of its lower half (which
+    /// stays child `c`) and of its upper half, the node `right`, which becomes child `c + 1`.
+    /// The node must have room for one more child, and its entries must be up to date but for
+    /// child `c`'s. Cheaper than [`open`](Inner::open) then [`rebuild`](Inner::rebuild): the
+    /// entries after `c + 1` move with their suffix minima, which do not change, and those
+    /// before it are recomputed only until one comes out as stored.
+    pub(super) fn insert_split(&mut self, c: usize, right: Ix, halves: [(AdmitId, Summary); 2]) {
+        let [(lower_last, lower), (upper_last, upper)] = halves;
+        self.open(c + 1);
+        self.children[c + 1] = right;
+        self.last_deadlines[c + 1] = upper_last.deadline;
+        self.last_seqs[c + 1] = upper_last.seq;
+        self.work[c + 1] = upper.work;
+        self.min_key[c + 1] = upper.min_key;
+        self.total += upper.work;
+        // The slot holds a stale copy (`open` moved its value on), so it is written, not
+        // compared as `refix` would.
+        self.suffix_min[c + 1] = upper.min_key.min(self.suffix_min[c + 2] - upper.work);
+        self.set(c, lower_last, lower);
+    }
+
     /// Recompute `suffix_min` from child `from` back to the first.
     pub(super) fn refix_all(&mut self, from: usize) {
         let mut min_key = self.suffix_min[from + 1];
