@@ -372,8 +372,8 @@ impl TreeEngine {
 
     /// Insert a new job, which is after every held job with its deadline, at the place
     /// `probe` and the kept path (from [`descend`](Self::descend), nothing changed since)
-    /// found. The path is read where it is kept: only a split, which changes the engine in
-    /// more places, takes it out of its cell for the call.
+    /// found. The path is read where it is kept: only a split that the leaf's parent cannot
+    /// take without splitting too, which changes the engine in more places, copies it out.
     fn insert_at(&mut self, probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
