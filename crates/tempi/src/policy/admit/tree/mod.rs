@@ -86,9 +86,9 @@ impl Probe {
     /// `deadline − now − start ≤ (NO_KEY − u) − now`. A later deadline (a query may name any)
     /// has every job before its place, and only stand-ins after it.
     ///
-    /// With the deadline and the instant both at most 2^62, as they are but in a query for a
-    /// deadline out of range or past 2^62 ns of uptime, every term fits an `i64`: the work
-    /// before the place is at most 2^62 and a key is between −2^62 and `NO_KEY`.
+    /// With the deadline and the instant both at most 2^62 ns, as they are but in a query for
+    /// a deadline out of range or at an instant past 2^62 ns, every term fits an `i64`: the
+    /// work before the place is at most 2^62 and a key is between −2^62 and `NO_KEY`.
     #[inline]
     fn idle(&self, deadline: u64, now: u64) -> i128 {
         if deadline <= MAX_DEADLINE_NS && now <= MAX_DEADLINE_NS {
