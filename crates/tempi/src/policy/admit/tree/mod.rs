@@ -35,7 +35,7 @@ use super::{
     MAX_DEADLINE_NS,
 };
 use crate::Time;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::time::Duration;
 
 mod node;
@@ -46,9 +46,13 @@ use node::{count_not_after, Inner, Ix, Leaf, Summary, NO_KEY};
 const LEAF: usize = 32;
 /// Most children of an inner node.
 const FAN: usize = 16;
-/// The fewest inner levels at which a descent touches its leaf before scanning it (see
+/// The fewest inner levels at which a descent touches its whole leaf before scanning it (see
 /// [`Leaf::touch`]).
 const TOUCH_HEIGHT: usize = 3;
+/// The fewest inner levels at which a descent touches the lines of its leaf that the search
+/// reads (see [`Leaf::touch_search`]): some hundreds of jobs, whose leaves no longer fit the
+/// first-level cache.
+const TOUCH_SEARCH_HEIGHT: usize = 2;
 /// Most inner levels: with at least two children per inner node off the leftmost path, more
 /// than 2^32 entries would be needed to go deeper.
 const MAX_HEIGHT: usize = 34;
@@ -57,8 +61,9 @@ const MAX_HEIGHT: usize = 34;
 type Path = [(Ix, usize); MAX_HEIGHT];
 
 /// Where a descent towards a deadline ended: the leaf, the place of a new job in it, the work
-/// ordered before that place and the smallest key (counted from the first job) after it. None
-/// of it depends on the present instant.
+/// ordered before that place and the smallest key (counted from the first job) after it, or a
+/// stand-in that never lowers the idle time (see [`Probe::idle`]). None of it depends on the
+/// present instant.
 #[derive(Clone, Copy, Debug)]
 struct Probe {
     leaf: Ix,
@@ -69,8 +74,29 @@ struct Probe {
 
 impl Probe {
     /// The signed idle time before `deadline` at `now` (see the parent module).
+    ///
+    /// The descent takes into `min_key_after`, at every level with nothing after the place,
+    /// `NO_KEY` less the work `u` through that level's child (where a branch on "nothing
+    /// after" was often mispredicted), so it may hold such a stand-in `NO_KEY − u` rather than
+    /// `NO_KEY` or a real key. A stand-in never wins the minimum here: `u − start` is the work
+    /// of jobs after the place, so either it is zero, or some job has a deadline after
+    /// `deadline`, which then is below `MAX_DEADLINE_NS` = 2^62; and the work held is at most
+    /// 2^62 (every job's, and so the last one's, work up to it fits before its deadline). So
+    /// `deadline + u − start ≤ 2^63 − 1 = NO_KEY`, that is
+    /// `deadline − now − start ≤ (NO_KEY − u) − now`. A later deadline (a query may name any)
+    /// has every job before its place, and only stand-ins after it.
+    ///
+    /// With the deadline and the instant both at most 2^62 ns, as they are but in a query for
+    /// a deadline out of range or at an instant past 2^62 ns, every term fits an `i64`: the
+    /// work before the place is at most 2^62 and a key is between −2^62 and `NO_KEY`.
+    #[inline]
     fn idle(&self, deadline: u64, now: u64) -> i128 {
-        signed_idle(deadline, now, i128::from(self.start), key(self.min_key_after))
+        if deadline <= MAX_DEADLINE_NS && now <= MAX_DEADLINE_NS {
+            let (deadline, now) = (deadline as i64, now as i64);
+            return i128::from((deadline - now - self.start).min(self.min_key_after - now));
+        }
+        let after = (deadline <= MAX_DEADLINE_NS).then_some(i128::from(self.min_key_after));
+        signed_idle(deadline, now, i128::from(self.start), after)
     }
 }
 
@@ -86,13 +112,16 @@ struct Kept {
 
 /// The last descent, kept so that `admit` right after `idle_before` with the same deadline
 /// (the protocol the engines are made for: ask, then admit what fits) does not descend again.
-#[derive(Debug, Default)]
+///
+/// Cells rather than one `RefCell`, since `idle_before` takes `&self`: each value is only
+/// ever copied in or out whole, so there is no borrow to track (a flag tested and set twice
+/// per query), and the path lives in the engine itself rather than behind a pointer.
+#[derive(Debug)]
 struct LastProbe {
     /// The last descent; `None` once the engine changed.
-    probe: Option<Kept>,
-    /// The inner nodes and child indices the descent went through, [`MAX_HEIGHT`] long,
-    /// allocated once.
-    path: Vec<(Ix, usize)>,
+    probe: Cell<Option<Kept>>,
+    /// The inner nodes and child indices the descent went through, root first.
+    path: Cell<Path>,
 }
 
 /// An augmented B+-tree over the accepted jobs, keyed by (deadline, acceptance order).
@@ -121,9 +150,9 @@ pub struct TreeEngine {
     len: usize,
     capacity: usize,
     next_seq: u64,
-    /// The last descent. A `RefCell` because `idle_before` takes `&self`; every call that
-    /// changes the engine clears its probe (see [`TreeEngine::changed`]).
-    last: RefCell<LastProbe>,
+    /// The last descent; every call that changes the engine clears its probe (see
+    /// [`TreeEngine::changed`]).
+    last: LastProbe,
     /// Entries per leaf and children per inner node before a split: [`LEAF`] and [`FAN`],
     /// smaller in tests so that small engines split too.
     leaf_max: usize,
@@ -175,7 +204,7 @@ impl TreeEngine {
             len: 0,
             capacity,
             next_seq: 0,
-            last: RefCell::new(LastProbe { probe: None, path: vec![(0, 0); MAX_HEIGHT] }),
+            last: LastProbe { probe: Cell::new(None), path: Cell::new([(0, 0); MAX_HEIGHT]) },
             leaf_max,
             fan_max,
         }
@@ -183,7 +212,7 @@ impl TreeEngine {
 
     /// Forget the last descent: every call that changes the engine makes it stale.
     fn changed(&mut self) {
-        self.last.get_mut().probe = None;
+        self.last.probe.set(None);
     }
 
     fn new_leaf(&mut self) -> Ix {
@@ -235,14 +264,14 @@ impl TreeEngine {
     /// Inlined into its callers: called, it saved and restored six registers and returned
     /// its result through memory, some twenty instructions of a 3,000-job admission's 660.
     #[inline(always)]
-    fn descend(&self, deadline: u64, path: &mut [(Ix, usize)]) -> Probe {
+    fn descend(&self, deadline: u64, path: &[Cell<(Ix, usize)>]) -> Probe {
         // `start` is the exact work ordered before the current node; `min_key_after` the
         // smallest key (counted from the first job) of the jobs after it.
         let (mut node, mut start, mut min_key_after) = (self.root, 0i64, NO_KEY);
         // Every held deadline is at most `MAX_DEADLINE_NS`, so a later one finds the same
         // place as that; below `PAD`, it stops every scan of an inner node at the padding.
         let key = deadline.min(MAX_DEADLINE_NS);
-        for step in path.iter_mut().take(self.height) {
+        for step in path.iter().take(self.height) {
             let n = &self.inners[node as usize];
             // The first child ending after the deadline holds the place; the last child if
             // none does (then every job is before the place).
@@ -264,19 +293,21 @@ impl TreeEngine {
                 c = n.len - 1;
                 before -= n.work[c];
             }
+            // With no child after `c`, `after` is `NO_KEY` and this takes a stand-in that
+            // never lowers the answer (see [`Probe::idle`]): no branch on it.
             let after = n.suffix_min[c + 1];
-            if after != NO_KEY {
-                min_key_after = min_key_after.min(after - (start + before + n.work[c]));
-            }
+            min_key_after = min_key_after.min(after - (start + before + n.work[c]));
             start += before;
-            *step = (node, c);
+            step.set((node, c));
             node = n.children[c];
         }
         let leaf = &self.leaves[node as usize];
-        // Below three inner levels (some thousands of jobs) the leaves mostly stay in the
-        // caches and the touch would only cost its loads.
+        // From three inner levels up the leaves mostly miss every cache; below, they stay in
+        // the second-level cache, and only the lines the search reads are worth loading early.
         if self.height >= TOUCH_HEIGHT {
             leaf.touch();
+        } else if self.height >= TOUCH_SEARCH_HEIGHT {
+            leaf.touch_search();
         }
         // Without a branch here, where the result only picks entries of this leaf (in a large
         // tree, a mispredicted scan would only be found out once the leaf arrived). The inner
@@ -284,10 +315,7 @@ impl TreeEngine {
         // correctly predicted scan reaches before its comparisons complete.
         let at = count_not_after::<{ LEAF / 4 }>(&leaf.deadlines, leaf.len, deadline);
         start += leaf.pre[at];
-        let after = leaf.suffix_min[at];
-        if after != NO_KEY {
-            min_key_after = min_key_after.min(after - start);
-        }
+        min_key_after = min_key_after.min(leaf.suffix_min[at] - start);
         Probe { leaf: node, at, start, min_key_after }
     }
 
@@ -344,24 +372,36 @@ impl TreeEngine {
 
     /// Insert a new job, which is after every held job with its deadline, at the place
     /// `probe` and the kept path (from [`descend`](Self::descend), nothing changed since)
-    /// found. The path is read where it is kept: only a split, which changes the engine in
-    /// more places, takes it out of its cell for the call.
+    /// found. The path is read where it is kept: only a split that the leaf's parent cannot
+    /// take without splitting too, which changes the engine in more places, copies it out.
     fn insert_at(&mut self, probe: &Probe, id: AdmitId, remaining: u64) {
         let leaf = &mut self.leaves[probe.leaf as usize];
         leaf.insert(probe.at, id, remaining);
         if leaf.len <= self.leaf_max {
             let (last, s) = (leaf.last(), leaf.summary());
-            let path = &self.last.get_mut().path;
+            let path = self.last.path.get_mut();
             fix_up_unsplit(&mut self.inners, &path[..self.height], last, s);
         } else {
-            let mut upper = Leaf::EMPTY;
-            leaf.split_into(leaf.len / 2, &mut upper);
+            // The upper half is written straight into its arena slot: built on the stack
+            // from `Leaf::EMPTY` and copied in, it took two copies of a whole leaf per split.
             let r = self.new_leaf();
-            self.leaves[r as usize] = upper;
-            // No allocation: an empty Vec stands in while the path is out.
-            let path = std::mem::take(&mut self.last.get_mut().path);
+            let (lower, upper) = two(&mut self.leaves, probe.leaf, r);
+            lower.split_into(lower.len / 2, upper);
+            // Mostly the parent has room for the new leaf: it takes both halves in place and
+            // the levels above are refreshed as after an unsplit change. Else the general walk.
+            if let Some(&(p, c)) = self.height.checked_sub(1).map(|h| &self.last.path.get_mut()[h]) {
+                if self.inners[p as usize].len < self.fan_max {
+                    let halves = [(lower.last(), lower.summary()), (upper.last(), upper.summary())];
+                    let n = &mut self.inners[p as usize];
+                    n.insert_split(c, r, halves);
+                    let (last, s) = (n.last(n.len - 1), n.summary());
+                    let path = self.last.path.get_mut();
+                    fix_up_unsplit(&mut self.inners, &path[..self.height - 1], last, s);
+                    return;
+                }
+            }
+            let path = *self.last.path.get_mut();
             self.fix_up(&path, Some(r));
-            self.last.get_mut().path = path;
         }
     }
 
@@ -572,10 +612,6 @@ fn even_out<N>(
     false
 }
 
-fn key(min_key: i64) -> Option<i128> {
-    (min_key != NO_KEY).then_some(i128::from(min_key))
-}
-
 impl AdmissionEngine for TreeEngine {
     fn name(&self) -> &'static str {
         "tree"
@@ -591,11 +627,11 @@ impl AdmissionEngine for TreeEngine {
 
     fn idle_before(&self, deadline: Time, now: Time) -> Duration {
         let deadline = deadline.as_nanos();
-        let mut last = self.last.borrow_mut();
-        let probe = self.descend(deadline, &mut last.path);
+        let path: &Cell<[(Ix, usize)]> = &self.last.path;
+        let probe = self.descend(deadline, path.as_slice_of_cells());
         let now = now.as_nanos();
         let idle = probe.idle(deadline, now);
-        last.probe = Some(Kept { deadline, probe, now, idle });
+        self.last.probe.set(Some(Kept { deadline, probe, now, idle }));
         idle_span(idle)
     }
 
@@ -605,17 +641,18 @@ impl AdmissionEngine for TreeEngine {
         // The kept descent is used in place: its probe taken (the engine is about to change),
         // its path read by the insertion where it is kept; the idle time it found is reused
         // at the same instant.
-        let (probe, idle) = match self.last.get_mut().probe.take() {
+        let (probe, idle) = match self.last.probe.take() {
             Some(k) if k.deadline == deadline && k.now == now => (k.probe, k.idle),
             Some(k) if k.deadline == deadline => (k.probe, k.probe.idle(deadline, now)),
             _ => {
-                let probe = self.descend(deadline, &mut self.last.borrow_mut().path);
+                let path: &Cell<[(Ix, usize)]> = &self.last.path;
+                let probe = self.descend(deadline, path.as_slice_of_cells());
                 (probe, probe.idle(deadline, now))
             }
         };
         if idle < i128::from(wcet) {
             // Nothing changed: the descent stays valid for another try.
-            self.last.get_mut().probe = Some(Kept { deadline, probe, now, idle });
+            self.last.probe.set(Some(Kept { deadline, probe, now, idle }));
             return Ok(Admission::Rejected { idle: idle_span(idle) });
         }
         let id = AdmitId { deadline, seq: self.next_seq };

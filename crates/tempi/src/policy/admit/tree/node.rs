@@ -101,14 +101,34 @@ impl Leaf {
     /// Load one word of every cache line of the leaf at once. The loads do not depend on one
     /// another, so a leaf that is not in the caches arrives in about one memory latency rather
     /// than one per line as the scans reach them: a software prefetch in safe code. It pays
-    /// off when the accepted set is much larger than the caches.
+    /// off when the accepted set is much larger than the caches. Written out load by load:
+    /// a loop over the lines cost some eighty instructions more per admission.
     #[inline]
     pub(super) fn touch(&self) {
-        let mut any = 0u64;
-        for i in (0..=LEAF).step_by(8) {
-            any ^= self.deadlines[i] ^ self.seqs[i] ^ self.pre[i] as u64 ^ self.suffix_min[i] as u64;
-        }
-        std::hint::black_box(any);
+        let s = &self.seqs;
+        std::hint::black_box(self.search_lines() ^ s[0] ^ s[8] ^ s[16] ^ s[24] ^ s[32]);
+    }
+
+    /// Load one word of every cache line that the descent's search reads (deadlines, `pre`,
+    /// `suffix_min`), as [`touch`](Leaf::touch) does for the whole leaf. In a tree of a few
+    /// thousand jobs the leaves are in the second-level cache, not the first, and the search
+    /// reads them in three dependent rounds (quarter ends, one quarter, then the place's
+    /// `pre` and `suffix_min`): loaded at once, the second and third rounds find them in the
+    /// first-level cache.
+    #[inline]
+    pub(super) fn touch_search(&self) {
+        std::hint::black_box(self.search_lines());
+    }
+
+    /// One word of each cache line of `deadlines`, `pre` and `suffix_min`, combined: every
+    /// eighth slot, the five words covering the [`SLOTS`] of an array.
+    #[inline]
+    fn search_lines(&self) -> u64 {
+        const _: () = assert!(SLOTS <= 5 * 8);
+        let (d, p, m) = (&self.deadlines, &self.pre, &self.suffix_min);
+        (d[0] ^ d[8] ^ d[16] ^ d[24] ^ d[32])
+            ^ (p[0] ^ p[8] ^ p[16] ^ p[24] ^ p[32]) as u64
+            ^ (m[0] ^ m[8] ^ m[16] ^ m[24] ^ m[32]) as u64
     }
 
     pub(super) fn len(&self) -> usize {
@@ -163,7 +183,9 @@ impl Leaf {
         }
     }
 
-    /// Recompute `suffix_min` from the jobs (`pre` is kept up to date by every change).
+    /// Recompute `suffix_min` from the jobs (`pre` is kept up to date by every change): what
+    /// the tests compare every cached minimum with.
+    #[cfg(test)]
     pub(super) fn rebuild(&mut self) {
         self.suffix_min[self.len] = NO_KEY;
         if let Some(last) = self.len.checked_sub(1) {
@@ -260,11 +282,13 @@ impl Leaf {
         }
     }
 
-    /// Move the entries from `half` on into `upper` (an empty leaf).
+    /// Move the entries from `half` on into `upper`, whose entries it replaces (a leaf off
+    /// the free list may be passed as it is: every value read is written).
     pub(super) fn split_into(&mut self, half: usize, upper: &mut Leaf) {
         let moved = self.len - half;
         upper.len = moved;
         upper.deadlines[..moved].copy_from_slice(&self.deadlines[half..self.len]);
+        upper.deadlines[moved..].fill(PAD);
         upper.seqs[..moved].copy_from_slice(&self.seqs[half..self.len]);
         let base = self.pre[half];
         for (u, &p) in upper.pre[..=moved].iter_mut().zip(&self.pre[half..=self.len]) {
@@ -274,7 +298,14 @@ impl Leaf {
         upper.suffix_min[..=moved].copy_from_slice(&self.suffix_min[half..=self.len]);
         self.deadlines[half..self.len].fill(PAD);
         self.len = half;
-        self.rebuild();
+        // The lower half's minima were computed from the entry at `half`, now gone: with
+        // nothing after them they are recomputed from the last back, and, as after any change
+        // at one entry, only until one comes out as stored (usually at once: the smallest key
+        // after a job is mostly its own or a close one's).
+        self.suffix_min[half] = NO_KEY;
+        if let Some(last) = half.checked_sub(1) {
+            self.refix(last);
+        }
     }
 
     /// Drop the first `k` entries.
@@ -322,6 +353,27 @@ impl Inner {
         self.work[c] = s.work;
         self.min_key[c] = s.min_key;
         self.refix(c);
+    }
+
+    /// Child `c` split in two: `halves` are the last ids and summaries of its lower half (which
+    /// stays child `c`) and of its upper half, the node `right`, which becomes child `c + 1`.
+    /// The node must have room for one more child, and its entries must be up to date but for
+    /// child `c`'s. Cheaper than [`open`](Inner::open) then [`rebuild`](Inner::rebuild): the
+    /// entries after `c + 1` move with their suffix minima, which do not change, and those
+    /// before it are recomputed only until one comes out as stored.
+    pub(super) fn insert_split(&mut self, c: usize, right: Ix, halves: [(AdmitId, Summary); 2]) {
+        let [(lower_last, lower), (upper_last, upper)] = halves;
+        self.open(c + 1);
+        self.children[c + 1] = right;
+        self.last_deadlines[c + 1] = upper_last.deadline;
+        self.last_seqs[c + 1] = upper_last.seq;
+        self.work[c + 1] = upper.work;
+        self.min_key[c + 1] = upper.min_key;
+        self.total += upper.work;
+        // The slot holds a stale copy (`open` moved its value on), so it is written, not
+        // compared as `refix` would.
+        self.suffix_min[c + 1] = upper.min_key.min(self.suffix_min[c + 2] - upper.work);
+        self.set(c, lower_last, lower);
     }
 
     /// Recompute `suffix_min` from child `from` back to the first.
