@@ -158,9 +158,8 @@ impl Via<'_, '_> {
 
 /// What became of the message a handler was invoked for.
 pub(super) enum Done {
-    /// Answered: the reply (`Err(Unanswered)`: not replied to) is in the cell the invocation
-    /// passed, in the shape a call returns it.
-    Reply,
+    /// Answered (`Err(Unanswered)`: not replied to), in the shape a call returns it.
+    Reply(Result<Message, MsgError>),
     /// Saved: a queued caller keeps waiting.
     Saved,
     /// Saved, and it was a call made inline by the invoking thread, which is to wait for it
@@ -501,9 +500,7 @@ impl Handler {
             // Hands what is queued on if the runtime unwinds this thread out of the handler.
             let stay = Stay { inner: h, cx };
             let tamed = self.held_by(cx, nested);
-            // The reply is written where this call returns it from: no copy on the way out.
-            let reply = Cell::new(Err(MsgError::Unanswered));
-            let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested, &reply);
+            let done = self.run_one(&mut f, Via::Thread(cx), msg, None, nested);
             self.drain(&mut f, Via::Thread(cx), nested);
             // Restoring preemption and NICE (if a thread blocked at this handler lent this one
             // urgency) are runtime calls, on the cold path: with neither, nothing ran since
@@ -516,7 +513,7 @@ impl Handler {
             }
             std::mem::forget(stay);
             let token = match done {
-                Done::Reply => return reply.into_inner(),
+                Done::Reply(reply) => return reply,
                 Done::Saved => return Err(MsgError::Unanswered),
                 Done::SavedOwn(token) => token,
             };
@@ -579,14 +576,13 @@ impl Handler {
         msg: Message,
         caller: Option<Caller>,
         nested: bool,
-        reply: &Cell<Result<Message, MsgError>>,
     ) -> Done {
         let hcx = HandlerCtx {
             via,
             inner: &self.inner,
             msg,
             nested,
-            reply,
+            reply: Cell::new(Err(MsgError::Unanswered)),
             caller,
             saved: Cell::new(Invoked::Current),
             taken: Cell::new(None),
@@ -612,18 +608,22 @@ impl Handler {
             Invoked::SavedOwn(token) => return Done::SavedOwn(token),
             Invoked::Current => {}
         }
-        if msg.payload.is_some() && reply.get().ok().and_then(|r| r.payload) != msg.payload {
+        // Read, not replaced: the context is not used for the reply again.
+        let reply = hcx.reply.get();
+        if msg.payload.is_some() && reply.ok().and_then(|r| r.payload) != msg.payload {
             // Not taken by the handler nor carried on by its reply: back to its pool (a payload
             // taken already is left alone).
             via.drop_payload(msg);
         }
-        if let (false, Some(from), Ok(r)) = (msg.expects_reply, msg.from, reply.get()) {
-            // A reply to a message that was sent goes back to its sender as a new message.
-            reply.set(Err(MsgError::Unanswered));
-            // Errors are traced by the kernel; the handler has nobody to give them to.
-            let _ = hcx.send(from, r);
-        }
-        Done::Reply
+        let reply = match (reply, msg.expects_reply, msg.from) {
+            (Ok(r), false, Some(from)) => {
+                // Errors are traced by the kernel; the handler has nobody to give them to.
+                let _ = hcx.send(from, r);
+                Err(MsgError::Unanswered)
+            }
+            (reply, _, _) => reply,
+        };
+        Done::Reply(reply)
     }
 
     /// Serve every message queued while the handler was busy, answering waiting callers.
@@ -641,9 +641,7 @@ impl Handler {
             let Some(p) = next else { return };
             // A call the handler saved keeps its caller waiting; a poisoned handler's refusal
             // has answered it already.
-            let reply = Cell::new(Err(MsgError::Unanswered));
-            if let (Done::Reply, Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested, &reply), p.caller) {
-                let reply = reply.into_inner();
+            if let (Done::Reply(reply), Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested), p.caller) {
                 if reply != Err(MsgError::HandlerPanicked) {
                     via.answer(caller, reply.ok());
                 }
@@ -677,7 +675,7 @@ pub struct HandlerCtx<'h, 'c> {
     pub(super) msg: Message,
     /// Invoked from another handler: the invoking thread may not wait.
     pub(super) nested: bool,
-    pub(super) reply: &'h Cell<Result<Message, MsgError>>,
+    pub(super) reply: Cell<Result<Message, MsgError>>,
     /// The caller waiting for the invoked message, if it was queued by a call.
     pub(super) caller: Option<Caller>,
     /// Whether the invoked message was saved.

@@ -86,16 +86,15 @@ impl Handler {
         if let Some(mut f) = h.f.try_enter() {
             // No thread holds it: nothing else runs on this CPU until it has drained.
             h.holder.store(0, Ordering::Relaxed);
-            let reply = std::cell::Cell::new(Err(MsgError::Unanswered));
-            let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested, &reply);
+            let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
             self.drain(&mut f, Via::Host(host), nested);
             return Ok(match done {
                 // Poisoned: a caller was answered by the refusal; a sender learns it here.
-                Done::Reply if reply.get() == Err(MsgError::HandlerPanicked) => match caller {
+                Done::Reply(Err(MsgError::HandlerPanicked)) => match caller {
                     Some(_) => Served::Queued,
                     None => return Err(MsgError::HandlerPanicked),
                 },
-                Done::Reply => Served::Ran(reply.get().ok()),
+                Done::Reply(reply) => Served::Ran(reply.ok()),
                 Done::Saved | Done::SavedOwn(_) => Served::Queued,
             });
         }
