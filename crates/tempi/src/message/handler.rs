@@ -746,7 +746,7 @@ impl HandlerCtx<'_, '_> {
     /// let _ = tempi::message::Handler::new("h", 0, 1, |hcx, m| hcx.reply(m));
     /// ```
     pub fn reply(&self, msg: Message) {
-        if let Some(t) = self.take_taken() {
+        if let Some(t) = self.taken.take() {
             self.answer_saved(t, Some(msg));
         } else if self.saved.get() == Invoked::Current {
             self.reply.set(Ok(msg));

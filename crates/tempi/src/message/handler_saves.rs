@@ -142,20 +142,8 @@ impl HandlerCtx<'_, '_> {
     /// The saved message taken, if still current, is put away: its caller is answered
     /// `Unanswered`.
     pub(super) fn put_away_taken(&self) {
-        if let Some(t) = self.take_taken() {
+        if let Some(t) = self.taken.take() {
             self.answer_saved(t, None);
-        }
-    }
-
-    /// The saved message taken, if any, no longer current. Looks before it takes: taking
-    /// copies the whole entry out and writes `None` back, on every reply and every
-    /// invocation's end, where a handler rarely holds a saved message.
-    #[inline(always)]
-    pub(super) fn take_taken(&self) -> Option<Saved> {
-        if self.taken.get().is_some() {
-            self.taken.take()
-        } else {
-            None
         }
     }
 
