@@ -92,7 +92,7 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
     // tempi time on both lines and the same peer time on every protocol's line.
     let mut std_ns = Vec::new();
     let mut pi_ns = Vec::new();
-    for p in ["km", "bp", "bpi", "pcp", "srp"] {
+    for p in ["km", "bp", "bpi", "pcp", "srp", "msrp"] {
         let name = format!("lock.uncontended.{p}");
         let m = find(&name);
         let tempi = positive(m, "tempi_ns");

@@ -22,11 +22,12 @@ use super::{check_completed, compare, fmt_ns, median, percentile, progress, samp
 // Every locking-protocol name the benchmarks use, listed or turned into a lock, is here.
 
 /// The protocols `lock.uncontended.<protocol>` measures, in the order they run and are
-/// reported: the lock registry's single-CPU built-ins, less RCS, whose uncontended path is
-/// BPI's (its difference, aborting a preempted owner, needs contention). MSRP's global locks
-/// are for several CPUs and not measured here.
+/// reported: the lock registry's built-ins, less RCS, whose uncontended path is BPI's (its
+/// difference, aborting a preempted owner, needs contention). MSRP's global lock, made for
+/// several CPUs, is measured on the same one CPU: its ticket taken and given back, and the
+/// non-preemptive section entered and left, with nobody to spin against.
 fn lock_protocol_names() -> Vec<&'static str> {
-    tempi::policy::lock::NAMES.iter().copied().filter(|&n| n != "rcs" && n != "msrp").collect()
+    tempi::policy::lock::NAMES.iter().copied().filter(|&n| n != "rcs").collect()
 }
 
 /// Whether a `lock.uncontended` lock under `protocol` is given a ceiling ([`LOCK_PRIO`]).

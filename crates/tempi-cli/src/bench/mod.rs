@@ -27,10 +27,10 @@
 //!   wakes a handler thread blocked in `sigtimedwait`.
 //! - `spawn`: create a tempi thread from a thread, let it run to completion and join it,
 //!   against `std::thread::spawn(|| {}).join()`.
-//! - `lock.uncontended.<protocol>` (`km`, `bp`, `bpi`, `pcp`, `srp`): one tempi thread locking
+//! - `lock.uncontended.<protocol>` (`km`, `bp`, `bpi`, `pcp`, `srp`, `msrp`): one tempi thread locking
 //!   and unlocking a free [`tempi::sync::Mutex`], against `std::sync::Mutex` lock + unlock on a
 //!   pinned OS thread; `lock.uncontended.<protocol>.pthread-pi` is the same tempi number against
-//!   a pthread mutex with `PTHREAD_PRIO_INHERIT`. All seven variants run interleaved.
+//!   a pthread mutex with `PTHREAD_PRIO_INHERIT`. All eight variants run interleaved.
 //! - `lock.handoff.bpi`: from a low-priority owner's unlock to the blocked high-priority waiter
 //!   holding the lock (priority inheritance), against the same hand-off between two
 //!   `SCHED_FIFO` OS threads on one CPU through a pthread PI mutex.
