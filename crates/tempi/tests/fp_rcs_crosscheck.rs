@@ -241,22 +241,29 @@ fn simulate(ts: &TaskSet, c: &Case, edf: bool) -> Vec<(u64, Duration)> {
         .collect()
 }
 
+/// Whenever response-time analysis finds `c`'s set schedulable, its simulation misses nothing
+/// and no job takes longer than its task's analysed response time.
+fn rta_bounds_the_simulation(c: &Case) -> Result<(), TestCaseError> {
+    let ts = model(c);
+    prop_assert!(ts.validate().is_ok());
+    let verdict = ts.analyze();
+    if verdict.schedulable {
+        let sim = simulate(&ts, c, false);
+        for (i, (misses, worst)) in sim.iter().enumerate() {
+            let Response::Bounded(r) = verdict.tasks[i].response else { unreachable!() };
+            prop_assert_eq!(*misses, 0, "task {} missed; analysis said R = {:?}; {:?}", i, r, ts);
+            prop_assert!(*worst <= r, "task {}: simulated {:?} > analysed {:?}; {:?}", i, worst, r, ts);
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     #[test]
     fn rta_with_rcs_bounds_the_simulation(c in case()) {
-        let ts = model(&c);
-        prop_assert!(ts.validate().is_ok());
-        let verdict = ts.analyze();
-        if verdict.schedulable {
-            let sim = simulate(&ts, &c, false);
-            for (i, (misses, worst)) in sim.iter().enumerate() {
-                let Response::Bounded(r) = verdict.tasks[i].response else { unreachable!() };
-                prop_assert_eq!(*misses, 0, "task {} missed; analysis said R = {:?}; {:?}", i, r, ts);
-                prop_assert!(*worst <= r, "task {}: simulated {:?} > analysed {:?}; {:?}", i, worst, r, ts);
-            }
-        }
+        rta_bounds_the_simulation(&c)?;
     }
 }
 
@@ -285,17 +292,7 @@ proptest! {
 
     #[test]
     fn rta_with_rcs_bounds_the_simulation_with_ties_and_repeated_resources(c in tied_case()) {
-        let ts = model(&c);
-        prop_assert!(ts.validate().is_ok());
-        let verdict = ts.analyze();
-        if verdict.schedulable {
-            let sim = simulate(&ts, &c, false);
-            for (i, (misses, worst)) in sim.iter().enumerate() {
-                let Response::Bounded(r) = verdict.tasks[i].response else { unreachable!() };
-                prop_assert_eq!(*misses, 0, "task {} missed; analysis said R = {:?}; {:?}", i, r, ts);
-                prop_assert!(*worst <= r, "task {}: simulated {:?} > analysed {:?}; {:?}", i, worst, r, ts);
-            }
-        }
+        rta_bounds_the_simulation(&c)?;
     }
 }
 
