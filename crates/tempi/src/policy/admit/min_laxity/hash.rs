@@ -22,7 +22,12 @@
 //! - a deadline before the first bucket starts from the list's head. An admission with a
 //!   deadline past the last bucket (or into an empty table: before the first collection)
 //!   rebuilds the table first, the same way: the range covered grows fourfold each time, so
-//!   this is rare once deadlines have spread.
+//!   this is rare once deadlines have spread;
+//! - beyond the paper: an admission into a list that has doubled since the table was built
+//!   also rebuilds it first. Without it a table built while the list was short (its first
+//!   build, before any collection) keeps buckets sized for that short list, each holding ever
+//!   more slots to walk, until the first collection. Rebuilding at each doubling costs O(1)
+//!   per insertion, amortised.
 
 use super::{Link, NIL};
 
@@ -36,12 +41,20 @@ pub(super) struct HashIndex {
     base: u64,
     /// Bucket width, nanoseconds (at least 1).
     width: u64,
+    /// The list's length when the table was last built.
+    built_for: usize,
 }
 
 impl HashIndex {
     /// An empty table with room for the buckets of a list of `capacity` slots.
     pub(super) fn with_capacity(capacity: usize) -> HashIndex {
-        HashIndex { buckets: vec![NIL; capacity.saturating_mul(4).saturating_add(16)], used: 0, base: 0, width: 1 }
+        HashIndex {
+            buckets: vec![NIL; capacity.saturating_mul(4).saturating_add(16)],
+            used: 0,
+            base: 0,
+            width: 1,
+            built_for: 0,
+        }
     }
 
     fn bucket_of(&self, deadline: u64) -> Option<usize> {
@@ -56,6 +69,19 @@ impl HashIndex {
     pub(super) fn covers(&self, deadline: u64) -> bool {
         let end = self.base.saturating_add((self.used as u64).saturating_mul(self.width));
         self.used > 0 && deadline < end
+    }
+
+    /// Whether a list of `len` slots has outgrown the table: it has doubled since the table was
+    /// built (and holds more than a handful), so the buckets, sized by the mean gap of the
+    /// shorter list, each hold twice the slots they were sized for, and more as it grows.
+    pub(super) fn outgrown(&self, len: usize) -> bool {
+        len >= 16 && len >= self.built_for.saturating_mul(2)
+    }
+
+    /// The list's length when the table was last built.
+    #[cfg(test)]
+    pub(super) fn built_for(&self) -> usize {
+        self.built_for
     }
 
     /// A slot due at or before `deadline` to walk forward from, or [`NIL`] for the head.
@@ -93,6 +119,7 @@ impl HashIndex {
     /// Rebuild the table for the list starting at `head` (`len` slots, `last` deadline at
     /// its tail).
     pub(super) fn rebuild(&mut self, links: &[Link], head: u32, len: usize, last: u64) {
+        self.built_for = len;
         if head == NIL || len == 0 {
             self.used = 0;
             return;

@@ -475,7 +475,7 @@ impl AdmissionEngine for MinLaxityEngine {
     fn admit(&mut self, wcet: Duration, deadline: Time, now: Time) -> Result<Admission, AdmitError> {
         admit_prologue(self.len, self.capacity, deadline)?;
         let (deadline, wcet) = (deadline.as_nanos(), span_nanos(wcet));
-        if self.search == Search::Hashed && !self.hash.covers(deadline) {
+        if self.search == Search::Hashed && (!self.hash.covers(deadline) || self.hash.outgrown(self.len)) {
             self.rehash();
         }
         let (idle, pred, succ) = self.signed_idle_at(deadline, now.as_nanos());
@@ -633,5 +633,34 @@ impl AdmissionEngine for MinLaxityEngine {
 
     fn remaining(&self, job: AdmitId) -> Option<Duration> {
         self.find(job).map(|i| Duration::from_nanos(self.slot(i).remaining))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hashed list filled from empty, with no collection, rebuilds its table as it grows: past
+    /// 16 slots the table is always sized for at least half the list. (Built only when the list was empty or
+    /// past the table's reach, it was sized for the first few slots until the first collection.)
+    #[test]
+    fn a_growing_hashed_list_rebuilds_its_table_as_it_doubles() {
+        let mut e = MinLaxityEngine::hashed(4096);
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for n in 1..=3_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Deadlines spread over 10 s from the start, in random order, all accepted.
+            let d = Time::from_nanos(10_000_000_000 + x % 10_000_000_000);
+            assert!(matches!(e.admit(Duration::from_nanos(1), d, Time::ZERO), Ok(Admission::Accepted(_))), "job {n}");
+            assert!(
+                e.len <= 2 * e.hash.built_for() || e.len <= 16,
+                "{} slots, table built for {}",
+                e.len,
+                e.hash.built_for()
+            );
+        }
+        assert_eq!(e.len, 3_000);
     }
 }
