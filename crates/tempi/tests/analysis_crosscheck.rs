@@ -10,6 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
+use common::ms;
 use proptest::prelude::*;
 use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
 use tempi::sync::LockSpec;
@@ -17,10 +20,6 @@ use tempi::{Config, Runtime, ThreadSpec, Time};
 
 /// Periods (ms) whose LCM is at most 120 ms.
 const PERIODS: [u64; 10] = [4, 5, 6, 8, 10, 12, 15, 20, 24, 30];
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 /// One generated task: period index, work before, resource (if any), inside, after (ms).
 #[derive(Clone, Copy, Debug)]
@@ -61,13 +60,7 @@ fn case() -> impl Strategy<Value = (Vec<Gen>, usize, Protocol)> {
 
 /// Rate-monotonic priorities, distinct: the shortest period gets `n`, ties by index.
 fn priorities(gens: &[Gen]) -> Vec<i32> {
-    let mut order: Vec<usize> = (0..gens.len()).collect();
-    order.sort_by_key(|&i| (PERIODS[gens[i].period], i));
-    let mut prio = vec![0; gens.len()];
-    for (rank, &i) in order.iter().enumerate() {
-        prio[i] = (gens.len() - rank) as i32;
-    }
-    prio
+    common::rate_monotonic(&gens.iter().map(|g| PERIODS[g.period]).collect::<Vec<_>>())
 }
 
 fn model(gens: &[Gen], prio: &[i32], resources: usize, protocol: Protocol) -> TaskSet {

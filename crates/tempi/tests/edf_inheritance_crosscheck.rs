@@ -15,6 +15,7 @@ use std::time::Duration;
 
 mod common;
 
+use common::{ms, quarter_ms as work};
 use proptest::prelude::*;
 use tempi::analysis::{CpuTest, Protocol, Resource, Task, TaskSet};
 use tempi::clock::VirtualClock;
@@ -27,15 +28,6 @@ const PERIODS: [u64; 7] = [2, 3, 4, 5, 6, 10, 12];
 const PROTOCOLS: [Protocol; 3] = [Protocol::Bp, Protocol::Bpi, Protocol::Rcs];
 /// What an aborted rcs section costs its holder to recover (the model's `restart_cost`).
 const RESTART: Duration = Duration::from_micros(100);
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-/// Work comes in quarter milliseconds.
-fn work(quarters: u64) -> Duration {
-    Duration::from_micros(250 * quarters)
-}
 
 /// One generated task: period index, phase, work before, a section on each resource (if any)
 /// with the work between them, the work after (all in quarter milliseconds), and the deadline

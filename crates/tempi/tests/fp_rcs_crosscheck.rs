@@ -17,6 +17,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
+use common::{ms, quarter_ms as work};
 use proptest::prelude::*;
 use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
 use tempi::clock::VirtualClock;
@@ -30,15 +33,6 @@ const PERIODS: [u64; 7] = [2, 3, 4, 5, 6, 10, 12];
 const PROTOCOLS: [Protocol; 4] = [Protocol::Rcs, Protocol::Rcs, Protocol::Bpi, Protocol::Pcp];
 /// What an aborted rcs section costs its holder to recover (the model's `restart_cost`).
 const RESTART: Duration = Duration::from_micros(100);
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-/// Work comes in quarter milliseconds.
-fn work(quarters: u64) -> Duration {
-    Duration::from_micros(250 * quarters)
-}
 
 /// One section of a generated job: its length in quarter milliseconds, and whether it holds
 /// the lock with a guard rather than in `Mutex::critical` (which matters under rcs only).
@@ -116,13 +110,7 @@ struct Case {
 
 /// Rate-monotonic priorities, distinct: the shortest period gets `n`, ties by index.
 fn rate_monotonic(gens: &[Gen]) -> Vec<i32> {
-    let mut order: Vec<usize> = (0..gens.len()).collect();
-    order.sort_by_key(|&i| (PERIODS[gens[i].period], i));
-    let mut prio = vec![0; gens.len()];
-    for (rank, &i) in order.iter().enumerate() {
-        prio[i] = (gens.len() - rank) as i32;
-    }
-    prio
+    common::rate_monotonic(&gens.iter().map(|g| PERIODS[g.period]).collect::<Vec<_>>())
 }
 
 fn case() -> impl Strategy<Value = Case> {

@@ -33,6 +33,23 @@ pub fn us(n: u64) -> Duration {
     Duration::from_micros(n)
 }
 
+/// `n` quarter milliseconds: the unit of the cross-checks' generated work.
+pub fn quarter_ms(n: u64) -> Duration {
+    Duration::from_micros(250 * n)
+}
+
+/// Rate-monotonic priorities for tasks of the given periods, all distinct: the shortest period
+/// gets the highest (the number of tasks), equal periods are ranked by index.
+pub fn rate_monotonic(periods: &[u64]) -> Vec<i32> {
+    let mut order: Vec<usize> = (0..periods.len()).collect();
+    order.sort_by_key(|&i| (periods[i], i));
+    let mut prio = vec![0; periods.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        prio[i] = (periods.len() - rank) as i32;
+    }
+    prio
+}
+
 /// Milliseconds, without decimals when whole.
 pub fn fmt_ms(ns: u64) -> String {
     if ns % 1_000_000 == 0 {
