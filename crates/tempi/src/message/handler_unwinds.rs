@@ -25,11 +25,8 @@ pub(super) struct Stay<'a, 'c> {
 
 impl Drop for Stay<'_, '_> {
     fn drop(&mut self) {
-        let h = self.inner;
-        if self.cx.unwound_by_runtime() && h.queued.load(Ordering::Acquire) > 0 {
-            h.runtime.store(self.cx.runtime(), Ordering::Relaxed);
-            h.left.store(true, Ordering::Release);
-            self.cx.settle_handlers();
+        if self.cx.unwound_by_runtime() && self.inner.queued.load(Ordering::Acquire) > 0 {
+            left_with_a_queue(self.inner, self.cx);
         }
     }
 }
@@ -56,10 +53,16 @@ impl Drop for Waiting<'_, '_> {
         queue.push_front(Pending { msg: self.msg, caller: None });
         h.queued.store(queue.len(), Ordering::Release);
         drop(queue);
-        h.runtime.store(self.cx.runtime(), Ordering::Relaxed);
-        h.left.store(true, Ordering::Release);
-        self.cx.settle_handlers();
+        left_with_a_queue(h, self.cx);
     }
+}
+
+/// `h` is left with messages queued by `cx`'s thread, which the runtime is unwinding: once the
+/// unwind is over, the kernel hands it on ([`super::leftovers::settle_unwound`]).
+fn left_with_a_queue(h: &Inner, cx: &Ctx<'_>) {
+    h.runtime.store(cx.runtime(), Ordering::Relaxed);
+    h.left.store(true, Ordering::Release);
+    cx.settle_handlers();
 }
 
 /// Poisons its handler when dropped, which happens only if the function it runs is unwound

@@ -9,7 +9,7 @@
 //! Owns the process's list of handlers (entered when one is made, never on an invocation).
 //! Must not: reach kernel state.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use std::cell::RefCell;
@@ -76,14 +76,7 @@ pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u
 /// now (a thread preempted inside its refusing function) is left to that thread, which
 /// drains its queue on the way out.
 pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
-    let runtime = host.borrow().runtime();
-    let unsettled =
-        |h: &Arc<Inner>| h.unsettled.load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
-    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).filter(unsettled).collect();
-    for inner in handlers {
-        if !inner.unsettled.swap(false, Ordering::AcqRel) {
-            continue;
-        }
+    for inner in take_marked(host, |h| &h.unsettled) {
         let handler = Handler { inner };
         let Some(mut f) = handler.inner.f.try_enter() else { continue };
         handler.inner.holder.store(0, Ordering::Relaxed);
@@ -92,8 +85,8 @@ pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
 }
 
 /// The unwind of a thread that the runtime unwound out of one or more handlers of `host`'s
-/// runtime while messages were queued there ([`super::handler::Stay`]) is over: hand each
-/// such handler, if idle, to the oldest caller of this host's kernel still waiting at it.
+/// runtime while messages were queued there ([`super::handler_unwinds::Stay`]) is over: hand
+/// each such handler, if idle, to the oldest caller of this host's kernel still waiting at it.
 /// That call is taken out of the queue and its caller woken to make it again, on its own
 /// stack: it runs first, then the handler drains the rest of the queue in order, as any
 /// invocation does. Without it they would all wait for an invocation that may never come.
@@ -102,16 +95,10 @@ pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
 /// drained by its new holder; one with sends only keeps its queue for its next invocation, or
 /// the run's end counts it.
 pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
-    let runtime = host.borrow().runtime();
-    let left = |h: &Arc<Inner>| h.left.load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
-    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).filter(left).collect();
-    for h in handlers {
-        if !h.left.swap(false, Ordering::AcqRel) {
-            continue;
-        }
+    for h in take_marked(host, |h| &h.left) {
         let Some(mut f) = h.f.try_enter() else { continue };
-        // Callers in queue order; nothing else runs on this CPU meanwhile, so the queue
-        // cannot change while they are asked in turn.
+        // Callers in queue order. Nothing else runs on this CPU until the kernel is done here,
+        // so the queue cannot change meanwhile, and the caller woken runs only after.
         let waiting: Vec<(ThreadId, u32)> = locked(&h.pending)
             .iter()
             .filter_map(|p| match p.caller {
@@ -119,33 +106,33 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
                 _ => None,
             })
             .collect();
-        let mut handed = false;
-        for (t, token) in waiting {
-            let mut queue = locked(&h.pending);
-            let Some(at) = queue.iter().position(|p| p.caller == Some(Caller::Local(t, token))) else { continue };
-            let taken = queue.remove(at);
+        // The first still waiting (one aborted or killed meanwhile is not) takes it over.
+        let taker = waiting.into_iter().find(|&(t, token)| host.borrow_mut().hand_over(t, token));
+        let mut queue = locked(&h.pending);
+        if let Some((t, token)) = taker {
+            // It makes its call again on its own stack.
+            queue.retain(|p| p.caller != Some(Caller::Local(t, token)));
             h.queued.store(queue.len(), Ordering::Release);
-            drop(queue);
-            if host.borrow_mut().hand_over(t, token) {
-                handed = true;
-                break;
-            }
-            // No longer waiting (aborted, killed): its entry goes back where it was, for the
-            // next drain to find and drop as any such caller's.
-            let mut queue = locked(&h.pending);
-            queue.insert(at, taken.expect("the entry just found"));
-            h.queued.store(queue.len(), Ordering::Release);
-        }
-        let remote = || locked(&h.pending).iter().any(|p| matches!(p.caller, Some(Caller::Remote(..))));
-        if !handed && remote() {
+        } else if queue.iter().any(|p| matches!(p.caller, Some(Caller::Remote(..)))) {
             // A caller of another real-time CPU cannot lend its stack here: this CPU's
             // dispatcher serves the queue, as it serves such a caller's request at an idle
             // handler. (Virtual time has no such caller: every one is of the kernel.)
+            drop(queue);
             h.holder.store(0, Ordering::Relaxed);
             Handler { inner: h.clone() }.drain(&mut f, Via::Host(host), false);
         }
-        drop(f);
     }
+}
+
+/// The handlers of `host`'s runtime whose `flag` is set, the flag cleared in each (one that
+/// another settlement cleared first is left out).
+fn take_marked(host: &RefCell<dyn HandlerHost + '_>, flag: fn(&Inner) -> &AtomicBool) -> Vec<Arc<Inner>> {
+    let runtime = host.borrow().runtime();
+    let marked = |h: &Arc<Inner>| flag(h).load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
+    // Filtered outside the list's lock, as at the run's end: a handle dropped here may be a
+    // handler's last, and its function's captures may make another handler.
+    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
+    handlers.into_iter().filter(|h| marked(h) && flag(h).swap(false, Ordering::AcqRel)).collect()
 }
 
 /// The handlers' part of a run's end, however the run ends (an error returns early; the
