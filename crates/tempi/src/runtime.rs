@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::{Error, GlobalRefusal, PanicSource};
 use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed};
+use crate::os::busy_cell::Executor;
 use crate::policy::sched::Scheduler;
 use crate::sets::{Budget, SetId};
 use crate::sync::{LockSpec, Mutex};
@@ -48,6 +49,9 @@ pub struct Runtime<C: Clock> {
     /// This runtime's identity, unique in the process: its objects carry it, and refuse to
     /// be used by threads of another runtime.
     id: u64,
+    /// Its first kernel's identity as an executor; the others follow it
+    /// ([`crate::os::busy_cell::Executor`]).
+    executors: Executor,
     config: Config,
     seeds: Vec<KernelSeed>,
     /// Threads added to sets before the run, to refuse a second set at once.
@@ -104,8 +108,9 @@ impl<C: Clock> Runtime<C> {
         // Handed out in sequence and never reused: 64 bits do not wrap in a process's life.
         static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
-        let seeds = (0..kernels).map(|k| KernelSeed::new(id, k, kernels, &config)).collect();
-        Ok(Runtime { id, config, seeds, memberships: Vec::new(), globals: 0, _clock: PhantomData })
+        let executors = Executor::reserve(kernels);
+        let seeds = (0..kernels).map(|k| KernelSeed::new(id, executors, k, kernels, &config)).collect();
+        Ok(Runtime { id, executors, config, seeds, memberships: Vec::new(), globals: 0, _clock: PhantomData })
     }
 
     /// This runtime's identity, unique in the process: objects built above the kernel
@@ -486,9 +491,9 @@ impl<C: Clock> Runtime<C> {
     /// assert!(out.threads.is_empty());
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
-        let Runtime { id, config, seeds, .. } = self;
+        let Runtime { executors, config, seeds, .. } = self;
         // The messages its handlers still hold when the run ends, however it ends.
-        let mut handlers_at_end = crate::message::AtEnd::new(id, seeds[0].payloads().clone());
+        let mut handlers_at_end = crate::message::AtEnd::new(executors, seeds.len(), seeds[0].payloads().clone());
         let (scheduler, global) = catch_unwind(AssertUnwindSafe(|| {
             let s = (config.scheduler)();
             (s.name().to_string(), s.global())

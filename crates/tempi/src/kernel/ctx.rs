@@ -43,6 +43,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::os::busy_cell::Executor;
 use crate::os::context::Yielder;
 
 use crate::clock::RealClock;
@@ -74,6 +75,8 @@ pub struct Ctx<'a> {
     pub(super) yielder: &'a Yielder<Response, Request>,
     /// The identity of the thread's runtime: objects of other runtimes are refused.
     pub(super) runtime: u64,
+    /// Its kernel, the serial executor it runs under: what a handler it invokes is bound to.
+    pub(super) executor: Executor,
     pub(super) id: ThreadId,
     pub(super) cpu: usize,
     /// Runs on an OS thread of its own that the dispatcher may stop anywhere (real time,
@@ -262,6 +265,12 @@ impl<'a> Ctx<'a> {
     #[inline(always)]
     pub(crate) fn runtime(&self) -> u64 {
         self.runtime
+    }
+
+    /// The kernel it runs under, as an executor.
+    #[inline]
+    pub(crate) fn executor(&self) -> Executor {
+        self.executor
     }
 
     /// The current instant. In virtual time, code between runtime calls takes no time.

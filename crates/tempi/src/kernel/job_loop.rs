@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
+use crate::os::busy_cell::Executor;
 use crate::os::context::{ForcedUnwind, Yielder};
 
 use crate::clock::RealClock;
@@ -59,7 +60,7 @@ pub(crate) fn drop_coroutine<T>(co: T) {
 pub(crate) fn thread_main(
     yielder: &Yielder<Response, Request>,
     first: Response,
-    (runtime, id, cpu, os_backed): (u64, ThreadId, usize, bool),
+    (runtime, executor, id, cpu, os_backed): (u64, Executor, ThreadId, usize, bool),
     (real_clock, watch): (Option<RealClock>, Option<Rc<super::CheckpointWatch>>),
     (fast_held, mail): (Rc<Cell<u32>>, Rc<super::messages::MailCell>),
     mut body: Body,
@@ -67,6 +68,7 @@ pub(crate) fn thread_main(
     let cx = Ctx {
         yielder,
         runtime,
+        executor,
         id,
         cpu,
         os_backed,

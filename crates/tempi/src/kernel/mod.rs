@@ -92,6 +92,7 @@ use self::timers::{TimerHandle, TimerQueue};
 use crate::clock::{Clock, RealClock};
 use crate::config::{Costs, TimerSpec};
 use crate::error::Error;
+use crate::os::busy_cell::Executor;
 use crate::policy::sched::{SchedInfo, Scheduler};
 use crate::sets::{Accounting, SetSummary};
 use crate::stats::{ThreadStats, ThreadSummary};
@@ -213,6 +214,9 @@ struct TimingEvent {
 pub(crate) struct Kernel<C: Clock> {
     /// The identity of the runtime this kernel belongs to; its threads' `Ctx` carry it.
     runtime: u64,
+    /// The runtime's first kernel as an executor; this kernel is `executors.nth(first_cpu)`
+    /// (one kernel per CPU in real time, one in all in virtual time).
+    executors: Executor,
     clock: C,
     now: Time,
     real_clock: Option<RealClock>,
@@ -322,6 +326,11 @@ pub(crate) struct CheckpointWatch {
 
 impl<C: Clock> Kernel<C> {
     // ----- lookup -------------------------------------------------------------------------
+
+    /// This kernel as an executor: what the handlers its threads invoke are bound to.
+    pub(super) fn executor(&self) -> Executor {
+        self.executors.nth(self.first_cpu)
+    }
 
     fn local(&self, id: ThreadId) -> Option<usize> {
         let i = id.slot().checked_sub(self.slot_base)? as usize;

@@ -334,6 +334,7 @@ impl<C: Clock> Kernel<C> {
             Ok(stack) => {
                 use corosensei::stack::Stack;
                 let clocks = (self.real_clock.clone(), self.watch.clone());
+                let (runtime, executor) = (self.runtime, self.executor());
                 let t = self.slots[i].as_mut().expect("live slot");
                 self.guards[i] = crate::os::overflow::StackGuard::new(
                     stack.limit().get(),
@@ -346,10 +347,9 @@ impl<C: Clock> Kernel<C> {
                 let body = t.body.take().expect("a new thread has its body");
                 let cpu = t.cpu;
                 let shared = (t.fast_held.clone(), t.mail.clone());
-                let runtime = self.runtime;
                 let os_backed = t.os_backed && C::MODE == ClockMode::Real;
                 let co = Coroutine::with_stack(stack, move |y, first| {
-                    job_loop::thread_main(y, first, (runtime, id, cpu, os_backed), clocks, shared, body)
+                    job_loop::thread_main(y, first, (runtime, executor, id, cpu, os_backed), clocks, shared, body)
                 });
                 if os_backed {
                     return self.start_worker(c, i, co);

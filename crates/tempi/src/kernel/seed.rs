@@ -16,6 +16,7 @@ use crate::clock::{Clock, ClockMode};
 use crate::config::{Config, Costs, TimerSpec};
 use crate::error::Error;
 use crate::objects::{CondId, LockId, LockSpec, SemId, SemSpec};
+use crate::os::busy_cell::Executor;
 use crate::policy::sched::{SchedInfo, SchedulerFactory, Urgency};
 use crate::sets::{Accounting, SetId};
 use crate::stats::{ThreadStats, ThreadSummary};
@@ -29,6 +30,8 @@ use crate::trace::{TraceBuffer, TraceKind};
 pub(crate) struct KernelSeed {
     /// The identity of the runtime this kernel belongs to (see `Runtime`).
     runtime: u64,
+    /// The identity of the runtime's first kernel; this one is `kernels.nth(k)`.
+    pub(super) kernels: Executor,
     first_cpu: usize,
     cpu_count: usize,
     total_cpus: usize,
@@ -68,13 +71,15 @@ pub(crate) struct KernelSeed {
 impl KernelSeed {
     /// Seed of kernel `k` of `kernels`: one kernel for all CPUs, or one per CPU, of runtime
     /// `runtime`. Thread and set ids carry the runtime's tag above their index
-    /// (`Config::check` keeps the indices below it).
-    pub(crate) fn new(runtime: u64, k: usize, kernels: usize, config: &Config) -> KernelSeed {
+    /// (`Config::check` keeps the indices below it). The runtime's kernels are the executors
+    /// from `first` on.
+    pub(crate) fn new(runtime: u64, first: Executor, k: usize, kernels: usize, config: &Config) -> KernelSeed {
         let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
         let capacity = config.max_threads * cpu_count;
         let tag = (ThreadId::runtime_tag(runtime) as u32) << ThreadId::TAG_SHIFT;
         KernelSeed {
             runtime,
+            kernels: first,
             first_cpu,
             cpu_count,
             total_cpus: config.cpus,
@@ -227,6 +232,7 @@ impl<C: Clock> Kernel<C> {
         let pre = seed.threads.len();
         let mut k = Kernel {
             runtime: seed.runtime,
+            executors: seed.kernels,
             // Threads and events registered before the run are placed at time zero; a real
             // clock gets the run's shared epoch once every CPU is ready (`Kernel::set_clock`).
             now: Time::ZERO,

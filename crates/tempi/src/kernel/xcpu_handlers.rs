@@ -37,6 +37,7 @@ use super::Kernel;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::message::{Caller, Handler, HandlerHost, Message, MsgError, Served};
+use crate::os::busy_cell::Executor;
 use crate::policy::sched::Urgency;
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -102,8 +103,19 @@ impl<C: Clock> Kernel<C> {
         let handler = self.tcb(id).mail.handler.take()?;
         let msg = self.tcb(id).mail.msg.get();
         let cpu = handler.cpu();
-        if cpu >= self.total_cpus {
-            return Some(Err(MsgError::CrossCpu { from: self.cpus[c].index, to: cpu }));
+        // The handler belongs to its CPU's kernel of this runtime from now until the run's
+        // end, unless another runtime has it.
+        let refusal = if cpu >= self.total_cpus {
+            Some(MsgError::CrossCpu { from: self.cpus[c].index, to: cpu })
+        } else if !handler.bind(self.executors.nth(cpu)) {
+            Some(MsgError::ForeignRuntime)
+        } else {
+            None
+        };
+        if let Some(e) = refusal {
+            // Not delivered: the payload goes back.
+            self.drop_payload(msg);
+            return Some(Err(e));
         }
         let stamp = if wait { self.remote_stamp(id) } else { 0 };
         let urgency = self.tcb(id).urgency();
@@ -252,8 +264,8 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     fn cpu(&self) -> usize {
         self.k.first_cpu
     }
-    fn runtime(&self) -> u64 {
-        self.k.runtime
+    fn executor(&self) -> Executor {
+        self.k.executor()
     }
     fn invoker(&self) -> ThreadId {
         self.invoker

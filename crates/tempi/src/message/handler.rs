@@ -18,6 +18,13 @@
 //! (`kernel/xcpu_handlers.rs`). A caller waits for a call's reply, and for a send until it has
 //! been run or queued, so both clocks give the same answers.
 //!
+//! A handler belongs to one runtime at a time, bound to the kernel of its CPU by the first
+//! invocation of a thread of that runtime and freed when the runtime's run ends
+//! (`leftovers.rs`); a thread of another runtime meanwhile is refused with
+//! [`MsgError::ForeignRuntime`]. Only that kernel's code enters the handler, one piece at a
+//! time, so its busy flag is taken without an atomic read-modify-write
+//! (`os/busy_cell.rs`).
+//!
 //! A handler whose function panics is *poisoned*, as a lock is, and stays so: its state may be
 //! half-changed, so it serves no more messages. (An abort, kill or stop of the thread it runs
 //! on unwinds it too, but that is the runtime's doing, not the handler's: it poisons nothing,
@@ -53,7 +60,7 @@ use super::handler_unwinds::{Stay, Unwound, Waiting};
 use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
-use crate::os::busy_cell::BusyCell;
+use crate::os::busy_cell::{BusyCell, Entry, Executor};
 use crate::policy::sched::{Events, NO_CONSTRAINT};
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -138,14 +145,6 @@ impl Via<'_, '_> {
         }
     }
 
-    /// The runtime it belongs to.
-    pub(super) fn runtime(self) -> u64 {
-        match self {
-            Via::Thread(cx) => cx.runtime(),
-            Via::Host(host) => host.borrow().runtime(),
-        }
-    }
-
     /// Answer `caller`'s call, queued or saved, with `reply` (`None`: unanswered).
     pub(super) fn answer(self, caller: Caller, reply: Option<Message>) {
         match (caller, self) {
@@ -204,9 +203,6 @@ pub(super) struct Inner {
     /// that thread began to wait (token, reply).
     pub(super) early: Mutex<Option<(u32, Option<Message>)>>,
     pub(super) cap: usize,
-    /// The runtime whose run last queued or saved a message here (0: none yet): its end takes
-    /// back what is still held ([`super::leftovers::settle_at_end`]). Written on those paths only.
-    pub(super) runtime: AtomicU64,
     /// Its function was unwound: `f` now refuses every message (see the module docs).
     pub(super) poisoned: AtomicBool,
     /// The runtime unwound its holder out of it while messages were queued: the kernel hands
@@ -220,7 +216,9 @@ pub(super) struct Inner {
 }
 
 /// A handler: a function invoked per message on the stack of the thread that sends it (see
-/// the module docs). Cloning gives another handle on the same handler.
+/// the module docs). Cloning gives another handle on the same handler. It is made outside
+/// any runtime and belongs to the runtime whose thread invokes it first, until that runtime's
+/// run ends (others are refused with [`MsgError::ForeignRuntime`] meanwhile).
 ///
 /// ```
 /// use std::sync::atomic::{AtomicI64, Ordering};
@@ -270,12 +268,10 @@ fn sent(r: Result<Message, MsgError>) -> Result<(), MsgError> {
     }
 }
 
-/// Queue `p` in `h`'s queue (locked as `queue`) for a thread of `runtime`, keeping the count
-/// in step.
-pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending, runtime: u64) {
+/// Queue `p` in `h`'s queue (locked as `queue`), keeping the count in step.
+pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
     queue.push_back(p);
     h.queued.store(queue.len(), Ordering::Release);
-    h.runtime.store(runtime, Ordering::Relaxed);
 }
 
 impl Handler {
@@ -302,12 +298,14 @@ impl Handler {
                 name: name.into(),
                 cpu,
                 f: BusyCell::new(Box::new(f)),
-                pending: Mutex::new(VecDeque::with_capacity(capacity)),
+                // One more than it admits: a handed-over call whose caller is unwound before it
+                // runs goes back at the head of a queue that may have filled meanwhile
+                // (`handler_unwinds.rs`, `Waiting`), without growing it.
+                pending: Mutex::new(VecDeque::with_capacity(capacity.saturating_add(1))),
                 queued: AtomicUsize::new(0),
                 saves: Mutex::new(SaveQueues::default()),
                 early: Mutex::new(None),
                 cap: capacity,
-                runtime: AtomicU64::new(0),
                 poisoned: AtomicBool::new(false),
                 left: AtomicBool::new(false),
                 unsettled: AtomicBool::new(false),
@@ -487,16 +485,14 @@ impl Handler {
         let h = &*self.inner;
         msg.from = Some(cx.id());
         msg.expects_reply = call;
-        if cx.real_time() && cx.cpu() != h.cpu {
-            // Through the handler's CPU's queue; a handler (nested) never waits for it.
-            if nested && call {
-                cx.drop_payload(msg);
-                return Err(MsgError::WouldBlock);
-            }
-            return cx.handler_remote(self, msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
+        // The handler is busy until the guard drops, also by an unwind. Entered only by the
+        // kernel it is bound to: in real time that is its CPU's, so a thread of another CPU
+        // always takes the unbound path, which sends its message through that CPU's queue.
+        let entry = h.f.try_enter(cx.executor());
+        if let Entry::NotOwner = entry {
+            return self.invoke_unbound(cx, msg, call, nested);
         }
-        // The handler is busy until the guard drops, also by an unwind.
-        if let Some(mut f) = h.f.try_enter() {
+        if let Entry::Entered(mut f) = entry {
             // Hands what is queued on if the runtime unwinds this thread out of the handler.
             let stay = Stay { inner: h, cx };
             let tamed = self.held_by(cx, nested);
@@ -546,11 +542,11 @@ impl Handler {
             return Err(MsgError::QueueFull);
         }
         if !call {
-            enqueue(h, &mut queue, Pending { msg, caller: None }, cx.runtime());
+            enqueue(h, &mut queue, Pending { msg, caller: None });
             return Err(MsgError::Unanswered);
         }
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
-        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) }, cx.runtime());
+        enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
         drop(queue);
         let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
@@ -564,6 +560,34 @@ impl Handler {
             return self.invoke(cx, msg, call, nested);
         }
         answer
+    }
+
+    /// [`Handler::invoke`] from a kernel the handler is not bound to: through its CPU's queue
+    /// from a thread of another real-time CPU (a handler, nested, never waits for that); or
+    /// the first invocation since the handler was made or its last runtime's run ended, which
+    /// binds it to this thread's kernel until this run's end; or a thread of another runtime
+    /// while one has it, refused with [`MsgError::ForeignRuntime`].
+    #[cold]
+    #[inline(never)]
+    fn invoke_unbound(&self, cx: &Ctx<'_>, msg: Message, call: bool, nested: bool) -> Result<Message, MsgError> {
+        let refusal = if cx.real_time() && cx.cpu() != self.inner.cpu {
+            if !(nested && call) {
+                return cx.handler_remote(self, msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
+            }
+            MsgError::WouldBlock
+        } else if self.inner.f.bind(cx.executor()) {
+            return self.invoke(cx, msg, call, nested);
+        } else {
+            MsgError::ForeignRuntime
+        };
+        cx.drop_payload(msg);
+        Err(refusal)
+    }
+
+    /// Bind the handler to `kernel` (of its CPU), unless a kernel of another runtime has it
+    /// now: whether `kernel` has it.
+    pub(crate) fn bind(&self, kernel: Executor) -> bool {
+        self.inner.f.bind(kernel)
     }
 
     /// Run the function for `msg` (queued or saved by `caller`'s call, if any): see [`Done`].

@@ -89,7 +89,6 @@ impl HandlerCtx<'_, '_> {
         let at = q.partition_point(|x| key(x) < key(&entry));
         q.insert(at, entry);
         drop(saves);
-        self.inner.runtime.store(self.via.runtime(), Ordering::Relaxed);
         if from_taken {
             self.taken.set(None);
         } else {

@@ -60,7 +60,6 @@ impl Drop for Waiting<'_, '_> {
 /// `h` is left with messages queued by `cx`'s thread, which the runtime is unwinding: once the
 /// unwind is over, the kernel hands it on ([`super::leftovers::settle_unwound`]).
 fn left_with_a_queue(h: &Inner, cx: &Ctx<'_>) {
-    h.runtime.store(cx.runtime(), Ordering::Relaxed);
     h.left.store(true, Ordering::Release);
     cx.settle_handlers();
 }
@@ -120,7 +119,6 @@ impl HandlerCtx<'_, '_> {
         saved.sort_by_key(|s| s.seq);
         queue.extend(saved.into_iter().map(|s| Pending { msg: s.msg, caller: s.caller }));
         h.queued.store(queue.len(), Ordering::Release);
-        h.runtime.store(self.via.runtime(), Ordering::Relaxed);
         h.unsettled.store(true, Ordering::Release);
         drop(queue);
         if let Via::Thread(cx) = self.via {

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use super::handler::{enqueue, locked, Done, Pending, Served, Via};
 use super::{Handler, Message, MsgError};
+use crate::os::busy_cell::{Entry, Executor};
 use crate::policy::sched::Urgency;
 use crate::thread::ThreadId;
 use crate::time::Time;
@@ -30,8 +31,8 @@ pub(crate) enum Caller {
 pub(crate) trait HandlerHost {
     /// The CPU it serves (the handler's).
     fn cpu(&self) -> usize;
-    /// The identity of its runtime.
-    fn runtime(&self) -> u64;
+    /// Its kernel as an executor: the handlers it runs are bound to it.
+    fn executor(&self) -> Executor;
     /// The thread, of another CPU, whose request the handler serves.
     fn invoker(&self) -> ThreadId;
     /// That thread's effective urgency when it asked.
@@ -83,7 +84,18 @@ impl Handler {
     ) -> Result<Served, MsgError> {
         let h = &*self.inner;
         let caller = caller.filter(|_| msg.expects_reply);
-        if let Some(mut f) = h.f.try_enter() {
+        let executor = host.borrow().executor();
+        let mut entry = h.f.try_enter(executor);
+        if let Entry::NotOwner = entry {
+            // A request from another CPU bound it to this kernel when it was posted; a handler
+            // of this CPU invoking it here may be the first to.
+            if !h.f.bind(executor) {
+                host.borrow_mut().drop_payload(msg);
+                return Err(MsgError::ForeignRuntime);
+            }
+            entry = h.f.try_enter(executor);
+        }
+        if let Entry::Entered(mut f) = entry {
             // No thread holds it: nothing else runs on this CPU until it has drained.
             h.holder.store(0, Ordering::Relaxed);
             let done = self.run_one(&mut f, Via::Host(host), msg, caller, nested);
@@ -113,7 +125,7 @@ impl Handler {
         if queue.len() >= h.cap {
             return Err(MsgError::QueueFull);
         }
-        enqueue(h, &mut queue, Pending { msg, caller }, Via::Host(host).runtime());
+        enqueue(h, &mut queue, Pending { msg, caller });
         Ok(Served::Queued)
     }
 

@@ -4,7 +4,8 @@
 //! answered), what was queued at a handler whose holder the runtime unwound
 //! (`settle_unwound`: handed to the oldest caller waiting), and what a run's end takes back from the handlers of that runtime
 //! (`settle_at_end`): the messages still in their queues and save queues, counted in
-//! `MessageStats::queued_at_end`, their payloads given back.
+//! `MessageStats::queued_at_end`, their payloads given back; then it frees each of them for
+//! another runtime.
 //!
 //! Owns the process's list of handlers (entered when one is made, never on an invocation).
 //! Must not: reach kernel state.
@@ -18,7 +19,7 @@ use super::handler::{locked, HandlerFn, Inner, Via};
 use super::host::Caller;
 use super::{Handler, HandlerHost, Message, PayloadStores};
 use crate::kernel::Ctx;
-use crate::os::busy_cell::BusyGuard;
+use crate::os::busy_cell::{BusyGuard, Entry, Executor};
 use crate::thread::ThreadId;
 
 /// Every handler of the process, entered when it is made (never on an invocation), so that a
@@ -35,17 +36,18 @@ pub(super) fn register(h: &Arc<Inner>) {
     list.push(Arc::downgrade(h));
 }
 
-/// The run of runtime `runtime` has ended (every thread of it has): take every message its
-/// handlers still hold out of their queues and save queues, give each payload back through
-/// `release`, and count them. Nobody is left to answer: their callers have ended too. A
-/// handler shared by two runtimes running at once is settled by the one whose thread last
-/// queued or saved a message there.
-pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u64 {
+/// The run of the runtime whose `kernels` kernels are the executors from `first` on has ended
+/// (every thread of it has, and every OS thread that ran its code is joined): take every
+/// message its handlers still hold out of their queues and save queues, give each payload
+/// back through `release`, and count them, then free each handler for another runtime.
+/// Nobody is left to answer: their callers have ended too.
+pub(crate) fn settle_at_end(first: Executor, kernels: usize, mut release: impl FnMut(Message)) -> u64 {
     // Filtered outside the lock: a handle dropped here may be a handler's last, and its
     // function's captures may make another handler.
     let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
     let mut left = 0;
-    for h in handlers.into_iter().filter(|h| h.runtime.load(Ordering::Relaxed) == runtime) {
+    let bound = |h: &Arc<Inner>| h.f.owner().filter(|k| k.among(first, kernels));
+    for (h, kernel) in handlers.iter().filter_map(|h| Some((h, bound(h)?))) {
         let mut held = Vec::new();
         {
             let mut queue = locked(&h.pending);
@@ -64,7 +66,7 @@ pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u
         if let Some((_, Some(reply))) = locked(&h.early).take() {
             release(reply);
         }
-        h.runtime.store(0, Ordering::Relaxed);
+        h.f.free(kernel);
     }
     left
 }
@@ -78,7 +80,7 @@ pub(crate) fn settle_at_end(runtime: u64, mut release: impl FnMut(Message)) -> u
 pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
     for inner in take_marked(host, |h| &h.unsettled) {
         let handler = Handler { inner };
-        let Some(mut f) = handler.inner.f.try_enter() else { continue };
+        let Entry::Entered(mut f) = handler.inner.f.try_enter(host.borrow().executor()) else { continue };
         handler.inner.holder.store(0, Ordering::Relaxed);
         handler.drain(&mut f, Via::Host(host), false);
     }
@@ -96,7 +98,7 @@ pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
 /// the run's end counts it.
 pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
     for h in take_marked(host, |h| &h.left) {
-        let Some(mut f) = h.f.try_enter() else { continue };
+        let Entry::Entered(mut f) = h.f.try_enter(host.borrow().executor()) else { continue };
         // Callers in queue order. Nothing else runs on this CPU until the kernel is done here,
         // so the queue cannot change meanwhile, and the caller woken runs only after.
         let waiting: Vec<(ThreadId, u32)> = locked(&h.pending)
@@ -124,11 +126,11 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
     }
 }
 
-/// The handlers of `host`'s runtime whose `flag` is set, the flag cleared in each (one that
-/// another settlement cleared first is left out).
+/// The handlers bound to `host`'s kernel whose `flag` is set, the flag cleared in each (one
+/// that another settlement cleared first is left out).
 fn take_marked(host: &RefCell<dyn HandlerHost + '_>, flag: fn(&Inner) -> &AtomicBool) -> Vec<Arc<Inner>> {
-    let runtime = host.borrow().runtime();
-    let marked = |h: &Arc<Inner>| flag(h).load(Ordering::Acquire) && h.runtime.load(Ordering::Relaxed) == runtime;
+    let kernel = Some(host.borrow().executor());
+    let marked = |h: &Arc<Inner>| flag(h).load(Ordering::Acquire) && h.f.owner() == kernel;
     // Filtered outside the list's lock, as at the run's end: a handle dropped here may be a
     // handler's last, and its function's captures may make another handler.
     let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
@@ -139,22 +141,23 @@ fn take_marked(host: &RefCell<dyn HandlerHost + '_>, flag: fn(&Inner) -> &Atomic
 /// guard settles when dropped): [`settle_at_end`] for this runtime, payloads given back to its
 /// pools.
 pub(crate) struct AtEnd {
-    runtime: u64,
+    /// The runtime's kernels: the executors from `first` on.
+    first: Executor,
+    kernels: usize,
     payloads: PayloadStores,
     settled: Option<u64>,
 }
 
 impl AtEnd {
-    pub(crate) fn new(runtime: u64, payloads: PayloadStores) -> AtEnd {
-        AtEnd { runtime, payloads, settled: None }
+    pub(crate) fn new(first: Executor, kernels: usize, payloads: PayloadStores) -> AtEnd {
+        AtEnd { first, kernels, payloads, settled: None }
     }
 
     /// Settle now (once): how many messages the handlers still held.
     pub(crate) fn settle(&mut self) -> u64 {
-        let payloads = &self.payloads;
-        let runtime = self.runtime;
+        let (payloads, first, kernels) = (&self.payloads, self.first, self.kernels);
         *self.settled.get_or_insert_with(|| {
-            settle_at_end(runtime, |m| {
+            settle_at_end(first, kernels, |m| {
                 if let Some(p) = m.payload {
                     payloads.release(p);
                 }
@@ -200,7 +203,7 @@ impl Handler {
             if h.queued.load(Ordering::Acquire) == 0 {
                 return;
             }
-            let Some(again) = h.f.try_enter() else { return };
+            let Entry::Entered(again) = h.f.try_enter(cx.executor()) else { return };
             f = again;
             tamed = self.held_by(cx, nested);
             self.drain(&mut f, Via::Thread(cx), nested);

@@ -327,6 +327,37 @@ pub enum MsgError {
     /// [`PayloadPool::take`] of a payload taken already, or released by the runtime because
     /// its message was not delivered.
     StalePayload,
+    /// The [`Handler`] belongs to another runtime now. A handler belongs to one runtime at a
+    /// time: the first invocation by a thread of a runtime binds it to that runtime (to the
+    /// kernel of its CPU) until that runtime's run ends; meanwhile a thread of another
+    /// runtime is refused with this error, its payload given back. Once the run is over the
+    /// handler serves the next runtime that invokes it.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use tempi::message::{Handler, Message, MsgError};
+    /// use tempi::{Runtime, ThreadSpec};
+    /// let h = Handler::new("echo", 0, 1, |hcx, m| hcx.reply(m));
+    /// let (seen, answers) = mpsc::channel();
+    /// let (h1, seen1) = (h.clone(), seen.clone());
+    /// let mut a = Runtime::simulated(1);
+    /// a.spawn(ThreadSpec::new("a"), move |cx| {
+    ///     h1.call(cx, Message::new(1, 0, 0)).unwrap(); // `h` is this runtime's until its run ends
+    ///     // Another runtime, running meanwhile, is refused.
+    ///     let mut b = Runtime::simulated(1);
+    ///     let (h2, seen2) = (h1.clone(), seen1.clone());
+    ///     b.spawn(ThreadSpec::new("b"), move |cx| seen2.send(h2.call(cx, Message::new(2, 0, 0))).unwrap()).unwrap();
+    ///     std::thread::spawn(move || b.run().unwrap()).join().unwrap();
+    /// }).unwrap();
+    /// a.run().unwrap();
+    /// assert_eq!(answers.recv().unwrap(), Err(MsgError::ForeignRuntime));
+    /// // That run is over: the handler serves the next runtime.
+    /// let mut c = Runtime::simulated(1);
+    /// c.spawn(ThreadSpec::new("c"), move |cx| seen.send(h.call(cx, Message::new(3, 0, 0))).unwrap()).unwrap();
+    /// c.run().unwrap();
+    /// assert_eq!(answers.recv().unwrap().unwrap().id, 3);
+    /// ```
+    ForeignRuntime,
     /// The message read was cancelled by the scheduler before it was processed
     /// ([`crate::policy::sched::Scheduler::on_next`]): it is the current message all the same
     /// (the recipient may reply to it or save it), and it is given here.
@@ -362,6 +393,9 @@ impl fmt::Display for MsgError {
             MsgError::WrongPayload => write!(f, "the payload belongs to another pool (another type)"),
             MsgError::StalePayload => write!(f, "the payload was taken or released already"),
             MsgError::Cancelled(m) => write!(f, "message {} was cancelled by the scheduler", m.id),
+            MsgError::ForeignRuntime => {
+                write!(f, "the handler belongs to another runtime until that runtime's run ends")
+            }
         }
     }
 }

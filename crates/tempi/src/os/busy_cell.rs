@@ -1,41 +1,131 @@
-//! A value behind a busy flag: one user at a time enters it, and anyone else is turned away
-//! at once (nobody ever waits for it). A handler's function sits in one: entering costs one
-//! atomic compare-and-swap and leaving one plain store, where a lock's release would be a
-//! second atomic read-modify-write, which also waits for every earlier store to reach the
-//! cache.
+//! A value behind a busy flag, owned by one serial executor at a time: one user at a time
+//! enters it, and anyone else is turned away at once (nobody ever waits for it). A handler's
+//! function sits in one.
 //!
-//! Owns the flag and the value's exclusive access. Must not: let two guards of one cell exist
-//! at once, or keep the flag set once a guard is gone (also when its user panics).
+//! **Why it has an owner.** Code of one executor — a kernel of a runtime: its threads, the
+//! OS-backed ones among them, and its dispatcher — runs one piece at a time, each piece
+//! ordered after the one before. A cell that only its owner enters can therefore take its
+//! flag with a plain load and a plain store, where a cell open to every thread of the process
+//! would need an atomic compare-and-swap, which also waits for every earlier store to reach
+//! the cache (a few nanoseconds on the idle handler call, a tenth of it). The owner is bound
+//! by the first entry (a compare-and-swap, once) and freed when its runtime's run has ended,
+//! so the cell can serve another runtime after; entries of another executor meanwhile are
+//! turned away ([`Entry::NotOwner`]), which the handler reports as a refusal.
+//!
+//! Owns the flag, the owner and the value's exclusive access. Must not: let two guards of one
+//! cell exist at once, keep the flag set once a guard is gone (also when its user panics), or
+//! let an executor other than the owner enter.
 
 use std::cell::UnsafeCell;
+use std::num::NonZeroU64;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// A value and whether someone holds it ([`BusyCell::try_enter`]).
+/// The identity of one serial executor: one kernel of one runtime (one per real-time CPU, one
+/// for all the CPUs of a simulated runtime). Unique in the process and never reused: the
+/// runtime hands its kernels consecutive identities from a process-wide counter when it is
+/// built ([`Executor::reserve`]), and no other code makes one. Code presents only its own
+/// executor's identity: the kernel gives it to its threads' contexts and its dispatcher's
+/// handler host, and nothing carries it elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Executor(NonZeroU64);
+
+impl Executor {
+    /// Identities for `kernels` new kernels, never handed out before: the first one's. Kernel
+    /// `k` is `first.nth(k)`.
+    pub(crate) fn reserve(kernels: usize) -> Executor {
+        // Handed out in sequence from 1: 64 bits do not wrap in a process's life.
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let first = NEXT.fetch_add(kernels as u64, Ordering::Relaxed);
+        Executor(NonZeroU64::new(first).expect("executor identities start at 1"))
+    }
+
+    /// The identity of kernel `k` of a runtime whose first kernel is `self` (`k` below the
+    /// number reserved, which the caller checks).
+    pub(crate) fn nth(self, k: usize) -> Executor {
+        Executor(self.0.saturating_add(k as u64))
+    }
+
+    /// Whether this is one of the `count` identities starting at `first`.
+    pub(crate) fn among(self, first: Executor, count: usize) -> bool {
+        (first.0.get()..first.0.get().saturating_add(count as u64)).contains(&self.0.get())
+    }
+}
+
+/// What [`BusyCell::try_enter`] found.
+pub(crate) enum Entry<'a, T: ?Sized> {
+    /// Free, and the caller's executor owns it: entered.
+    Entered(BusyGuard<'a, T>),
+    /// The caller's executor owns it, and someone of it holds it.
+    Busy,
+    /// Another executor owns it, or none does yet ([`BusyCell::bind`] first).
+    NotOwner,
+}
+
+/// A value, whether someone holds it, and the executor it belongs to for now.
 pub(crate) struct BusyCell<T: ?Sized> {
+    /// The owning executor's identity; 0: none.
+    owner: AtomicU64,
     busy: AtomicBool,
     value: UnsafeCell<T>,
 }
 
 // SAFETY: the value is reached only through a `BusyGuard`, and at most one exists at a time
-// (the flag is taken by a compare-and-swap and given back when the guard drops), so sharing
-// the cell between threads shares no access to the value: as for a mutex, `T: Send` is enough.
+// (see `try_enter`), so sharing the cell between threads shares no access to the value: as
+// for a mutex, `T: Send` is enough.
 unsafe impl<T: ?Sized + Send> Sync for BusyCell<T> {}
 
 impl<T> BusyCell<T> {
-    /// A free cell holding `value`.
+    /// A free cell holding `value`, owned by no executor.
     pub(crate) fn new(value: T) -> BusyCell<T> {
-        BusyCell { busy: AtomicBool::new(false), value: UnsafeCell::new(value) }
+        BusyCell { owner: AtomicU64::new(0), busy: AtomicBool::new(false), value: UnsafeCell::new(value) }
     }
 }
 
 impl<T: ?Sized> BusyCell<T> {
-    /// The value, if nobody holds it; `None` at once otherwise.
+    /// Enter the value as `by`, if `by` owns the cell and nobody holds it.
+    ///
+    /// The flag is taken with a plain load and store, not a read-modify-write: that is sound
+    /// because only the owner gets past the first test, and an executor's code runs one piece
+    /// at a time, each ordered after the one before, so no other entry can come between the
+    /// load and the store, and every earlier holder's writes (its release of the flag among
+    /// them) happen before this load. The owner is read with acquire ordering, which a new
+    /// owner needs to see what the last one wrote (see [`BusyCell::free`]).
     #[inline]
-    pub(crate) fn try_enter(&self) -> Option<BusyGuard<'_, T>> {
-        // Acquire: what the last holder wrote to the value is seen by this one.
-        self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok()?;
-        Some(BusyGuard { cell: self })
+    pub(crate) fn try_enter(&self, by: Executor) -> Entry<'_, T> {
+        if self.owner.load(Ordering::Acquire) != by.0.get() {
+            return Entry::NotOwner;
+        }
+        if self.busy.load(Ordering::Relaxed) {
+            return Entry::Busy;
+        }
+        self.busy.store(true, Ordering::Relaxed);
+        Entry::Entered(BusyGuard { cell: self })
+    }
+
+    /// Make `by` the owner, unless another executor is: whether `by` owns the cell now.
+    #[cold]
+    pub(crate) fn bind(&self, by: Executor) -> bool {
+        // Acquire: what the last owner wrote before it was freed is seen; release: an
+        // executor that sees this owner with acquire ordering (another thread of `by` may have
+        // bound it for it) sees that too, the store being part of the free's release sequence.
+        match self.owner.compare_exchange(0, by.0.get(), Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => true,
+            Err(owner) => owner == by.0.get(),
+        }
+    }
+
+    /// The executor that owns the cell now, if any.
+    pub(crate) fn owner(&self) -> Option<Executor> {
+        NonZeroU64::new(self.owner.load(Ordering::Acquire)).map(Executor)
+    }
+
+    /// Free the cell of its owner `was`, whose code has all ended (the run of its runtime is
+    /// over, and whatever ran it is joined): another executor may bind it next. Nothing if
+    /// `was` does not own it.
+    pub(crate) fn free(&self, was: Executor) {
+        // Release: the next owner, binding with acquire ordering, sees every write of this one.
+        let _ = self.owner.compare_exchange(was.0.get(), 0, Ordering::Release, Ordering::Relaxed);
     }
 
     /// Whether someone holds the value now.
@@ -68,32 +158,63 @@ impl<T: ?Sized> DerefMut for BusyGuard<'_, T> {
 
 impl<T: ?Sized> Drop for BusyGuard<'_, T> {
     fn drop(&mut self) {
-        // Release: the next holder sees what this one wrote. A plain store on x86.
+        // Release: an observer of `is_busy` (or the next owner) sees what this holder wrote.
+        // A plain store on x86.
         self.cell.busy.store(false, Ordering::Release);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::BusyCell;
+    use super::{BusyCell, Entry, Executor};
     use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    fn entered<T: ?Sized>(e: Entry<'_, T>) -> super::BusyGuard<'_, T> {
+        match e {
+            Entry::Entered(g) => g,
+            Entry::Busy => panic!("busy"),
+            Entry::NotOwner => panic!("not the owner"),
+        }
+    }
 
     #[test]
     fn one_holder_at_a_time_and_free_again_after_a_panic() {
+        let me = Executor::reserve(1);
         let cell = BusyCell::new(0u32);
+        assert!(matches!(cell.try_enter(me), Entry::NotOwner), "nobody owns a new cell");
+        assert!(cell.bind(me));
         {
-            let mut g = cell.try_enter().expect("free");
+            let mut g = entered(cell.try_enter(me));
             *g += 1;
             assert!(cell.is_busy());
-            assert!(cell.try_enter().is_none());
+            assert!(matches!(cell.try_enter(me), Entry::Busy));
         }
         assert!(!cell.is_busy());
         let r = catch_unwind(AssertUnwindSafe(|| {
-            let mut g = cell.try_enter().expect("free");
+            let mut g = entered(cell.try_enter(me));
             *g += 1;
             panic!("inside");
         }));
         assert!(r.is_err());
-        assert_eq!(*cell.try_enter().expect("free after the panic"), 2);
+        assert_eq!(*entered(cell.try_enter(me)), 2);
+    }
+
+    #[test]
+    fn another_executor_is_turned_away_until_the_owner_frees_the_cell() {
+        let first = Executor::reserve(2);
+        let (a, b) = (first, first.nth(1));
+        assert!(a.among(first, 2) && b.among(first, 2) && !Executor::reserve(1).among(first, 2));
+        let cell = BusyCell::new(7u32);
+        assert!(cell.bind(a));
+        assert!(cell.bind(a), "binding to the owner again is no change");
+        assert!(!cell.bind(b));
+        assert!(matches!(cell.try_enter(b), Entry::NotOwner));
+        cell.free(b);
+        assert_eq!(cell.owner(), Some(a), "only the owner frees it");
+        cell.free(a);
+        assert_eq!(cell.owner(), None);
+        assert!(cell.bind(b));
+        assert_eq!(*entered(cell.try_enter(b)), 7);
+        assert!(matches!(cell.try_enter(a), Entry::NotOwner));
     }
 }
