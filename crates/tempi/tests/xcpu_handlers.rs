@@ -143,12 +143,14 @@ fn xcpu_handlers_busy_handler_queues_a_call_from_another_cpu() {
     assert_eq!(real_run, busy(Runtime::simulated(2)));
 }
 
-/// Misuse and limits: a handler of a CPU that does not exist is refused; from a handler
+/// Misuse and limits: a handler of a CPU that does not exist is refused (a payload the
+/// message carried goes back to its pool at once); from a handler
 /// running on a thread's stack, calling a handler of another CPU would wait (refused), while
 /// sending to it goes (its reply comes back as a message).
 #[test]
 fn xcpu_handlers_errors_and_nested_invocations() {
     let mut rt = real(2);
+    let pool = rt.payload_pool::<u64>(1).unwrap();
     let nowhere = Handler::new("nowhere", 5, 1, |_, _| {});
     let far = Handler::new("far", 1, 4, |hcx, m| hcx.reply(Message::new(m.id, m.value + 100, 0)));
     let (f1, f2) = (far.clone(), far.clone());
@@ -161,6 +163,9 @@ fn xcpu_handlers_errors_and_nested_invocations() {
     let g = got.clone();
     rt.spawn(ThreadSpec::new("t").cpu(0), move |cx| {
         assert_eq!(nowhere.call(cx, Message::new(0, 1, 0)), Err(MsgError::CrossCpu { from: 0, to: 5 }));
+        let carrying = pool.attach(Message::new(0, 2, 0), 7).unwrap();
+        assert_eq!(nowhere.send(cx, carrying), Err(MsgError::CrossCpu { from: 0, to: 5 }));
+        assert_eq!(pool.available(), 1, "the refused message's payload is back");
         assert_eq!(near.call(cx, Message::new(3, 1, 0)).unwrap().value, 1);
         // `far` replies to the message `near` sent on this thread's behalf.
         let back = cx.read(Read::Wait).unwrap();
