@@ -102,9 +102,8 @@ fn table_output_names_every_group_and_the_rejection() {
 
 /// Write `body` as a scenario, plan it, and check exit code 2 and the message.
 fn bad(name: &str, body: &str, message: &str) {
-    let dir = std::env::temp_dir().join(format!("tempi-plan-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{name}.toml"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{name}.toml"));
     std::fs::write(&file, body).unwrap();
     let out = tempi(&["plan", file.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -152,9 +151,8 @@ fn bad_groups_are_clear_errors() {
 
 #[test]
 fn threads_listed_before_their_predecessors_are_reordered() {
-    let dir = std::env::temp_dir().join(format!("tempi-plan-cli-order-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("order.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("order.toml");
     let body = format!(
         "{GROUP}[[group.thread]]\nname = \"second\"\nafter = [\"first\"]\n[[group.thread.task]]\nwcet = \"2ms\"\n\
          [[group.thread]]\nname = \"first\"\n[[group.thread.task]]\nwcet = \"3ms\"\n\
@@ -295,9 +293,8 @@ proptest! {
 
     #[test]
     fn every_printed_plan_keeps_its_guarantees((cpus, groups) in gen_groups()) {
-        let dir = std::env::temp_dir().join(format!("tempi-plan-prop-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("p.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.toml");
         std::fs::write(&file, scenario_text(cpus, &groups)).unwrap();
         let doc = plan_json(file.to_str().unwrap());
         let plan = doc["plan"].as_array().unwrap();
