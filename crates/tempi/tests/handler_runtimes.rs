@@ -160,3 +160,93 @@ fn a_run_cut_short_inside_the_handler_frees_it_for_the_next_runtime() {
     c.run().unwrap();
     assert_eq!(*answer.lock().unwrap(), Some((Ok(33), Time::from_millis(10))));
 }
+
+/// Fifty real-time runs one after another share one handler, each calling it from both of
+/// its CPUs (on the handler's CPU's stacks and through its queue): each run binds it and its
+/// end frees it, with every answer right and every call served once.
+#[test]
+fn runs_one_after_another_bind_and_free_the_handler_in_turn() {
+    let served = Arc::new(AtomicUsize::new(0));
+    let s = served.clone();
+    let h = Handler::new("affine", 0, 8, move |hcx, m| {
+        s.fetch_add(1, Ordering::Relaxed);
+        hcx.reply(Message::new(m.id, 3 * m.value + 1, 0));
+    });
+    const RUNS: usize = 50;
+    const CALLS: i64 = 200;
+    for run in 0..RUNS {
+        let mut rt: Runtime<RealClock> = Runtime::new(Config::new(2).pin(false)).unwrap();
+        for cpu in 0..2 {
+            let h = h.clone();
+            rt.spawn(ThreadSpec::new(format!("c{cpu}")).cpu(cpu), move |cx| {
+                for v in 0..CALLS {
+                    assert_eq!(h.call(cx, Message::new(cpu as i64, v, 0)).map(|m| m.value), Ok(3 * v + 1));
+                }
+            })
+            .unwrap();
+        }
+        let out = rt.run().unwrap();
+        assert!(
+            out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)),
+            "run {run}: {:?}",
+            out.threads
+        );
+    }
+    assert_eq!(served.load(Ordering::Relaxed), RUNS * 2 * CALLS as usize);
+}
+
+/// Two real-time runtimes started together race for one handler: every call is either
+/// answered right or refused with `ForeignRuntime` (never misanswered, never lost), the
+/// handler served exactly the calls answered, and whichever runtime had it first was never
+/// refused while it ran.
+#[test]
+fn two_runtimes_racing_for_a_handler_never_share_it() {
+    let served = Arc::new(AtomicUsize::new(0));
+    let s = served.clone();
+    let h = Handler::new("affine", 0, 8, move |hcx, m| {
+        s.fetch_add(1, Ordering::Relaxed);
+        hcx.reply(Message::new(m.id, 3 * m.value + 1, 0));
+    });
+    const CALLS: i64 = 20_000;
+    let barrier = Arc::new(std::sync::Barrier::new(2));
+    let racers: Vec<_> = (0..2)
+        .map(|r| {
+            let (h, barrier) = (h.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let mut rt: Runtime<RealClock> = Runtime::new(Config::new(1).pin(false)).unwrap();
+                let tally = Arc::new(Mutex::new((0usize, 0usize, None::<i64>)));
+                let t = tally.clone();
+                rt.spawn(ThreadSpec::new(format!("r{r}")), move |cx| {
+                    let (mut answered, mut refused, mut first_refusal) = (0, 0, None);
+                    for v in 0..CALLS {
+                        match h.call(cx, Message::new(r, v, 0)) {
+                            Ok(m) => {
+                                assert_eq!(m.value, 3 * v + 1);
+                                answered += 1;
+                            }
+                            Err(MsgError::ForeignRuntime) => {
+                                refused += 1;
+                                first_refusal.get_or_insert(v);
+                            }
+                            Err(e) => panic!("call {v}: {e:?}"),
+                        }
+                    }
+                    *t.lock().unwrap() = (answered, refused, first_refusal);
+                })
+                .unwrap();
+                barrier.wait();
+                let out = rt.run().unwrap();
+                assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)), "{:?}", out.threads);
+                let tally = *tally.lock().unwrap();
+                tally
+            })
+        })
+        .collect();
+    let tallies: Vec<(usize, usize, Option<i64>)> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+    let answered: usize = tallies.iter().map(|t| t.0).sum();
+    assert_eq!(tallies.iter().map(|t| t.0 + t.1).sum::<usize>(), 2 * CALLS as usize);
+    assert_eq!(served.load(Ordering::Relaxed), answered);
+    // The runtime that called first kept the handler until its run ended: it was never
+    // refused.
+    assert!(tallies.iter().any(|t| t.1 == 0), "{tallies:?}");
+}
