@@ -7,6 +7,7 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use common::handlers::{logging, push, take, Log};
 use common::{ms, segments};
@@ -228,4 +229,43 @@ fn a_caller_of_another_cpu_is_served_by_the_dispatcher_when_the_holder_is_killed
     assert_eq!(*got.lock().unwrap(), Some(Ok(30)));
     assert_eq!(take(&log), ["run 0", "run 3"]);
     assert_eq!(h.queued(), 0);
+}
+
+/// `low` (1) runs the handler from 0 ms (value 0, 4 ms). `high` (3) wakes at 1 ms, finds it
+/// busy and queues a call (value 2). At 4 ms `low` drains it: `high`'s call runs on `low`'s
+/// stack, for 1 ms. `killer` (4) kills `low` at 4.5 ms, inside that call: the call's serving is
+/// cut short, so nobody will reply to it, and `high` is answered `Unanswered` at once (as the
+/// unwind ends) instead of waiting for good. The handler is neither poisoned nor busy after,
+/// and serves `high`'s next call at once.
+#[test]
+fn a_call_whose_serving_a_kill_cuts_short_is_answered_unanswered() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let h = logging(&log);
+    let mut rt = Runtime::simulated(1);
+    let (h1, h2) = (h.clone(), h.clone());
+    let low = rt
+        .spawn(ThreadSpec::new("low").priority(1), move |cx| {
+            let _ = h1.send(cx, Message::new(1, 0, 0));
+        })
+        .unwrap();
+    let l2 = log.clone();
+    rt.spawn(ThreadSpec::new("high").priority(3), move |cx| {
+        cx.sleep(ms(1));
+        let first = h2.call(cx, Message::new(2, 2, 0)).map(|m| m.value);
+        push(&l2, format!("high got {first:?}@{}", cx.now().as_nanos() / 100_000));
+        let again = h2.call(cx, Message::new(2, 3, 0)).map(|m| m.value);
+        push(&l2, format!("high got {again:?}@{}", cx.now().as_nanos() / 100_000));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("killer").priority(4), move |cx| {
+        cx.sleep(Duration::from_micros(4_500));
+        cx.kill(low).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    // Instants of `high` in tenths of a millisecond.
+    assert_eq!(take(&log), ["run 0@0", "run 2@4", "high got Err(Unanswered)@45", "run 3@4", "high got Ok(30)@55"]);
+    assert!(!h.is_busy() && !h.is_poisoned());
+    assert_eq!(out.thread_named("low").unwrap().outcome, Some(tempi::ThreadOutcome::Killed));
+    assert_eq!(out.messages.queued_at_end, 0);
 }

@@ -28,9 +28,10 @@
 //! A handler whose function panics is *poisoned*, as a lock is, and stays so: its state may be
 //! half-changed, so it serves no more messages. (An abort, kill or stop of the thread it runs
 //! on unwinds it too, but that is the runtime's doing, not the handler's: it poisons nothing,
-//! as it poisons no lock, and the handler is released as it stands. What was queued there
-//! meanwhile is not left to wait for an invocation that may never come: once the unwind is
-//! over, the oldest caller still waiting takes the handler over, see
+//! as it poisons no lock, and the handler is released as it stands. A call it was serving for
+//! another thread is answered `Unanswered` once the unwind is over, and what was queued there
+//! meanwhile is not left to wait for an invocation that may never come: the oldest caller
+//! still waiting takes the handler over, see
 //! [`super::leftovers::settle_unwound`].) Its function is replaced by one that
 //! refuses every message with [`MsgError::HandlerPanicked`] (kept, not dropped, until the
 //! handler is: its captures' destructors would run inside the unwind), so the idle path pays
@@ -205,9 +206,14 @@ pub(super) struct Inner {
     pub(super) cap: usize,
     /// Its function was unwound: `f` now refuses every message (see the module docs).
     pub(super) poisoned: AtomicBool,
-    /// The runtime unwound its holder out of it while messages were queued: the kernel hands
-    /// it to the oldest caller waiting there once the unwind is over ([`Stay`]).
+    /// The runtime unwound its holder out of it while messages were queued, or while it
+    /// served another thread's call: once the unwind is over the kernel answers that call and
+    /// hands the handler to the oldest caller waiting there ([`Stay`]).
     pub(super) left: AtomicBool,
+    /// Messages whose serving the runtime's unwind of the holder cut short (the one invoked
+    /// for, and a saved one taken back), left for the kernel to answer `Unanswered` and give
+    /// their payloads back once the unwind is over; room for both is made up front.
+    pub(super) cut: Mutex<Vec<Pending>>,
     /// Poisoned with messages put back in its queue that the kernel has still to refuse
     /// ([`super::leftovers::settle_poisoned`]).
     pub(super) unsettled: AtomicBool,
@@ -308,6 +314,7 @@ impl Handler {
                 cap: capacity,
                 poisoned: AtomicBool::new(false),
                 left: AtomicBool::new(false),
+                cut: Mutex::new(Vec::with_capacity(2)),
                 unsettled: AtomicBool::new(false),
                 broken: Mutex::new(None),
             }),

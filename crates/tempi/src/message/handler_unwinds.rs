@@ -57,11 +57,13 @@ impl Drop for Waiting<'_, '_> {
     }
 }
 
-/// `h` is left with messages queued by `cx`'s thread, which the runtime is unwinding: once the
-/// unwind is over, the kernel hands it on ([`super::leftovers::settle_unwound`]).
+/// `h` is left with messages queued, or with a call cut short, by `cx`'s thread, which the
+/// runtime is unwinding: once the unwind is over, the kernel answers what was cut short and
+/// hands the handler on ([`super::leftovers::settle_unwound`]). Asked once per unwind.
 fn left_with_a_queue(h: &Inner, cx: &Ctx<'_>) {
-    h.left.store(true, Ordering::Release);
-    cx.settle_handlers();
+    if !h.left.swap(true, Ordering::AcqRel) {
+        cx.settle_handlers();
+    }
 }
 
 /// Poisons its handler when dropped, which happens only if the function it runs is unwound
@@ -88,6 +90,36 @@ fn refuse_all(hcx: &HandlerCtx<'_, '_>, msg: Message) {
 }
 
 impl HandlerCtx<'_, '_> {
+    /// The runtime is unwinding the holder (`cx`'s thread) out of the function running for
+    /// this context: no poison, but the message being served (and a saved one taken back)
+    /// will not be answered by the function. Without this, a caller waiting for one of them
+    /// would wait for good: the kernel answers it `Unanswered` once the unwind is over, and
+    /// gives the payloads back (also the payload of a reply made but never delivered). A
+    /// message of the holder's own call, or a send, has nobody waiting. Runs inside the
+    /// unwind: no runtime call but the deferred one.
+    #[cold]
+    fn cut_short(&self, cx: &Ctx<'_>) {
+        let h = self.inner;
+        let mut cut = locked(&h.cut);
+        if self.saved.get() == Invoked::Current {
+            cut.push(Pending { msg: self.msg, caller: self.caller });
+        }
+        if let Some(t) = self.taken.take() {
+            cut.push(Pending { msg: t.msg, caller: t.caller });
+        }
+        if let Ok(reply) = self.reply.get() {
+            if reply.payload.is_some() && reply.payload != self.msg.payload {
+                // Never delivered: only its payload to give back.
+                cut.push(Pending { msg: reply, caller: None });
+            }
+        }
+        let anything = !cut.is_empty();
+        drop(cut);
+        if anything {
+            left_with_a_queue(h, cx);
+        }
+    }
+
     /// The function running for this context, `f`, is being unwound: the handler is poisoned
     /// for good, and what it held is put back in its queue for the kernel to refuse once the
     /// unwind is over (see the module docs). Runs inside the unwind: it makes no runtime call
@@ -95,8 +127,11 @@ impl HandlerCtx<'_, '_> {
     #[cold]
     #[inline(never)]
     fn poison(&self, f: &mut HandlerFn) {
-        if matches!(self.via, Via::Thread(cx) if cx.unwound_by_runtime()) {
-            return;
+        if let Via::Thread(cx) = self.via {
+            if cx.unwound_by_runtime() {
+                self.cut_short(cx);
+                return;
+            }
         }
         let h = self.inner;
         if !h.poisoned.load(Ordering::Acquire) {

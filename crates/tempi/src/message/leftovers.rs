@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use std::cell::RefCell;
 
-use super::handler::{locked, HandlerFn, Inner, Via};
+use super::handler::{locked, HandlerFn, Inner, Pending, Via};
 use super::host::Caller;
 use super::{Handler, HandlerHost, Message, PayloadStores};
 use crate::kernel::Ctx;
@@ -66,6 +66,9 @@ pub(crate) fn settle_at_end(first: Executor, kernels: usize, mut release: impl F
         if let Some((_, Some(reply))) = locked(&h.early).take() {
             release(reply);
         }
+        // Messages an unwind cut short, if the run ended before the kernel answered them:
+        // nobody waits any more, only their payloads go back.
+        locked(&h.cut).drain(..).for_each(|p| release(p.msg));
         h.f.free(kernel);
     }
     left
@@ -98,6 +101,16 @@ pub(crate) fn settle_poisoned(host: &RefCell<dyn HandlerHost + '_>) {
 /// the run's end counts it.
 pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
     for h in take_marked(host, |h| &h.left) {
+        // What the unwind cut short first: its callers are answered `Unanswered`, whatever
+        // becomes of the handler.
+        let cut: Vec<Pending> = locked(&h.cut).drain(..).collect();
+        for p in cut {
+            let mut host = host.borrow_mut();
+            if let Some(caller) = p.caller {
+                host.answer(caller, None);
+            }
+            host.drop_payload(p.msg);
+        }
         let Entry::Entered(mut f) = h.f.try_enter(host.borrow().executor()) else { continue };
         // Callers in queue order. Nothing else runs on this CPU until the kernel is done here,
         // so the queue cannot change meanwhile, and the caller woken runs only after.

@@ -283,7 +283,9 @@ pub enum MsgError {
     /// The save queue named does not exist ([`crate::ThreadSpec::save_queues`]).
     NoSuchSaveQueue(usize),
     /// The recipient put the call's message away without replying (it read another, or its
-    /// invocation ended), or ended with the call in one of its queues.
+    /// invocation ended), or ended with the call in one of its queues; or the handler serving
+    /// the call was cut short by the runtime's unwind (an abort, kill or stop) of the thread
+    /// whose stack it ran on.
     Unanswered,
     /// The call was made while the thread unwinds, when nothing may wait.
     Unwinding,

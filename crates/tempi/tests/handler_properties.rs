@@ -1,0 +1,172 @@
+//! Property tests of a handler under random traffic in virtual time: threads of random
+//! priorities on one or two CPUs send to and call one handler that computes for a while per
+//! message (so it is found busy and queues), and a killer thread of the highest priority may
+//! kill any of them at random instants (inside the handler, or waiting at it). Whatever
+//! happens, no message is lost or served twice: every message accepted is served exactly once
+//! or counted as still queued at the run's end; every caller that is not killed gets an
+//! answer (a call whose serving a kill cut short is answered `Unanswered`), and every call
+//! answered gets its own answer; a
+//! sender's messages are served in the order it sent them; and the run is exactly the same
+//! when repeated.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use tempi::message::{Handler, Message, MsgError};
+use tempi::{Runtime, ThreadId, ThreadOutcome, ThreadSpec};
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Send,
+    Call,
+    /// Compute outside the handler for this many units of 100 µs.
+    Work(u64),
+    /// Sleep for this many units of 100 µs.
+    Sleep(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![Just(Op::Send), Just(Op::Call), (1u64..5).prop_map(Op::Work), (1u64..8).prop_map(Op::Sleep)]
+}
+
+/// A client: its CPU, its priority, and what it does.
+type Client = (usize, i32, Vec<Op>);
+
+fn client(cpus: usize) -> impl Strategy<Value = Client> {
+    (0..cpus, 1i32..6, proptest::collection::vec(op(), 1..10))
+}
+
+const UNIT: Duration = Duration::from_micros(100);
+
+/// What one run showed: the handler's log (sender, sequence number) in the order served, the
+/// answers the clients saw ((sender, sequence) -> value), the attempts, the threads'
+/// outcomes and the run's message counts.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    served: Vec<(usize, u64)>,
+    answers: Vec<((usize, u64), Result<i64, MsgError>)>,
+    attempts: u64,
+    outcomes: Vec<Option<ThreadOutcome>>,
+    queue_full: u64,
+    queued_at_end: u64,
+}
+
+/// Each message's `id` names its sender, its `value` its sequence number with that sender;
+/// the handler computes `work` units per message and answers `1000 id + value`.
+fn run(cpus: usize, capacity: usize, work: u64, clients: &[Client], kills: &[(u64, usize)]) -> Seen {
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let log = served.clone();
+    let h = Handler::new("h", 0, capacity, move |hcx, m| {
+        log.lock().unwrap().push((m.id as usize, m.value as u64));
+        hcx.work(UNIT * work as u32);
+        hcx.reply(Message::new(m.id, 1000 * m.id + m.value, 0));
+    });
+    let answers = Arc::new(Mutex::new(Vec::new()));
+    let attempts = Arc::new(Mutex::new(0u64));
+    let mut rt = Runtime::simulated(cpus);
+    let mut ids: Vec<ThreadId> = Vec::new();
+    for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
+        let (h, answers, attempts) = (h.clone(), answers.clone(), attempts.clone());
+        let id = rt
+            .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
+                let mut seq = 0u64;
+                for op in &ops {
+                    match *op {
+                        Op::Send | Op::Call => {
+                            seq += 1;
+                            *attempts.lock().unwrap() += 1;
+                            let msg = Message::new(c as i64, seq as i64, 0);
+                            let r = if matches!(op, Op::Call) {
+                                h.call(cx, msg).map(|m| m.value)
+                            } else {
+                                h.send(cx, msg).map(|()| -1)
+                            };
+                            answers.lock().unwrap().push(((c, seq), r));
+                        }
+                        Op::Work(u) => cx.work(UNIT * u as u32),
+                        Op::Sleep(u) => cx.sleep(UNIT * u as u32),
+                    }
+                }
+            })
+            .unwrap();
+        ids.push(id);
+    }
+    let victims: Vec<(u64, ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
+    rt.spawn(ThreadSpec::new("killer").priority(10), move |cx| {
+        for &(at, victim) in &victims {
+            cx.sleep_until(tempi::Time::from_nanos(at * UNIT.as_nanos() as u64));
+            // It may have ended already.
+            let _ = cx.kill(victim);
+        }
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    let seen = Seen {
+        served: served.lock().unwrap().clone(),
+        answers: answers.lock().unwrap().clone(),
+        attempts: *attempts.lock().unwrap(),
+        outcomes: out.threads.iter().map(|t| t.outcome.clone()).collect(),
+        queue_full: out.messages.handler_queue_full,
+        queued_at_end: out.messages.queued_at_end,
+    };
+    assert!(!h.is_busy(), "the handler is idle after the run");
+    seen
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_handler_loses_nothing_serves_nothing_twice_and_keeps_each_senders_order(
+        cpus in 1usize..3,
+        capacity in 1usize..6,
+        work in 1u64..4,
+        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(client(cpus), 1..5)),
+        kills in proptest::collection::vec((0u64..40, 0usize..5), 0..3),
+    ) {
+        let cpus = cpus.max(clients.iter().map(|c| c.0 + 1).max().unwrap_or(1));
+        let mut kills = kills;
+        kills.sort();
+        let seen = run(cpus, capacity, work, &clients, &kills);
+        // Served once at most.
+        let mut once = seen.served.clone();
+        once.sort();
+        once.dedup();
+        prop_assert_eq!(once.len(), seen.served.len(), "a message served twice: {:?}", seen.served);
+        // Every accepted message is served or still queued at the end (a refused one is
+        // counted by the run, even if its sender was killed before it saw the refusal).
+        prop_assert_eq!(
+            seen.served.len() as u64 + seen.queued_at_end,
+            seen.attempts - seen.queue_full,
+            "{:?}", seen
+        );
+        // Nobody is left waiting: every thread completed, or was killed.
+        prop_assert!(
+            seen.outcomes.iter().all(|o| matches!(o, Some(ThreadOutcome::Completed | ThreadOutcome::Killed))),
+            "{:?}", seen
+        );
+        // Every answer is its own, and nothing but a full queue refuses, or a kill of the
+        // thread whose stack the handler ran on while it served the call (`Unanswered`).
+        for &((c, seq), r) in &seen.answers {
+            match r {
+                Ok(v) => prop_assert!(v == -1 || v == 1000 * c as i64 + seq as i64, "{:?}", seen),
+                Err(MsgError::QueueFull) => {}
+                Err(MsgError::Unanswered) if !kills.is_empty() => {}
+                Err(e) => prop_assert!(false, "call ({}, {}) answered {:?}", c, seq, e),
+            }
+        }
+        // Without kills, each sender's messages are served in the order sent, and all of
+        // them are (the queue drains before the handler goes idle).
+        if kills.is_empty() {
+            for c in 0..clients.len() {
+                let mine: Vec<u64> = seen.served.iter().filter(|s| s.0 == c).map(|s| s.1).collect();
+                prop_assert!(mine.windows(2).all(|w| w[0] < w[1]), "sender {}: {:?}", c, mine);
+            }
+            prop_assert_eq!(seen.queued_at_end, 0);
+            prop_assert!(seen.outcomes.iter().all(|o| *o == Some(ThreadOutcome::Completed)), "{:?}", seen.outcomes);
+        }
+        // The same again, exactly.
+        prop_assert_eq!(run(cpus, capacity, work, &clients, &kills), seen);
+    }
+}
