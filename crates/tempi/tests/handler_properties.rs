@@ -170,3 +170,140 @@ proptest! {
         prop_assert_eq!(run(cpus, capacity, work, &clients, &kills), seen);
     }
 }
+
+/// A client of the gate: its CPU, its priority, and for each message whether it is a call
+/// that waits at the gate (`true`) or one that is served and opens it (`false`), with the
+/// work done outside the handler after it (units of 100 µs).
+type GateClient = (usize, i32, Vec<(bool, u64)>);
+
+fn gate_client(cpus: usize) -> impl Strategy<Value = GateClient> {
+    (0..cpus, 1i32..6, proptest::collection::vec((any::<bool>(), 0u64..4), 1..8))
+}
+
+/// What a gate run showed: each message served (sender, sequence number, whether it waited
+/// at the gate), in order, the answers, the attempts, the outcomes and the run's counts.
+#[derive(Debug, PartialEq)]
+struct GateSeen {
+    served: Vec<(usize, u64, bool)>,
+    answers: Vec<((usize, u64), Result<i64, MsgError>)>,
+    attempts: u64,
+    outcomes: Vec<Option<ThreadOutcome>>,
+    queue_full: u64,
+    queued_at_end: u64,
+}
+
+/// A monitor built from a handler's save queue: a call marked "wait" is saved (WAIT) unless
+/// the save queue is full; any other message is served (2 units of work) and then opens the
+/// gate, answering every saved call (SIGNAL). An opener of the lowest priority sends an
+/// opening message every 10 units until 50 have gone, so no waiter is left at the end.
+fn gate_run(cpus: usize, capacity: usize, clients: &[GateClient], kills: &[(u64, usize)]) -> GateSeen {
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let log = served.clone();
+    let gate = Handler::new("gate", 0, capacity, move |hcx, m| {
+        let (sender, waits) = ((m.id / 10) as usize, m.id % 10 == 1);
+        let answer = |m: Message| Message::new(m.id, 1000 * (m.id / 10) + m.value, 0);
+        if waits && m.expects_reply && hcx.save(0, m).is_ok() {
+            return;
+        }
+        log.lock().unwrap().push((sender, m.value as u64, waits));
+        hcx.work(UNIT * 2);
+        hcx.reply(answer(m));
+        while let Ok(w) = hcx.read_saved(0, tempi::message::Selection::any()) {
+            log.lock().unwrap().push(((w.id / 10) as usize, w.value as u64, true));
+            hcx.reply(answer(w));
+        }
+    })
+    .save_queues(1);
+    let answers = Arc::new(Mutex::new(Vec::new()));
+    let attempts = Arc::new(Mutex::new(0u64));
+    let mut rt = Runtime::simulated(cpus);
+    let mut ids: Vec<ThreadId> = Vec::new();
+    for (c, (cpu, prio, msgs)) in clients.iter().cloned().enumerate() {
+        let (gate, answers, attempts) = (gate.clone(), answers.clone(), attempts.clone());
+        let id = rt
+            .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
+                for (seq, &(waits, after)) in msgs.iter().enumerate() {
+                    let seq = seq as i64 + 1;
+                    *attempts.lock().unwrap() += 1;
+                    let r = gate.call(cx, Message::new(10 * (c as i64 + 1) + waits as i64, seq, 0));
+                    answers.lock().unwrap().push(((c + 1, seq as u64), r.map(|m| m.value)));
+                    if after > 0 {
+                        cx.work(UNIT * after as u32);
+                    }
+                }
+            })
+            .unwrap();
+        ids.push(id);
+    }
+    let opener = gate.clone();
+    let open_attempts = attempts.clone();
+    rt.spawn(ThreadSpec::new("opener").priority(0), move |cx| {
+        for k in 1..=50u64 {
+            cx.sleep_until(tempi::Time::from_nanos(k * 10 * UNIT.as_nanos() as u64));
+            *open_attempts.lock().unwrap() += 1;
+            let _ = opener.send(cx, Message::new(0, k as i64, 0));
+        }
+    })
+    .unwrap();
+    let victims: Vec<(u64, ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
+    rt.spawn(ThreadSpec::new("killer").priority(10), move |cx| {
+        for &(at, victim) in &victims {
+            cx.sleep_until(tempi::Time::from_nanos(at * UNIT.as_nanos() as u64));
+            let _ = cx.kill(victim);
+        }
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert!(!gate.is_busy());
+    let seen = GateSeen {
+        served: served.lock().unwrap().clone(),
+        answers: answers.lock().unwrap().clone(),
+        attempts: *attempts.lock().unwrap(),
+        outcomes: out.threads.iter().map(|t| t.outcome.clone()).collect(),
+        queue_full: out.messages.handler_queue_full,
+        queued_at_end: out.messages.queued_at_end,
+    };
+    seen
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_gate_of_saved_calls_releases_every_waiter_once(
+        cpus in 1usize..3,
+        capacity in 1usize..5,
+        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(gate_client(cpus), 1..5)),
+        kills in proptest::collection::vec((0u64..60, 0usize..5), 0..3),
+    ) {
+        let cpus = cpus.max(clients.iter().map(|c| c.0 + 1).max().unwrap_or(1));
+        let mut kills = kills;
+        kills.sort();
+        let seen = gate_run(cpus, capacity, &clients, &kills);
+        let mut once = seen.served.clone();
+        once.sort();
+        once.dedup();
+        prop_assert_eq!(once.len(), seen.served.len(), "a message served twice: {:?}", seen.served);
+        prop_assert!(
+            seen.outcomes.iter().all(|o| matches!(o, Some(ThreadOutcome::Completed | ThreadOutcome::Killed))),
+            "a thread left waiting: {:?}", seen
+        );
+        prop_assert_eq!(
+            seen.served.len() as u64 + seen.queued_at_end,
+            seen.attempts - seen.queue_full,
+            "{:?}", seen
+        );
+        for &((c, seq), r) in &seen.answers {
+            match r {
+                Ok(v) => prop_assert_eq!(v, 1000 * c as i64 + seq as i64),
+                Err(MsgError::QueueFull) => {}
+                Err(MsgError::Unanswered) if !kills.is_empty() => {}
+                Err(e) => prop_assert!(false, "call ({}, {}) answered {:?}", c, seq, e),
+            }
+        }
+        if kills.is_empty() {
+            prop_assert_eq!(seen.queued_at_end, 0);
+        }
+        prop_assert_eq!(gate_run(cpus, capacity, &clients, &kills), seen);
+    }
+}
