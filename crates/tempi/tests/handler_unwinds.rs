@@ -2,7 +2,8 @@
 //! runs on) is not poisoned, and what was queued there meanwhile is not stranded: once the
 //! unwind is over, the oldest caller still waiting at the handler takes it over. Its call is
 //! taken out of the queue and made again on its own stack, then the handler drains the rest
-//! of its queue in order. Exact timelines in virtual time.
+//! of its queue in order; a call the holder was serving when it was unwound is answered
+//! `Unanswered`. Exact timelines in virtual time, and two real-time cases across CPUs.
 
 mod common;
 
@@ -268,4 +269,63 @@ fn a_call_whose_serving_a_kill_cuts_short_is_answered_unanswered() {
     assert!(!h.is_busy() && !h.is_poisoned());
     assert_eq!(out.thread_named("low").unwrap().outcome, Some(tempi::ThreadOutcome::Killed));
     assert_eq!(out.messages.queued_at_end, 0);
+}
+
+/// Real time, two CPUs: `low` (CPU 0) holds the handler until a call from `far` (CPU 1) is
+/// queued there, then serves it on its own stack, where `killer` kills it. `far`, whose call
+/// was cut short, is answered `Unanswered` through its CPU's queue instead of waiting for
+/// good. Flags, not timings, order the steps, so a loaded machine changes nothing.
+#[test]
+fn a_caller_of_another_cpu_whose_call_a_kill_cuts_short_is_answered_unanswered() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::OnceLock;
+    use tempi::clock::RealClock;
+    use tempi::{Config, ThreadOutcome};
+    let me: Arc<OnceLock<Handler>> = Arc::default();
+    let serving_far = Arc::new(AtomicBool::new(false));
+    let (m, s) = (me.clone(), serving_far.clone());
+    let h = Handler::new("h", 0, 4, move |hcx, msg| {
+        if msg.value == 0 {
+            // Held until the other CPU's call is queued here.
+            while m.get().unwrap().queued() == 0 {
+                hcx.work(ms(1));
+            }
+        } else {
+            s.store(true, Ordering::Release);
+            // Until killed (bounded, so a broken kill cannot hang the test).
+            for _ in 0..10_000 {
+                hcx.work(ms(1));
+            }
+        }
+        hcx.reply(msg);
+    });
+    me.set(h.clone()).unwrap();
+    let mut rt = Runtime::<RealClock>::new(Config::new(2).pin(false)).unwrap();
+    let (h1, h2) = (h.clone(), h.clone());
+    let low = rt
+        .spawn(ThreadSpec::new("low").cpu(0).priority(1), move |cx| {
+            let _ = h1.send(cx, Message::new(1, 0, 0));
+        })
+        .unwrap();
+    let got = Arc::new(Mutex::new(None));
+    let g = got.clone();
+    rt.spawn(ThreadSpec::new("far").cpu(1), move |cx| {
+        while !h2.is_busy() {
+            cx.sleep(ms(1));
+        }
+        *g.lock().unwrap() = Some(h2.call(cx, Message::new(2, 1, 0)).map(|r| r.value));
+    })
+    .unwrap();
+    rt.spawn(ThreadSpec::new("killer").cpu(0).priority(5), move |cx| {
+        while !serving_far.load(Ordering::Acquire) {
+            cx.sleep(ms(1));
+        }
+        cx.kill(low).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.thread_named("low").unwrap().outcome, Some(ThreadOutcome::Killed));
+    assert_eq!(*got.lock().unwrap(), Some(Err(tempi::message::MsgError::Unanswered)));
+    assert!(!h.is_busy() && !h.is_poisoned());
+    assert_eq!(h.queued(), 0);
 }
