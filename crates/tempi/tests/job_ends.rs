@@ -105,6 +105,28 @@ fn job_ends_a_job_killed_before_it_ran_ends_at_the_kill() {
     assert_eq!((j.start, j.finish, j.ended_by), (at3, at3, Some(JobEnd::Killed)));
 }
 
+/// A periodic thread killed before its first release is made ready by the kill only to end.
+/// Its release timer, still armed, fires while it waits behind `w` (same priority, first
+/// in line) for the CPU: that release starts no job, is not counted, and does not offer the
+/// thread to the scheduler a second time (which made the run fail with `BadPick` once the
+/// thread had ended).
+#[test]
+fn job_ends_a_thread_killed_before_its_first_release_is_released_no_more() {
+    let mut rt = Runtime::simulated(1);
+    let p = rt.spawn(ThreadSpec::new("p").periodic(ms(10)).phase(ms(2)).priority(1), |cx| cx.work(ms(1))).unwrap();
+    rt.spawn(ThreadSpec::new("w").priority(1), |cx| cx.work(ms(3))).unwrap();
+    rt.spawn(ThreadSpec::new("k").priority(2), move |cx| cx.kill(p).unwrap()).unwrap();
+    let out = rt.run_until(Time::from_millis(30)).unwrap();
+    assert_eq!(out.thread(p).unwrap().outcome, Some(ThreadOutcome::Killed));
+    assert_eq!(out.thread(p).unwrap().stats.released, 0);
+    assert_eq!(common::segments(&out), ["k:0-0:exit", "w:0-3:exit", "p:3-3:exit"]);
+    assert!(
+        markers(&out, TraceKind::Release).iter().all(|m| !m.starts_with("p#")),
+        "{:?}",
+        markers(&out, TraceKind::Release)
+    );
+}
+
 /// A body that panics ends its job as panicked; its thread's waiting releases end with it.
 #[test]
 fn job_ends_a_panicking_body_ends_its_job_as_panicked() {

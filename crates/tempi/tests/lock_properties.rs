@@ -38,6 +38,30 @@ fn run(plans: &[Plan], protocol: &'static str) -> tempi::RunOutcome {
 }
 
 fn run_with(plans: &[Plan], protocol: &'static str, config: Config) -> tempi::RunOutcome {
+    run_killing(plans, protocol, config, &[])
+}
+
+/// Counts the holders of a lock while a section runs, also when it is unwound: more than one
+/// at a time is a broken lock.
+struct Inside(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Inside {
+    fn enter(count: &Arc<std::sync::atomic::AtomicUsize>) -> Inside {
+        let before = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(before, 0, "two holders of one lock");
+        Inside(count.clone())
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// As [`run_with`], and a killer of the highest priority kills thread `v` (modulo their
+/// number) at each `(µs, v)` of `kills`.
+fn run_killing(plans: &[Plan], protocol: &'static str, config: Config, kills: &[(u64, usize)]) -> tempi::RunOutcome {
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
     // Ceilings: the highest priority among the users of each resource.
     let ceiling =
@@ -49,49 +73,68 @@ fn run_with(plans: &[Plan], protocol: &'static str, config: Config) -> tempi::Ru
             )
         })
         .collect();
+    let inside: Vec<Arc<std::sync::atomic::AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
+    let mut ids = Vec::new();
     for (i, p) in plans.iter().enumerate() {
         let p = p.clone();
-        let locks = locks.clone();
+        let (locks, inside) = (locks.clone(), inside.clone());
         let spec = ThreadSpec::new(format!("t{i}"))
             .periodic(Duration::from_millis(100))
             .phase(Duration::from_micros(p.release_us))
             .priority(p.priority)
             .max_jobs(1);
-        rt.spawn(spec, move |cx| {
-            if p.nested {
-                // Take the sections' locks in ascending resource order (a fixed global order,
-                // so BPI cannot deadlock either), skipping repeats, then release in reverse.
-                let mut order: Vec<usize> = p.sections.iter().map(|s| s.0).collect();
-                order.sort_unstable();
-                order.dedup();
-                let mut guards = Vec::new();
-                for &r in &order {
-                    let (_, before, _) = p.sections.iter().find(|s| s.0 == r).copied().unwrap();
-                    cx.work(Duration::from_micros(before));
-                    guards.push(locks[r].lock(cx).unwrap());
-                }
-                for (_, _, inside) in &p.sections {
-                    cx.work(Duration::from_micros(*inside));
-                }
-                while let Some(g) = guards.pop() {
-                    drop(g);
-                }
-            } else {
-                for &(r, before, inside) in &p.sections {
-                    cx.work(Duration::from_micros(before));
-                    if protocol == "rcs" {
-                        locks[r]
-                            .critical(cx, |n| {
-                                *n += 1;
-                                cx.work(Duration::from_micros(inside));
-                            })
-                            .unwrap();
-                    } else {
-                        let mut g = locks[r].lock(cx).unwrap();
-                        *g += 1;
-                        cx.work(Duration::from_micros(inside));
+        let id = rt
+            .spawn(spec, move |cx| {
+                if p.nested {
+                    // Take the sections' locks in ascending resource order (a fixed global order,
+                    // so BPI cannot deadlock either), skipping repeats, then release in reverse.
+                    let mut order: Vec<usize> = p.sections.iter().map(|s| s.0).collect();
+                    order.sort_unstable();
+                    order.dedup();
+                    let mut guards = Vec::new();
+                    for &r in &order {
+                        let (_, before, _) = p.sections.iter().find(|s| s.0 == r).copied().unwrap();
+                        cx.work(Duration::from_micros(before));
+                        let g = locks[r].lock(cx).unwrap();
+                        guards.push((Inside::enter(&inside[r]), g));
+                    }
+                    for (_, _, inside) in &p.sections {
+                        cx.work(Duration::from_micros(*inside));
+                    }
+                    while let Some(g) = guards.pop() {
+                        drop(g);
+                    }
+                } else {
+                    let inside_of = &inside;
+                    for &(r, before, work_inside) in &p.sections {
+                        cx.work(Duration::from_micros(before));
+                        if protocol == "rcs" {
+                            locks[r]
+                                .critical(cx, |n| {
+                                    let _inside = Inside::enter(&inside_of[r]);
+                                    *n += 1;
+                                    cx.work(Duration::from_micros(work_inside));
+                                })
+                                .unwrap();
+                        } else {
+                            let mut g = locks[r].lock(cx).unwrap();
+                            let _inside = Inside::enter(&inside_of[r]);
+                            *g += 1;
+                            cx.work(Duration::from_micros(work_inside));
+                        }
                     }
                 }
+            })
+            .unwrap();
+        ids.push(id);
+    }
+    if !kills.is_empty() {
+        let victims: Vec<(u64, tempi::ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
+        rt.spawn(ThreadSpec::new("killer").priority(100), move |cx| {
+            for &(at, victim) in &victims {
+                cx.sleep_until(Time::from_nanos(at * 1_000));
+                // It may have ended already.
+                let _ = cx.kill(victim);
             }
         })
         .unwrap();
@@ -122,6 +165,27 @@ fn blocks_per_job(out: &tempi::RunOutcome) -> Vec<usize> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn lock_kills_leave_no_waiter_behind_and_the_urgencies_right(
+        plans in prop::collection::vec(plan(), 2..6),
+        protocol in prop::sample::select(vec!["bp", "bpi", "pcp", "srp", "km", "rcs"]),
+        kills in prop::collection::vec((0u64..6_000, 0usize..6), 1..4),
+    ) {
+        // A kill unwinds its thread out of whatever it holds or waits for: the locks are
+        // released as they stand (no poison), lends withdrawn (`verify(true)` recomputes every
+        // urgency after each step), and nobody is left waiting for a lock nobody will give
+        // back; no two threads ever hold one lock.
+        let mut kills = kills;
+        kills.sort();
+        let out = run_killing(&plans, protocol, Config::new(1).verify(true), &kills);
+        for t in &out.threads {
+            prop_assert!(
+                matches!(t.outcome, Some(ThreadOutcome::Completed | ThreadOutcome::Killed)),
+                "{} under {}: {:?}", t.name, protocol, t.outcome
+            );
+        }
+    }
 
     #[test]
     fn lock_effective_urgency_is_always_the_maximum(

@@ -631,7 +631,8 @@ impl<'a> Ctx<'a> {
 
     /// End thread `t` at its next task boundary, as a budget's kill does: it is unwound at
     /// its next runtime call (after its last unlock), or at once if it waits or sleeps, and
-    /// ends as [`ThreadOutcome::Killed`]. `t` may run on another CPU: in real time the request
+    /// ends as [`ThreadOutcome::Killed`]. From the kill on it is released no more (a release
+    /// due before it has run its end starts no job and is not counted). `t` may run on another CPU: in real time the request
     /// is posted to that CPU's queue, and fails with [`Error::QueueFull`] when the queue has
     /// no room. A thread that has ended is an error ([`Error::UnknownThread`]) on this CPU; on
     /// another CPU in real time the call returns once the request is posted, and a request the

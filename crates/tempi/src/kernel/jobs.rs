@@ -130,6 +130,13 @@ impl<C: Clock> Kernel<C> {
     /// entry already.
     pub(super) fn release_job(&mut self, id: ThreadId, at: Time, deadline_armed: bool) {
         let t = self.tcb(id);
+        if t.kill_pending {
+            // The thread ends at its next task boundary and starts no job after the kill: a
+            // release timer still armed (a periodic thread killed before a release) must
+            // not start one, nor offer the thread, made ready by the kill, to its scheduler
+            // a second time.
+            return;
+        }
         if t.max_jobs.is_some_and(|m| t.released >= m) {
             // Only a sporadic thread gets here: periodic releases stop at the limit.
             self.stats(id).beyond_limit += 1;
