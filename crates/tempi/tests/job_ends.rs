@@ -127,6 +127,29 @@ fn job_ends_a_thread_killed_before_its_first_release_is_released_no_more() {
     );
 }
 
+/// A sporadic thread (two jobs allowed, each aborted 2 ms after its release) is released at
+/// 0 and killed at 1 ms while it waits behind `w` for the CPU; its job's abort time comes at
+/// 2 ms, before it has run. The abort must not park it to wait for a next release (none comes
+/// to a killed thread): it ends as soon as it runs, at 3 ms, killed.
+#[test]
+fn job_ends_a_killed_thread_whose_waiting_job_is_aborted_still_ends() {
+    let mut rt = Runtime::simulated(1);
+    let s = rt
+        .spawn(ThreadSpec::new("s").sporadic(ms(1)).max_jobs(2).abort_after(ms(2)).priority(1), |cx| cx.work(ms(1)))
+        .unwrap();
+    rt.spawn(ThreadSpec::new("w").priority(1), |cx| cx.work(ms(3))).unwrap();
+    rt.spawn(ThreadSpec::new("k").priority(2), move |cx| {
+        cx.release(s).unwrap();
+        cx.sleep_until(Time::from_millis(1));
+        cx.kill(s).unwrap();
+    })
+    .unwrap();
+    let out = rt.run_until(Time::from_millis(30)).unwrap();
+    assert_eq!(out.thread(s).unwrap().outcome, Some(ThreadOutcome::Killed));
+    assert_eq!(abort_codes(&out), ["s#0@2=0"]);
+    assert_eq!(common::segments(&out), ["k:0-0:sleep", "w:0-1:preempt", "k:1-1:exit", "w:1-3:exit", "s:3-3:exit"]);
+}
+
 /// A body that panics ends its job as panicked; its thread's waiting releases end with it.
 #[test]
 fn job_ends_a_panicking_body_ends_its_job_as_panicked() {

@@ -405,6 +405,12 @@ impl<C: Clock> Kernel<C> {
         self.trace_thread(id, TraceKind::JobAbort, 0);
         self.forgo_answer(id);
         let t = self.tcb(id);
+        if t.kill_pending {
+            // Killed: it ends as soon as it runs, whatever jobs it might still have had
+            // (parked, it would wait for a release that never comes to a killed thread).
+            self.rouse_to_end(id);
+            return;
+        }
         if !t.more_jobs() {
             // The thread ends as soon as it runs (after unwinding its stack, if it began).
             t.raise(Interrupt::Stop);
@@ -484,6 +490,14 @@ impl<C: Clock> Kernel<C> {
             t.work_left = 0;
             t.in_work = false;
         }
+        self.rouse_to_end(id);
+    }
+
+    /// Thread `id`, with a kill pending, is to run so that it ends: woken from a wait or a
+    /// sleep, or made ready from dormant. One waiting for a lock while it holds another is
+    /// left to get it first (it ends once it has let go).
+    fn rouse_to_end(&mut self, id: ThreadId) {
+        let t = self.tcb(id);
         match t.state {
             State::Blocked(super::tcb::Wait::Lock(_)) if !t.holds_nothing() => {}
             State::Sleeping | State::Blocked(_) => self.wake(id),
