@@ -1,6 +1,7 @@
 //! Property tests of kills in every state a thread can be in: random periodic, sporadic and
-//! one-shot threads (sleeping, yielding, computing, with deadlines and abort times) on one or
-//! two CPUs under fixed priorities, EDF or round robin, and a killer of the highest priority
+//! one-shot threads (sleeping, yielding, computing, with deadlines and abort times, some in a
+//! deferrable server's thread set) on one or two CPUs under fixed priorities, EDF or round
+//! robin, and a killer of the highest priority
 //! that kills random threads at random instants (before their first release, between jobs,
 //! waiting, sleeping, ready or running). Whatever the kills hit, the run ends without error
 //! (the kernel's own checks, `Config::verify`, run after every step), every thread ends
@@ -37,6 +38,9 @@ struct Plan {
     /// A relative deadline and an abort time (units), if any.
     deadline: Option<u64>,
     abort_after: Option<u64>,
+    /// A member of the deferrable server's thread set (on CPU 0), if there is one: held when
+    /// its budget runs out.
+    in_set: bool,
     steps: Vec<Step>,
 }
 
@@ -61,19 +65,29 @@ fn plan() -> impl Strategy<Value = Plan> {
         1i32..6,
         proptest::option::of(3u64..30),
         proptest::option::of(3u64..30),
+        any::<bool>(),
         proptest::collection::vec(step(), 1..5),
     )
-        .prop_map(|(kind, cpu, priority, deadline, abort_after, steps)| Plan {
+        .prop_map(|(kind, cpu, priority, deadline, abort_after, in_set, steps)| Plan {
             kind,
             cpu,
             priority,
             deadline,
             abort_after,
+            in_set,
             steps,
         })
 }
 
-fn run(cpus: usize, policy: &str, plans: &[Plan], kills: &[(u64, usize)]) -> tempi::RunOutcome {
+/// `server`: a deferrable server (budget and period, units) for the threads of CPU 0 marked
+/// `in_set`.
+fn run(
+    cpus: usize,
+    policy: &str,
+    plans: &[Plan],
+    server: Option<(u64, u64)>,
+    kills: &[(u64, usize)],
+) -> tempi::RunOutcome {
     let mut config = Config::new(cpus).verify(true);
     match policy {
         "edf" => config = config.scheduler(|| Box::new(tempi::policy::sched::Edf::new())),
@@ -81,6 +95,11 @@ fn run(cpus: usize, policy: &str, plans: &[Plan], kills: &[(u64, usize)]) -> tem
         _ => {}
     }
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
+    let set = server.map(|(q, period)| {
+        let s = rt.create_set("server", 0).unwrap();
+        rt.set_budget(s, tempi::Budget::deferrable_server(UNIT * q as u32, UNIT * period as u32)).unwrap();
+        s
+    });
     let mut ids: Vec<ThreadId> = Vec::new();
     let mut sporadic: Vec<(ThreadId, u64, u32)> = Vec::new();
     for (i, p) in plans.iter().enumerate() {
@@ -108,6 +127,9 @@ fn run(cpus: usize, policy: &str, plans: &[Plan], kills: &[(u64, usize)]) -> tem
                 }
             })
             .unwrap();
+        if let (Some(s), true, 0) = (set, p.in_set, p.cpu % cpus) {
+            rt.add_to_set(s, id).unwrap();
+        }
         if let Kind::Sporadic(gap, n, _) = p.kind {
             sporadic.push((id, gap, n));
         }
@@ -149,11 +171,12 @@ proptest! {
         cpus in 1usize..3,
         policy in prop::sample::select(vec!["fp", "edf", "rr"]),
         plans in proptest::collection::vec(plan(), 1..6),
+        server in proptest::option::of((1u64..4, 4u64..12)),
         kills in proptest::collection::vec((0u64..60, 0usize..6), 1..4),
     ) {
         let mut kills = kills;
         kills.sort();
-        let out = run(cpus, policy, &plans, &kills);
+        let out = run(cpus, policy, &plans, server, &kills);
         for t in &out.threads {
             prop_assert!(
                 matches!(t.outcome, Some(ThreadOutcome::Completed | ThreadOutcome::Killed)),
@@ -169,7 +192,7 @@ proptest! {
             }
         }
         // Ids of two runtimes differ in their runtime's tag: compare what they show.
-        let again = run(cpus, policy, &plans, &kills);
+        let again = run(cpus, policy, &plans, server, &kills);
         let show = |o: &tempi::RunOutcome| format!("{:?}", o.trace.iter().map(|r| (r.time, r.cpu, r.kind, r.arg)).collect::<Vec<_>>());
         prop_assert_eq!(show(&again), show(&out));
     }
