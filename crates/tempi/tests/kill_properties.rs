@@ -1,7 +1,7 @@
 //! Property tests of kills in every state a thread can be in: random periodic, sporadic and
 //! one-shot threads (sleeping, yielding, computing, with deadlines and abort times, some in a
-//! deferrable server's thread set) on one or two CPUs under fixed priorities, EDF or round
-//! robin, and a killer of the highest priority
+//! deferrable server's thread set) on one or two CPUs under fixed priorities, EDF, round
+//! robin, FIFO, or global EDF or fixed priorities, and a killer of the highest priority
 //! that kills random threads at random instants (before their first release, between jobs,
 //! waiting, sleeping, ready or running). Whatever the kills hit, the run ends without error
 //! (the kernel's own checks, `Config::verify`, run after every step), every thread ends
@@ -92,8 +92,13 @@ fn run(
     match policy {
         "edf" => config = config.scheduler(|| Box::new(tempi::policy::sched::Edf::new())),
         "rr" => config = config.scheduler(|| Box::new(tempi::policy::sched::RoundRobin::new(UNIT * 3))),
+        "fifo" => config = config.scheduler(|| Box::new(tempi::policy::sched::Fifo::new())),
+        "gedf" => config = config.scheduler(|| Box::new(tempi::policy::sched::GlobalEdf::new())),
+        "gfp" => config = config.scheduler(|| Box::new(tempi::policy::sched::GlobalFp::new())),
         _ => {}
     }
+    // Thread sets belong to one CPU: not under a global policy.
+    let server = server.filter(|_| !policy.starts_with('g'));
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
     let set = server.map(|(q, period)| {
         let s = rt.create_set("server", 0).unwrap();
@@ -169,7 +174,7 @@ proptest! {
     #[test]
     fn kills_in_any_state_leave_a_sound_run(
         cpus in 1usize..3,
-        policy in prop::sample::select(vec!["fp", "edf", "rr"]),
+        policy in prop::sample::select(vec!["fp", "edf", "rr", "fifo", "gedf", "gfp"]),
         plans in proptest::collection::vec(plan(), 1..6),
         server in proptest::option::of((1u64..4, 4u64..12)),
         kills in proptest::collection::vec((0u64..60, 0usize..6), 1..4),
