@@ -6,15 +6,15 @@
 //! never holds more than its room, and without kills every item produced is consumed and
 //! every thread completes. The run is exactly the same when repeated.
 
+mod common;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex as StdMutex};
-use std::time::Duration;
 
+use common::kills::{spawn_killer, UNIT};
 use proptest::prelude::*;
 use tempi::sync::{Condvar, LockSpec, Mutex};
 use tempi::{Config, Runtime, ThreadId, ThreadOutcome, ThreadSpec, Time};
-
-const UNIT: Duration = Duration::from_micros(100);
 
 /// A producer (`true`) or consumer: its CPU, priority, items, work per item (units), and
 /// whether it waits with a timeout (then it gives up after three timeouts in a row).
@@ -87,14 +87,7 @@ fn run(cpus: usize, protocol: &'static str, room: usize, parties: &[Party], kill
             .unwrap();
         ids.push(id);
     }
-    let victims: Vec<(u64, ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
-    rt.spawn(ThreadSpec::new("killer").priority(100), move |cx| {
-        for &(at, victim) in &victims {
-            cx.sleep_until(Time::from_nanos(at * UNIT.as_nanos() as u64));
-            let _ = cx.kill(victim);
-        }
-    })
-    .unwrap();
+    spawn_killer(&mut rt, 100, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run_until(Time::from_millis(500)).unwrap();
     let seen = Seen {
         consumed: consumed.lock().unwrap().clone(),

@@ -9,35 +9,14 @@
 //! sender's messages are served in the order it sent them; and the run is exactly the same
 //! when repeated.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+mod common;
 
+use std::sync::{Arc, Mutex};
+
+use common::kills::{client, run_client, spawn_killer, Client, Ledger, UNIT};
 use proptest::prelude::*;
 use tempi::message::{Handler, Message, MsgError};
 use tempi::{Runtime, ThreadId, ThreadOutcome, ThreadSpec};
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Send,
-    Call,
-    /// Compute outside the handler for this many units of 100 µs.
-    Work(u64),
-    /// Sleep for this many units of 100 µs.
-    Sleep(u64),
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![Just(Op::Send), Just(Op::Call), (1u64..5).prop_map(Op::Work), (1u64..8).prop_map(Op::Sleep)]
-}
-
-/// A client: its CPU, its priority, and what it does.
-type Client = (usize, i32, Vec<Op>);
-
-fn client(cpus: usize) -> impl Strategy<Value = Client> {
-    (0..cpus, 1i32..6, proptest::collection::vec(op(), 1..10))
-}
-
-const UNIT: Duration = Duration::from_micros(100);
 
 /// What one run showed: the handler's log (sender, sequence number) in the order served, the
 /// answers the clients saw ((sender, sequence) -> value), the attempts, the threads'
@@ -45,8 +24,7 @@ const UNIT: Duration = Duration::from_micros(100);
 #[derive(Debug, PartialEq)]
 struct Seen {
     served: Vec<(usize, u64)>,
-    answers: Vec<((usize, u64), Result<i64, MsgError>)>,
-    attempts: u64,
+    ledger: Ledger,
     outcomes: Vec<Option<ThreadOutcome>>,
     queue_full: u64,
     queued_at_end: u64,
@@ -62,50 +40,30 @@ fn run(cpus: usize, capacity: usize, work: u64, clients: &[Client], kills: &[(u6
         hcx.work(UNIT * work as u32);
         hcx.reply(Message::new(m.id, 1000 * m.id + m.value, 0));
     });
-    let answers = Arc::new(Mutex::new(Vec::new()));
-    let attempts = Arc::new(Mutex::new(0u64));
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut rt = Runtime::simulated(cpus);
     let mut ids: Vec<ThreadId> = Vec::new();
     for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
-        let (h, answers, attempts) = (h.clone(), answers.clone(), attempts.clone());
+        let (h, ledger) = (h.clone(), ledger.clone());
         let id = rt
             .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
-                let mut seq = 0u64;
-                for op in &ops {
-                    match *op {
-                        Op::Send | Op::Call => {
-                            seq += 1;
-                            *attempts.lock().unwrap() += 1;
-                            let msg = Message::new(c as i64, seq as i64, 0);
-                            let r = if matches!(op, Op::Call) {
-                                h.call(cx, msg).map(|m| m.value)
-                            } else {
-                                h.send(cx, msg).map(|()| -1)
-                            };
-                            answers.lock().unwrap().push(((c, seq), r));
-                        }
-                        Op::Work(u) => cx.work(UNIT * u as u32),
-                        Op::Sleep(u) => cx.sleep(UNIT * u as u32),
+                let invoke = |cx: &tempi::Ctx<'_>, m: Message, call: bool| {
+                    if call {
+                        h.call(cx, m).map(|m| m.value)
+                    } else {
+                        h.send(cx, m).map(|()| -1)
                     }
-                }
+                };
+                run_client(cx, c, &ops, &ledger, &invoke, None);
             })
             .unwrap();
         ids.push(id);
     }
-    let victims: Vec<(u64, ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
-    rt.spawn(ThreadSpec::new("killer").priority(10), move |cx| {
-        for &(at, victim) in &victims {
-            cx.sleep_until(tempi::Time::from_nanos(at * UNIT.as_nanos() as u64));
-            // It may have ended already.
-            let _ = cx.kill(victim);
-        }
-    })
-    .unwrap();
+    spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run().unwrap();
     let seen = Seen {
         served: served.lock().unwrap().clone(),
-        answers: answers.lock().unwrap().clone(),
-        attempts: *attempts.lock().unwrap(),
+        ledger: std::mem::take(&mut *ledger.lock().unwrap()),
         outcomes: out.threads.iter().map(|t| t.outcome.clone()).collect(),
         queue_full: out.messages.handler_queue_full,
         queued_at_end: out.messages.queued_at_end,
@@ -122,7 +80,7 @@ proptest! {
         cpus in 1usize..3,
         capacity in 1usize..6,
         work in 1u64..4,
-        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(client(cpus), 1..5)),
+        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(client(cpus, false), 1..5)),
         kills in proptest::collection::vec((0u64..40, 0usize..5), 0..3),
     ) {
         let cpus = cpus.max(clients.iter().map(|c| c.0 + 1).max().unwrap_or(1));
@@ -138,7 +96,7 @@ proptest! {
         // counted by the run, even if its sender was killed before it saw the refusal).
         prop_assert_eq!(
             seen.served.len() as u64 + seen.queued_at_end,
-            seen.attempts - seen.queue_full,
+            seen.ledger.attempts - seen.queue_full,
             "{:?}", seen
         );
         // Nobody is left waiting: every thread completed, or was killed.
@@ -148,7 +106,7 @@ proptest! {
         );
         // Every answer is its own, and nothing but a full queue refuses, or a kill of the
         // thread whose stack the handler ran on while it served the call (`Unanswered`).
-        for &((c, seq), r) in &seen.answers {
+        for &((c, seq), r) in &seen.ledger.answers {
             match r {
                 Ok(v) => prop_assert!(v == -1 || v == 1000 * c as i64 + seq as i64, "{:?}", seen),
                 Err(MsgError::QueueFull) => {}
@@ -245,14 +203,7 @@ fn gate_run(cpus: usize, capacity: usize, clients: &[GateClient], kills: &[(u64,
         }
     })
     .unwrap();
-    let victims: Vec<(u64, ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
-    rt.spawn(ThreadSpec::new("killer").priority(10), move |cx| {
-        for &(at, victim) in &victims {
-            cx.sleep_until(tempi::Time::from_nanos(at * UNIT.as_nanos() as u64));
-            let _ = cx.kill(victim);
-        }
-    })
-    .unwrap();
+    spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run().unwrap();
     assert!(!gate.is_busy());
     let seen = GateSeen {

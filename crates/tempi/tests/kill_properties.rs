@@ -8,8 +8,9 @@
 //! (completed or killed; nothing is left ready forever), a killed thread is released no more,
 //! and the run is exactly the same when repeated.
 
-use std::time::Duration;
+mod common;
 
+use common::kills::{spawn_killer, UNIT};
 use proptest::prelude::*;
 use tempi::{Config, Runtime, ThreadId, ThreadOutcome, ThreadSpec, Time};
 
@@ -43,8 +44,6 @@ struct Plan {
     in_set: bool,
     steps: Vec<Step>,
 }
-
-const UNIT: Duration = Duration::from_micros(100);
 
 fn kind() -> impl Strategy<Value = Kind> {
     prop_oneof![
@@ -157,14 +156,7 @@ fn run(
         })
         .unwrap();
     }
-    let victims: Vec<(u64, ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
-    rt.spawn(ThreadSpec::new("killer").priority(9), move |cx| {
-        for &(at, victim) in &victims {
-            cx.sleep_until(Time::from_nanos(at * UNIT.as_nanos() as u64));
-            let _ = cx.kill(victim);
-        }
-    })
-    .unwrap();
+    spawn_killer(&mut rt, 9, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     rt.run_until(Time::from_millis(200)).unwrap()
 }
 

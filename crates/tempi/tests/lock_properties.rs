@@ -129,15 +129,8 @@ fn run_killing(plans: &[Plan], protocol: &'static str, config: Config, kills: &[
         ids.push(id);
     }
     if !kills.is_empty() {
-        let victims: Vec<(u64, tempi::ThreadId)> = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
-        rt.spawn(ThreadSpec::new("killer").priority(100), move |cx| {
-            for &(at, victim) in &victims {
-                cx.sleep_until(Time::from_nanos(at * 1_000));
-                // It may have ended already.
-                let _ = cx.kill(victim);
-            }
-        })
-        .unwrap();
+        let victims = kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect();
+        common::kills::spawn_killer(&mut rt, 100, Duration::from_micros(1), victims);
     }
     rt.run_until(Time::from_millis(50)).unwrap()
 }

@@ -5,56 +5,22 @@
 //! Whatever happens, no message is served twice, nobody is left waiting (every client
 //! completes or is killed), and every answer is the caller's own or one of the documented
 //! refusals; a timed message cancelled is never served; without kills or timed messages,
-//! nothing is lost and each sender's messages are served in the order sent. The run is exactly the same when repeated.
+//! nothing is lost and each sender's messages are served in the order sent. The run is
+//! exactly the same when repeated.
+
+mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use common::kills::{client, run_client, spawn_killer, Client, Ledger, UNIT};
 use proptest::prelude::*;
 use tempi::message::{Flow, Message, MsgError};
 use tempi::{Runtime, ThreadId, ThreadOutcome, ThreadSpec};
 
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Send,
-    Call,
-    /// Compute for this many units of 100 µs.
-    Work(u64),
-    /// Sleep for this many units of 100 µs.
-    Sleep(u64),
-    /// Send a timed message this many units from now.
-    SendAfter(u64),
-    /// Cancel the last timed message still armed, if any.
-    Cancel,
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        Just(Op::Send),
-        Just(Op::Call),
-        (1u64..5).prop_map(Op::Work),
-        (1u64..8).prop_map(Op::Sleep),
-        (0u64..8).prop_map(Op::SendAfter),
-        Just(Op::Cancel),
-    ]
-}
-
-type Client = (usize, i32, Vec<Op>);
-
-fn client(cpus: usize) -> impl Strategy<Value = Client> {
-    (0..cpus, 1i32..6, proptest::collection::vec(op(), 1..10))
-}
-
-const UNIT: Duration = Duration::from_micros(100);
-
 #[derive(Debug, PartialEq)]
 struct Seen {
     served: Vec<(usize, u64)>,
-    answers: Vec<((usize, u64), Result<i64, MsgError>)>,
-    attempts: u64,
-    /// Timed messages asked for.
-    timed: u64,
-    cancelled: Vec<(usize, u64)>,
+    ledger: Ledger,
     outcomes: Vec<Option<ThreadOutcome>>,
     queued_at_end: u64,
     unserved_at_receiver_end: u64,
@@ -80,73 +46,30 @@ fn run(cpus: usize, capacity: usize, work: u64, server_prio: i32, clients: &[Cli
             }
         })
         .unwrap();
-    let answers = Arc::new(Mutex::new(Vec::new()));
-    let attempts = Arc::new(Mutex::new(0u64));
-    let timed = Arc::new(Mutex::new(0u64));
-    let cancelled = Arc::new(Mutex::new(Vec::new()));
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut ids: Vec<ThreadId> = Vec::new();
     for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
-        let (answers, attempts) = (answers.clone(), attempts.clone());
-        let (timed, cancelled) = (timed.clone(), cancelled.clone());
+        let ledger = ledger.clone();
         let id = rt
             .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
-                let mut seq = 0u64;
-                let mut armed = Vec::new();
-                for op in &ops {
-                    match *op {
-                        Op::SendAfter(u) => {
-                            seq += 1;
-                            *timed.lock().unwrap() += 1;
-                            if let Ok(t) = cx.send_after(UNIT * u as u32, server, Message::new(c as i64, seq as i64, 0))
-                            {
-                                armed.push(t);
-                            }
-                        }
-                        Op::Cancel => {
-                            if let Some(t) = armed.pop() {
-                                // Delivered already, or cancelled: both answers.
-                                if let Ok(m) = cx.cancel_timer(t) {
-                                    cancelled.lock().unwrap().push((c, m.value as u64));
-                                }
-                            }
-                        }
-                        Op::Send | Op::Call => {
-                            seq += 1;
-                            *attempts.lock().unwrap() += 1;
-                            let msg = Message::new(c as i64, seq as i64, 0);
-                            let r = if matches!(op, Op::Call) {
-                                cx.call(server, msg).map(|m| m.value)
-                            } else {
-                                cx.send(server, msg).map(|()| -1)
-                            };
-                            answers.lock().unwrap().push(((c, seq), r));
-                        }
-                        Op::Work(u) => cx.work(UNIT * u as u32),
-                        Op::Sleep(u) => cx.sleep(UNIT * u as u32),
+                let invoke = |cx: &tempi::Ctx<'_>, m: Message, call: bool| {
+                    if call {
+                        cx.call(server, m).map(|m| m.value)
+                    } else {
+                        cx.send(server, m).map(|()| -1)
                     }
-                }
+                };
+                run_client(cx, c, &ops, &ledger, &invoke, Some(server));
             })
             .unwrap();
         ids.push(id);
     }
-    let victims: Vec<(u64, ThreadId)> = kills
-        .iter()
-        .map(|&(at, v)| (at, if v % (ids.len() + 1) == ids.len() { server } else { ids[v % ids.len()] }))
-        .collect();
-    rt.spawn(ThreadSpec::new("killer").priority(10), move |cx| {
-        for &(at, victim) in &victims {
-            cx.sleep_until(tempi::Time::from_nanos(at * UNIT.as_nanos() as u64));
-            let _ = cx.kill(victim);
-        }
-    })
-    .unwrap();
+    let server_or = |v: usize| if v % (ids.len() + 1) == ids.len() { server } else { ids[v % ids.len()] };
+    spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, server_or(v))).collect());
     let out = rt.run().unwrap();
     let seen = Seen {
         served: served.lock().unwrap().clone(),
-        answers: answers.lock().unwrap().clone(),
-        attempts: *attempts.lock().unwrap(),
-        timed: *timed.lock().unwrap(),
-        cancelled: cancelled.lock().unwrap().clone(),
+        ledger: std::mem::take(&mut *ledger.lock().unwrap()),
         outcomes: out.threads.iter().filter(|t| t.name != "server").map(|t| t.outcome.clone()).collect(),
         queued_at_end: out.messages.queued_at_end,
         unserved_at_receiver_end: out.messages.unserved_at_receiver_end,
@@ -163,7 +86,7 @@ proptest! {
         capacity in 1usize..6,
         work in 1u64..4,
         server_prio in 0i32..7,
-        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(client(cpus), 1..5)),
+        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(client(cpus, true), 1..5)),
         kills in proptest::collection::vec((0u64..40, 0usize..6), 0..3),
     ) {
         let cpus = cpus.max(clients.iter().map(|c| c.0 + 1).max().unwrap_or(1));
@@ -175,13 +98,13 @@ proptest! {
         once.dedup();
         prop_assert_eq!(once.len(), seen.served.len(), "a message served twice: {:?}", seen.served);
         // A timed message cancelled was never served.
-        prop_assert!(seen.cancelled.iter().all(|c| !seen.served.contains(c)), "{:?}", seen);
+        prop_assert!(seen.ledger.cancelled.iter().all(|c| !seen.served.contains(c)), "{:?}", seen);
         prop_assert!(
             seen.outcomes.iter().all(|o| matches!(o, Some(ThreadOutcome::Completed | ThreadOutcome::Killed))),
             "a client left waiting: {:?}", seen
         );
         let mut refused = 0;
-        for &((c, seq), r) in &seen.answers {
+        for &((c, seq), r) in &seen.ledger.answers {
             match r {
                 Ok(v) => prop_assert!(v == -1 || v == 1000 * c as i64 + seq as i64, "{:?}", seen),
                 Err(MsgError::QueueFull) => refused += 1,
@@ -191,8 +114,8 @@ proptest! {
         }
         // Timed messages arrive out of the sending order, and one refused at its instant is
         // traced but not counted in the outcome: the exact count is for plain traffic.
-        if kills.is_empty() && seen.timed == 0 {
-            prop_assert_eq!(seen.served.len() as u64 + seen.queued_at_end, seen.attempts - refused, "{:?}", seen);
+        if kills.is_empty() && seen.ledger.timed == 0 {
+            prop_assert_eq!(seen.served.len() as u64 + seen.queued_at_end, seen.ledger.attempts - refused, "{:?}", seen);
             prop_assert_eq!(seen.unserved_at_receiver_end, 0);
             for c in 0..clients.len() {
                 let mine: Vec<u64> = seen.served.iter().filter(|s| s.0 == c).map(|s| s.1).collect();

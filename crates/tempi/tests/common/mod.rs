@@ -6,6 +6,7 @@ use std::time::Duration;
 pub mod counting;
 pub mod global;
 pub mod handlers;
+pub mod kills;
 pub mod payloads;
 
 use tempi::analysis::TaskSet;
