@@ -365,3 +365,38 @@ fn os_backed_handler_leave_changes_nothing_in_virtual_time() {
     assert_eq!(log, ["run 0@0", "run 1@4", "run 2@5", "high got 20@6", "low got 0@6"]);
     assert_eq!((log, segs), run(false));
 }
+
+/// An OS-backed thread whose `work` ends and which then computes in its own code, past the
+/// instant a timer of its CPU is due (here another thread's wake-up): the dispatcher stops it
+/// in place for the timer, fires it, and lets it go on. (The dispatcher once resumed it again
+/// and again before firing the timer, stopping it at once each time: the run never ended.)
+/// The run is watched from another OS thread, so a hang fails the test instead of holding it.
+#[test]
+fn os_backed_thread_computing_past_a_due_timer_after_its_work_lets_the_timer_fire() {
+    let _one = serial();
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rt = real();
+        let progress = Arc::new(AtomicU64::new(0));
+        let p = progress.clone();
+        rt.spawn(ThreadSpec::new("worker").priority(1).os_backed(), move |cx| {
+            cx.work(ms(1));
+            spin(ms(30), &p);
+        })
+        .unwrap();
+        let woke = Arc::new(Mutex::new(None));
+        let w = woke.clone();
+        rt.spawn(ThreadSpec::new("sleeper").priority(2), move |cx| {
+            cx.sleep(ms(5));
+            *w.lock().unwrap() = Some(cx.now());
+        })
+        .unwrap();
+        let out = rt.run_until(Time::from_secs(10)).unwrap();
+        let _ = done.send((out.threads.iter().map(|t| t.outcome.clone()).collect::<Vec<_>>(), *woke.lock().unwrap()));
+    });
+    let (outcomes, woke) = outcome.recv_timeout(Duration::from_secs(60)).expect("the run ended");
+    assert!(outcomes.iter().all(|o| *o == Some(ThreadOutcome::Completed)), "{outcomes:?}");
+    // The sleeper woke during the worker's loop, not after it: generous bounds.
+    let woke = woke.expect("the sleeper ran").as_nanos();
+    assert!(woke >= 5_000_000 && woke < 25_000_000, "woke at {woke} ns");
+}

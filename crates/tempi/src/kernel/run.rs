@@ -252,6 +252,13 @@ impl<C: Clock> Kernel<C> {
                 if self.cpus[c].current != Some(id) || self.cpus[c].preempt {
                     break;
                 }
+                // Real time: with a timer due, a post waiting, or the end or a halt come, the
+                // run loop acts first (`run_cpus` resumes the thread after). An OS-backed
+                // thread is stopped in place at once whenever one of them is due, so chained
+                // resumes here would stop it again for ever.
+                if C::MODE == ClockMode::Real && self.something_due_in_real_time() {
+                    break;
+                }
                 match self.local(id) {
                     Some(i) if self.slots[i].as_ref().is_some_and(|t| !t.in_work) => {}
                     _ => break,
@@ -350,6 +357,11 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn end_or_halt_due(&self) -> bool {
         C::MODE == ClockMode::Real
             && (self.now >= self.horizon || self.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)))
+    }
+
+    /// Real time: a timer is due, a post waits, or the end or a halt has come.
+    fn something_due_in_real_time(&self) -> bool {
+        self.timers.next_at().is_some_and(|t| t <= self.now) || self.bell_rung() || self.end_or_halt_due()
     }
 
     /// Stop at the next turn of the loop when another dispatcher of the run has failed.
