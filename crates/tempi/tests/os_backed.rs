@@ -398,5 +398,61 @@ fn os_backed_thread_computing_past_a_due_timer_after_its_work_lets_the_timer_fir
     assert!(outcomes.iter().all(|o| *o == Some(ThreadOutcome::Completed)), "{outcomes:?}");
     // The sleeper woke during the worker's loop, not after it: generous bounds.
     let woke = woke.expect("the sleeper ran").as_nanos();
-    assert!(woke >= 5_000_000 && woke < 25_000_000, "woke at {woke} ns");
+    assert!((5_000_000..25_000_000).contains(&woke), "woke at {woke} ns");
+}
+
+/// An OS-backed thread killed while it computes inside a handler (stopped in place there, with
+/// a caller queued at the handler) is not left stopped for good, which would keep the handler
+/// busy and its caller waiting: it is let go, serves the queued call as it leaves the handler,
+/// and is killed at its next runtime call, as the holder of a lock is.
+#[test]
+fn os_backed_thread_killed_inside_a_handler_still_serves_its_queue() {
+    use tempi::message::{Handler, Message};
+    let _one = serial();
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rt = real();
+        let progress = Arc::new(AtomicU64::new(0));
+        let p = progress.clone();
+        let h = Handler::new("h", 0, 4, move |hcx, m| {
+            if m.value == 0 {
+                // The holder's own message: computing without a runtime call.
+                spin(ms(40), &p);
+            }
+            hcx.reply(Message::new(m.id, m.value * 10, 0));
+        });
+        let (h1, h2) = (h.clone(), h.clone());
+        let holder = rt
+            .spawn(ThreadSpec::new("holder").priority(1).os_backed(), move |cx| {
+                let _ = h1.call(cx, Message::new(1, 0, 0));
+                cx.work(ms(1));
+            })
+            .unwrap();
+        let answer = Arc::new(Mutex::new(None));
+        let a = answer.clone();
+        rt.spawn(ThreadSpec::new("caller").priority(2), move |cx| {
+            cx.sleep(ms(5));
+            *a.lock().unwrap() = Some(h2.call(cx, Message::new(2, 3, 0)).map(|m| m.value));
+        })
+        .unwrap();
+        rt.spawn(ThreadSpec::new("killer").priority(3), move |cx| {
+            cx.sleep(ms(10));
+            cx.kill(holder).unwrap();
+        })
+        .unwrap();
+        let out = rt.run_until(Time::from_secs(10)).unwrap();
+        let outcomes: Vec<_> = out.threads.iter().map(|t| (t.name.clone(), t.outcome.clone())).collect();
+        let _ = done.send((outcomes, *answer.lock().unwrap(), h.is_busy()));
+    });
+    let (outcomes, answer, busy) = outcome.recv_timeout(Duration::from_secs(60)).expect("the run ended");
+    assert_eq!(answer, Some(Ok(30)), "{outcomes:?}");
+    assert!(!busy);
+    assert_eq!(
+        outcomes,
+        [
+            ("holder".to_string(), Some(ThreadOutcome::Killed)),
+            ("caller".to_string(), Some(ThreadOutcome::Completed)),
+            ("killer".to_string(), Some(ThreadOutcome::Completed)),
+        ]
+    );
 }

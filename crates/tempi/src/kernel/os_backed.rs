@@ -199,11 +199,14 @@ impl<C: Clock> Kernel<C> {
     /// Resume the OS-backed thread `id` (slot `i`, current on CPU `c`) stopped in place, and
     /// handle what it does next as `resume_once` handles a request.
     pub(super) fn resume_in_place(&mut self, c: usize, id: crate::thread::ThreadId, i: usize) {
-        let t = self.slots[i].as_mut().expect("live slot");
-        if t.kill_pending && t.holds_nothing() {
+        let t = self.slots[i].as_ref().expect("live slot");
+        if t.kill_pending && t.holds_nothing() && !crate::message::holds_a_handler(self.executor(), id) {
             // It may never reach a runtime call: it ends now and its OS thread stays stopped
             // until the run ends, when it is unwound (it holds no lock another thread could
-            // be given meanwhile).
+            // be given meanwhile, and is inside no handler whose callers would wait for it:
+            // such a thread is let go, and killed at its next runtime call, as a lock's
+            // holder is).
+            let t = self.slots[i].as_mut().expect("live slot");
             let w = t.worker.take().expect("in place");
             self.abandoned.push(*w);
             self.exit(c, id, ThreadOutcome::Killed);

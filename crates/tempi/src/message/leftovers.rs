@@ -139,6 +139,16 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
     }
 }
 
+/// Whether thread `id` of `kernel` is inside a handler now (one bound to that kernel, busy,
+/// with `id` as its holder). For the kernel's cold paths only (it looks at every handler of
+/// the process): an OS-backed thread stopped in place inside a handler must not be left
+/// stopped for good, which would keep the handler busy and its callers waiting.
+pub(crate) fn holds_a_handler(kernel: Executor, id: ThreadId) -> bool {
+    let word = id.to_word();
+    let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
+    handlers.iter().any(|h| h.f.owner() == Some(kernel) && h.f.is_busy() && h.holder.load(Ordering::Relaxed) == word)
+}
+
 /// The handlers bound to `host`'s kernel whose `flag` is set, the flag cleared in each (one
 /// that another settlement cleared first is left out).
 fn take_marked(host: &RefCell<dyn HandlerHost + '_>, flag: fn(&Inner) -> &AtomicBool) -> Vec<Arc<Inner>> {

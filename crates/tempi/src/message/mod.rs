@@ -57,7 +57,7 @@ mod payload;
 pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
 pub(crate) use host::{Caller, HandlerHost};
-pub(crate) use leftovers::{settle_poisoned, settle_unwound, AtEnd};
+pub(crate) use leftovers::{holds_a_handler, settle_poisoned, settle_unwound, AtEnd};
 pub use payload::{Payload, PayloadPool};
 pub(crate) use payload::{PayloadStore, PayloadStores};
 
