@@ -1,6 +1,6 @@
 //! A real-time stress of kills: random runs on two CPUs in which clients (some OS-backed)
 //! call and send to a message handler and to a process on each CPU, take a lock of their
-//! CPU, compute, spin in their own code and sleep, while two killers kill random threads
+//! CPU or a global (MSRP) lock shared by both, compute, spin in their own code and sleep, while two killers kill random threads
 //! (clients and processes) at random instants. Each run must end, and end with every thread
 //! completed or killed: a run that ends with a thread still waiting is printed, with the step
 //! each client was at and the last trace records of the thread left waiting.
@@ -61,13 +61,14 @@ fn run(number: u64, detail: bool) -> Option<String> {
     let locks: Vec<Arc<tempi::sync::Mutex<u64>>> = (0..2)
         .map(|cpu| Arc::new(rt.create_mutex(0, LockSpec::new(format!("l{cpu}")).cpu(cpu).protocol("bpi")).unwrap()))
         .collect();
+    let global = Arc::new(rt.create_mutex(0u64, LockSpec::new("g").protocol("msrp")).unwrap());
     let at_step: Arc<Vec<AtomicU64>> = Arc::new((0..6).map(|_| AtomicU64::new(0)).collect());
     let mut plans: Vec<(usize, Vec<u64>)> = Vec::new();
     let mut ids = Vec::new();
     for c in 0..2 + draw.below(4) as usize {
         let cpu = draw.below(2) as usize;
         let priority = 1 + draw.below(4) as i32;
-        let steps: Vec<u64> = (0..5 + draw.below(20)).map(|_| draw.below(8)).collect();
+        let steps: Vec<u64> = (0..5 + draw.below(20)).map(|_| draw.below(STEPS.len() as u64)).collect();
         let os_backed = draw.below(3) == 0;
         let mut spec = ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(priority);
         if os_backed {
@@ -78,6 +79,7 @@ fn run(number: u64, detail: bool) -> Option<String> {
         }
         plans.push((cpu, steps.clone()));
         let (h, processes, lock, at_step) = (h.clone(), processes.clone(), locks[cpu].clone(), at_step.clone());
+        let global = global.clone();
         let id = rt
             .spawn(spec, move |cx| {
                 for (k, &step) in steps.iter().enumerate() {
@@ -95,6 +97,11 @@ fn run(number: u64, detail: bool) -> Option<String> {
                             let mut g = lock.lock(cx).unwrap();
                             *g += 1;
                             cx.work(us(80));
+                        }
+                        8 => {
+                            let mut g = global.lock(cx).unwrap();
+                            *g += 1;
+                            cx.work(us(40));
                         }
                         _ => {
                             let start = Instant::now();
