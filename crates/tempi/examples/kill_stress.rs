@@ -1,6 +1,7 @@
 //! A real-time stress of kills: random runs on two CPUs in which clients (some OS-backed)
 //! call and send to a message handler and to a process on each CPU, take a lock of their
-//! CPU or a global (MSRP) lock shared by both, compute, spin in their own code and sleep, while two killers kill random threads
+//! CPU or a global (MSRP) lock shared by both, wait on a condition variable and take units of
+//! a semaphore of CPU 0 (with timeouts), send timed messages across the CPUs, compute, spin in their own code and sleep, while two killers kill random threads
 //! (clients and processes) at random instants. Each run must end, and end with every thread
 //! completed or killed: a run that ends with a thread still waiting is printed, with the step
 //! each client was at and the last trace records of the thread left waiting.
@@ -61,6 +62,9 @@ fn run(number: u64, detail: bool) -> Option<String> {
     let locks: Vec<Arc<tempi::sync::Mutex<u64>>> = (0..2)
         .map(|cpu| Arc::new(rt.create_mutex(0, LockSpec::new(format!("l{cpu}")).cpu(cpu).protocol("bpi")).unwrap()))
         .collect();
+    // Of CPU 0, used from both CPUs: waits and units there are requests to CPU 0.
+    let condition = Arc::new(rt.create_condvar(0).unwrap());
+    let units = Arc::new(rt.create_semaphore(tempi::sync::SemSpec::new("units", 2)).unwrap());
     let global = Arc::new(rt.create_mutex(0u64, LockSpec::new("g").protocol("msrp")).unwrap());
     let at_step: Arc<Vec<AtomicU64>> = Arc::new((0..6).map(|_| AtomicU64::new(0)).collect());
     let mut plans: Vec<(usize, Vec<u64>)> = Vec::new();
@@ -79,7 +83,7 @@ fn run(number: u64, detail: bool) -> Option<String> {
         }
         plans.push((cpu, steps.clone()));
         let (h, processes, lock, at_step) = (h.clone(), processes.clone(), locks[cpu].clone(), at_step.clone());
-        let global = global.clone();
+        let (global, condition, units) = (global.clone(), condition.clone(), units.clone());
         let id = rt
             .spawn(spec, move |cx| {
                 for (k, &step) in steps.iter().enumerate() {
@@ -102,6 +106,22 @@ fn run(number: u64, detail: bool) -> Option<String> {
                             let mut g = global.lock(cx).unwrap();
                             *g += 1;
                             cx.work(us(40));
+                        }
+                        9 => drop(cx.send_after(us(150), processes[(k + 1) % 2], m)),
+                        10 => {
+                            // Wait a little on the condition under this CPU's lock, then wake
+                            // whoever waits there.
+                            let g = lock.lock(cx).unwrap();
+                            if let Ok((g, _)) = condition.wait_timeout(cx, g, Some(us(300))) {
+                                drop(g);
+                            }
+                            let _ = condition.notify_all(cx);
+                        }
+                        11 => {
+                            if units.procure_timeout(cx, us(500)).is_ok() {
+                                cx.work(us(50));
+                                let _ = units.vacate(cx);
+                            }
                         }
                         _ => {
                             let start = Instant::now();
