@@ -258,3 +258,100 @@ proptest! {
         prop_assert_eq!(gate_run(cpus, capacity, &clients, &kills), seen);
     }
 }
+
+/// Two handlers, one invoking the other: `outer` calls `inner` from inside (or, when `inner`
+/// is busy and a call would wait, which a handler may not, answers -2), with `tame_prio_inv`
+/// on `inner` when `tame`; clients call or send to either; random kills. Nobody is left
+/// waiting, no message reaches a handler's function twice, and every answer is its own.
+fn nested_run(
+    cpus: usize,
+    tame: bool,
+    clients: &[Client],
+    kills: &[(u64, usize)],
+) -> (Vec<(char, usize, u64)>, Ledger, Vec<Option<ThreadOutcome>>) {
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let log = served.clone();
+    let inner = Handler::new("inner", 0, 3, move |hcx, m| {
+        log.lock().unwrap().push(('i', m.id as usize, m.value as u64));
+        hcx.work(UNIT * 2);
+        hcx.reply(Message::new(m.id, 1000 * m.id + m.value, 0));
+    })
+    .tame_prio_inv(tame);
+    let log = served.clone();
+    let inner2 = inner.clone();
+    let outer = Handler::new("outer", 0, 3, move |hcx, m| {
+        log.lock().unwrap().push(('o', m.id as usize, m.value as u64));
+        hcx.work(UNIT);
+        let v = match hcx.call_handler(&inner2, m) {
+            Ok(r) => r.value,
+            Err(MsgError::WouldBlock) => -2,
+            Err(_) => -3,
+        };
+        hcx.reply(Message::new(m.id, v, 0));
+    });
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let mut rt = Runtime::simulated(cpus);
+    let mut ids: Vec<ThreadId> = Vec::new();
+    for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
+        let (inner, outer, ledger) = (inner.clone(), outer.clone(), ledger.clone());
+        let id = rt
+            .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
+                let invoke = |cx: &tempi::Ctx<'_>, m: Message, call: bool| {
+                    let h = if m.value % 2 == 0 { &outer } else { &inner };
+                    if call {
+                        h.call(cx, m).map(|m| m.value)
+                    } else {
+                        h.send(cx, m).map(|()| -1)
+                    }
+                };
+                run_client(cx, c, &ops, &ledger, &invoke, None);
+            })
+            .unwrap();
+        ids.push(id);
+    }
+    spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
+    let out = rt.run().unwrap();
+    assert!(!inner.is_busy() && !outer.is_busy());
+    let ledger = std::mem::take(&mut *ledger.lock().unwrap());
+    let outcomes = out.threads.iter().map(|t| t.outcome.clone()).collect();
+    let served = served.lock().unwrap().clone();
+    (served, ledger, outcomes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn nested_handlers_leave_nobody_waiting_and_answer_each_their_own(
+        cpus in 1usize..3,
+        tame in any::<bool>(),
+        clients in (1usize..3).prop_flat_map(|cpus| proptest::collection::vec(client(cpus, false), 1..5)),
+        kills in proptest::collection::vec((0u64..40, 0usize..5), 0..3),
+    ) {
+        let cpus = cpus.max(clients.iter().map(|c| c.0 + 1).max().unwrap_or(1));
+        let mut kills = kills;
+        kills.sort();
+        let (served, ledger, outcomes) = nested_run(cpus, tame, &clients, &kills);
+        prop_assert!(
+            outcomes.iter().all(|o| matches!(o, Some(ThreadOutcome::Completed | ThreadOutcome::Killed))),
+            "a thread left waiting: {:?}", outcomes
+        );
+        let mut once = served.clone();
+        once.sort();
+        once.dedup();
+        prop_assert_eq!(once.len(), served.len(), "served twice: {:?}", served);
+        for &((c, seq), r) in &ledger.answers {
+            match r {
+                Ok(v) => prop_assert!(
+                    v == -1 || v == -2 || v == 1000 * c as i64 + seq as i64,
+                    "({}, {}) answered {}", c, seq, v
+                ),
+                Err(MsgError::QueueFull) => {}
+                Err(MsgError::Unanswered) if !kills.is_empty() => {}
+                Err(e) => prop_assert!(false, "({}, {}) answered {:?}", c, seq, e),
+            }
+        }
+        let again = nested_run(cpus, tame, &clients, &kills);
+        prop_assert_eq!(format!("{:?}", again), format!("{:?}", (served, ledger, outcomes)));
+    }
+}
