@@ -259,16 +259,15 @@ proptest! {
     }
 }
 
+/// What a nested run showed: each message served (`'o'`uter or `'i'`nner, sender, sequence
+/// number), the clients' ledger, and the threads' outcomes.
+type NestedSeen = (Vec<(char, usize, u64)>, Ledger, Vec<Option<ThreadOutcome>>);
+
 /// Two handlers, one invoking the other: `outer` calls `inner` from inside (or, when `inner`
 /// is busy and a call would wait, which a handler may not, answers -2), with `tame_prio_inv`
 /// on `inner` when `tame`; clients call or send to either; random kills. Nobody is left
 /// waiting, no message reaches a handler's function twice, and every answer is its own.
-fn nested_run(
-    cpus: usize,
-    tame: bool,
-    clients: &[Client],
-    kills: &[(u64, usize)],
-) -> (Vec<(char, usize, u64)>, Ledger, Vec<Option<ThreadOutcome>>) {
+fn nested_run(cpus: usize, tame: bool, clients: &[Client], kills: &[(u64, usize)]) -> NestedSeen {
     let served = Arc::new(Mutex::new(Vec::new()));
     let log = served.clone();
     let inner = Handler::new("inner", 0, 3, move |hcx, m| {
