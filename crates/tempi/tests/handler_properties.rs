@@ -13,7 +13,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::kills::{client, run_client, spawn_killer, Client, Ledger, UNIT};
+use common::kills::{client, spawn_handler_clients, spawn_killer, Client, Ledger, UNIT};
 use proptest::prelude::*;
 use tempi::message::{Handler, Message, MsgError};
 use tempi::{Runtime, ThreadId, ThreadOutcome, ThreadSpec};
@@ -42,23 +42,7 @@ fn run(cpus: usize, capacity: usize, work: u64, clients: &[Client], kills: &[(u6
     });
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut rt = Runtime::simulated(cpus);
-    let mut ids: Vec<ThreadId> = Vec::new();
-    for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
-        let (h, ledger) = (h.clone(), ledger.clone());
-        let id = rt
-            .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
-                let invoke = |cx: &tempi::Ctx<'_>, m: Message, call: bool| {
-                    if call {
-                        h.call(cx, m).map(|m| m.value)
-                    } else {
-                        h.send(cx, m).map(|()| -1)
-                    }
-                };
-                run_client(cx, c, &ops, &ledger, &invoke, None);
-            })
-            .unwrap();
-        ids.push(id);
-    }
+    let ids = spawn_handler_clients(&mut rt, clients, &ledger, std::slice::from_ref(&h));
     spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run().unwrap();
     let seen = Seen {
@@ -290,24 +274,8 @@ fn nested_run(cpus: usize, tame: bool, clients: &[Client], kills: &[(u64, usize)
     });
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut rt = Runtime::simulated(cpus);
-    let mut ids: Vec<ThreadId> = Vec::new();
-    for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
-        let (inner, outer, ledger) = (inner.clone(), outer.clone(), ledger.clone());
-        let id = rt
-            .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
-                let invoke = |cx: &tempi::Ctx<'_>, m: Message, call: bool| {
-                    let h = if m.value % 2 == 0 { &outer } else { &inner };
-                    if call {
-                        h.call(cx, m).map(|m| m.value)
-                    } else {
-                        h.send(cx, m).map(|()| -1)
-                    }
-                };
-                run_client(cx, c, &ops, &ledger, &invoke, None);
-            })
-            .unwrap();
-        ids.push(id);
-    }
+    // Even values go to `outer`, odd ones to `inner`.
+    let ids = spawn_handler_clients(&mut rt, clients, &ledger, &[outer.clone(), inner.clone()]);
     spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run().unwrap();
     assert!(!inner.is_busy() && !outer.is_busy());

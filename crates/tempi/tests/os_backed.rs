@@ -26,6 +26,16 @@ fn real() -> Runtime<RealClock> {
     Runtime::<RealClock>::new(Config::new(1).pin(false)).unwrap()
 }
 
+/// Run `f` on an OS thread of its own and wait for it a minute at most: a run that hangs fails
+/// the test instead of holding it.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(f());
+    });
+    result.recv_timeout(Duration::from_secs(60)).expect("the run ended")
+}
+
 /// Spin for `d` of wall-clock time without calling the runtime, counting in `progress`.
 fn spin(d: Duration, progress: &AtomicU64) {
     let start = Instant::now();
@@ -374,8 +384,7 @@ fn os_backed_handler_leave_changes_nothing_in_virtual_time() {
 #[test]
 fn os_backed_thread_computing_past_a_due_timer_after_its_work_lets_the_timer_fire() {
     let _one = serial();
-    let (done, outcome) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let (outcomes, woke) = within_a_minute(move || {
         let mut rt = real();
         let progress = Arc::new(AtomicU64::new(0));
         let p = progress.clone();
@@ -392,9 +401,9 @@ fn os_backed_thread_computing_past_a_due_timer_after_its_work_lets_the_timer_fir
         })
         .unwrap();
         let out = rt.run_until(Time::from_secs(10)).unwrap();
-        let _ = done.send((out.threads.iter().map(|t| t.outcome.clone()).collect::<Vec<_>>(), *woke.lock().unwrap()));
+        let woke = *woke.lock().unwrap();
+        (out.threads.iter().map(|t| t.outcome.clone()).collect::<Vec<_>>(), woke)
     });
-    let (outcomes, woke) = outcome.recv_timeout(Duration::from_secs(60)).expect("the run ended");
     assert!(outcomes.iter().all(|o| *o == Some(ThreadOutcome::Completed)), "{outcomes:?}");
     // The sleeper woke during the worker's loop, not after it: generous bounds.
     let woke = woke.expect("the sleeper ran").as_nanos();
@@ -409,8 +418,7 @@ fn os_backed_thread_computing_past_a_due_timer_after_its_work_lets_the_timer_fir
 fn os_backed_thread_killed_inside_a_handler_still_serves_its_queue() {
     use tempi::message::{Handler, Message};
     let _one = serial();
-    let (done, outcome) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let (outcomes, answer, busy) = within_a_minute(move || {
         let mut rt = real();
         let progress = Arc::new(AtomicU64::new(0));
         let p = progress.clone();
@@ -442,9 +450,9 @@ fn os_backed_thread_killed_inside_a_handler_still_serves_its_queue() {
         .unwrap();
         let out = rt.run_until(Time::from_secs(10)).unwrap();
         let outcomes: Vec<_> = out.threads.iter().map(|t| (t.name.clone(), t.outcome.clone())).collect();
-        let _ = done.send((outcomes, *answer.lock().unwrap(), h.is_busy()));
+        let answer = *answer.lock().unwrap();
+        (outcomes, answer, h.is_busy())
     });
-    let (outcomes, answer, busy) = outcome.recv_timeout(Duration::from_secs(60)).expect("the run ended");
     assert_eq!(answer, Some(Ok(30)), "{outcomes:?}");
     assert!(!busy);
     assert_eq!(

@@ -107,3 +107,31 @@ pub fn run_client(
         }
     }
 }
+
+/// Spawn the clients of `handlers`: a message goes to handler `value % handlers.len()`.
+pub fn spawn_handler_clients<C: Clock>(
+    rt: &mut Runtime<C>,
+    clients: &[Client],
+    ledger: &std::sync::Arc<Mutex<Ledger>>,
+    handlers: &[tempi::message::Handler],
+) -> Vec<ThreadId> {
+    let mut ids = Vec::new();
+    for (c, (cpu, prio, ops)) in clients.iter().cloned().enumerate() {
+        let (handlers, ledger) = (handlers.to_vec(), ledger.clone());
+        let id = rt
+            .spawn(ThreadSpec::new(format!("c{c}")).cpu(cpu).priority(prio), move |cx| {
+                let invoke = |cx: &Ctx<'_>, m: Message, call: bool| {
+                    let h = &handlers[m.value as usize % handlers.len()];
+                    if call {
+                        h.call(cx, m).map(|m| m.value)
+                    } else {
+                        h.send(cx, m).map(|()| -1)
+                    }
+                };
+                run_client(cx, c, &ops, &ledger, &invoke, None);
+            })
+            .unwrap();
+        ids.push(id);
+    }
+    ids
+}
