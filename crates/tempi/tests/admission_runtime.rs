@@ -385,3 +385,65 @@ fn admission_asks_the_policy_whether_it_is_edf_not_its_name() {
         Some(AdmissionError::NotEdf { scheduler: "edf".into() })
     );
 }
+
+/// Like [`run_stream`], but each request may also kill the `kill`-th job admitted so far on
+/// its submitter's CPU (modulo their number) right after its own admission: a killed job ends
+/// and its reservation goes back at once.
+fn run_stream_killing(engine: &str, reqs: &[(Req, Option<usize>)]) -> (Vec<Decision>, u64, Vec<Option<ThreadOutcome>>) {
+    let mut rt = edf(2);
+    let adms: Vec<Admission> =
+        (0..2).map(|c| Admission::new(&mut rt, AdmissionSpec::new(c).engine(engine).max_live(16)).unwrap()).collect();
+    for cpu in 0..2 {
+        let mut mine: Vec<(Req, Option<usize>)> = reqs.iter().filter(|r| r.0.cpu == cpu).cloned().collect();
+        mine.sort_by_key(|r| r.0.time);
+        let times: Vec<u64> = mine.iter().map(|r| r.0.time).collect();
+        let adms = adms.clone();
+        let mut admitted: Vec<tempi::ThreadId> = Vec::new();
+        submitter(&mut rt, cpu, &times, move |cx, k| {
+            let (r, kill) = &mine[k];
+            let name = format!("r{k}@{cpu}");
+            match adms[r.target].admit(cx, job(&name, r.wcet, r.time + r.deadline, r.work)) {
+                Ok(a) => admitted.push(a.thread),
+                Err(Refused::Error(e)) => panic!("{e}"),
+                Err(_) => {}
+            }
+            if let (Some(i), false) = (kill, admitted.is_empty()) {
+                // It may have ended already.
+                let _ = cx.kill(admitted[i % admitted.len()]);
+            }
+        });
+    }
+    let out = rt.run().unwrap();
+    let outcomes = out.threads.iter().filter(|t| !t.name.starts_with("submit")).map(|t| t.outcome.clone()).collect();
+    let mut d = adms[0].decisions();
+    d.extend(adms[1].decisions());
+    for x in &mut d {
+        x.order = 0;
+    }
+    (d, out.total_misses(), outcomes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn kills_of_admitted_jobs_free_their_reservations_and_break_no_guarantee(
+        reqs in requests().prop_flat_map(|r| {
+            let n = r.len();
+            (Just(r), prop::collection::vec(prop::option::weighted(0.3, 0usize..8), n))
+        }).prop_map(|(r, k)| r.into_iter().zip(k).collect::<Vec<_>>()),
+    ) {
+        let (reference, misses, outcomes) = run_stream_killing("tree", &reqs);
+        prop_assert_eq!(misses, 0);
+        prop_assert!(
+            outcomes.iter().all(|o| matches!(o, Some(ThreadOutcome::Completed | ThreadOutcome::Killed))),
+            "a job left waiting: {:?}", outcomes
+        );
+        prop_assert_eq!(outcomes.len(), reference.iter().filter(|d| d.accepted).count());
+        for engine in ["linear", "min_laxity"] {
+            let (d, misses, _) = run_stream_killing(engine, &reqs);
+            prop_assert_eq!(misses, 0, "{}", engine);
+            prop_assert_eq!(&d, &reference, "{}", engine);
+        }
+    }
+}
