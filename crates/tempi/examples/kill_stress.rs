@@ -1,10 +1,12 @@
-//! A real-time stress of kills: random runs on two CPUs in which clients (some OS-backed)
-//! call and send to a message handler and to a process on each CPU, take a lock of their
-//! CPU or a global (MSRP) lock shared by both, wait on a condition variable and take units of
-//! a semaphore of CPU 0 (with timeouts), send timed messages across the CPUs, compute, spin in their own code and sleep, while two killers kill random threads
-//! (clients and processes) at random instants. Each run must end, and end with every thread
-//! completed or killed: a run that ends with a thread still waiting is printed, with the step
-//! each client was at and the last trace records of the thread left waiting.
+//! A real-time stress of kills: random runs on two CPUs in which clients (some OS-backed,
+//! some in a deferrable server's thread set on their CPU, held when its budget runs out) call
+//! and send to a message handler and to a process on each CPU, take a lock of their CPU or a
+//! global (MSRP) lock shared by both, wait on a condition variable and take units of a
+//! semaphore of CPU 0 (with timeouts), send timed messages across the CPUs, compute, spin in
+//! their own code and sleep, while two killers kill random threads (clients and processes) at
+//! random instants. Each run must end, and end with every thread completed or killed: a run
+//! that ends with a thread still waiting is printed, with the step each client was at and the
+//! last trace records of the thread left waiting.
 //!
 //! ```sh
 //! cargo run --release -p tempi --example kill_stress -- 300        # runs 1 to 300
@@ -66,6 +68,14 @@ fn run(number: u64, detail: bool) -> Option<String> {
     let condition = Arc::new(rt.create_condvar(0).unwrap());
     let units = Arc::new(rt.create_semaphore(tempi::sync::SemSpec::new("units", 2)).unwrap());
     let global = Arc::new(rt.create_mutex(0u64, LockSpec::new("g").protocol("msrp")).unwrap());
+    // A deferrable server on each CPU for the clients drawn into it.
+    let servers: Vec<tempi::SetId> = (0..2)
+        .map(|cpu| {
+            let s = rt.create_set(&format!("server{cpu}"), cpu).unwrap();
+            rt.set_budget(s, tempi::Budget::deferrable_server(us(300), us(1_000))).unwrap();
+            s
+        })
+        .collect();
     let at_step: Arc<Vec<AtomicU64>> = Arc::new((0..6).map(|_| AtomicU64::new(0)).collect());
     let mut plans: Vec<(usize, Vec<u64>)> = Vec::new();
     let mut ids = Vec::new();
@@ -133,6 +143,9 @@ fn run(number: u64, detail: bool) -> Option<String> {
                 }
             })
             .unwrap();
+        if draw.below(3) == 0 {
+            rt.add_to_set(servers[cpu], id).unwrap();
+        }
         ids.push(id);
     }
     let everyone: Vec<ThreadId> = ids.iter().chain(&processes).copied().collect();
