@@ -108,13 +108,7 @@ fn simulate(ts: &TaskSet, gens: &[Gen], protocol: Protocol) -> Vec<(u64, Duratio
     }
     let hyper = ts.hyperperiod().unwrap();
     let out = rt.run_until(Time::ZERO.saturating_add(hyper + Duration::from_nanos(1))).unwrap();
-    ts.tasks
-        .iter()
-        .map(|t| {
-            let s = out.thread_named(&t.name).unwrap().stats;
-            (s.misses, s.response_max.unwrap_or_default())
-        })
-        .collect()
+    common::misses_and_worst_responses(&out, ts.tasks.iter().map(|t| &t.name))
 }
 
 proptest! {

@@ -25,7 +25,7 @@ use tempi::analysis::{Protocol, Resource, Response, Task, TaskSet};
 use tempi::clock::VirtualClock;
 use tempi::policy::sched::Edf;
 use tempi::sync::{LockSpec, Mutex};
-use tempi::{Config, Costs, Runtime, ThreadSpec, Time};
+use tempi::{Config, Costs, Runtime, ThreadSpec};
 
 /// Periods (ms) whose LCM is at most 60 ms.
 const PERIODS: [u64; 7] = [2, 3, 4, 5, 6, 10, 12];
@@ -216,17 +216,8 @@ fn simulate(ts: &TaskSet, c: &Case, edf: bool) -> Vec<(u64, Duration)> {
         .unwrap();
     }
     let latest = c.gens.iter().map(|g| phase(c, g)).max().unwrap_or_default();
-    let hyper = ts.hyperperiod().unwrap();
-    let longest = ts.tasks.iter().map(|t| t.deadline).max().unwrap_or_default();
-    let until = Time::ZERO + latest + 2 * hyper + longest + Duration::from_nanos(1);
-    let out = rt.run_until(until).unwrap();
-    ts.tasks
-        .iter()
-        .map(|t| {
-            let s = out.thread_named(&t.name).unwrap().stats;
-            (s.misses, s.response_max.unwrap_or_default())
-        })
-        .collect()
+    let out = rt.run_until(common::two_hyperperiods_after(ts, latest)).unwrap();
+    common::misses_and_worst_responses(&out, ts.tasks.iter().map(|t| &t.name))
 }
 
 /// Whenever response-time analysis finds `c`'s set schedulable, its simulation misses nothing

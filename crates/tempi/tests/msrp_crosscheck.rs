@@ -147,12 +147,7 @@ fn simulate(cpus: &[TaskSet], gens: &[Gen], prio: &[i32]) -> Vec<(u64, Duration)
     }
     let hyper = gens.iter().map(|g| PERIODS[g.period]).fold(1, lcm);
     let out = rt.run_until(Time::from_millis(3 + 2 * hyper) + Duration::from_nanos(1)).unwrap();
-    (0..gens.len())
-        .map(|i| {
-            let s = out.thread_named(&format!("t{i}")).unwrap().stats;
-            (s.misses, s.response_max.unwrap_or_default())
-        })
-        .collect()
+    common::misses_and_worst_responses(&out, (0..gens.len()).map(|i| format!("t{i}")))
 }
 
 /// The analysed response of task `i` (in `gens` order), if every CPU is schedulable.

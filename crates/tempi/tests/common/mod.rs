@@ -142,9 +142,29 @@ pub fn echo(cx: &tempi::Ctx<'_>, m: tempi::message::Message, fused: bool) -> tem
 /// later) for two hyperperiods and the longest deadline, by when a periodic set that ever
 /// misses a deadline has missed one; each task's misses, in `ts`'s order.
 pub fn misses_over_two_hyperperiods(rt: Runtime<VirtualClock>, ts: &TaskSet, latest_phase: Duration) -> Vec<u64> {
+    let out = rt.run_until(two_hyperperiods_after(ts, latest_phase)).unwrap();
+    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
+}
+
+/// The horizon of a run of `ts` whose tasks start by `latest_phase`: two hyperperiods and the
+/// longest deadline after it (exclusive, so a deadline at the end is checked too).
+pub fn two_hyperperiods_after(ts: &TaskSet, latest_phase: Duration) -> Time {
     let hyper = ts.hyperperiod().unwrap();
     let longest = ts.tasks.iter().map(|t| t.deadline).max().unwrap_or_default();
-    let until = Time::ZERO + latest_phase + 2 * hyper + longest + Duration::from_nanos(1);
-    let out = rt.run_until(until).unwrap();
-    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
+    Time::ZERO + latest_phase + 2 * hyper + longest + Duration::from_nanos(1)
+}
+
+/// Each of the threads `names`' misses and worst response time (zero if none completed), in
+/// that order.
+pub fn misses_and_worst_responses<S: AsRef<str>>(
+    out: &RunOutcome,
+    names: impl IntoIterator<Item = S>,
+) -> Vec<(u64, Duration)> {
+    names
+        .into_iter()
+        .map(|name| {
+            let s = out.thread_named(name.as_ref()).unwrap().stats;
+            (s.misses, s.response_max.unwrap_or_default())
+        })
+        .collect()
 }
