@@ -48,7 +48,7 @@ impl<C: Clock> Kernel<C> {
             || cpu.requeue_current
             // A timer due now fires before the general path's reschedule: a release at the
             // instant of the unlock is recorded before the releaser stops.
-            || self.timers.next_at().is_some_and(|at| at <= self.now)
+            || self.timer_due()
         {
             return false;
         }

@@ -66,7 +66,7 @@ impl<C: Clock> Kernel<C> {
     /// may make zero), so only they are checked again.
     #[inline]
     pub(super) fn continuation_after_switch(&self, c: usize) -> Option<(ThreadId, usize)> {
-        if self.timers.next_at().is_some_and(|t| t <= self.now) {
+        if self.timer_due() {
             return None;
         }
         self.current_continues(c)
@@ -97,7 +97,7 @@ impl<C: Clock> Kernel<C> {
             || (C::MODE == ClockMode::Real && self.bell_rung())
             || self.cpus[c].requeue_current
             || self.exec_watch > 0
-            || self.timers.next_at().is_some_and(|t| t <= self.now)
+            || self.timer_due()
             || self.end_or_halt_due())
     }
 

@@ -27,7 +27,7 @@ impl<C: Clock> Kernel<C> {
             let mut progressed = false;
             for c in 0..self.cpus.len() {
                 loop {
-                    if self.timers.next_at().is_some_and(|t| t <= self.now) {
+                    if self.timer_due() {
                         self.fire_due_timers();
                     }
                     if C::MODE == ClockMode::Real {
@@ -359,9 +359,15 @@ impl<C: Clock> Kernel<C> {
             && (self.now >= self.horizon || self.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)))
     }
 
+    /// Whether a timer is due now.
+    #[inline(always)]
+    pub(super) fn timer_due(&self) -> bool {
+        self.timers.next_at().is_some_and(|t| t <= self.now)
+    }
+
     /// Real time: a timer is due, a post waits, or the end or a halt has come.
     fn something_due_in_real_time(&self) -> bool {
-        self.timers.next_at().is_some_and(|t| t <= self.now) || self.bell_rung() || self.end_or_halt_due()
+        self.timer_due() || self.bell_rung() || self.end_or_halt_due()
     }
 
     /// Stop at the next turn of the loop when another dispatcher of the run has failed.
