@@ -90,6 +90,15 @@ fn refuse_all(hcx: &HandlerCtx<'_, '_>, msg: Message) {
 }
 
 impl HandlerCtx<'_, '_> {
+    /// What the function running for this context held when it was unwound, each with its
+    /// waiting caller: the message it was invoked for, unless saved (then it is in a save
+    /// queue), and a saved one it had taken back (no longer current after this).
+    fn held_when_unwound(&self) -> [Option<Pending>; 2] {
+        let invoked = (self.saved.get() == Invoked::Current).then_some(Pending { msg: self.msg, caller: self.caller });
+        let taken = self.taken.take().map(|t| Pending { msg: t.msg, caller: t.caller });
+        [invoked, taken]
+    }
+
     /// The runtime is unwinding the holder (`cx`'s thread) out of the function running for
     /// this context: no poison, but the message being served (and a saved one taken back)
     /// will not be answered by the function. Without this, a caller waiting for one of them
@@ -101,12 +110,7 @@ impl HandlerCtx<'_, '_> {
     fn cut_short(&self, cx: &Ctx<'_>) {
         let h = self.inner;
         let mut cut = locked(&h.cut);
-        if self.saved.get() == Invoked::Current {
-            cut.push(Pending { msg: self.msg, caller: self.caller });
-        }
-        if let Some(t) = self.taken.take() {
-            cut.push(Pending { msg: t.msg, caller: t.caller });
-        }
+        cut.extend(self.held_when_unwound().into_iter().flatten());
         if let Ok(reply) = self.reply.get() {
             if reply.payload.is_some() && reply.payload != self.msg.payload {
                 // Never delivered: only its payload to give back.
@@ -140,13 +144,11 @@ impl HandlerCtx<'_, '_> {
         }
         let mut queue = locked(&h.pending);
         h.poisoned.store(true, Ordering::Release);
-        // The message it was serving, unless saved (then it is in a save queue), and a saved
-        // one it had taken: their callers wait too.
-        if self.saved.get() == Invoked::Current {
-            queue.push_front(Pending { msg: self.msg, caller: self.caller });
-        }
-        if let Some(t) = self.taken.take() {
-            queue.push_back(Pending { msg: t.msg, caller: t.caller });
+        // Their callers wait too: the invoked message first, the taken one after the queue.
+        let [invoked, taken] = self.held_when_unwound();
+        queue.extend(taken);
+        if let Some(p) = invoked {
+            queue.push_front(p);
         }
         let mut saves = locked(&h.saves);
         let mut saved: Vec<Saved> = saves.queues.iter_mut().flat_map(|q| q.drain(..)).collect();
