@@ -71,6 +71,7 @@ fn settled(a: Answer) -> Option<Settled> {
 /// with an error.
 fn fallible<T>(a: Answer, read: impl FnOnce(Settled) -> Option<T>) -> Option<Result<T, Error>> {
     match a {
+        Answer::Settled(Settled::Failed(f)) => Some(Err(f.error())),
         Answer::Settled(s) => read(s).map(Ok),
         Answer::Owned(owned) => match *owned {
             OwnedAnswer::Failed(e) => Some(Err(e)),
@@ -82,6 +83,7 @@ fn fallible<T>(a: Answer, read: impl FnOnce(Settled) -> Option<T>) -> Option<Res
 /// The answer of a call that yields an owned value, or fails with an error.
 fn owned<T>(a: Answer, read: impl FnOnce(OwnedAnswer) -> Option<T>) -> Option<Result<T, Error>> {
     match a {
+        Answer::Settled(Settled::Failed(f)) => Some(Err(f.error())),
         Answer::Settled(_) => None,
         Answer::Owned(answer) => match *answer {
             OwnedAnswer::Failed(e) => Some(Err(e)),
@@ -524,6 +526,22 @@ mod tests {
         assert_eq!(Join::answer(Answer::GO), None);
         assert_eq!(Release::answer(Answer::Settled(Settled::Released)), Some(Ok(())));
         assert_eq!(Release::answer(OwnedAnswer::Joined(ThreadOutcome::Completed).into()), None);
+    }
+
+    #[test]
+    fn calls_failures_that_own_nothing_come_back_settled() {
+        let full = Error::QueueFull { cpu: 1, capacity: 4 };
+        assert!(matches!(Answer::failed(full.clone()), Answer::Settled(Settled::Failed(_))));
+        assert_eq!(Release::answer(Answer::failed(full.clone())), Some(Err(full.clone())));
+        assert_eq!(Kill::answer(Answer::failed(full.clone())), Some(Err(full)));
+        assert_eq!(Join::answer(Answer::failed(Error::JoinSelf)), Some(Err(Error::JoinSelf)));
+        let held = Error::GlobalLockHeld { thread: ThreadId::new(3, 0), call: "join" };
+        assert_eq!(Join::answer(Answer::failed(held.clone())), Some(Err(held)));
+        assert_eq!(Control::<bool>::answer(Answer::failed(Error::Unwinding)), Some(Err(Error::Unwinding)));
+        // An error that owns a string still travels boxed, and reads back the same.
+        let owning = Error::InvalidConfig("too many".into());
+        assert!(matches!(Answer::failed(owning.clone()), Answer::Owned(_)));
+        assert_eq!(Spawn::answer(Answer::failed(owning.clone())), Some(Err(owning)));
     }
 
     #[test]

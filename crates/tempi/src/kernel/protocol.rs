@@ -278,13 +278,90 @@ pub(crate) enum Settled {
     Released,
     /// A message call's outcome.
     Msg(MsgAnswer),
+    /// The call (a release, a kill, a join, ...) failed with an error that owns nothing: no
+    /// box is made for it, so a failing call allocates no more than a succeeding one.
+    Failed(Failure),
 }
 
-/// The answers that own heap values: rare (a join, a control operation, a failed spawn,
-/// join, release or control operation), so they are boxed and an [`Answer`] stays as small
-/// as a [`Settled`] one.
+/// The errors a runtime call can fail with that own nothing, as [`Settled::Failed`] carries
+/// them (an [`Error`] with a `String` in it travels boxed, in [`OwnedAnswer::Failed`]). Each
+/// variant is the [`Error`] variant of its name, field for field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    NoSuchCpu { cpu: usize, cpus: usize },
+    TooManyThreads { max: usize },
+    UnknownThread(ThreadId),
+    ForeignThread(ThreadId),
+    ForeignSet(SetId),
+    JoinSelf,
+    NotSporadic(ThreadId),
+    CrossCpu { from: usize, to: usize },
+    QueueFull { cpu: usize, capacity: usize },
+    UnknownSet(SetId),
+    TooManySets { max: usize },
+    AlreadyInSet { thread: ThreadId, set: SetId },
+    NotInSet { thread: ThreadId, set: SetId },
+    NoBudget(SetId),
+    Unwinding,
+    TooManyTimers { max: usize },
+    GlobalLockHeld { thread: ThreadId, call: &'static str },
+}
+
+impl Failure {
+    /// `e` in the form that owns nothing, or `e` itself if it owns something.
+    pub(crate) fn of(e: Error) -> Result<Failure, Error> {
+        Ok(match e {
+            Error::NoSuchCpu { cpu, cpus } => Failure::NoSuchCpu { cpu, cpus },
+            Error::TooManyThreads { max } => Failure::TooManyThreads { max },
+            Error::UnknownThread(t) => Failure::UnknownThread(t),
+            Error::ForeignThread(t) => Failure::ForeignThread(t),
+            Error::ForeignSet(s) => Failure::ForeignSet(s),
+            Error::JoinSelf => Failure::JoinSelf,
+            Error::NotSporadic(t) => Failure::NotSporadic(t),
+            Error::CrossCpu { from, to } => Failure::CrossCpu { from, to },
+            Error::QueueFull { cpu, capacity } => Failure::QueueFull { cpu, capacity },
+            Error::UnknownSet(s) => Failure::UnknownSet(s),
+            Error::TooManySets { max } => Failure::TooManySets { max },
+            Error::AlreadyInSet { thread, set } => Failure::AlreadyInSet { thread, set },
+            Error::NotInSet { thread, set } => Failure::NotInSet { thread, set },
+            Error::NoBudget(s) => Failure::NoBudget(s),
+            Error::Unwinding => Failure::Unwinding,
+            Error::TooManyTimers { max } => Failure::TooManyTimers { max },
+            Error::GlobalLockHeld { thread, call } => Failure::GlobalLockHeld { thread, call },
+            owning => return Err(owning),
+        })
+    }
+
+    /// The error, as the caller gets it. Makes no allocation: none of these variants owns
+    /// anything.
+    pub(crate) fn error(self) -> Error {
+        match self {
+            Failure::NoSuchCpu { cpu, cpus } => Error::NoSuchCpu { cpu, cpus },
+            Failure::TooManyThreads { max } => Error::TooManyThreads { max },
+            Failure::UnknownThread(t) => Error::UnknownThread(t),
+            Failure::ForeignThread(t) => Error::ForeignThread(t),
+            Failure::ForeignSet(s) => Error::ForeignSet(s),
+            Failure::JoinSelf => Error::JoinSelf,
+            Failure::NotSporadic(t) => Error::NotSporadic(t),
+            Failure::CrossCpu { from, to } => Error::CrossCpu { from, to },
+            Failure::QueueFull { cpu, capacity } => Error::QueueFull { cpu, capacity },
+            Failure::UnknownSet(s) => Error::UnknownSet(s),
+            Failure::TooManySets { max } => Error::TooManySets { max },
+            Failure::AlreadyInSet { thread, set } => Error::AlreadyInSet { thread, set },
+            Failure::NotInSet { thread, set } => Error::NotInSet { thread, set },
+            Failure::NoBudget(s) => Error::NoBudget(s),
+            Failure::Unwinding => Error::Unwinding,
+            Failure::TooManyTimers { max } => Error::TooManyTimers { max },
+            Failure::GlobalLockHeld { thread, call } => Error::GlobalLockHeld { thread, call },
+        }
+    }
+}
+
+/// The answers that own heap values: rare (a join, a control operation, a call failed with
+/// an error that owns a `String`), so they are boxed and an [`Answer`] stays as small as a
+/// [`Settled`] one.
 pub(crate) enum OwnedAnswer {
-    /// The call (a spawn, a join, a release, a control operation) failed.
+    /// The call failed with an error that owns something (see [`Failure`] for the others).
     Failed(Error),
     Joined(ThreadOutcome),
     Control(ControlValue),
@@ -303,7 +380,16 @@ impl Answer {
     pub(crate) fn fallible<T>(r: Result<T, Error>, answer: impl FnOnce(T) -> Answer) -> Answer {
         match r {
             Ok(value) => answer(value),
-            Err(e) => Answer::Owned(Box::new(OwnedAnswer::Failed(e))),
+            Err(e) => Answer::failed(e),
+        }
+    }
+
+    /// The answer of a failed call: boxed only for an error that owns something, so the
+    /// refusals of the dispatch, lock, message and accounting paths allocate nothing.
+    pub(crate) fn failed(e: Error) -> Answer {
+        match Failure::of(e) {
+            Ok(failure) => Answer::Settled(Settled::Failed(failure)),
+            Err(owning) => Answer::Owned(Box::new(OwnedAnswer::Failed(owning))),
         }
     }
 
@@ -533,6 +619,9 @@ pub(crate) fn is_panic(payload: &(dyn Any + Send)) -> bool {
 // nothing to drop, and an answer is no larger than a settled one.
 const _: () = assert!(!std::mem::needs_drop::<Plain>() && !std::mem::needs_drop::<Settled>());
 const _: () = assert!(std::mem::size_of::<Answer>() == std::mem::size_of::<Settled>());
+// The error a failed call carries settled is no larger than the other settled answers: it
+// does not make every answer bigger.
+const _: () = assert!(std::mem::size_of::<Failure>() < std::mem::size_of::<crate::message::MsgError>());
 const _: () = assert!(std::mem::size_of::<Result<Answer, Interrupt>>() == std::mem::size_of::<Answer>());
 
 #[cfg(test)]

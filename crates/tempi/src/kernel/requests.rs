@@ -445,7 +445,7 @@ impl<C: Clock> Kernel<C> {
             }
             Plain::Join(_) if self.in_global(id) => {
                 let e = Error::GlobalLockHeld { thread: id, call: "join" };
-                self.tcb(id).set_answer(OwnedAnswer::Failed(e));
+                self.tcb(id).set_answer(Answer::failed(e));
             }
             Plain::SleepUntil(t) => {
                 if t > self.now {
@@ -480,7 +480,7 @@ impl<C: Clock> Kernel<C> {
                         self.meta_next(c, id);
                     }
                     Ok(Some(outcome)) => self.tcb(id).set_answer(OwnedAnswer::Joined(outcome)),
-                    Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
+                    Err(e) => self.tcb(id).set_answer(Answer::failed(e)),
                 }
             }
             Plain::Release(target) => {
@@ -585,7 +585,7 @@ impl<C: Clock> Kernel<C> {
                             self.sched_call(c, id, |s, info| s.on_blocked(info));
                             self.meta_next(c, id);
                         }
-                        Err(e) => self.tcb(id).set_answer(OwnedAnswer::Failed(e)),
+                        Err(e) => self.tcb(id).set_answer(Answer::failed(e)),
                     }
                     return;
                 }

@@ -494,7 +494,7 @@ impl<C: Clock> Kernel<C> {
                 if self.local(joiner).is_some_and(|_| self.tcb(joiner).state == waits) {
                     match outcome {
                         Ok(outcome) => self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome)),
-                        Err(e) => self.tcb(joiner).set_answer(OwnedAnswer::Failed(e)),
+                        Err(e) => self.tcb(joiner).set_answer(super::protocol::Answer::failed(e)),
                     }
                     self.wake(joiner);
                 } else {
