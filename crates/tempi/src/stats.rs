@@ -198,6 +198,22 @@ pub struct MessageStats {
     /// [`crate::message::MsgError::HandlerPanicked`], at the instant of the panic for one
     /// that waited; each is traced with `arg` 7 on its sender and its payload given back.
     pub handler_panicked: u64,
+    /// Timed messages ([`crate::Ctx::send_at`]) refused at their instant because the
+    /// recipient's queue was full ([`crate::message::MsgError::QueueFull`]). This and the
+    /// four counts below are also told to the sender ([`crate::Ctx::timed_refusals`]), and
+    /// each is traced with the `arg` of its error on the sender.
+    pub timed_refused_queue_full: u64,
+    /// Timed messages the recipient's queue policy refused at their instant.
+    pub timed_refused_by_policy: u64,
+    /// Timed messages whose recipient had ended: dropped at its end (or, for a recipient of
+    /// another real-time CPU, at the instant).
+    pub timed_refused_recipient_ended: u64,
+    /// Real time: timed messages for a thread of another CPU that found that CPU's request
+    /// queue full at their instant (also counted in [`CrossCpuStats::queue_full`]).
+    pub timed_refused_cpu_queue_full: u64,
+    /// Real time: timed messages for a thread of another CPU whose message pool was full
+    /// when they arrived there.
+    pub timed_refused_pool_full: u64,
 }
 
 impl MessageStats {
@@ -215,6 +231,25 @@ impl MessageStats {
         self.queued_at_end += other.queued_at_end;
         self.unserved_at_receiver_end += other.unserved_at_receiver_end;
         self.handler_panicked += other.handler_panicked;
+        self.timed_refused_queue_full += other.timed_refused_queue_full;
+        self.timed_refused_by_policy += other.timed_refused_by_policy;
+        self.timed_refused_recipient_ended += other.timed_refused_recipient_ended;
+        self.timed_refused_cpu_queue_full += other.timed_refused_cpu_queue_full;
+        self.timed_refused_pool_full += other.timed_refused_pool_full;
+    }
+
+    /// Timed messages refused, whatever the cause (the sum of the `timed_refused_` counts).
+    ///
+    /// ```
+    /// let s = tempi::MessageStats { timed_refused_queue_full: 2, timed_refused_recipient_ended: 1, ..Default::default() };
+    /// assert_eq!(s.timed_refused(), 3);
+    /// ```
+    pub fn timed_refused(&self) -> u64 {
+        self.timed_refused_queue_full
+            + self.timed_refused_by_policy
+            + self.timed_refused_recipient_ended
+            + self.timed_refused_cpu_queue_full
+            + self.timed_refused_pool_full
     }
 }
 

@@ -130,6 +130,13 @@ fn failing_calls_against_a_full_queue_of_another_cpu_allocate_nothing() {
         let after = allocations();
         seen.0.store(after - before, Ordering::Relaxed);
         seen.1.store(refused, Ordering::Relaxed);
+        // A timed message meets the same full queue at its instant: counted, and told.
+        cx.send_after(Duration::ZERO, target, Message::new(7, 0, 0)).unwrap();
+        cx.sleep(Duration::from_millis(1));
+        let told = cx.timed_refusals().unwrap();
+        assert_eq!(told.count, 1);
+        let last = told.last.unwrap();
+        assert_eq!((last.to, last.msg.id, last.error), (target, 7, MsgError::CpuQueueFull { cpu: 1, capacity: 1 }));
         done.store(true, Ordering::Release);
     })
     .unwrap();
@@ -137,6 +144,7 @@ fn failing_calls_against_a_full_queue_of_another_cpu_allocate_nothing() {
     assert_eq!(out.thread_named("caller").unwrap().outcome, Some(ThreadOutcome::Completed));
     let (allocated, refused) = (counts.0.load(Ordering::Relaxed), counts.1.load(Ordering::Relaxed));
     assert_eq!(refused, 4 * ROUNDS);
-    assert_eq!(out.cross_cpu.queue_full, 4 * ROUNDS);
+    assert_eq!(out.cross_cpu.queue_full, 4 * ROUNDS + 1);
+    assert_eq!(out.messages.timed_refused_cpu_queue_full, 1);
     assert_eq!(allocated, 0, "{refused} refused calls made {allocated} allocations");
 }

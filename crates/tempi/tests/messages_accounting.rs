@@ -50,7 +50,8 @@ fn messages_accounting_full_handler_queue_is_traced_and_counted_in_virtual_time(
             timed_pending_at_end: 0,
             queued_at_end: 0,
             unserved_at_receiver_end: 0,
-            handler_panicked: 0
+            handler_panicked: 0,
+            ..Default::default()
         }
     );
     let json = tempi::trace::report::to_json(&out);
@@ -125,7 +126,8 @@ fn messages_accounting_timed_messages_pending_at_the_end_are_reported() {
             timed_pending_at_end: 2,
             queued_at_end: 0,
             unserved_at_receiver_end: 0,
-            handler_panicked: 0
+            handler_panicked: 0,
+            ..Default::default()
         }
     );
     assert_eq!(markers(&out, TraceKind::MessageRefused), ["s#0@10", "s#0@10"]);

@@ -294,6 +294,34 @@ impl Ctx<'_> {
         Ok(self.mail.msg.get())
     }
 
+    /// What this thread's timed messages met that it could not be told when it armed them:
+    /// how many were refused at their instant (the recipient's queue was full, its queue
+    /// policy refused, or, in real time, its CPU had no room) or dropped because their
+    /// recipient ended first, and the latest of them. A refused message is gone (its slot and
+    /// payload went back to their pools); it is also counted in [`crate::MessageStats`] and
+    /// traced. In real time, one refused on another CPU is known here once that CPU's answer
+    /// has come back. [`MsgError::Unwinding`] while the thread unwinds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::message::{Message, MsgError};
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// let r = rt.spawn(ThreadSpec::new("r").priority(2), |cx| cx.sleep(Duration::from_millis(1))).unwrap();
+    /// rt.spawn(ThreadSpec::new("s"), move |cx| {
+    ///     cx.send_at(Time::from_millis(5), r, Message::new(9, 0, 0)).unwrap();
+    ///     assert_eq!(cx.timed_refusals().unwrap().count, 0);
+    ///     cx.sleep(Duration::from_millis(2)); // `r` ends at 1 ms
+    ///     let last = cx.timed_refusals().unwrap().last.unwrap();
+    ///     assert_eq!((last.msg.id, last.error, last.at), (9, MsgError::NoSuchThread(r), Time::from_millis(1)));
+    /// }).unwrap();
+    /// assert_eq!(rt.run().unwrap().messages.timed_refused_recipient_ended, 1);
+    /// ```
+    pub fn timed_refusals(&self) -> Result<crate::message::TimedRefusals, MsgError> {
+        self.invoke(MsgCall(MsgOp::TimedRefusals))?;
+        Ok(self.mail.refused_timed.get())
+    }
+
     /// Wait for the handler `handler` to answer the call queued or saved with `token` (whose
     /// constraint is `constraint`): a busy handler running on `holder`'s stack (reported as
     /// CALL), or, with no holder, a handler that saved the call and is idle now.

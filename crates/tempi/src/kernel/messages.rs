@@ -63,6 +63,8 @@ pub(crate) struct MailCell {
     /// Real time: the start and end of the thread's spin for the global lock it holds (thread
     /// to kernel, read at the release; see `global_locks.rs`).
     pub(crate) spun: Cell<Option<(Time, Time)>>,
+    /// What the thread's timed messages met (kernel to thread, on `timed_refusals`).
+    pub(crate) refused_timed: Cell<crate::message::TimedRefusals>,
 }
 
 /// [`MailCell::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
@@ -177,6 +179,8 @@ pub(crate) struct Mailbox {
     pub(super) policy: Option<Box<dyn QueuePolicy>>,
     /// The message last read, until it is replied to, saved or read past.
     current: Option<u32>,
+    /// The thread's timed messages refused at their instant, as `Ctx::timed_refusals` reads.
+    refused_timed: crate::message::TimedRefusals,
 }
 
 impl Mailbox {
@@ -192,6 +196,7 @@ impl Mailbox {
             cap,
             policy,
             current: None,
+            refused_timed: crate::message::TimedRefusals::default(),
         }
     }
 }
@@ -249,6 +254,7 @@ impl<C: Clock> Kernel<C> {
             }
             MsgOp::SendAt { to, at } => Some(self.msg_send_at(c, id, to, at)),
             MsgOp::CancelTimer => Some(self.msg_cancel_timer(id)),
+            MsgOp::TimedRefusals => Some(self.msg_timed_refusals(id)),
             MsgOp::DropPayload => {
                 let m = self.mail_msg(id);
                 self.drop_payload(m);
@@ -660,26 +666,59 @@ impl<C: Clock> Kernel<C> {
                 self.msg_pool.give_back(s);
                 if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
                     self.drop_payload(msg);
-                    self.refuse_timed(sender, a.cpu, e);
+                    self.refuse_timed(sender, a.cpu, a.to, msg, e);
                 }
                 return;
             }
         }
         let result = if self.local(a.to).is_none() { Err(MsgError::NoSuchThread(a.to)) } else { self.deliver(a.to, s) };
         if let Err(e) = result {
+            let msg = self.msg_pool.slots[s as usize].msg;
             self.msg_pool.give_back(s);
-            self.refuse_timed(sender, a.cpu, e);
+            self.refuse_timed(sender, a.cpu, a.to, msg, e);
         }
     }
 
-    /// A timed message of `sender` (armed on local CPU `cpu`) was not delivered: traced on
-    /// the sender, also once it has ended.
-    pub(super) fn refuse_timed(&mut self, sender: ThreadId, cpu: usize, e: MsgError) {
+    /// A timed message `msg` of `sender` (armed on local CPU `cpu`) for `to` was not
+    /// delivered: counted by cause, traced on the sender (also once it has ended), and kept
+    /// for the sender to read (`Ctx::timed_refusals`).
+    pub(super) fn refuse_timed(&mut self, sender: ThreadId, cpu: usize, to: ThreadId, msg: Message, e: MsgError) {
+        self.count_timed_refusal(e);
         if self.local(sender).is_some() {
             self.refuse(sender, e);
+            self.note_timed_refusal(sender, to, msg, e);
         } else {
             self.trace(cpu, TraceKind::MessageRefused, sender, 0, refusal_code(e));
         }
+    }
+
+    /// Count a timed message refused with `e` in the run's `MessageStats`, by cause.
+    pub(super) fn count_timed_refusal(&mut self, e: MsgError) {
+        let stats = &mut self.msg_stats;
+        match e {
+            MsgError::QueueFull => stats.timed_refused_queue_full += 1,
+            MsgError::NoSuchThread(_) => stats.timed_refused_recipient_ended += 1,
+            MsgError::CpuQueueFull { .. } => stats.timed_refused_cpu_queue_full += 1,
+            MsgError::PoolFull => stats.timed_refused_pool_full += 1,
+            // `deliver` refuses with nothing else: the rest is the queue policy's refusal.
+            _ => stats.timed_refused_by_policy += 1,
+        }
+    }
+
+    /// Keep, for the live thread `sender` to read, that its timed message `msg` for `to` was
+    /// refused with `e` now.
+    pub(super) fn note_timed_refusal(&mut self, sender: ThreadId, to: ThreadId, msg: Message, e: MsgError) {
+        let at = self.now;
+        let record = &mut self.tcb(sender).mbox.refused_timed;
+        record.count += 1;
+        record.last = Some(crate::message::TimedRefusal { to, msg: msg.without_payload(), error: e, at });
+    }
+
+    /// `id` asks what its timed messages met: the record goes back in its mail cell.
+    pub(crate) fn msg_timed_refusals(&mut self, id: ThreadId) -> MsgAnswer {
+        let record = self.tcb(id).mbox.refused_timed;
+        self.tcb(id).mail.refused_timed.set(record);
+        Ok(())
     }
 
     /// Thread `id` ends: the timed messages addressed to it can never be delivered. They go
@@ -696,9 +735,10 @@ impl<C: Clock> Kernel<C> {
             slot.armed = None;
             self.msg_pool.armed -= 1;
             let sender = slot.msg.from.expect("a timed message has a sender");
+            let msg = slot.msg;
             self.timers.cancel(a.timer);
             self.msg_pool.give_back(s as u32);
-            self.refuse_timed(sender, a.cpu, MsgError::NoSuchThread(id));
+            self.refuse_timed(sender, a.cpu, id, msg, MsgError::NoSuchThread(id));
         }
     }
 

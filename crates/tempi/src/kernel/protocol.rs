@@ -164,6 +164,9 @@ pub(crate) enum MsgOp {
     },
     /// Cancel the timed message whose handle is in the mail cell; the message comes back there.
     CancelTimer,
+    /// What the thread's timed messages met at their instants; the record comes back in the
+    /// mail cell.
+    TimedRefusals,
     /// Wait for a busy handler to answer the call queued with `token` (see `message/handler.rs`).
     /// The mail cell's message says which handler (`id`), the thread it runs on (`from`) and
     /// the call's constraint, for CALL.

@@ -98,6 +98,11 @@ pub(crate) enum Post {
     Msg { to: ThreadId, msg: Message, stamp: u32 },
     /// The answer to a `Msg`: delivered (a send), the reply (a call), or why not.
     MsgAnswer { sender: ThreadId, stamp: u32, result: Result<Message, MsgError> },
+    /// A timed message `msg` for `to`, posted by `msg.from` at its instant, was refused here
+    /// with the error of refusal code `code`: its sender's kernel keeps the refusal for it to
+    /// read. (A variant of its own, as small as `Msg`: a `MsgAnswer` would carry the error or
+    /// the message, not both.)
+    TimedRefused { to: ThreadId, msg: Message, code: u8 },
     /// A message for a handler of the target CPU, from `msg.from` (a call if
     /// `msg.expects_reply`), whose urgency was `urgency`; it waits on `stamp` (0: nobody
     /// waits), answered with `MsgAnswer`. See `xcpu_handlers.rs`.
@@ -172,6 +177,7 @@ impl Post {
             Post::Joined { joiner, .. } => *joiner,
             Post::Msg { to, .. } => *to,
             Post::MsgAnswer { sender, .. } => *sender,
+            Post::TimedRefused { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Handler { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Vacate { giver, .. } => *giver,
             Post::CondSignal { notifier, .. } => *notifier,
@@ -486,6 +492,7 @@ impl<C: Clock> Kernel<C> {
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
             Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
+            Post::TimedRefused { to, msg, code } => self.on_remote_timed_refusal(to, msg, code),
             Post::Handler { handler, msg, stamp, urgency } => self.accept_remote_handler(&handler, msg, stamp, urgency),
             Post::Joined { joiner, target, outcome } => {
                 // A join names its target: the answer to a join given up (abort, kill) is not

@@ -98,9 +98,15 @@ impl<C: Clock> Kernel<C> {
             (Ok(()), _) if msg.expects_reply => {}
             (Ok(()), _) => self.answer_remote_sender(sender, stamp, Ok(msg.without_payload())),
             (Err(e), 0) => {
+                self.count_timed_refusal(e);
                 if let Some(c) = self.cpu_local(self.first_cpu) {
                     self.trace(c, TraceKind::MessageRefused, sender, 0, super::messages::refusal_code(e));
                 }
+                // Nobody waits for it, but the sender is told: its kernel keeps the refusal
+                // for it to read (`Ctx::timed_refusals`).
+                let code = super::messages::refusal_code(e) as u8;
+                let back = sender.index() / self.slots.len();
+                self.post_answer(back, Post::TimedRefused { to, msg: msg.without_payload(), code });
             }
             (Err(e), _) => self.answer_remote_sender(sender, stamp, Err(e)),
         }
@@ -130,6 +136,19 @@ impl<C: Clock> Kernel<C> {
     /// the sender if it still waits for it (a call gets the reply in its mail cell). A
     /// refusal by the recipient's pool, queue or policy is traced here, on the sender, as a
     /// local one is.
+    /// This kernel's thread `msg.from` is told that its timed message `msg` for `to` was
+    /// refused on `to`'s CPU (counted and traced there) with the error of refusal code `code`.
+    pub(super) fn on_remote_timed_refusal(&mut self, to: ThreadId, msg: Message, code: u8) {
+        let Some(sender) = msg.from.filter(|&s| self.local(s).is_some()) else { return };
+        let e = match u64::from(code) {
+            0 => MsgError::PoolFull,
+            1 => MsgError::QueueFull,
+            3 => MsgError::NoSuchThread(to),
+            _ => MsgError::Refused,
+        };
+        self.note_timed_refusal(sender, to, msg, e);
+    }
+
     pub(super) fn on_remote_msg_answer(&mut self, sender: ThreadId, stamp: u32, result: Result<Message, MsgError>) {
         if self.local(sender).is_none() || self.tcb(sender).state != State::Blocked(Wait::Reply(stamp)) {
             // Nobody takes the reply (the caller gave up): nor its payload.

@@ -128,6 +128,60 @@ pub struct MsgTimer {
     pub(crate) stamp: u64,
 }
 
+/// What a thread's timed messages ([`Ctx::send_at`], [`Ctx::send_after`],
+/// [`Ctx::bounce_after`]) met that it could not be told when it armed them: those refused at
+/// their instant (the recipient's queue was full, its queue policy refused, its CPU's request
+/// queue or pool was full) or dropped because their recipient ended before it. Read with
+/// [`Ctx::timed_refusals`]; the run's totals, by cause, are in [`crate::MessageStats`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::message::{Message, MsgError};
+/// use tempi::{Runtime, ThreadSpec, Time};
+/// let mut rt = Runtime::simulated(1);
+/// // A recipient that never reads: its queue of one is full after the first message.
+/// let r = rt.spawn(ThreadSpec::new("r").mailbox(1), |cx| cx.sleep(Duration::from_millis(10))).unwrap();
+/// rt.spawn(ThreadSpec::new("s"), move |cx| {
+///     cx.send_after(Duration::from_millis(1), r, Message::new(1, 0, 0)).unwrap();
+///     cx.send_after(Duration::from_millis(2), r, Message::new(2, 0, 0)).unwrap();
+///     cx.sleep(Duration::from_millis(3));
+///     let seen = cx.timed_refusals().unwrap();
+///     assert_eq!(seen.count, 1);
+///     let last = seen.last.unwrap();
+///     assert_eq!((last.to, last.msg.id, last.error, last.at), (r, 2, MsgError::QueueFull, Time::from_millis(2)));
+/// }).unwrap();
+/// let out = rt.run().unwrap();
+/// assert_eq!(out.messages.timed_refused_queue_full, 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimedRefusals {
+    /// How many of the thread's timed messages were refused, since it started.
+    pub count: u64,
+    /// The latest of them.
+    pub last: Option<TimedRefusal>,
+}
+
+/// One timed message that was not delivered ([`TimedRefusals`]).
+///
+/// ```
+/// let none = tempi::message::TimedRefusals::default();
+/// assert_eq!((none.count, none.last), (0, None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedRefusal {
+    /// Its recipient.
+    pub to: ThreadId,
+    /// The message, without its payload (which went back to its pool). For a message refused
+    /// on another real-time CPU, only its fields: the handle it was armed with is gone.
+    pub msg: Message,
+    /// Why: [`MsgError::QueueFull`], [`MsgError::Refused`], [`MsgError::NoSuchThread`] (the
+    /// recipient ended), [`MsgError::CpuQueueFull`] or [`MsgError::PoolFull`] (real time: the
+    /// recipient's CPU had no room for it).
+    pub error: MsgError,
+    /// When it was refused, on the clock of the CPU that refused it.
+    pub at: crate::time::Time,
+}
+
 /// How [`Ctx::read`] waits when the new queue is empty.
 ///
 /// ```

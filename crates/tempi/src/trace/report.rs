@@ -370,6 +370,17 @@ struct ReportJson<'a> {
     /// Messages handlers did not serve because they had panicked.
     #[serde(skip_serializing_if = "is_zero")]
     messages_unserved_by_panicked_handler: u64,
+    /// Timed messages refused at their instant, by cause (see `MessageStats`).
+    #[serde(skip_serializing_if = "is_zero")]
+    timed_messages_refused_queue_full: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    timed_messages_refused_by_policy: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    timed_messages_refused_recipient_ended: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    timed_messages_refused_cpu_queue_full: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    timed_messages_refused_pool_full: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -562,6 +573,11 @@ pub(super) fn render(
         messages_queued_at_end: out.messages.queued_at_end,
         messages_unserved_at_receiver_end: out.messages.unserved_at_receiver_end,
         messages_unserved_by_panicked_handler: out.messages.handler_panicked,
+        timed_messages_refused_queue_full: out.messages.timed_refused_queue_full,
+        timed_messages_refused_by_policy: out.messages.timed_refused_by_policy,
+        timed_messages_refused_recipient_ended: out.messages.timed_refused_recipient_ended,
+        timed_messages_refused_cpu_queue_full: out.messages.timed_refused_cpu_queue_full,
+        timed_messages_refused_pool_full: out.messages.timed_refused_pool_full,
         threads,
         sets,
         jobs,
