@@ -144,6 +144,30 @@ fn a_task_whose_body_panics_is_recorded_as_panicked() {
     assert_eq!(thread.outcome, Some(tempi::ThreadOutcome::Panicked("sensor gone".into())));
 }
 
+/// A task whose thread is killed while it runs (here by itself, at 2 ms) ends killed at that
+/// instant, not left `running`; the thread's later task never runs.
+#[test]
+fn a_task_whose_thread_is_killed_while_it_runs_is_recorded_as_killed() {
+    let mut rt = Runtime::simulated(1);
+    let spring = Spring::new(&mut rt, SpringSpec::new(planner(1, 0, 1))).unwrap();
+    let g = GroupSpec::new("victim", Time::ZERO, at(30)).thread(
+        GroupThread::new("a")
+            .task(TaskRequest::new(ms(4)), |cx, _| {
+                cx.work(ms(1));
+                cx.kill(cx.id()).unwrap();
+                cx.work(ms(1));
+            })
+            .work(TaskRequest::new(ms(2)), ms(2)),
+    );
+    spring.add_group(&mut rt, g).unwrap();
+    let out = rt.run().unwrap();
+    let tasks = spring.tasks();
+    // a0 planned [1,5], killed at 2; a1, planned [5,7], never runs.
+    assert_eq!(windows(&tasks), [(0, 1, 5, Some(1), Some(2)), (0, 5, 7, None, None)]);
+    assert_eq!((tasks[0].outcome, tasks[1].outcome), (TaskOutcome::Killed, TaskOutcome::Killed));
+    assert_eq!(out.thread_named("victim/a").unwrap().outcome, Some(tempi::ThreadOutcome::Killed));
+}
+
 #[test]
 fn kill_lands_at_the_next_task_boundary_and_frees_the_rest() {
     // The killer runs on the second CPU: on the victim's, planned work runs above it.

@@ -82,7 +82,7 @@ pub use ctx::Ctx;
 pub use event_ctx::EventCtx;
 pub(crate) use protocol::ControlOp;
 pub use protocol::JobInfo;
-pub(crate) use protocol::{is_panic, is_restart, Body};
+pub(crate) use protocol::{is_kill, is_panic, is_restart, Body};
 pub(crate) use seed::KernelSeed;
 pub(crate) use xcpu::Crossing;
 

@@ -611,6 +611,11 @@ pub(crate) fn is_restart(payload: &(dyn Any + Send)) -> bool {
     payload.is::<RestartSection>()
 }
 
+/// Whether an unwind payload is the one that ends a killed thread.
+pub(crate) fn is_kill(payload: &(dyn Any + Send)) -> bool {
+    payload.is::<Killed>()
+}
+
 /// Whether an unwind payload is a genuine panic (not one of the runtime's own unwinds).
 pub(crate) fn is_panic(payload: &(dyn Any + Send)) -> bool {
     !(payload.is::<JobAborted>()

@@ -127,6 +127,15 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
                 let why = crate::kernel::panic_message(&*payload);
                 let message = format!("{}: group \"{}\": a task panicked: {why}", cx.now(), r.group);
                 st.events.push(message);
+            } else if crate::kernel::is_kill(&*payload) {
+                // Killed while it ran (a kill of its thread; an overrun has already recorded
+                // the task as overrun): it ends here, killed, rather than left running.
+                let mut st = lock(&spring.state);
+                let r = &mut st.records[record];
+                if r.outcome == TaskOutcome::Running {
+                    r.actual_finish = Some(cx.now());
+                    r.outcome = TaskOutcome::Killed;
+                }
             }
             resume_unwind(payload);
         }

@@ -300,7 +300,8 @@ pub enum TaskOutcome {
     /// Reached the end of its window unfinished and was stopped there (overrun policy).
     Overrun,
     /// Never ran: its group was killed (by a call, or after an overrun) before it started,
-    /// or its thread ended (an earlier task of the thread panicked).
+    /// or its thread ended (an earlier task of the thread panicked). Or, with an actual
+    /// finish, stopped while it ran by a kill of its thread ([`crate::Ctx::kill`]).
     Killed,
     /// Its code panicked: stopped at the panic, which ended its thread (the thread's outcome
     /// has the message, the Spring events a line).
