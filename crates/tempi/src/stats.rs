@@ -148,8 +148,9 @@ pub struct RunOutcome {
     /// Requests between real-time CPUs that did not take effect (always zero in virtual time,
     /// where such requests are carried out at once and fail to their caller).
     pub cross_cpu: CrossCpuStats,
-    /// Releases asked by timing events ([`crate::EventCtx::release`]) that could not be carried
-    /// out: the thread had ended or is not sporadic. The handler cannot get an error back, so
+    /// Releases asked by timing events and execution-time timers' handlers
+    /// ([`crate::EventCtx::release`]) that could not be carried out: the thread had ended or
+    /// is not sporadic. The handler cannot get an error back, so
     /// each is counted here and leaves a [`crate::trace::TraceKind::EventReleaseRefused`]
     /// record.
     pub event_releases_refused: u64,

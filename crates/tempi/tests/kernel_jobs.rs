@@ -157,6 +157,26 @@ fn kernel_timing_events_fire_exactly_and_release_jobs() {
     assert_eq!(out.trace.iter().filter(|r| r.kind == TraceKind::Timer).count(), 4);
 }
 
+/// The handler of an execution-time timer is held to the same: its release of a periodic
+/// thread, refused, is counted and traced (`arg` `u64::MAX`), not dropped.
+#[test]
+fn kernel_exec_timer_release_that_cannot_be_carried_out_is_counted_and_traced() {
+    let mut rt = Runtime::simulated(1);
+    let p = rt.spawn(ThreadSpec::new("p").periodic(ms(10)).max_jobs(1), |cx| cx.work(ms(1))).unwrap();
+    let w = rt.spawn(ThreadSpec::new("w").priority(2), |cx| cx.work(ms(5))).unwrap();
+    rt.arm_thread_timer(w, ms(2), move |ev| ev.release(p).unwrap()).unwrap();
+    let out = rt.run().unwrap();
+    assert_eq!(out.event_releases_refused, 1);
+    let refused: Vec<_> = out
+        .trace
+        .iter()
+        .filter(|r| r.kind == TraceKind::EventReleaseRefused)
+        .map(|r| (r.thread, r.time.as_nanos() / 1_000_000, r.arg))
+        .collect();
+    // `w` runs first, from 0: its 2 ms of CPU time are up at 2 ms.
+    assert_eq!(refused, [(p, 2, u64::MAX)]);
+}
+
 #[test]
 fn kernel_event_release_that_cannot_be_carried_out_is_counted_and_traced() {
     let mut rt = Runtime::simulated(1);

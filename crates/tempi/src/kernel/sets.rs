@@ -24,6 +24,11 @@ use crate::policy::sched::ReadyReason;
 use crate::sets::{Accounting, SetId, SetSummary};
 use crate::thread::ThreadId;
 use crate::time::{nanos, Time};
+use crate::trace::TraceKind;
+
+/// The `arg` of an `EventReleaseRefused` record made for an execution-time timer's handler
+/// (a timing event's records carry the event's index).
+const EXEC_TIMER_RELEASE: u64 = u64::MAX;
 
 use super::tcb::State;
 
@@ -383,7 +388,12 @@ impl<C: Clock> Kernel<C> {
         self.culprit.set(super::Culprit::Scheduler);
         let cpu = self.cpus[c].index;
         for &t in releases.iter() {
-            let _ = self.request_release(t, cpu);
+            // As for a timing event's handler: nobody can be answered, so it is counted and
+            // traced.
+            if self.request_release(t, cpu).is_err() {
+                self.event_releases_refused += 1;
+                self.trace(c, TraceKind::EventReleaseRefused, t, 0, EXEC_TIMER_RELEASE);
+            }
         }
         self.release_buf = releases;
     }

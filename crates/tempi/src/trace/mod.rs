@@ -147,7 +147,9 @@ pub enum TraceKind {
     /// of its queue.
     PreemptionDeferred,
     /// A timing event asked to release a thread that had ended or is not sporadic; `thread`
-    /// is that thread, `arg` the event's index. Counted in
+    /// is that thread, `arg` the event's index, or `u64::MAX` for the handler of an
+    /// execution-time timer ([`crate::Runtime::arm_thread_timer`],
+    /// [`crate::Runtime::arm_set_timer`]). Counted in
     /// [`crate::RunOutcome::event_releases_refused`].
     EventReleaseRefused,
     /// Real time: an answer from another CPU reached this one after the thread it was for had
