@@ -25,7 +25,7 @@ const ROUNDS: u64 = 200;
 
 /// In virtual time, `ROUNDS` rounds of refusals of every kind the calls of one CPU can meet:
 /// releases of an ended and of a periodic thread, a kill and a priority change of an ended
-/// thread, a join of itself, a lock taken by another thread and one held already, a semaphore
+/// thread, a join of itself (and one of the ended thread), a lock taken by another thread and one held already, a semaphore
 /// with no unit and one at its maximum, and messages to a full queue and to an ended thread.
 /// Returns the allocations the refusals made and the calls refused.
 fn refusals_in_virtual_time() -> (u64, u64) {
@@ -66,6 +66,8 @@ fn refusals_in_virtual_time() -> (u64, u64) {
             count(cx.kill(ended) == Err(Error::UnknownThread(ended)));
             count(cx.set_priority_of(ended, 3) == Err(Error::UnknownThread(ended)));
             count(cx.join(me) == Err(Error::JoinSelf));
+            // Not a refusal, but the same path: the outcome of an ended thread comes back settled.
+            count(cx.join(ended) == Ok(ThreadOutcome::Completed));
             count(matches!(taken.try_lock(cx), Err(LockError::WouldBlock)));
             count(matches!(mine.try_lock(cx), Err(LockError::AlreadyHeld)));
             count(empty.try_procure(cx) == Err(LockError::WouldBlock));
@@ -86,7 +88,7 @@ fn refusals_in_virtual_time() -> (u64, u64) {
 #[test]
 fn failing_calls_in_virtual_time_allocate_nothing() {
     let (allocated, refused) = refusals_in_virtual_time();
-    assert_eq!(refused, 11 * ROUNDS);
+    assert_eq!(refused, 12 * ROUNDS);
     assert_eq!(allocated, 0, "{refused} refused calls made {allocated} allocations");
 }
 

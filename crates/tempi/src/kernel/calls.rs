@@ -399,10 +399,14 @@ impl Call for Join {
         Request::Plain(Plain::Join(self.0))
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
-        owned(a, |answer| match answer {
-            OwnedAnswer::Joined(outcome) => Some(outcome),
-            _ => None,
-        })
+        match a {
+            Answer::Settled(Settled::Joined { killed: false }) => Some(Ok(ThreadOutcome::Completed)),
+            Answer::Settled(Settled::Joined { killed: true }) => Some(Ok(ThreadOutcome::Killed)),
+            a => owned(a, |answer| match answer {
+                OwnedAnswer::Joined(outcome) => Some(outcome),
+                _ => None,
+            }),
+        }
     }
 }
 
@@ -535,6 +539,12 @@ mod tests {
         assert_eq!(Release::answer(Answer::failed(full.clone())), Some(Err(full.clone())));
         assert_eq!(Kill::answer(Answer::failed(full.clone())), Some(Err(full)));
         assert_eq!(Join::answer(Answer::failed(Error::JoinSelf)), Some(Err(Error::JoinSelf)));
+        assert_eq!(Join::answer(Answer::joined(ThreadOutcome::Killed)), Some(Ok(ThreadOutcome::Killed)));
+        assert_eq!(Join::answer(Answer::joined(ThreadOutcome::Completed)), Some(Ok(ThreadOutcome::Completed)));
+        let panicked = ThreadOutcome::Panicked("boom".into());
+        assert!(matches!(Answer::joined(panicked.clone()), Answer::Owned(_)));
+        assert_eq!(Join::answer(Answer::joined(panicked.clone())), Some(Ok(panicked)));
+        assert_eq!(Release::answer(Answer::joined(ThreadOutcome::Completed)), None);
         let held = Error::GlobalLockHeld { thread: ThreadId::new(3, 0), call: "join" };
         assert_eq!(Join::answer(Answer::failed(held.clone())), Some(Err(held)));
         assert_eq!(Control::<bool>::answer(Answer::failed(Error::Unwinding)), Some(Err(Error::Unwinding)));

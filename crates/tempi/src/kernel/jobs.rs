@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::protocol::{Interrupt, JobInfo, OwnedAnswer};
+use super::protocol::{Interrupt, JobInfo};
 use super::tcb::{State, Wait};
 use super::timers::TimerKind;
 use super::{Culprit, Kernel};
@@ -108,7 +108,7 @@ impl<C: Clock> Kernel<C> {
     /// Wake `joiner`, blocked joining a thread, with that thread's outcome.
     fn answer_joiner(&mut self, joiner: ThreadId, outcome: ThreadOutcome) {
         debug_assert!(matches!(self.tcb(joiner).state, State::Blocked(Wait::Join(_))));
-        self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome));
+        self.tcb(joiner).set_answer(super::protocol::Answer::joined(outcome));
         self.wake(joiner);
     }
 

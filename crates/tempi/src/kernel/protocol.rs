@@ -284,6 +284,11 @@ pub(crate) enum Settled {
     /// The call (a release, a kill, a join, ...) failed with an error that owns nothing: no
     /// box is made for it, so a failing call allocates no more than a succeeding one.
     Failed(Failure),
+    /// A join's answer: the thread ended `Completed`, or `Killed` if `killed` (an outcome
+    /// holding a message travels boxed, in [`OwnedAnswer::Joined`]).
+    Joined {
+        killed: bool,
+    },
 }
 
 /// The errors a runtime call can fail with that own nothing, as [`Settled::Failed`] carries
@@ -403,6 +408,16 @@ impl Answer {
         match self {
             Answer::Settled(_settled) => {}
             Answer::Owned(owned) => drop(owned),
+        }
+    }
+
+    /// A join's answer: settled for an outcome that owns nothing, boxed for one with a
+    /// message.
+    pub(crate) fn joined(outcome: ThreadOutcome) -> Answer {
+        match outcome {
+            ThreadOutcome::Completed => Answer::Settled(Settled::Joined { killed: false }),
+            ThreadOutcome::Killed => Answer::Settled(Settled::Joined { killed: true }),
+            owning => Answer::Owned(Box::new(OwnedAnswer::Joined(owning))),
         }
     }
 

@@ -479,7 +479,7 @@ impl<C: Clock> Kernel<C> {
                         self.sched_call(c, id, |s, info| s.on_blocked(info));
                         self.meta_next(c, id);
                     }
-                    Ok(Some(outcome)) => self.tcb(id).set_answer(OwnedAnswer::Joined(outcome)),
+                    Ok(Some(outcome)) => self.tcb(id).set_answer(super::protocol::Answer::joined(outcome)),
                     Err(e) => self.tcb(id).set_answer(Answer::failed(e)),
                 }
             }

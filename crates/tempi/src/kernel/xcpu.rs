@@ -40,7 +40,7 @@ use std::sync::{Arc, OnceLock};
 
 use crossbeam_queue::ArrayQueue;
 
-use super::protocol::{Body, OwnedAnswer, Settled};
+use super::protocol::{Body, Settled};
 use super::tcb::{State, Wait};
 use super::{CheckpointWatch, Kernel};
 use crate::clock::{Clock, ClockMode, RealClock};
@@ -500,7 +500,7 @@ impl<C: Clock> Kernel<C> {
                 let waits = State::Blocked(Wait::Join(target));
                 if self.local(joiner).is_some_and(|_| self.tcb(joiner).state == waits) {
                     match outcome {
-                        Ok(outcome) => self.tcb(joiner).set_answer(OwnedAnswer::Joined(outcome)),
+                        Ok(outcome) => self.tcb(joiner).set_answer(super::protocol::Answer::joined(outcome)),
                         Err(e) => self.tcb(joiner).set_answer(super::protocol::Answer::failed(e)),
                     }
                     self.wake(joiner);
