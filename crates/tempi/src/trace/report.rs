@@ -370,6 +370,9 @@ struct ReportJson<'a> {
     /// Messages handlers did not serve because they had panicked.
     #[serde(skip_serializing_if = "is_zero")]
     messages_unserved_by_panicked_handler: u64,
+    /// Real time: the names of the OS-backed threads the end of the run left stopped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    os_backed_left_stopped: Vec<String>,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -454,7 +457,9 @@ struct JobJson {
 /// for instance killed by its budget, has left it). A budget event's `value` is the set's
 /// consumed CPU time for `"exhausted"`, the budget left for `"replenished"`. A run under a
 /// global policy also has `migrations`, the total, at the top and in each thread's row
-/// ([`crate::ThreadStats::migrations`]); other runs have neither key.
+/// ([`crate::ThreadStats::migrations`]); other runs have neither key. A real-time run whose
+/// end left OS-backed threads stopped lists their names in `os_backed_left_stopped`
+/// ([`RunOutcome::os_backed_left_stopped`]); other runs have no such key.
 ///
 /// ```
 /// use std::time::Duration;
@@ -562,6 +567,10 @@ pub(super) fn render(
         messages_queued_at_end: out.messages.queued_at_end,
         messages_unserved_at_receiver_end: out.messages.unserved_at_receiver_end,
         messages_unserved_by_panicked_handler: out.messages.handler_panicked,
+        os_backed_left_stopped: {
+            let names_by_id = names(out);
+            out.os_backed_left_stopped.iter().map(|&id| display_name(&names_by_id, id)).collect()
+        },
         threads,
         sets,
         jobs,
