@@ -40,6 +40,11 @@ use crate::time::Time;
 /// `cpus × max_sets`): ids carry the runtime's tag above their index (see
 /// [`crate::ThreadId`]); [`crate::Runtime::new`] refuses more.
 ///
+/// The end of a real-time run waits up to [`Config::os_backed_grace`] (default 1 s) for
+/// OS-backed threads computing in their own code to reach a runtime call, where they are
+/// unwound; those that do not are left stopped and named in
+/// [`crate::RunOutcome::os_backed_left_stopped`].
+///
 /// ```
 /// let cfg = tempi::Config::new(2).max_threads(64).trace_capacity(10_000);
 /// assert_eq!(cfg.cpus(), 2);
@@ -65,6 +70,7 @@ pub struct Config {
     pub(crate) progress: Option<ProgressHook>,
     pub(crate) cross_cpu_queue: usize,
     pub(crate) message_pool: usize,
+    pub(crate) os_backed_grace: Duration,
 }
 
 /// Called now and then during a run with the runtime's current time (see [`Config::progress`]).
@@ -137,6 +143,7 @@ impl Config {
             progress: None,
             cross_cpu_queue: 1024,
             message_pool: 1024,
+            os_backed_grace: Duration::from_secs(1),
         }
     }
     /// Number of CPUs.
@@ -337,6 +344,30 @@ impl Config {
     /// ```
     pub fn accounting(mut self, accounting: Accounting) -> Config {
         self.accounting = accounting;
+        self
+    }
+    /// How long the end of a real-time run waits for its OS-backed threads
+    /// ([`crate::ThreadSpec::os_backed`]) to be unwound (default 1 s). When the run ends (or
+    /// one is killed, or its budget kills or suspends it) while such a thread computes in its
+    /// own code, without runtime calls, it is let go on to its next runtime call, where the
+    /// runtime's stop unwinds it and its destructors run. One that has not been unwound when
+    /// the grace has passed is stopped again and left so until the process ends: its body is
+    /// never dropped, its OS thread stays blocked and keeps whatever it holds, and the run's
+    /// outcome names it ([`crate::RunOutcome::os_backed_left_stopped`]).
+    ///
+    /// The bound: `run` and `run_until` return at most this long (plus the OS's delay in
+    /// waking the dispatcher) after the run's end, however many such threads there are
+    /// (they are all let go at once). `Duration::ZERO` waits for none, not even a thread
+    /// answered in a runtime call; a grace too long to add to the clock waits for them
+    /// without a bound. Virtual time has no OS-backed threads of its own (the kind runs
+    /// as a plain thread there) and ignores this setting.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let _ = tempi::Config::new(1).os_backed_grace(Duration::from_millis(50));
+    /// ```
+    pub fn os_backed_grace(mut self, grace: Duration) -> Config {
+        self.os_backed_grace = grace;
         self
     }
 

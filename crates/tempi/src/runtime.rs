@@ -594,6 +594,7 @@ impl<C: Clock> Runtime<C> {
         let mut event_releases_refused = 0;
         let mut messages = crate::stats::MessageStats::default();
         let mut direct_switches = 0;
+        let mut os_backed_left_stopped = Vec::new();
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
         }
@@ -606,9 +607,11 @@ impl<C: Clock> Runtime<C> {
             event_releases_refused += p.event_releases_refused;
             messages.add(p.messages);
             direct_switches += p.direct_switches;
+            os_backed_left_stopped.extend(p.os_backed_left_stopped);
             end = end.max(p.end);
         }
         messages.queued_at_end += handlers_at_end.settle();
+        os_backed_left_stopped.sort_unstable();
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
             // Kernels report separately; present threads in id order, as one kernel would.
             threads.sort_by_key(|t: &ThreadSummary| t.id);
@@ -628,6 +631,7 @@ impl<C: Clock> Runtime<C> {
             event_releases_refused,
             messages,
             direct_switches,
+            os_backed_left_stopped,
         })
     }
 }

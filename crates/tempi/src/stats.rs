@@ -163,6 +163,18 @@ pub struct RunOutcome {
     /// kernel when nothing else is due ([`crate::Config::direct_switch`]). Diagnostic only:
     /// the schedule is the same either way.
     pub direct_switches: u64,
+    /// Real time: the OS-backed threads ([`crate::ThreadSpec::os_backed`]) that the end of
+    /// the run left stopped, in id order: still in their own code, without runtime calls,
+    /// when [`crate::Config::os_backed_grace`] had passed (or still catching the runtime's
+    /// stop). They were not unwound: their bodies are never dropped, and their OS threads
+    /// stay blocked until the process ends. Empty in virtual time. [`RunOutcome::thread`]
+    /// gives each one's name.
+    ///
+    /// ```
+    /// let out = tempi::Runtime::simulated(1).run().unwrap();
+    /// assert!(out.os_backed_left_stopped.is_empty());
+    /// ```
+    pub os_backed_left_stopped: Vec<ThreadId>,
 }
 
 /// Messages that did not reach their recipient, or were never served, and that no caller's

@@ -232,6 +232,9 @@ fn os_backed_run_ending_mid_loop_tears_down_in_order() {
     let out = rt.run_until(Time::from_millis(50)).unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(dropped.load(Ordering::SeqCst), 1, "the stopped thread was unwound");
+    assert!(out.os_backed_left_stopped.is_empty(), "{:?}", out.os_backed_left_stopped);
+    assert!(!tempi::trace::report::summary_text(&out).contains("left stopped"));
+    assert!(!tempi::trace::report::to_json(&out).contains("os_backed_left_stopped"));
     assert!(out.end >= Time::from_millis(50));
 }
 
@@ -463,4 +466,96 @@ fn os_backed_thread_killed_inside_a_handler_still_serves_its_queue() {
             ("killer".to_string(), Some(ThreadOutcome::Completed)),
         ]
     );
+}
+
+/// Spin without a runtime call until the process ends.
+fn spin_forever() -> ! {
+    let progress = AtomicU64::new(0);
+    loop {
+        progress.fetch_add(1, Ordering::Relaxed);
+        std::hint::black_box(&progress);
+    }
+}
+
+/// The names of the OS-backed threads the end of the run left stopped.
+fn left_stopped(out: &RunOutcome) -> Vec<String> {
+    out.os_backed_left_stopped.iter().map(|&id| out.thread(id).unwrap().name.clone()).collect()
+}
+
+/// OS-backed threads still computing in their own code for good when the run ends (two
+/// running, one killed while it computes) are waited for at most the configured grace, all
+/// at once, then left stopped and named in the outcome, its summary and its report; one that
+/// ends its loop in time is not. (With the fixed grace of 1 s each, the end of this run took
+/// more than 3 s and named nobody.)
+#[test]
+fn os_backed_threads_left_in_their_own_code_are_named_and_waited_for_once() {
+    let _one = serial();
+    let grace = ms(300);
+    let (names, outcomes, summary, report, elapsed) = within_a_minute(move || {
+        let mut rt = Runtime::<RealClock>::new(Config::new(1).pin(false).os_backed_grace(grace)).unwrap();
+        rt.spawn(ThreadSpec::new("forever-a").priority(1).os_backed(), |_| spin_forever()).unwrap();
+        // Preempts "forever-a" in its loop at 30 ms: at the end one is running, one is ready.
+        rt.spawn(ThreadSpec::new("forever-b").priority(5).os_backed(), |cx| {
+            cx.sleep(ms(30));
+            spin_forever()
+        })
+        .unwrap();
+        let victim = rt.spawn(ThreadSpec::new("victim").priority(2).os_backed(), |_| spin_forever()).unwrap();
+        rt.spawn(ThreadSpec::new("brief").priority(3).os_backed(), |_| spin(ms(5), &AtomicU64::new(0))).unwrap();
+        rt.spawn(ThreadSpec::new("killer").priority(6), move |cx| {
+            cx.sleep(ms(20));
+            cx.kill(victim).unwrap();
+        })
+        .unwrap();
+        let started = Instant::now();
+        let out = rt.run_until(Time::from_millis(50)).unwrap();
+        let elapsed = started.elapsed();
+        let outcomes: Vec<_> = out.threads.iter().map(|t| (t.name.clone(), t.outcome.clone())).collect();
+        let summary = tempi::trace::report::summary_text(&out);
+        let report = tempi::trace::report::to_json(&out);
+        (left_stopped(&out), outcomes, summary, report, elapsed)
+    });
+    assert_eq!(names, ["forever-a", "forever-b", "victim"], "{outcomes:?}");
+    assert_eq!(
+        outcomes,
+        [
+            ("forever-a".to_string(), None),
+            ("forever-b".to_string(), None),
+            ("victim".to_string(), Some(ThreadOutcome::Killed)),
+            ("brief".to_string(), Some(ThreadOutcome::Completed)),
+            ("killer".to_string(), Some(ThreadOutcome::Completed)),
+        ]
+    );
+    assert!(
+        summary.contains(
+            "OS-backed threads left stopped in their own code at the end of the run, not unwound: forever-a, forever-b, victim\n"
+        ),
+        "{summary}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(v["os_backed_left_stopped"], serde_json::json!(["forever-a", "forever-b", "victim"]));
+    // The grace was waited for, once for all three (waiting for each in turn takes three).
+    assert!(elapsed >= grace, "{elapsed:?}");
+    assert!(elapsed < grace * 3, "{elapsed:?}");
+}
+
+/// The grace is the setting's, not a fixed second: a longer one is waited for in full, and a
+/// thread that is unwound in time is not named.
+#[test]
+fn os_backed_grace_setting_bounds_the_wait_at_the_end() {
+    let _one = serial();
+    let grace = ms(1_500);
+    let (names, elapsed, summary, report) = within_a_minute(move || {
+        let mut rt = Runtime::<RealClock>::new(Config::new(1).pin(false).os_backed_grace(grace)).unwrap();
+        rt.spawn(ThreadSpec::new("forever").os_backed(), |_| spin_forever()).unwrap();
+        let started = Instant::now();
+        let out = rt.run_until(Time::from_millis(20)).unwrap();
+        let elapsed = started.elapsed();
+        (left_stopped(&out), elapsed, tempi::trace::report::summary_text(&out), tempi::trace::report::to_json(&out))
+    });
+    assert_eq!(names, ["forever"]);
+    assert!(summary.contains("not unwound: forever\n"), "{summary}");
+    assert!(report.contains("\"os_backed_left_stopped\""), "{report}");
+    assert!(elapsed >= grace, "{elapsed:?}");
+    assert!(elapsed < grace + Duration::from_secs(20), "{elapsed:?}");
 }

@@ -31,12 +31,24 @@ fn overflowing<C: Clock>(config: Config) {
     let _ = rt.run();
 }
 
+/// An OS-backed thread, which runs on an OS thread of its own in real time, overflowing
+/// there without a runtime call.
+fn overflowing_os_backed() {
+    let mut rt = Runtime::<RealClock>::new(Config::new(1).pin(false)).unwrap();
+    rt.spawn(ThreadSpec::new("deep").stack_size(64 * 1024).os_backed(), |cx| {
+        std::hint::black_box(deep(0, cx));
+    })
+    .unwrap();
+    let _ = rt.run();
+}
+
 /// Runs the case named by `TEMPI_OVERFLOW_CASE` when this binary is the child.
 #[test]
 fn child() {
     match std::env::var("TEMPI_OVERFLOW_CASE").as_deref() {
         Ok("virtual") => overflowing::<VirtualClock>(Config::new(1)),
         Ok("real") => overflowing::<RealClock>(Config::new(1).pin(false)),
+        Ok("os-backed") => overflowing_os_backed(),
         Ok("os-thread") => {
             // A run installs the overflow handler; an OS thread's own overflow must still be
             // reported by the handler that was there before (std's).
@@ -83,6 +95,17 @@ fn an_overflowing_thread_is_named_before_the_abort_in_real_time() {
     let (signal, stderr) = run_child("real");
     assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
     assert!(stderr.contains("tempi thread `deep one`"), "stderr: {stderr}");
+}
+
+#[test]
+fn an_overflowing_os_backed_thread_is_named_before_the_abort() {
+    // Its stack's guard page faults on its own OS thread, not on the dispatcher's.
+    let (signal, stderr) = run_child("os-backed");
+    assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
+    assert!(
+        stderr.contains("\ntempi thread `deep` (T0.0) on CPU 0 has overflowed its stack of 65536 bytes\n"),
+        "stderr: {stderr}"
+    );
 }
 
 #[test]

@@ -112,6 +112,7 @@ pub(crate) struct KernelPart {
     pub(crate) event_releases_refused: u64,
     pub(crate) messages: crate::stats::MessageStats,
     pub(crate) direct_switches: u64,
+    pub(crate) os_backed_left_stopped: Vec<ThreadId>,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
     pub(crate) error: Option<Error>,
@@ -306,6 +307,11 @@ pub(crate) struct Kernel<C: Clock> {
     /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
     /// stopped until the run ends (see `os_backed.rs`).
     abandoned: Vec<os_backed::Worker>,
+    /// Real time: how long the end of the run waits for OS-backed threads to reach a runtime
+    /// call ([`crate::Config::os_backed_grace`]).
+    os_backed_grace: std::time::Duration,
+    /// Real time: the OS-backed threads the end of the run left stopped, not unwound.
+    left_stopped: Vec<ThreadId>,
     /// The thread resumed last (see `direct.rs`).
     resumed: direct::Resumed,
     /// Thread switches made directly from one thread's stack to the next's.

@@ -36,20 +36,16 @@ use std::time::{Duration, Instant};
 
 use crate::os::context::CoroutineResult;
 
-use super::protocol::{Interrupt, Plain, Request, Response};
+use super::protocol::{Interrupt, JobInfo, Plain, Request, Response};
 use super::tcb::Co;
 use super::Kernel;
 use crate::clock::Clock;
 use crate::os::worker::{Channel, Stopped};
-use crate::thread::ThreadOutcome;
+use crate::thread::{ThreadId, ThreadOutcome};
 use crate::time::Time;
 
 /// What the coroutine hands back: a request, or its end.
 type Step = CoroutineResult<Request, ThreadOutcome>;
-
-/// How long the end of a run waits for an OS-backed thread to reach its next runtime call
-/// (where it is unwound like any thread) before leaving it stopped for good.
-pub(crate) const TEARDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// The longest the dispatcher parks at once while an OS-backed thread runs; it looks at its
 /// state again after that whatever happens.
@@ -64,6 +60,8 @@ pub(crate) struct Worker {
     pub(crate) in_place: bool,
     /// Its coroutine has returned: the OS thread ends.
     done: bool,
+    /// The thread it runs, named in the outcome if the run's end leaves it stopped.
+    thread: ThreadId,
 }
 
 impl Drop for Worker {
@@ -78,41 +76,29 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    /// Wait for the worker's next step until `deadline`; stop it in place if it has not come.
-    fn await_until(&mut self, deadline: Instant) -> Option<Step> {
-        loop {
-            if let Some(step) = self.channel.take_output() {
-                self.done = matches!(step, CoroutineResult::Return(_));
-                return Some(step);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                let handle = self.handle.as_ref().expect("a live worker has its thread");
-                if self.channel.stop(handle) == Stopped::InPlace {
-                    self.in_place = true;
-                    return None;
-                }
-                continue;
-            }
-            std::thread::park_timeout((deadline - now).min(PARK_MAX));
+    /// The end of the run: answer its pending runtime call with the runtime's stop
+    /// (`response`), or let it go on toward its next call if it was stopped in place.
+    fn send_stop(&mut self, response: Response) {
+        if std::mem::take(&mut self.in_place) {
+            self.channel.let_go();
+        } else {
+            self.channel.post(response);
         }
     }
 
-    /// The end of the run: unwind the thread with the runtime's stop at its runtime calls, as
-    /// the coroutines of the dispatcher are; one that does not reach a call within
-    /// [`TEARDOWN_GRACE`] is left stopped in place.
-    fn tear_down(&mut self, response: impl Fn() -> Response) {
-        for _ in 0..64 {
-            if self.done {
-                return;
+    /// At the deadline of the run's end: whether the worker is left without being unwound
+    /// (stopped in place again, or waiting for an answer that never comes); a worker whose
+    /// coroutine has just returned is not.
+    fn give_up(&mut self) -> bool {
+        let handle = self.handle.as_ref().expect("a live worker has its thread");
+        loop {
+            if let Some(step) = self.channel.take_output() {
+                self.done = matches!(step, CoroutineResult::Return(_));
+                return !self.done;
             }
-            if std::mem::take(&mut self.in_place) {
-                self.channel.let_go();
-            } else {
-                self.channel.post(response());
-            }
-            if self.await_until(Instant::now() + TEARDOWN_GRACE).is_none() {
-                return;
+            if self.channel.stop(handle) == Stopped::InPlace {
+                self.in_place = true;
+                return true;
             }
         }
     }
@@ -127,7 +113,10 @@ impl<C: Clock> Kernel<C> {
         let id = t.id;
         // The OS thread bears the thread's name (an OS thread name cannot hold a NUL).
         let name = self.summaries[t.summary].name.replace('\0', " ");
+        // A fault on the worker's OS thread is checked against this thread's stack there.
+        let mut watch = crate::os::overflow::OwnStackWatch::new(&self.guards[i]);
         let step = move |response: Response| {
+            watch.start();
             let step = co.resume(response);
             let last = matches!(step, CoroutineResult::Return(_));
             (step, last)
@@ -135,7 +124,8 @@ impl<C: Clock> Kernel<C> {
         match Channel::start(name, step) {
             Ok((channel, handle)) => {
                 let t = self.slots[i].as_mut().expect("live slot");
-                t.worker = Some(Box::new(Worker { channel, handle: Some(handle), in_place: false, done: false }));
+                t.worker =
+                    Some(Box::new(Worker { channel, handle: Some(handle), in_place: false, done: false, thread: id }));
                 true
             }
             Err(e) => {
@@ -230,17 +220,67 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// At the end of the run: unwind the OS-backed threads (see [`Worker::tear_down`]).
+    /// At the end of the run: unwind the OS-backed threads with the runtime's stop at their
+    /// runtime calls, as the coroutines of the dispatcher are, all at once. One that catches
+    /// the stop and calls the runtime again is stopped again, 64 times at most. Those still
+    /// in their own code (or not unwound) when [`crate::Config::os_backed_grace`] has passed
+    /// are left stopped until the process ends, and named in the run's outcome: one
+    /// deadline for all, so the run's end waits at most that long however many there are.
     pub(super) fn teardown_workers(&mut self) {
         let now = self.now;
-        for mut w in std::mem::take(&mut self.abandoned) {
-            w.tear_down(|| Response { now, job: Default::default(), reply: Err(Interrupt::Stop) });
-        }
+        let stop = |job: JobInfo| Response { now, job, reply: Err(Interrupt::Stop) };
+        let mut workers: Vec<(Worker, JobInfo, u32)> =
+            std::mem::take(&mut self.abandoned).into_iter().map(|w| (w, JobInfo::default(), 0)).collect();
         for slot in &mut self.slots {
             let Some(t) = slot.as_mut() else { continue };
-            let Some(mut w) = t.worker.take() else { continue };
-            let job = t.job;
-            w.tear_down(|| Response { now, job, reply: Err(Interrupt::Stop) });
+            if let Some(w) = t.worker.take() {
+                workers.push((*w, t.job, 0));
+            }
         }
+        if workers.is_empty() {
+            return;
+        }
+        // A grace too long for the clock to add is no bound at all.
+        let deadline = Instant::now().checked_add(self.os_backed_grace);
+        for (w, job, _) in &mut workers {
+            if !w.done {
+                w.send_stop(stop(*job));
+            }
+        }
+        let mut left = Vec::new();
+        loop {
+            workers.retain_mut(|(w, job, rounds)| {
+                if w.done {
+                    return false;
+                }
+                let Some(step) = w.channel.take_output() else { return true };
+                w.done = matches!(step, CoroutineResult::Return(_));
+                if w.done {
+                    return false;
+                }
+                *rounds += 1;
+                if *rounds < 64 {
+                    w.send_stop(stop(*job));
+                    return true;
+                }
+                left.push(w.thread);
+                false
+            });
+            if workers.is_empty() {
+                break;
+            }
+            let at = Instant::now();
+            if deadline.is_some_and(|d| at >= d) {
+                for (mut w, _, _) in workers.drain(..) {
+                    if w.give_up() {
+                        left.push(w.thread);
+                    }
+                }
+                break;
+            }
+            std::thread::park_timeout(deadline.map_or(PARK_MAX, |d| (d - at).min(PARK_MAX)));
+        }
+        left.sort_unstable();
+        self.left_stopped.extend(left);
     }
 }

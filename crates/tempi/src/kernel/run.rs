@@ -493,6 +493,7 @@ impl<C: Clock> Kernel<C> {
             event_releases_refused: self.event_releases_refused,
             messages: self.msg_stats,
             direct_switches: self.direct_switches,
+            os_backed_left_stopped: std::mem::take(&mut self.left_stopped),
             end: self.now,
             error: self.failed.take(),
         }

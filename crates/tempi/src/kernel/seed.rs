@@ -64,6 +64,7 @@ pub(crate) struct KernelSeed {
     direct_switch: bool,
     progress: Option<crate::config::ProgressHook>,
     message_pool: usize,
+    os_backed_grace: std::time::Duration,
     /// The runtime's payload pools: every kernel of the run shares them.
     payloads: crate::message::PayloadStores,
 }
@@ -108,6 +109,7 @@ impl KernelSeed {
             direct_switch: config.direct_switch,
             progress: config.progress.clone(),
             message_pool: config.message_pool * cpu_count,
+            os_backed_grace: config.os_backed_grace,
             payloads: Default::default(),
         }
     }
@@ -292,6 +294,8 @@ impl<C: Clock> Kernel<C> {
             event_releases_refused: 0,
             msg_stats: crate::stats::MessageStats::default(),
             abandoned: Vec::new(),
+            os_backed_grace: seed.os_backed_grace,
+            left_stopped: Vec::new(),
             resumed: super::direct::Resumed::none(),
             direct_switches: 0,
             switched_in_request: false,

@@ -7,7 +7,10 @@
 //! is running on the faulting OS thread (the fault address in its guard page and the stack
 //! pointer inside its stack), writes the message with `write(2)` and aborts. Any other fault
 //! goes to the handler that was installed before (std's, which reports an overflow of an OS
-//! thread's own stack), or to the default action, so genuine crashes still crash.
+//! thread's own stack), or to the default action, so genuine crashes still crash. The faulting
+//! OS thread is a dispatcher, which watches its kernel's table of stacks, or the OS thread of
+//! an OS-backed thread, which watches that one thread's stack ([`OwnStackWatch`]); each has
+//! an alternate signal stack of its own.
 //!
 //! The thread is not recovered. Abandoning its frames mid-instruction would leave whatever it
 //! was doing half done on an OS thread that goes on running other threads: the allocator's
@@ -85,6 +88,42 @@ pub(crate) fn watching(table: &[StackGuard]) -> Watching {
 /// See [`watching`].
 pub(crate) struct Watching {
     _signal_stack: AltStack,
+}
+
+/// The watch over the one stack that an OS-backed thread's own OS thread (its worker, see
+/// `os/worker.rs`) runs: the kernel's table is watched on the dispatcher's OS thread only,
+/// and a fault is delivered to the OS thread that faults. The worker gets a table of its own,
+/// one entry that is never rewritten, with its own copy of the thread's name: the worker may
+/// outlive the run (and the kernel that keeps the names) when the run's end leaves it stopped.
+pub(crate) struct OwnStackWatch {
+    // Dropped first: the OS thread stops reading the entry before the entry goes.
+    watching: Option<Watching>,
+    entry: Box<[StackGuard; 1]>,
+    _name: Box<str>,
+}
+
+impl OwnStackWatch {
+    /// The watch over the stack that `guard` describes, not started yet.
+    pub(crate) fn new(guard: &StackGuard) -> OwnStackWatch {
+        let name: Box<str> = if guard.name.is_null() {
+            Box::from("")
+        } else {
+            // SAFETY: a non-null name is the kernel's copy of the thread's name, valid UTF-8 of
+            // `name_len` bytes, alive while the kernel runs, which is when this is called.
+            let bytes = unsafe { std::slice::from_raw_parts(guard.name, guard.name_len) };
+            Box::from(std::str::from_utf8(bytes).unwrap_or(""))
+        };
+        let entry = Box::new([StackGuard { name: name.as_ptr(), name_len: name.len(), ..*guard }]);
+        OwnStackWatch { watching: None, entry, _name: name }
+    }
+
+    /// Watch the stack on the calling OS thread from now on, until this value is dropped (on
+    /// the same OS thread). Calls after the first do nothing.
+    pub(crate) fn start(&mut self) {
+        if self.watching.is_none() {
+            self.watching = Some(watching(&self.entry[..]));
+        }
+    }
 }
 
 impl Drop for Watching {
@@ -241,9 +280,10 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, context: *m
         let addr = unsafe { (*info).si_addr() } as usize;
         let sp = sp.unwrap_or(0);
         // SAFETY: `TABLE` points at the running kernel's table of `len` entries, which stays
-        // at that address for the whole run (`watching`). Entries are plain words; the stack
-        // pointer is inside a thread's stack only while that thread runs, and the kernel
-        // writes no entry then, so the entry found is whole and current.
+        // at that address for the whole run (`watching`), or at the one entry of an OS-backed
+        // thread's worker, never rewritten while it is watched (`OwnStackWatch`). Entries are
+        // plain words; the stack pointer is inside a thread's stack only while that thread
+        // runs, and the kernel writes no entry then, so the entry found is whole and current.
         let entries = unsafe { std::slice::from_raw_parts(table, len) };
         for g in entries {
             if sp >= g.guard_lo && sp < g.base {

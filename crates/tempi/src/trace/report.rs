@@ -381,6 +381,9 @@ struct ReportJson<'a> {
     timed_messages_refused_cpu_queue_full: u64,
     #[serde(skip_serializing_if = "is_zero")]
     timed_messages_refused_pool_full: u64,
+    /// Real time: the names of the OS-backed threads the end of the run left stopped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    os_backed_left_stopped: Vec<String>,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -465,7 +468,9 @@ struct JobJson {
 /// for instance killed by its budget, has left it). A budget event's `value` is the set's
 /// consumed CPU time for `"exhausted"`, the budget left for `"replenished"`. A run under a
 /// global policy also has `migrations`, the total, at the top and in each thread's row
-/// ([`crate::ThreadStats::migrations`]); other runs have neither key.
+/// ([`crate::ThreadStats::migrations`]); other runs have neither key. A real-time run whose
+/// end left OS-backed threads stopped lists their names in `os_backed_left_stopped`
+/// ([`RunOutcome::os_backed_left_stopped`]); other runs have no such key.
 ///
 /// ```
 /// use std::time::Duration;
@@ -578,6 +583,10 @@ pub(super) fn render(
         timed_messages_refused_recipient_ended: out.messages.timed_refused_recipient_ended,
         timed_messages_refused_cpu_queue_full: out.messages.timed_refused_cpu_queue_full,
         timed_messages_refused_pool_full: out.messages.timed_refused_pool_full,
+        os_backed_left_stopped: {
+            let names_by_id = names(out);
+            out.os_backed_left_stopped.iter().map(|&id| display_name(&names_by_id, id)).collect()
+        },
         threads,
         sets,
         jobs,

@@ -53,7 +53,8 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
 /// deadline misses (and under a global policy the migrations, in total and per thread that
 /// moved), then releases dropped for a full release queue, warnings, lost trace
-/// records, panicked, not started and killed threads, if any.
+/// records, panicked, not started and killed threads, and OS-backed threads the end of the
+/// run left stopped ([`RunOutcome::os_backed_left_stopped`]), if any.
 ///
 /// ```
 /// use std::time::Duration;
@@ -197,6 +198,15 @@ pub fn summary_text(out: &RunOutcome) -> String {
         out.threads.iter().filter(|t| t.outcome == Some(ThreadOutcome::Killed)).map(|t| t.name.as_str()).collect();
     if !killed.is_empty() {
         let _ = writeln!(s, "killed threads (budget exhausted): {}", killed.join(", "));
+    }
+    if !out.os_backed_left_stopped.is_empty() {
+        let names_by_id = names(out);
+        let left: Vec<String> = out.os_backed_left_stopped.iter().map(|&id| display_name(&names_by_id, id)).collect();
+        let _ = writeln!(
+            s,
+            "OS-backed threads left stopped in their own code at the end of the run, not unwound: {}",
+            left.join(", ")
+        );
     }
     s
 }
