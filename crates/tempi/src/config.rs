@@ -430,8 +430,16 @@ impl Config {
                 )));
             }
         }
-        crate::sizes::at_most("cross_cpu_queue", self.cross_cpu_queue, Config::MAX_CROSS_CPU_QUEUE)?;
-        crate::sizes::at_most("trace_capacity", self.trace_capacity, Config::MAX_TRACE_CAPACITY)?;
+        let per_cpu = [
+            ("cross_cpu_queue", self.cross_cpu_queue, Config::MAX_CROSS_CPU_QUEUE, "MAX_CROSS_CPU_QUEUE"),
+            ("trace_capacity", self.trace_capacity, Config::MAX_TRACE_CAPACITY, "MAX_TRACE_CAPACITY"),
+        ];
+        for (what, value, max, name) in per_cpu {
+            if value > max {
+                let why = crate::sizes::too_large(what, value, max);
+                return Err(Error::InvalidConfig(format!("{why} (Config::{name})")));
+            }
+        }
         if self.default_stack < crate::thread::MIN_STACK_SIZE {
             return Err(Error::InvalidConfig(format!(
                 "a default stack of {} bytes is too small: threads need at least {} (MIN_STACK_SIZE)",

@@ -292,7 +292,10 @@ impl<C: Clock> Runtime<C> {
         &mut self,
         capacity: usize,
     ) -> Result<crate::message::PayloadPool<T>, Error> {
-        crate::sizes::at_most("payload pool capacity", capacity, crate::message::MAX_PAYLOAD_SLOTS)?;
+        if capacity > crate::message::MAX_PAYLOAD_SLOTS {
+            let why = crate::sizes::too_large("payload_pool capacity", capacity, crate::message::MAX_PAYLOAD_SLOTS);
+            return Err(Error::InvalidConfig(format!("{why} (message::MAX_PAYLOAD_SLOTS)")));
+        }
         let (pool, store) = crate::message::PayloadPool::new(capacity as u32)?;
         for seed in &mut self.seeds {
             seed.add_payload_store(store.clone());
