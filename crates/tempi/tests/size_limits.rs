@@ -159,7 +159,7 @@ fn the_infallible_handler_constructors_panic_instead_of_aborting() {
 fn admission_error(spec: AdmissionSpec) -> AdmissionError {
     let mut rt = Runtime::simulated(1);
     rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
-    Admission::new(&mut rt, spec).err().expect("refused")
+    Admission::new(&mut rt, spec).expect_err("refused")
 }
 
 #[test]
