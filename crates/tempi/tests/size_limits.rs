@@ -9,6 +9,7 @@ use tempi::admission::{Admission, AdmissionError, AdmissionSpec};
 use tempi::clock::{RealClock, VirtualClock};
 use tempi::message::{Handler, MAX_PAYLOAD_SLOTS};
 use tempi::policy::admit::planner::PlannerConfig;
+use tempi::policy::admit::{LinearEngine, MinLaxityEngine, TreeEngine};
 use tempi::spring::{Spring, SpringSpec};
 use tempi::{Config, Error, Runtime, ThreadSpec};
 
@@ -187,6 +188,22 @@ fn admission_sizes_above_their_limits_are_refused() {
     assert_eq!(admission_error(a().max_live(65)), AdmissionError::Runtime(Error::TooManySets { max: 64 }));
 }
 
+/// The message of the panic `f` raises.
+fn panic_of<R>(f: impl FnOnce() -> R) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).err().expect("a panic");
+    payload.downcast_ref::<String>().cloned().expect("a formatted message")
+}
+
+#[test]
+fn engine_constructors_above_their_limit_panic_with_the_limit_instead_of_aborting() {
+    let limit = "capacity = 4294967296 is above its limit of 16777216 (policy::admit::MAX_CAPACITY)";
+    assert_eq!(panic_of(|| TreeEngine::with_capacity(HUGE)), format!("tree: {limit}"));
+    assert_eq!(panic_of(|| LinearEngine::with_capacity(HUGE)), format!("linear: {limit}"));
+    assert_eq!(panic_of(|| MinLaxityEngine::with_capacity(HUGE)), format!("min_laxity: {limit}"));
+    assert_eq!(panic_of(|| MinLaxityEngine::hashed(HUGE)), format!("hashed: {limit}"));
+    assert_eq!(panic_of(|| tempi::policy::sched::Collator::standard().with_capacity(HUGE)), format!("tree: {limit}"));
+}
+
 fn spring_error(spec: SpringSpec) -> Error {
     let mut rt = Runtime::simulated(1);
     Spring::new(&mut rt, spec).err().expect("refused")
@@ -266,6 +283,9 @@ fn under_a_memory_limit_pools_the_allocator_refuses_are_errors() {
     rt.spawn(ThreadSpec::new("t"), |_| {}).unwrap();
     let Err(Error::InvalidConfig(why)) = rt.run() else { panic!("the run started") };
     assert!(why.starts_with("cannot allocate the "), "{why}");
+    // An engine's arenas refused: a panic naming the engine, not an abort.
+    let why = panic_of(|| LinearEngine::with_capacity(tempi::policy::admit::MAX_CAPACITY));
+    assert!(why.starts_with("linear: invalid configuration: cannot allocate an arena of the engine"), "{why}");
     // A small runtime still runs under the same limit.
     let mut rt = Runtime::<VirtualClock>::new(Config::new(1).trace_capacity(1000)).unwrap();
     rt.spawn(ThreadSpec::new("t"), |cx| cx.work(std::time::Duration::from_millis(1))).unwrap();

@@ -216,7 +216,17 @@ impl Admission {
             return Err(AdmissionError::NotEdf { scheduler: policy.name().to_string() });
         }
         spec.check().map_err(AdmissionError::Runtime)?;
-        let engine = admit::by_name(&spec.engine, spec.capacity).ok_or(AdmissionError::UnknownEngine(spec.engine))?;
+        // An engine whose arenas the allocator refuses panics (its factory cannot fail).
+        let built = std::panic::catch_unwind(|| admit::by_name(&spec.engine, spec.capacity)).map_err(|payload| {
+            AdmissionError::Runtime(Error::InvalidConfig(format!(
+                "admission of CPU {}: engine `{}` of capacity {}: {}",
+                spec.cpu,
+                spec.engine,
+                spec.capacity,
+                crate::kernel::panic_message(&*payload)
+            )))
+        })?;
+        let engine = built.ok_or(AdmissionError::UnknownEngine(spec.engine))?;
         let engine_name = engine.name();
         let mut slots = crate::sizes::vec_with_capacity(spec.max_live, "the admission's sets (max_live)")
             .map_err(AdmissionError::Runtime)?;
