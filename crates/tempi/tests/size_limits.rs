@@ -204,6 +204,34 @@ fn engine_constructors_above_their_limit_panic_with_the_limit_instead_of_abortin
     assert_eq!(panic_of(|| tempi::policy::sched::Collator::standard().with_capacity(HUGE)), format!("tree: {limit}"));
 }
 
+#[test]
+fn planner_tables_above_their_limit_are_refused() {
+    use tempi::policy::admit::planner::{Capacity, PlanError, Planner};
+    let mut config = PlannerConfig::new(1, 0);
+    config.capacity.groups = HUGE;
+    let err = Planner::new(config).err().expect("refused");
+    assert_eq!(err, PlanError::TooLarge { field: "capacity.groups", value: HUGE, max: Capacity::MAX });
+    assert_eq!(
+        err.to_string(),
+        "bad planner configuration: capacity.groups = 4294967296 is above its limit of 16777216 (Capacity::MAX)"
+    );
+    // The links and uses of so many tasks saturate instead of overflowing.
+    let c = Capacity::for_tasks(usize::MAX / 2);
+    assert_eq!((c.links, c.uses), (usize::MAX - 1, usize::MAX));
+    config.capacity = Capacity { links: HUGE, ..Capacity::for_tasks(8) };
+    assert_eq!(
+        Planner::new(config).err(),
+        Some(PlanError::TooLarge { field: "capacity.links", value: HUGE, max: Capacity::MAX })
+    );
+    let mut rt = Runtime::simulated(1);
+    config.capacity = Capacity::for_tasks(HUGE);
+    let spring = Spring::new(&mut rt, SpringSpec::new(config)).err().expect("refused");
+    assert_eq!(
+        spring,
+        invalid("planner: bad planner configuration: capacity.groups = 4294967296 is above its limit of 16777216 (Capacity::MAX)")
+    );
+}
+
 fn spring_error(spec: SpringSpec) -> Error {
     let mut rt = Runtime::simulated(1);
     Spring::new(&mut rt, spec).err().expect("refused")

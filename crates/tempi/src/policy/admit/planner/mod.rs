@@ -219,8 +219,15 @@ impl PlannerConfig {
             return Err(PlanError::Config("local_percent must be between 1 and 100"));
         }
         let c = self.capacity;
-        if [c.tasks, c.threads, c.links, c.uses].iter().any(|&n| n > u32::MAX as usize) {
-            return Err(PlanError::Config("capacities must fit in 32 bits"));
+        let tables = [
+            ("capacity.groups", c.groups),
+            ("capacity.threads", c.threads),
+            ("capacity.tasks", c.tasks),
+            ("capacity.links", c.links),
+            ("capacity.uses", c.uses),
+        ];
+        if let Some(&(field, value)) = tables.iter().find(|(_, n)| *n > Capacity::MAX) {
+            return Err(PlanError::TooLarge { field, value, max: Capacity::MAX });
         }
         Ok(())
     }

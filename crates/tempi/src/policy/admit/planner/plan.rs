@@ -43,6 +43,20 @@ pub struct Capacity {
 }
 
 impl Capacity {
+    /// The most entries of each table (2^24, 16 Mi): [`super::Planner::new`] refuses a larger
+    /// one with [`super::PlanError::TooLarge`] before anything is allocated.
+    ///
+    /// ```
+    /// use tempi::policy::admit::planner::{Capacity, PlanError, Planner, PlannerConfig};
+    /// let mut config = PlannerConfig::new(1, 0);
+    /// config.capacity = Capacity::for_tasks(Capacity::MAX);
+    /// assert_eq!(
+    ///     Planner::new(config).err(),
+    ///     Some(PlanError::TooLarge { field: "capacity.links", value: 1 << 25, max: Capacity::MAX })
+    /// );
+    /// ```
+    pub const MAX: usize = 1 << 24;
+
     /// Room for `tasks` tasks, as many threads and groups, two links and four resource uses
     /// per task.
     ///
@@ -51,7 +65,7 @@ impl Capacity {
     /// assert_eq!((c.links, c.uses), (20, 40));
     /// ```
     pub fn for_tasks(tasks: usize) -> Capacity {
-        Capacity { groups: tasks, threads: tasks, tasks, links: tasks * 2, uses: tasks * 4 }
+        Capacity { groups: tasks, threads: tasks, tasks, links: tasks.saturating_mul(2), uses: tasks.saturating_mul(4) }
     }
 }
 
