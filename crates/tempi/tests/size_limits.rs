@@ -209,7 +209,7 @@ fn planner_tables_above_their_limit_are_refused() {
     use tempi::policy::admit::planner::{Capacity, PlanError, Planner};
     let mut config = PlannerConfig::new(1, 0);
     config.capacity.groups = HUGE;
-    let err = Planner::new(config).err().expect("refused");
+    let err = Planner::new(config).expect_err("refused");
     assert_eq!(err, PlanError::TooLarge { field: "capacity.groups", value: HUGE, max: Capacity::MAX });
     assert_eq!(
         err.to_string(),
