@@ -232,6 +232,13 @@ fn planner_tables_above_their_limit_are_refused() {
     );
 }
 
+#[test]
+fn a_ready_queue_larger_than_a_runtime_can_fill_is_sized_to_what_it_can() {
+    // 2^32 entries would be 96 GiB; a runtime has at most 2^20 threads to queue.
+    let q = tempi::policy::sched::ReadyQueue::with_capacity(HUGE);
+    assert!(q.is_empty());
+}
+
 fn spring_error(spec: SpringSpec) -> Error {
     let mut rt = Runtime::simulated(1);
     Spring::new(&mut rt, spec).err().expect("refused")
