@@ -321,6 +321,14 @@ fn under_a_memory_limit_pools_the_allocator_refuses_are_errors() {
     // An engine's arenas refused: a panic naming the engine, not an abort.
     let why = panic_of(|| LinearEngine::with_capacity(tempi::policy::admit::MAX_CAPACITY));
     assert!(why.starts_with("linear: invalid configuration: cannot allocate an arena of the engine"), "{why}");
+    // The planner's tables, each within its limit, refused together by the allocator.
+    use tempi::policy::admit::planner::{Capacity, PlanError, Planner};
+    let mut config = PlannerConfig::new(1, 0);
+    let max = Capacity::MAX;
+    config.capacity = Capacity { groups: max, threads: max, tasks: max, links: max, uses: max };
+    let err = Planner::new(config).expect_err("refused");
+    assert!(matches!(err, PlanError::NoMemory { entries, .. } if entries == max), "{err:?}");
+    assert!(err.to_string().starts_with("cannot allocate the planner's "), "{err}");
     // A small runtime still runs under the same limit.
     let mut rt = Runtime::<VirtualClock>::new(Config::new(1).trace_capacity(1000)).unwrap();
     rt.spawn(ThreadSpec::new("t"), |cx| cx.work(std::time::Duration::from_millis(1))).unwrap();

@@ -401,6 +401,14 @@ pub enum PlanError {
         /// The limit.
         max: usize,
     },
+    /// The allocator refused a table of the planner (its [`super::Capacity`] is too large for
+    /// the memory the process may use).
+    NoMemory {
+        /// Which table.
+        table: &'static str,
+        /// Its entries.
+        entries: usize,
+    },
     /// No group in the plan has this id (never accepted, or already retired).
     UnknownGroup(GroupId),
 }
@@ -434,6 +442,9 @@ impl fmt::Display for PlanError {
                 write!(f, "the planner's {table} table is full ({capacity} entries)")
             }
             PlanError::Config(why) => write!(f, "bad planner configuration: {why}"),
+            PlanError::NoMemory { table, entries } => {
+                write!(f, "cannot allocate the planner's {table} table ({entries} entries)")
+            }
             PlanError::TooLarge { field, value, max } => {
                 write!(f, "bad planner configuration: {field} = {value} is above its limit of {max} (Capacity::MAX)")
             }

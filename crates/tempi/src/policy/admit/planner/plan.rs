@@ -197,18 +197,19 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub(super) fn new(cpus: usize, resources: usize, capacity: Capacity) -> Plan {
-        Plan {
+    pub(super) fn new(cpus: usize, resources: usize, capacity: Capacity) -> Result<Plan, super::PlanError> {
+        use super::table;
+        Ok(Plan {
             cpus,
             resources,
             capacity,
-            groups: Vec::with_capacity(capacity.groups),
-            threads: Vec::with_capacity(capacity.threads),
-            tasks: Vec::with_capacity(capacity.tasks),
-            links: Vec::with_capacity(capacity.links),
-            uses: Vec::with_capacity(capacity.uses),
+            groups: table("group", capacity.groups)?,
+            threads: table("thread", capacity.threads)?,
+            tasks: table("task", capacity.tasks)?,
+            links: table("link", capacity.links)?,
+            uses: table("use", capacity.uses)?,
             next_id: 1,
-        }
+        })
     }
 
     /// How many CPUs the plan spans.
