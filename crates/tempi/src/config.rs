@@ -34,6 +34,21 @@ use crate::time::Time;
 /// | messages | CPU | 1024 | [`Config::message_pool`] | [`crate::message::MsgError::PoolFull`] (traced) |
 /// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
 ///
+/// Each setting has an upper limit of its own, checked by [`crate::Runtime::new`] before
+/// anything is allocated ([`Error::InvalidConfig`] names the setting, its value and the
+/// limit); a pool the allocator refuses when the run starts is the same error, never an
+/// abort:
+///
+/// | setting | at most |
+/// |---|---|
+/// | `cpus × max_threads` | 1 048 576 (2^20) |
+/// | `cpus × max_sets` | 1 048 576 (2^20) |
+/// | `cpus × max_timers` | [`Config::MAX_TIMERS`], 1 048 576 |
+/// | `cpus × max_locks` | [`Config::MAX_LOCKS`], 1 048 576 |
+/// | `cpus × message_pool` | [`Config::MAX_MESSAGES`], 4 194 304 |
+/// | `cross_cpu_queue` | [`Config::MAX_CROSS_CPU_QUEUE`], 1 048 576 per CPU |
+/// | `trace_capacity` | [`Config::MAX_TRACE_CAPACITY`], 16 777 216 per CPU |
+///
 /// In virtual time one kernel simulates every CPU, so a per-CPU limit is pooled: a runtime
 /// of `n` CPUs holds `n` times the limit, wherever the objects are placed. A runtime has at
 /// most 1 048 576 thread slots and 1 048 576 set slots in all (`cpus × max_threads` and
@@ -115,6 +130,44 @@ impl std::fmt::Debug for Config {
 }
 
 impl Config {
+    /// The most timing events a runtime holds: `cpus × max_timers` (2^20).
+    ///
+    /// ```
+    /// use tempi::{clock::VirtualClock, Config, Runtime};
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(2).max_timers(Config::MAX_TIMERS / 2)).is_ok());
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(2).max_timers(Config::MAX_TIMERS / 2 + 1)).is_err());
+    /// ```
+    pub const MAX_TIMERS: usize = 1 << 20;
+    /// The most locks a runtime holds, and separately the most condition variables and the
+    /// most semaphores: `cpus × max_locks` (2^20).
+    ///
+    /// ```
+    /// use tempi::{clock::VirtualClock, Config, Runtime};
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(1).max_locks(Config::MAX_LOCKS + 1)).is_err());
+    /// ```
+    pub const MAX_LOCKS: usize = 1 << 20;
+    /// The most messages a runtime's pools hold: `cpus × message_pool` (2^22).
+    ///
+    /// ```
+    /// use tempi::{clock::VirtualClock, Config, Runtime};
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(1).message_pool(Config::MAX_MESSAGES + 1)).is_err());
+    /// ```
+    pub const MAX_MESSAGES: usize = 1 << 22;
+    /// The most requests from other CPUs one real-time CPU's queue holds (2^20).
+    ///
+    /// ```
+    /// use tempi::{clock::VirtualClock, Config, Runtime};
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(1).cross_cpu_queue(Config::MAX_CROSS_CPU_QUEUE + 1)).is_err());
+    /// ```
+    pub const MAX_CROSS_CPU_QUEUE: usize = 1 << 20;
+    /// The most trace records kept per CPU (2^24, 16 Mi, about 640 MiB per CPU).
+    ///
+    /// ```
+    /// use tempi::{clock::VirtualClock, Config, Runtime};
+    /// assert!(Runtime::<VirtualClock>::new(Config::new(1).trace_capacity(Config::MAX_TRACE_CAPACITY + 1)).is_err());
+    /// ```
+    pub const MAX_TRACE_CAPACITY: usize = 1 << 24;
+
     /// Defaults for `cpus` CPUs: fixed-priority scheduling, 256 threads and 256 timing events
     /// per CPU, 1 Mi trace records per CPU, 256 KiB stacks, real-time dispatchers pinned, no
     /// `SCHED_FIFO`, no memory locking.
@@ -155,8 +208,9 @@ impl Config {
         self.cpus
     }
     /// Requests each real-time CPU can hold from the other CPUs at once (releases, kills,
-    /// priority changes, spawns, joins and their answers; 1024 by default, at least 1). A
-    /// request that finds the queue full fails with [`Error::QueueFull`].
+    /// priority changes, spawns, joins and their answers; 1024 by default, at least 1, at most
+    /// [`Config::MAX_CROSS_CPU_QUEUE`]). A request that finds the queue full fails with
+    /// [`Error::QueueFull`].
     ///
     /// ```
     /// let _ = tempi::Config::new(2).cross_cpu_queue(64);
@@ -174,7 +228,7 @@ impl Config {
         self.max_threads = n;
         self
     }
-    /// Timing events per CPU.
+    /// Timing events per CPU; `cpus × max_timers` at most [`Config::MAX_TIMERS`].
     ///
     /// ```
     /// let _ = tempi::Config::new(1).max_timers(8);
@@ -183,7 +237,8 @@ impl Config {
         self.max_timers = n;
         self
     }
-    /// Trace records kept per CPU; 0 turns tracing off.
+    /// Trace records kept per CPU; 0 turns tracing off; at most
+    /// [`Config::MAX_TRACE_CAPACITY`].
     ///
     /// ```
     /// let _ = tempi::Config::new(1).trace_capacity(0);
@@ -319,7 +374,8 @@ impl Config {
     }
     /// Messages per CPU (default 1024): the pool every send and call takes a message from,
     /// sized before the run. A send that finds it empty fails with
-    /// [`crate::message::MsgError::PoolFull`] and is traced.
+    /// [`crate::message::MsgError::PoolFull`] and is traced. `cpus × message_pool` is at most
+    /// [`Config::MAX_MESSAGES`].
     ///
     /// ```
     /// let _ = tempi::Config::new(1).message_pool(64);
@@ -328,7 +384,8 @@ impl Config {
         self.message_pool = n;
         self
     }
-    /// Locks per CPU (default 256).
+    /// Locks per CPU (default 256), and as many condition variables and semaphores;
+    /// `cpus × max_locks` at most [`Config::MAX_LOCKS`].
     ///
     /// ```
     /// let _ = tempi::Config::new(1).max_locks(16);
@@ -389,6 +446,29 @@ impl Config {
                     "cpus × {what} = {} × {per_cpu} exceeds {slots}, the most a runtime can number",
                     self.cpus
                 )));
+            }
+        }
+        let pooled = [
+            ("max_timers", self.max_timers, Config::MAX_TIMERS, "MAX_TIMERS"),
+            ("max_locks", self.max_locks, Config::MAX_LOCKS, "MAX_LOCKS"),
+            ("message_pool", self.message_pool, Config::MAX_MESSAGES, "MAX_MESSAGES"),
+        ];
+        for (what, per_cpu, max, name) in pooled {
+            if self.cpus.checked_mul(per_cpu).is_none_or(|n| n > max) {
+                return Err(Error::InvalidConfig(format!(
+                    "cpus × {what} = {} × {per_cpu} is above its limit of {max} (Config::{name})",
+                    self.cpus
+                )));
+            }
+        }
+        let per_cpu = [
+            ("cross_cpu_queue", self.cross_cpu_queue, Config::MAX_CROSS_CPU_QUEUE, "MAX_CROSS_CPU_QUEUE"),
+            ("trace_capacity", self.trace_capacity, Config::MAX_TRACE_CAPACITY, "MAX_TRACE_CAPACITY"),
+        ];
+        for (what, value, max, name) in per_cpu {
+            if value > max {
+                let why = crate::sizes::too_large(what, value, max);
+                return Err(Error::InvalidConfig(format!("{why} (Config::{name})")));
             }
         }
         if self.default_stack < crate::thread::MIN_STACK_SIZE {

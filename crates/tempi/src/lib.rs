@@ -43,6 +43,7 @@ pub mod os;
 pub mod policy;
 pub mod runtime;
 pub mod sets;
+mod sizes;
 pub mod spring;
 pub mod stats;
 pub mod sync;

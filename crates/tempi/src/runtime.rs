@@ -274,22 +274,29 @@ impl<C: Clock> Runtime<C> {
     /// a full pool is [`crate::message::MsgError::PayloadPoolFull`] to the sender. Every
     /// kernel of the run knows the pool, so the payload of a message the runtime does not
     /// deliver (refused, read past without being taken, left in a queue or timed when its
-    /// recipient or the run ends) goes back to it. [`Error::InvalidConfig`] above `u32::MAX`
-    /// slots.
+    /// recipient or the run ends) goes back to it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] above [`crate::message::MAX_PAYLOAD_SLOTS`] slots (2^24),
+    /// checked before anything is allocated, or when the allocator refuses the slots (e.g.
+    /// large values under a memory limit): never an abort.
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);
     /// let pool = rt.payload_pool::<Vec<u8>>(8).unwrap();
     /// assert_eq!(pool.available(), 8);
     /// assert!(rt.payload_pool::<u8>(usize::MAX).is_err());
+    /// assert!(rt.payload_pool::<[u8; 1 << 30]>(1 << 24).is_err()); // 16 PiB of values
     /// ```
     pub fn payload_pool<T: Send + 'static>(
         &mut self,
         capacity: usize,
     ) -> Result<crate::message::PayloadPool<T>, Error> {
-        let n = u32::try_from(capacity)
-            .map_err(|_| Error::InvalidConfig(format!("a payload pool of {capacity} slots (at most {})", u32::MAX)))?;
-        let (pool, store) = crate::message::PayloadPool::new(n);
+        if capacity > crate::message::MAX_PAYLOAD_SLOTS {
+            let why = crate::sizes::too_large("payload_pool capacity", capacity, crate::message::MAX_PAYLOAD_SLOTS);
+            return Err(Error::InvalidConfig(format!("{why} (message::MAX_PAYLOAD_SLOTS)")));
+        }
+        let (pool, store) = crate::message::PayloadPool::new(capacity as u32)?;
         for seed in &mut self.seeds {
             seed.add_payload_store(store.clone());
         }

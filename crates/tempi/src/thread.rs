@@ -309,6 +309,42 @@ impl fmt::Debug for ThreadSpec {
 }
 
 impl ThreadSpec {
+    /// The most messages a thread's new queue holds, and each of its save queues
+    /// ([`ThreadSpec::mailbox`], 2^20).
+    ///
+    /// ```
+    /// use tempi::{Error, Runtime, ThreadSpec};
+    /// let mut rt = Runtime::simulated(1);
+    /// let err = rt.spawn(ThreadSpec::new("t").mailbox(ThreadSpec::MAX_MAILBOX + 1), |_| {}).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidSpec { ref reason, .. } if reason.contains("mailbox")));
+    /// ```
+    pub const MAX_MAILBOX: usize = crate::sizes::MAX_QUEUE;
+    /// The most releases of a sporadic thread that wait at once ([`ThreadSpec::release_queue`],
+    /// 2^20).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spec = tempi::ThreadSpec::new("s").release_queue(tempi::ThreadSpec::MAX_RELEASE_QUEUE + 1);
+    /// assert!(rt.spawn(spec, |_| {}).is_err());
+    /// ```
+    pub const MAX_RELEASE_QUEUE: usize = crate::sizes::MAX_QUEUE;
+    /// The most save queues a thread has ([`ThreadSpec::save_queues`], 1024).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spec = tempi::ThreadSpec::new("s").save_queues(tempi::ThreadSpec::MAX_SAVE_QUEUES + 1);
+    /// assert!(rt.spawn(spec, |_| {}).is_err());
+    /// ```
+    pub const MAX_SAVE_QUEUES: usize = crate::sizes::MAX_SAVE_QUEUES;
+    /// The most messages a thread's save queues hold together, `save_queues × mailbox` (2^22).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spec = tempi::ThreadSpec::new("s").save_queues(1024).mailbox(1 << 13);
+    /// assert!(rt.spawn(spec, |_| {}).is_err());
+    /// ```
+    pub const MAX_SAVED: usize = crate::sizes::MAX_SAVED;
+
     /// A one-shot thread named `name` with default attributes.
     ///
     /// ```
@@ -549,7 +585,8 @@ impl ThreadSpec {
         self
     }
 
-    /// How many releases of a sporadic thread may wait while one of its jobs runs (default 8).
+    /// How many releases of a sporadic thread may wait while one of its jobs runs (default 8,
+    /// at most [`ThreadSpec::MAX_RELEASE_QUEUE`]; more is [`crate::Error::InvalidSpec`] at spawn).
     /// The queue is sized when the thread is created; a release that finds it full is dropped,
     /// counted in [`crate::ThreadStats::overflows`] and traced as
     /// [`crate::trace::TraceKind::ReleaseOverflow`]. Periodic threads need no queue: their
@@ -565,7 +602,8 @@ impl ThreadSpec {
         self
     }
 
-    /// How many messages its new queue holds, and each of its save queues (default 8). The
+    /// How many messages its new queue holds, and each of its save queues (default 8, at most
+    /// [`ThreadSpec::MAX_MAILBOX`]; more is [`crate::Error::InvalidSpec`] at spawn). The
     /// queues are sized when the thread is created; a send that finds the new queue full fails
     /// with [`crate::message::MsgError::QueueFull`] and is traced.
     ///
@@ -579,7 +617,9 @@ impl ThreadSpec {
     }
 
     /// How many save queues it has (default 1), numbered from 0 (see
-    /// [`crate::Ctx::save`]).
+    /// [`crate::Ctx::save`]): at most [`ThreadSpec::MAX_SAVE_QUEUES`], and with
+    /// `save_queues × mailbox` at most [`ThreadSpec::MAX_SAVED`]; more is
+    /// [`crate::Error::InvalidSpec`] at spawn.
     ///
     /// ```
     /// let s = tempi::ThreadSpec::new("server").save_queues(3);
@@ -680,6 +720,30 @@ impl ThreadSpec {
         }
         if self.max_jobs == Some(0) {
             return bad("max_jobs must be at least 1");
+        }
+        let sizes = [
+            ("mailbox", self.mailbox, ThreadSpec::MAX_MAILBOX, "MAX_MAILBOX"),
+            ("release_queue", self.release_queue, ThreadSpec::MAX_RELEASE_QUEUE, "MAX_RELEASE_QUEUE"),
+            ("save_queues", self.save_queues, ThreadSpec::MAX_SAVE_QUEUES, "MAX_SAVE_QUEUES"),
+        ];
+        for (field, value, max, name) in sizes {
+            if value > max {
+                return Err(InvalidSpec {
+                    thread: self.name.clone(),
+                    reason: format!("{} (ThreadSpec::{name})", crate::sizes::too_large(field, value, max)),
+                });
+            }
+        }
+        if self.save_queues * self.mailbox > ThreadSpec::MAX_SAVED {
+            return Err(InvalidSpec {
+                thread: self.name.clone(),
+                reason: format!(
+                    "save_queues × mailbox = {} × {} is above its limit of {} (ThreadSpec::MAX_SAVED)",
+                    self.save_queues,
+                    self.mailbox,
+                    ThreadSpec::MAX_SAVED
+                ),
+            });
         }
         if let Some(size) = self.stack_size.filter(|&s| s < MIN_STACK_SIZE) {
             return Err(InvalidSpec {

@@ -26,6 +26,13 @@ use super::{Scenario, ScenarioError};
 /// The `kind` of the `admission_events` row of a request the run ended before testing.
 pub(crate) const NOT_TESTED: &str = "not tested: the run ended first";
 
+/// The most entries `[admission] capacity` gives each CPU's engine (the library's limit).
+const MAX_CAPACITY: usize = AdmissionSpec::MAX_CAPACITY;
+/// The most jobs `[admission] max_live` lets be alive at once per CPU: each has a thread set
+/// on every CPU, and with the file's own sets they must stay within the runtime's 2^20 set
+/// slots even at 256 CPUs.
+const MAX_LIVE: usize = 1024;
+
 /// `[admission]`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,9 +143,18 @@ pub(super) fn admission_def(
             name
         }
     };
-    let capacity = raw.capacity.as_ref().map_or(256, |c| *c.get_ref());
+    let capacity = match &raw.capacity {
+        Some(c) if *c.get_ref() > MAX_CAPACITY => {
+            return Err(src.field(what, "capacity", c, format!("{} is above the limit of {MAX_CAPACITY}", c.get_ref())))
+        }
+        Some(c) => *c.get_ref(),
+        None => 256,
+    };
     let max_live = match &raw.max_live {
         Some(m) if *m.get_ref() == 0 => return Err(src.field(what, "max_live", m, "must be at least 1")),
+        Some(m) if *m.get_ref() > MAX_LIVE => {
+            return Err(src.field(what, "max_live", m, format!("{} is above the limit of {MAX_LIVE}", m.get_ref())))
+        }
         Some(m) => *m.get_ref(),
         None => 8,
     };

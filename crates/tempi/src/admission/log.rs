@@ -116,8 +116,10 @@ pub(super) struct Bounded<T> {
 }
 
 impl<T> Bounded<T> {
-    pub(super) fn with_capacity(n: usize) -> Bounded<T> {
-        Bounded { entries: Vec::with_capacity(n), dropped: 0 }
+    /// Room for `n` entries (`AdmissionSpec::log_capacity`), or an error if the allocator
+    /// refuses it.
+    pub(super) fn with_capacity(n: usize) -> Result<Bounded<T>, crate::Error> {
+        Ok(Bounded { entries: crate::sizes::vec_with_capacity(n, "an admission log (log_capacity)")?, dropped: 0 })
     }
 
     pub(super) fn push(&mut self, entry: T) {

@@ -196,7 +196,11 @@ impl Admission {
     ///
     /// # Errors
     /// [`AdmissionError::NotEdf`], [`AdmissionError::UnknownEngine`]; [`AdmissionError::Runtime`] for a CPU the runtime
-    /// lacks or more sets than [`crate::Config::max_sets`] allows.
+    /// lacks or more sets than [`crate::Config::max_sets`] allows, and
+    /// [`AdmissionError::Runtime`]`(`[`Error::InvalidConfig`]`)` for a size of `spec` above its
+    /// limit ([`AdmissionSpec::MAX_CAPACITY`], [`AdmissionSpec::MAX_LIVE`],
+    /// [`AdmissionSpec::MAX_LOG_CAPACITY`]; checked before anything is allocated) or a pool
+    /// the allocator refuses.
     ///
     /// ```
     /// use tempi::admission::{Admission, AdmissionError, AdmissionSpec};
@@ -211,9 +215,21 @@ impl Admission {
         if !policy.earliest_deadline_first() {
             return Err(AdmissionError::NotEdf { scheduler: policy.name().to_string() });
         }
-        let engine = admit::by_name(&spec.engine, spec.capacity).ok_or(AdmissionError::UnknownEngine(spec.engine))?;
+        spec.check().map_err(AdmissionError::Runtime)?;
+        // An engine whose arenas the allocator refuses panics (its factory cannot fail).
+        let built = std::panic::catch_unwind(|| admit::by_name(&spec.engine, spec.capacity)).map_err(|payload| {
+            AdmissionError::Runtime(Error::InvalidConfig(format!(
+                "admission of CPU {}: engine `{}` of capacity {}: {}",
+                spec.cpu,
+                spec.engine,
+                spec.capacity,
+                crate::kernel::panic_message(&*payload)
+            )))
+        })?;
+        let engine = built.ok_or(AdmissionError::UnknownEngine(spec.engine))?;
         let engine_name = engine.name();
-        let mut slots = Vec::with_capacity(spec.max_live);
+        let mut slots = crate::sizes::vec_with_capacity(spec.max_live, "the admission's sets (max_live)")
+            .map_err(AdmissionError::Runtime)?;
         for i in 0..spec.max_live {
             let set =
                 rt.create_set(&format!("admission:{}:{i}", spec.cpu), spec.cpu).map_err(AdmissionError::Runtime)?;
@@ -222,8 +238,8 @@ impl Admission {
         let state = Arc::new(Mutex::new(State {
             engine,
             slots,
-            decisions: Bounded::with_capacity(spec.log_capacity),
-            events: Bounded::with_capacity(spec.log_capacity),
+            decisions: Bounded::with_capacity(spec.log_capacity).map_err(AdmissionError::Runtime)?,
+            events: Bounded::with_capacity(spec.log_capacity).map_err(AdmissionError::Runtime)?,
             expired: 0,
             charged_at: None,
         }));

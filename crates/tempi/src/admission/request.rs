@@ -25,6 +25,54 @@ pub struct AdmissionSpec {
 }
 
 impl AdmissionSpec {
+    /// The most entries an admission's engine holds ([`AdmissionSpec::capacity`], 2^20).
+    ///
+    /// ```
+    /// use tempi::admission::{Admission, AdmissionSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// assert!(Admission::new(&mut rt, AdmissionSpec::new(0).capacity(AdmissionSpec::MAX_CAPACITY + 1)).is_err());
+    /// ```
+    pub const MAX_CAPACITY: usize = 1 << 20;
+    /// The most admitted jobs alive at once ([`AdmissionSpec::max_live`], 2^20, the most thread
+    /// sets a runtime numbers; [`crate::Config::max_sets`] usually bounds it first).
+    ///
+    /// ```
+    /// use tempi::admission::{Admission, AdmissionSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// assert!(Admission::new(&mut rt, AdmissionSpec::new(0).max_live(AdmissionSpec::MAX_LIVE + 1)).is_err());
+    /// ```
+    pub const MAX_LIVE: usize = 1 << 20;
+    /// The most entries each log of an admission holds ([`AdmissionSpec::log_capacity`], 2^20).
+    ///
+    /// ```
+    /// use tempi::admission::{Admission, AdmissionSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// assert!(Admission::new(&mut rt, AdmissionSpec::new(0).log_capacity(AdmissionSpec::MAX_LOG_CAPACITY + 1)).is_err());
+    /// ```
+    pub const MAX_LOG_CAPACITY: usize = 1 << 20;
+
+    /// Each size against its limit, before anything is allocated.
+    pub(super) fn check(&self) -> Result<(), crate::Error> {
+        let sizes = [
+            ("capacity", self.capacity, AdmissionSpec::MAX_CAPACITY, "MAX_CAPACITY"),
+            ("max_live", self.max_live, AdmissionSpec::MAX_LIVE, "MAX_LIVE"),
+            ("log_capacity", self.log_capacity, AdmissionSpec::MAX_LOG_CAPACITY, "MAX_LOG_CAPACITY"),
+        ];
+        for (field, value, max, name) in sizes {
+            if value > max {
+                return Err(crate::Error::InvalidConfig(format!(
+                    "admission of CPU {}: {} (AdmissionSpec::{name})",
+                    self.cpu,
+                    crate::sizes::too_large(field, value, max)
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Admission on `cpu`: engine `tree`, 256 entries, 8 jobs alive at once, 1024 log entries.
     ///
     /// ```
@@ -46,7 +94,7 @@ impl AdmissionSpec {
     }
 
     /// How many entries the engine holds: admitted jobs until their deadline passes (a job
-    /// whose body never ran leaves at once).
+    /// whose body never ran leaves at once); at most [`AdmissionSpec::MAX_CAPACITY`].
     ///
     /// ```
     /// let _ = tempi::admission::AdmissionSpec::new(0).capacity(16);
@@ -57,7 +105,8 @@ impl AdmissionSpec {
     }
 
     /// How many admitted jobs may be alive (not yet ended) at once: one thread set each,
-    /// created with the admission and counted against [`crate::Config::max_sets`].
+    /// created with the admission and counted against [`crate::Config::max_sets`]; at most
+    /// [`AdmissionSpec::MAX_LIVE`].
     ///
     /// ```
     /// let _ = tempi::admission::AdmissionSpec::new(0).max_live(2);
@@ -67,7 +116,8 @@ impl AdmissionSpec {
         self
     }
 
-    /// Room in each log (decisions, job events); what does not fit is counted.
+    /// Room in each log (decisions, job events); what does not fit is counted. At most
+    /// [`AdmissionSpec::MAX_LOG_CAPACITY`].
     ///
     /// ```
     /// let _ = tempi::admission::AdmissionSpec::new(0).log_capacity(10);

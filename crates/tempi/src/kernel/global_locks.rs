@@ -62,8 +62,10 @@ pub(crate) struct GlobalSlot {
 }
 
 impl GlobalSlot {
-    pub(super) fn new(lock: Arc<GlobalLock>, capacity: usize) -> GlobalSlot {
-        GlobalSlot { lock, spinners: VecDeque::with_capacity(capacity) }
+    pub(super) fn new(lock: Arc<GlobalLock>, capacity: usize) -> Result<GlobalSlot, crate::Error> {
+        let spinners =
+            crate::sizes::deque_with_capacity(capacity, "the spinners of a global lock (Config::max_threads)")?;
+        Ok(GlobalSlot { lock, spinners })
     }
 }
 

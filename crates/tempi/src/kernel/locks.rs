@@ -187,7 +187,7 @@ impl<C: Clock> Kernel<C> {
             ceiling,
             held_ceiling: None,
             owner: None,
-            waiters: Vec::with_capacity(cap),
+            waiters: crate::sizes::vec_with_capacity(cap, "the waiters of a lock (Config::max_threads)")?,
             poisoned: false,
             restartable: false,
             name: spec.name.into_boxed_str(),

@@ -125,8 +125,14 @@ pub(crate) struct MsgPool {
 }
 
 impl MsgPool {
-    pub(crate) fn new(n: usize, payloads: crate::message::PayloadStores) -> MsgPool {
-        MsgPool { slots: vec![MsgSlot::default(); n], free: (0..n as u32).rev().collect(), seq: 0, armed: 0, payloads }
+    /// A pool of `n` messages (`Config::check` keeps `n` within `Config::MAX_MESSAGES`), or
+    /// an error if the allocator refuses it.
+    pub(crate) fn new(n: usize, payloads: crate::message::PayloadStores) -> Result<MsgPool, crate::Error> {
+        let what = "the message pool (Config::message_pool)";
+        let slots = crate::sizes::vec_filled(n, MsgSlot::default(), what)?;
+        let mut free = crate::sizes::vec_with_capacity(n, what)?;
+        free.extend((0..n as u32).rev());
+        Ok(MsgPool { slots, free, seq: 0, armed: 0, payloads })
     }
     /// A slot holding `msg`, sent by `from` (`expects_reply`: a call), or `None` when the
     /// pool is empty. The sender's fields are written into the slot after the copy: written
@@ -189,15 +195,26 @@ impl Mailbox {
         &self.new
     }
 
-    pub(crate) fn new(cap: usize, save_queues: usize, policy: Option<Box<dyn QueuePolicy>>) -> Mailbox {
-        Mailbox {
-            new: Vec::with_capacity(cap),
-            saves: (0..save_queues).map(|_| Vec::with_capacity(cap)).collect(),
+    /// Queues of `cap` messages (`ThreadSpec::validate` bounds both sizes), or an error if
+    /// the allocator refuses them.
+    pub(crate) fn new(
+        cap: usize,
+        save_queues: usize,
+        policy: Option<Box<dyn QueuePolicy>>,
+    ) -> Result<Mailbox, crate::Error> {
+        use crate::sizes::vec_with_capacity;
+        let mut saves = vec_with_capacity(save_queues, "the save queues (ThreadSpec::save_queues)")?;
+        for _ in 0..save_queues {
+            saves.push(vec_with_capacity(cap, "a save queue (ThreadSpec::mailbox)")?);
+        }
+        Ok(Mailbox {
+            new: vec_with_capacity(cap, "the new queue (ThreadSpec::mailbox)")?,
+            saves,
             cap,
             policy,
             current: None,
             refused_timed: crate::message::TimedRefusals::default(),
-        }
+        })
     }
 }
 

@@ -208,26 +208,29 @@ impl KernelSeed {
 impl<C: Clock> Kernel<C> {
     /// Build a kernel and size every pool. Threads and events from the seed are installed.
     pub(crate) fn new(seed: KernelSeed, clock: C) -> Result<Kernel<C>, Error> {
+        use crate::sizes::{vec_filled, vec_from_fn, vec_with_capacity};
         let cap = seed.capacity;
         let cpus = (0..seed.cpu_count)
             .map(|i| (i, (seed.scheduler)()))
-            .map(|(i, scheduler)| Cpu {
-                index: seed.first_cpu + i,
-                sliced: scheduler.time_sliced(),
-                events: scheduler.events(),
-                last_ran: None,
-                slice_timer: None,
-                yielded: false,
-                scheduler,
-                current: None,
-                preempt: false,
-                requeue_current: false,
-                charged_at: Time::ZERO,
-                work_mark: Time::ZERO,
-                slice_token: 0,
-                trace: TraceBuffer::new(seed.trace_capacity),
+            .map(|(i, scheduler)| -> Result<Cpu, Error> {
+                Ok(Cpu {
+                    index: seed.first_cpu + i,
+                    sliced: scheduler.time_sliced(),
+                    events: scheduler.events(),
+                    last_ran: None,
+                    slice_timer: None,
+                    yielded: false,
+                    scheduler,
+                    current: None,
+                    preempt: false,
+                    requeue_current: false,
+                    charged_at: Time::ZERO,
+                    work_mark: Time::ZERO,
+                    slice_token: 0,
+                    trace: TraceBuffer::new(seed.trace_capacity)?,
+                })
             })
-            .collect();
+            .collect::<Result<_, Error>>()?;
         let mut stacks = StackPool::default();
         stacks.reserve(seed.default_stack, cap.min(32))?;
         let real_clock = clock.as_real().cloned();
@@ -243,45 +246,53 @@ impl<C: Clock> Kernel<C> {
             cpus,
             first_cpu: seed.first_cpu,
             slot_base: seed.slot_base,
-            slots: (0..cap).map(|_| None).collect(),
-            generations: vec![0; cap],
-            free: (pre as u32..cap as u32).rev().collect(),
+            slots: vec_from_fn(cap, |_| None, "the thread slots (Config::max_threads)")?,
+            generations: vec_filled(cap, 0, "the thread slots (Config::max_threads)")?,
+            free: {
+                let mut free = vec_with_capacity(cap, "the thread slots (Config::max_threads)")?;
+                free.extend((pre as u32..cap as u32).rev());
+                free
+            },
             live: 0,
             summaries: Vec::with_capacity(pre.max(16)),
             // Cancelled timers leave the table, so what is pending at once is bounded: per
             // thread a release, a deadline, an abort time and a wake or wait timeout; one
             // per timing event; a few replenishments per set; a slice end per CPU; one per
             // message of the pool (a timed message holds one).
-            timers: TimerQueue::with_capacity(
+            timers: TimerQueue::try_with_capacity(
                 cap * 4 + seed.max_timers + seed.max_sets * 8 + seed.cpu_count * 2 + seed.message_pool,
-            ),
-            events: Vec::with_capacity(seed.max_timers),
-            release_buf: Vec::with_capacity(cap),
+            )?,
+            events: vec_with_capacity(seed.max_timers, "the timing events (Config::max_timers)")?,
+            release_buf: vec_with_capacity(cap, "the release buffer (Config::max_threads)")?,
             stacks,
             default_stack: seed.default_stack,
             total_cpus: seed.total_cpus,
             trace_seq: 0,
             tracing: seed.trace_capacity > 0,
-            sets: Vec::with_capacity(seed.max_sets),
+            sets: vec_with_capacity(seed.max_sets, "the thread sets (Config::max_sets)")?,
             set_base: seed.set_base,
-            locks: Vec::with_capacity(seed.max_locks),
-            globals: seed.globals.iter().map(|g| super::global_locks::GlobalSlot::new(g.clone(), cap)).collect(),
+            locks: vec_with_capacity(seed.max_locks, "the locks (Config::max_locks)")?,
+            globals: seed
+                .globals
+                .iter()
+                .map(|g| super::global_locks::GlobalSlot::new(g.clone(), cap))
+                .collect::<Result<_, Error>>()?,
             lock_base: seed.lock_base,
-            lock_scratch: Vec::with_capacity(cap),
+            lock_scratch: vec_with_capacity(cap, "the lock scratch list (Config::max_threads)")?,
             ceilings_held: 0,
             verify: seed.verify,
             direct_hand_off: seed.direct_hand_off,
             direct_switch: seed.direct_switch,
             progress: seed.progress,
-            conds: Vec::with_capacity(seed.max_locks),
-            sems: Vec::with_capacity(seed.max_locks),
+            conds: vec_with_capacity(seed.max_locks, "the condition variables (Config::max_locks)")?,
+            sems: vec_with_capacity(seed.max_locks, "the semaphores (Config::max_locks)")?,
             costs: seed.costs,
             accounting: seed.accounting,
             exec_watch: 0,
             culprit: std::cell::Cell::new(Culprit::Scheduler),
             halt: None,
             horizon: Time::MAX,
-            guards: vec![crate::os::overflow::StackGuard::NONE; cap],
+            guards: vec_filled(cap, crate::os::overflow::StackGuard::NONE, "the stack guards (Config::max_threads)")?,
             failed: None,
             crossing: None,
             bell: None,
@@ -300,13 +311,13 @@ impl<C: Clock> Kernel<C> {
             direct_switches: 0,
             switched_in_request: false,
             watch: None,
-            msg_pool: super::messages::MsgPool::new(seed.message_pool, seed.payloads),
+            msg_pool: super::messages::MsgPool::new(seed.message_pool, seed.payloads)?,
             next_inherit: 0,
             global: false,
         };
         k.global = k.cpus.first().is_some_and(|cpu| cpu.scheduler.global());
         for (id, spec, body) in seed.threads {
-            k.install(id, spec, body);
+            k.install(id, spec, body)?;
         }
         for op in seed.setup {
             // A policy asked while an object is created (a lock's) is named as the run would
@@ -332,7 +343,17 @@ impl<C: Clock> Kernel<C> {
 
     // ----- thread creation and end ---------------------------------------------------------
 
-    pub(super) fn install(&mut self, id: ThreadId, spec: ThreadSpec, body: Body) {
+    /// Put thread `id` in its slot. Its queues are allocated first: when the allocator
+    /// refuses them, nothing has changed.
+    pub(super) fn install(&mut self, id: ThreadId, mut spec: ThreadSpec, body: Body) -> Result<(), Error> {
+        let mbox = super::messages::Mailbox::new(spec.mailbox, spec.save_queues, spec.message_queue.take())?;
+        let release_queue = crate::sizes::deque_with_capacity(
+            match spec.timing {
+                Timing::Periodic { .. } => 0,
+                _ => spec.release_queue,
+            },
+            "the release queue (ThreadSpec::release_queue)",
+        )?;
         let i = (id.slot() - self.slot_base) as usize;
         self.generations[i] = id.generation();
         let summary = self.summaries.len();
@@ -383,7 +404,7 @@ impl<C: Clock> Kernel<C> {
             held: Vec::with_capacity(4),
             fast_held: std::rc::Rc::new(std::cell::Cell::new(0)),
             mail: std::rc::Rc::new(mail),
-            mbox: super::messages::Mailbox::new(spec.mailbox, spec.save_queues, spec.message_queue),
+            mbox,
             meta: super::sched_meta::MetaTcb::new(events),
             quiet_reply: false,
             paid_block_cost: false,
@@ -410,10 +431,7 @@ impl<C: Clock> Kernel<C> {
             cpu_ns: 0,
             pending: 0,
             pending_release: Time::ZERO,
-            release_queue: std::collections::VecDeque::with_capacity(match spec.timing {
-                Timing::Periodic { .. } => 0,
-                _ => spec.release_queue,
-            }),
+            release_queue,
             release_queue_cap: spec.release_queue,
             deferred: 0,
             deadline_next: 0,
@@ -456,6 +474,7 @@ impl<C: Clock> Kernel<C> {
             }
             Timing::Sporadic { .. } => {}
         }
+        Ok(())
     }
 
     pub(super) fn spawn_thread(&mut self, spec: ThreadSpec, body: Body, from_cpu: usize) -> Result<ThreadId, Error> {
@@ -471,8 +490,11 @@ impl<C: Clock> Kernel<C> {
         };
         let generation = self.generations[i as usize].wrapping_add(1);
         let id = ThreadId::new(self.slot_base + i, generation);
+        if let Err(e) = self.install(id, spec, body) {
+            self.free.push(i);
+            return Err(e);
+        }
         self.count_spawn();
-        self.install(id, spec, body);
         Ok(id)
     }
 }

@@ -52,11 +52,12 @@ pub(crate) struct SetState {
 }
 
 impl SetState {
-    pub(crate) fn new(id: SetId, name: String, capacity: usize) -> SetState {
-        SetState {
+    /// A set with room for `capacity` members, or an error if the allocator refuses it.
+    pub(crate) fn new(id: SetId, name: String, capacity: usize) -> Result<SetState, Error> {
+        Ok(SetState {
             id,
             name,
-            members: Vec::with_capacity(capacity),
+            members: crate::sizes::vec_with_capacity(capacity, "the members of a thread set (Config::max_threads)")?,
             consumed: 0,
             timer: None,
             budget: None,
@@ -64,7 +65,7 @@ impl SetState {
             exhaustions: 0,
             replenishments: 0,
             destroyed: false,
-        }
+        })
     }
 
     pub(crate) fn summary(&self) -> SetSummary {
@@ -125,7 +126,7 @@ impl<C: Clock> Kernel<C> {
         }
         let id = SetId(self.set_base + self.sets.len() as u32);
         let cap = self.slots.len();
-        self.sets.push(SetState::new(id, name, cap));
+        self.sets.push(SetState::new(id, name, cap)?);
         Ok(id)
     }
 

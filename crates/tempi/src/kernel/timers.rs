@@ -110,15 +110,26 @@ pub(crate) struct TimerQueue {
 }
 
 impl TimerQueue {
+    #[cfg(test)]
     pub(crate) fn with_capacity(n: usize) -> TimerQueue {
+        Self::try_with_capacity(n).expect("a small timer table")
+    }
+
+    /// A table of `n` timers, or an error if the allocator refuses it (its size comes from
+    /// the configuration).
+    pub(crate) fn try_with_capacity(n: usize) -> Result<TimerQueue, crate::Error> {
         let idle = Slot { kind: TimerKind::Event(0), then: None, pos: FREE, generation: 0 };
-        TimerQueue {
-            slots: vec![idle; n],
-            heap: Vec::with_capacity(n),
-            free: (0..n as u32).rev().collect(),
+        let what = "the timer table (sized from Config::max_threads, max_timers, max_sets and message_pool)";
+        let free_slots = u32::try_from(n).map_err(|_| crate::Error::InvalidConfig(format!("{what}: {n} timers")))?;
+        let mut free = crate::sizes::vec_with_capacity(n, what)?;
+        free.extend((0..free_slots).rev());
+        Ok(TimerQueue {
+            slots: crate::sizes::vec_filled(n, idle, what)?,
+            heap: crate::sizes::vec_with_capacity(n, what)?,
+            free,
             seq: 0,
             overflowed: false,
-        }
+        })
     }
 
     /// How many timers the table holds at most.

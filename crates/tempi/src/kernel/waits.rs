@@ -31,8 +31,9 @@ pub(crate) struct WaitQueue {
 }
 
 impl WaitQueue {
-    fn with_capacity(n: usize) -> WaitQueue {
-        WaitQueue { entries: Vec::with_capacity(n), arrivals: 0 }
+    /// Room for `n` waiters, or an error naming `what` if the allocator refuses it.
+    fn with_capacity(n: usize, what: &str) -> Result<WaitQueue, Error> {
+        Ok(WaitQueue { entries: crate::sizes::vec_with_capacity(n, what)?, arrivals: 0 })
     }
     fn push(&mut self, rank: i64, id: ThreadId) {
         self.push_stamped(rank, id, 0);
@@ -84,7 +85,8 @@ impl<C: Clock> Kernel<C> {
         }
         let id = CondId(self.lock_base + self.conds.len() as u32);
         let cap = self.slots.len() + self.proxy_room();
-        self.conds.push(CondState { waiters: WaitQueue::with_capacity(cap) });
+        let waiters = WaitQueue::with_capacity(cap, "the waiters of a condition variable (Config::max_threads)")?;
+        self.conds.push(CondState { waiters });
         Ok(id)
     }
 
@@ -98,12 +100,8 @@ impl<C: Clock> Kernel<C> {
         }
         let id = SemId(self.lock_base + self.sems.len() as u32);
         let cap = self.slots.len() + self.proxy_room();
-        self.sems.push(SemState {
-            name: spec.name,
-            count: spec.count,
-            policy: spec.queue,
-            waiters: WaitQueue::with_capacity(cap),
-        });
+        let waiters = WaitQueue::with_capacity(cap, "the waiters of a semaphore (Config::max_threads)")?;
+        self.sems.push(SemState { name: spec.name, count: spec.count, policy: spec.queue, waiters });
         Ok(id)
     }
 

@@ -60,6 +60,7 @@ use std::time::Duration;
 use super::handler_unwinds::{Stay, Unwound, Waiting};
 use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
+use crate::error::Error;
 use crate::kernel::Ctx;
 use crate::os::busy_cell::{BusyCell, Entry, Executor};
 use crate::policy::sched::{Events, NO_CONSTRAINT};
@@ -281,10 +282,39 @@ pub(super) fn enqueue(h: &Inner, queue: &mut VecDeque<Pending>, p: Pending) {
 }
 
 impl Handler {
+    /// The most messages a handler's queue holds, and each of its save queues (2^20).
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// assert!(Handler::try_new("h", 0, Handler::MAX_CAPACITY + 1, |_, _| {}).is_err());
+    /// ```
+    pub const MAX_CAPACITY: usize = crate::sizes::MAX_QUEUE;
+    /// The most save queues a handler has (1024).
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// let h = Handler::try_new("h", 0, 0, |_, _| {}).unwrap();
+    /// assert!(h.try_save_queues(Handler::MAX_SAVE_QUEUES + 1).is_err());
+    /// ```
+    pub const MAX_SAVE_QUEUES: usize = crate::sizes::MAX_SAVE_QUEUES;
+    /// The most messages a handler's save queues hold together, the number of save queues
+    /// times its capacity (2^22).
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// let h = Handler::try_new("h", 0, 1 << 13, |_, _| {}).unwrap();
+    /// assert!(h.try_save_queues(1024).is_err());
+    /// ```
+    pub const MAX_SAVED: usize = crate::sizes::MAX_SAVED;
+
     /// A handler named `name` for the threads of CPU `cpu` (in real time only they may invoke
     /// it; virtual time has one kernel for every CPU and no such limit), whose queue holds
     /// `capacity` messages while it is busy (sized now: queuing never allocates), running `f`
     /// once per message.
+    ///
+    /// # Panics
+    /// If `capacity` is above [`Handler::MAX_CAPACITY`], or the allocator refuses the queue:
+    /// [`Handler::try_new`] reports both as an error instead.
     ///
     /// ```
     /// let h = tempi::message::Handler::new("noop", 0, 4, |_hcx, _m| {});
@@ -296,18 +326,43 @@ impl Handler {
         capacity: usize,
         f: impl FnMut(&HandlerCtx<'_, '_>, Message) + Send + 'static,
     ) -> Handler {
+        Handler::try_new(name, cpu, capacity, f).unwrap_or_else(|e| panic!("Handler::new: {e}"))
+    }
+
+    /// [`Handler::new`], with a `capacity` above [`Handler::MAX_CAPACITY`] refused with
+    /// [`Error::InvalidConfig`] (naming the handler, the capacity and the limit) before
+    /// anything is allocated, and a queue the allocator refuses reported the same way.
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// let h = Handler::try_new("noop", 0, 4, |_hcx, _m| {}).unwrap();
+    /// assert_eq!(h.name(), "noop");
+    /// let err = Handler::try_new("big", 0, 1 << 32, |_, _| {}).unwrap_err();
+    /// assert!(err.to_string().contains("capacity = 4294967296 is above its limit of 1048576"));
+    /// ```
+    pub fn try_new(
+        name: impl Into<String>,
+        cpu: usize,
+        capacity: usize,
+        f: impl FnMut(&HandlerCtx<'_, '_>, Message) + Send + 'static,
+    ) -> Result<Handler, Error> {
+        let name = name.into();
+        crate::sizes::at_most("capacity", capacity, Handler::MAX_CAPACITY)
+            .map_err(|e| Handler::named(&name, e, "MAX_CAPACITY"))?;
+        // One more than it admits: a handed-over call whose caller is unwound before it runs
+        // goes back at the head of a queue that may have filled meanwhile
+        // (`handler_unwinds.rs`, `Waiting`), without growing it.
+        let pending = crate::sizes::deque_with_capacity(capacity + 1, "the handler's queue")
+            .map_err(|e| Handler::named(&name, e, "MAX_CAPACITY"))?;
         let handler = Handler {
             inner: Arc::new(Inner {
                 id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
                 holder: AtomicU64::new(0),
                 tame: AtomicBool::new(false),
-                name: name.into(),
+                name,
                 cpu,
                 f: BusyCell::new(Box::new(f)),
-                // One more than it admits: a handed-over call whose caller is unwound before it
-                // runs goes back at the head of a queue that may have filled meanwhile
-                // (`handler_unwinds.rs`, `Waiting`), without growing it.
-                pending: Mutex::new(VecDeque::with_capacity(capacity.saturating_add(1))),
+                pending: Mutex::new(pending),
                 queued: AtomicUsize::new(0),
                 saves: Mutex::new(SaveQueues::default()),
                 early: Mutex::new(None),
@@ -320,7 +375,15 @@ impl Handler {
             }),
         };
         super::leftovers::register(&handler.inner);
-        handler
+        Ok(handler)
+    }
+
+    /// `e` of handler `name`, its limit named as `Handler::{limit}`.
+    fn named(name: &str, e: Error, limit: &str) -> Error {
+        match e {
+            Error::InvalidConfig(why) => Error::InvalidConfig(format!("handler `{name}`: {why} (Handler::{limit})")),
+            other => other,
+        }
     }
 
     /// Its name.
@@ -380,6 +443,11 @@ impl Handler {
     /// handler has none unless given some; queues it has already are kept, with what they
     /// hold.
     ///
+    /// # Panics
+    /// If `n` is above [`Handler::MAX_SAVE_QUEUES`], `n` times its capacity is above
+    /// [`Handler::MAX_SAVED`], or the allocator refuses the queues:
+    /// [`Handler::try_save_queues`] reports each as an error instead.
+    ///
     /// ```
     /// use tempi::message::{Handler, Message, MsgError, Selection};
     /// use tempi::{Runtime, ThreadSpec};
@@ -394,12 +462,49 @@ impl Handler {
     /// rt.run().unwrap();
     /// ```
     pub fn save_queues(self, n: usize) -> Handler {
-        let mut saves = locked(&self.inner.saves);
-        while saves.queues.len() < n {
-            saves.queues.push(Vec::with_capacity(self.inner.cap));
+        self.try_save_queues(n).unwrap_or_else(|e| panic!("Handler::save_queues: {e}"))
+    }
+
+    /// [`Handler::save_queues`], with `n` above [`Handler::MAX_SAVE_QUEUES`], or `n` times the
+    /// handler's capacity above [`Handler::MAX_SAVED`], refused with [`Error::InvalidConfig`]
+    /// (naming the handler, the value and the limit) before anything is allocated, and queues
+    /// the allocator refuses reported the same way. On an error the handler is unchanged
+    /// (it is dropped with the error; keep a clone to go on using it).
+    ///
+    /// ```
+    /// use tempi::message::Handler;
+    /// let h = Handler::try_new("h", 0, 0, |_, _| {}).unwrap();
+    /// let err = h.clone().try_save_queues(1 << 32).unwrap_err();
+    /// assert!(err.to_string().contains("save_queues = 4294967296 is above its limit of 1024"));
+    /// let _h = h.try_save_queues(2).unwrap();
+    /// ```
+    pub fn try_save_queues(self, n: usize) -> Result<Handler, Error> {
+        let name = &self.inner.name;
+        crate::sizes::at_most("save_queues", n, Handler::MAX_SAVE_QUEUES)
+            .map_err(|e| Handler::named(name, e, "MAX_SAVE_QUEUES"))?;
+        let cap = self.inner.cap;
+        if n * cap > Handler::MAX_SAVED {
+            return Err(Error::InvalidConfig(format!(
+                "handler `{name}`: save_queues × capacity = {n} × {cap} is above its limit of {} (Handler::MAX_SAVED)",
+                Handler::MAX_SAVED
+            )));
         }
+        let mut saves = locked(&self.inner.saves);
+        let more = n.saturating_sub(saves.queues.len());
+        let mut added = crate::sizes::vec_with_capacity(more, "the handler's save queues")
+            .map_err(|e| Handler::named(name, e, "MAX_SAVE_QUEUES"))?;
+        for _ in 0..more {
+            added.push(
+                crate::sizes::vec_with_capacity(cap, "a save queue of the handler")
+                    .map_err(|e| Handler::named(name, e, "MAX_SAVED"))?,
+            );
+        }
+        saves.queues.try_reserve_exact(more).map_err(|e| {
+            Error::InvalidConfig(format!("handler `{name}`: cannot allocate the list of its save queues: {e}"))
+        })?;
+        saves.queues.append(&mut added);
         drop(saves);
-        self
+        Ok(self)
     }
 
     /// Its identity.

@@ -58,7 +58,7 @@ pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
 pub(crate) use host::{Caller, HandlerHost};
 pub(crate) use leftovers::{holds_a_handler, settle_poisoned, settle_unwound, AtEnd};
-pub use payload::{Payload, PayloadPool};
+pub use payload::{Payload, PayloadPool, MAX_PAYLOAD_SLOTS};
 pub(crate) use payload::{PayloadStore, PayloadStores};
 
 /// A message: its sender and three words whose meaning the application chooses, and

@@ -19,6 +19,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Message, MsgError};
 
+/// The most slots a payload pool has ([`crate::Runtime::payload_pool`]): 2^24, 16 Mi. Each
+/// slot holds an `Option<T>` and two words of bookkeeping, all allocated when the pool is made.
+///
+/// ```
+/// let mut rt = tempi::Runtime::simulated(1);
+/// assert!(rt.payload_pool::<u8>(tempi::message::MAX_PAYLOAD_SLOTS + 1).is_err());
+/// ```
+pub const MAX_PAYLOAD_SLOTS: usize = 1 << 24;
+
 /// Pool identities, unique in the process, so a handle is never read by the wrong pool.
 static POOL_IDS: AtomicU32 = AtomicU32::new(1);
 
@@ -130,18 +139,21 @@ impl<T> fmt::Debug for PayloadPool<T> {
 }
 
 impl<T: Send + 'static> PayloadPool<T> {
-    /// A pool of `capacity` slots, and the kernels' view of it.
-    pub(crate) fn new(capacity: u32) -> (PayloadPool<T>, Arc<dyn PayloadStore>) {
+    /// A pool of `capacity` slots (at most [`MAX_PAYLOAD_SLOTS`]), and the kernels' view of
+    /// it; an error if the allocator refuses the slots.
+    pub(crate) fn new(capacity: u32) -> Result<(PayloadPool<T>, Arc<dyn PayloadStore>), crate::Error> {
+        use crate::sizes::{vec_filled, vec_from_fn, vec_with_capacity};
         let n = capacity as usize;
+        let what = "the payload pool";
+        let values = vec_from_fn(n, |_| None, what)?;
+        let stamps = vec_filled(n, 0, what)?;
+        let mut free = vec_with_capacity(n, what)?;
+        free.extend((0..capacity).rev());
         let store = Arc::new(Store {
             id: POOL_IDS.fetch_add(1, Ordering::Relaxed),
-            slots: Mutex::new(Slots {
-                values: (0..n).map(|_| None).collect(),
-                stamps: vec![0; n],
-                free: (0..capacity).rev().collect(),
-            }),
+            slots: Mutex::new(Slots { values, stamps, free }),
         });
-        (PayloadPool { store: store.clone() }, store)
+        Ok((PayloadPool { store: store.clone() }, store))
     }
 
     /// `msg` carrying `value`: the value goes into a free slot of the pool and the message

@@ -144,10 +144,12 @@ pub struct SpringSpec {
     /// The planner (its CPU count must be the runtime's).
     pub planner: PlannerConfig,
     /// Executing threads alive at once per CPU that can be held to their windows; one more
-    /// runs unenforced and the overrun is not caught (an event says so).
+    /// runs unenforced and the overrun is not caught (an event says so). One thread set each,
+    /// counted against [`crate::Config::max_sets`]; at most [`SpringSpec::MAX_SETS_PER_CPU`].
     pub sets_per_cpu: usize,
     /// Group releases declared before the run that may be pending at once; in real time
-    /// also the capacity of the planner's request queue (at least 16).
+    /// also the capacity of the planner's request queue (at least 16). At most
+    /// [`SpringSpec::MAX_GROUPS`].
     pub max_groups: usize,
     /// Real time: how often the planner's runtime thread, and a thread waiting in
     /// [`Spring::spawn_sync`], look for the planner's answer while it is owed.
@@ -155,6 +157,28 @@ pub struct SpringSpec {
 }
 
 impl SpringSpec {
+    /// The most enforcement sets per CPU ([`SpringSpec::sets_per_cpu`], 2^20, the most thread
+    /// sets a runtime numbers; [`crate::Config::max_sets`] usually bounds it first).
+    ///
+    /// ```
+    /// use tempi::policy::admit::planner::PlannerConfig;
+    /// use tempi::spring::{Spring, SpringSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spec = SpringSpec { sets_per_cpu: SpringSpec::MAX_SETS_PER_CPU + 1, ..SpringSpec::new(PlannerConfig::new(1, 0)) };
+    /// assert!(Spring::new(&mut rt, spec).is_err());
+    /// ```
+    pub const MAX_SETS_PER_CPU: usize = 1 << 20;
+    /// The most group releases pending at once ([`SpringSpec::max_groups`], 65 536).
+    ///
+    /// ```
+    /// use tempi::policy::admit::planner::PlannerConfig;
+    /// use tempi::spring::{Spring, SpringSpec};
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let spec = SpringSpec { max_groups: SpringSpec::MAX_GROUPS + 1, ..SpringSpec::new(PlannerConfig::new(1, 0)) };
+    /// assert!(Spring::new(&mut rt, spec).is_err());
+    /// ```
+    pub const MAX_GROUPS: usize = 1 << 16;
+
     /// 8 enforcement sets per CPU, 256 pending releases, answers looked for every 200 µs.
     ///
     /// ```
@@ -230,7 +254,8 @@ impl Spring {
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for a planner of another CPU count or an invalid planner
-    /// configuration; [`Error::Os`] if the planner's OS thread cannot be started; the
+    /// configuration, for [`SpringSpec::sets_per_cpu`] or [`SpringSpec::max_groups`] above its
+    /// limit (checked before anything is allocated), or for a pool the allocator refuses; [`Error::Os`] if the planner's OS thread cannot be started; the
     /// runtime's errors creating sets or the thread.
     ///
     /// ```
@@ -239,6 +264,16 @@ impl Spring {
     /// assert!(tempi::spring::Spring::new(&mut rt, tempi::spring::SpringSpec::new(PlannerConfig::new(1, 0))).is_err());
     /// ```
     pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: SpringSpec) -> Result<Spring, Error> {
+        let sizes = [
+            ("sets_per_cpu", spec.sets_per_cpu, SpringSpec::MAX_SETS_PER_CPU, "MAX_SETS_PER_CPU"),
+            ("max_groups", spec.max_groups, SpringSpec::MAX_GROUPS, "MAX_GROUPS"),
+        ];
+        for (field, value, max, name) in sizes {
+            if value > max {
+                let why = crate::sizes::too_large(field, value, max);
+                return Err(Error::InvalidConfig(format!("spring: {why} (SpringSpec::{name})")));
+            }
+        }
         let cpus = rt.config().cpus();
         if spec.planner.cpus != cpus {
             return Err(Error::InvalidConfig(format!(
@@ -262,8 +297,8 @@ impl Spring {
             planner,
             planner_thread: None,
             groups: Vec::new(),
-            pending: VecDeque::with_capacity(spec.max_groups),
-            timed: Vec::with_capacity(spec.max_groups),
+            pending: crate::sizes::deque_with_capacity(spec.max_groups, "spring's pending releases (max_groups)")?,
+            timed: crate::sizes::vec_with_capacity(spec.max_groups, "spring's release timers (max_groups)")?,
             records: Vec::new(),
             decisions: Vec::new(),
             pool: Vec::with_capacity(cpus),
@@ -272,7 +307,7 @@ impl Spring {
         }));
         let spring = Spring { state };
         for cpu in 0..cpus {
-            let mut slots = Vec::with_capacity(spec.sets_per_cpu);
+            let mut slots = crate::sizes::vec_with_capacity(spec.sets_per_cpu, "spring's sets (sets_per_cpu)")?;
             for i in 0..spec.sets_per_cpu {
                 let set = rt.create_set(&format!("spring-cpu{cpu}-{i}"), cpu)?;
                 let budget = Budget::new(Duration::from_nanos(1))

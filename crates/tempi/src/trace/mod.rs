@@ -357,8 +357,9 @@ pub(crate) struct TraceBuffer {
 }
 
 impl TraceBuffer {
-    pub(crate) fn new(capacity: usize) -> TraceBuffer {
-        TraceBuffer { records: Vec::with_capacity(capacity), dropped: 0, enabled: capacity > 0 }
+    pub(crate) fn new(capacity: usize) -> Result<TraceBuffer, crate::Error> {
+        let records = crate::sizes::vec_with_capacity(capacity, "the trace buffer (Config::trace_capacity)")?;
+        Ok(TraceBuffer { records, dropped: 0, enabled: capacity > 0 })
     }
 
     #[inline]

@@ -43,12 +43,16 @@ pub struct LinearEngine {
 impl LinearEngine {
     /// An empty engine with room for `capacity` entries, all allocated now.
     ///
+    /// # Panics
+    /// Above [`super::MAX_CAPACITY`] entries, or if the allocator refuses them.
+    ///
     /// ```
     /// use tempi::policy::admit::{AdmissionEngine, LinearEngine};
     /// assert_eq!(LinearEngine::with_capacity(3).capacity(), 3);
     /// ```
     pub fn with_capacity(capacity: usize) -> LinearEngine {
-        LinearEngine { slots: Vec::with_capacity(capacity), capacity, next_seq: 0 }
+        let capacity = super::checked_capacity("linear", capacity);
+        LinearEngine { slots: super::arena("linear", capacity), capacity, next_seq: 0 }
     }
 
     /// Index of the first slot whose deadline is after `deadline`.

@@ -387,6 +387,40 @@ pub trait AdmissionEngine: Send {
     fn remaining(&self, job: AdmitId) -> Option<Duration>;
 }
 
+/// The most entries a built-in engine is made for (2^24, 16 Mi); their constructors panic
+/// above it (an admission refuses more than [`crate::admission::AdmissionSpec::MAX_CAPACITY`]
+/// with an error first).
+///
+/// ```
+/// use tempi::policy::admit::{LinearEngine, MAX_CAPACITY};
+/// assert!(std::panic::catch_unwind(|| LinearEngine::with_capacity(MAX_CAPACITY + 1)).is_err());
+/// ```
+pub const MAX_CAPACITY: usize = 1 << 24;
+
+/// `capacity` for an engine named `engine`, if it is within [`MAX_CAPACITY`].
+///
+/// # Panics
+/// Above [`MAX_CAPACITY`]: the engines' constructors cannot return an error, and an
+/// admission ([`crate::admission::AdmissionSpec::MAX_CAPACITY`]) never asks for more.
+pub(crate) fn checked_capacity(engine: &str, capacity: usize) -> usize {
+    if capacity > MAX_CAPACITY {
+        panic!(
+            "{engine}: {} (policy::admit::MAX_CAPACITY)",
+            crate::sizes::too_large("capacity", capacity, MAX_CAPACITY)
+        );
+    }
+    capacity
+}
+
+/// An empty arena of `n` entries for engine `engine`.
+///
+/// # Panics
+/// If the allocator refuses it, with a message naming the engine (instead of the process
+/// aborting).
+pub(crate) fn arena<T>(engine: &str, n: usize) -> Vec<T> {
+    crate::sizes::vec_with_capacity(n, "an arena of the engine").unwrap_or_else(|e| panic!("{engine}: {e}"))
+}
+
 /// The engines this crate provides, by name. [`names`] also lists those the application
 /// registered.
 ///

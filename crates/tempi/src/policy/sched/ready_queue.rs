@@ -33,13 +33,16 @@ impl ReadyQueue {
     /// Up to this many entries, an insertion steps back from the end instead of searching.
     const SHORT: usize = 16;
 
-    /// An empty queue with room for `n` threads.
+    /// An empty queue with room for `n` threads, or for 1 048 576 (2^20, the most thread
+    /// slots a runtime has, so the most threads ever ready at once) if `n` is larger: room
+    /// beyond that could never be used.
     ///
     /// ```
     /// assert!(tempi::policy::sched::ReadyQueue::with_capacity(4).is_empty());
+    /// assert!(tempi::policy::sched::ReadyQueue::with_capacity(1 << 32).is_empty());
     /// ```
     pub fn with_capacity(n: usize) -> ReadyQueue {
-        ReadyQueue { entries: Vec::with_capacity(n), back: 0, front: 1 }
+        ReadyQueue { entries: Vec::with_capacity(n.min(1 << ThreadId::TAG_SHIFT)), back: 0, front: 1 }
     }
 
     #[inline(always)]

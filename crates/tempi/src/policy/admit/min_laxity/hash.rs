@@ -47,14 +47,11 @@ pub(super) struct HashIndex {
 
 impl HashIndex {
     /// An empty table with room for the buckets of a list of `capacity` slots.
-    pub(super) fn with_capacity(capacity: usize) -> HashIndex {
-        HashIndex {
-            buckets: vec![NIL; capacity.saturating_mul(4).saturating_add(16)],
-            used: 0,
-            base: 0,
-            width: 1,
-            built_for: 0,
-        }
+    pub(super) fn with_capacity(engine: &str, capacity: usize) -> HashIndex {
+        let n = capacity * 4 + 16;
+        let mut buckets = crate::policy::admit::arena(engine, n);
+        buckets.resize(n, NIL);
+        HashIndex { buckets, used: 0, base: 0, width: 1, built_for: 0 }
     }
 
     fn bucket_of(&self, deadline: u64) -> Option<usize> {

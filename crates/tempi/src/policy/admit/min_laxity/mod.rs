@@ -143,7 +143,10 @@ pub struct MinLaxityEngine {
 
 impl MinLaxityEngine {
     /// An empty engine searching from the last insertion point, with room for `capacity`
-    /// entries (at most `u32::MAX − 1`), all allocated now.
+    /// entries, all allocated now.
+    ///
+    /// # Panics
+    /// Above [`super::MAX_CAPACITY`] entries, or if the allocator refuses them.
     ///
     /// ```
     /// use tempi::policy::admit::{AdmissionEngine, MinLaxityEngine};
@@ -155,8 +158,11 @@ impl MinLaxityEngine {
     }
 
     /// An empty engine searching through a hash table over deadlines, rebuilt at every
-    /// [`expire`](AdmissionEngine::expire), with room for `capacity` entries (at most
-    /// `u32::MAX − 1`), all allocated now.
+    /// [`expire`](AdmissionEngine::expire), with room for `capacity` entries, all allocated
+    /// now.
+    ///
+    /// # Panics
+    /// Above [`super::MAX_CAPACITY`] entries, or if the allocator refuses them.
     ///
     /// ```
     /// use tempi::policy::admit::{AdmissionEngine, MinLaxityEngine};
@@ -200,21 +206,22 @@ impl MinLaxityEngine {
     }
 
     fn build(capacity: usize, search: Search) -> MinLaxityEngine {
-        let capacity = capacity.min(NIL as usize - 1);
+        let name = if search == Search::Hashed { "hashed" } else { "min_laxity" };
+        let capacity = super::checked_capacity(name, capacity);
         MinLaxityEngine {
-            slots: Vec::with_capacity(capacity),
-            links: Vec::with_capacity(capacity),
+            slots: super::arena(name, capacity),
+            links: super::arena(name, capacity),
             free_slot: NIL,
             head: NIL,
             tail: NIL,
-            runs: Vec::with_capacity(capacity),
+            runs: super::arena(name, capacity),
             free_run: NIL,
             len: 0,
             capacity,
             next_seq: 0,
             hint: NIL,
             search,
-            hash: HashIndex::with_capacity(if search == Search::Hashed { capacity } else { 0 }),
+            hash: HashIndex::with_capacity(name, if search == Search::Hashed { capacity } else { 0 }),
         }
     }
 

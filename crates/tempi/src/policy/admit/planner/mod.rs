@@ -219,8 +219,15 @@ impl PlannerConfig {
             return Err(PlanError::Config("local_percent must be between 1 and 100"));
         }
         let c = self.capacity;
-        if [c.tasks, c.threads, c.links, c.uses].iter().any(|&n| n > u32::MAX as usize) {
-            return Err(PlanError::Config("capacities must fit in 32 bits"));
+        let tables = [
+            ("capacity.groups", c.groups),
+            ("capacity.threads", c.threads),
+            ("capacity.tasks", c.tasks),
+            ("capacity.links", c.links),
+            ("capacity.uses", c.uses),
+        ];
+        if let Some(&(field, value)) = tables.iter().find(|(_, n)| *n > Capacity::MAX) {
+            return Err(PlanError::TooLarge { field, value, max: Capacity::MAX });
         }
         Ok(())
     }
@@ -349,8 +356,8 @@ impl Planner {
     pub fn new(config: PlannerConfig) -> Result<Planner, PlanError> {
         config.validate()?;
         Ok(Planner {
-            plan: Plan::new(config.cpus, config.resources, config.capacity),
-            search: Search::new(&config),
+            plan: Plan::new(config.cpus, config.resources, config.capacity)?,
+            search: Search::new(&config)?,
             config,
         })
     }
@@ -557,10 +564,22 @@ impl Planner {
 impl Clone for Planner {
     fn clone(&self) -> Planner {
         let config = self.config;
-        let mut plan = Plan::new(config.cpus, config.resources, config.capacity);
+        // A copy needs the tables its original got: only memory running out refuses them.
+        fn refused<T>(e: PlanError) -> T {
+            panic!("cloning a planner: {e}")
+        }
+        let mut plan = Plan::new(config.cpus, config.resources, config.capacity).unwrap_or_else(refused);
         plan.copy_from(&self.plan);
-        Planner { plan, search: Search::new(&config), config }
+        Planner { plan, search: Search::new(&config).unwrap_or_else(refused), config }
     }
+}
+
+/// An empty table of `entries` for the planner, or [`PlanError::NoMemory`] if the allocator
+/// refuses it.
+pub(super) fn table<T>(table: &'static str, entries: usize) -> Result<Vec<T>, PlanError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(entries).map_err(|_| PlanError::NoMemory { table, entries })?;
+    Ok(v)
 }
 
 /// How many evaluations fit in `budget` after the fixed cost (`None` if not even the fixed

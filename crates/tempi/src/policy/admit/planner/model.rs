@@ -392,6 +392,23 @@ pub enum PlanError {
     },
     /// The planner's configuration cannot work; the text says why.
     Config(&'static str),
+    /// A table of the planner's [`super::Capacity`] is above [`super::Capacity::MAX`].
+    TooLarge {
+        /// Which table, as `capacity.FIELD`.
+        field: &'static str,
+        /// The size asked for.
+        value: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The allocator refused a table of the planner (its [`super::Capacity`] is too large for
+    /// the memory the process may use).
+    NoMemory {
+        /// Which table.
+        table: &'static str,
+        /// Its entries.
+        entries: usize,
+    },
     /// No group in the plan has this id (never accepted, or already retired).
     UnknownGroup(GroupId),
 }
@@ -425,6 +442,12 @@ impl fmt::Display for PlanError {
                 write!(f, "the planner's {table} table is full ({capacity} entries)")
             }
             PlanError::Config(why) => write!(f, "bad planner configuration: {why}"),
+            PlanError::NoMemory { table, entries } => {
+                write!(f, "cannot allocate the planner's {table} table ({entries} entries)")
+            }
+            PlanError::TooLarge { field, value, max } => {
+                write!(f, "bad planner configuration: {field} = {value} is above its limit of {max} (Capacity::MAX)")
+            }
             PlanError::UnknownGroup(id) => write!(f, "no planned group has id {}", id.0),
         }
     }

@@ -43,6 +43,20 @@ pub struct Capacity {
 }
 
 impl Capacity {
+    /// The most entries of each table (2^24, 16 Mi): [`super::Planner::new`] refuses a larger
+    /// one with [`super::PlanError::TooLarge`] before anything is allocated.
+    ///
+    /// ```
+    /// use tempi::policy::admit::planner::{Capacity, PlanError, Planner, PlannerConfig};
+    /// let mut config = PlannerConfig::new(1, 0);
+    /// config.capacity = Capacity::for_tasks(Capacity::MAX);
+    /// assert_eq!(
+    ///     Planner::new(config).err(),
+    ///     Some(PlanError::TooLarge { field: "capacity.links", value: 1 << 25, max: Capacity::MAX })
+    /// );
+    /// ```
+    pub const MAX: usize = 1 << 24;
+
     /// Room for `tasks` tasks, as many threads and groups, two links and four resource uses
     /// per task.
     ///
@@ -51,7 +65,7 @@ impl Capacity {
     /// assert_eq!((c.links, c.uses), (20, 40));
     /// ```
     pub fn for_tasks(tasks: usize) -> Capacity {
-        Capacity { groups: tasks, threads: tasks, tasks, links: tasks * 2, uses: tasks * 4 }
+        Capacity { groups: tasks, threads: tasks, tasks, links: tasks.saturating_mul(2), uses: tasks.saturating_mul(4) }
     }
 }
 
@@ -183,18 +197,19 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub(super) fn new(cpus: usize, resources: usize, capacity: Capacity) -> Plan {
-        Plan {
+    pub(super) fn new(cpus: usize, resources: usize, capacity: Capacity) -> Result<Plan, super::PlanError> {
+        use super::table;
+        Ok(Plan {
             cpus,
             resources,
             capacity,
-            groups: Vec::with_capacity(capacity.groups),
-            threads: Vec::with_capacity(capacity.threads),
-            tasks: Vec::with_capacity(capacity.tasks),
-            links: Vec::with_capacity(capacity.links),
-            uses: Vec::with_capacity(capacity.uses),
+            groups: table("group", capacity.groups)?,
+            threads: table("thread", capacity.threads)?,
+            tasks: table("task", capacity.tasks)?,
+            links: table("link", capacity.links)?,
+            uses: table("use", capacity.uses)?,
             next_id: 1,
-        }
+        })
     }
 
     /// How many CPUs the plan spans.

@@ -134,30 +134,31 @@ pub(super) struct Limits {
 }
 
 impl Search {
-    pub(super) fn new(config: &PlannerConfig) -> Search {
+    pub(super) fn new(config: &PlannerConfig) -> Result<Search, super::PlanError> {
+        use super::table;
         let c = config.capacity;
-        Search {
-            threads: Vec::with_capacity(c.threads),
-            links: Vec::with_capacity(c.links),
-            succs: Vec::with_capacity(c.links),
-            items: Vec::with_capacity(c.tasks),
-            uses: Vec::with_capacity(c.uses),
-            order: Vec::with_capacity(c.tasks),
-            scheduled: Vec::with_capacity(c.tasks),
-            pending: Vec::with_capacity(c.tasks),
-            placed: Vec::with_capacity(c.tasks),
-            cpu_avail: Vec::with_capacity(config.cpus),
-            cpu_last: Vec::with_capacity(config.cpus),
-            cpu_last_end: Vec::with_capacity(config.cpus),
-            eat_shared: Vec::with_capacity(config.resources),
-            eat_exclusive: Vec::with_capacity(config.resources),
-            levels: Vec::with_capacity(c.tasks),
-            undo: Vec::with_capacity(c.uses),
-            cands: Vec::with_capacity(c.tasks),
+        Ok(Search {
+            threads: table("search threads", c.threads)?,
+            links: table("search links", c.links)?,
+            succs: table("search succs", c.links)?,
+            items: table("search items", c.tasks)?,
+            uses: table("search uses", c.uses)?,
+            order: table("search order", c.tasks)?,
+            scheduled: table("search scheduled", c.tasks)?,
+            pending: table("search pending", c.tasks)?,
+            placed: table("search placed", c.tasks)?,
+            cpu_avail: table("search cpu_avail", config.cpus)?,
+            cpu_last: table("search cpu_last", config.cpus)?,
+            cpu_last_end: table("search cpu_last_end", config.cpus)?,
+            eat_shared: table("search eat_shared", config.resources)?,
+            eat_exclusive: table("search eat_exclusive", config.resources)?,
+            levels: table("search levels", c.tasks)?,
+            undo: table("search undo", c.uses)?,
+            cands: table("search cands", c.tasks)?,
             new_items: 0,
             evaluations: 0,
             backtracks: 0,
-        }
+        })
     }
 
     /// Fill the tables from the plan (tasks starting before `cutoff` stay and only shape the

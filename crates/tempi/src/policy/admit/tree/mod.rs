@@ -162,6 +162,9 @@ pub struct TreeEngine {
 impl TreeEngine {
     /// An empty engine with room for `capacity` entries, all allocated now.
     ///
+    /// # Panics
+    /// Above [`super::MAX_CAPACITY`] entries, or if the allocator refuses them.
+    ///
     /// The arenas hold `2·capacity/LEAF + 2` leaves (every leaf but the leftmost is at least
     /// half full) and, level by level, half a fan-out fewer inner nodes.
     ///
@@ -176,7 +179,7 @@ impl TreeEngine {
     /// `leaf_max` at least 2 and `fan_max` at least 3, so that a split leaves at least one
     /// entry in each leaf and two children in each inner node.
     fn with_limits(capacity: usize, leaf_max: usize, fan_max: usize) -> TreeEngine {
-        let capacity = capacity.min(u32::MAX as usize / 2);
+        let capacity = super::checked_capacity("tree", capacity);
         // The fewest entries (children) a node off the leftmost path has: what a split leaves.
         let (min_leaf, min_fan) = (leaf_max.div_ceil(2), fan_max.div_ceil(2));
         let leaves_cap = capacity / min_leaf + 2;
@@ -187,8 +190,8 @@ impl TreeEngine {
             below = below / min_fan + 2;
             inners_cap += below;
         }
-        let mut leaves: Vec<Leaf> = Vec::with_capacity(leaves_cap);
-        let inners: Vec<Inner> = Vec::with_capacity(inners_cap);
+        let mut leaves: Vec<Leaf> = super::arena("tree", leaves_cap);
+        let inners: Vec<Inner> = super::arena("tree", inners_cap);
         // Large arenas on huge pages, advised before any node is written: a descent through
         // a tree of many megabytes then misses the TLB far less often.
         crate::os::huge_pages::advise_huge_pages(leaves.as_ptr().cast(), leaves_cap * std::mem::size_of::<Leaf>());
@@ -196,9 +199,9 @@ impl TreeEngine {
         leaves.push(Leaf::EMPTY);
         TreeEngine {
             leaves,
-            free_leaves: Vec::with_capacity(leaves_cap),
+            free_leaves: super::arena("tree", leaves_cap),
             inners,
-            free_inners: Vec::with_capacity(inners_cap),
+            free_inners: super::arena("tree", inners_cap),
             root: 0,
             height: 0,
             len: 0,

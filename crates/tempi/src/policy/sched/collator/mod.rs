@@ -351,15 +351,20 @@ impl Collator {
     /// Size for thread slot indices below `threads` and as many reservations at once
     /// (default 1024 each).
     ///
+    /// # Panics
+    /// Above [`crate::policy::admit::MAX_CAPACITY`], or if the allocator refuses the room.
+    ///
     /// ```
     /// let c = tempi::policy::sched::Collator::standard().with_capacity(64);
     /// # let _ = c;
     /// ```
     pub fn with_capacity(mut self, threads: usize) -> Collator {
         self.engine = TreeEngine::with_capacity(threads);
-        self.threads = vec![Entry::EMPTY; threads];
-        self.reserved = Vec::with_capacity(threads);
-        self.pending = Vec::with_capacity(threads);
+        use crate::policy::admit::arena;
+        self.threads = arena("collator", threads);
+        self.threads.resize(threads, Entry::EMPTY);
+        self.reserved = arena("collator", threads);
+        self.pending = arena("collator", threads);
         self
     }
 
