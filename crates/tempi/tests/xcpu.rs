@@ -482,6 +482,25 @@ fn xcpu_a_cpu_with_no_local_event_left_serves_its_queue_until_the_horizon() {
     assert!(out.end >= horizon, "the run ended at {:?}, before its horizon", out.end);
 }
 
+fn spawned_across_cpus<C: Clock>(rt: &mut Runtime<C>) {
+    for (name, cpu) in [("d", 1), ("c", 0), ("b", 1), ("a", 0)] {
+        rt.spawn(ThreadSpec::new(name).cpu(cpu), |cx| cx.work(ms(1))).unwrap();
+    }
+}
+
+#[test]
+fn xcpu_both_clocks_list_threads_in_the_order_they_were_spawned() {
+    let names = |out: &tempi::RunOutcome| out.threads.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    let mut sim = Runtime::<VirtualClock>::new(Config::new(2)).unwrap();
+    spawned_across_cpus(&mut sim);
+    let simulated = sim.run().unwrap();
+    assert_eq!(names(&simulated), ["d", "c", "b", "a"]);
+    let _turn = serial();
+    let mut rt = real(2);
+    spawned_across_cpus(&mut rt);
+    assert_eq!(names(&rt.run().unwrap()), ["d", "c", "b", "a"]);
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
 
