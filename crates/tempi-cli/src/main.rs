@@ -358,8 +358,11 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
     let spring = sc.populate_groups(&mut rt).map_err(input)?;
     let outcome = rt.run_until(until).map_err(|e| Failure::Runtime(format!("{}: run failed: {e}", sc.file)))?;
 
-    for w in &outcome.warnings {
-        eprintln!("tempi: warning: {w}");
+    // The summary lists the run's warnings: printed there, they are not repeated on stderr.
+    if out.quiet {
+        for w in &outcome.warnings {
+            eprintln!("tempi: warning: {w}");
+        }
     }
     if outcome.trace_dropped > 0 {
         eprintln!(

@@ -56,6 +56,9 @@ pub struct Runtime<C: Clock> {
     seeds: Vec<KernelSeed>,
     /// Threads added to sets before the run, to refuse a second set at once.
     memberships: Vec<(ThreadId, SetId)>,
+    /// The threads spawned before the run, in the order of `spawn`: the outcome lists them in
+    /// this order on both clocks.
+    spawned: Vec<ThreadId>,
     /// Global (MSRP) locks created so far.
     globals: u32,
     _clock: PhantomData<C>,
@@ -110,7 +113,16 @@ impl<C: Clock> Runtime<C> {
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
         let executors = Executor::reserve(kernels);
         let seeds = (0..kernels).map(|k| KernelSeed::new(id, executors, k, kernels, &config)).collect();
-        Ok(Runtime { id, executors, config, seeds, memberships: Vec::new(), globals: 0, _clock: PhantomData })
+        Ok(Runtime {
+            id,
+            executors,
+            config,
+            seeds,
+            memberships: Vec::new(),
+            spawned: Vec::new(),
+            globals: 0,
+            _clock: PhantomData,
+        })
     }
 
     /// This runtime's identity, unique in the process: objects built above the kernel
@@ -216,7 +228,9 @@ impl<C: Clock> Runtime<C> {
             }
         }
         let body: Body = Box::new(body);
-        self.seed_for(spec.cpu)?.add_thread(spec, body)
+        let id = self.seed_for(spec.cpu)?.add_thread(spec, body)?;
+        self.spawned.push(id);
+        Ok(id)
     }
 
     /// Create a *process*: a thread whose body `f` is called once per message of its new
@@ -498,7 +512,7 @@ impl<C: Clock> Runtime<C> {
     /// assert!(out.threads.is_empty());
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
-        let Runtime { executors, config, seeds, .. } = self;
+        let Runtime { executors, config, seeds, spawned, .. } = self;
         // The messages its handlers still hold when the run ends, however it ends.
         let mut handlers_at_end = crate::message::AtEnd::new(executors, seeds.len(), seeds[0].payloads().clone());
         let (scheduler, global) = catch_unwind(AssertUnwindSafe(|| {
@@ -620,8 +634,13 @@ impl<C: Clock> Runtime<C> {
         messages.queued_at_end += handlers_at_end.settle();
         os_backed_left_stopped.sort_unstable();
         if threads.iter().any(|t| t.cpu != 0) && C::MODE == ClockMode::Real {
-            // Kernels report separately; present threads in id order, as one kernel would.
-            threads.sort_by_key(|t: &ThreadSummary| t.id);
+            // Kernels report separately: present the threads spawned before the run in the
+            // order they were spawned, as the one kernel of virtual time does, and those
+            // spawned during the run after them, by CPU (their order across CPUs is that of
+            // events on separate clocks, which no run repeats).
+            let before_run: std::collections::HashMap<ThreadId, usize> =
+                spawned.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+            threads.sort_by_key(|t: &ThreadSummary| (before_run.get(&t.id).copied().unwrap_or(usize::MAX), t.id));
         }
         Ok(RunOutcome {
             mode: C::MODE,

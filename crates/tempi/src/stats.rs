@@ -135,7 +135,9 @@ pub struct RunOutcome {
     pub global: bool,
     /// When the run stopped.
     pub end: Time,
-    /// Every thread ever spawned, in id order.
+    /// Every thread ever spawned: those spawned before the run in the order of
+    /// [`crate::Runtime::spawn`], on both clocks; those spawned during the run after them, in
+    /// spawn order in virtual time and by CPU in real time.
     pub threads: Vec<ThreadSummary>,
     /// Every thread set, in id order.
     pub sets: Vec<SetSummary>,

@@ -426,7 +426,11 @@ impl<C: Clock> Kernel<C> {
                 // The horizon is exclusive: what is due at `until` itself belongs to a later run.
                 Some(t) if t >= until => {
                     self.advance(until);
-                    break;
+                    // A real clock's wait ends early when another CPU posts here: the run goes
+                    // on to the horizon, serving what was posted.
+                    if C::MODE == ClockMode::Virtual || self.now >= until {
+                        break;
+                    }
                 }
                 Some(t) => self.advance(t),
             }
