@@ -19,7 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use tempi::clock::{Clock, RealClock, VirtualClock};
 use tempi::{Config, RunOutcome, Time};
 
-use tempi_cli::scenario::{parse_duration, Scenario};
+use tempi_cli::scenario::{parse_duration, Overrides, Scenario};
 
 const AFTER_HELP: &str = "\
 Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds.
@@ -200,6 +200,7 @@ fn main() -> ExitCode {
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
         Command::Plan { file, json } => Scenario::load(&file)
             .map_err(input)
+            .inspect(print_warnings)
             .and_then(|sc| plan::plan(&sc, json).map_err(Failure::Input))
             .map(|text| print!("{text}")),
     };
@@ -226,17 +227,23 @@ fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// What the file probably did not mean, on stderr (even with --quiet), before anything runs.
+fn print_warnings(sc: &Scenario) {
+    for w in &sc.warnings {
+        eprintln!("tempi: warning: {w}");
+    }
+}
+
 /// Load the scenario and apply the command-line overrides.
 fn load(out: &Outputs) -> Result<Scenario, Failure> {
-    let mut sc = Scenario::load(&out.file).map_err(input)?;
+    let overrides = Overrides { lock_protocol: out.lock_protocol.clone() };
+    let mut sc = Scenario::load_with(&out.file, &overrides).map_err(input)?;
+    print_warnings(&sc);
     if let Some(q) = out.quantum {
         sc.set_quantum(q).map_err(input)?;
     }
     if let Some(p) = &out.policy {
         sc.set_policy(p).map_err(input)?;
-    }
-    if let Some(p) = &out.lock_protocol {
-        sc.set_lock_protocol(p).map_err(input)?;
     }
     Ok(sc)
 }
@@ -248,12 +255,11 @@ fn analyze(
     policy: Option<&str>,
     partition: Option<&str>,
 ) -> Result<(), Failure> {
-    let mut sc = Scenario::load(file).map_err(input)?;
+    let overrides = Overrides { lock_protocol: lock_protocol.map(str::to_string) };
+    let mut sc = Scenario::load_with(file, &overrides).map_err(input)?;
+    print_warnings(&sc);
     if let Some(p) = policy {
         sc.set_policy(p).map_err(input)?;
-    }
-    if let Some(p) = lock_protocol {
-        sc.set_lock_protocol(p).map_err(input)?;
     }
     let fit = partition.and_then(tempi::analysis::Fit::by_name);
     let text = match fit {
@@ -269,6 +275,7 @@ fn analyze(
 
 fn simulate(out: &Outputs) -> Result<(), Failure> {
     let sc = load(out)?;
+    check_outputs(out)?;
     let until = match out.until.or(sc.until) {
         Some(u) => Time::ZERO + u,
         // Without a horizon a simulation stops when nothing can happen any more, which is
@@ -339,6 +346,8 @@ fn progress_reporter(until: Time) -> impl Fn(Time) + Send + Sync + 'static {
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let out = &args.outputs;
     let sc = load(out)?;
+    sc.check_real_time().map_err(input)?;
+    check_outputs(out)?;
     let Some(until) = out.until.or(sc.until) else {
         return Err(Failure::Input(format!(
             "{}: a real-time run needs a finite horizon: set `until` in [runtime] or pass --until",
@@ -434,10 +443,35 @@ fn print_summary(sc: &Scenario, outcome: &RunOutcome) {
     println!("total deadline misses: {}", outcome.total_misses());
 }
 
-fn write_file(path: &Path, contents: &str) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| Failure::Runtime(format!("cannot write {}: {e}", path.display()));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(fail)?;
+/// Refuse an output path that cannot be written, before the run rather than after it: a
+/// directory, a file in a directory that does not exist (directories are never created: a
+/// mistyped path should not leave new directories behind), or two outputs on one file.
+fn check_outputs(out: &Outputs) -> Result<(), Failure> {
+    let files = [("--report", &out.report), ("--trace", &out.trace), ("--gantt", &out.gantt)];
+    let given: Vec<(&str, &PathBuf)> = files.iter().filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p))).collect();
+    for (i, &(flag, path)) in given.iter().enumerate() {
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(Failure::Input(format!("{flag} {shown}: is a directory; give the name of a file to write")));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                return Err(Failure::Input(format!(
+                    "{flag} {shown}: directory {} does not exist (tempi does not create directories)",
+                    dir.display()
+                )));
+            }
+            if !dir.is_dir() {
+                return Err(Failure::Input(format!("{flag} {shown}: {} is not a directory", dir.display())));
+            }
+        }
+        if let Some(&(other, _)) = given[..i].iter().find(|(_, p)| *p == path) {
+            return Err(Failure::Input(format!("{other} and {flag} both name {shown}: give each output its own file")));
+        }
     }
-    std::fs::write(path, contents).map_err(fail)
+    Ok(())
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<(), Failure> {
+    std::fs::write(path, contents).map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
 }
