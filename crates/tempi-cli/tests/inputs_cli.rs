@@ -226,3 +226,38 @@ fn typos_get_a_did_you_mean() {
     let err = text(&tempi(&["simulate", file.to_str().unwrap()]).stderr);
     assert!(err.contains("unknown field `xyzzy`, expected one of") && !err.contains("did you mean"), "{err}");
 }
+
+/// Malformed `[[group]]` tables are refused before anything runs, at their line.
+#[test]
+fn malformed_groups_exit_2_at_their_line() {
+    let dir = scratch("inputs", "groups");
+    let head = "[[group]]\nname = \"g\"\ndeadline = \"10ms\"\n[[group.thread]]\nname = \"a\"\n";
+    let cases = [
+        (
+            "after = [\"a\"]\n[[group.thread.task]]\nwcet = \"1ms\"\n",
+            6,
+            "group \"g\": thread \"a\": field `after`: a thread cannot come after itself",
+        ),
+        (
+            "after = [\"zz\"]\n[[group.thread.task]]\nwcet = \"1ms\"\n",
+            6,
+            "group \"g\": thread \"a\": field `after`: unknown predecessor \"zz\" (not a thread of this group)",
+        ),
+        ("", 5, "group \"g\": thread \"a\": needs at least one [[group.thread.task]]"),
+        (
+            "[[group.thread.task]]\nwcet = \"1ms\"\nresources = [{ name = \"bus\" }]\n",
+            8,
+            "group \"g\": thread \"a\": field `resources`: unknown resource \"bus\" (declare it in [planner] resources; \
+             known: none declared)",
+        ),
+    ];
+    for (i, (rest, line, message)) in cases.iter().enumerate() {
+        let file = dir.join(format!("{i}.toml"));
+        std::fs::write(&file, format!("{head}{rest}")).unwrap();
+        for command in ["simulate", "plan"] {
+            let out = tempi(&[command, file.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out.stderr));
+            assert_eq!(text(&out.stderr), format!("tempi: {}:{line}: {message}\n", file.display()), "{command}");
+        }
+    }
+}
