@@ -3,7 +3,8 @@
 //!
 //! Owns argument parsing, exit codes and output files. The scenario format lives in the
 //! library (`tempi_cli::scenario`); the benchmarks in `bench`. Exit codes: 0 success, 1 the
-//! run itself failed (runtime or I/O error), 2 bad input (scenario file or command-line flags).
+//! run itself failed (runtime or I/O error), 2 bad input (scenario file, command-line flags,
+//! or an output path that cannot be written, checked before the run).
 
 mod analyze;
 mod bench;
@@ -22,7 +23,13 @@ use tempi::{Config, RunOutcome, Time};
 use tempi_cli::scenario::{parse_duration, Overrides, Scenario};
 
 const AFTER_HELP: &str = "\
-Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds.
+Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds
+(one under 1000 in a file is warned about: `period = 10` is 10 ns, not 10 ms).
+A file that is valid but doubtful (a bare integer, a wcet above the period, a periodic
+thread with no work, steps longer than the declared wcet) runs with warnings on stderr.
+Output files (--report, --trace, --gantt) go into existing directories only: tempi never
+creates one. Exit codes: 0 success, 2 bad input (with FILE:LINE when a line applies),
+1 the run itself failed.
 The scenario format is described in docs/SCENARIOS.md.
 
 Examples:
@@ -65,7 +72,8 @@ enum Command {
         /// Print machine-readable JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Locking protocol of every resource, overriding the scenario's.
+        /// Locking protocol of every resource, overriding the scenario's; the file is then
+        /// checked as if it said so itself.
         #[arg(long, value_name = "NAME")]
         lock_protocol: Option<String>,
         /// Scheduling policy, overriding the scenario's `policy`.
@@ -118,19 +126,20 @@ struct Outputs {
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
     policy: Option<String>,
     /// Locking protocol of every `[[resource]]`, overriding the scenario's (km, bp, bpi, pcp,
-    /// srp, ...).
+    /// srp, ...); the file is then checked as if it said so itself.
     #[arg(long, value_name = "NAME")]
     lock_protocol: Option<String>,
     /// Round-robin time slice, overriding the scenario's `quantum` (e.g. 2ms).
     #[arg(long, value_name = "T", value_parser = parse_duration)]
     quantum: Option<Duration>,
-    /// Write the JSON report (per-thread and per-set statistics, jobs, budget events) here.
+    /// Write the JSON report (per-thread and per-set statistics, jobs, budget events) here
+    /// (its directory must exist).
     #[arg(long, value_name = "OUT.json")]
     report: Option<PathBuf>,
-    /// Write a Perfetto / chrome://tracing trace here.
+    /// Write a Perfetto / chrome://tracing trace here (its directory must exist).
     #[arg(long, value_name = "OUT.json")]
     trace: Option<PathBuf>,
-    /// Write an SVG Gantt chart here.
+    /// Write an SVG Gantt chart here (its directory must exist).
     #[arg(long, value_name = "OUT.svg")]
     gantt: Option<PathBuf>,
     /// Print nothing but warnings and errors.
