@@ -168,6 +168,19 @@ fn doubtful_timing_gets_warnings_on_stderr_and_still_runs() {
         ),
     ];
     assert_eq!(text(&out.stderr).lines().collect::<Vec<_>>(), expected);
+    // A bare number in a string is nanoseconds too, and warned about alike.
+    let quoted = dir.join("quoted.toml");
+    std::fs::write(&quoted, "[[thread]]\nname = \"q\"\nperiod = \"20\"\nwcet = \"5ns\"\nmax_jobs = 1\n").unwrap();
+    let out = tempi(&["simulate", quoted.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "tempi: warning: {}:3: thread \"q\": field `period`: the bare integer 20 is read as 20 ns (a bare integer \
+             is nanoseconds); write it with a unit, e.g. \"20ms\" or \"20ns\", to say which is meant\n",
+            quoted.display()
+        )
+    );
     // `analyze` and `run` warn alike.
     let out = tempi(&["analyze", file.to_str().unwrap()]);
     assert_eq!(text(&out.stderr).lines().filter(|l| l.starts_with("tempi: warning: ")).count(), 5);

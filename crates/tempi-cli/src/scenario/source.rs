@@ -47,8 +47,13 @@ impl Source<'_> {
     /// meant (`period = 10` for 10 ms). Simulated overheads (`costs.*`) are often that short
     /// and are left alone; so is 0.
     pub(super) fn warn_bare_integer(&self, what: &str, field: &str, v: &Spanned<Value>) {
-        if let Value::Integer(n) = v.get_ref() {
-            if (1..BARE_INTEGER_WARNING_BELOW).contains(n) && !field.starts_with("costs.") {
+        let bare = match v.get_ref() {
+            Value::Integer(n) => Some(*n),
+            Value::String(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+            _ => None,
+        };
+        if let Some(n) = bare {
+            if (1..BARE_INTEGER_WARNING_BELOW).contains(&n) && !field.starts_with("costs.") {
                 self.warn(
                     v.span().start,
                     format!(
