@@ -3,7 +3,8 @@
 //!
 //! Owns argument parsing, exit codes and output files. The scenario format lives in the
 //! library (`tempi_cli::scenario`); the benchmarks in `bench`. Exit codes: 0 success, 1 the
-//! run itself failed (runtime or I/O error), 2 bad input (scenario file or command-line flags).
+//! run itself failed (runtime or I/O error), 2 bad input (scenario file, command-line flags,
+//! or an output path that cannot be written, checked before the run).
 
 mod analyze;
 mod bench;
@@ -19,10 +20,16 @@ use clap::{Args, Parser, Subcommand};
 use tempi::clock::{Clock, RealClock, VirtualClock};
 use tempi::{Config, RunOutcome, Time};
 
-use tempi_cli::scenario::{parse_duration, Scenario};
+use tempi_cli::scenario::{parse_duration, Overrides, Scenario};
 
 const AFTER_HELP: &str = "\
-Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds.
+Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nanoseconds
+(one under 1000 in a file is warned about: `period = 10` is 10 ns, not 10 ms).
+A file that is valid but doubtful (a bare integer, a wcet above the period, a periodic
+thread with no work, steps longer than the declared wcet) runs with warnings on stderr.
+Output files (--report, --trace, --gantt) go into existing directories only: tempi never
+creates one. Exit codes: 0 success, 2 bad input (with FILE:LINE when a line applies),
+1 the run itself failed.
 The scenario format is described in docs/SCENARIOS.md.
 
 Examples:
@@ -65,7 +72,8 @@ enum Command {
         /// Print machine-readable JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Locking protocol of every resource, overriding the scenario's.
+        /// Locking protocol of every resource, overriding the scenario's; the file is then
+        /// checked as if it said so itself.
         #[arg(long, value_name = "NAME")]
         lock_protocol: Option<String>,
         /// Scheduling policy, overriding the scenario's `policy`.
@@ -118,19 +126,20 @@ struct Outputs {
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(tempi::policy::sched::NAMES))]
     policy: Option<String>,
     /// Locking protocol of every `[[resource]]`, overriding the scenario's (km, bp, bpi, pcp,
-    /// srp, ...).
+    /// srp, ...); the file is then checked as if it said so itself.
     #[arg(long, value_name = "NAME")]
     lock_protocol: Option<String>,
     /// Round-robin time slice, overriding the scenario's `quantum` (e.g. 2ms).
     #[arg(long, value_name = "T", value_parser = parse_duration)]
     quantum: Option<Duration>,
-    /// Write the JSON report (per-thread and per-set statistics, jobs, budget events) here.
+    /// Write the JSON report (per-thread and per-set statistics, jobs, budget events) here
+    /// (its directory must exist).
     #[arg(long, value_name = "OUT.json")]
     report: Option<PathBuf>,
-    /// Write a Perfetto / chrome://tracing trace here.
+    /// Write a Perfetto / chrome://tracing trace here (its directory must exist).
     #[arg(long, value_name = "OUT.json")]
     trace: Option<PathBuf>,
-    /// Write an SVG Gantt chart here.
+    /// Write an SVG Gantt chart here (its directory must exist).
     #[arg(long, value_name = "OUT.svg")]
     gantt: Option<PathBuf>,
     /// Print nothing but warnings and errors.
@@ -200,6 +209,7 @@ fn main() -> ExitCode {
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
         Command::Plan { file, json } => Scenario::load(&file)
             .map_err(input)
+            .inspect(print_warnings)
             .and_then(|sc| plan::plan(&sc, json).map_err(Failure::Input))
             .map(|text| print!("{text}")),
     };
@@ -226,17 +236,23 @@ fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// What the file probably did not mean, on stderr (even with --quiet), before anything runs.
+fn print_warnings(sc: &Scenario) {
+    for w in &sc.warnings {
+        eprintln!("tempi: warning: {w}");
+    }
+}
+
 /// Load the scenario and apply the command-line overrides.
 fn load(out: &Outputs) -> Result<Scenario, Failure> {
-    let mut sc = Scenario::load(&out.file).map_err(input)?;
+    let overrides = Overrides { lock_protocol: out.lock_protocol.clone() };
+    let mut sc = Scenario::load_with(&out.file, &overrides).map_err(input)?;
+    print_warnings(&sc);
     if let Some(q) = out.quantum {
         sc.set_quantum(q).map_err(input)?;
     }
     if let Some(p) = &out.policy {
         sc.set_policy(p).map_err(input)?;
-    }
-    if let Some(p) = &out.lock_protocol {
-        sc.set_lock_protocol(p).map_err(input)?;
     }
     Ok(sc)
 }
@@ -248,12 +264,11 @@ fn analyze(
     policy: Option<&str>,
     partition: Option<&str>,
 ) -> Result<(), Failure> {
-    let mut sc = Scenario::load(file).map_err(input)?;
+    let overrides = Overrides { lock_protocol: lock_protocol.map(str::to_string) };
+    let mut sc = Scenario::load_with(file, &overrides).map_err(input)?;
+    print_warnings(&sc);
     if let Some(p) = policy {
         sc.set_policy(p).map_err(input)?;
-    }
-    if let Some(p) = lock_protocol {
-        sc.set_lock_protocol(p).map_err(input)?;
     }
     let fit = partition.and_then(tempi::analysis::Fit::by_name);
     let text = match fit {
@@ -269,6 +284,7 @@ fn analyze(
 
 fn simulate(out: &Outputs) -> Result<(), Failure> {
     let sc = load(out)?;
+    check_outputs(out)?;
     let until = match out.until.or(sc.until) {
         Some(u) => Time::ZERO + u,
         // Without a horizon a simulation stops when nothing can happen any more, which is
@@ -339,6 +355,8 @@ fn progress_reporter(until: Time) -> impl Fn(Time) + Send + Sync + 'static {
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let out = &args.outputs;
     let sc = load(out)?;
+    sc.check_real_time().map_err(input)?;
+    check_outputs(out)?;
     let Some(until) = out.until.or(sc.until) else {
         return Err(Failure::Input(format!(
             "{}: a real-time run needs a finite horizon: set `until` in [runtime] or pass --until",
@@ -437,10 +455,35 @@ fn print_summary(sc: &Scenario, outcome: &RunOutcome) {
     println!("total deadline misses: {}", outcome.total_misses());
 }
 
-fn write_file(path: &Path, contents: &str) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| Failure::Runtime(format!("cannot write {}: {e}", path.display()));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(fail)?;
+/// Refuse an output path that cannot be written, before the run rather than after it: a
+/// directory, a file in a directory that does not exist (directories are never created: a
+/// mistyped path should not leave new directories behind), or two outputs on one file.
+fn check_outputs(out: &Outputs) -> Result<(), Failure> {
+    let files = [("--report", &out.report), ("--trace", &out.trace), ("--gantt", &out.gantt)];
+    let given: Vec<(&str, &PathBuf)> = files.iter().filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p))).collect();
+    for (i, &(flag, path)) in given.iter().enumerate() {
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(Failure::Input(format!("{flag} {shown}: is a directory; give the name of a file to write")));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                return Err(Failure::Input(format!(
+                    "{flag} {shown}: directory {} does not exist (tempi does not create directories)",
+                    dir.display()
+                )));
+            }
+            if !dir.is_dir() {
+                return Err(Failure::Input(format!("{flag} {shown}: {} is not a directory", dir.display())));
+            }
+        }
+        if let Some(&(other, _)) = given[..i].iter().find(|(_, p)| *p == path) {
+            return Err(Failure::Input(format!("{other} and {flag} both name {shown}: give each output its own file")));
+        }
     }
-    std::fs::write(path, contents).map_err(fail)
+    Ok(())
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<(), Failure> {
+    std::fs::write(path, contents).map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
 }

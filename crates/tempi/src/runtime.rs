@@ -493,12 +493,35 @@ impl<C: Clock> Runtime<C> {
 
     /// Run until every thread has ended (or nothing can happen any more).
     ///
+    /// # Errors
+    /// In virtual time, [`Error::InvalidConfig`] before anything runs when something added
+    /// before the run repeats with no end of its own (a periodic thread without
+    /// [`ThreadSpec::max_jobs`](crate::ThreadSpec::max_jobs), a periodic timing event),
+    /// naming it: the clock would jump from release to release and the call would never
+    /// return. Give a horizon with [`Runtime::run_until`] instead, or call
+    /// `run_until(Time::MAX)` when the program ends such threads itself (a kill). Otherwise
+    /// the errors of [`Runtime::run_until`].
+    ///
     /// ```
+    /// use std::time::Duration;
     /// let mut rt = tempi::Runtime::simulated(1);
     /// rt.spawn(tempi::ThreadSpec::new("x"), |_| {}).unwrap();
     /// assert_eq!(rt.run().unwrap().threads.len(), 1);
+    ///
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(tempi::ThreadSpec::new("tick").periodic(Duration::from_millis(1)), |_| {}).unwrap();
+    /// let e = rt.run().unwrap_err();
+    /// assert!(e.to_string().contains("periodic thread `tick` has no `max_jobs`"), "{e}");
     /// ```
     pub fn run(self) -> Result<RunOutcome, Error> {
+        if C::MODE == ClockMode::Virtual {
+            if let Some(what) = self.seeds.iter().find_map(|s| s.endless()) {
+                return Err(Error::InvalidConfig(format!(
+                    "Runtime::run in virtual time would never return: {what}, and the clock only moves on; \
+                     give a horizon with run_until (or run_until(Time::MAX) if the program ends it by a kill)"
+                )));
+            }
+        }
         self.run_until(Time::MAX)
     }
 

@@ -29,8 +29,18 @@ pub const DURATION_HINT: &str = "expected e.g. 12ms, 500us, 1.5s";
 /// assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
 /// assert_eq!(parse_duration("250"), Ok(Duration::from_nanos(250)));
 /// ```
+///
+/// A near miss gets the right spelling in its error:
+///
+/// ```
+/// assert!(tempi_cli::parse_duration("10sec").unwrap_err().ends_with("did you mean \"10s\"?"));
+/// assert!(tempi_cli::parse_duration("10 ms").unwrap_err().ends_with("did you mean \"10ms\" (no space)?"));
+/// ```
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration \"{text}\" ({DURATION_HINT})");
+    let bad = || match spelling_hint(text) {
+        Some(hint) => format!("invalid duration \"{text}\" ({DURATION_HINT}): did you mean {hint}?"),
+        None => format!("invalid duration \"{text}\" ({DURATION_HINT})"),
+    };
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let scale: u64 = match unit {
@@ -72,6 +82,58 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     whole.checked_add(part).map(Duration::from_nanos).ok_or_else(too_big)
+}
+
+/// The valid spelling of a duration that is one only by a common slip (a space, a unit
+/// written out or in capitals, minutes or hours), quoted and with the slip named when it is
+/// not obvious; `None` when no valid spelling is close.
+fn spelling_hint(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    let compact: String = trimmed.chars().filter(|c| !c.is_whitespace()).collect();
+    let split = compact.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(compact.len());
+    let (number, unit) = compact.split_at(split);
+    if number.is_empty() || number.starts_with('.') || number.ends_with('.') || number.matches('.').count() > 1 {
+        return None;
+    }
+    let unit = unit.to_lowercase();
+    let unit = unit.as_str();
+    let plain = match unit {
+        "ns" | "nsec" | "nsecs" | "nanos" | "nanosecond" | "nanoseconds" => "ns",
+        "us" | "µs" | "usec" | "usecs" | "micros" | "microsecond" | "microseconds" => "us",
+        "ms" | "msec" | "msecs" | "millis" | "millisecond" | "milliseconds" => "ms",
+        "s" | "sec" | "secs" | "second" | "seconds" => "s",
+        "m" | "min" | "mins" | "minute" | "minutes" | "h" | "hr" | "hour" | "hours" => {
+            // No unit above seconds: minutes and hours are written in seconds.
+            let per = if unit.starts_with('h') { 3600 } else { 60 };
+            let whole: u64 = number.parse().ok()?;
+            return Some(format!("\"{}s\" (durations have no unit above seconds)", whole.checked_mul(per)?));
+        }
+        _ => return None,
+    };
+    let fixed = format!("{number}{plain}");
+    if parse_duration(&fixed).is_err() {
+        return None;
+    }
+    let slip = if trimmed != text {
+        " (no space around it)"
+    } else if compact != trimmed {
+        " (no space)"
+    } else {
+        ""
+    };
+    Some(format!("\"{fixed}\"{slip}"))
+}
+
+/// `d` written as the file would write it: in the largest unit that keeps it whole
+/// (`10ns`, `1500us`, `2ms`, `3s`).
+pub(super) fn written(d: Duration) -> String {
+    let ns = d.as_nanos();
+    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns != 0 && ns % scale == 0 {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
 }
 
 /// A duration value from the file: a duration string, or an integer number of nanoseconds.

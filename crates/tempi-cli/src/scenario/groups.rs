@@ -533,6 +533,9 @@ fn group_def(src: &Source<'_>, g: &Spanned<RawGroup>, planner: &PlannerDef) -> R
         };
         let mut after = Vec::new();
         for a in t.after.iter().flatten() {
+            if a.get_ref() == t.name.get_ref() {
+                return Err(src.field(&twhat, "after", a, "a thread cannot come after itself"));
+            }
             let Some(&p) = index.get(a.get_ref().as_str()) else {
                 let msg = format!("unknown predecessor \"{}\" (not a thread of this group)", a.get_ref());
                 return Err(src.field(&twhat, "after", a, msg));

@@ -92,6 +92,20 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+/// Values from the command line that replace the file's before it is validated, so that they
+/// meet the same checks (and give the same errors, at the same lines) as the file's own.
+///
+/// ```
+/// let over = tempi_cli::scenario::Overrides { lock_protocol: Some("pcp".into()) };
+/// let sc = tempi_cli::Scenario::parse_with("s.toml", "[[resource]]\nname = \"r\"\nceiling = 2\n", &over).unwrap();
+/// assert_eq!(sc.resources[0].protocol, "pcp");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// The locking protocol of every `[[resource]]` (`--lock-protocol`).
+    pub lock_protocol: Option<String>,
+}
+
 impl Scenario {
     /// An error about the scenario as a whole, with no line.
     ///
@@ -325,7 +339,13 @@ pub struct Scenario {
     pub planner: PlannerDef,
     /// Thread groups for the Spring planner (`[[group]]`), in file order.
     pub groups: Vec<GroupDef>,
+    /// What the file probably did not mean, though it is valid (a bare integer read as
+    /// nanoseconds next to millisecond values, a `wcet` above the `period`, ...): each is
+    /// `FILE:LINE: MESSAGE`, and `tempi` prints them on stderr before running.
+    pub warnings: Vec<ScenarioError>,
     scheduler: SchedulerFactory,
+    /// Line of `[runtime] policy`, while the policy is the file's (not `--policy`'s).
+    policy_line: Option<usize>,
 }
 
 impl fmt::Debug for Scenario {

@@ -21,12 +21,48 @@ pub(super) struct Source<'a> {
     /// table asks for its line, so counting newlines from the start each time would make
     /// loading quadratic in the size of the file.
     line_starts: Vec<usize>,
+    /// What the file is warned about, in the order found; the checks hold `&Source`, so
+    /// they add through a shared reference.
+    warnings: std::cell::RefCell<Vec<ScenarioError>>,
 }
 
 impl Source<'_> {
     pub(super) fn new<'a>(file: &'a str, text: &'a str) -> Source<'a> {
         let line_starts = text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1).collect();
-        Source { file, text, line_starts }
+        Source { file, text, line_starts, warnings: std::cell::RefCell::new(Vec::new()) }
+    }
+
+    /// Note a warning at byte `offset`: the file is valid, but probably not what was meant.
+    pub(super) fn warn(&self, offset: usize, message: impl Into<String>) {
+        let w = self.err(offset, message);
+        self.warnings.borrow_mut().push(w);
+    }
+
+    /// The warnings noted so far, taken out.
+    pub(super) fn take_warnings(&self) -> Vec<ScenarioError> {
+        std::mem::take(&mut *self.warnings.borrow_mut())
+    }
+
+    /// Warn about a bare integer read as nanoseconds where so short a time is unlikely to be
+    /// meant (`period = 10` for 10 ms). Simulated overheads (`costs.*`) are often that short
+    /// and are left alone; so is 0.
+    pub(super) fn warn_bare_integer(&self, what: &str, field: &str, v: &Spanned<Value>) {
+        let bare = match v.get_ref() {
+            Value::Integer(n) => Some(*n),
+            Value::String(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+            _ => None,
+        };
+        if let Some(n) = bare {
+            if (1..BARE_INTEGER_WARNING_BELOW).contains(&n) && !field.starts_with("costs.") {
+                self.warn(
+                    v.span().start,
+                    format!(
+                        "{what}field `{field}`: the bare integer {n} is read as {n} ns (a bare integer is nanoseconds); \
+                         write it with a unit, e.g. \"{n}ms\" or \"{n}ns\", to say which is meant"
+                    ),
+                );
+            }
+        }
     }
 
     /// The 1-based line of byte `offset`: one more than the number of newlines before it.
@@ -51,6 +87,7 @@ impl Source<'_> {
     }
 
     pub(super) fn duration(&self, what: &str, field: &str, v: &Spanned<Value>) -> Result<Duration, ScenarioError> {
+        self.warn_bare_integer(what, field, v);
         duration_value(v.get_ref()).map_err(|m| self.field(what, field, v, m))
     }
 
@@ -75,7 +112,10 @@ impl Source<'_> {
     /// the field and the table, so the message reads like the ones raised after parsing.
     pub(super) fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
         // toml's messages may span lines ("invalid table header\nexpected ..."); ours are one.
-        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let mut message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        if let Some(near) = nearest_expected(&message) {
+            message.push_str(&format!("; did you mean `{near}`?"));
+        }
         let Some(span) = e.span() else {
             return ScenarioError { file: self.file.to_string(), line: None, message };
         };
@@ -87,6 +127,47 @@ impl Source<'_> {
         }
         self.err(span.start, format!("{prefix}{message}"))
     }
+}
+
+/// A bare integer duration below this many nanoseconds (one microsecond) is warned about.
+pub(super) const BARE_INTEGER_WARNING_BELOW: i64 = 1000;
+
+/// For `toml`'s "unknown field `X`, expected one of `a`, `b`" (and "unknown variant", for a
+/// value such as `kind`), the expected name closest to `X` if it is close enough to be a
+/// typo: at most a third of the longer name's letters apart (at least one), by edit distance.
+fn nearest_expected(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))?;
+    let (given, rest) = rest.split_once('`')?;
+    let list = rest.strip_prefix(", expected one of ").or_else(|| rest.strip_prefix(", expected "))?;
+    let candidates = list.split(", ").filter_map(|c| c.trim_start_matches("or ").strip_prefix('`')?.strip_suffix('`'));
+    let given_lower = given.to_lowercase();
+    let (best, distance) =
+        candidates.map(|c| (c, edit_distance(&given_lower, &c.to_lowercase()))).min_by_key(|&(_, d)| d)?;
+    let allowed = (given.chars().count().max(best.chars().count()) / 3).max(1);
+    (distance <= allowed && best != given).then(|| best.to_string())
+}
+
+/// Levenshtein distance with adjacent transpositions counted as one edit (`perod`, `peirod`
+/// are both one away from `period`).
+pub(super) fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows: two back for transpositions, one back, and the current one.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(before[j - 2] + 1);
+            }
+        }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
 }
 
 /// The key whose value starts at or contains `offset`: the identifier before the last `=`

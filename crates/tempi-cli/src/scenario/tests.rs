@@ -43,7 +43,30 @@ fn malformed_durations_are_rejected() {
         let e = parse_duration(bad).unwrap_err();
         assert!(e.contains("invalid duration"), "{bad:?}: {e}");
     }
-    assert_eq!(parse_duration("4 ms").unwrap_err(), "invalid duration \"4 ms\" (expected e.g. 12ms, 500us, 1.5s)");
+    assert_eq!(
+        parse_duration("4 ms").unwrap_err(),
+        "invalid duration \"4 ms\" (expected e.g. 12ms, 500us, 1.5s): did you mean \"4ms\" (no space)?"
+    );
+}
+
+#[test]
+fn near_miss_durations_get_the_right_spelling() {
+    let hint = |text: &str| {
+        let e = parse_duration(text).unwrap_err();
+        e.split_once(": did you mean ").map(|(_, h)| h.trim_end_matches('?').to_string())
+    };
+    assert_eq!(hint("10sec").as_deref(), Some("\"10s\""));
+    assert_eq!(hint("10 ms").as_deref(), Some("\"10ms\" (no space)"));
+    assert_eq!(hint(" 4ms").as_deref(), Some("\"4ms\" (no space around it)"));
+    assert_eq!(hint("4MS").as_deref(), Some("\"4ms\""));
+    assert_eq!(hint("2.5 msec").as_deref(), Some("\"2.5ms\" (no space)"));
+    assert_eq!(hint("250 micros").as_deref(), Some("\"250us\" (no space)"));
+    assert_eq!(hint("2min").as_deref(), Some("\"120s\" (durations have no unit above seconds)"));
+    assert_eq!(hint("1h").as_deref(), Some("\"3600s\" (durations have no unit above seconds)"));
+    // Nothing close: no guess.
+    for far in ["", "ms", "fast", "1..2ms", "-1ms", "1e3ns", "1.5"] {
+        assert_eq!(hint(far), None, "{far:?}");
+    }
 }
 
 #[test]
@@ -85,7 +108,8 @@ fn errors_name_line_thread_and_field() {
     let e = error("[runtime]\npolicy = \"fp\"\n\n[[thread]]\nname = \"t2\"\nwcet = \"1ms\"\nperiod = \"4 ms\"\n");
     assert_eq!(
         e.to_string(),
-        "s.toml:7: thread \"t2\": field `period`: invalid duration \"4 ms\" (expected e.g. 12ms, 500us, 1.5s)"
+        "s.toml:7: thread \"t2\": field `period`: invalid duration \"4 ms\" (expected e.g. 12ms, 500us, 1.5s): did \
+         you mean \"4ms\" (no space)?"
     );
 }
 
@@ -236,9 +260,13 @@ fn resources_record_their_users_and_take_overrides() {
     let r = &s.resources[0];
     assert_eq!((r.protocol.as_str(), r.ceiling, r.users.clone(), r.line), ("bpi", None, vec![0], 1));
     assert_eq!(s.threads[0].steps, vec![Step::Lock(0), Step::Work(ms(1))]);
-    s.set_lock_protocol("pcp").unwrap();
+    let text = "[[resource]]\nname = \"R\"\n[[thread]]\nname = \"a\"\nsteps = [{ lock = \"R\" }, { work = \"1ms\" }]\n";
+    let over = |p: &str| super::Overrides { lock_protocol: Some(p.to_string()) };
+    s = Scenario::parse_with("s.toml", text, &over("pcp")).unwrap();
     assert_eq!(s.resources[0].protocol, "pcp");
-    assert!(s.set_lock_protocol("spin").unwrap_err().message.contains("unknown locking protocol"));
+    let e = Scenario::parse_with("s.toml", text, &over("spin")).unwrap_err();
+    assert_eq!(e.line, None);
+    assert!(e.message.starts_with("--lock-protocol: unknown locking protocol \"spin\""), "{}", e.message);
 }
 
 /// 20,000 threads that lock one resource, one set over half of them, a timer: every

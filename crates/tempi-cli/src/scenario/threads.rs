@@ -12,7 +12,7 @@ use toml::{Spanned, Value};
 
 use tempi::{Criticality, MissPolicy, Timing};
 
-use super::duration::work_value;
+use super::duration::{work_value, written};
 use super::names;
 use super::raw::{RawCriticality, RawKind, RawMissPolicy, RawStep, RawThread};
 use super::source::Source;
@@ -29,6 +29,7 @@ pub(super) fn thread_def(
     cpus: usize,
     resources: &[ResourceDef],
     resource_index: &HashMap<String, usize>,
+    lock_override: Option<&str>,
 ) -> Result<ThreadDef, ScenarioError> {
     let line = src.line(t.span().start);
     let t = t.get_ref();
@@ -120,7 +121,7 @@ pub(super) fn thread_def(
                         let at = s.get_ref().lock.as_ref().unwrap_or(&t.name);
                         // A global resource (`msrp`) is shared by every CPU.
                         if resources[r].cpu != cpu && !names::lock_protocol_is_global(&resources[r].protocol) {
-                            return Err(src.field(
+                            let e = src.field(
                                 what,
                                 "lock",
                                 at,
@@ -129,7 +130,8 @@ pub(super) fn thread_def(
                                      `cpu`)",
                                     resources[r].name, resources[r].cpu
                                 ),
-                            ));
+                            );
+                            return Err(super::validate::from_lock_override(e, lock_override));
                         }
                         if held.contains(&r) {
                             return Err(src.field(
@@ -201,6 +203,7 @@ pub(super) fn thread_def(
     }
     // Without a declared WCET, the largest amount of work a job can ask for is the honest
     // figure for reports and laxity-based policies.
+    let declared_wcet = wcet;
     let wcet = wcet.unwrap_or_else(|| {
         steps
             .iter()
@@ -210,6 +213,8 @@ pub(super) fn thread_def(
             })
             .sum()
     });
+
+    warn_about_timing(src, what, t, &timing, declared_wcet, wcet, deadline, &steps, forever);
 
     Ok(ThreadDef {
         name,
@@ -236,6 +241,95 @@ pub(super) fn thread_def(
         forever,
         os_backed: t.os_backed.unwrap_or(false),
     })
+}
+
+/// Warnings about a valid thread that is probably not what was meant: a WCET longer than the
+/// time it has (every job misses), a periodic thread that does no work, and steps that can
+/// work longer than the declared WCET (the analysis and laxity-based policies use the
+/// declared figure).
+#[allow(clippy::too_many_arguments)]
+fn warn_about_timing(
+    src: &Source<'_>,
+    what: &str,
+    t: &RawThread,
+    timing: &Timing,
+    declared_wcet: Option<Duration>,
+    wcet: Duration,
+    deadline: Option<Duration>,
+    steps: &[Step],
+    forever: bool,
+) {
+    let wcet_at = t.wcet.as_ref().map_or(t.name.span().start, |w| w.span().start);
+    let (room, room_name) = match (deadline, timing) {
+        (Some(d), _) => (Some(d), "deadline"),
+        (None, Timing::Periodic { period, .. }) => (Some(*period), "period"),
+        (None, Timing::Sporadic { min_interarrival }) if !min_interarrival.is_zero() => {
+            (Some(*min_interarrival), "min_interarrival")
+        }
+        _ => (None, ""),
+    };
+    // The least a job can work: when even that does not fit, every job misses, which no
+    // file means; a WCET alone above the room is an overload a file may mean, and saying
+    // what a late job does (`miss_policy`) shows that it does.
+    let least: Duration = steps
+        .iter()
+        .map(|s| match *s {
+            Step::Work(d) | Step::WorkBetween(d, _) => d,
+            _ => Duration::ZERO,
+        })
+        .sum();
+    if let Some(room) = room {
+        if least > room {
+            src.warn(
+                wcet_at,
+                format!(
+                    "{what}every job works at least {}, longer than its {room_name} {}: no job can meet its deadline",
+                    written(least),
+                    written(room)
+                ),
+            );
+        } else if wcet > room && t.miss_policy.is_none() {
+            src.warn(
+                wcet_at,
+                format!(
+                    "{what}wcet {} is longer than its {room_name} {}: a job that works its wcet misses its deadline \
+                     (set `miss_policy` if the overload is meant)",
+                    written(wcet),
+                    written(room)
+                ),
+            );
+        }
+    }
+    let works = steps.iter().any(|s| match *s {
+        Step::Work(d) | Step::WorkBetween(_, d) => !d.is_zero(),
+        _ => false,
+    });
+    if matches!(timing, Timing::Periodic { .. }) && !works && !forever {
+        src.warn(
+            t.name.span().start,
+            format!("{what}a periodic thread with no work: its jobs complete at once (give `wcet` or `work` steps)"),
+        );
+    }
+    let longest: Duration = steps
+        .iter()
+        .map(|s| match *s {
+            Step::Work(d) | Step::WorkBetween(_, d) => d,
+            _ => Duration::ZERO,
+        })
+        .sum();
+    if let (Some(declared), Some(_), false) = (declared_wcet, &t.steps, forever) {
+        if longest > declared {
+            src.warn(
+                wcet_at,
+                format!(
+                    "{what}the steps can work {}, more than the declared wcet {}: the analysis and the policies \
+                     trust the declared figure",
+                    written(longest),
+                    written(declared)
+                ),
+            );
+        }
+    }
 }
 
 fn step(
@@ -273,6 +367,7 @@ fn step(
         }
     }
     if let Some(w) = &r.work {
+        src.warn_bare_integer(what, "work", w);
         return work_value(w.get_ref()).map_err(|m| src.field(what, "work", w, m));
     }
     if let Some(d) = &r.sleep {

@@ -1,6 +1,7 @@
 //! The second pass of [`Scenario::parse`]: the raw structs checked for meaning and turned into
 //! the validated types, for `[runtime]`, `[[resource]]` and `[[timer]]` tables, and the
-//! command line's overrides of a loaded scenario (`--policy`, `--quantum`, `--lock-protocol`).
+//! command line's overrides (`--lock-protocol` before validation, through [`Overrides`];
+//! `--policy` and `--quantum` on a loaded scenario).
 //!
 //! Owns the order tables are read in and the cross-table indices; `[[thread]]` tables are
 //! checked in `threads.rs` and `[[set]]` tables in `sets.rs`. Policy names go through
@@ -20,7 +21,7 @@ use super::raw::{RawFile, RawResource, RawTimer};
 use super::sets::{set_def, NameIndices};
 use super::source::Source;
 use super::threads::thread_def;
-use super::{PriorityRule, ResourceDef, Scenario, ScenarioError, SetDef, Step, ThreadDef, TimerDef};
+use super::{Overrides, PriorityRule, ResourceDef, Scenario, ScenarioError, SetDef, Step, ThreadDef, TimerDef};
 
 /// The most CPUs a scenario may ask for: every CPU gets preallocated pools, so a typo such as
 /// `cpus = 10000` should be an error, not an out-of-memory.
@@ -34,13 +35,27 @@ impl Scenario {
     /// assert!(e.to_string().starts_with("no/such/file.toml: cannot read"));
     /// ```
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, &Overrides::default())
+    }
+
+    /// Read and validate a scenario file with the command line's `overrides` applied before
+    /// validation, so that a value given on the command line meets the checks the same value
+    /// written in the file would.
+    ///
+    /// ```
+    /// use tempi_cli::scenario::Overrides;
+    /// let over = Overrides { lock_protocol: Some("km".into()) };
+    /// let e = tempi_cli::Scenario::load_with(std::path::Path::new("no/such.toml"), &over).unwrap_err();
+    /// assert!(e.to_string().starts_with("no/such.toml: cannot read"));
+    /// ```
+    pub fn load_with(path: &Path, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: file.clone(),
             line: None,
             message: format!("cannot read: {e}"),
         })?;
-        Scenario::parse(&file, &text)
+        Scenario::parse_with(&file, &text, overrides)
     }
 
     /// Validate scenario `text`; `file` names it in errors (what [`crate::parse`] calls).
@@ -49,6 +64,32 @@ impl Scenario {
     /// assert_eq!(tempi_cli::Scenario::parse("s.toml", "").unwrap().cpus, 1);
     /// ```
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_with(file, text, &Overrides::default())
+    }
+
+    /// Validate scenario `text` with `overrides` applied first (what `--lock-protocol` does):
+    /// every check then sees the overriding value, and an error it causes says where it
+    /// came from.
+    ///
+    /// ```
+    /// use tempi_cli::scenario::Overrides;
+    /// let text = "[runtime]\ncpus = 2\n[[resource]]\nname = \"bus\"\nprotocol = \"msrp\"\n\
+    ///             [[thread]]\nname = \"a\"\ncpu = 1\nsteps = [{ lock = \"bus\" }, { unlock = \"bus\" }]\n";
+    /// assert!(tempi_cli::Scenario::parse("s.toml", text).is_ok());
+    /// let over = Overrides { lock_protocol: Some("bpi".into()) };
+    /// let e = tempi_cli::Scenario::parse_with("s.toml", text, &over).unwrap_err();
+    /// assert_eq!(e.line, Some(9));
+    /// assert!(e.message.contains("comes from --lock-protocol"));
+    /// ```
+    pub fn parse_with(file: &str, text: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
+        let lock_override = overrides.lock_protocol.as_deref();
+        if let Some(p) = lock_override.filter(|p| !names::known_lock_protocol(p)) {
+            return Err(ScenarioError {
+                file: file.to_string(),
+                line: None,
+                message: format!("--lock-protocol: {}", names::unknown_lock_protocol(p)),
+            });
+        }
         let src = Source::new(file, text);
         let raw: RawFile = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
         let rt = raw.runtime.unwrap_or_default();
@@ -137,7 +178,10 @@ impl Scenario {
         let mut resources: Vec<ResourceDef> = Vec::with_capacity(raw.resource.len());
         let mut resource_index: HashMap<String, usize> = HashMap::with_capacity(raw.resource.len());
         for r in &raw.resource {
-            let def = resource_def(&src, r, cpus, &resources, &resource_index)?;
+            let mut def = resource_def(&src, r, cpus, &resources, &resource_index)?;
+            if let Some(p) = lock_override {
+                def.protocol = p.to_string();
+            }
             resource_index.insert(def.name.clone(), resources.len());
             resources.push(def);
         }
@@ -145,7 +189,7 @@ impl Scenario {
         let mut threads: Vec<ThreadDef> = Vec::with_capacity(raw.thread.len());
         let mut thread_index: HashMap<String, usize> = HashMap::with_capacity(raw.thread.len());
         for t in &raw.thread {
-            let def = thread_def(&src, t, cpus, &resources, &resource_index)?;
+            let def = thread_def(&src, t, cpus, &resources, &resource_index, lock_override)?;
             let index = threads.len();
             for s in &def.steps {
                 // A thread's own lock steps come one after the other, so it is the last user
@@ -164,7 +208,7 @@ impl Scenario {
             threads.push(def);
         }
 
-        check_ceilings(file, &resources)?;
+        check_ceilings(file, &resources).map_err(|e| from_lock_override(e, lock_override))?;
 
         let mut timers = Vec::with_capacity(raw.timer.len());
         for (i, t) in raw.timer.iter().enumerate() {
@@ -225,30 +269,10 @@ impl Scenario {
             admission,
             planner,
             groups,
+            warnings: src.take_warnings(),
             scheduler,
+            policy_line: rt.policy.as_ref().map(|p| src.line(p.span().start)),
         })
-    }
-
-    /// Replace every resource's locking protocol (the command line's `--lock-protocol`).
-    ///
-    /// ```
-    /// let mut sc = tempi_cli::parse("s.toml", "[[resource]]\nname = \"r\"\n").unwrap();
-    /// sc.set_lock_protocol("km").unwrap();
-    /// assert_eq!(sc.resources[0].protocol, "km");
-    /// assert!(sc.set_lock_protocol("pcp").is_err()); // unused, so no ceiling to compute
-    /// ```
-    pub fn set_lock_protocol(&mut self, name: &str) -> Result<(), ScenarioError> {
-        if !names::known_lock_protocol(name) {
-            return Err(ScenarioError {
-                file: self.file.clone(),
-                line: None,
-                message: names::unknown_lock_protocol(name),
-            });
-        }
-        for r in &mut self.resources {
-            r.protocol = name.to_string();
-        }
-        check_ceilings(&self.file, &self.resources)
     }
 
     /// Replace the scheduling policy (the command line's `--policy`).
@@ -273,8 +297,36 @@ impl Scenario {
             return Err(err(why));
         }
         self.scheduler = scheduler;
+        if self.policy != name {
+            self.policy_line = None;
+        }
         self.policy = name.to_string();
         Ok(())
+    }
+
+    /// Refuse a policy that cannot run on the real clock (a global one: threads migrate
+    /// between CPUs), at the line of `policy`, before anything is built: `tempi run` asks.
+    ///
+    /// ```
+    /// let sc = tempi_cli::parse("s.toml", "[runtime]\ncpus = 2\npolicy = \"global-edf\"\n").unwrap();
+    /// let e = sc.check_real_time().unwrap_err();
+    /// assert_eq!(e.line, Some(3));
+    /// assert!(tempi_cli::parse("s.toml", "").unwrap().check_real_time().is_ok());
+    /// ```
+    pub fn check_real_time(&self) -> Result<(), ScenarioError> {
+        if !(self.scheduler)().global() {
+            return Ok(());
+        }
+        let from = if self.policy_line.is_some() { "[runtime]: field `policy`" } else { "--policy" };
+        Err(ScenarioError {
+            file: self.file.clone(),
+            line: self.policy_line,
+            message: format!(
+                "{from}: policy \"{}\" is global (threads migrate between CPUs): it runs in virtual time only \
+                 (use `tempi simulate`, or a per-CPU policy such as fp or edf)",
+                self.policy
+            ),
+        })
     }
 
     /// Set the round-robin time slice (the command line's `--quantum`), rebuilding the policy.
@@ -296,6 +348,15 @@ impl Scenario {
         let name = self.policy.clone();
         self.set_policy(&name)
     }
+}
+
+/// An error found with every resource's protocol replaced by `--lock-protocol`: it says so, as
+/// the file alone would not have caused it.
+pub(super) fn from_lock_override(mut e: ScenarioError, lock_override: Option<&str>) -> ScenarioError {
+    if let Some(p) = lock_override {
+        e.message.push_str(&format!("; the protocol \"{p}\" comes from --lock-protocol"));
+    }
+    e
 }
 
 /// A protocol that needs a ceiling gets it declared or computed from the threads that lock

@@ -196,6 +196,20 @@ impl KernelSeed {
         Ok(id)
     }
 
+    /// What, among the threads and timing events added before the run, repeats with no end
+    /// of its own: a periodic thread without `max_jobs` (by name), or a periodic timing
+    /// event. Only a kill can end such a run.
+    pub(crate) fn endless(&self) -> Option<String> {
+        let thread = self
+            .threads
+            .iter()
+            .find(|(_, spec, _)| matches!(spec.timing, crate::Timing::Periodic { .. }) && spec.max_jobs.is_none());
+        if let Some((_, spec, _)) = thread {
+            return Some(format!("periodic thread `{}` has no `max_jobs`", spec.name));
+        }
+        self.timers.iter().any(|(spec, _)| spec.period.is_some()).then(|| "a periodic timing event".to_string())
+    }
+
     pub(crate) fn add_timer(&mut self, spec: TimerSpec, handler: EventHandler) -> Result<(), Error> {
         if self.timers.len() >= self.max_timers {
             return Err(Error::InvalidConfig(format!("more than {} timing events", self.max_timers)));

@@ -115,8 +115,8 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
         }
         let tcx =
             TaskCx { spring, group: t.id, thread: t.thread, task, planned_start: start, planned_finish: finish, wcet };
-        // A panic of the task's code ends its thread; the task is recorded as panicked at
-        // that instant before the unwind goes on. The runtime's own unwinds (a kill, the end
+        // A panic of the task's code ends its thread and kills its group, as an overrun does;
+        // the task is recorded as panicked at that instant before the unwind goes on. The runtime's own unwinds (a kill, the end
         // of the run) are left to `Leave` and the overrun handler.
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| code(cx, &tcx))) {
             if crate::kernel::is_panic(&*payload) && !payload.is::<crate::os::context::ForcedUnwind>() {
@@ -127,6 +127,11 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
                 let why = crate::kernel::panic_message(&*payload);
                 let message = format!("{}: group \"{}\": a task panicked: {why}", cx.now(), r.group);
                 st.events.push(message);
+                // The same rule as an overrun: a task that did not finish as planned breaks
+                // the precondition of every later task of its group, on any of its threads.
+                if !st.groups[t.g].killed {
+                    st.kill_group(t.g, cx.now());
+                }
             } else if crate::kernel::is_kill(&*payload) {
                 // Killed while it ran (a kill of its thread; an overrun has already recorded
                 // the task as overrun): it ends here, killed, rather than left running.

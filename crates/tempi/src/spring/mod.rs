@@ -347,19 +347,33 @@ impl Spring {
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] when more than [`SpringSpec::max_groups`] releases are
-    /// pending, or the group has no thread; the runtime's errors adding the timer.
+    /// pending, or when the group or one of its dependents is malformed, naming it: no
+    /// thread, a thread with no task, a deadline before the release, an `after` that names
+    /// the thread itself, a later one or no thread of the group, a resource or a home CPU the
+    /// planner does not have (what the planner would refuse at the release, refused now so
+    /// that it is not found only in [`Spring::events`]); the runtime's errors adding the timer.
     ///
     /// ```
     /// use std::time::Duration;
     /// use tempi::policy::admit::planner::{PlannerConfig, TaskRequest};
     /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    /// use tempi::Time;
     /// let mut rt = tempi::Runtime::simulated(1);
     /// let spring = Spring::new(&mut rt, SpringSpec::new(PlannerConfig::new(1, 0))).unwrap();
-    /// assert!(spring.add_group(&mut rt, GroupSpec::new("empty", tempi::Time::ZERO, tempi::Time::MAX)).is_err());
+    /// assert!(spring.add_group(&mut rt, GroupSpec::new("empty", Time::ZERO, Time::MAX)).is_err());
+    /// let selfish = GroupSpec::new("selfish", Time::ZERO, Time::MAX)
+    ///     .thread(GroupThread::new("a").after(0).work(TaskRequest::new(Duration::from_millis(1)), Duration::ZERO));
+    /// let e = spring.add_group(&mut rt, selfish).unwrap_err();
+    /// assert!(e.to_string().contains("group \"selfish\""), "{e}");
     /// ```
     pub fn add_group<C: Clock>(&self, rt: &mut Runtime<C>, group: GroupSpec) -> Result<(), Error> {
         if group.threads.is_empty() {
             return Err(Error::InvalidConfig(format!("group \"{}\" has no thread", group.name)));
+        }
+        {
+            let st = lock(&self.state);
+            let config = st.planner.config();
+            check_group(&group, None, config.cpus, config.resources)?;
         }
         let release = group.release;
         let (planner_thread, new_instant) = {
@@ -726,6 +740,25 @@ impl Spring {
         }
         Ok(())
     }
+}
+
+/// Refuse a malformed group or dependent, naming it, with the planner's own checks.
+fn check_group(group: &GroupSpec, parent: Option<&str>, cpus: usize, resources: usize) -> Result<(), Error> {
+    use crate::policy::admit::planner::PlanError;
+    group.request().validate(cpus, resources).map_err(|e| {
+        let thread = match e {
+            PlanError::EmptyThread { thread }
+            | PlanError::PredecessorNotEarlier { thread, .. }
+            | PlanError::DuplicatePredecessor { thread, .. }
+            | PlanError::DuplicateResource { thread, .. }
+            | PlanError::UnknownCpu { thread, .. } => group.threads.get(thread).map(|t| (thread, t.name())),
+            _ => None,
+        };
+        let named = thread.map(|(i, name)| format!(" (thread {i} is \"{name}\")")).unwrap_or_default();
+        let of = parent.map(|p| format!(" (a dependent of \"{p}\")")).unwrap_or_default();
+        Error::InvalidConfig(format!("group \"{}\"{of}: {e}{named}", group.name))
+    })?;
+    group.dependents.iter().try_for_each(|d| check_group(d, Some(&group.name), cpus, resources))
 }
 
 impl State {

@@ -272,7 +272,7 @@ impl GroupRequest {
     }
 
     /// Check the request against a planner of `cpus` CPUs and `resources` resources.
-    pub(super) fn validate(&self, cpus: usize, resources: usize) -> Result<(), PlanError> {
+    pub(crate) fn validate(&self, cpus: usize, resources: usize) -> Result<(), PlanError> {
         if self.threads.is_empty() {
             return Err(PlanError::EmptyGroup);
         }
