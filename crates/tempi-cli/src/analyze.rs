@@ -26,10 +26,10 @@ mod global;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tempi::analysis::{CpuTest, Fit, Protocol, Resource, Response, SortKey, Task, TaskSet};
+use tempi::analysis::{CpuTest, Fit, Infeasible, Protocol, Resource, Response, SortKey, Task, TaskSet};
 use tempi::Timing;
 
-use tempi_cli::scenario::{Scenario, Step};
+use tempi_cli::scenario::{Scenario, Step, ThreadDef};
 
 /// How the scenario's policy is analysed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,16 @@ struct CpuModel {
 }
 
 /// What the model leaves out or cannot vouch for.
-struct Notes(Vec<String>);
+#[derive(Default)]
+struct Notes {
+    /// Remarks printed as `note:` lines.
+    lines: Vec<String>,
+    /// Figures of the scenario the analysis does not take as written, printed as `warning:`.
+    warnings: Vec<String>,
+    /// The threads left out of the model, as (CPU, name): a verdict over their CPU (or, under
+    /// a global policy, over all CPUs) cannot be "schedulable".
+    unanalysed: Vec<(usize, String)>,
+}
 
 /// Build the per-CPU task sets.
 fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
@@ -62,20 +71,22 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
             Timing::Periodic { period, .. } => period,
             Timing::Sporadic { min_interarrival } if !min_interarrival.is_zero() => min_interarrival,
             Timing::Sporadic { .. } => {
-                notes.0.push(format!("thread \"{}\": sporadic without min_interarrival: not analysed", def.name));
+                notes.lines.push(format!("thread \"{}\": sporadic without min_interarrival: not analysed", def.name));
+                notes.unanalysed.push((def.cpu, def.name.clone()));
                 continue;
             }
             Timing::OneShot => {
-                notes.0.push(format!("thread \"{}\": one-shot: not analysed", def.name));
+                notes.lines.push(format!("thread \"{}\": one-shot: not analysed", def.name));
+                notes.unanalysed.push((def.cpu, def.name.clone()));
                 continue;
             }
         };
         if def.forever {
-            notes.0.push(format!("thread \"{}\": `forever` never completes a job: its C is unbounded", def.name));
+            notes.lines.push(format!("thread \"{}\": `forever` never completes a job: its C is unbounded", def.name));
         }
         let deadline = def.deadline.unwrap_or(period);
-        let mut task =
-            Task::new(def.name.clone(), def.wcet, period).deadline(deadline).priority(specs[i].priority_value());
+        let wcet = analysed_wcet(def, notes);
+        let mut task = Task::new(def.name.clone(), wcet, period).deadline(deadline).priority(specs[i].priority_value());
         // Walk the steps: each open lock accumulates the work done while it is held.
         let mut open: Vec<(usize, Duration)> = Vec::new();
         let mut sections: Vec<(usize, Duration)> = Vec::new();
@@ -97,14 +108,14 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
             sections.push(s);
         }
         if nested {
-            notes.0.push(format!(
+            notes.lines.push(format!(
                 "thread \"{}\": nested critical sections are analysed as separate sections; the bpi bound ignores \
                  the chains nesting can add",
                 def.name
             ));
         }
         if suspends {
-            notes.0.push(format!(
+            notes.lines.push(format!(
                 "thread \"{}\": sleeps while holding a lock; self-suspension is not in the analysis",
                 def.name
             ));
@@ -125,6 +136,31 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
     }
     cpus.sort_by_key(|c| c.cpu);
     cpus
+}
+
+/// The `C` of a thread: its declared `wcet`, unless its steps can ask for more. The kernel does
+/// not hold a job to its `wcet`, so a job whose steps are longer runs them all, and an
+/// analysis on the declared figure would vouch for less work than the job does.
+fn analysed_wcet(def: &ThreadDef, notes: &mut Notes) -> Duration {
+    let longest: Duration = def
+        .steps
+        .iter()
+        .map(|s| match *s {
+            Step::Work(d) | Step::WorkBetween(_, d) => d,
+            _ => Duration::ZERO,
+        })
+        .sum();
+    if def.forever || longest <= def.wcet {
+        return def.wcet;
+    }
+    notes.warnings.push(format!(
+        "thread \"{}\": its steps can take {} of work per job, more than its wcet of {}: analysed with C = {}",
+        def.name,
+        dur(longest),
+        dur(def.wcet),
+        dur(longest)
+    ));
+    longest
 }
 
 /// The scenario's resources as analysis resources (all of them, so indices match).
@@ -225,7 +261,7 @@ fn msrp(cpus: &mut [CpuModel], notes: &mut Notes) -> (String, Vec<Value>) {
         }
         c.tasks = own.msrp_inflated(&others);
     }
-    notes.0.push(
+    notes.lines.push(
         "global resources (msrp): each C includes the spin of its requests, and B the longest global section plus \
          spin of a lower-priority thread of the CPU (or the local srp term, whichever is larger)"
             .to_string(),
@@ -256,14 +292,97 @@ pub struct Placement {
     json: Value,
 }
 
-/// Run the analysis and print it. Returns the text (or JSON) to print. `placement` is the
+/// What `tempi analyze` found: the text (or JSON) to print and the overall verdict, which the
+/// exit status reports (`Some(true)`: shown schedulable; `Some(false)`: shown not schedulable;
+/// `None`: not shown either way).
+pub struct Report {
+    pub text: String,
+    pub schedulable: Option<bool>,
+}
+
+/// The line that states a broken necessary condition ([`TaskSet::infeasibility`]) of `ts`;
+/// `cpu` names the CPU of a partitioned set (`None`: all `m` CPUs of a global one).
+fn infeasible_text(ts: &TaskSet, why: &Infeasible, cpu: Option<usize>) -> String {
+    match *why {
+        Infeasible::Utilisation { utilisation, cpus } => {
+            let u = above(utilisation, cpus);
+            match cpu {
+                Some(n) => format!("NOT schedulable: utilisation {u} > 1 on CPU {n}"),
+                None => format!("NOT schedulable: utilisation {u} > {cpus} on {cpus} CPUs"),
+            }
+        }
+        Infeasible::WcetAboveDeadline { task } => {
+            let t = &ts.tasks[task];
+            format!(
+                "NOT schedulable: thread \"{}\" needs C = {} within D = {}, whatever the policy",
+                t.name,
+                dur(t.wcet),
+                dur(t.deadline)
+            )
+        }
+        Infeasible::TaskUtilisation { task, utilisation } => format!(
+            "NOT schedulable: thread \"{}\" alone has utilisation {utilisation:.3} > 1 (its jobs run one at a time)",
+            ts.tasks[task].name
+        ),
+    }
+}
+
+/// A utilisation the exact comparison found above `bound`, written so that it reads as above
+/// it: three decimals, or as many as it takes when those round it down to the bound.
+fn above(utilisation: f64, bound: usize) -> String {
+    let short = format!("{utilisation:.3}");
+    if short.parse::<f64>().is_ok_and(|u| u > bound as f64) {
+        short
+    } else if utilisation > bound as f64 {
+        format!("{utilisation}")
+    } else {
+        format!("{bound} plus less than a floating-point rounding")
+    }
+}
+
+fn infeasible_json(ts: &TaskSet, why: Option<&Infeasible>) -> Value {
+    match why {
+        None => Value::Null,
+        Some(Infeasible::Utilisation { utilisation, cpus }) => {
+            json!({ "kind": "utilisation", "utilisation": utilisation, "cpus": cpus })
+        }
+        Some(Infeasible::WcetAboveDeadline { task }) => {
+            json!({ "kind": "wcet_above_deadline", "thread": ts.tasks[*task].name })
+        }
+        Some(Infeasible::TaskUtilisation { task, utilisation }) => {
+            json!({ "kind": "task_utilisation", "thread": ts.tasks[*task].name, "utilisation": utilisation })
+        }
+    }
+}
+
+/// What a failed sufficient test says: nothing, unless the set is already known infeasible.
+fn failed(infeasible: bool) -> &'static str {
+    if infeasible {
+        "fails"
+    } else {
+        "inconclusive"
+    }
+}
+
+/// Threads named in a line, the first few only: a scenario may leave out thousands.
+fn some_names<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 3;
+    let total = names.len();
+    let mut text: Vec<String> = names.take(SHOWN).map(|n| format!("\"{n}\"")).collect();
+    if total > SHOWN {
+        text.push(format!("and {} more", total - SHOWN));
+    }
+    text.join(", ")
+}
+
+/// Run the analysis. Returns the text (or JSON) to print and the verdict. `placement` is the
 /// partition the scenario's CPUs come from, if [`partition`] made them.
-pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<String, String> {
-    let mut notes = Notes(Vec::new());
+pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<Report, String> {
+    let mut notes = Notes::default();
     for r in &sc.resources {
         match Protocol::for_lock_policy(&r.protocol) {
-            Err(why) => notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name)),
-            Ok(Protocol::Rcs) => notes.0.push(format!(
+            Err(why) => notes.lines.push(format!("resource \"{}\": {why}: taken as bpi", r.name)),
+            Ok(Protocol::Rcs) => notes.lines.push(format!(
                 "resource \"{}\": rcs: a scenario's lock steps hold the lock with a guard, which RCS does not \
                  abort (the holder is waited for under inheritance): analysed as guarded sections, which block \
                  for their length and are never restarted",
@@ -276,11 +395,20 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     for c in &cpus {
         c.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
     }
-    let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let kind = kind(&sc.policy);
+    // Judged before MSRP adds its spin bounds: those are worst cases, not demand, and a
+    // necessary condition broken only by them would prove nothing.
+    let infeasible: Vec<Option<Infeasible>> = match kind {
+        Kind::Global { .. } => vec![None; cpus.len()],
+        _ => cpus.iter().map(|c| c.tasks.infeasibility(1)).collect(),
+    };
+    let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let mut out = String::new();
     let mut json_cpus = Vec::new();
     let mut overall = Some(true);
+    // Whether some CPU (or the global set) was left undecided by its tests, as opposed to by
+    // threads the model leaves out: the two say different things in the overall line.
+    let mut undecided = false;
     let protocols: Vec<String> = {
         let mut p: Vec<String> = sc.resources.iter().map(|r| r.protocol.clone()).collect();
         p.dedup();
@@ -299,23 +427,42 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     if cpus.is_empty() {
         out.push_str("no periodic or sporadic thread to analyse\n");
         overall = None;
+        undecided = true;
         if kind == Kind::Other {
             out.push_str(&format!("policy \"{}\": no analysis applies (fixed priority or EDF only)\n", sc.policy));
         }
     }
     let mut global_json = None;
     if let (Kind::Global { edf }, false) = (kind, cpus.is_empty()) {
-        let v = global::judge(&cpus, sc.cpus, edf);
+        let mut v = global::judge(&cpus, sc.cpus, edf);
+        let tested = v.schedulable;
+        if tested == Some(true) && !notes.unanalysed.is_empty() {
+            let names = some_names(notes.unanalysed.iter().map(|(_, n)| n.as_str()));
+            v.text.push_str(&format!("  not shown schedulable: not analysed: {names}\n"));
+            v.schedulable = None;
+            v.json["schedulable"] = Value::Null;
+        }
         out.push_str(&v.text);
-        if v.schedulable != Some(true) {
-            overall = inconclusive(overall);
+        match v.schedulable {
+            Some(true) => {}
+            Some(false) => overall = Some(false),
+            None => {
+                overall = inconclusive(overall);
+                undecided |= tested.is_none();
+            }
         }
         global_json = Some(v.json);
     }
-    for c in cpus.iter().filter(|_| !matches!(kind, Kind::Global { .. })) {
+    for (c, infeasible) in cpus.iter().zip(&infeasible).filter(|_| !matches!(kind, Kind::Global { .. })) {
         let ts = &c.tasks;
         out.push_str(&format!("CPU {}: {} task(s)\n", c.cpu, ts.tasks.len()));
-        match kind {
+        if let Some(why) = infeasible {
+            out.push_str(&format!("  {}\n", infeasible_text(ts, why, Some(c.cpu))));
+        }
+        let known_infeasible = infeasible.is_some();
+        // What the policy's tests show: Some(false) only from a test that proves a miss.
+        let tested: Option<bool>;
+        let mut entry = match kind {
             Kind::FixedPriority => {
                 let v = ts.analyze_with_progress(&mut progress(c.cpu, ts.tasks.len()));
                 out.push_str(&format!(
@@ -327,12 +474,12 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     let t = &ts.tasks[k];
                     let (r, verdict) = response_text(tv.response);
                     match tv.response {
-                        Response::Overloaded => notes.0.push(format!(
+                        Response::Overloaded => notes.lines.push(format!(
                             "thread \"{}\": the threads of its priority and above have a utilisation of 1 or more: \
                              its response time is unbounded",
                             t.name
                         )),
-                        Response::GaveUp(d) => notes.0.push(format!(
+                        Response::GaveUp(d) => notes.lines.push(format!(
                             "thread \"{}\": response-time analysis gave up after {} iterations at {} (within the \
                              deadline): inconclusive",
                             t.name,
@@ -397,7 +544,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                             .collect();
                         out.push_str(&format!(
                             "  Liu & Layland with blocking: {} ({})\n",
-                            if ll.passed { "passes" } else { "inconclusive" },
+                            if ll.passed { "passes" } else { failed(known_infeasible) },
                             loads.join(", ")
                         ));
                         json!({ "passed": ll.passed, "rows": ll.rows.iter().map(|r| json!({ "thread": ts.tasks[r.task].name, "load": r.load, "bound": r.bound, "passed": r.passed })).collect::<Vec<_>>() })
@@ -405,7 +552,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 };
                 // A task the analysis could not decide leaves the CPU undecided, not failed.
                 let misses = v.tasks.iter().any(|tv| tv.response.misses());
-                let schedulable = if v.schedulable {
+                tested = if v.schedulable {
                     Some(true)
                 } else if misses {
                     Some(false)
@@ -414,23 +561,13 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 };
                 out.push_str(&format!(
                     "  response-time analysis: {}\n",
-                    match schedulable {
+                    match tested {
                         Some(true) => "schedulable",
                         Some(false) => "NOT schedulable",
                         None => "inconclusive",
                     }
                 ));
-                match schedulable {
-                    Some(true) => {}
-                    Some(false) => overall = Some(false),
-                    None => overall = inconclusive(overall),
-                }
-                json_cpus.push(json!({
-                    "cpu": c.cpu,
-                    "tasks": rows,
-                    "liu_layland": ll,
-                    "schedulable": schedulable.map_or(Value::Null, Value::Bool),
-                }));
+                json!({ "cpu": c.cpu, "tasks": rows, "liu_layland": ll })
             }
             Kind::Edf => {
                 let e = ts.edf_tests();
@@ -441,7 +578,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     e.km_bound.load,
                     match (e.km_bound.passed, e.baker.is_some()) {
                         (true, _) => "passes",
-                        (false, true) => "inconclusive",
+                        (false, true) => failed(known_infeasible),
                         (false, false) => "not applicable (bp, bpi and rcs can block a job more than once)",
                     }
                 ));
@@ -449,7 +586,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     Some(b) => out.push_str(&format!(
                         "  EDF, Baker's SRP test max_k sum_(j<=k) C/min(D,T) + B_k/D_k <= 1: {:.3} {}\n",
                         b.load,
-                        if b.passed { "passes" } else { "inconclusive" }
+                        if b.passed { "passes" } else { failed(known_infeasible) }
                     )),
                     None => {
                         out.push_str("  EDF, Baker's SRP test: not applicable (covers km, msrp, pcp and srp only)\n")
@@ -459,7 +596,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     Some(b) => out.push_str(&format!(
                         "  EDF with inheritance blocking max_k sum_(j<=k) C/T + (sum_(j<=k) C(1-D/T)+ + B_k)/D_k <= 1: {:.3} {}\n",
                         b.load,
-                        if b.passed { "passes" } else { "inconclusive" }
+                        if b.passed { "passes" } else { failed(known_infeasible) }
                     )),
                     None => out.push_str(
                         "  EDF with inheritance blocking: not applicable (a bp resource shared by threads of different \
@@ -469,17 +606,14 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 // Any test passing shows the CPU schedulable (each holds whatever the deadlines).
                 let passed = CpuTest::Edf.passes(ts);
                 out.push_str("  response-time analysis: not applicable under EDF\n");
-                if !passed {
-                    overall = inconclusive(overall);
-                }
-                json_cpus.push(json!({
+                tested = passed.then_some(true);
+                json!({
                     "cpu": c.cpu,
                     "utilisation": u,
                     "edf_km_bound": { "load": e.km_bound.load, "passed": e.km_bound.passed },
                     "edf_baker": e.baker.map(|b| json!({ "load": b.load, "passed": b.passed })),
                     "edf_inheritance": e.inheritance.map(|b| json!({ "load": b.load, "passed": b.passed })),
-                    "schedulable": if passed { Value::Bool(true) } else { Value::Null },
-                }));
+                })
             }
             // Global policies were judged above, over all CPUs at once.
             Kind::Other | Kind::Global { .. } => {
@@ -487,26 +621,72 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     "  policy \"{}\": no analysis applies (fixed priority or EDF only)\n",
                     sc.policy
                 ));
+                tested = None;
+                json!({ "cpu": c.cpu })
+            }
+        };
+        let left_out: Vec<&str> =
+            notes.unanalysed.iter().filter(|(cpu, _)| *cpu == c.cpu).map(|(_, n)| n.as_str()).collect();
+        let schedulable = match tested {
+            _ if known_infeasible => Some(false),
+            Some(true) if !left_out.is_empty() => {
+                out.push_str(&format!(
+                    "  not shown schedulable: not analysed: {}\n",
+                    some_names(left_out.iter().copied())
+                ));
+                None
+            }
+            other => other,
+        };
+        match schedulable {
+            Some(true) => {}
+            Some(false) => overall = Some(false),
+            None => {
                 overall = inconclusive(overall);
-                json_cpus.push(json!({ "cpu": c.cpu, "schedulable": Value::Null }));
+                undecided |= tested.is_none();
             }
         }
+        entry["infeasible"] = infeasible_json(ts, infeasible.as_ref());
+        entry["not_analysed"] = json!(left_out);
+        entry["schedulable"] = schedulable.map_or(Value::Null, Value::Bool);
+        json_cpus.push(entry);
     }
-    for n in &notes.0 {
+    // A CPU whose every thread is left out has no section above, but its threads still count.
+    if !matches!(kind, Kind::Global { .. }) && overall == Some(true) && !notes.unanalysed.is_empty() {
+        overall = None;
+    }
+    for w in &notes.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    for n in &notes.lines {
         out.push_str(&format!("note: {n}\n"));
     }
-    out.push_str(match overall {
-        Some(true) => "overall: schedulable\n",
-        Some(false) => "overall: NOT schedulable\n",
-        None => "overall: not shown schedulable (a sufficient test failed or no test applies)\n",
-    });
+    let mut reasons = Vec::new();
+    if undecided {
+        reasons.push("a sufficient test failed or no test applies".to_string());
+    }
+    if !notes.unanalysed.is_empty() {
+        let count = notes.unanalysed.len();
+        reasons.push(format!(
+            "{count} thread{} not analysed: {}",
+            if count == 1 { "" } else { "s" },
+            some_names(notes.unanalysed.iter().map(|(_, n)| n.as_str()))
+        ));
+    }
+    match overall {
+        Some(true) => out.push_str("overall: schedulable\n"),
+        Some(false) => out.push_str("overall: NOT schedulable\n"),
+        None => out.push_str(&format!("overall: not shown schedulable ({})\n", reasons.join("; "))),
+    }
     if as_json {
         let v = json!({
             "file": sc.file,
             "policy": sc.policy,
             "resources": sc.resources.iter().map(|r| json!({ "name": r.name, "protocol": r.protocol, "ceiling": r.ceiling, "cpu": r.cpu })).collect::<Vec<_>>(),
             "cpus": json_cpus,
-            "notes": notes.0,
+            "notes": notes.lines,
+            "warnings": notes.warnings,
+            "not_analysed": notes.unanalysed.iter().map(|(cpu, name)| json!({ "thread": name, "cpu": cpu })).collect::<Vec<_>>(),
             "schedulable": overall.map_or(Value::Null, Value::Bool),
         });
         let mut v = v;
@@ -519,9 +699,18 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         if let Some(g) = global_json {
             v["global"] = g;
         }
-        return serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string());
+        let text = serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string())?;
+        return Ok(Report { text, schedulable: overall });
     }
-    Ok(out)
+    Ok(Report { text: out, schedulable: overall })
+}
+
+/// Why [`partition`] gives no placement.
+pub enum PartitionError {
+    /// Nothing to partition, or no test to partition with: a request that cannot be met.
+    Refused(String),
+    /// Every placement the heuristic tried fails the policy's test: not shown schedulable.
+    NotFound(String),
 }
 
 /// Place the scenario's analysed threads on its CPUs with `fit` (`ffd` or `wfd`; tasks by
@@ -529,33 +718,33 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
 /// the EDF tests under EDF). Returns the scenario with those CPUs (a resource follows its
 /// users) and the placement for the report, or why no placement was found: the first task, in
 /// density order, that fits on no CPU.
-pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), String> {
+pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), PartitionError> {
     let test = match kind(&sc.policy) {
         Kind::FixedPriority => CpuTest::ResponseTime,
         Kind::Edf => CpuTest::Edf,
         Kind::Global { .. } => {
-            return Err(format!(
+            return Err(PartitionError::Refused(format!(
                 "{}: policy \"{}\" migrates threads between CPUs, so there is nothing to partition; choose a \
                  per-CPU policy with --policy edf or --policy fp",
                 sc.file, sc.policy
-            ))
+            )))
         }
         Kind::Other => {
-            return Err(format!(
+            return Err(PartitionError::Refused(format!(
                 "{}: policy \"{}\": no per-CPU test to partition with (fixed priority or EDF only)",
                 sc.file, sc.policy
-            ))
+            )))
         }
     };
     // Every analysed thread in one task set: the placement is what is being decided.
     let mut all = sc.clone();
     all.threads.iter_mut().for_each(|t| t.cpu = 0);
-    let mut ignored = Notes(Vec::new());
+    let mut ignored = Notes::default();
     let models = model(&all, &mut ignored);
     let Some(m) = models.first() else {
-        return Err(format!("{}: no periodic or sporadic thread to partition", sc.file));
+        return Err(PartitionError::Refused(format!("{}: no periodic or sporadic thread to partition", sc.file)));
     };
-    m.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
+    m.tasks.validate().map_err(|e| PartitionError::Refused(format!("{}: {e}", sc.file)))?;
     let heading = format!(
         "partition: {} over {} CPU(s), tasks by density, each CPU judged by {}\n",
         fit.name(),
@@ -565,7 +754,7 @@ pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), Strin
     let p = match m.tasks.partition(sc.cpus, fit, SortKey::Density, test) {
         Ok(p) => p,
         Err(e) => {
-            return Err(format!("{heading}{}: no partition found: {e}", sc.file));
+            return Err(PartitionError::NotFound(format!("{heading}{}: no partition found: {e}", sc.file)));
         }
     };
     let mut placed = sc.clone();
