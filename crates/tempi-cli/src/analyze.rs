@@ -4,10 +4,14 @@
 //! the results as text or JSON. The formulas live in the library (`tempi::analysis`) and are
 //! documented in `docs/ANALYSIS.md`.
 //!
-//! Model: every periodic thread is a task (`C` = its `wcet`, else the sum of its work steps,
-//! a range counting as its upper bound; `T` = period; `D` = deadline, else `T`); a sporadic
-//! thread with a positive `min_interarrival` is a task with that as `T`; one-shot threads are
-//! left out (and listed). A critical section is the work between a `lock` step and its
+//! Model: every periodic thread is a task (`C` = the larger of its `wcet` and the sum of its
+//! work steps, a range counting as its upper bound, with a warning when the steps are longer;
+//! `T` = period; `D` = deadline, else `T`); a sporadic thread with a positive
+//! `min_interarrival` is a task with that as `T`; one-shot threads and sporadic ones without
+//! `min_interarrival` are left out (and listed), and a verdict over them is "not shown
+//! schedulable", never "schedulable". Before any policy's test, every CPU is checked against
+//! the necessary conditions of [`TaskSet::infeasibility`] (utilisation above 1, `C > D`), which
+//! make it NOT schedulable whatever the policy. [`Report::schedulable`] is the exit status. A critical section is the work between a `lock` step and its
 //! `unlock` (or the end of the job), nested sections included in the outer one. A `lock`
 //! step holds a guard, so every section is a guarded one ([`Task::guarded_section`]): under
 //! rcs it is waited for, not aborted.
