@@ -24,15 +24,17 @@ fn not_shown(out: &Output) -> String {
 
 #[test]
 fn worst_fit_spreads_the_two_cpu_example() {
-    // Densities: control 2/5 = 0.4, logger 4/10 = 0.4, sensor 2/6 = 0.333. Worst fit: control
-    // on 0, logger on 1 (empty), sensor on the less loaded, a tie broken towards CPU 0.
+    // Densities: control 2/5 = 0.4, logger 4/10 = 0.4, sensor (2 ms of work and a 2 ms sleep,
+    // counted as if it ran) 4/6 = 0.667. Worst fit: sensor on 0, control on 1 (empty), logger
+    // on the less loaded, 1.
     let text = not_shown(&tempi(&["analyze", &example("two-cpus.toml"), "--partition", "wfd"]));
     assert!(text.contains("partition: wfd over 2 CPU(s), tasks by density, each CPU judged by edf"), "{text}");
-    assert!(text.contains("control        -> CPU 0"), "{text}");
+    assert!(text.contains("control        -> CPU 1"), "{text}");
     assert!(text.contains("logger         -> CPU 1"), "{text}");
     assert!(text.contains("sensor         -> CPU 0"), "{text}");
-    assert!(text.contains("CPU 0: 2 task(s)\n  utilisation 0.650"), "{text}");
+    assert!(text.contains("CPU 1: 2 task(s)\n  utilisation 0.800"), "{text}");
     // The placed threads pass, but the one-shot `startup` (left on CPU 1) is not analysed.
+    assert!(text.contains("note: thread \"sensor\": sleeps 2ms within a job, analysed as if it ran then"), "{text}");
     assert!(
         text.contains(
             "response-time analysis: not applicable under EDF\n  not shown schedulable: not analysed: \"startup\"\n"
@@ -40,9 +42,9 @@ fn worst_fit_spreads_the_two_cpu_example() {
         "{text}"
     );
     assert!(text.ends_with("overall: not shown schedulable (1 thread not analysed: \"startup\")\n"), "{text}");
-    // First fit keeps filling CPU 0 while it passes.
+    // First fit keeps filling CPU 0 while it passes: sensor, then logger (0.5 + 0.4 of it).
     let text = not_shown(&tempi(&["analyze", &example("two-cpus.toml"), "--partition", "ffd"]));
-    assert!(text.contains("logger         -> CPU 0") && text.contains("sensor         -> CPU 1"), "{text}");
+    assert!(text.contains("logger         -> CPU 0") && text.contains("control        -> CPU 1"), "{text}");
 }
 
 #[test]
@@ -57,7 +59,7 @@ fn json_carries_the_placement() {
         .iter()
         .map(|t| (t["thread"].as_str().unwrap().to_string(), t["cpu"].as_u64().unwrap()))
         .collect();
-    assert_eq!(cpus, [("control".into(), 0), ("logger".into(), 0), ("sensor".into(), 1)]);
+    assert_eq!(cpus, [("control".into(), 1), ("logger".into(), 0), ("sensor".into(), 0)]);
 }
 
 #[test]

@@ -167,3 +167,33 @@ fn the_exit_status_is_the_verdict() {
     assert!(help.contains("Exit status: 0 when the scenario is shown schedulable; 1 when it is not shown"), "{help}");
     assert!(help.contains("2 on an error"), "{help}");
 }
+
+/// 3 ms of work, 6 ms asleep, 3 ms of work every 10 ms: on its work alone (C = 6 ms) the
+/// thread looked "schedulable" while every job but the first missed. A sleep is counted as if
+/// the job ran then, which bounds its response, and a miss found so proves nothing: not shown.
+#[test]
+fn a_job_that_sleeps_is_analysed_as_if_it_ran_then() {
+    let body = "[runtime]\nuntil = \"100ms\"\n[[thread]]\nname = \"s\"\nperiod = \"10ms\"\n\
+                steps = [{ work = \"3ms\" }, { sleep = \"6ms\" }, { work = \"3ms\" }]\n";
+    let file = scenario("sleeps", body);
+    let (code, s) = analyze(&[&file]);
+    assert_eq!(code, Some(1), "{s}");
+    assert!(s.contains("  s                   12ms      10ms      10ms     0        0ns       >12ms  MISS\n"), "{s}");
+    assert!(
+        s.contains("  response-time analysis: inconclusive (a miss with sleeps counted as work proves none)\n"),
+        "{s}"
+    );
+    assert!(
+        s.contains("note: thread \"s\": sleeps 6ms within a job, analysed as if it ran then: C = 6ms + 6ms\n"),
+        "{s}"
+    );
+    // The sleep is not CPU demand: 0.6 of the CPU is no proof of a miss either.
+    assert!(!s.contains("NOT schedulable"), "{s}");
+    assert!(s.ends_with("overall: not shown schedulable (a sufficient test failed or no test applies)\n"), "{s}");
+    let out = tempi(&["simulate", &file]);
+    assert!(text(&out.stdout).contains("total misses: 9"), "{}", text(&out.stdout));
+    // A short sleep leaves room: 1 + 2 + 1 ms every 10 ms is shown schedulable on C = 4 ms.
+    let (code, s) = analyze(&[&scenario("short_sleep", &body.replace("3ms", "1ms").replace("6ms", "2ms"))]);
+    assert_eq!(code, Some(0), "{s}");
+    assert!(s.contains("  s                    4ms      10ms      10ms     0        0ns         4ms    ok\n"), "{s}");
+}

@@ -29,16 +29,20 @@ pub(super) fn judge(cpus: &[CpuModel], m: usize, edf: bool) -> GlobalVerdict {
         }
     }
     let mut text = format!("all CPUs ({m}), global: {} task(s)\n", ts.tasks.len());
-    let infeasible = ts.infeasibility(m);
+    let mut demand = TaskSet::new();
+    for c in cpus {
+        demand.tasks.extend(c.demand().tasks);
+    }
+    let infeasible = demand.infeasibility(m);
     if let Some(why) = &infeasible {
-        text.push_str(&format!("  {}\n", infeasible_text(&ts, why, None)));
+        text.push_str(&format!("  {}\n", infeasible_text(&demand, why, None)));
     }
     let mut v = sufficient(&ts, text, m, edf);
     if infeasible.is_some() {
         v.schedulable = Some(false);
         v.json["schedulable"] = Value::Bool(false);
     }
-    v.json["infeasible"] = infeasible_json(&ts, infeasible.as_ref());
+    v.json["infeasible"] = infeasible_json(&demand, infeasible.as_ref());
     v
 }
 
