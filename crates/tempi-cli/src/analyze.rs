@@ -439,9 +439,17 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     let kind = kind(&sc.policy);
     // Judged before MSRP adds its spin bounds: those are worst cases, not demand, and a
     // necessary condition broken only by them would prove nothing.
-    let infeasible: Vec<Option<Infeasible>> = match kind {
+    // As (its line, its JSON), written now: the figures they quote are the unspun ones too.
+    let infeasible: Vec<Option<(String, Value)>> = match kind {
         Kind::Global { .. } => vec![None; cpus.len()],
-        _ => cpus.iter().map(|c| c.demand().infeasibility(1)).collect(),
+        _ => cpus
+            .iter()
+            .map(|c| {
+                let demand = c.demand();
+                let why = demand.infeasibility(1)?;
+                Some((infeasible_text(&demand, &why, Some(c.cpu)), infeasible_json(&demand, Some(&why))))
+            })
+            .collect(),
     };
     let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let mut out = String::new();
@@ -497,8 +505,8 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     for (c, infeasible) in cpus.iter().zip(&infeasible).filter(|_| !matches!(kind, Kind::Global { .. })) {
         let ts = &c.tasks;
         out.push_str(&format!("CPU {}: {} task(s)\n", c.cpu, ts.tasks.len()));
-        if let Some(why) = infeasible {
-            out.push_str(&format!("  {}\n", infeasible_text(&c.demand(), why, Some(c.cpu))));
+        if let Some((line, _)) = infeasible {
+            out.push_str(&format!("  {line}\n"));
         }
         let known_infeasible = infeasible.is_some();
         // What the policy's tests show: Some(false) only from a test that proves a miss.
@@ -691,7 +699,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 undecided |= tested.is_none();
             }
         }
-        entry["infeasible"] = infeasible_json(ts, infeasible.as_ref());
+        entry["infeasible"] = infeasible.as_ref().map_or(Value::Null, |(_, json)| json.clone());
         entry["not_analysed"] = json!(left_out);
         entry["schedulable"] = schedulable.map_or(Value::Null, Value::Bool);
         json_cpus.push(entry);
