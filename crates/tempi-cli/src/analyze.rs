@@ -4,10 +4,15 @@
 //! the results as text or JSON. The formulas live in the library (`tempi::analysis`) and are
 //! documented in `docs/ANALYSIS.md`.
 //!
-//! Model: every periodic thread is a task (`C` = its `wcet`, else the sum of its work steps,
-//! a range counting as its upper bound; `T` = period; `D` = deadline, else `T`); a sporadic
-//! thread with a positive `min_interarrival` is a task with that as `T`; one-shot threads are
-//! left out (and listed). A critical section is the work between a `lock` step and its
+//! Model: every periodic thread is a task (`C` = the larger of its `wcet` and the sum of its
+//! work steps, a range counting as its upper bound, with a warning when the steps are longer,
+//! plus the time a job sleeps, as if it ran then;
+//! `T` = period; `D` = deadline, else `T`); a sporadic thread with a positive
+//! `min_interarrival` is a task with that as `T`; one-shot threads and sporadic ones without
+//! `min_interarrival` are left out (and listed), and a verdict over them is "not shown
+//! schedulable", never "schedulable". Before any policy's test, every CPU is checked against
+//! the necessary conditions of [`TaskSet::infeasibility`] (utilisation above 1, `C > D`), which
+//! make it NOT schedulable whatever the policy. [`Report::schedulable`] is the exit status. A critical section is the work between a `lock` step and its
 //! `unlock` (or the end of the job), nested sections included in the outer one. A `lock`
 //! step holds a guard, so every section is a guarded one ([`Task::guarded_section`]): under
 //! rcs it is waited for, not aborted.
@@ -26,10 +31,10 @@ mod global;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tempi::analysis::{CpuTest, Fit, Protocol, Resource, Response, SortKey, Task, TaskSet};
+use tempi::analysis::{CpuTest, Fit, Infeasible, Protocol, Resource, Response, SortKey, Task, TaskSet};
 use tempi::Timing;
 
-use tempi_cli::scenario::{Scenario, Step};
+use tempi_cli::scenario::{Scenario, Step, ThreadDef};
 
 /// How the scenario's policy is analysed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -48,10 +53,33 @@ struct CpuModel {
     cpu: usize,
     tasks: TaskSet,
     threads: Vec<usize>,
+    /// Per task, the sleep its `C` includes (see `analysed_wcet`): time, not CPU demand.
+    sleeps: Vec<Duration>,
+}
+
+impl CpuModel {
+    /// The tasks with the CPU time they ask for only, which the necessary conditions judge: a
+    /// sleep counted in `C` bounds a response, but does not load the CPU.
+    fn demand(&self) -> TaskSet {
+        let mut ts = self.tasks.clone();
+        for (t, s) in ts.tasks.iter_mut().zip(&self.sleeps) {
+            t.wcet = t.wcet.saturating_sub(*s);
+        }
+        ts
+    }
 }
 
 /// What the model leaves out or cannot vouch for.
-struct Notes(Vec<String>);
+#[derive(Default)]
+struct Notes {
+    /// Remarks printed as `note:` lines.
+    lines: Vec<String>,
+    /// Figures of the scenario the analysis does not take as written, printed as `warning:`.
+    warnings: Vec<String>,
+    /// The threads left out of the model, as (CPU, name): a verdict over their CPU (or, under
+    /// a global policy, over all CPUs) cannot be "schedulable".
+    unanalysed: Vec<(usize, String)>,
+}
 
 /// Build the per-CPU task sets.
 fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
@@ -62,20 +90,22 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
             Timing::Periodic { period, .. } => period,
             Timing::Sporadic { min_interarrival } if !min_interarrival.is_zero() => min_interarrival,
             Timing::Sporadic { .. } => {
-                notes.0.push(format!("thread \"{}\": sporadic without min_interarrival: not analysed", def.name));
+                notes.lines.push(format!("thread \"{}\": sporadic without min_interarrival: not analysed", def.name));
+                notes.unanalysed.push((def.cpu, def.name.clone()));
                 continue;
             }
             Timing::OneShot => {
-                notes.0.push(format!("thread \"{}\": one-shot: not analysed", def.name));
+                notes.lines.push(format!("thread \"{}\": one-shot: not analysed", def.name));
+                notes.unanalysed.push((def.cpu, def.name.clone()));
                 continue;
             }
         };
         if def.forever {
-            notes.0.push(format!("thread \"{}\": `forever` never completes a job: its C is unbounded", def.name));
+            notes.lines.push(format!("thread \"{}\": `forever` never completes a job: its C is unbounded", def.name));
         }
         let deadline = def.deadline.unwrap_or(period);
-        let mut task =
-            Task::new(def.name.clone(), def.wcet, period).deadline(deadline).priority(specs[i].priority_value());
+        let (wcet, sleeps) = analysed_wcet(def, notes);
+        let mut task = Task::new(def.name.clone(), wcet, period).deadline(deadline).priority(specs[i].priority_value());
         // Walk the steps: each open lock accumulates the work done while it is held.
         let mut open: Vec<(usize, Duration)> = Vec::new();
         let mut sections: Vec<(usize, Duration)> = Vec::new();
@@ -84,7 +114,12 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
         for s in &def.steps {
             match *s {
                 Step::Work(d) | Step::WorkBetween(_, d) => open.iter_mut().for_each(|(_, acc)| *acc += d),
-                Step::Sleep(_) if !open.is_empty() => suspends = true,
+                // Counted as work of the section, as it is of C (see `analysed_wcet`): the lock
+                // stays held through the sleep.
+                Step::Sleep(d) if !open.is_empty() => {
+                    suspends = true;
+                    open.iter_mut().for_each(|(_, acc)| *acc += d);
+                }
                 Step::Lock(r) => {
                     nested |= !open.is_empty();
                     open.push((r, Duration::ZERO));
@@ -97,15 +132,15 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
             sections.push(s);
         }
         if nested {
-            notes.0.push(format!(
+            notes.lines.push(format!(
                 "thread \"{}\": nested critical sections are analysed as separate sections; the bpi bound ignores \
                  the chains nesting can add",
                 def.name
             ));
         }
         if suspends {
-            notes.0.push(format!(
-                "thread \"{}\": sleeps while holding a lock; self-suspension is not in the analysis",
+            notes.lines.push(format!(
+                "thread \"{}\": sleeps while holding a lock: the sleep counts in the section's length, as in C",
                 def.name
             ));
         }
@@ -116,15 +151,57 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
         let at = match cpus.iter().position(|c| c.cpu == def.cpu) {
             Some(at) => at,
             None => {
-                cpus.push(CpuModel { cpu: def.cpu, tasks: resources(sc), threads: Vec::new() });
+                cpus.push(CpuModel { cpu: def.cpu, tasks: resources(sc), threads: Vec::new(), sleeps: Vec::new() });
                 cpus.len() - 1
             }
         };
         cpus[at].tasks.add_task(task);
         cpus[at].threads.push(i);
+        cpus[at].sleeps.push(sleeps);
     }
     cpus.sort_by_key(|c| c.cpu);
     cpus
+}
+
+/// The `C` of a thread: its declared `wcet`, unless its steps can ask for more, plus the time it
+/// sleeps within a job. The kernel does not hold a job to its `wcet`, so a job whose steps are
+/// longer runs them all, and an analysis on the declared figure would vouch for less work than
+/// the job does. A job that sleeps is a self-suspending task, which none of the tests model:
+/// counting the sleep as if the job ran then (suspension-oblivious) bounds both its own
+/// response and what it can cost the others.
+/// Returns `C` and the sleep it includes.
+fn analysed_wcet(def: &ThreadDef, notes: &mut Notes) -> (Duration, Duration) {
+    if def.forever {
+        return (def.wcet, Duration::ZERO);
+    }
+    let (mut longest, mut sleeps) = (Duration::ZERO, Duration::ZERO);
+    for s in &def.steps {
+        match *s {
+            Step::Work(d) | Step::WorkBetween(_, d) => longest += d,
+            Step::Sleep(d) => sleeps += d,
+            _ => {}
+        }
+    }
+    if longest > def.wcet {
+        notes.warnings.push(format!(
+            "thread \"{}\": its steps can take {} of work per job, more than its wcet of {}: analysed with C = {}",
+            def.name,
+            dur(longest),
+            dur(def.wcet),
+            dur(longest + sleeps)
+        ));
+    }
+    let work = longest.max(def.wcet);
+    if !sleeps.is_zero() {
+        notes.lines.push(format!(
+            "thread \"{}\": sleeps {} within a job, analysed as if it ran then: C = {} + {}",
+            def.name,
+            dur(sleeps),
+            dur(work),
+            dur(sleeps)
+        ));
+    }
+    (work + sleeps, sleeps)
 }
 
 /// The scenario's resources as analysis resources (all of them, so indices match).
@@ -225,7 +302,7 @@ fn msrp(cpus: &mut [CpuModel], notes: &mut Notes) -> (String, Vec<Value>) {
         }
         c.tasks = own.msrp_inflated(&others);
     }
-    notes.0.push(
+    notes.lines.push(
         "global resources (msrp): each C includes the spin of its requests, and B the longest global section plus \
          spin of a lower-priority thread of the CPU (or the local srp term, whichever is larger)"
             .to_string(),
@@ -256,14 +333,97 @@ pub struct Placement {
     json: Value,
 }
 
-/// Run the analysis and print it. Returns the text (or JSON) to print. `placement` is the
+/// What `tempi analyze` found: the text (or JSON) to print and the overall verdict, which the
+/// exit status reports (`Some(true)`: shown schedulable; `Some(false)`: shown not schedulable;
+/// `None`: not shown either way).
+pub struct Report {
+    pub text: String,
+    pub schedulable: Option<bool>,
+}
+
+/// The line that states a broken necessary condition ([`TaskSet::infeasibility`]) of `ts`;
+/// `cpu` names the CPU of a partitioned set (`None`: all `m` CPUs of a global one).
+fn infeasible_text(ts: &TaskSet, why: &Infeasible, cpu: Option<usize>) -> String {
+    match *why {
+        Infeasible::Utilisation { utilisation, cpus } => {
+            let u = above(utilisation, cpus);
+            match cpu {
+                Some(n) => format!("NOT schedulable: utilisation {u} > 1 on CPU {n}"),
+                None => format!("NOT schedulable: utilisation {u} > {cpus} on {cpus} CPUs"),
+            }
+        }
+        Infeasible::WcetAboveDeadline { task } => {
+            let t = &ts.tasks[task];
+            format!(
+                "NOT schedulable: thread \"{}\" needs C = {} within D = {}, whatever the policy",
+                t.name,
+                dur(t.wcet),
+                dur(t.deadline)
+            )
+        }
+        Infeasible::TaskUtilisation { task, utilisation } => format!(
+            "NOT schedulable: thread \"{}\" alone has utilisation {utilisation:.3} > 1 (its jobs run one at a time)",
+            ts.tasks[task].name
+        ),
+    }
+}
+
+/// A utilisation the exact comparison found above `bound`, written so that it reads as above
+/// it: three decimals, or as many as it takes when those round it down to the bound.
+fn above(utilisation: f64, bound: usize) -> String {
+    let short = format!("{utilisation:.3}");
+    if short.parse::<f64>().is_ok_and(|u| u > bound as f64) {
+        short
+    } else if utilisation > bound as f64 {
+        format!("{utilisation}")
+    } else {
+        format!("{bound} plus less than a floating-point rounding")
+    }
+}
+
+fn infeasible_json(ts: &TaskSet, why: Option<&Infeasible>) -> Value {
+    match why {
+        None => Value::Null,
+        Some(Infeasible::Utilisation { utilisation, cpus }) => {
+            json!({ "kind": "utilisation", "utilisation": utilisation, "cpus": cpus })
+        }
+        Some(Infeasible::WcetAboveDeadline { task }) => {
+            json!({ "kind": "wcet_above_deadline", "thread": ts.tasks[*task].name })
+        }
+        Some(Infeasible::TaskUtilisation { task, utilisation }) => {
+            json!({ "kind": "task_utilisation", "thread": ts.tasks[*task].name, "utilisation": utilisation })
+        }
+    }
+}
+
+/// What a failed sufficient test says: nothing, unless the set is already known infeasible.
+fn failed(infeasible: bool) -> &'static str {
+    if infeasible {
+        "fails"
+    } else {
+        "inconclusive"
+    }
+}
+
+/// Threads named in a line, the first few only: a scenario may leave out thousands.
+fn some_names<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 3;
+    let total = names.len();
+    let mut text: Vec<String> = names.take(SHOWN).map(|n| format!("\"{n}\"")).collect();
+    if total > SHOWN {
+        text.push(format!("and {} more", total - SHOWN));
+    }
+    text.join(", ")
+}
+
+/// Run the analysis. Returns the text (or JSON) to print and the verdict. `placement` is the
 /// partition the scenario's CPUs come from, if [`partition`] made them.
-pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<String, String> {
-    let mut notes = Notes(Vec::new());
+pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<Report, String> {
+    let mut notes = Notes::default();
     for r in &sc.resources {
         match Protocol::for_lock_policy(&r.protocol) {
-            Err(why) => notes.0.push(format!("resource \"{}\": {why}: taken as bpi", r.name)),
-            Ok(Protocol::Rcs) => notes.0.push(format!(
+            Err(why) => notes.lines.push(format!("resource \"{}\": {why}: taken as bpi", r.name)),
+            Ok(Protocol::Rcs) => notes.lines.push(format!(
                 "resource \"{}\": rcs: a scenario's lock steps hold the lock with a guard, which RCS does not \
                  abort (the holder is waited for under inheritance): analysed as guarded sections, which block \
                  for their length and are never restarted",
@@ -276,11 +436,28 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     for c in &cpus {
         c.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
     }
-    let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let kind = kind(&sc.policy);
+    // Judged before MSRP adds its spin bounds: those are worst cases, not demand, and a
+    // necessary condition broken only by them would prove nothing.
+    // As (its line, its JSON), written now: the figures they quote are the unspun ones too.
+    let infeasible: Vec<Option<(String, Value)>> = match kind {
+        Kind::Global { .. } => vec![None; cpus.len()],
+        _ => cpus
+            .iter()
+            .map(|c| {
+                let demand = c.demand();
+                let why = demand.infeasibility(1)?;
+                Some((infeasible_text(&demand, &why, Some(c.cpu)), infeasible_json(&demand, Some(&why))))
+            })
+            .collect(),
+    };
+    let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let mut out = String::new();
     let mut json_cpus = Vec::new();
     let mut overall = Some(true);
+    // Whether some CPU (or the global set) was left undecided by its tests, as opposed to by
+    // threads the model leaves out: the two say different things in the overall line.
+    let mut undecided = false;
     let protocols: Vec<String> = {
         let mut p: Vec<String> = sc.resources.iter().map(|r| r.protocol.clone()).collect();
         p.dedup();
@@ -299,23 +476,42 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     if cpus.is_empty() {
         out.push_str("no periodic or sporadic thread to analyse\n");
         overall = None;
+        undecided = true;
         if kind == Kind::Other {
             out.push_str(&format!("policy \"{}\": no analysis applies (fixed priority or EDF only)\n", sc.policy));
         }
     }
     let mut global_json = None;
     if let (Kind::Global { edf }, false) = (kind, cpus.is_empty()) {
-        let v = global::judge(&cpus, sc.cpus, edf);
+        let mut v = global::judge(&cpus, sc.cpus, edf);
+        let tested = v.schedulable;
+        if tested == Some(true) && !notes.unanalysed.is_empty() {
+            let names = some_names(notes.unanalysed.iter().map(|(_, n)| n.as_str()));
+            v.text.push_str(&format!("  not shown schedulable: not analysed: {names}\n"));
+            v.schedulable = None;
+            v.json["schedulable"] = Value::Null;
+        }
         out.push_str(&v.text);
-        if v.schedulable != Some(true) {
-            overall = inconclusive(overall);
+        match v.schedulable {
+            Some(true) => {}
+            Some(false) => overall = Some(false),
+            None => {
+                overall = inconclusive(overall);
+                undecided |= tested.is_none();
+            }
         }
         global_json = Some(v.json);
     }
-    for c in cpus.iter().filter(|_| !matches!(kind, Kind::Global { .. })) {
+    for (c, infeasible) in cpus.iter().zip(&infeasible).filter(|_| !matches!(kind, Kind::Global { .. })) {
         let ts = &c.tasks;
         out.push_str(&format!("CPU {}: {} task(s)\n", c.cpu, ts.tasks.len()));
-        match kind {
+        if let Some((line, _)) = infeasible {
+            out.push_str(&format!("  {line}\n"));
+        }
+        let known_infeasible = infeasible.is_some();
+        // What the policy's tests show: Some(false) only from a test that proves a miss.
+        let tested: Option<bool>;
+        let mut entry = match kind {
             Kind::FixedPriority => {
                 let v = ts.analyze_with_progress(&mut progress(c.cpu, ts.tasks.len()));
                 out.push_str(&format!(
@@ -327,12 +523,12 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     let t = &ts.tasks[k];
                     let (r, verdict) = response_text(tv.response);
                     match tv.response {
-                        Response::Overloaded => notes.0.push(format!(
+                        Response::Overloaded => notes.lines.push(format!(
                             "thread \"{}\": the threads of its priority and above have a utilisation of 1 or more: \
                              its response time is unbounded",
                             t.name
                         )),
-                        Response::GaveUp(d) => notes.0.push(format!(
+                        Response::GaveUp(d) => notes.lines.push(format!(
                             "thread \"{}\": response-time analysis gave up after {} iterations at {} (within the \
                              deadline): inconclusive",
                             t.name,
@@ -397,7 +593,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                             .collect();
                         out.push_str(&format!(
                             "  Liu & Layland with blocking: {} ({})\n",
-                            if ll.passed { "passes" } else { "inconclusive" },
+                            if ll.passed { "passes" } else { failed(known_infeasible) },
                             loads.join(", ")
                         ));
                         json!({ "passed": ll.passed, "rows": ll.rows.iter().map(|r| json!({ "thread": ts.tasks[r.task].name, "load": r.load, "bound": r.bound, "passed": r.passed })).collect::<Vec<_>>() })
@@ -405,32 +601,26 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 };
                 // A task the analysis could not decide leaves the CPU undecided, not failed.
                 let misses = v.tasks.iter().any(|tv| tv.response.misses());
-                let schedulable = if v.schedulable {
+                // With sleeps counted as work the analysis over-approximates: a miss it finds
+                // may be one the real job, idle while it sleeps, never has.
+                let sleeps = c.sleeps.iter().any(|s| !s.is_zero());
+                tested = if v.schedulable {
                     Some(true)
-                } else if misses {
+                } else if misses && !sleeps {
                     Some(false)
                 } else {
                     None
                 };
                 out.push_str(&format!(
                     "  response-time analysis: {}\n",
-                    match schedulable {
+                    match tested {
                         Some(true) => "schedulable",
                         Some(false) => "NOT schedulable",
+                        None if misses => "inconclusive (a miss with sleeps counted as work proves none)",
                         None => "inconclusive",
                     }
                 ));
-                match schedulable {
-                    Some(true) => {}
-                    Some(false) => overall = Some(false),
-                    None => overall = inconclusive(overall),
-                }
-                json_cpus.push(json!({
-                    "cpu": c.cpu,
-                    "tasks": rows,
-                    "liu_layland": ll,
-                    "schedulable": schedulable.map_or(Value::Null, Value::Bool),
-                }));
+                json!({ "cpu": c.cpu, "tasks": rows, "liu_layland": ll })
             }
             Kind::Edf => {
                 let e = ts.edf_tests();
@@ -441,7 +631,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     e.km_bound.load,
                     match (e.km_bound.passed, e.baker.is_some()) {
                         (true, _) => "passes",
-                        (false, true) => "inconclusive",
+                        (false, true) => failed(known_infeasible),
                         (false, false) => "not applicable (bp, bpi and rcs can block a job more than once)",
                     }
                 ));
@@ -449,7 +639,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     Some(b) => out.push_str(&format!(
                         "  EDF, Baker's SRP test max_k sum_(j<=k) C/min(D,T) + B_k/D_k <= 1: {:.3} {}\n",
                         b.load,
-                        if b.passed { "passes" } else { "inconclusive" }
+                        if b.passed { "passes" } else { failed(known_infeasible) }
                     )),
                     None => {
                         out.push_str("  EDF, Baker's SRP test: not applicable (covers km, msrp, pcp and srp only)\n")
@@ -459,7 +649,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     Some(b) => out.push_str(&format!(
                         "  EDF with inheritance blocking max_k sum_(j<=k) C/T + (sum_(j<=k) C(1-D/T)+ + B_k)/D_k <= 1: {:.3} {}\n",
                         b.load,
-                        if b.passed { "passes" } else { "inconclusive" }
+                        if b.passed { "passes" } else { failed(known_infeasible) }
                     )),
                     None => out.push_str(
                         "  EDF with inheritance blocking: not applicable (a bp resource shared by threads of different \
@@ -469,17 +659,14 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                 // Any test passing shows the CPU schedulable (each holds whatever the deadlines).
                 let passed = CpuTest::Edf.passes(ts);
                 out.push_str("  response-time analysis: not applicable under EDF\n");
-                if !passed {
-                    overall = inconclusive(overall);
-                }
-                json_cpus.push(json!({
+                tested = passed.then_some(true);
+                json!({
                     "cpu": c.cpu,
                     "utilisation": u,
                     "edf_km_bound": { "load": e.km_bound.load, "passed": e.km_bound.passed },
                     "edf_baker": e.baker.map(|b| json!({ "load": b.load, "passed": b.passed })),
                     "edf_inheritance": e.inheritance.map(|b| json!({ "load": b.load, "passed": b.passed })),
-                    "schedulable": if passed { Value::Bool(true) } else { Value::Null },
-                }));
+                })
             }
             // Global policies were judged above, over all CPUs at once.
             Kind::Other | Kind::Global { .. } => {
@@ -487,26 +674,72 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     "  policy \"{}\": no analysis applies (fixed priority or EDF only)\n",
                     sc.policy
                 ));
+                tested = None;
+                json!({ "cpu": c.cpu })
+            }
+        };
+        let left_out: Vec<&str> =
+            notes.unanalysed.iter().filter(|(cpu, _)| *cpu == c.cpu).map(|(_, n)| n.as_str()).collect();
+        let schedulable = match tested {
+            _ if known_infeasible => Some(false),
+            Some(true) if !left_out.is_empty() => {
+                out.push_str(&format!(
+                    "  not shown schedulable: not analysed: {}\n",
+                    some_names(left_out.iter().copied())
+                ));
+                None
+            }
+            other => other,
+        };
+        match schedulable {
+            Some(true) => {}
+            Some(false) => overall = Some(false),
+            None => {
                 overall = inconclusive(overall);
-                json_cpus.push(json!({ "cpu": c.cpu, "schedulable": Value::Null }));
+                undecided |= tested.is_none();
             }
         }
+        entry["infeasible"] = infeasible.as_ref().map_or(Value::Null, |(_, json)| json.clone());
+        entry["not_analysed"] = json!(left_out);
+        entry["schedulable"] = schedulable.map_or(Value::Null, Value::Bool);
+        json_cpus.push(entry);
     }
-    for n in &notes.0 {
+    // A CPU whose every thread is left out has no section above, but its threads still count.
+    if !matches!(kind, Kind::Global { .. }) && overall == Some(true) && !notes.unanalysed.is_empty() {
+        overall = None;
+    }
+    for w in &notes.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    for n in &notes.lines {
         out.push_str(&format!("note: {n}\n"));
     }
-    out.push_str(match overall {
-        Some(true) => "overall: schedulable\n",
-        Some(false) => "overall: NOT schedulable\n",
-        None => "overall: not shown schedulable (a sufficient test failed or no test applies)\n",
-    });
+    let mut reasons = Vec::new();
+    if undecided {
+        reasons.push("a sufficient test failed or no test applies".to_string());
+    }
+    if !notes.unanalysed.is_empty() {
+        let count = notes.unanalysed.len();
+        reasons.push(format!(
+            "{count} thread{} not analysed: {}",
+            if count == 1 { "" } else { "s" },
+            some_names(notes.unanalysed.iter().map(|(_, n)| n.as_str()))
+        ));
+    }
+    match overall {
+        Some(true) => out.push_str("overall: schedulable\n"),
+        Some(false) => out.push_str("overall: NOT schedulable\n"),
+        None => out.push_str(&format!("overall: not shown schedulable ({})\n", reasons.join("; "))),
+    }
     if as_json {
         let v = json!({
             "file": sc.file,
             "policy": sc.policy,
             "resources": sc.resources.iter().map(|r| json!({ "name": r.name, "protocol": r.protocol, "ceiling": r.ceiling, "cpu": r.cpu })).collect::<Vec<_>>(),
             "cpus": json_cpus,
-            "notes": notes.0,
+            "notes": notes.lines,
+            "warnings": notes.warnings,
+            "not_analysed": notes.unanalysed.iter().map(|(cpu, name)| json!({ "thread": name, "cpu": cpu })).collect::<Vec<_>>(),
             "schedulable": overall.map_or(Value::Null, Value::Bool),
         });
         let mut v = v;
@@ -519,9 +752,18 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         if let Some(g) = global_json {
             v["global"] = g;
         }
-        return serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string());
+        let text = serde_json::to_string_pretty(&v).map(|s| s + "\n").map_err(|e| e.to_string())?;
+        return Ok(Report { text, schedulable: overall });
     }
-    Ok(out)
+    Ok(Report { text: out, schedulable: overall })
+}
+
+/// Why [`partition`] gives no placement.
+pub enum PartitionError {
+    /// Nothing to partition, or no test to partition with: a request that cannot be met.
+    Refused(String),
+    /// Every placement the heuristic tried fails the policy's test: not shown schedulable.
+    NotFound(String),
 }
 
 /// Place the scenario's analysed threads on its CPUs with `fit` (`ffd` or `wfd`; tasks by
@@ -529,33 +771,33 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
 /// the EDF tests under EDF). Returns the scenario with those CPUs (a resource follows its
 /// users) and the placement for the report, or why no placement was found: the first task, in
 /// density order, that fits on no CPU.
-pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), String> {
+pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), PartitionError> {
     let test = match kind(&sc.policy) {
         Kind::FixedPriority => CpuTest::ResponseTime,
         Kind::Edf => CpuTest::Edf,
         Kind::Global { .. } => {
-            return Err(format!(
+            return Err(PartitionError::Refused(format!(
                 "{}: policy \"{}\" migrates threads between CPUs, so there is nothing to partition; choose a \
                  per-CPU policy with --policy edf or --policy fp",
                 sc.file, sc.policy
-            ))
+            )))
         }
         Kind::Other => {
-            return Err(format!(
+            return Err(PartitionError::Refused(format!(
                 "{}: policy \"{}\": no per-CPU test to partition with (fixed priority or EDF only)",
                 sc.file, sc.policy
-            ))
+            )))
         }
     };
     // Every analysed thread in one task set: the placement is what is being decided.
     let mut all = sc.clone();
     all.threads.iter_mut().for_each(|t| t.cpu = 0);
-    let mut ignored = Notes(Vec::new());
+    let mut ignored = Notes::default();
     let models = model(&all, &mut ignored);
     let Some(m) = models.first() else {
-        return Err(format!("{}: no periodic or sporadic thread to partition", sc.file));
+        return Err(PartitionError::Refused(format!("{}: no periodic or sporadic thread to partition", sc.file)));
     };
-    m.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
+    m.tasks.validate().map_err(|e| PartitionError::Refused(format!("{}: {e}", sc.file)))?;
     let heading = format!(
         "partition: {} over {} CPU(s), tasks by density, each CPU judged by {}\n",
         fit.name(),
@@ -565,7 +807,7 @@ pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), Strin
     let p = match m.tasks.partition(sc.cpus, fit, SortKey::Density, test) {
         Ok(p) => p,
         Err(e) => {
-            return Err(format!("{heading}{}: no partition found: {e}", sc.file));
+            return Err(PartitionError::NotFound(format!("{heading}{}: no partition found: {e}", sc.file)));
         }
     };
     let mut placed = sc.clone();

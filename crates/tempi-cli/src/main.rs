@@ -5,6 +5,7 @@
 //! library (`tempi_cli::scenario`); the benchmarks in `bench`. Exit codes: 0 success, 1 the
 //! run itself failed (runtime or I/O error), 2 bad input (scenario file, command-line flags,
 //! or an output path that cannot be written, checked before the run).
+//! `analyze` answers with its status: 0 shown schedulable, 1 not shown schedulable, 2 an error.
 
 mod analyze;
 mod bench;
@@ -66,6 +67,10 @@ enum Command {
     Run(RunArgs),
     /// Analyse a scenario's schedulability without running it: blocking terms per locking
     /// protocol, Liu & Layland with blocking, response times (see docs/ANALYSIS.md).
+    ///
+    /// Exit status: 0 when the scenario is shown schedulable; 1 when it is not shown
+    /// schedulable (NOT schedulable, inconclusive, a thread not analysed, or no partition
+    /// found); 2 on an error (a bad file or flag). A CI pipeline can gate on it.
     Analyze {
         /// The scenario file (TOML).
         file: PathBuf,
@@ -203,7 +208,11 @@ fn main() -> ExitCode {
         Command::Simulate(out) => simulate(&out),
         Command::Run(args) => run(&args),
         Command::Analyze { file, json, lock_protocol, policy, partition } => {
-            analyze(&file, json, lock_protocol.as_deref(), policy.as_deref(), partition.as_deref())
+            match analyze(&file, json, lock_protocol.as_deref(), policy.as_deref(), partition.as_deref()) {
+                // Not shown schedulable is an answer, already printed, not a failure to report.
+                Ok(false) => return ExitCode::from(1),
+                other => other.map(|_| ()),
+            }
         }
         Command::Bench { json, quick, only } => bench::run(json, quick, &only).map_err(Failure::Runtime),
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
@@ -257,13 +266,14 @@ fn load(out: &Outputs) -> Result<Scenario, Failure> {
     Ok(sc)
 }
 
+/// Print the analysis; `Ok(true)` when it shows the scenario schedulable.
 fn analyze(
     file: &Path,
     json: bool,
     lock_protocol: Option<&str>,
     policy: Option<&str>,
     partition: Option<&str>,
-) -> Result<(), Failure> {
+) -> Result<bool, Failure> {
     let overrides = Overrides { lock_protocol: lock_protocol.map(str::to_string) };
     let mut sc = Scenario::load_with(file, &overrides).map_err(input)?;
     print_warnings(&sc);
@@ -271,15 +281,19 @@ fn analyze(
         sc.set_policy(p).map_err(input)?;
     }
     let fit = partition.and_then(tempi::analysis::Fit::by_name);
-    let text = match fit {
+    let report = match fit {
         Some(fit) => {
-            let (placed, placement) = analyze::partition(&sc, fit).map_err(Failure::Runtime)?;
+            let (placed, placement) = analyze::partition(&sc, fit).map_err(|e| match e {
+                analyze::PartitionError::Refused(m) => Failure::Input(m),
+                // No placement passes the tests: not shown schedulable, exit status 1.
+                analyze::PartitionError::NotFound(m) => Failure::Runtime(m),
+            })?;
             analyze::analyze(&placed, json, Some(&placement)).map_err(Failure::Input)?
         }
         None => analyze::analyze(&sc, json, None).map_err(Failure::Input)?,
     };
-    print!("{text}");
-    Ok(())
+    print!("{}", report.text);
+    Ok(report.schedulable == Some(true))
 }
 
 fn simulate(out: &Outputs) -> Result<(), Failure> {

@@ -402,6 +402,7 @@ fn analyze_prints_blocking_response_times_and_verdict() {
     let out = tempi(&["analyze", &example("locks-inversion.toml")]);
     let s = text(&out.stdout);
     assert!(s.contains("unbounded") && s.contains("overall: NOT schedulable"), "{s}");
+    assert_eq!(out.status.code(), Some(1));
     let out = tempi(&["analyze", &example("locks-inversion.toml"), "--lock-protocol", "bpi", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schedulable"], true);
@@ -434,6 +435,7 @@ fn analyze_prints_blocking_response_times_and_verdict() {
     // Round robin: nothing applies, and it says so.
     let out = tempi(&["analyze", &example("round-robin.toml")]);
     assert!(text(&out.stdout).contains("no analysis applies"), "{}", text(&out.stdout));
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
@@ -500,9 +502,10 @@ fn analyze_answers_at_once_when_higher_priorities_fill_the_cpu() {
     )
     .unwrap();
     let out = tempi(&["analyze", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     for needle in [
+        "NOT schedulable: utilisation 1.0000001 > 1 on CPU 0",
         "overloaded",
         "thread \"slow\": the threads of its priority and above have a utilisation of 1 or more",
         "overall: NOT schedulable",

@@ -74,8 +74,9 @@ fn global_policy_with_thread_groups_is_refused() {
 
 #[test]
 fn analyze_judges_global_policies_over_all_cpus() {
+    // Not shown schedulable: exit status 1, with the report on stdout.
     let out = tempi(&["analyze", &example("global-dhall.toml")]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("all CPUs (2), global: 3 task(s)"), "{stdout}");
     assert!(
@@ -85,7 +86,7 @@ fn analyze_judges_global_policies_over_all_cpus() {
     assert!(stdout.contains("overall: not shown schedulable"), "{stdout}");
 
     let out = tempi(&["analyze", &example("global-dhall.toml"), "--policy", "global-fp", "--json"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let tasks = json["global"]["tasks"].as_array().unwrap();
     let heavy = tasks.iter().find(|t| t["name"] == "heavy").unwrap();
@@ -96,7 +97,7 @@ fn analyze_judges_global_policies_over_all_cpus() {
 
     // Partitioning has nothing to place under a policy that migrates.
     let out = tempi(&["analyze", &example("global-dhall.toml"), "--partition", "ffd"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("migrates threads between CPUs"), "{}", text(&out.stderr));
 
     // A light set (4 x 0.3 on 2 CPUs) is shown schedulable, and the simulation agrees.
@@ -109,6 +110,7 @@ fn analyze_judges_global_policies_over_all_cpus() {
     std::fs::write(&file, body).unwrap();
     let out = tempi(&["analyze", file.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("overall: schedulable"), "{}", text(&out.stdout));
+    assert_eq!(out.status.code(), Some(0));
     let out = tempi(&["simulate", file.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("total misses: 0"), "{}", text(&out.stdout));
 }

@@ -152,3 +152,87 @@ fn analysis_inversion_example_is_bounded() {
         }
     }
 }
+
+/// Independent tasks, `D = T`, released together, each asking for `C_i = T_i·k_i/(5n)` ms
+/// (`k_i` in 1..=10, rounded to whole milliseconds, at least 1): the utilisation straddles 1.
+fn loads() -> impl Strategy<Value = Vec<(usize, u64)>> {
+    proptest::collection::vec((0..PERIODS.len(), 1u64..=10), 2..=4)
+}
+
+fn load_set(loads: &[(usize, u64)]) -> TaskSet {
+    let n = loads.len() as u64;
+    let mut ts = TaskSet::new();
+    let prio = common::rate_monotonic(&loads.iter().map(|&(p, _)| PERIODS[p]).collect::<Vec<_>>());
+    for (i, &(p, k)) in loads.iter().enumerate() {
+        let c = (PERIODS[p] * k / (5 * n)).max(1);
+        ts.add_task(Task::new(format!("t{i}"), ms(c), ms(PERIODS[p])).priority(prio[i]));
+    }
+    ts
+}
+
+/// Each task's misses over one hyperperiod (+1 ns), its jobs working exactly `C`, under fixed
+/// priorities or EDF.
+fn simulate_loads(ts: &TaskSet, edf: bool) -> Vec<u64> {
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(Config::new(1).trace_capacity(0)).unwrap();
+    if edf {
+        rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    }
+    for t in &ts.tasks {
+        let c = t.wcet;
+        let spec = ThreadSpec::new(t.name.clone()).periodic(t.period).wcet(c).deadline(t.deadline).priority(t.priority);
+        rt.spawn(spec, move |cx| cx.work(c)).unwrap();
+    }
+    let hyper = ts.hyperperiod().unwrap();
+    let out = rt.run_until(Time::ZERO.saturating_add(hyper + Duration::from_nanos(1))).unwrap();
+    ts.tasks.iter().map(|t| out.thread_named(&t.name).unwrap().stats.misses).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Above 1 the set is infeasible: every test refuses it and both schedulers miss within the
+    /// hyperperiod (the work due by then exceeds it). At or below 1 it is not, and EDF, optimal
+    /// on one CPU for such a set, meets every deadline; whatever the fixed-priority analysis
+    /// shows schedulable never sees a miss.
+    #[test]
+    fn utilisation_above_one_is_infeasible_and_misses(loads in loads()) {
+        let ts = load_set(&loads);
+        prop_assert!(ts.validate().is_ok());
+        let verdict = ts.analyze();
+        match ts.infeasibility(1) {
+            Some(why) => {
+                prop_assert!(matches!(why, tempi::analysis::Infeasible::Utilisation { .. }), "{:?}", why);
+                prop_assert!(!verdict.schedulable && !tempi::analysis::CpuTest::Edf.passes(&ts), "{:?}", ts);
+                prop_assert!(verdict.tasks.iter().any(|t| t.response.misses()), "{:?}", verdict);
+                for edf in [false, true] {
+                    let misses: u64 = simulate_loads(&ts, edf).iter().sum();
+                    prop_assert!(misses > 0, "edf {}: no miss at U > 1: {:?}", edf, ts);
+                }
+            }
+            None => {
+                prop_assert_eq!(simulate_loads(&ts, true), vec![0; ts.tasks.len()], "EDF missed at U <= 1: {:?}", ts);
+                if verdict.schedulable {
+                    prop_assert_eq!(simulate_loads(&ts, false), vec![0; ts.tasks.len()], "{:?}", ts);
+                }
+            }
+        }
+    }
+}
+
+/// By hand: 3 ms + 3 ms every 5 ms is 1.2 of the CPU: infeasible, and the simulation misses
+/// under either scheduler; 2 + 3 every 5 ms is exactly 1, which EDF meets.
+#[test]
+fn a_set_just_above_one_misses_and_one_at_one_does_not() {
+    let over = load_set(&[(1, 5), (1, 5)]);
+    assert_eq!(over.tasks.iter().map(|t| t.wcet).collect::<Vec<_>>(), [ms(2), ms(2)]);
+    let mut over = over;
+    over.tasks[0].wcet = ms(3);
+    over.tasks[1].wcet = ms(3);
+    assert!(over.infeasibility(1).is_some());
+    assert!(simulate_loads(&over, false).iter().sum::<u64>() > 0);
+    assert!(simulate_loads(&over, true).iter().sum::<u64>() > 0);
+    let mut full = over.clone();
+    full.tasks[0].wcet = ms(2);
+    assert_eq!(full.infeasibility(1), None);
+    assert_eq!(simulate_loads(&full, true), [0, 0]);
+}

@@ -118,6 +118,10 @@ proptest! {
         let e = ts.edf_tests();
         let baker = e.baker.expect("km is covered by Baker's test");
         let cpu = CpuTest::Edf.passes(&ts);
+        // A set that breaks a necessary condition can pass no sufficient test.
+        if let Some(why) = ts.infeasibility(1) {
+            prop_assert!(!(e.km_bound.passed || baker.passed || cpu), "{:?} passed: {:?}", why, ts);
+        }
         if e.km_bound.passed || baker.passed || cpu {
             let misses = simulate(&ts, &gens);
             prop_assert!(

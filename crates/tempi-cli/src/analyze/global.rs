@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 use tempi::analysis::{GlobalBound, TaskSet};
 
-use super::{dur, CpuModel};
+use super::{dur, infeasible_json, infeasible_text, CpuModel};
 
 /// The global verdict: the text, the JSON object and whether the set is shown schedulable
 /// (`None`: a sufficient test failed or none applies).
@@ -19,6 +19,8 @@ pub(super) struct GlobalVerdict {
 }
 
 /// Judge the union of `cpus`' task sets on `m` CPUs; `edf` chooses global EDF, else global FP.
+/// A broken necessary condition ([`TaskSet::infeasibility`]) makes the verdict "not
+/// schedulable" whatever the sufficient tests say (they can only fail then).
 pub(super) fn judge(cpus: &[CpuModel], m: usize, edf: bool) -> GlobalVerdict {
     let mut ts = TaskSet::new();
     for c in cpus {
@@ -27,6 +29,25 @@ pub(super) fn judge(cpus: &[CpuModel], m: usize, edf: bool) -> GlobalVerdict {
         }
     }
     let mut text = format!("all CPUs ({m}), global: {} task(s)\n", ts.tasks.len());
+    let mut demand = TaskSet::new();
+    for c in cpus {
+        demand.tasks.extend(c.demand().tasks);
+    }
+    let infeasible = demand.infeasibility(m);
+    if let Some(why) = &infeasible {
+        text.push_str(&format!("  {}\n", infeasible_text(&demand, why, None)));
+    }
+    let mut v = sufficient(&ts, text, m, edf);
+    if infeasible.is_some() {
+        v.schedulable = Some(false);
+        v.json["schedulable"] = Value::Bool(false);
+    }
+    v.json["infeasible"] = infeasible_json(&demand, infeasible.as_ref());
+    v
+}
+
+/// The sufficient tests of the policy over `ts`, after `text`.
+fn sufficient(ts: &TaskSet, mut text: String, m: usize, edf: bool) -> GlobalVerdict {
     let policy = if edf { "global-edf" } else { "global-fp" };
     if edf {
         match ts.global_edf_tests(m) {

@@ -1,5 +1,6 @@
 //! Exact and lossless arithmetic the tests share: conversions of durations, the exact
-//! utilisation comparison [`utilisation_reaches_one`] and the little big-number type behind it.
+//! utilisation comparisons [`utilisation_reaches_one`] and [`utilisation_exceeds`], and the
+//! little big-number type behind them.
 //!
 //! Owns numbers only. Must not know about tasks, resources or protocols.
 
@@ -77,6 +78,67 @@ pub(super) fn utilisation_reaches_one(terms: impl Iterator<Item = (u128, u128)> 
                 let n = wn.mul(&BigNat::from(t)).add(&wd.mul(&BigNat::from(c)));
                 let d = wd.mul(&BigNat::from(t));
                 if n >= d {
+                    return true;
+                }
+                wide = Some((n, d));
+            }
+        }
+    }
+    false
+}
+
+/// Whether `Σ numerator/denominator > cpus` over `terms` (denominators positive), exactly: the
+/// strict comparison a necessary condition needs, since a sum of exactly `cpus` can still be
+/// met. The same two steps as [`utilisation_reaches_one`]: a floating-point sum decides when it
+/// is clear of `cpus` by more than its rounding error, else the sum is kept exact. The terms
+/// are never negative, so a partial sum above `cpus` already decides.
+pub(super) fn utilisation_exceeds(terms: impl Iterator<Item = (u128, u128)> + Clone, cpus: u128) -> bool {
+    let (mut sum, mut count) = (0.0_f64, 0.0_f64);
+    for (c, t) in terms.clone() {
+        sum += to_f64(c) / to_f64(t);
+        count += 1.0;
+    }
+    let target = to_f64(cpus);
+    let margin = 16.0 * (count + 2.0) * f64::EPSILON * sum.max(target).max(1.0);
+    if sum < target - margin {
+        return false;
+    }
+    if sum > target + margin {
+        return true;
+    }
+    let limit = BigNat::from(cpus);
+    let (mut num, mut den): (u128, u128) = (0, 1);
+    let mut wide: Option<(BigNat, BigNat)> = None;
+    for (c, t) in terms {
+        if c == 0 {
+            continue;
+        }
+        if let Some((wn, wd)) = &mut wide {
+            *wn = wn.mul(&BigNat::from(t)).add(&wd.mul(&BigNat::from(c)));
+            *wd = wd.mul(&BigNat::from(t));
+            if *wn > wd.mul(&limit) {
+                return true;
+            }
+            continue;
+        }
+        let g = gcd(den, t);
+        let sum = (den / g).checked_mul(t).and_then(|d| {
+            let n = num.checked_mul(t / g)?.checked_add(c.checked_mul(den / g)?)?;
+            Some((n, d))
+        });
+        match sum {
+            Some((n, d)) => {
+                if d.checked_mul(cpus).is_some_and(|bound| n > bound) {
+                    return true;
+                }
+                let h = gcd(n, d);
+                (num, den) = (n / h, d / h);
+            }
+            None => {
+                let (wn, wd) = (BigNat::from(num), BigNat::from(den));
+                let n = wn.mul(&BigNat::from(t)).add(&wd.mul(&BigNat::from(c)));
+                let d = wd.mul(&BigNat::from(t));
+                if n > d.mul(&limit) {
                     return true;
                 }
                 wide = Some((n, d));

@@ -14,6 +14,8 @@
 //!   Baker's (1991) SRP test, and a test with inheritance-style blocking for every protocol
 //!   (in the manner of Spuri 1995, with bounds for bp and rcs).
 //! - [`TaskSet::analyze`]: all of it, as a [`Verdict`].
+//! - [`TaskSet::infeasibility`]: the necessary conditions no scheduler can escape (`Σ C/T`
+//!   above the CPUs, `C > D`), which show a set NOT schedulable whatever the policy.
 //! - [`TaskSet::partition`]: several CPUs, by first-fit or worst-fit decreasing, each CPU
 //!   judged by one of the tests above ([`CpuTest`]).
 //! - [`TaskSet::global_edf_tests`], [`TaskSet::global_fp_response_times`]: global scheduling
@@ -47,7 +49,7 @@
 //! The module is split along its seams: `protocol.rs` (the protocols and their names, read
 //! from the lock registry), `model.rs` (the task-set model), `blocking.rs` (the blocking
 //! terms), `fixed_priority.rs` (Liu and Layland, response times, the verdict), `edf.rs` (the
-//! EDF tests), `global.rs` (the global tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs), `index.rs` (the
+//! EDF tests), `feasibility.rs` (the necessary conditions), `global.rs` (the global tests), `msrp.rs` (the MSRP terms across CPUs), `partition.rs` (placing tasks on CPUs), `index.rs` (the
 //! task set's resource users and priorities, sorted once for the blocking terms and response
 //! times) and `arith.rs` (exact arithmetic). This file holds only the module's
 //! documentation and the re-exports that keep every public path `tempi::analysis::…`; analysis
@@ -56,6 +58,7 @@
 mod arith;
 mod blocking;
 mod edf;
+mod feasibility;
 mod fixed_priority;
 mod global;
 mod index;
@@ -66,6 +69,7 @@ mod protocol;
 
 pub use blocking::BlockingTable;
 pub use edf::{EdfTest, EdfTests};
+pub use feasibility::Infeasible;
 pub use fixed_priority::{LiuLayland, LiuLaylandRow, Response, TaskVerdict, Verdict};
 pub use global::{GlobalBound, GlobalEdfTests, GlobalError};
 pub use model::{ModelError, Resource, Section, Task, TaskSet};
@@ -74,7 +78,7 @@ pub use partition::{CpuTest, Fit, Partition, PartitionError, SortKey};
 pub use protocol::{Protocol, UnknownProtocol};
 
 #[cfg(test)]
-use arith::{utilisation_reaches_one, BigNat};
+use arith::{utilisation_exceeds, utilisation_reaches_one, BigNat};
 #[cfg(test)]
 use std::time::Duration;
 

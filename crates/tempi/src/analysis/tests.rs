@@ -379,3 +379,50 @@ fn iteration_that_does_not_settle_gives_up() {
     assert!(r > Duration::from_secs(1) && r < far, "{r:?}");
     assert!(!Response::GaveUp(r).misses() && !ts.analyze().schedulable);
 }
+
+/// The strict comparison: a sum of exactly `m` is not above it, one part in 2^60 more is, on
+/// either path (floats far from `m`, integers near it, big numbers beyond 128 bits).
+#[test]
+fn utilisation_exceeds_is_strict_and_exact() {
+    let exact = [(1u128, 3u128), (1, 3), (1, 3)];
+    assert!(!utilisation_exceeds(exact.into_iter(), 1));
+    assert!(utilisation_exceeds(exact.into_iter().chain([(1, 1u128 << 60)]), 1));
+    assert!(!utilisation_exceeds([(3u128, 2u128), (1, 2)].into_iter(), 2));
+    assert!(utilisation_exceeds([(3u128, 2u128), (1, 2), (1, 1 << 70)].into_iter(), 2));
+    assert!(utilisation_exceeds([(100_000u128, 1u128)].into_iter(), 1));
+    assert!(!utilisation_exceeds([(100_000u128, 1u128)].into_iter(), 100_000));
+    assert!(!utilisation_exceeds(std::iter::empty(), 1));
+    let p = [(1u128 << 60) + 3, (1 << 60) + 6, (1 << 60) + 9];
+    let below = p.map(|p| ((p - 1) / 3, p));
+    let above = p.map(|p| (p.div_ceil(3), p));
+    assert!(!utilisation_exceeds(below.into_iter(), 1));
+    assert!(utilisation_exceeds(above.into_iter(), 1));
+    // Twice each term, against 2 CPUs: the same verdicts with doubled numerators.
+    assert!(!utilisation_exceeds(below.map(|(c, t)| (2 * c, t)).into_iter(), 2));
+    assert!(utilisation_exceeds(above.map(|(c, t)| (2 * c, t)).into_iter(), 2));
+}
+
+#[test]
+fn infeasibility_names_the_broken_condition() {
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("a", ms(5), ms(10)));
+    ts.add_task(Task::new("b", ms(5), ms(10)));
+    assert_eq!(ts.infeasibility(1), None);
+    ts.add_task(Task::new("c", ms(1), ms(1000)));
+    assert_eq!(ts.infeasibility(1), Some(Infeasible::Utilisation { utilisation: 1.001, cpus: 1 }));
+    assert_eq!(ts.infeasibility(2), None);
+    // C > D, though C/T is small.
+    ts.add_task(Task::new("tight", ms(3), ms(100)).deadline(ms(2)));
+    assert_eq!(ts.infeasibility(2), Some(Infeasible::WcetAboveDeadline { task: 3 }));
+    // C/T > 1 with D > T: one task cannot use two CPUs at once.
+    let mut ts = TaskSet::new();
+    ts.add_task(Task::new("heavy", ms(6), ms(4)).deadline(ms(8)));
+    assert_eq!(ts.infeasibility(4), Some(Infeasible::TaskUtilisation { task: 0, utilisation: 1.5 }));
+    // Blocking does not count: it can only make a feasible set miss, never the reverse.
+    let mut ts = TaskSet::new();
+    let r = ts.add_resource(Resource::new("m", Protocol::Bp));
+    ts.add_task(Task::new("h", ms(1), ms(2)).priority(2).section(r, ms(1)));
+    ts.add_task(Task::new("l", ms(5), ms(10)).priority(1).section(r, ms(5)));
+    assert_eq!(ts.infeasibility(1), None);
+    assert!(!ts.analyze().schedulable);
+}
