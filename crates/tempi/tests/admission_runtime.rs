@@ -453,22 +453,19 @@ proptest! {
 /// in virtual time, so this order is the order of the tests).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Answer {
-    Admitted { thread: tempi::ThreadId, wcet: u64, work: u64 },
+    Admitted { wcet: u64, work: u64 },
     Nack,
     TooManyLive,
 }
 
 /// Like [`run_stream`] with `max_live` jobs alive at most per CPU, jobs that may need up to
-/// three times their WCET: returns each request's time, target and answer, and the outcome.
-fn run_stream_overrunning(
-    engine: &str,
-    reqs: &[Req],
-    max_live: usize,
-) -> (Vec<(u64, usize, Answer)>, Vec<Decision>, tempi::RunOutcome) {
+/// three times their WCET: returns each request's time, target and answer, the admitted jobs'
+/// threads in the same order, the decisions and the outcome.
+fn run_stream_overrunning(engine: &str, reqs: &[Req], max_live: usize) -> Overrunning {
     let mut rt = edf(2);
     let spec = |c| AdmissionSpec::new(c).engine(engine).max_live(max_live);
     let adms: Vec<Admission> = (0..2).map(|c| Admission::new(&mut rt, spec(c)).unwrap()).collect();
-    let answers: Arc<Mutex<Vec<(u64, usize, Answer)>>> = Arc::default();
+    let answers: Arc<Mutex<AnswerLog>> = Arc::default();
     for cpu in 0..2 {
         let mut mine: Vec<Req> = reqs.iter().filter(|r| r.cpu == cpu).cloned().collect();
         mine.sort_by_key(|r| r.time);
@@ -477,13 +474,17 @@ fn run_stream_overrunning(
         submitter(&mut rt, cpu, &times, move |cx, k| {
             let r = &mine[k];
             let name = format!("r{k}@{cpu}");
+            let mut log = answers.lock().unwrap();
             let answer = match adms[r.target].admit(cx, job(&name, r.wcet, r.time + r.deadline, r.work)) {
-                Ok(a) => Answer::Admitted { thread: a.thread, wcet: r.wcet, work: r.work },
+                Ok(a) => {
+                    log.1.push(a.thread);
+                    Answer::Admitted { wcet: r.wcet, work: r.work }
+                }
                 Err(Refused::Nack(_)) => Answer::Nack,
                 Err(Refused::Error(AdmissionError::TooManyLive { .. })) => Answer::TooManyLive,
                 Err(Refused::Error(e)) => panic!("{e}"),
             };
-            answers.lock().unwrap().push((r.time, r.target, answer));
+            log.0.push((r.time, r.target, answer));
         });
     }
     let out = rt.run().unwrap();
@@ -492,8 +493,19 @@ fn run_stream_overrunning(
     for x in &mut d {
         x.order = 0;
     }
-    let answers = answers.lock().unwrap().clone();
-    (answers, d, out)
+    let (answers, threads) = answers.lock().unwrap().clone();
+    Overrunning { answers, threads, decisions: d, out }
+}
+
+/// Each request's time, target and answer, and the admitted jobs' threads, in order.
+type AnswerLog = (Vec<(u64, usize, Answer)>, Vec<tempi::ThreadId>);
+
+/// What [`run_stream_overrunning`] returns.
+struct Overrunning {
+    answers: Vec<(u64, usize, Answer)>,
+    threads: Vec<tempi::ThreadId>,
+    decisions: Vec<Decision>,
+    out: tempi::RunOutcome,
 }
 
 proptest! {
@@ -519,13 +531,17 @@ proptest! {
         ),
         max_live in 1usize..3,
     ) {
-        let (answers, reference, out) = run_stream_overrunning("tree", &reqs, max_live);
+        let Overrunning { answers, threads, decisions: reference, out } =
+            run_stream_overrunning("tree", &reqs, max_live);
         prop_assert_eq!(out.total_misses(), 0);
         let records = tempi::trace::report::jobs(&out);
         // Where and when each admitted job ended (it has one job).
         let mut ends: Vec<(usize, Time)> = Vec::new();
-        for (_, target, answer) in &answers {
-            let Answer::Admitted { thread, wcet, work } = answer else { continue };
+        let admitted = answers.iter().filter_map(|(_, target, a)| match a {
+            Answer::Admitted { wcet, work } => Some((target, wcet, work)),
+            _ => None,
+        });
+        for ((target, wcet, work), thread) in admitted.zip(&threads) {
             let summary = out.thread(*thread).unwrap();
             let overran = work > wcet;
             let expected = if overran { ThreadOutcome::Killed } else { ThreadOutcome::Completed };
@@ -541,10 +557,7 @@ proptest! {
         let mut next = ends.iter();
         for (time, target, answer) in &answers {
             let now = at(*time);
-            let alive = admitted_so_far
-                .iter()
-                .filter(|&&(cpu, end)| cpu == *target && end > now)
-                .count();
+            let alive = admitted_so_far.iter().filter(|&&(cpu, end)| cpu == *target && end > now).count();
             match answer {
                 Answer::Admitted { .. } => {
                     prop_assert!(alive < max_live, "admitted at {:?} with {} alive", now, alive);
@@ -555,20 +568,10 @@ proptest! {
             }
         }
         for engine in ["linear", "min_laxity", "hashed"] {
-            let (a, d, o) = run_stream_overrunning(engine, &reqs, max_live);
-            prop_assert_eq!(o.total_misses(), 0, "{}", engine);
-            prop_assert_eq!(&d, &reference, "{}", engine);
-            // Thread ids carry their runtime's identity: only the rest is compared.
-            let kinds = |a: &[(u64, usize, Answer)]| -> Vec<(u64, usize, Option<(u64, u64)>, bool)> {
-                a.iter()
-                    .map(|(t, c, x)| match x {
-                        Answer::Admitted { wcet, work, .. } => (*t, *c, Some((*wcet, *work)), false),
-                        Answer::Nack => (*t, *c, None, false),
-                        Answer::TooManyLive => (*t, *c, None, true),
-                    })
-                    .collect()
-            };
-            prop_assert_eq!(kinds(&a), kinds(&answers), "{}", engine);
+            let o = run_stream_overrunning(engine, &reqs, max_live);
+            prop_assert_eq!(o.out.total_misses(), 0, "{}", engine);
+            prop_assert_eq!(&o.decisions, &reference, "{}", engine);
+            prop_assert_eq!(&o.answers, &answers, "{}", engine);
         }
     }
 }
