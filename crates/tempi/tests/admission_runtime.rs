@@ -1,6 +1,7 @@
 //! PORTS admission on the runtime (`tempi::admission`), in virtual time: hand-computed idle
 //! times and decisions, reclaim and expiry, WCET enforcement, cross-CPU NACKs, and random
-//! request streams under every engine (no admitted job misses; the engines decide alike).
+//! request streams under every engine (no admitted job misses, overrunning or not; none runs
+//! past its WCET; an ended job leaves `max_live` at once; the engines decide alike).
 //!
 //! Requests arrive through a sporadic "submitter" thread per CPU, released by timing events
 //! at the request instants, with a 1 ns deadline: it runs ahead of every admitted job (whose
@@ -444,6 +445,133 @@ proptest! {
             let (d, misses, _) = run_stream_killing(engine, &reqs);
             prop_assert_eq!(misses, 0, "{}", engine);
             prop_assert_eq!(&d, &reference, "{}", engine);
+        }
+    }
+}
+
+/// What one request got, in the order the requests were made (one OS thread drives every CPU
+/// in virtual time, so this order is the order of the tests).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Answer {
+    Admitted { wcet: u64, work: u64 },
+    Nack,
+    TooManyLive,
+}
+
+/// Like [`run_stream`] with `max_live` jobs alive at most per CPU, jobs that may need up to
+/// three times their WCET: returns each request's time, target and answer, the admitted jobs'
+/// threads in the same order, the decisions and the outcome.
+fn run_stream_overrunning(engine: &str, reqs: &[Req], max_live: usize) -> Overrunning {
+    let mut rt = edf(2);
+    let spec = |c| AdmissionSpec::new(c).engine(engine).max_live(max_live);
+    let adms: Vec<Admission> = (0..2).map(|c| Admission::new(&mut rt, spec(c)).unwrap()).collect();
+    let answers: Arc<Mutex<AnswerLog>> = Arc::default();
+    for cpu in 0..2 {
+        let mut mine: Vec<Req> = reqs.iter().filter(|r| r.cpu == cpu).cloned().collect();
+        mine.sort_by_key(|r| r.time);
+        let times: Vec<u64> = mine.iter().map(|r| r.time).collect();
+        let (adms, answers) = (adms.clone(), answers.clone());
+        submitter(&mut rt, cpu, &times, move |cx, k| {
+            let r = &mine[k];
+            let name = format!("r{k}@{cpu}");
+            let mut log = answers.lock().unwrap();
+            let answer = match adms[r.target].admit(cx, job(&name, r.wcet, r.time + r.deadline, r.work)) {
+                Ok(a) => {
+                    log.1.push(a.thread);
+                    Answer::Admitted { wcet: r.wcet, work: r.work }
+                }
+                Err(Refused::Nack(_)) => Answer::Nack,
+                Err(Refused::Error(AdmissionError::TooManyLive { .. })) => Answer::TooManyLive,
+                Err(Refused::Error(e)) => panic!("{e}"),
+            };
+            log.0.push((r.time, r.target, answer));
+        });
+    }
+    let out = rt.run().unwrap();
+    let mut d = adms[0].decisions();
+    d.extend(adms[1].decisions());
+    for x in &mut d {
+        x.order = 0;
+    }
+    let (answers, threads) = answers.lock().unwrap().clone();
+    Overrunning { answers, threads, decisions: d, out }
+}
+
+/// Each request's time, target and answer, and the admitted jobs' threads, in order.
+type AnswerLog = (Vec<(u64, usize, Answer)>, Vec<tempi::ThreadId>);
+
+/// What [`run_stream_overrunning`] returns.
+struct Overrunning {
+    answers: Vec<(u64, usize, Answer)>,
+    threads: Vec<tempi::ThreadId>,
+    decisions: Vec<Decision>,
+    out: tempi::RunOutcome,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Admitted jobs that overrun their WCET: each is stopped at exactly its WCET and none
+    /// runs past it; no admitted job misses its deadline, the killed ones included (a budget
+    /// runs out at the latest at the deadline); a job that ended at `t` — completed or killed
+    /// by its budget — no longer counts against `max_live` for a request at `t`, on its own
+    /// CPU or from the other; and the engines still decide alike.
+    #[test]
+    fn overrunning_jobs_stop_at_their_wcet_miss_nothing_and_leave_max_live_at_once(
+        reqs in prop::collection::vec(
+            (0u64..40, 0usize..2, 0usize..2, 1u64..8, 0u64..20, 0u64..=300).prop_map(
+                |(time, cpu, target, wcet, slack, pct)| Req {
+                    // Some work, so that no job ends at the instant of its admission (when a
+                    // zero-work job ends, relative to the other CPU's requests of that
+                    // instant, is the CPUs' order).
+                    time, cpu, target, wcet, deadline: wcet + slack, work: (wcet * pct / 100).max(1),
+                },
+            ),
+            1..16,
+        ),
+        max_live in 1usize..3,
+    ) {
+        let Overrunning { answers, threads, decisions: reference, out } =
+            run_stream_overrunning("tree", &reqs, max_live);
+        prop_assert_eq!(out.total_misses(), 0);
+        let records = tempi::trace::report::jobs(&out);
+        // Where and when each admitted job ended (it has one job).
+        let mut ends: Vec<(usize, Time)> = Vec::new();
+        let admitted = answers.iter().filter_map(|(_, target, a)| match a {
+            Answer::Admitted { wcet, work } => Some((target, wcet, work)),
+            _ => None,
+        });
+        for ((target, wcet, work), thread) in admitted.zip(&threads) {
+            let summary = out.thread(*thread).unwrap();
+            let overran = work > wcet;
+            let expected = if overran { ThreadOutcome::Killed } else { ThreadOutcome::Completed };
+            prop_assert_eq!(summary.outcome.as_ref(), Some(&expected), "{:?}", summary.name);
+            prop_assert_eq!(summary.stats.cpu_time, us(*work.min(wcet)), "{:?}", summary.name);
+            let record = records.iter().find(|j| j.thread_id == *thread).unwrap();
+            prop_assert!(!record.missed, "{:?}", record);
+            ends.push((*target, record.finish.unwrap()));
+        }
+        // Replay the answers in order: a job admitted earlier is alive at a request at `t`
+        // unless it ended before `t` or at `t`, completed or killed by its budget.
+        let mut admitted_so_far: Vec<(usize, Time)> = Vec::new();
+        let mut next = ends.iter();
+        for (time, target, answer) in &answers {
+            let now = at(*time);
+            let alive = admitted_so_far.iter().filter(|&&(cpu, end)| cpu == *target && end > now).count();
+            match answer {
+                Answer::Admitted { .. } => {
+                    prop_assert!(alive < max_live, "admitted at {:?} with {} alive", now, alive);
+                    admitted_so_far.push(*next.next().unwrap());
+                }
+                Answer::TooManyLive => prop_assert_eq!(alive, max_live, "refused at {:?}", now),
+                Answer::Nack => {}
+            }
+        }
+        for engine in ["linear", "min_laxity", "hashed"] {
+            let o = run_stream_overrunning(engine, &reqs, max_live);
+            prop_assert_eq!(o.out.total_misses(), 0, "{}", engine);
+            prop_assert_eq!(&o.decisions, &reference, "{}", engine);
+            prop_assert_eq!(&o.answers, &answers, "{}", engine);
         }
     }
 }

@@ -60,8 +60,8 @@ impl Scenario {
             || self.timers.iter().any(|t| t.periodic)
     }
 
-    /// The runtime configuration: CPUs, policy, accounting, and enough thread and set slots
-    /// for every thread and set.
+    /// The runtime configuration: CPUs, policy, accounting, and enough thread, set and
+    /// timing-event slots for every thread, set, `[[timer]]` and `[[request]]`.
     ///
     /// ```
     /// let sc = tempi_cli::parse("s.toml", "[runtime]\ncpus = 3\n").unwrap();
@@ -71,9 +71,23 @@ impl Scenario {
         Config::new(self.cpus)
             .scheduler_factory(self.scheduler.clone())
             .max_threads((self.threads.len() + self.group_threads()).max(256))
+            .max_timers(self.timing_events_per_cpu().max(256))
             .max_sets(self.sets.len().max(64) + self.admission_sets() + self.group_sets())
             .accounting(self.accounting)
             .costs(self.costs)
+    }
+
+    /// The timing events the busiest CPU needs: its `[[timer]]`s and one per `[[request]]`
+    /// arriving on it (each arrival releases that CPU's submitter).
+    fn timing_events_per_cpu(&self) -> usize {
+        let mut per_cpu = vec![0usize; self.cpus];
+        let arrivals = self.admission.iter().flat_map(|a| a.requests.iter().map(|r| r.cpu));
+        for cpu in self.timers.iter().map(|t| t.cpu).chain(arrivals) {
+            if let Some(n) = per_cpu.get_mut(cpu) {
+                *n += 1;
+            }
+        }
+        per_cpu.into_iter().max().unwrap_or(0)
     }
 
     /// A runtime on clock `C` built from `config` (usually [`Scenario::config`], with the

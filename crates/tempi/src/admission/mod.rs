@@ -25,7 +25,9 @@
 //!   `Kill`. A job, as it starts, sets its set's budget to its WCET and joins it, so the
 //!   execution-time clock of the set stops it when it has consumed its WCET. **Overrun
 //!   action:** the job's thread is killed at that instant (at its next runtime call in real
-//!   time), a [`JobEventKind::Overrun`] is logged, and its reservation is returned.
+//!   time), before anything else runs then — a request of that instant finds it ended, and a
+//!   job killed at its deadline has not missed it —, a [`JobEventKind::Overrun`] is logged,
+//!   and its reservation is returned.
 //! - **Reclaim and expiry.** When the job's body returns, or its thread is killed or unwinds,
 //!   the engine is told it finished ([`finish`](crate::policy::admit::AdmissionEngine::finish)):
 //!   the WCET it did not use goes back to the later jobs. A job whose body never ran (its

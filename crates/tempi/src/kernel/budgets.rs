@@ -296,6 +296,9 @@ impl<C: Clock> Kernel<C> {
             Enforcement::Kill => {
                 for i in 0..members {
                     let m = self.sets[s].members[i];
+                    // A running member is in its current runtime call (`work`): it ends at this
+                    // instant, before anything else runs (`Kernel::settle_budgets`).
+                    self.budget_killed_running |= self.tcb(m).state == State::Running;
                     self.kill(m);
                 }
             }

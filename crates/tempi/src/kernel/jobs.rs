@@ -309,7 +309,25 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// The deadline of job `number` of `id` has come. A running job whose budget runs out at
+    /// this same instant is judged only after that budget's event (see
+    /// [`Kernel::settle_budgets`]): if the budget kills it, it ended at this instant, as a job
+    /// whose demand is met now does, and did not miss.
     pub(super) fn on_deadline(&mut self, id: ThreadId, number: u32) {
+        if self.local(id).is_none() {
+            return;
+        }
+        let room = self.deferred_deadlines.len() < self.deferred_deadlines.capacity();
+        if room && self.tcb(id).unfinished(number) && self.budget_runs_out_now(id) {
+            self.deferred_deadlines.push((id, number));
+            return;
+        }
+        self.judge_deadline(id, number);
+    }
+
+    /// [`Kernel::on_deadline`], the budget events of this instant being settled: a miss if
+    /// the job is unfinished, then the deadline timer moves on to the thread's next job.
+    pub(super) fn judge_deadline(&mut self, id: ThreadId, number: u32) {
         if self.local(id).is_none() {
             return;
         }

@@ -319,6 +319,13 @@ pub(crate) struct Kernel<C: Clock> {
     /// Set by a call or a reply that handed the CPU over (`short_path.rs`) once nothing was
     /// found due: the request being handled made that thread switch.
     switched_in_request: bool,
+    /// Deadline checks put off until the budget events of their instant (see
+    /// `Kernel::settle_budgets`): a running job whose budget runs out at its deadline. Sized
+    /// once, one per CPU (only a running thread's check is put off).
+    deferred_deadlines: Vec<(ThreadId, u32)>,
+    /// A budget's `kill` struck a running thread at this instant: it ends before any thread
+    /// runs on (see `Kernel::settle_budgets`).
+    budget_killed_running: bool,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing

@@ -29,6 +29,9 @@ impl<C: Clock> Kernel<C> {
                 loop {
                     if self.timer_due() {
                         self.fire_due_timers();
+                        if !self.deferred_deadlines.is_empty() {
+                            self.settle_budgets();
+                        }
                     }
                     if C::MODE == ClockMode::Real {
                         if self.bell_rung() {
@@ -36,7 +39,7 @@ impl<C: Clock> Kernel<C> {
                         }
                         if self.exec_watch > 0 {
                             // A runaway in user code is caught at its next runtime call.
-                            self.check_exec_events();
+                            self.settle_budgets();
                         }
                         if self.end_or_halt_due() {
                             return;
@@ -267,6 +270,47 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// The budget events of this instant, after its timers and before any thread runs on: the
+    /// budgets that have run out are exhausted and enforced; a running thread a `kill` ends,
+    /// which is in its current runtime call, is resumed to end now, on every CPU, before a
+    /// preemption or a thread of another CPU can run at this instant (so that, for instance, a
+    /// request made at this instant no longer finds it alive); then the deadlines of this
+    /// instant put off until now ([`Kernel::on_deadline`]) are judged.
+    ///
+    /// A budget refilled at the instant it runs out is not exhausted: the replenishment is a
+    /// timer of the instant, and comes first.
+    pub(super) fn settle_budgets(&mut self) {
+        self.check_exec_events();
+        if std::mem::take(&mut self.budget_killed_running) {
+            self.end_killed_running();
+        }
+        if !self.deferred_deadlines.is_empty() {
+            let mut deferred = std::mem::take(&mut self.deferred_deadlines);
+            for &(id, number) in &deferred {
+                self.judge_deadline(id, number);
+            }
+            deferred.clear();
+            self.deferred_deadlines = deferred;
+        }
+    }
+
+    /// Resume, once, each running thread with a kill pending that holds no lock: it unwinds
+    /// from its current call and ends, in no simulated time. One that holds a lock goes on to
+    /// its last unlock, as a kill always waits for it.
+    fn end_killed_running(&mut self) {
+        for c in 0..self.cpus.len() {
+            let Some(id) = self.cpus[c].current else { continue };
+            let t = self.tcb(id);
+            if !(t.kill_pending && t.holds_nothing()) {
+                continue;
+            }
+            self.resume(c, id);
+            if self.failed.is_some() {
+                return;
+            }
+        }
+    }
+
     /// Run over `[now, until)` or until no thread is left. A panic of code the kernel calls
     /// (a handler, a policy) ends the run with [`Error::Panicked`], after every thread still
     /// alive was unwound.
@@ -396,7 +440,7 @@ impl<C: Clock> Kernel<C> {
             }
             self.finish_completed_work();
             self.fire_due_timers();
-            self.check_exec_events();
+            self.settle_budgets();
             self.run_cpus();
             if self.timers.overflowed() && self.failed.is_none() {
                 self.failed = Some(Error::TooManyTimers { max: self.timers.capacity() });

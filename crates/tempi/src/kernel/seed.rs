@@ -328,6 +328,8 @@ impl<C: Clock> Kernel<C> {
             msg_pool: super::messages::MsgPool::new(seed.message_pool, seed.payloads)?,
             next_inherit: 0,
             global: false,
+            deferred_deadlines: Vec::with_capacity(seed.cpu_count),
+            budget_killed_running: false,
         };
         k.global = k.cpus.first().is_some_and(|cpu| cpu.scheduler.global());
         for (id, spec, body) in seed.threads {

@@ -379,6 +379,24 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
+    /// Whether the running thread `id`'s set has a budget that runs out at this very instant
+    /// and has not been found exhausted yet: its exhaustion is due in this instant's
+    /// [`Kernel::check_exec_events`].
+    pub(super) fn budget_runs_out_now(&mut self, id: ThreadId) -> bool {
+        if self.exec_watch == 0 || self.accounting != Accounting::Group {
+            return false;
+        }
+        let t = self.tcb(id);
+        let Some(s) = t.set.map(|s| s as usize) else { return false };
+        if t.state != State::Running || self.sets[s].budget.as_ref().is_none_or(|b| b.exhausted) {
+            return false;
+        }
+        // Members running on other CPUs advance the group clock too.
+        self.charge_all();
+        let set = &self.sets[s];
+        set.budget.as_ref().is_some_and(|b| set.consumed >= b.limit)
+    }
+
     pub(super) fn run_exec_handler(&mut self, c: usize, mut handler: EventHandler) {
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();

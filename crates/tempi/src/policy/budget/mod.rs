@@ -60,7 +60,10 @@ pub enum Enforcement {
     /// members are held.
     Suspend,
     /// The members are ended at their next task boundary (their current or next runtime
-    /// call), with outcome [`crate::ThreadOutcome::Killed`].
+    /// call), with outcome [`crate::ThreadOutcome::Killed`]. A running member that holds no
+    /// lock ends at the instant of the exhaustion, before any other thread runs then (in
+    /// virtual time exactly; in real time at its next runtime call); a job so ended at its
+    /// deadline is no miss.
     Kill,
 }
 
