@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn calls_control_answers_carry_the_type_their_operation_yields() {
         let set = |v| Control::<SetId>::answer(OwnedAnswer::Control(v).into());
-        assert_eq!(set(ControlValue::Set(SetId(7))), Some(Ok(SetId(7))));
+        assert_eq!(set(ControlValue::Set(SetId { word: 7, runtime: 1 })), Some(Ok(SetId { word: 7, runtime: 1 })));
         assert_eq!(set(ControlValue::Bool(true)), None);
         assert_eq!(Control::<bool>::answer(OwnedAnswer::Failed(Error::Unwinding).into()), Some(Err(Error::Unwinding)));
         assert!(matches!(
