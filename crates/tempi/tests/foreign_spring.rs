@@ -70,3 +70,34 @@ fn foreign_spring_every_entry_point_refuses_another_runtime() {
     assert_eq!(spring.tasks(), tasks);
     assert_eq!(spring.events(), events);
 }
+
+/// Two runtimes running the same program number their requests alike: B's executor, asked
+/// by B's own thread about A's ticket, refuses it rather than answer for its own request.
+#[test]
+fn foreign_spring_a_ticket_of_another_runtime_is_refused() {
+    fn runtime_with_spring() -> (Runtime<tempi::clock::VirtualClock>, Spring, Arc<Mutex<Option<Ticket>>>) {
+        let mut rt = Runtime::simulated(1);
+        let planner = PlannerConfig { planner_wcet: ms(1), safety: Duration::ZERO, ..PlannerConfig::new(1, 0) };
+        let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+        (rt, spring, Arc::new(Mutex::new(None)))
+    }
+    let (mut a, a_spring, a_ticket) = runtime_with_spring();
+    let (s, t) = (a_spring.clone(), a_ticket.clone());
+    a.spawn(ThreadSpec::new("app"), move |cx| *t.lock().unwrap() = Some(s.spawn_async(cx, group("g")).unwrap()))
+        .unwrap();
+    a.run().unwrap();
+    let a_ticket = a_ticket.lock().unwrap().expect("asked");
+
+    let (mut b, b_spring, _) = runtime_with_spring();
+    let seen = Arc::new(Mutex::new(None));
+    let (s, log) = (b_spring.clone(), seen.clone());
+    b.spawn(ThreadSpec::new("app"), move |cx| {
+        let own = s.spawn_async(cx, group("g")).unwrap();
+        cx.sleep(ms(2));
+        *log.lock().unwrap() = Some((own == a_ticket, s.status(cx, a_ticket), s.status(cx, own)));
+    })
+    .unwrap();
+    b.run().unwrap();
+    let seen = seen.lock().unwrap().take().unwrap();
+    assert_eq!(seen, (false, Err(Error::ForeignRuntime), Ok(tempi::spring::Status::Yes)));
+}

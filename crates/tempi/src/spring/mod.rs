@@ -442,13 +442,14 @@ impl Spring {
     /// ```
     pub fn spawn_async(&self, cx: &Ctx<'_>, group: GroupSpec) -> Result<Ticket, Error> {
         self.check_caller(cx)?;
-        self.plan_now(cx, group).map(Ticket)
+        self.plan_now(cx, group).map(|group| Ticket { group, runtime: self.runtime })
     }
 
     /// The answer to an asynchronous request as known at `cx.now()`.
     ///
     /// # Errors
-    /// [`Error::ForeignRuntime`] for a thread of another runtime.
+    /// [`Error::ForeignRuntime`] for a thread of another runtime, or a ticket another
+    /// runtime's executor gave.
     ///
     /// ```
     /// use std::time::Duration;
@@ -474,9 +475,12 @@ impl Spring {
     /// ```
     pub fn status(&self, cx: &Ctx<'_>, ticket: Ticket) -> Result<Status, Error> {
         self.check_caller(cx)?;
+        if ticket.runtime != self.runtime {
+            return Err(Error::ForeignRuntime);
+        }
         let st = lock(&self.state);
-        let Some(d) = st.groups.get(ticket.0).and_then(|g| g.decision).and_then(|row| st.decisions.get(row)) else {
-            return Ok(if st.groups.get(ticket.0).is_some_and(|g| g.error.is_some() || g.abandoned) {
+        let Some(d) = st.groups.get(ticket.group).and_then(|g| g.decision).and_then(|row| st.decisions.get(row)) else {
+            return Ok(if st.groups.get(ticket.group).is_some_and(|g| g.error.is_some() || g.abandoned) {
                 Status::No
             } else {
                 Status::Unknown
