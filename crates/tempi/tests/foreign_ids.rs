@@ -20,8 +20,13 @@ fn small() -> Config {
 #[test]
 fn the_4097th_runtime_refuses_the_ids_of_the_first() {
     let ms = Duration::from_millis;
-    let mut a = Runtime::<VirtualClock>::new(small()).unwrap();
+    // Two CPUs, so that A also has a thread numbered as a thread of CPU 1 of a real-time
+    // runtime with two CPUs is (index 2, the first slot of CPU 1's kernel).
+    let mut a = Runtime::<VirtualClock>::new(Config::new(2).max_threads(2).max_sets(1).trace_capacity(0)).unwrap();
     let a_thread = a.spawn(ThreadSpec::new("a").sporadic(Duration::ZERO), |_| {}).unwrap();
+    a.spawn(ThreadSpec::new("a1").sporadic(Duration::ZERO), |_| {}).unwrap();
+    let a_of_cpu1 = a.spawn(ThreadSpec::new("a2").sporadic(Duration::ZERO).cpu(1), |_| {}).unwrap();
+    assert_eq!(a_of_cpu1.index(), 2);
     let a_set = a.create_set("a", 0).unwrap();
     // Only two runtimes are alive at any time.
     for _ in 0..4095 {
@@ -105,5 +110,29 @@ fn the_4097th_runtime_refuses_the_ids_of_the_first() {
     assert_eq!(v.priority, 1);
     assert!(out.thread(a_thread).is_none());
     assert_eq!(out.sets[0].members, Vec::new());
+
+    // The 8 193rd runtime, in real time with one kernel per CPU: an id that names a thread
+    // of the other CPU travels to it only if it is of this runtime.
+    for _ in 0..4095 {
+        drop(Runtime::<VirtualClock>::new(small()).unwrap());
+    }
+    let mut c = Runtime::<tempi::clock::RealClock>::new(Config::new(2).max_threads(2).trace_capacity(0)).unwrap();
+    c.spawn(ThreadSpec::new("filler").cpu(0), |_| {}).unwrap();
+    let far = c.spawn(ThreadSpec::new("far").cpu(1), move |cx| cx.sleep(ms(30))).unwrap();
+    assert_eq!(format!("{far:?}"), format!("{a_of_cpu1:?}"));
+    let remote = Arc::new(Mutex::new(Vec::new()));
+    let log = remote.clone();
+    c.spawn(ThreadSpec::new("checker").cpu(0), move |cx| {
+        cx.sleep(ms(5));
+        let mut log = log.lock().unwrap();
+        log.push(cx.kill(a_of_cpu1));
+        log.push(cx.release(a_of_cpu1));
+        log.push(cx.set_priority_of(a_of_cpu1, 7));
+        log.push(cx.join(a_of_cpu1).map(|_| ()));
+    })
+    .unwrap();
+    let out = c.run().unwrap();
+    assert_eq!(*remote.lock().unwrap(), vec![Err(Error::ForeignThread(a_of_cpu1)); 4]);
+    assert_eq!(out.thread(far).unwrap().outcome, Some(ThreadOutcome::Completed));
     drop(a);
 }
