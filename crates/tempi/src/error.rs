@@ -42,6 +42,19 @@ pub enum Error {
     ForeignThread(ThreadId),
     /// The set id was made by another runtime.
     ForeignSet(SetId),
+    /// An object bound to one runtime (a [`crate::spring::Spring`]) was used by another
+    /// runtime, or by a thread of another runtime.
+    ///
+    /// ```
+    /// use tempi::policy::admit::planner::PlannerConfig;
+    /// use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec};
+    /// let mut a = tempi::Runtime::simulated(1);
+    /// let spring = Spring::new(&mut a, SpringSpec::new(PlannerConfig::new(1, 0))).unwrap();
+    /// let mut b = tempi::Runtime::simulated(1);
+    /// let g = GroupSpec::new("g", tempi::Time::ZERO, tempi::Time::MAX).thread(GroupThread::new("t"));
+    /// assert_eq!(spring.add_group(&mut b, g), Err(tempi::Error::ForeignRuntime));
+    /// ```
+    ForeignRuntime,
     /// A thread tried to join itself.
     JoinSelf,
     /// Jobs can only be released on demand for sporadic threads.
@@ -290,6 +303,7 @@ impl fmt::Display for Error {
             Error::UnknownThread(t) => write!(f, "no thread {t:?}"),
             Error::ForeignThread(t) => write!(f, "thread id {t:?} belongs to another runtime"),
             Error::ForeignSet(s) => write!(f, "thread set id {s:?} belongs to another runtime"),
+            Error::ForeignRuntime => write!(f, "the object belongs to another runtime"),
             Error::JoinSelf => write!(f, "a thread cannot join itself"),
             Error::NotSporadic(t) => write!(f, "thread {t:?} is not sporadic: its jobs cannot be released on demand"),
             Error::CrossCpu { from, to } => write!(

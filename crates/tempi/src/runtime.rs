@@ -178,7 +178,7 @@ impl<C: Clock> Runtime<C> {
 
     /// Refuse an id made by another runtime.
     fn check_thread(&self, thread: ThreadId) -> Result<(), Error> {
-        if thread.tag() != ThreadId::runtime_tag(self.id) {
+        if thread.runtime() != self.id {
             return Err(Error::ForeignThread(thread));
         }
         Ok(())
@@ -186,7 +186,7 @@ impl<C: Clock> Runtime<C> {
 
     /// Refuse a set id made by another runtime.
     fn check_set(&self, set: SetId) -> Result<(), Error> {
-        if set.tag() != ThreadId::runtime_tag(self.id) {
+        if set.runtime != self.id {
             return Err(Error::ForeignSet(set));
         }
         Ok(())

@@ -16,8 +16,8 @@ use crate::time::Time;
 
 /// Identifies a thread set for the lifetime of a runtime.
 ///
-/// Like a [`ThreadId`], it carries a tag of its runtime: another runtime refuses it with
-/// [`crate::Error::ForeignSet`].
+/// Like a [`ThreadId`], it carries the whole identity of its runtime: every other runtime
+/// refuses it with [`crate::Error::ForeignSet`], however many runtimes the process has made.
 ///
 /// ```
 /// let mut rt = tempi::Runtime::simulated(1);
@@ -26,7 +26,13 @@ use crate::time::Time;
 /// assert_ne!(a, b);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SetId(pub(crate) u32);
+pub struct SetId {
+    /// The runtime's tag above the index, as in a [`ThreadId`]'s slot; first, so ids order
+    /// by it.
+    pub(crate) word: u32,
+    /// The identity of the runtime that made the id.
+    pub(crate) runtime: u64,
+}
 
 impl SetId {
     /// A small dense index, stable for the run.
@@ -36,13 +42,7 @@ impl SetId {
     /// assert_eq!(rt.create_set("a", 0).unwrap().index(), 0);
     /// ```
     pub fn index(self) -> usize {
-        (self.0 & ((1 << crate::thread::ThreadId::TAG_SHIFT) - 1)) as usize
-    }
-
-    /// The tag of the runtime that made this id, above the index as in a
-    /// [`crate::ThreadId`].
-    pub(crate) fn tag(self) -> u16 {
-        (self.0 >> crate::thread::ThreadId::TAG_SHIFT) as u16
+        (self.word & ((1 << crate::thread::ThreadId::TAG_SHIFT) - 1)) as usize
     }
 }
 

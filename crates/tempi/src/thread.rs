@@ -13,14 +13,18 @@ use crate::time::Time;
 /// Identifies a thread for the lifetime of a runtime.
 ///
 /// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
-/// that reuses the slot, plus a tag of the runtime that made it: the low 12 bits of the
-/// runtime's identity, which a process hands out in sequence. A runtime refuses an id whose
-/// tag is not its own with [`crate::Error::ForeignThread`]; so ids of any two of 4 096
-/// runtimes created one after the other in a process are never confused. (Only a runtime
-/// created 4 096 runtimes later than another could take one of its ids for its own; the tag
-/// costs nothing, being part of the word the kernel already compares.) Ids of two runtimes
-/// therefore never compare equal, even when the runs are identical: compare
-/// [`ThreadId::index`] (and the order of spawning) across runs instead.
+/// that reuses the slot, plus the whole identity of the runtime that made it (a 64-bit number
+/// a process hands out in sequence and never reuses). A runtime refuses an id of any other
+/// runtime with [`crate::Error::ForeignThread`] wherever the id is handed to it (a message
+/// to it is refused with [`crate::message::MsgError::NoSuchThread`]), however many runtimes the
+/// process has made before, alive or dropped. Ids of two runtimes therefore
+/// never compare equal, even when the runs are identical: compare [`ThreadId::index`] (and
+/// the order of spawning) across runs instead.
+///
+/// An id is two words, the slot word and the runtime's identity (`Option<ThreadId>` is two
+/// words too). The slot word also holds the low 12 bits of the runtime's identity, which
+/// keeps it unique among the ids of 4 096 consecutive runtimes; only the whole identity is
+/// trusted to tell runtimes apart.
 ///
 /// ```
 /// use tempi::{Runtime, ThreadSpec};
@@ -30,24 +34,35 @@ use crate::time::Time;
 /// assert_ne!(a, b);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ThreadId(NonZeroU64);
+pub struct ThreadId {
+    /// Slot and generation (see [`ThreadId::new`]); first, so ids order by it.
+    word: NonZeroU64,
+    /// The identity of the runtime that made the id.
+    runtime: u64,
+}
 
 impl ThreadId {
-    /// Slot and generation packed in one word, slot first, so ids compare as one word and in
-    /// (slot, generation) order; the `+ 1` keeps zero free, so `Option<ThreadId>` is one word
-    /// too. The kernel compares ids on every switch.
+    /// The id of a thread of runtime `runtime`: slot and generation packed in one word, slot
+    /// first, so ids order by (slot, generation); the `+ 1` keeps zero free, so
+    /// `Option<ThreadId>` needs no word of its own.
     ///
     /// `slot` is the runtime's tag in its top 12 bits and the slot index below
     /// ([`ThreadId::TAG_SHIFT`]).
-    pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
+    pub(crate) fn new(runtime: u64, slot: u32, generation: u32) -> ThreadId {
         let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
-        ThreadId(NonZeroU64::new(packed).expect("slot and generation are not both at their maximum"))
+        ThreadId { word: NonZeroU64::new(packed).expect("slot and generation are not both at their maximum"), runtime }
+    }
+
+    /// The identity of the runtime that made this id.
+    #[inline]
+    pub(crate) fn runtime(self) -> u64 {
+        self.runtime
     }
 
     /// Where the runtime's tag starts in the slot field; the slot index is below it, so a
-    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots. Twelve bits of tag
-    /// leave room for the largest scenarios (hundreds of thousands of threads) while still
-    /// telling apart thousands of runtimes alive at once.
+    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots. The tag only spreads
+    /// the slot words of consecutive runtimes apart; an id's runtime is checked against its
+    /// whole identity ([`ThreadId::runtime`]).
     pub(crate) const TAG_SHIFT: u32 = 20;
 
     /// The tag runtime `runtime` puts in its ids: the low bits of its identity that fit above
@@ -57,33 +72,29 @@ impl ThreadId {
         (runtime & ((1 << (32 - Self::TAG_SHIFT)) - 1)) as u16
     }
 
-    /// The tag of the runtime that made this id.
-    #[inline]
-    pub(crate) fn tag(self) -> u16 {
-        (self.slot() >> Self::TAG_SHIFT) as u16
-    }
-
     /// The slot field: the runtime's tag, then the slot index.
     #[inline]
     pub(crate) fn slot(self) -> u32 {
-        ((self.0.get() - 1) >> 32) as u32
+        ((self.word.get() - 1) >> 32) as u32
     }
 
     #[inline]
     pub(crate) fn generation(self) -> u32 {
-        (self.0.get() - 1) as u32
+        (self.word.get() - 1) as u32
     }
 
-    /// The id as a non-zero word (a lock's owner word).
+    /// The id's slot word, non-zero (a lock's owner word). Within one runtime it tells
+    /// threads apart as the whole id does.
     #[inline]
     pub(crate) fn to_word(self) -> u64 {
-        self.0.get()
+        self.word.get()
     }
 
-    /// The id a word from [`ThreadId::to_word`] holds; `None` for zero.
+    /// The id of runtime `runtime` whose word from [`ThreadId::to_word`] is `word`; `None`
+    /// for zero.
     #[inline]
-    pub(crate) fn from_word(word: u64) -> Option<ThreadId> {
-        NonZeroU64::new(word).map(ThreadId)
+    pub(crate) fn from_word(runtime: u64, word: u64) -> Option<ThreadId> {
+        NonZeroU64::new(word).map(|word| ThreadId { word, runtime })
     }
 
     /// The slot index: small, dense, stable while the thread lives. Useful as an array index

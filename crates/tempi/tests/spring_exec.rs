@@ -186,8 +186,8 @@ fn kill_lands_at_the_next_task_boundary_and_frees_the_rest() {
     let k = killed.clone();
     rt.spawn(ThreadSpec::new("killer").cpu(1), move |cx| {
         cx.sleep_until(at(7)); // inside the second task, [5,9]
-        *k.lock().unwrap() = s.kill(cx, "victim");
-        assert!(s.kill(cx, "victim").is_none(), "a group dies once");
+        *k.lock().unwrap() = s.kill(cx, "victim").unwrap();
+        assert!(s.kill(cx, "victim").unwrap().is_none(), "a group dies once");
     })
     .unwrap();
     rt.run().unwrap();
@@ -218,9 +218,9 @@ fn spawning_from_a_thread_sync_and_async() {
         let late = GroupSpec::new("late", Time::ZERO, at(10))
             .thread(GroupThread::new("b").work(TaskRequest::new(ms(5)), ms(5)));
         let ticket = s.spawn_async(cx, late).unwrap();
-        let first = s.status(cx, ticket);
+        let first = s.status(cx, ticket).unwrap();
         cx.sleep(ms(1));
-        log.lock().unwrap().push((cx.now(), format!("async {first:?} then {:?}", s.status(cx, ticket))));
+        log.lock().unwrap().push((cx.now(), format!("async {first:?} then {:?}", s.status(cx, ticket).unwrap())));
     })
     .unwrap();
     rt.run().unwrap();

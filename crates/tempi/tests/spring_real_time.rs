@@ -113,13 +113,13 @@ fn spawn_sync_and_spawn_async_answer_in_real_time() {
         let no = s.spawn_sync(cx, tight).unwrap();
         let later = GroupSpec::new("async", cx.now(), deadline).thread(logged("x", "async", 1, &log));
         let ticket = s.spawn_async(cx, later).unwrap();
-        let mut status = s.status(cx, ticket);
+        let mut status = s.status(cx, ticket).unwrap();
         for _ in 0..2000 {
             if status != Status::Unknown {
                 break;
             }
             cx.sleep(ms(1));
-            status = s.status(cx, ticket);
+            status = s.status(cx, ticket).unwrap();
         }
         // A malformed group is an error, and the planner answers the next request still.
         let bad = GroupSpec::new("bad", cx.now(), deadline).thread(GroupThread::new("z").after(3));
@@ -192,7 +192,7 @@ fn kill_lands_at_a_task_boundary_in_real_time() {
             }
             cx.sleep(us(200));
         }
-        *k.lock().unwrap() = s.kill(cx, "victim");
+        *k.lock().unwrap() = s.kill(cx, "victim").unwrap();
     })
     .unwrap();
     rt.run().unwrap();

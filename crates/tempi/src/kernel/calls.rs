@@ -545,7 +545,7 @@ mod tests {
         assert!(matches!(Answer::joined(panicked.clone()), Answer::Owned(_)));
         assert_eq!(Join::answer(Answer::joined(panicked.clone())), Some(Ok(panicked)));
         assert_eq!(Release::answer(Answer::joined(ThreadOutcome::Completed)), None);
-        let held = Error::GlobalLockHeld { thread: ThreadId::new(3, 0), call: "join" };
+        let held = Error::GlobalLockHeld { thread: ThreadId::new(1, 3, 0), call: "join" };
         assert_eq!(Join::answer(Answer::failed(held.clone())), Some(Err(held)));
         assert_eq!(Control::<bool>::answer(Answer::failed(Error::Unwinding)), Some(Err(Error::Unwinding)));
         // An error that owns a string still travels boxed, and reads back the same.
@@ -557,7 +557,7 @@ mod tests {
     #[test]
     fn calls_control_answers_carry_the_type_their_operation_yields() {
         let set = |v| Control::<SetId>::answer(OwnedAnswer::Control(v).into());
-        assert_eq!(set(ControlValue::Set(SetId(7))), Some(Ok(SetId(7))));
+        assert_eq!(set(ControlValue::Set(SetId { word: 7, runtime: 1 })), Some(Ok(SetId { word: 7, runtime: 1 })));
         assert_eq!(set(ControlValue::Bool(true)), None);
         assert_eq!(Control::<bool>::answer(OwnedAnswer::Failed(Error::Unwinding).into()), Some(Err(Error::Unwinding)));
         assert!(matches!(

@@ -228,7 +228,7 @@ impl Ctx<'_> {
         self.mail.msg.set(msg);
         self.invoke(MsgCall(MsgOp::SendAt { to, at }))?;
         let (slot, stamp) = self.mail.timer.get();
-        Ok(MsgTimer { slot, stamp })
+        Ok(MsgTimer { slot, stamp, runtime: self.runtime() })
     }
 
     /// [`Ctx::send_at`] the instant `delay` from now.
@@ -273,7 +273,8 @@ impl Ctx<'_> {
 
     /// Take back a timed message not delivered yet: its timer is cancelled and the message is
     /// returned (its slot goes back to the pool). [`MsgError::NoSuchTimer`] if it was
-    /// delivered or cancelled already, or if another thread armed it.
+    /// delivered or cancelled already, or if another thread armed it;
+    /// [`MsgError::ForeignRuntime`] for a handle of another runtime.
     ///
     /// ```
     /// use std::time::Duration;
@@ -289,6 +290,9 @@ impl Ctx<'_> {
     /// rt.run().unwrap();
     /// ```
     pub fn cancel_timer(&self, timer: MsgTimer) -> Result<Message, MsgError> {
+        if timer.runtime != self.runtime() {
+            return Err(MsgError::ForeignRuntime);
+        }
         self.mail.timer.set((timer.slot, timer.stamp));
         self.invoke(MsgCall(MsgOp::CancelTimer))?;
         Ok(self.mail.msg.get())

@@ -22,8 +22,8 @@ use crate::time::Time;
 /// ```
 pub struct EventCtx<'k> {
     pub(crate) now: Time,
-    /// The tag of the runtime's thread ids: ids of other runtimes are refused.
-    pub(crate) tag: u16,
+    /// The identity of the runtime: ids of other runtimes are refused.
+    pub(crate) runtime: u64,
     pub(crate) releases: &'k mut Vec<ThreadId>,
     pub(crate) cancelled: bool,
 }
@@ -55,7 +55,7 @@ impl EventCtx<'_> {
     /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
     /// ```
     pub fn release(&mut self, t: ThreadId) -> Result<(), Error> {
-        if t.tag() != self.tag {
+        if t.runtime() != self.runtime {
             return Err(Error::ForeignThread(t));
         }
         if self.releases.len() == self.releases.capacity() {

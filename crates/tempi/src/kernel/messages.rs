@@ -770,7 +770,7 @@ impl<C: Clock> Kernel<C> {
             let Some(t) = self.slots[i].as_ref() else { continue };
             let queued = t.mbox.new.len() + t.mbox.saves.iter().map(Vec::len).sum::<usize>();
             self.msg_stats.queued_at_end += queued as u64;
-            if self.msg_pool.payloads.is_empty() {
+            if crate::message::PayloadStores::no_pool_exists() {
                 continue;
             }
             // The message being served too: its payload goes back with the rest.

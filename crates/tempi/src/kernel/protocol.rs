@@ -664,7 +664,7 @@ mod tests {
 
     #[test]
     fn protocol_control_values_read_back_only_as_their_own_type() {
-        assert_eq!(SetId::from_value(ControlValue::Set(SetId(3))).map(|s| s.0), Some(3));
+        assert_eq!(SetId::from_value(ControlValue::Set(SetId { word: 3, runtime: 1 })).map(|s| s.word), Some(3));
         assert!(SetId::from_value(ControlValue::Bool(true)).is_none());
         assert_eq!(
             <(Duration, bool)>::from_value(ControlValue::Budget(Duration::from_millis(2), true)),

@@ -613,7 +613,13 @@ impl<C: Clock> Kernel<C> {
             ControlOp::EmptySet(set) => self.empty_set(set).map(|_| Unit)?,
             ControlOp::AddToSet(set, t) => self.add_to_set(set, t).map(|_| Unit)?,
             ControlOp::RemoveFromSet(set, t) => self.remove_from_set(set, t).map(|_| Unit)?,
-            ControlOp::SetContains(set, t) => Bool(self.sets[self.set_local(set)?].members.contains(&t)),
+            ControlOp::SetContains(set, t) => {
+                let s = self.set_local(set)?;
+                if t.runtime() != self.runtime {
+                    return Err(Error::ForeignThread(t));
+                }
+                Bool(self.sets[s].members.contains(&t))
+            }
             ControlOp::SetMembers(set) => Members(self.sets[self.set_local(set)?].members.clone()),
             ControlOp::SetOf(t) => {
                 if self.local(t).is_none() {

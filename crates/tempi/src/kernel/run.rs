@@ -173,14 +173,13 @@ impl<C: Clock> Kernel<C> {
         let spec = ev.spec;
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();
-        let tag = self.runtime_tag();
-        let mut ecx = EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
+        let mut ecx = EventCtx { now: self.now, runtime: self.runtime, releases: &mut releases, cancelled: false };
         self.culprit.set(Culprit::Event(idx as u32));
         handler(&mut ecx);
         self.culprit.set(Culprit::Scheduler);
         let cancelled = ecx.cancelled;
         let c = self.cpu_local(spec.cpu).expect("event on this kernel");
-        let placeholder = ThreadId::new(u32::MAX, 0);
+        let placeholder = ThreadId::new(self.runtime, u32::MAX, 0);
         self.trace(c, TraceKind::Timer, placeholder, 0, idx as u64);
         for &t in releases.iter() {
             // The handler cannot be answered: a release that cannot be carried out (an ended

@@ -160,14 +160,14 @@ impl KernelSeed {
         if self.sets_created as usize >= self.max_sets {
             return Err(Error::TooManySets { max: self.max_sets });
         }
-        let id = SetId(self.set_base + self.sets_created);
+        let id = SetId { word: self.set_base + self.sets_created, runtime: self.runtime };
         self.sets_created += 1;
         self.setup.push(ControlOp::CreateSet(name));
         Ok(id)
     }
 
     pub(crate) fn owns_set(&self, set: SetId) -> bool {
-        set.0.checked_sub(self.set_base).is_some_and(|i| i < self.sets_created)
+        (set.runtime == self.runtime) && set.word.checked_sub(self.set_base).is_some_and(|i| i < self.sets_created)
     }
 
     pub(crate) fn owns_thread(&self, id: ThreadId) -> bool {
@@ -191,7 +191,7 @@ impl KernelSeed {
         if self.threads.len() >= self.capacity {
             return Err(Error::TooManyThreads { max: self.capacity / self.cpu_count });
         }
-        let id = ThreadId::new(self.slot_base + self.threads.len() as u32, 0);
+        let id = ThreadId::new(self.runtime, self.slot_base + self.threads.len() as u32, 0);
         self.threads.push((id, spec, body));
         Ok(id)
     }
@@ -505,7 +505,7 @@ impl<C: Clock> Kernel<C> {
             return Err(Error::TooManyThreads { max: self.slots.len() / self.cpus.len() });
         };
         let generation = self.generations[i as usize].wrapping_add(1);
-        let id = ThreadId::new(self.slot_base + i, generation);
+        let id = ThreadId::new(self.runtime, self.slot_base + i, generation);
         if let Err(e) = self.install(id, spec, body) {
             self.free.push(i);
             return Err(e);

@@ -85,17 +85,14 @@ impl<C: Clock> Kernel<C> {
     // ----- sets -------------------------------------------------------------------------------
 
     pub(crate) fn set_local(&self, set: SetId) -> Result<usize, Error> {
-        let i = set.0.checked_sub(self.set_base).map(|i| i as usize);
+        if set.runtime != self.runtime {
+            return Err(Error::ForeignSet(set));
+        }
+        let i = set.word.checked_sub(self.set_base).map(|i| i as usize);
         match i.and_then(|i| self.sets.get(i).map(|s| (i, s))) {
             Some((i, s)) if !s.destroyed => Ok(i),
-            _ if set.tag() != self.runtime_tag() => Err(Error::ForeignSet(set)),
             _ => Err(Error::UnknownSet(set)),
         }
-    }
-
-    /// The tag this kernel's runtime puts in its thread and set ids.
-    pub(crate) fn runtime_tag(&self) -> u16 {
-        (self.slot_base >> ThreadId::TAG_SHIFT) as u16
     }
 
     /// Why `id` names no live thread of this kernel: an id of another runtime, or an
@@ -107,7 +104,7 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::no_thread`], for a caller on CPU `from`: in real time, a thread of another
     /// CPU (whose kernel is another) is [`Error::CrossCpu`] with both CPUs.
     pub(crate) fn no_thread_from(&self, id: ThreadId, from: Option<usize>) -> Error {
-        if id.tag() != self.runtime_tag() {
+        if id.runtime() != self.runtime {
             return Error::ForeignThread(id);
         }
         if let (Some(from), ClockMode::Real) = (from, C::MODE) {
@@ -124,7 +121,7 @@ impl<C: Clock> Kernel<C> {
         if self.sets.len() == self.sets.capacity() {
             return Err(Error::TooManySets { max: self.sets.capacity() });
         }
-        let id = SetId(self.set_base + self.sets.len() as u32);
+        let id = SetId { word: self.set_base + self.sets.len() as u32, runtime: self.runtime };
         let cap = self.slots.len();
         self.sets.push(SetState::new(id, name, cap)?);
         Ok(id)
@@ -170,6 +167,9 @@ impl<C: Clock> Kernel<C> {
 
     pub(crate) fn remove_from_set(&mut self, set: SetId, id: ThreadId) -> Result<(), Error> {
         let s = self.set_local(set)?;
+        if id.runtime() != self.runtime {
+            return Err(Error::ForeignThread(id));
+        }
         let Some(pos) = self.sets[s].members.iter().position(|&m| m == id) else {
             return Err(Error::NotInSet { thread: id, set });
         };
@@ -400,8 +400,8 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn run_exec_handler(&mut self, c: usize, mut handler: EventHandler) {
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();
-        let tag = self.runtime_tag();
-        let mut ecx = super::EventCtx { now: self.now, tag, releases: &mut releases, cancelled: false };
+        let mut ecx =
+            super::EventCtx { now: self.now, runtime: self.runtime, releases: &mut releases, cancelled: false };
         self.culprit.set(super::Culprit::ExecTimer);
         handler(&mut ecx);
         self.culprit.set(super::Culprit::Scheduler);

@@ -97,7 +97,9 @@ pub(crate) enum Post {
     /// waits on `stamp` (0: a timed message, nobody waits). See `xcpu_messages.rs`.
     Msg { to: ThreadId, msg: Message, stamp: u32 },
     /// The answer to a `Msg`: delivered (a send), the reply (a call), or why not.
-    MsgAnswer { sender: ThreadId, stamp: u32, result: Result<Message, MsgError> },
+    /// `sender` is the sender's slot word ([`ThreadId::to_word`]): it is a thread of the
+    /// receiving kernel's runtime, and the answer stays within a `Post`'s size so.
+    MsgAnswer { sender: u64, stamp: u32, result: Result<Message, MsgError> },
     /// A timed message `msg` for `to`, posted by `msg.from` at its instant, was refused here
     /// with the error of refusal code `code`: its sender's kernel keeps the refusal for it to
     /// read. (A variant of its own, as small as `Msg`: a `MsgAnswer` would carry the error or
@@ -165,7 +167,7 @@ pub(crate) enum RemoteOp {
 
 impl Post {
     /// The thread the request is about (for the trace of a request that found no room).
-    fn subject(&self) -> ThreadId {
+    fn subject(&self, runtime: u64) -> ThreadId {
         match self {
             Post::Release { target, .. }
             | Post::Kill { target, .. }
@@ -176,12 +178,14 @@ impl Post {
             Post::Spawned { spawner, .. } => *spawner,
             Post::Joined { joiner, .. } => *joiner,
             Post::Msg { to, .. } => *to,
-            Post::MsgAnswer { sender, .. } => *sender,
+            Post::MsgAnswer { sender, .. } => {
+                ThreadId::from_word(runtime, *sender).expect("a sender's word is not zero")
+            }
             Post::TimedRefused { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Handler { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Vacate { giver, .. } => *giver,
             Post::CondSignal { notifier, .. } => *notifier,
-            Post::Wait(w) => w.info.id,
+            Post::Wait(w) => w.info.waiter(runtime),
             Post::WaitAnswer { waiter, .. } | Post::Withdraw { waiter, .. } => *waiter,
         }
     }
@@ -293,7 +297,7 @@ impl<C: Clock> Kernel<C> {
     /// CPU (whose kernel is another); `None` otherwise.
     pub(super) fn remote_cpu(&self, id: ThreadId) -> Option<usize> {
         self.crossing.as_ref()?;
-        if id.tag() != self.runtime_tag() {
+        if id.runtime() != self.runtime {
             return None;
         }
         // One kernel per CPU, each numbering `slots.len()` slots from `CPU × slots.len()`.
@@ -336,7 +340,7 @@ impl<C: Clock> Kernel<C> {
         self.xcpu.queue_full += 1;
         self.full_repeat = false;
         let Some(c) = self.cpu_local(self.first_cpu).filter(|_| self.tracing) else { return };
-        let (subject, request) = (post.subject(), std::mem::discriminant(post));
+        let (subject, request) = (post.subject(self.runtime), std::mem::discriminant(post));
         if let Some(Some(run)) = self.full_runs.get(to).copied() {
             if run.subject == subject && run.request == request {
                 if let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX) {
@@ -491,7 +495,10 @@ impl<C: Clock> Kernel<C> {
                 }
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
-            Post::MsgAnswer { sender, stamp, result } => self.on_remote_msg_answer(sender, stamp, result),
+            Post::MsgAnswer { sender, stamp, result } => {
+                let sender = ThreadId::from_word(self.runtime, sender).expect("a sender's word is not zero");
+                self.on_remote_msg_answer(sender, stamp, result)
+            }
             Post::TimedRefused { to, msg, code } => self.on_remote_timed_refusal(to, msg, code),
             Post::Handler { handler, msg, stamp, urgency } => self.accept_remote_handler(&handler, msg, stamp, urgency),
             Post::Joined { joiner, target, outcome } => {

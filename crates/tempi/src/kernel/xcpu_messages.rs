@@ -129,7 +129,7 @@ impl<C: Clock> Kernel<C> {
     /// CPU's queue (the outbox keeps the answer if that queue is full).
     pub(super) fn answer_remote_sender(&mut self, sender: ThreadId, stamp: u32, result: Result<Message, MsgError>) {
         let to = sender.index() / self.slots.len();
-        self.post_answer(to, Post::MsgAnswer { sender, stamp, result });
+        self.post_answer(to, Post::MsgAnswer { sender: sender.to_word(), stamp, result });
     }
 
     /// The answer to a message this kernel's thread `sender` sent to another CPU: it wakes

@@ -70,7 +70,9 @@ pub(super) const REMOTE_UNIT: u32 = 1 << 31;
 /// Durations beyond `u64::MAX` ns (585 years) read as that.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WaiterInfo {
-    pub(crate) id: ThreadId,
+    /// The waiter's slot word: it is a thread of the runtime of the kernel that unpacks it,
+    /// so the runtime's identity need not travel.
+    id: u64,
     urgency: i64,
     release: u64,
     deadline: u64,
@@ -95,7 +97,7 @@ fn dur(n: u64) -> Option<Duration> {
 impl WaiterInfo {
     fn pack(i: &SchedInfo) -> WaiterInfo {
         WaiterInfo {
-            id: i.id,
+            id: i.id.to_word(),
             urgency: i.urgency.0,
             release: i.release.as_nanos(),
             deadline: i.deadline.map_or(u64::MAX, |t| t.as_nanos().min(u64::MAX - 1)),
@@ -110,9 +112,14 @@ impl WaiterInfo {
         }
     }
 
-    fn unpack(&self) -> SchedInfo {
+    /// The waiter, a thread of runtime `runtime`.
+    pub(crate) fn waiter(&self, runtime: u64) -> ThreadId {
+        ThreadId::from_word(runtime, self.id).expect("a packed waiter's word is not zero")
+    }
+
+    fn unpack(&self, runtime: u64) -> SchedInfo {
         SchedInfo {
-            id: self.id,
+            id: self.waiter(runtime),
             cpu: self.cpu as usize,
             priority: self.priority,
             urgency: Urgency(self.urgency),
@@ -269,7 +276,7 @@ impl<C: Clock> Kernel<C> {
     /// queue where a local waiter would (or the wait is refused: no unit and it must not
     /// wait, or no room for a proxy).
     pub(super) fn remote_wait_arrived(&mut self, w: RemoteWait) {
-        let waiter = w.info.id;
+        let waiter = w.info.waiter(self.runtime);
         let k = if w.sem { self.sem_index(SemId(w.obj)) } else { self.cond_index(CondId(w.obj)) };
         let refusal = match (k, w.now_or) {
             // Not an object of this CPU: the caller fills in the CPU numbers.
@@ -286,7 +293,7 @@ impl<C: Clock> Kernel<C> {
             }
             (Some(k), NowOr::Wait) => {
                 if w.sem {
-                    let rank = self.sem_rank(k, &w.info.unpack());
+                    let rank = self.sem_rank(k, &w.info.unpack(self.runtime));
                     self.sems[k].waiters.push_stamped(rank, waiter, w.stamp);
                 } else {
                     self.conds[k].waiters.push_stamped(w.info.urgency, waiter, w.stamp);
@@ -401,7 +408,7 @@ mod tests {
     #[test]
     fn xcpu_sync_waiter_info_packs_and_unpacks_exactly() {
         let info = SchedInfo {
-            id: ThreadId::new(7, 3),
+            id: ThreadId::new(1, 7, 3),
             cpu: 2,
             priority: -4,
             urgency: Urgency(-123),
@@ -414,9 +421,9 @@ mod tests {
             job_cpu_time: Duration::from_nanos(5),
             job: 11,
         };
-        assert_eq!(WaiterInfo::pack(&info).unpack(), info);
+        assert_eq!(WaiterInfo::pack(&info).unpack(1), info);
         let none = SchedInfo { deadline: None, period: None, ..info };
-        assert_eq!(WaiterInfo::pack(&none).unpack(), none);
+        assert_eq!(WaiterInfo::pack(&none).unpack(1), none);
     }
 
     #[test]

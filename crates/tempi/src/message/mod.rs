@@ -109,6 +109,8 @@ impl Message {
 /// [`Ctx::send_after`] and [`Ctx::bounce_after`]; give it to [`Ctx::cancel_timer`] to take the
 /// message back before it is delivered. A handle names one arming only: once the message is
 /// delivered or cancelled, the handle is stale even if the pool reuses the message's slot.
+/// A handle belongs to the runtime that armed it: a thread of another runtime is refused
+/// with [`MsgError::ForeignRuntime`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -126,6 +128,8 @@ impl Message {
 pub struct MsgTimer {
     pub(crate) slot: u32,
     pub(crate) stamp: u64,
+    /// The identity of the runtime that armed it: slots and stamps of two runtimes coincide.
+    pub(crate) runtime: u64,
 }
 
 /// What a thread's timed messages ([`Ctx::send_at`], [`Ctx::send_after`],

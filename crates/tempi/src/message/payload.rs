@@ -7,7 +7,8 @@
 //! handle is of this pool (so of this type) and not taken already. Whatever the runtime does
 //! not deliver gives the slot back: the kernel releases the payload of every message it drops
 //! (refused, read past, left in a queue or timed when its recipient or the run ends), through
-//! the [`PayloadStore`] each kernel holds for every pool of its runtime. A stale handle (a
+//! the [`PayloadStore`] each kernel holds for every pool of its runtime, or, for a pool made by
+//! another runtime of the process, through the process's list of pools. A stale handle (a
 //! payload taken or released already) is harmless: the slot's stamp has moved on.
 //!
 //! Owns the pools and their slots. Must not: reach kernel state.
@@ -15,7 +16,7 @@
 use std::any::type_name;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use super::{Message, MsgError};
 
@@ -30,6 +31,15 @@ pub const MAX_PAYLOAD_SLOTS: usize = 1 << 24;
 
 /// Pool identities, unique in the process, so a handle is never read by the wrong pool.
 static POOL_IDS: AtomicU32 = AtomicU32::new(1);
+
+/// Every pool of the process still alive, by identity: a runtime that drops a message carrying
+/// a payload of a pool another runtime made finds the pool here to give the slot back. Weak, so
+/// the list keeps no pool alive; dead entries are swept when a pool is made.
+static EVERY_POOL: Mutex<Vec<(u32, Weak<dyn PayloadStore>)>> = Mutex::new(Vec::new());
+
+fn every_pool() -> MutexGuard<'static, Vec<(u32, Weak<dyn PayloadStore>)>> {
+    EVERY_POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A message's handle on a value in a [`PayloadPool`]: which pool, which slot, and which use
 /// of that slot. It is plain data; only the pool it names can turn it back into a value.
@@ -106,6 +116,10 @@ impl<T: Send> PayloadStore for Store<T> {
 /// [`crate::Runtime::payload_pool`] with a fixed number of slots. Cloning gives another handle
 /// on the same pool (to move into a thread's body).
 ///
+/// Any runtime of the process may carry its payloads: whichever runtime drops a message that
+/// carries one (refused, read past, left in a queue or timed when its recipient or the run
+/// ends) gives the slot back to this pool, as the runtime that made the pool does.
+///
 /// ```
 /// use tempi::message::{Message, Read};
 /// use tempi::{Runtime, ThreadSpec};
@@ -149,11 +163,16 @@ impl<T: Send + 'static> PayloadPool<T> {
         let stamps = vec_filled(n, 0, what)?;
         let mut free = vec_with_capacity(n, what)?;
         free.extend((0..capacity).rev());
-        let store = Arc::new(Store {
+        let store: Arc<Store<T>> = Arc::new(Store {
             id: POOL_IDS.fetch_add(1, Ordering::Relaxed),
             slots: Mutex::new(Slots { values, stamps, free }),
         });
-        Ok((PayloadPool { store: store.clone() }, store))
+        let dyn_store: Arc<dyn PayloadStore> = store.clone();
+        let mut every = every_pool();
+        every.retain(|(_, pool)| pool.strong_count() > 0);
+        every.push((store.id, Arc::downgrade(&dyn_store)));
+        drop(every);
+        Ok((PayloadPool { store }, dyn_store))
     }
 
     /// `msg` carrying `value`: the value goes into a free slot of the pool and the message
@@ -231,16 +250,22 @@ impl PayloadStores {
         self.0.push(s);
     }
 
-    /// Whether the runtime has no payload pool.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Whether no message of this runtime can carry a payload: no pool was ever made in the
+    /// process (a thread may attach a payload of another runtime's pool).
+    pub(crate) fn no_pool_exists() -> bool {
+        POOL_IDS.load(Ordering::Relaxed) == 1
     }
 
-    /// Release `p` into its pool, if that pool is of this runtime (a handle of another
-    /// runtime's pool is left alone).
+    /// Release `p` into its pool: one of this runtime's, or one another runtime made, found
+    /// in the process's list (a pool dropped since has nothing to give back to).
     pub(crate) fn release(&self, p: Payload) {
         if let Some(s) = self.0.iter().find(|s| s.id() == p.pool) {
             s.release(p);
+            return;
+        }
+        let pool = every_pool().iter().find(|(id, _)| *id == p.pool).and_then(|(_, pool)| pool.upgrade());
+        if let Some(pool) = pool {
+            pool.release(p);
         }
     }
 }

@@ -192,9 +192,17 @@ impl SpringSpec {
 
 /// One runtime's plan executor; see the [module documentation](self). Cloning gives another
 /// handle on the same executor.
+///
+/// It belongs to the runtime it was made on: [`Spring::add_group`] with another runtime, and
+/// every call from a thread of another runtime ([`Spring::spawn_sync`],
+/// [`Spring::spawn_async`], [`Spring::status`], [`Spring::kill`], [`Spring::kill_id`]), are
+/// refused with [`Error::ForeignRuntime`] and change nothing.
 #[derive(Clone)]
 pub struct Spring {
     state: Arc<Mutex<State>>,
+    /// The identity of the runtime it executes plans on: every other runtime, and every
+    /// thread of another runtime, is refused with [`Error::ForeignRuntime`].
+    runtime: u64,
 }
 
 /// A declared or spawned group.
@@ -305,7 +313,7 @@ impl Spring {
             events: Vec::new(),
             rt: None,
         }));
-        let spring = Spring { state };
+        let spring = Spring { state, runtime: rt.identity() };
         for cpu in 0..cpus {
             let mut slots = crate::sizes::vec_with_capacity(spec.sets_per_cpu, "spring's sets (sets_per_cpu)")?;
             for i in 0..spec.sets_per_cpu {
@@ -351,7 +359,8 @@ impl Spring {
     /// thread, a thread with no task, a deadline before the release, an `after` that names
     /// the thread itself, a later one or no thread of the group, a resource or a home CPU the
     /// planner does not have (what the planner would refuse at the release, refused now so
-    /// that it is not found only in [`Spring::events`]); the runtime's errors adding the timer.
+    /// that it is not found only in [`Spring::events`]); [`Error::ForeignRuntime`] if `rt` is
+    /// not the runtime this executor was made on; the runtime's errors adding the timer.
     ///
     /// ```
     /// use std::time::Duration;
@@ -367,6 +376,9 @@ impl Spring {
     /// assert!(e.to_string().contains("group \"selfish\""), "{e}");
     /// ```
     pub fn add_group<C: Clock>(&self, rt: &mut Runtime<C>, group: GroupSpec) -> Result<(), Error> {
+        if rt.identity() != self.runtime {
+            return Err(Error::ForeignRuntime);
+        }
         if group.threads.is_empty() {
             return Err(Error::InvalidConfig(format!("group \"{}\" has no thread", group.name)));
         }
@@ -409,7 +421,8 @@ impl Spring {
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] if the planner refuses the request as malformed or too large
-    /// for its tables; the runtime's errors spawning the group's threads.
+    /// for its tables; [`Error::ForeignRuntime`] for a thread of another runtime; the
+    /// runtime's errors spawning the group's threads.
     ///
     /// ```
     /// use std::time::Duration;
@@ -430,6 +443,7 @@ impl Spring {
     /// assert_eq!(spring.tasks()[0].actual_finish, Some(Time::from_millis(3)));
     /// ```
     pub fn spawn_sync(&self, cx: &Ctx<'_>, group: GroupSpec) -> Result<Decision, Error> {
+        self.check_caller(cx)?;
         if self.real_time() {
             let config = lock(&self.state).planner.config().planner_wcet;
             let wait = group.max_wait.map_or(config, |w| w.min(config));
@@ -469,17 +483,22 @@ impl Spring {
     ///     let g = GroupSpec::new("g", Time::ZERO, Time::from_millis(10))
     ///         .thread(GroupThread::new("a").work(TaskRequest::new(ms(1)), ms(1)));
     ///     let ticket = s.spawn_async(cx, g).unwrap();
-    ///     assert_eq!(s.status(cx, ticket), Status::Unknown); // the planner's time has not passed
+    ///     assert_eq!(s.status(cx, ticket), Ok(Status::Unknown)); // the planner's time has not passed
     ///     cx.sleep(ms(1));
-    ///     assert_eq!(s.status(cx, ticket), Status::Yes);
+    ///     assert_eq!(s.status(cx, ticket), Ok(Status::Yes));
     /// }).unwrap();
     /// rt.run().unwrap();
     /// ```
     pub fn spawn_async(&self, cx: &Ctx<'_>, group: GroupSpec) -> Result<Ticket, Error> {
-        self.plan_now(cx, group).map(Ticket)
+        self.check_caller(cx)?;
+        self.plan_now(cx, group).map(|group| Ticket { group, runtime: self.runtime })
     }
 
     /// The answer to an asynchronous request as known at `cx.now()`.
+    ///
+    /// # Errors
+    /// [`Error::ForeignRuntime`] for a thread of another runtime, or a ticket another
+    /// runtime's executor gave.
     ///
     /// ```
     /// use std::time::Duration;
@@ -497,36 +516,51 @@ impl Spring {
     ///     let g = GroupSpec::new("late", Time::ZERO, Time::from_millis(4))
     ///         .thread(GroupThread::new("a").work(TaskRequest::new(ms(3)), ms(3)));
     ///     let ticket = s.spawn_async(cx, g).unwrap();
-    ///     assert_eq!(s.status(cx, ticket), Status::Unknown);
+    ///     assert_eq!(s.status(cx, ticket), Ok(Status::Unknown));
     ///     cx.sleep(ms(2));
-    ///     assert_eq!(s.status(cx, ticket), Status::No);
+    ///     assert_eq!(s.status(cx, ticket), Ok(Status::No));
     /// }).unwrap();
     /// rt.run().unwrap();
     /// ```
-    pub fn status(&self, cx: &Ctx<'_>, ticket: Ticket) -> Status {
+    pub fn status(&self, cx: &Ctx<'_>, ticket: Ticket) -> Result<Status, Error> {
+        self.check_caller(cx)?;
+        if ticket.runtime != self.runtime {
+            return Err(Error::ForeignRuntime);
+        }
         let st = lock(&self.state);
-        let Some(d) = st.groups.get(ticket.0).and_then(|g| g.decision).and_then(|row| st.decisions.get(row)) else {
-            return if st.groups.get(ticket.0).is_some_and(|g| g.error.is_some() || g.abandoned) {
+        let Some(d) = st.groups.get(ticket.group).and_then(|g| g.decision).and_then(|row| st.decisions.get(row)) else {
+            return Ok(if st.groups.get(ticket.group).is_some_and(|g| g.error.is_some() || g.abandoned) {
                 Status::No
             } else {
                 Status::Unknown
-            };
+            });
         };
         // In real time the answer is known once recorded; in virtual time once the modelled
         // planner time has passed.
-        if st.rt.is_none() && cx.now() < d.decided {
+        Ok(if st.rt.is_none() && cx.now() < d.decided {
             Status::Unknown
         } else if d.outcome.decision.is_accepted() {
             Status::Yes
         } else {
             Status::No
+        })
+    }
+
+    /// Refuse a thread of another runtime.
+    fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), Error> {
+        if cx.runtime() != self.runtime {
+            return Err(Error::ForeignRuntime);
         }
+        Ok(())
     }
 
     /// Kill the most recently accepted live group called `name`: its tasks that have not
     /// started leave the plan (their reservations are freed for later requests) and each of
     /// its threads ends at its next task boundary. Returns the group's id and how many tasks
     /// left the plan, or `None` if no live group has that name.
+    ///
+    /// # Errors
+    /// [`Error::ForeignRuntime`] for a thread of another runtime (nothing is killed).
     ///
     /// ```
     /// use std::time::Duration;
@@ -543,16 +577,19 @@ impl Spring {
     /// // On CPU 1: on the victim's CPU 0, planned work runs above it.
     /// rt.spawn(ThreadSpec::new("killer").cpu(1), move |cx| {
     ///     cx.sleep_until(Time::from_millis(2)); // the first task runs from 1 to 3 ms
-    ///     assert_eq!(s.kill(cx, "victim").map(|(_, n)| n), Some(1));
+    ///     assert_eq!(s.kill(cx, "victim").unwrap().map(|(_, n)| n), Some(1));
     /// }).unwrap();
     /// rt.run().unwrap();
     /// let outcomes: Vec<_> = spring.tasks().iter().map(|t| t.outcome).collect();
     /// assert_eq!(outcomes, [TaskOutcome::Completed, TaskOutcome::Killed]);
     /// ```
-    pub fn kill(&self, cx: &Ctx<'_>, name: &str) -> Option<(GroupId, usize)> {
+    pub fn kill(&self, cx: &Ctx<'_>, name: &str) -> Result<Option<(GroupId, usize)>, Error> {
+        self.check_caller(cx)?;
         let mut st = lock(&self.state);
-        let g = st.groups.iter().rposition(|g| g.name == name && g.id.is_some() && !g.killed)?;
-        st.kill_group(g, cx.now())
+        let Some(g) = st.groups.iter().rposition(|g| g.name == name && g.id.is_some() && !g.killed) else {
+            return Ok(None);
+        };
+        Ok(st.kill_group(g, cx.now()))
     }
 
     /// Kill the live group `id`, as [`Spring::kill`] does by name.
@@ -572,16 +609,19 @@ impl Spring {
     /// rt.spawn(ThreadSpec::new("killer").priority(1), move |cx| {
     ///     // Decided at 0 + 2 ms of planner time; killed before its task starts.
     ///     let id = s.decisions()[0].id.expect("accepted");
-    ///     assert_eq!(s.kill_id(cx, id), Some((id, 1)));
-    ///     assert_eq!(s.kill_id(cx, id), None); // no longer live
+    ///     assert_eq!(s.kill_id(cx, id), Ok(Some((id, 1))));
+    ///     assert_eq!(s.kill_id(cx, id), Ok(None)); // no longer live
     /// }).unwrap();
     /// rt.run().unwrap();
     /// assert_eq!(spring.tasks()[0].outcome, TaskOutcome::Killed);
     /// ```
-    pub fn kill_id(&self, cx: &Ctx<'_>, id: GroupId) -> Option<(GroupId, usize)> {
+    pub fn kill_id(&self, cx: &Ctx<'_>, id: GroupId) -> Result<Option<(GroupId, usize)>, Error> {
+        self.check_caller(cx)?;
         let mut st = lock(&self.state);
-        let g = st.groups.iter().position(|g| g.id == Some(id) && !g.killed)?;
-        st.kill_group(g, cx.now())
+        let Some(g) = st.groups.iter().position(|g| g.id == Some(id) && !g.killed) else {
+            return Ok(None);
+        };
+        Ok(st.kill_group(g, cx.now()))
     }
 
     /// Every task of every accepted group, in acceptance order, then by thread and task.

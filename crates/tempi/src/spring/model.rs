@@ -395,10 +395,17 @@ pub enum Status {
     Unknown,
 }
 
-/// A handle on an asynchronous request ([`Spring::spawn_async`]).
+/// A handle on an asynchronous request ([`Spring::spawn_async`]). It belongs to the runtime
+/// whose thread made the request: [`Spring::status`] refuses a ticket of another runtime with
+/// [`crate::Error::ForeignRuntime`] (request numbers of two runtimes coincide).
 ///
 /// ```
 /// let _ = |t: tempi::spring::Ticket| t;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket(pub(super) usize);
+pub struct Ticket {
+    /// The request's group entry.
+    pub(super) group: usize,
+    /// The identity of the runtime whose executor planned it.
+    pub(super) runtime: u64,
+}

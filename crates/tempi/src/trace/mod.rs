@@ -321,11 +321,12 @@ impl JobEnd {
     }
 }
 
-/// One kernel transition. Fixed size (40 bytes), `Copy`, written without allocation.
+/// One kernel transition. Fixed size (48 bytes: a [`ThreadId`] is two words), `Copy`, written
+/// without allocation.
 ///
 /// ```
 /// use tempi::trace::{TraceKind, TraceRecord};
-/// assert!(std::mem::size_of::<TraceRecord>() <= 40);
+/// assert!(std::mem::size_of::<TraceRecord>() <= 48);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
