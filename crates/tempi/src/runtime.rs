@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::{Error, GlobalRefusal, PanicSource};
-use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed};
+use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed, SetOp};
 use crate::os::busy_cell::Executor;
 use crate::policy::sched::Scheduler;
 use crate::sets::{Budget, SetId};
@@ -433,7 +433,7 @@ impl<C: Clock> Runtime<C> {
         if !seed.owns_thread(thread) {
             return Err(Error::UnknownThread(thread));
         }
-        seed.push_setup(ControlOp::AddToSet(set, thread));
+        seed.push_setup(ControlOp::Set(SetOp::AddToSet(set, thread)));
         self.memberships.push((thread, set));
         Ok(())
     }

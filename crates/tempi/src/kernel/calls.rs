@@ -12,8 +12,8 @@ use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use super::protocol::{
-    Answer, Body, CondAnswer, Control, ControlResult, LockAnswer, MsgAnswer, MsgOp, Owned, OwnedAnswer, Plain, Request,
-    SemAnswer, Settled,
+    Answer, Body, CondAnswer, Control, ControlOp, ControlResult, LockAnswer, MsgAnswer, MsgOp, Owned, OwnedAnswer,
+    Plain, Request, SemAnswer, Settled,
 };
 
 /// The kernel answered a call with another call's kind of answer. The kernel builds each
@@ -490,13 +490,19 @@ impl UserCall for Spawn {
 impl<V: ControlResult> Call for Control<V> {
     type Answer = Result<V, Error>;
     fn request(self) -> Request {
-        Request::Owned(Box::new(Owned::Control(self.op)))
+        match self.op {
+            ControlOp::Set(op) => Request::Plain(Plain::Set(op)),
+            op => Request::Owned(Box::new(Owned::Control(op))),
+        }
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
-        owned(a, |answer| match answer {
-            OwnedAnswer::Control(value) => V::from_value(value),
-            _ => None,
-        })
+        match a {
+            Answer::Settled(Settled::Set(value)) => V::from_value(value.into()).map(Ok),
+            a => owned(a, |answer| match answer {
+                OwnedAnswer::Control(value) => V::from_value(value),
+                _ => None,
+            }),
+        }
     }
 }
 

@@ -1,5 +1,8 @@
 //! The set, clock and budget calls of [`Ctx`]: thread sets, execution-time clocks and timers,
-//! budgets. Each is one control request to the kernel.
+//! budgets. Each is one control request to the kernel. The calls made in every job (set
+//! membership, clock reads and writes, budget reads and replenishments) own nothing and
+//! allocate nothing, failing or not; those that carry or return owned values (a set's name,
+//! its member list, a timer's handler, a budget) are set-up calls and box their request.
 //!
 //! Must not: suspend the thread other than through `Ctx::invoke`.
 

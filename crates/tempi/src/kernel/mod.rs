@@ -80,9 +80,9 @@ mod xcpu_sync;
 
 pub use ctx::Ctx;
 pub use event_ctx::EventCtx;
-pub(crate) use protocol::ControlOp;
 pub use protocol::JobInfo;
 pub(crate) use protocol::{is_kill, is_panic, is_restart, Body};
+pub(crate) use protocol::{ControlOp, SetOp};
 pub(crate) use seed::KernelSeed;
 pub(crate) use xcpu::Crossing;
 

@@ -131,6 +131,8 @@ pub(crate) enum Plain {
     },
     /// A message call; the fields travel in the thread's mail cell (`messages.rs`).
     Msg(MsgOp),
+    /// A set, clock or budget operation that owns nothing (see [`SetOp`]).
+    Set(SetOp),
 }
 
 /// The message calls (see `messages.rs`).
@@ -281,6 +283,8 @@ pub(crate) enum Settled {
     Released,
     /// A message call's outcome.
     Msg(MsgAnswer),
+    /// What a set, clock or budget operation ([`SetOp`]) yields.
+    Set(SetValue),
     /// The call (a release, a kill, a join, ...) failed with an error that owns nothing: no
     /// box is made for it, so a failing call allocates no more than a succeeding one.
     Failed(Failure),
@@ -496,28 +500,62 @@ pub(crate) struct RestartSection;
 /// replayed when the kernel is built.
 pub(crate) enum ControlOp {
     CreateSet(String),
-    DestroySet(SetId),
-    EmptySet(SetId),
-    AddToSet(SetId, ThreadId),
-    RemoveFromSet(SetId, ThreadId),
-    SetContains(SetId, ThreadId),
+    /// An operation that owns nothing: asked for by a thread, it travels as
+    /// [`Plain::Set`] and is answered with [`Settled::Set`], with no box either way.
+    Set(SetOp),
     SetMembers(SetId),
-    SetOf(ThreadId),
-    ThreadClock(ThreadId),
-    SetThreadClock(ThreadId, Duration),
-    GroupClock(SetId),
-    SetGroupClock(SetId, Duration),
     ThreadTimer(ThreadId, Duration, super::EventHandler),
     SetTimer(SetId, Duration, super::EventHandler),
     SetBudget(SetId, Budget),
-    BudgetLeft(SetId),
-    Replenish(SetId, Duration),
-    AddBudget(SetId, i64),
     CreateLock(LockSpec),
     CreateCond(usize),
     CreateSem(SemSpec),
     StackScheduler(usize, super::sched_stack::SchedWrap),
     UnstackScheduler(usize),
+}
+
+/// The set, clock and budget operations that own nothing. These are the control calls a thread
+/// makes in every job (a Spring task moves its thread into the set of its window, replenishes
+/// its budget and takes it out again), so they travel as a [`Plain`] request and come back as
+/// a [`SetValue`] in a [`Settled`] answer: they allocate nothing, failing or not.
+#[derive(Clone, Copy)]
+pub(crate) enum SetOp {
+    DestroySet(SetId),
+    EmptySet(SetId),
+    AddToSet(SetId, ThreadId),
+    RemoveFromSet(SetId, ThreadId),
+    SetContains(SetId, ThreadId),
+    SetOf(ThreadId),
+    ThreadClock(ThreadId),
+    SetThreadClock(ThreadId, Duration),
+    GroupClock(SetId),
+    SetGroupClock(SetId, Duration),
+    BudgetLeft(SetId),
+    Replenish(SetId, Duration),
+    AddBudget(SetId, i64),
+}
+
+/// What a [`SetOp`] yields: the [`ControlValue`]s that own nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SetValue {
+    Unit,
+    Bool(bool),
+    SetOf(Option<SetId>),
+    Time(Duration),
+    Budget(Duration, bool),
+}
+
+impl From<SetValue> for ControlValue {
+    #[inline]
+    fn from(v: SetValue) -> ControlValue {
+        match v {
+            SetValue::Unit => ControlValue::Unit,
+            SetValue::Bool(b) => ControlValue::Bool(b),
+            SetValue::SetOf(s) => ControlValue::SetOf(s),
+            SetValue::Time(t) => ControlValue::Time(t),
+            SetValue::Budget(left, exhausted) => ControlValue::Budget(left, exhausted),
+        }
+    }
 }
 
 /// What a control operation yields, on the wire.
@@ -585,23 +623,23 @@ macro_rules! control_ops {
 
 control_ops! {
     create_set(name: String) -> SetId = ControlOp::CreateSet(name);
-    destroy_set(set: SetId) -> () = ControlOp::DestroySet(set);
-    empty_set(set: SetId) -> () = ControlOp::EmptySet(set);
-    add_to_set(set: SetId, t: ThreadId) -> () = ControlOp::AddToSet(set, t);
-    remove_from_set(set: SetId, t: ThreadId) -> () = ControlOp::RemoveFromSet(set, t);
-    set_contains(set: SetId, t: ThreadId) -> bool = ControlOp::SetContains(set, t);
+    destroy_set(set: SetId) -> () = ControlOp::Set(SetOp::DestroySet(set));
+    empty_set(set: SetId) -> () = ControlOp::Set(SetOp::EmptySet(set));
+    add_to_set(set: SetId, t: ThreadId) -> () = ControlOp::Set(SetOp::AddToSet(set, t));
+    remove_from_set(set: SetId, t: ThreadId) -> () = ControlOp::Set(SetOp::RemoveFromSet(set, t));
+    set_contains(set: SetId, t: ThreadId) -> bool = ControlOp::Set(SetOp::SetContains(set, t));
     set_members(set: SetId) -> Vec<ThreadId> = ControlOp::SetMembers(set);
-    set_of(t: ThreadId) -> Option<SetId> = ControlOp::SetOf(t);
-    thread_clock(t: ThreadId) -> Duration = ControlOp::ThreadClock(t);
-    set_thread_clock(t: ThreadId, v: Duration) -> () = ControlOp::SetThreadClock(t, v);
-    group_clock(set: SetId) -> Duration = ControlOp::GroupClock(set);
-    set_group_clock(set: SetId, v: Duration) -> () = ControlOp::SetGroupClock(set, v);
+    set_of(t: ThreadId) -> Option<SetId> = ControlOp::Set(SetOp::SetOf(t));
+    thread_clock(t: ThreadId) -> Duration = ControlOp::Set(SetOp::ThreadClock(t));
+    set_thread_clock(t: ThreadId, v: Duration) -> () = ControlOp::Set(SetOp::SetThreadClock(t, v));
+    group_clock(set: SetId) -> Duration = ControlOp::Set(SetOp::GroupClock(set));
+    set_group_clock(set: SetId, v: Duration) -> () = ControlOp::Set(SetOp::SetGroupClock(set, v));
     thread_timer(t: ThreadId, at: Duration, h: super::EventHandler) -> () = ControlOp::ThreadTimer(t, at, h);
     set_timer(set: SetId, at: Duration, h: super::EventHandler) -> () = ControlOp::SetTimer(set, at, h);
     set_budget(set: SetId, b: Budget) -> () = ControlOp::SetBudget(set, b);
-    budget_left(set: SetId) -> (Duration, bool) = ControlOp::BudgetLeft(set);
-    replenish(set: SetId, to: Duration) -> () = ControlOp::Replenish(set, to);
-    add_budget(set: SetId, delta: i64) -> () = ControlOp::AddBudget(set, delta);
+    budget_left(set: SetId) -> (Duration, bool) = ControlOp::Set(SetOp::BudgetLeft(set));
+    replenish(set: SetId, to: Duration) -> () = ControlOp::Set(SetOp::Replenish(set, to));
+    add_budget(set: SetId, delta: i64) -> () = ControlOp::Set(SetOp::AddBudget(set, delta));
     create_lock(spec: LockSpec) -> LockId = ControlOp::CreateLock(spec);
     create_cond(cpu: usize) -> CondId = ControlOp::CreateCond(cpu);
     create_sem(spec: SemSpec) -> SemId = ControlOp::CreateSem(spec);
@@ -646,6 +684,9 @@ const _: () = assert!(std::mem::size_of::<Answer>() == std::mem::size_of::<Settl
 // does not make every answer bigger.
 const _: () = assert!(std::mem::size_of::<Failure>() < std::mem::size_of::<crate::message::MsgError>());
 const _: () = assert!(std::mem::size_of::<Result<Answer, Interrupt>>() == std::mem::size_of::<Answer>());
+// The set, clock and budget operations ride in a plain request and a settled answer without
+// making either larger than the message calls already make them.
+const _: () = assert!(std::mem::size_of::<Plain>() == 40 && std::mem::size_of::<Settled>() == 64);
 
 #[cfg(test)]
 mod tests {

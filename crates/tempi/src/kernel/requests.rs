@@ -10,7 +10,7 @@ use crate::os::context::{self, CoHandle, Coroutine, CoroutineResult};
 
 use super::job_loop;
 use super::protocol::{
-    Answer, ControlOp, ControlValue, Interrupt, Owned, OwnedAnswer, Plain, Request, Response, Settled,
+    Answer, ControlOp, ControlValue, Interrupt, Owned, OwnedAnswer, Plain, Request, Response, SetOp, SetValue, Settled,
 };
 use super::tcb::{State, Tcb, Wait};
 use super::timers::TimerKind;
@@ -565,6 +565,10 @@ impl<C: Clock> Kernel<C> {
             // Coming back to the loop is the point: it fires what is due and preempts.
             Plain::Checkpoint => {}
             Plain::Msg(op) => self.handle_msg(c, id, op),
+            Plain::Set(op) => {
+                let r = self.set_op(op);
+                self.tcb(id).set_answer(Answer::fallible(r, |value| Settled::Set(value).into()));
+            }
         }
     }
 
@@ -606,40 +610,14 @@ impl<C: Clock> Kernel<C> {
 
     /// Carry out a set, clock or budget operation asked for by a thread.
     pub(crate) fn control(&mut self, op: ControlOp) -> Result<ControlValue, Error> {
-        use ControlValue::{Bool, Members, Unit};
+        use ControlValue::{Members, Unit};
         Ok(match op {
             ControlOp::CreateSet(name) => ControlValue::Set(self.create_set(name)?),
-            ControlOp::DestroySet(set) => self.destroy_set(set).map(|_| Unit)?,
-            ControlOp::EmptySet(set) => self.empty_set(set).map(|_| Unit)?,
-            ControlOp::AddToSet(set, t) => self.add_to_set(set, t).map(|_| Unit)?,
-            ControlOp::RemoveFromSet(set, t) => self.remove_from_set(set, t).map(|_| Unit)?,
-            ControlOp::SetContains(set, t) => {
-                let s = self.set_local(set)?;
-                if t.runtime() != self.runtime {
-                    return Err(Error::ForeignThread(t));
-                }
-                Bool(self.sets[s].members.contains(&t))
-            }
+            ControlOp::Set(op) => self.set_op(op)?.into(),
             ControlOp::SetMembers(set) => Members(self.sets[self.set_local(set)?].members.clone()),
-            ControlOp::SetOf(t) => {
-                if self.local(t).is_none() {
-                    return Err(self.no_thread(t));
-                }
-                ControlValue::SetOf(self.tcb(t).set.map(|s| self.sets[s as usize].id))
-            }
-            ControlOp::ThreadClock(t) => ControlValue::Time(self.thread_clock(t)?),
-            ControlOp::SetThreadClock(t, v) => self.set_thread_clock(t, v).map(|_| Unit)?,
-            ControlOp::GroupClock(set) => ControlValue::Time(self.group_clock(set)?),
-            ControlOp::SetGroupClock(set, v) => self.set_group_clock(set, v).map(|_| Unit)?,
             ControlOp::ThreadTimer(t, at, h) => self.arm_thread_timer(t, at, h).map(|_| Unit)?,
             ControlOp::SetTimer(set, at, h) => self.arm_set_timer(set, at, h).map(|_| Unit)?,
             ControlOp::SetBudget(set, b) => self.set_budget(set, b).map(|_| Unit)?,
-            ControlOp::BudgetLeft(set) => {
-                let (left, exhausted) = self.budget_left(set)?;
-                ControlValue::Budget(left, exhausted)
-            }
-            ControlOp::Replenish(set, to) => self.replenish_to(set, to).map(|_| Unit)?,
-            ControlOp::AddBudget(set, d) => self.add_budget(set, d).map(|_| Unit)?,
             ControlOp::CreateLock(_) | ControlOp::CreateCond(_) | ControlOp::CreateSem(_) if self.global => {
                 return Err(self.global_refusal(crate::error::GlobalRefusal::Synchronisation));
             }
@@ -648,6 +626,40 @@ impl<C: Clock> Kernel<C> {
             ControlOp::CreateSem(spec) => ControlValue::Sem(self.create_sem(spec)?),
             ControlOp::StackScheduler(cpu, wrap) => self.stack_scheduler_now(cpu, wrap).map(|_| Unit)?,
             ControlOp::UnstackScheduler(cpu) => self.unstack_scheduler_now(cpu).map(|_| Unit)?,
+        })
+    }
+
+    /// Carry out a set, clock or budget operation that owns nothing.
+    pub(crate) fn set_op(&mut self, op: SetOp) -> Result<SetValue, Error> {
+        use SetValue::{Bool, Unit};
+        Ok(match op {
+            SetOp::DestroySet(set) => self.destroy_set(set).map(|_| Unit)?,
+            SetOp::EmptySet(set) => self.empty_set(set).map(|_| Unit)?,
+            SetOp::AddToSet(set, t) => self.add_to_set(set, t).map(|_| Unit)?,
+            SetOp::RemoveFromSet(set, t) => self.remove_from_set(set, t).map(|_| Unit)?,
+            SetOp::SetContains(set, t) => {
+                let s = self.set_local(set)?;
+                if t.runtime() != self.runtime {
+                    return Err(Error::ForeignThread(t));
+                }
+                Bool(self.sets[s].members.contains(&t))
+            }
+            SetOp::SetOf(t) => {
+                if self.local(t).is_none() {
+                    return Err(self.no_thread(t));
+                }
+                SetValue::SetOf(self.tcb(t).set.map(|s| self.sets[s as usize].id))
+            }
+            SetOp::ThreadClock(t) => SetValue::Time(self.thread_clock(t)?),
+            SetOp::SetThreadClock(t, v) => self.set_thread_clock(t, v).map(|_| Unit)?,
+            SetOp::GroupClock(set) => SetValue::Time(self.group_clock(set)?),
+            SetOp::SetGroupClock(set, v) => self.set_group_clock(set, v).map(|_| Unit)?,
+            SetOp::BudgetLeft(set) => {
+                let (left, exhausted) = self.budget_left(set)?;
+                SetValue::Budget(left, exhausted)
+            }
+            SetOp::Replenish(set, to) => self.replenish_to(set, to).map(|_| Unit)?,
+            SetOp::AddBudget(set, d) => self.add_budget(set, d).map(|_| Unit)?,
         })
     }
 }
