@@ -6,18 +6,32 @@
 //! thread-to-thread switch off (every switch through the dispatcher; anything else keeps it);
 //! a fourth puts the two yielding threads in a thread set under `off`, `thread` or `group`
 //! accounting, or `budget` (group, with a budget armed): the `switch.accounting.*` loops.
+//! `--virtual` anywhere on the line runs the same loop in virtual time, where every run executes
+//! the same instructions (the real clock's reads and the machine's timing vary from run to run),
+//! so that two builds can be compared by their instruction counts.
 //!
 //! ```sh
 //! cargo build --release -p tempi --example switch_loops
 //! valgrind --tool=callgrind target/release/examples/switch_loops call 50000
+//! valgrind --tool=callgrind target/release/examples/switch_loops --virtual yield 20000   # and 40000
 //! ```
 
-use tempi::clock::RealClock;
+use tempi::clock::{Clock, RealClock, VirtualClock};
 use tempi::message::{Flow, Message};
 use tempi::{Accounting, Budget, Config, Runtime, ThreadSpec};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let simulated = all.iter().any(|a| a == "--virtual");
+    let args = all.into_iter().filter(|a| a != "--virtual");
+    if simulated {
+        run_loops::<VirtualClock>(args)
+    } else {
+        run_loops::<RealClock>(args)
+    }
+}
+
+fn run_loops<C: Clock>(mut args: impl Iterator<Item = String>) -> Result<(), Box<dyn std::error::Error>> {
     let what = args.next().unwrap_or_else(|| "call".into());
     let n: u64 = args.next().map_or(Ok(50_000), |s| s.parse())?;
     let direct = args.next().as_deref() != Some("plain");
@@ -32,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(other) => return Err(format!("unknown set mode `{other}`: `off`, `thread`, `group` or `budget`").into()),
     };
     let cfg = Config::new(1).trace_capacity(0).direct_switch(direct).accounting(accounting);
-    let mut rt = Runtime::<RealClock>::new(cfg)?;
+    let mut rt = Runtime::<C>::new(cfg)?;
     match what.as_str() {
         "yield" => {
             let mut ids = Vec::new();
