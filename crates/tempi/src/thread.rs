@@ -33,7 +33,7 @@ use crate::time::Time;
 /// let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
 /// assert_ne!(a, b);
 /// ```
-#[derive(Clone, Copy, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
 pub struct ThreadId {
     /// Slot and generation (see [`ThreadId::new`]); first, so ids order by it.
     word: NonZeroU64,
@@ -47,6 +47,14 @@ impl PartialEq for ThreadId {
     #[inline(always)]
     fn eq(&self, other: &ThreadId) -> bool {
         ((self.word.get() ^ other.word.get()) | (self.runtime ^ other.runtime)) == 0
+    }
+}
+
+/// Both words, as [`PartialEq`] compares them, so that equal ids hash alike.
+impl std::hash::Hash for ThreadId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.word.hash(state);
+        self.runtime.hash(state);
     }
 }
 
