@@ -83,11 +83,10 @@ impl<C: Clock> Kernel<C> {
         let mut lent: Option<Urgency> = t.global.map(|_| Urgency(i64::MAX));
         // Message-level inheritance (handlers, semaphores: `sched_meta.rs`).
         lent = lent.max(t.meta.lent());
-        let mut info = None;
         for &l in &t.held {
             let lock = &self.locks[l as usize];
             if lock.raises_holder {
-                let info = info.get_or_insert_with(|| self.info(who));
+                let info = &t.sched;
                 let view = self.view(l as usize, who);
                 if let Some(u) = self.ask_lock(l as usize, |p| p.holding_urgency(info, &view)) {
                     lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));

@@ -312,9 +312,8 @@ impl<C: Clock> Kernel<C> {
         if self.locks[l].poisoned {
             return Some(LockAnswer::Refused(LockError::Poisoned));
         }
-        let info = self.info(id);
         let view = self.view(l, id);
-        if view.owner.is_none() && self.ask_lock(l, |p| p.may_acquire(&info, &view)) {
+        if view.owner.is_none() && self.ask_lock(l, |p| p.may_acquire(self.info_ref(id), &view)) {
             self.tcb(id).paid_block_cost = false;
             self.grant(id, l);
             self.recompute_lent(id);

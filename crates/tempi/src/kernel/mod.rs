@@ -372,6 +372,12 @@ impl<C: Clock> Kernel<C> {
         self.info_at(self.local(id).expect("live thread"))
     }
 
+    /// [`Kernel::info`], borrowed rather than copied (it is the size of several cache lines'
+    /// worth of words, and a lock request asks for it on every acquisition).
+    fn info_ref(&self, id: ThreadId) -> &SchedInfo {
+        &self.slots[self.local(id).expect("live thread")].as_ref().expect("live slot").sched
+    }
+
     /// [`Kernel::info`] of the thread in slot `i`.
     fn info_at(&self, i: usize) -> SchedInfo {
         self.slots[i].as_ref().expect("live slot").sched

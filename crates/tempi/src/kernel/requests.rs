@@ -36,6 +36,10 @@ impl<C: Clock> Kernel<C> {
     /// watched, no run's end), a thread the request leaves current (a yield's pick included)
     /// is resumed here too, as the run loop would do next anyway (see
     /// [`Kernel::continuation`]).
+    ///
+    /// Inlined into the run loop, its one hot caller: a call here costs the loop's every
+    /// resumption the saving and restoring of its registers.
+    #[inline(always)]
     pub(super) fn resume(&mut self, c: usize, id: ThreadId) {
         let mut next = (id, self.local(id).expect("current thread is live"));
         loop {

@@ -307,6 +307,7 @@ impl<C: Clock> Kernel<C> {
     /// Resume, once, each running thread with a kill pending that holds no lock: it unwinds
     /// from its current call and ends, in no simulated time. One that holds a lock goes on to
     /// its last unlock, as a kill always waits for it.
+    #[inline(never)]
     fn end_killed_running(&mut self) {
         for c in 0..self.cpus.len() {
             let Some(id) = self.cpus[c].current else { continue };
