@@ -9,8 +9,10 @@
 //! into `kernel`, `sync` or `runtime`.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::os::loom_shim;
 
 use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
 use crate::thread::ThreadId;
@@ -73,16 +75,16 @@ pub(crate) struct GlobalLock {
     /// Its index among the runtime's global locks.
     pub(crate) index: u32,
     /// The next ticket to hand out.
-    pub(crate) next: AtomicU32,
+    pub(crate) next: loom_shim::AtomicU32,
     /// The ticket whose holder owns the lock.
-    pub(crate) serving: AtomicU32,
+    pub(crate) serving: loom_shim::AtomicU32,
     /// 0 when no thread holds it, else the owner as [`ThreadId::to_word`] gives it.
-    pub(crate) owner: AtomicU64,
+    pub(crate) owner: loom_shim::AtomicU64,
     /// Real time, when the run is traced: the instant in ns of the lock's last traced event
     /// — while it is held, the holder's acquisition; once released, that release. Only the
     /// holder writes it, before it serves the next ticket, so the next holder reads the
     /// release it follows.
-    pub(crate) stamp: AtomicU64,
+    pub(crate) stamp: loom_shim::AtomicU64,
     /// The run is traced: the holders keep `stamp` (untraced, they read no clock for it).
     pub(crate) traced: bool,
 }
@@ -92,12 +94,44 @@ impl GlobalLock {
         GlobalLock {
             name,
             index,
-            next: AtomicU32::new(0),
-            serving: AtomicU32::new(0),
-            owner: AtomicU64::new(0),
-            stamp: AtomicU64::new(0),
+            next: loom_shim::AtomicU32::new(0),
+            serving: loom_shim::AtomicU32::new(0),
+            owner: loom_shim::AtomicU64::new(0),
+            stamp: loom_shim::AtomicU64::new(0),
             traced,
         }
+    }
+
+    /// Real time: take the next ticket, for a thread that spins until [`GlobalLock::serves`]
+    /// it. Each ticket goes to one thread (a read-modify-write); relaxed, since the ticket
+    /// orders nothing by itself: the lock's data is ordered by `serving`.
+    #[inline]
+    pub(crate) fn take_ticket(&self) -> u32 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Real time: whether the lock is now the holder of `ticket`'s. Acquire: once it is,
+    /// everything the previous holder did before [`GlobalLock::serve_next`] is seen.
+    #[inline]
+    pub(crate) fn serves(&self, ticket: u32) -> bool {
+        self.serving.load(Ordering::Acquire) == ticket
+    }
+
+    /// Real time: take the lock if nobody holds it or waits for it (`try_lock`): the ticket
+    /// served is taken only if it is the next one too. Returns the ticket taken.
+    #[inline]
+    pub(crate) fn try_take(&self) -> Option<u32> {
+        let serving = self.serving.load(Ordering::Acquire);
+        let next = serving.wrapping_add(1);
+        self.next.compare_exchange(serving, next, Ordering::Acquire, Ordering::Relaxed).ok()
+    }
+
+    /// Real time: the holder lets go, after its last access to the lock's data: the next
+    /// ticket is served (release: its holder sees those accesses).
+    #[inline]
+    pub(crate) fn serve_next(&self) {
+        self.owner.store(0, Ordering::Relaxed);
+        self.serving.fetch_add(1, Ordering::Release);
     }
 
     /// Real time: the new holder, which read `at` on its clock once the lock was its own,
@@ -462,5 +496,110 @@ impl SemSpec {
             ))),
             None => Ok(()),
         }
+    }
+}
+
+/// The loom model of the ticket lock of MSRP (docs/ARCHITECTURE.md, "The loom models"): the
+/// threads of several CPUs take and release one [`GlobalLock`] as `Ctx::global_lock_raw`,
+/// `global_unlock_raw` and a `try_lock` do, through its own methods.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::GlobalLock;
+    use crate::os::loom_shim::{self, thread, UnsafeCell};
+    use crate::time::Time;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    /// The lock and the data it guards: the tickets in the order their holders entered, and
+    /// each holder's (acquired, released) stamps.
+    struct Guarded {
+        lock: GlobalLock,
+        entries: UnsafeCell<Vec<(u32, Time, Time)>>,
+    }
+
+    // SAFETY: `entries` is reached only by the lock's holder (what the model checks: loom
+    // fails it on two accesses not ordered by the lock).
+    unsafe impl Sync for Guarded {}
+
+    /// The holder's section: it owns the lock, writes the data, stamps and lets go. Every
+    /// CPU's clock reads 0, the most disagreeing clocks can be: the stamps alone keep the
+    /// records in causal order.
+    fn hold(g: &Guarded, ticket: u32, word: u64) {
+        g.lock.owner.store(word, Ordering::Relaxed);
+        let acquired = g.lock.stamp_acquired(Time::ZERO);
+        assert_eq!(g.lock.owner.load(Ordering::Relaxed), word, "nobody else took the lock meanwhile");
+        let (stamped, released) = g.lock.stamp_release(Time::ZERO);
+        assert_eq!(stamped, acquired);
+        // SAFETY: this thread holds the lock (the model's claim under test).
+        g.entries.with_mut(|e| unsafe { (*e).push((ticket, acquired, released)) });
+        g.lock.serve_next();
+    }
+
+    fn spinner(g: &Guarded, word: u64) {
+        let ticket = g.lock.take_ticket();
+        while !g.lock.serves(ticket) {
+            thread::yield_now();
+        }
+        hold(g, ticket, word);
+    }
+
+    fn check_entries(g: &Guarded, entered: usize) {
+        // SAFETY: every model thread has been joined.
+        let entries = g.entries.with(|e| unsafe { (*e).clone() });
+        assert_eq!(entries.len(), entered);
+        for (k, &(ticket, acquired, released)) in entries.iter().enumerate() {
+            assert_eq!(ticket, k as u32, "the lock went to the tickets in the order they were taken");
+            assert!(released >= acquired);
+            if k > 0 {
+                assert!(acquired > entries[k - 1].2, "an acquisition is stamped after the release it follows");
+            }
+        }
+    }
+
+    fn guarded() -> Arc<Guarded> {
+        Arc::new(Guarded { lock: GlobalLock::new("g".into(), 0, true), entries: UnsafeCell::new(Vec::new()) })
+    }
+
+    /// Three spinners on three CPUs: one holder at a time (loom checks the data's accesses),
+    /// in ticket order, the stamps in causal order.
+    #[test]
+    fn loom_msrp_ticket_lock_three_spinners_in_fifo_order() {
+        loom_shim::check(2, || {
+            let g = guarded();
+            let others: Vec<_> = (1..3u64)
+                .map(|word| {
+                    let g = g.clone();
+                    thread::spawn(move || spinner(&g, word))
+                })
+                .collect();
+            spinner(&g, 3);
+            for t in others {
+                t.join().expect("a spinner");
+            }
+            check_entries(&g, 3);
+        });
+    }
+
+    /// Two spinners and a `try_lock`: the try takes the lock only when nobody holds it or
+    /// waits for it, and then its ticket is the next in order.
+    #[test]
+    fn loom_msrp_try_lock_never_jumps_the_queue() {
+        loom_shim::check(3, || {
+            let g = guarded();
+            let theirs = g.clone();
+            let other = thread::spawn(move || spinner(&theirs, 1));
+            let theirs = g.clone();
+            let trier = thread::spawn(move || {
+                let took = theirs.lock.try_take();
+                if let Some(ticket) = took {
+                    hold(&theirs, ticket, 2);
+                }
+                took.is_some()
+            });
+            spinner(&g, 3);
+            other.join().expect("a spinner");
+            let took = trier.join().expect("the try");
+            check_entries(&g, 2 + usize::from(took));
+        });
     }
 }

@@ -753,6 +753,10 @@ fn dispatch(
     let cpu = seed.first_cpu();
     let built = catch_unwind(AssertUnwindSafe(|| Kernel::<RealClock>::new(seed, RealClock::starting_now())))
         .unwrap_or_else(|payload| Err(building_panicked(cpu, &*payload)));
+    // Known to the others before the gate opens, which orders it before any post to this
+    // CPU: a post that saw no dispatcher to unpark could otherwise leave it asleep on a bell
+    // it read before the ring (until its wait's periodic recheck).
+    crossing.register(cpu);
     let Some(epoch) = gate.arrive(built.is_ok()) else {
         return Err(built.err().unwrap_or_else(|| Error::Os("another dispatcher of the run failed to start".into())));
     };

@@ -16,11 +16,13 @@
 //! sleeps by parking the dispatcher's OS thread (a futex on Linux), which the poster unparks
 //! after ringing.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Clock, ClockMode};
+// The doorbell is the cross-CPU protocol's (`kernel/xcpu.rs`): loom's under `--cfg loom`.
+use crate::os::loom_shim::AtomicBool;
 use crate::time::{nanos, Time};
 
 /// The machine's monotonic clock, measured from an epoch shared by every CPU of a runtime.

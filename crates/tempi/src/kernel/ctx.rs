@@ -424,14 +424,14 @@ impl<'a> Ctx<'a> {
         match self.invoke(calls::GlobalLock { global: g.index, try_only }) {
             LockAnswer::Granted => Ok(()),
             LockAnswer::Spin => {
-                let ticket = g.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let ticket = g.take_ticket();
                 // When the lock became this thread's: the spin's end, or without a spin the
                 // kernel's instant of the request (no clock read on the uncontended path).
-                let got = if g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
+                let got = if !g.serves(ticket) {
                     // Held on another CPU: the spin's start and end go to the kernel with the
                     // release, which traces them and counts the spin (`ThreadStats::spin_time`).
                     let since = self.now();
-                    while g.serving.load(std::sync::atomic::Ordering::Acquire) != ticket {
+                    while !g.serves(ticket) {
                         std::hint::spin_loop();
                     }
                     let until = self.now();
@@ -466,8 +466,7 @@ impl<'a> Ctx<'a> {
                     // must not precede this release in the trace.
                     (acquired, released) = g.stamp_release(clock.read());
                 }
-                g.owner.store(0, Ordering::Relaxed);
-                g.serving.fetch_add(1, Ordering::Release);
+                g.serve_next();
             }
         }
         let call = calls::GlobalUnlock(g.index, acquired, released);

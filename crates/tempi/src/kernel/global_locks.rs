@@ -86,12 +86,7 @@ impl<C: Clock> Kernel<C> {
         let word = id.to_word();
         if C::MODE == ClockMode::Real {
             if try_only {
-                let serving = lock.serving.load(Ordering::Acquire);
-                if lock
-                    .next
-                    .compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
-                    .is_err()
-                {
+                if lock.try_take().is_none() {
                     return Some(LockAnswer::Refused(LockError::WouldBlock));
                 }
                 lock.owner.store(word, Ordering::Relaxed);
@@ -226,8 +221,7 @@ impl<C: Clock> Kernel<C> {
             // Stamped before the next ticket is served, as the guard does.
             let (acquired, released) =
                 if self.tracing { lock.stamp_release(self.now) } else { (Time::ZERO, Time::ZERO) };
-            lock.owner.store(0, Ordering::Relaxed);
-            lock.serving.fetch_add(1, Ordering::Release);
+            lock.serve_next();
             self.global_unlock(id, g, acquired, released);
             return;
         } else if lock.owner.load(Ordering::Relaxed) != word {

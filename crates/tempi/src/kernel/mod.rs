@@ -274,14 +274,14 @@ pub(crate) struct Kernel<C: Clock> {
     /// Real time: the request queues of every CPU of the run (see `xcpu.rs`).
     crossing: Option<std::sync::Arc<Crossing>>,
     /// Real time: this CPU's doorbell, rung when another CPU posted to it.
-    bell: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    bell: Option<std::sync::Arc<crate::os::loom_shim::AtomicBool>>,
     /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
     remote_joins: Vec<(ThreadId, ThreadId)>,
     /// Real time: proxies of threads of other CPUs queued in this kernel's condition variables
     /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu_sync.rs`).
     proxies: usize,
     /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
-    outbox: std::collections::VecDeque<(usize, xcpu::Post)>,
+    outbox: xcpu::Outbox,
     /// Real time, per CPU of the run: the `queue-full` record that counts the refusals of the
     /// posts to that CPU's full queue since the last post that fitted, while they are all the
     /// same request about the same thread (see `xcpu.rs`).
@@ -334,7 +334,7 @@ pub(crate) struct CheckpointWatch {
     /// In ns; atomic because an OS-backed thread may still be reading it on its own OS thread
     /// for a moment after its dispatcher stopped it (see `os_backed.rs`).
     pub(crate) due: std::sync::atomic::AtomicU64,
-    pub(crate) bell: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) bell: std::sync::Arc<crate::os::loom_shim::AtomicBool>,
 }
 
 impl<C: Clock> Kernel<C> {

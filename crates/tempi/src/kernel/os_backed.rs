@@ -170,10 +170,9 @@ impl<C: Clock> Kernel<C> {
                 return step;
             }
             let now = clock.read();
-            let rung = |b: Option<&std::sync::atomic::AtomicBool>| {
-                b.is_some_and(|b| b.load(std::sync::atomic::Ordering::Acquire))
-            };
-            if now >= due || rung(bell) || rung(halt) {
+            let acquire = std::sync::atomic::Ordering::Acquire;
+            let rung = bell.is_some_and(|b| b.load(acquire)) || halt.is_some_and(|h| h.load(acquire));
+            if now >= due || rung {
                 match w.channel.stop(handle) {
                     Stopped::InPlace => {
                         w.in_place = true;

@@ -312,7 +312,7 @@ impl<C: Clock> Kernel<C> {
             bell: None,
             remote_joins: Vec::new(),
             proxies: 0,
-            outbox: std::collections::VecDeque::new(),
+            outbox: super::xcpu::Outbox::with_capacity(0),
             full_runs: Vec::new(),
             full_repeat: false,
             xcpu: crate::stats::CrossCpuStats::default(),

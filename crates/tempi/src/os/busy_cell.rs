@@ -16,10 +16,12 @@
 //! cell exist at once, keep the flag set once a guard is gone (also when its user panics), or
 //! let an executor other than the owner enter.
 
-use std::cell::UnsafeCell;
 use std::num::NonZeroU64;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+// Loom's under `--cfg loom`, for the model below.
+use super::loom_shim::{AtomicBool, AtomicU64, UnsafeCell};
 
 /// The identity of one serial executor: one kernel of one runtime (one per real-time CPU, one
 /// for all the CPUs of a simulated runtime). Unique in the process and never reused: the
@@ -35,7 +37,7 @@ impl Executor {
     /// `k` is `first.nth(k)`.
     pub(crate) fn reserve(kernels: usize) -> Executor {
         // Handed out in sequence from 1: 64 bits do not wrap in a process's life.
-        static NEXT: AtomicU64 = AtomicU64::new(1);
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let first = NEXT.fetch_add(kernels as u64, Ordering::Relaxed);
         Executor(NonZeroU64::new(first).expect("executor identities start at 1"))
     }
@@ -145,14 +147,14 @@ impl<T: ?Sized> Deref for BusyGuard<'_, T> {
     fn deref(&self) -> &T {
         // SAFETY: this guard is the only one of its cell (see `try_enter`), so nothing else
         // reaches the value while it lives.
-        unsafe { &*self.cell.value.get() }
+        self.cell.value.with(|value| unsafe { &*value })
     }
 }
 
 impl<T: ?Sized> DerefMut for BusyGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`; `&mut self` makes this reference the guard's only one.
-        unsafe { &mut *self.cell.value.get() }
+        self.cell.value.with_mut(|value| unsafe { &mut *value })
     }
 }
 
@@ -216,5 +218,76 @@ mod tests {
         assert!(cell.bind(b));
         assert_eq!(*entered(cell.try_enter(b)), 7);
         assert!(matches!(cell.try_enter(a), Entry::NotOwner));
+    }
+}
+
+/// The loom model of the busy cell and its binding (docs/ARCHITECTURE.md, "The loom
+/// models"): one executor's code on two OS threads whose pieces are ordered by a hand-off (as
+/// a dispatcher and its OS-backed worker are, by the worker's channel), another executor
+/// trying meanwhile, and the cell passing to it once the first is freed.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::{BusyCell, Entry, Executor};
+    use crate::os::loom_shim::{self, thread, AtomicBool};
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    /// The owner's two pieces enter one after the other and see each other's writes; the
+    /// other executor is turned away (never let in, never told "busy") until the owner is
+    /// freed, then binds, enters and sees every write of the first: loom checks each access
+    /// to the value against the others.
+    #[test]
+    fn loom_busy_cell_one_owner_at_a_time_and_its_writes_pass_on() {
+        loom_shim::check(3, || {
+            let first = Executor::reserve(2);
+            let (a, b) = (first, first.nth(1));
+            let cell = Arc::new(BusyCell::new(0u32));
+            let handed = Arc::new(AtomicBool::new(false));
+            assert!(cell.bind(a));
+            let (c, h) = (cell.clone(), handed.clone());
+            // The owner's first piece (its dispatcher), then its hand-off to the second.
+            let piece1 = thread::spawn(move || {
+                match c.try_enter(a) {
+                    Entry::Entered(mut g) => *g += 1,
+                    _ => panic!("the owner's first entry finds the cell free"),
+                }
+                h.store(true, Ordering::Release);
+            });
+            let (c, h) = (cell.clone(), handed.clone());
+            let piece2 = thread::spawn(move || {
+                while !h.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+                match c.try_enter(a) {
+                    Entry::Entered(mut g) => {
+                        assert_eq!(*g, 1, "the first piece's write is seen");
+                        *g += 1;
+                    }
+                    _ => panic!("the owner's second piece finds the cell free"),
+                }
+            });
+            let c = cell.clone();
+            let other = thread::spawn(move || {
+                // Turned away while `a` owns the cell; binds once it is freed.
+                while !c.bind(b) {
+                    assert!(matches!(c.try_enter(b), Entry::NotOwner), "another executor never enters");
+                    thread::yield_now();
+                }
+                match c.try_enter(b) {
+                    Entry::Entered(mut g) => {
+                        assert_eq!(*g, 2, "every write of the last owner is seen");
+                        *g += 1;
+                    }
+                    _ => panic!("the new owner finds the cell free"),
+                }
+            });
+            piece1.join().expect("piece 1");
+            piece2.join().expect("piece 2");
+            // The run of `a` is over and joined: the cell is free for another executor.
+            cell.free(a);
+            other.join().expect("the other executor");
+            assert_eq!(cell.owner(), Some(b));
+            assert!(!cell.is_busy());
+        });
     }
 }

@@ -3,7 +3,8 @@
 //! (`overflow.rs`); huge-page advice for large arenas allocated up front (`huge_pages.rs`).
 //!
 //! The context switch between a thread's stack and the dispatcher's (`context.rs`). A value
-//! behind a busy flag, entered without waiting (`busy_cell.rs`: a handler's function).
+//! behind a busy flag, entered without waiting (`busy_cell.rs`: a handler's function). The
+//! primitives of the cross-CPU protocols, standard or loom's (`loom_shim.rs`).
 //!
 //! One of the few places `unsafe` is allowed (with `sync`'s data cell). Every call reports a
 //! refusal as a readable warning instead of failing the run: a machine without the privilege still runs, less predictably, and says so.
@@ -11,6 +12,7 @@
 pub(crate) mod busy_cell;
 pub(crate) mod context;
 pub(crate) mod huge_pages;
+pub(crate) mod loom_shim;
 pub(crate) mod overflow;
 pub(crate) mod worker;
 

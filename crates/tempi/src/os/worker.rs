@@ -18,7 +18,10 @@
 //! signal to a worker that is not running its step.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
+
+// Its futex is loom's model of one under `--cfg loom`.
+use super::loom_shim::Futex;
 use std::sync::{Arc, Once};
 use std::thread::{JoinHandle, Thread};
 
@@ -50,7 +53,7 @@ pub(crate) enum Stopped {
 
 /// One dispatcher's link to one worker OS thread.
 pub(crate) struct Channel<In, Out> {
-    state: AtomicU32,
+    state: Futex,
     input: UnsafeCell<Option<In>>,
     output: UnsafeCell<Option<Out>>,
     /// Unparked when an output is posted.
@@ -82,7 +85,7 @@ thread_local! {
     /// The state word of the worker running on this OS thread, for the stop handler. A const
     /// initializer without a destructor: reading it is a plain thread-local load, safe in a
     /// signal handler.
-    static STOP_WORD: Cell<*const AtomicU32> = const { Cell::new(std::ptr::null()) };
+    static STOP_WORD: Cell<*const Futex> = const { Cell::new(std::ptr::null()) };
 }
 
 static INSTALL: Once = Once::new();
@@ -98,28 +101,6 @@ pub fn stop_signal() -> i32 {
     libc::SIGRTMIN() + 2
 }
 
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: FUTEX_WAIT reads the aligned 32-bit word `word` points to, which outlives the
-    // call; a null timeout waits without a bound. Only the return value is used (none here: a
-    // wake-up, a signal or a changed value all lead the caller to look at the word again).
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
-}
-
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE only uses the address as a key; `word` is valid.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, i32::MAX);
-    }
-}
-
 /// The stop handler: acknowledge, then wait until let go. Async-signal-safe: one atomic
 /// read-modify-write, futex calls, and `errno` kept as it was.
 extern "C" fn on_stop(_sig: libc::c_int) {
@@ -132,14 +113,20 @@ extern "C" fn on_stop(_sig: libc::c_int) {
     // SAFETY: a worker sets `STOP_WORD` to its channel's state word, which its own `Arc`
     // keeps alive for as long as the worker runs, and clears it before returning.
     let state = unsafe { &*word };
-    if state.compare_exchange(STOPPING, STOPPED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-        futex_wake(state);
-        while state.load(Ordering::Acquire) == STOPPED {
-            futex_wait(state, STOPPED);
-        }
-    }
+    acknowledge_stop(state);
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
+}
+
+/// The stop handler's work on the worker's state word: if a stop stands, take it and wait
+/// until let go.
+fn acknowledge_stop(state: &Futex) {
+    if state.compare_exchange(STOPPING, STOPPED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        state.wake();
+        while state.load(Ordering::Acquire) == STOPPED {
+            state.wait(STOPPED);
+        }
+    }
 }
 
 fn install_handler() -> std::io::Result<()> {
@@ -170,7 +157,7 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
     {
         install_handler()?;
         let channel = Arc::new(Channel {
-            state: AtomicU32::new(IDLE),
+            state: Futex::new(IDLE),
             input: UnsafeCell::new(None),
             output: UnsafeCell::new(None),
             dispatcher: std::thread::current(),
@@ -195,7 +182,7 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
             loop {
                 match self.state.compare_exchange(INPUT, RUNNING, Ordering::AcqRel, Ordering::Acquire) {
                     Ok(_) => break,
-                    Err(seen) => futex_wait(&self.state, seen),
+                    Err(seen) => self.state.wait(seen),
                 }
             }
             // SAFETY: won INPUT -> RUNNING: the input slot is this side's (see `Sync`).
@@ -209,7 +196,7 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
                     Ok(_) => break,
                     // The stop signal is on its way: its handler runs at the latest when this
                     // wait enters the kernel, and returns once the worker is let go.
-                    Err(seen) => futex_wait(&self.state, seen),
+                    Err(seen) => self.state.wait(seen),
                 }
             }
             self.dispatcher.unpark();
@@ -228,7 +215,7 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
         // side's until the release store below.
         unsafe { *self.input.get() = Some(input) };
         self.state.store(INPUT, Ordering::Release);
-        futex_wake(&self.state);
+        self.state.wake();
     }
 
     /// Dispatcher: the worker's output, if it has posted one not taken yet.
@@ -278,7 +265,7 @@ impl<In: 'static, Out: 'static> Channel<In, Out> {
         let to =
             |from: u32, to: u32| self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok();
         let _ = to(STOPPED, RUNNING) || to(STOPPING, RUNNING) || to(HELD_INPUT, INPUT);
-        futex_wake(&self.state);
+        self.state.wake();
     }
 }
 
