@@ -230,9 +230,20 @@ impl<C: Clock> Kernel<C> {
         // was due earlier. The events due meanwhile are then handled in their time order.
         let credited_until = self.now.min(target);
         for c in 0..self.cpus.len() {
-            let Some(id) = self.cpus[c].current else { continue };
+            let Some(id) = self.cpus[c].current else {
+                // Real time: what the dispatcher does after an idle wait is the kernel's.
+                if C::MODE == ClockMode::Real {
+                    self.cpus[c].enter_kernel(self.now);
+                }
+                continue;
+            };
             let done = credited_until - self.cpus[c].work_mark;
             self.cpus[c].work_mark = self.now;
+            if C::MODE == ClockMode::Real {
+                // The thread is charged as its work is credited: the excess is the kernel's.
+                let at = credited_until.max(self.cpus[c].charged_at);
+                self.cpus[c].enter_kernel(at);
+            }
             let t = self.tcb(id);
             t.work_left = t.work_left.saturating_sub(crate::time::nanos(done));
         }
@@ -420,6 +431,7 @@ impl<C: Clock> Kernel<C> {
 
     pub(super) fn run_loop(&mut self, until: Time) {
         self.now = self.clock.now();
+        self.enter_kernel(self.now);
         self.horizon = until;
         let mut turns: u32 = 0;
         loop {
@@ -450,6 +462,8 @@ impl<C: Clock> Kernel<C> {
             if self.end_or_halt_due() {
                 break;
             }
+            // The CPU goes to the current thread's `work`, or to an idle wait.
+            self.leave_kernel();
             match self.next_instant() {
                 // Real time: another CPU may still post here, unless every CPU is as quiet.
                 None if C::MODE == ClockMode::Real => {
@@ -518,6 +532,14 @@ impl<C: Clock> Kernel<C> {
         for c in 0..self.cpus.len() {
             self.charge(c);
         }
+        // The kernel's time up to the end (real time; the clock is not read again: the end
+        // stays the instant the run stopped).
+        if C::MODE == ClockMode::Real {
+            let end = self.now;
+            for cpu in &mut self.cpus {
+                cpu.leave_kernel(end);
+            }
+        }
         for t in self.slots.iter().flatten() {
             self.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
         }
@@ -540,6 +562,7 @@ impl<C: Clock> Kernel<C> {
             event_releases_refused: self.event_releases_refused,
             messages: self.msg_stats,
             direct_switches: self.direct_switches,
+            kernel_time: self.cpus.iter().map(|cpu| (cpu.index, Duration::from_nanos(cpu.kernel_ns))).collect(),
             os_backed_left_stopped: std::mem::take(&mut self.left_stopped),
             end: self.now,
             error: self.failed.take(),
