@@ -778,5 +778,6 @@ fn dispatch(
     kernel.join_crossing(crossing);
     kernel.set_clock(RealClock::with_epoch(epoch));
     kernel.halt_with(halt.clone());
+    kernel.prepare_threads();
     kernel.run(until)
 }

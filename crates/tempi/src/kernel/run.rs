@@ -571,6 +571,23 @@ impl<C: Clock> Kernel<C> {
 }
 
 impl Kernel<RealClock> {
+    /// Before the run, once the run's clock is set: give every thread registered so far its
+    /// coroutine (a stack from the pool, its first frame), which a thread otherwise gets at
+    /// its first dispatch: tens of microseconds of the first job's time on its CPU, taken
+    /// from its deadline. OS-backed threads start their workers at their first dispatch, as
+    /// ever.
+    pub(crate) fn prepare_threads(&mut self) {
+        for i in 0..self.slots.len() {
+            let Some(t) = self.slots[i].as_ref() else { continue };
+            if t.coroutine.is_some() || t.body.is_none() || t.os_backed {
+                continue;
+            }
+            let Some(c) = self.cpu_local(t.cpu) else { continue };
+            // A thread whose stack cannot be had ends now, as at its first dispatch.
+            self.create_coroutine(c, i);
+        }
+    }
+
     /// Give the kernel the run's clock, whose zero every CPU shares; before the run starts.
     pub(crate) fn set_clock(&mut self, clock: RealClock) {
         self.real_clock = Some(clock.clone());
