@@ -448,8 +448,8 @@ impl Config {
     /// the OS takes from the dispatcher while the thread's code runs (an interrupt, a page
     /// fault). The runtime's own time is not among it: it is charged to the CPU's kernel
     /// ([`crate::RunOutcome::kernel_time`]). Admission ([`crate::admission::Admission`])
-    /// reserves and budgets WCET + overhead per job, the Spring planner reserves it per task,
-    /// and the collator built by name reserves it per guaranteed job (see
+    /// reserves and budgets WCET + overhead per job, and the collator built by name reserves
+    /// it per guaranteed job (see
     /// [`crate::policy::sched::SchedParams::job_overhead`]). In virtual time the schedule
     /// shifts by exactly the overhead, since a job still takes only its `work`.
     /// [`Config::MEASURED_JOB_OVERHEAD`] is the figure measured here.

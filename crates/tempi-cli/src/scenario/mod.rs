@@ -333,8 +333,8 @@ pub struct Scenario {
     /// so a change made here afterwards reaches the kernel but not a policy such as the
     /// collator, until the policy is set again.
     pub costs: Costs,
-    /// `[runtime] job_overhead`: reserved per job on top of its WCET by admission, the
-    /// collator and the Spring planner ([`tempi::Config::job_overhead`]); zero unless given.
+    /// `[runtime] job_overhead`: reserved per job on top of its WCET by admission and the
+    /// collator ([`tempi::Config::job_overhead`]); zero unless given.
     /// Like `costs`, the policy is built with it when the file is parsed.
     pub job_overhead: Duration,
     /// `[admission]` with its `[[request]]` tables, if the file has them.
