@@ -86,6 +86,7 @@ pub struct Config {
     pub(crate) cross_cpu_queue: usize,
     pub(crate) message_pool: usize,
     pub(crate) os_backed_grace: Duration,
+    pub(crate) job_overhead: Duration,
 }
 
 /// Called now and then during a run with the runtime's current time (see [`Config::progress`]).
@@ -197,6 +198,7 @@ impl Config {
             cross_cpu_queue: 1024,
             message_pool: 1024,
             os_backed_grace: Duration::from_secs(1),
+            job_overhead: Duration::ZERO,
         }
     }
     /// Number of CPUs.
@@ -426,6 +428,49 @@ impl Config {
     pub fn os_backed_grace(mut self, grace: Duration) -> Config {
         self.os_backed_grace = grace;
         self
+    }
+
+    /// The per-job overhead of a real-time run measured on the reference machine (a 2-core
+    /// AMD EPYC VM, dispatchers under `SCHED_FIFO`): the worst release-to-completion excess
+    /// of a job whose body is `work(wcet)` over its WCET that `tempi bench --only job`
+    /// found, rounded up (see docs/PERFORMANCE.md). A starting point for
+    /// [`Config::job_overhead`] on a similar machine; measure your own.
+    ///
+    /// ```
+    /// let cfg = tempi::Config::new(1).job_overhead(tempi::Config::MEASURED_JOB_OVERHEAD);
+    /// assert_eq!(cfg.job_overhead_reserved(), std::time::Duration::from_micros(50));
+    /// ```
+    pub const MEASURED_JOB_OVERHEAD: Duration = Duration::from_micros(50);
+
+    /// Time reserved per job on top of its WCET for what a user-level runtime cannot keep off
+    /// a thread's clock (zero by default): the thread's own code around its body on the
+    /// runtime's side (the calls that start and end an admitted job), and in real time what
+    /// the OS takes from the dispatcher while the thread's code runs (an interrupt, a page
+    /// fault). The runtime's own time is not among it: it is charged to the CPU's kernel
+    /// ([`crate::RunOutcome::kernel_time`]). Admission ([`crate::admission::Admission`])
+    /// reserves and budgets WCET + overhead per job, and the collator built by name reserves
+    /// it per guaranteed job (see
+    /// [`crate::policy::sched::SchedParams::job_overhead`]). In virtual time the schedule
+    /// shifts by exactly the overhead, since a job still takes only its `work`.
+    /// [`Config::MEASURED_JOB_OVERHEAD`] is the figure measured here.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let cfg = tempi::Config::new(1).job_overhead(Duration::from_micros(20));
+    /// assert_eq!(cfg.job_overhead_reserved(), Duration::from_micros(20));
+    /// ```
+    pub fn job_overhead(mut self, overhead: Duration) -> Config {
+        self.job_overhead = overhead;
+        self
+    }
+
+    /// The per-job overhead reserved ([`Config::job_overhead`]).
+    ///
+    /// ```
+    /// assert!(tempi::Config::new(1).job_overhead_reserved().is_zero());
+    /// ```
+    pub fn job_overhead_reserved(&self) -> Duration {
+        self.job_overhead
     }
 
     pub(crate) fn check(&self) -> Result<(), Error> {

@@ -625,6 +625,11 @@ impl<C: Clock> Runtime<C> {
                 if let Some(e) = failure {
                     return Err(e);
                 }
+                if config.fifo_priority.is_none() {
+                    // Once per run: without it, the OS shares the dispatchers' CPUs with other
+                    // work while a thread's clock runs, and charges none of it elsewhere.
+                    warnings.push(NO_FIFO_WARNING.to_string());
+                }
                 leftovers = crossing.take_leftovers();
                 parts
             }
@@ -638,6 +643,7 @@ impl<C: Clock> Runtime<C> {
         let mut event_releases_refused = 0;
         let mut messages = crate::stats::MessageStats::default();
         let mut direct_switches = 0;
+        let mut kernel_time = vec![Duration::ZERO; config.cpus];
         let mut os_backed_left_stopped = Vec::new();
         if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
             return Err(e);
@@ -651,6 +657,11 @@ impl<C: Clock> Runtime<C> {
             event_releases_refused += p.event_releases_refused;
             messages.add(p.messages);
             direct_switches += p.direct_switches;
+            for (cpu, spent) in p.kernel_time {
+                if let Some(k) = kernel_time.get_mut(cpu) {
+                    *k += spent;
+                }
+            }
             os_backed_left_stopped.extend(p.os_backed_left_stopped);
             end = end.max(p.end);
         }
@@ -680,10 +691,17 @@ impl<C: Clock> Runtime<C> {
             event_releases_refused,
             messages,
             direct_switches,
+            kernel_time,
             os_backed_left_stopped,
         })
     }
 }
+
+/// The warning of a real-time run whose dispatchers were not asked to run under `SCHED_FIFO`
+/// ([`crate::Config::fifo_priority`]), given once per run.
+pub(crate) const NO_FIFO_WARNING: &str = "no SCHED_FIFO priority asked for (fifo_priority): the dispatchers run under \
+     the OS's time-sharing policy, so a thread's cpu_time and budget include any time the OS gave to other work \
+     while the thread ran";
 
 /// Where the real-time dispatchers of a run meet before time zero: each builds its kernel
 /// (threads, stacks, pools), then waits for the others; the last to arrive takes the epoch,
@@ -764,5 +782,6 @@ fn dispatch(
     kernel.join_crossing(crossing);
     kernel.set_clock(RealClock::with_epoch(epoch));
     kernel.halt_with(halt.clone());
+    kernel.prepare_threads();
     kernel.run(until)
 }

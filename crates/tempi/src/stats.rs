@@ -165,6 +165,18 @@ pub struct RunOutcome {
     /// kernel when nothing else is due ([`crate::Config::direct_switch`]). Diagnostic only:
     /// the schedule is the same either way.
     pub direct_switches: u64,
+    /// Per CPU, by index: the time its dispatcher spent in the runtime's own code (dispatch,
+    /// accounting, timers, requests), which is charged to no thread: a thread's
+    /// [`ThreadStats::cpu_time`], its set's group clock and budget count its own code and
+    /// its `work` only (see docs/ARCHITECTURE.md, "Where time is charged"). Real time only:
+    /// zero in virtual time, where the kernel takes no time (simulated costs,
+    /// [`crate::config::Costs`], are charged to the threads as `work`).
+    ///
+    /// ```
+    /// let out = tempi::Runtime::simulated(2).run().unwrap();
+    /// assert_eq!(out.kernel_time, vec![std::time::Duration::ZERO; 2]);
+    /// ```
+    pub kernel_time: Vec<Duration>,
     /// Real time: the OS-backed threads ([`crate::ThreadSpec::os_backed`]) that the end of
     /// the run left stopped, in id order: still in their own code, without runtime calls,
     /// when [`crate::Config::os_backed_grace`] had passed (or still catching the runtime's

@@ -75,6 +75,7 @@
 
 mod admit;
 mod budget;
+mod job;
 mod latency;
 mod lock;
 mod mem;
@@ -359,6 +360,7 @@ pub const GROUPS: &[&str] = &[
     "admit",
     "xcpu",
     "msg",
+    "job",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -407,6 +409,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("msg") {
         msg::msg_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("job") {
+        job::job_metrics(sz.reps, if quick { 50 } else { 1000 }, &mut metrics)?;
     }
     Ok(metrics)
 }

@@ -333,6 +333,10 @@ pub struct Scenario {
     /// so a change made here afterwards reaches the kernel but not a policy such as the
     /// collator, until the policy is set again.
     pub costs: Costs,
+    /// `[runtime] job_overhead`: reserved per job on top of its WCET by admission and the
+    /// collator ([`tempi::Config::job_overhead`]); zero unless given.
+    /// Like `costs`, the policy is built with it when the file is parsed.
+    pub job_overhead: Duration,
     /// `[admission]` with its `[[request]]` tables, if the file has them.
     pub admission: Option<AdmissionDef>,
     /// How thread groups are planned (`[planner]`), defaults unless given.

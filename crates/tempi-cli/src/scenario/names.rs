@@ -21,11 +21,17 @@ pub(super) const DEFAULT_POLICY: &str = "fp";
 /// The locking protocol of a `[[resource]]` that names none.
 pub(super) const DEFAULT_LOCK_PROTOCOL: &str = "bpi";
 
-/// The scheduler factory for policy `name`, told the run's time slice and context-switch
-/// cost (the collator keeps slack back for the switches it adds); `None` for an unknown
-/// name, or for a policy that needs a time slice when `quantum` is `None`.
-pub(super) fn scheduler(name: &str, quantum: Option<Duration>, switch_cost: Duration) -> Option<SchedulerFactory> {
-    by_name(name, SchedParams::from(quantum).switch_cost(switch_cost))
+/// The scheduler factory for policy `name`, told the run's time slice, context-switch cost
+/// and per-job overhead (the collator keeps slack back for the switches it adds, and
+/// reserves the overhead per guaranteed job); `None` for an unknown name, or for a policy
+/// that needs a time slice when `quantum` is `None`.
+pub(super) fn scheduler(
+    name: &str,
+    quantum: Option<Duration>,
+    switch_cost: Duration,
+    job_overhead: Duration,
+) -> Option<SchedulerFactory> {
+    by_name(name, SchedParams::from(quantum).switch_cost(switch_cost).job_overhead(job_overhead))
 }
 
 /// Why a global policy (one ready set for every CPU, virtual time only) cannot run a

@@ -50,6 +50,7 @@ pub(super) struct RawRuntime {
     pub(super) seed: Option<i64>,
     pub(super) accounting: Option<Spanned<String>>,
     pub(super) costs: Option<RawCosts>,
+    pub(super) job_overhead: Option<Spanned<Value>>,
 }
 
 /// `[runtime.costs]`: simulated overheads of the runtime's own operations.

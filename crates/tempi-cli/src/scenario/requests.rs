@@ -335,7 +335,9 @@ impl Scenario {
                     let j = cx.job().number as usize;
                     let Some(r) = mine.get(j) else { return };
                     beginning[j].store(true, Ordering::Relaxed);
-                    let deadline = cx.now() + r.deadline;
+                    // Counted from the request's declared time, not from when it was served
+                    // (in real time the submitter may be served late).
+                    let deadline = Time::ZERO + r.time + r.deadline;
                     let request = |wcet: Duration, work: Duration| {
                         JobRequest::new(r.name.as_str(), wcet, deadline, move |cx| cx.work(work))
                     };

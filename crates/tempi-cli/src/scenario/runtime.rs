@@ -75,6 +75,7 @@ impl Scenario {
             .max_sets(self.sets.len().max(64) + self.admission_sets() + self.group_sets())
             .accounting(self.accounting)
             .costs(self.costs)
+            .job_overhead(self.job_overhead)
     }
 
     /// The timing events the busiest CPU needs: its `[[timer]]`s and one per `[[request]]`

@@ -149,7 +149,8 @@ impl Scenario {
                 }
             }
         };
-        let scheduler = names::scheduler(&policy, quantum, costs.context_switch).ok_or_else(|| {
+        let job_overhead = src.opt_duration(what, "job_overhead", &rt.job_overhead)?.unwrap_or_default();
+        let scheduler = names::scheduler(&policy, quantum, costs.context_switch, job_overhead).ok_or_else(|| {
             let at = rt.policy.as_ref().map_or(0, |p| p.span().start);
             src.err(
                 at,
@@ -266,6 +267,7 @@ impl Scenario {
             resources,
             accounting,
             costs,
+            job_overhead,
             admission,
             planner,
             groups,
@@ -287,9 +289,10 @@ impl Scenario {
         if !names::known_policy(name) {
             return Err(err(names::unknown_policy(name)));
         }
-        let scheduler = names::scheduler(name, self.quantum, self.costs.context_switch).ok_or_else(|| {
-            err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
-        })?;
+        let scheduler =
+            names::scheduler(name, self.quantum, self.costs.context_switch, self.job_overhead).ok_or_else(|| {
+                err(format!("policy \"{name}\" needs a time slice: set `quantum` in [runtime] or pass --quantum"))
+            })?;
         let first_resource = self.resources.first().map(|r| (r.name.as_str(), r.line));
         if let Some(why) =
             names::global_refusal(name, &scheduler, first_resource, self.admission.is_some(), !self.groups.is_empty())

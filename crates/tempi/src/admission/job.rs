@@ -53,15 +53,16 @@ pub(super) fn wrap(
     let mut pending = Some((body, EndOfJob { state: state.clone(), slot, id, began: false }));
     move |cx: &Ctx<'_>| {
         let Some((body, mut end)) = pending.take() else { return };
-        let wcet = {
+        let (wcet, budget) = {
             let mut st = lock(&state);
             let Some(job) = st.slots[slot].job.as_mut().filter(|j| j.id == id) else { return };
             job.thread = Some(cx.id());
-            job.wcet
+            (job.wcet, job.budget)
         };
         // The budget is refilled before the thread joins, so an exhausted budget left by the
-        // previous holder cannot strike it, and only this job's time counts against its WCET.
-        let enforced = cx.replenish_budget(set, wcet).and_then(|()| cx.add_to_set(set, cx.id()));
+        // previous holder cannot strike it, and only this job's time counts against its WCET
+        // (and the per-job overhead).
+        let enforced = cx.replenish_budget(set, budget).and_then(|()| cx.add_to_set(set, cx.id()));
         if let Err(e) = enforced {
             let mut st = lock(&state);
             let request = st.slots[slot].job.as_ref().map(|j| j.request.clone()).unwrap_or_else(|| "".into());

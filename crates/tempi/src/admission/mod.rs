@@ -23,7 +23,12 @@
 //! - **WCET enforcement.** Each admission owns a pool of thread sets (one per job that may be
 //!   alive at once, [`AdmissionSpec::max_live`]), each with a `Manual` budget whose action is
 //!   `Kill`. A job, as it starts, sets its set's budget to its WCET and joins it, so the
-//!   execution-time clock of the set stops it when it has consumed its WCET. **Overrun
+//!   execution-time clock of the set stops it when it has consumed its WCET. With a per-job
+//!   overhead ([`crate::Config::job_overhead`]) a job is reserved, and budgeted, its WCET
+//!   plus that overhead: what a user-level runtime cannot keep off its clock (in real time,
+//!   its own calls around the body, and what the OS takes while its code runs; the
+//!   runtime's own time is charged to no thread, [`crate::RunOutcome::kernel_time`]), so a
+//!   job that uses exactly its WCET completes. **Overrun
 //!   action:** the job's thread is killed at that instant (at its next runtime call in real
 //!   time), before anything else runs then — a request of that instant finds it ended, and a
 //!   job killed at its deadline has not missed it —, a [`JobEventKind::Overrun`] is logged,
@@ -139,6 +144,9 @@ struct Live {
     id: AdmitId,
     request: Arc<str>,
     wcet: Duration,
+    /// What it is reserved and held to: its WCET and the runtime's per-job overhead
+    /// ([`crate::Config::job_overhead`]).
+    budget: Duration,
     /// Set by the job when it starts.
     thread: Option<ThreadId>,
     /// CPU time already charged to the engine.
@@ -159,6 +167,8 @@ struct State {
     expired: u64,
     /// The instant of the last charge of the started jobs.
     charged_at: Option<Time>,
+    /// Reserved and budgeted per job on top of its WCET ([`crate::Config::job_overhead`]).
+    job_overhead: Duration,
 }
 
 /// One CPU's admission test over the jobs it admitted. Cloning gives another handle on the
@@ -244,6 +254,7 @@ impl Admission {
             events: Bounded::with_capacity(spec.log_capacity).map_err(AdmissionError::Runtime)?,
             expired: 0,
             charged_at: None,
+            job_overhead: rt.config().job_overhead_reserved(),
         }));
         for i in 0..spec.max_live {
             let set = lock(&state).slots[i].set;
@@ -358,11 +369,13 @@ impl Admission {
         }
         let mut st = self.charge_running(cx, now)?;
         let JobRequest { name, wcet, deadline, body, .. } = request;
+        // The job is reserved, and held to, its WCET and the per-job overhead.
+        let budget = wcet.saturating_add(st.job_overhead);
         let (id, slot, set, idle, decision) = {
             st.expire(now);
             let idle = st.engine.idle_before(deadline, now);
             let free = st.slots.iter().position(|s| s.job.is_none());
-            if free.is_none() && wcet <= idle {
+            if free.is_none() && budget <= idle {
                 // It would fit, but nothing could enforce its WCET: the engine is not touched.
                 return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
             }
@@ -377,7 +390,7 @@ impl Admission {
                 idle,
                 order: DECISION_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             };
-            let id = match st.engine.admit(wcet, deadline, now) {
+            let id = match st.engine.admit(budget, deadline, now) {
                 Err(AdmitError::Full { capacity }) => return Err(AdmissionError::Full { capacity }.into()),
                 Err(AdmitError::UnknownJob(_)) => unreachable!("admitting names no job"),
                 Err(AdmitError::DeadlineTooLate { deadline }) => {
@@ -395,7 +408,8 @@ impl Admission {
                 let _ = st.engine.withdraw(id);
                 return Err(AdmissionError::TooManyLive { max: st.slots.len() }.into());
             };
-            st.slots[slot].job = Some(Live { id, request: name.clone(), wcet, thread: None, charged: Duration::ZERO });
+            let live = Live { id, request: name.clone(), wcet, budget, thread: None, charged: Duration::ZERO };
+            st.slots[slot].job = Some(live);
             (id, slot, st.slots[slot].set, idle, decision(true))
         };
         drop(st);

@@ -112,6 +112,8 @@ pub(crate) struct KernelPart {
     pub(crate) event_releases_refused: u64,
     pub(crate) messages: crate::stats::MessageStats,
     pub(crate) direct_switches: u64,
+    /// Per CPU of the kernel (its index): the time its dispatcher spent in the kernel.
+    pub(crate) kernel_time: Vec<(usize, std::time::Duration)>,
     pub(crate) os_backed_left_stopped: Vec<ThreadId>,
     pub(crate) end: Time,
     /// Why the run stopped early, if it did (a policy's wrong pick).
@@ -131,6 +133,13 @@ struct Cpu {
     charged_at: Time,
     /// Up to when `current`'s `work` has been charged.
     work_mark: Time,
+    /// Real time: when the dispatcher entered the kernel (a thread came back to it, or its
+    /// wait ended) and has not yet handed the CPU back (to a thread, or to a wait);
+    /// [`Time::MAX`] outside the kernel, and always in virtual time. `current` is charged
+    /// up to here at most: the time after is the kernel's ([`Cpu::leave_kernel`]).
+    kernel_since: Time,
+    /// Real time: the CPU time the dispatcher spent in the kernel, charged to no thread.
+    kernel_ns: u64,
     /// Bumped at every dispatch and stop; a slice timer is valid only for its own dispatch.
     slice_token: u64,
     trace: TraceBuffer,
@@ -151,9 +160,38 @@ impl Cpu {
     /// CPU time `current` ran since it was last charged; it is charged up to `now`.
     #[inline]
     fn ran_until(&mut self, now: Time) -> u64 {
-        let ran = now.as_nanos().saturating_sub(self.charged_at.as_nanos());
-        self.charged_at = now;
+        // Inside the kernel the thread is charged up to the kernel's entry, no further.
+        let upto = now.min(self.kernel_since);
+        let ran = upto.as_nanos().saturating_sub(self.charged_at.as_nanos());
+        self.charged_at = self.charged_at.max(upto);
         ran
+    }
+
+    /// Real time: the dispatcher enters the kernel at `at` (it stays entered since the first
+    /// entry until it leaves).
+    #[inline(always)]
+    fn enter_kernel(&mut self, at: Time) {
+        if self.kernel_since == Time::MAX {
+            self.kernel_since = at;
+        }
+    }
+
+    /// Real time: the dispatcher hands the CPU back at `at` (to `current`, or to a wait). The
+    /// time since it entered the kernel is the kernel's: what `current` ran before the entry
+    /// and was not charged yet stays owed to it, and its clock, like its `work`, goes on from
+    /// `at`.
+    #[inline(always)]
+    fn leave_kernel(&mut self, at: Time) {
+        let since = std::mem::replace(&mut self.kernel_since, Time::MAX);
+        if since == Time::MAX {
+            return;
+        }
+        let (since, at_ns) = (since.as_nanos(), at.as_nanos());
+        self.kernel_ns = self.kernel_ns.saturating_add(at_ns.saturating_sub(since));
+        let owed = since.saturating_sub(self.charged_at.as_nanos());
+        self.charged_at = Time::from_nanos(at_ns.saturating_sub(owed).max(self.charged_at.as_nanos()));
+        let owed_work = since.saturating_sub(self.work_mark.as_nanos());
+        self.work_mark = Time::from_nanos(at_ns.saturating_sub(owed_work).max(self.work_mark.as_nanos()));
     }
 
     /// `current` leaves the CPU.
@@ -169,8 +207,10 @@ impl Cpu {
     #[inline]
     fn start(&mut self, id: ThreadId, now: Time) -> bool {
         self.current = Some(id);
-        self.charged_at = now;
-        self.work_mark = now;
+        // Dispatched inside the kernel: its clock starts when the kernel is left.
+        let from = now.min(self.kernel_since);
+        self.charged_at = from;
+        self.work_mark = from;
         self.slice_token += 1;
         let switched = self.last_ran.is_some_and(|prev| prev != id);
         self.last_ran = Some(id);

@@ -202,6 +202,7 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         // What its `checkpoint` compares with, as for any resume.
+        self.leave_kernel();
         self.publish_due();
         let step = self.resume_worker(i, None);
         self.refresh_now();

@@ -20,14 +20,50 @@ use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::objects::{LockError, LockId};
 use crate::thread::{ThreadId, ThreadOutcome};
+use crate::time::Time;
 use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     // ----- running threads --------------------------------------------------------------------
 
+    /// A thread came back to the dispatcher: real time, the clock is read, and the kernel
+    /// entered then ([`Kernel::leave_kernel`]).
     pub(super) fn refresh_now(&mut self) {
         if C::MODE == ClockMode::Real {
             self.now = self.clock.now();
+            self.enter_kernel(self.now);
+        }
+    }
+
+    /// Real time: the dispatcher entered the kernel at `at` on each of its CPUs (one, in real
+    /// time) that was not in it already.
+    #[inline(always)]
+    pub(super) fn enter_kernel(&mut self, at: Time) {
+        if C::MODE == ClockMode::Real {
+            for cpu in &mut self.cpus {
+                cpu.enter_kernel(at);
+            }
+        }
+    }
+
+    /// Real time: the dispatcher hands the CPU back, to the current thread (its resume, or the
+    /// `work` it spins for) or to a wait: the clock is read, and the time since the kernel was
+    /// entered ([`Kernel::refresh_now`], or the end of a wait in `advance`) is charged to the
+    /// CPU's kernel, not to the thread. So a thread's execution-time clock, its set's group
+    /// clock and budget, and its `work`, count its own time only: its code, and the `work` the
+    /// dispatcher spins for it. What the OS takes from the dispatcher while it is in the
+    /// kernel is the kernel's too; what it takes while the thread's code runs is the
+    /// thread's (no user-level runtime can see it: `Config::job_overhead` leaves room for it).
+    /// Nothing in virtual time, where the kernel takes no time (simulated costs are the
+    /// threads' `work`, [`crate::config::Costs`]).
+    #[inline(always)]
+    pub(super) fn leave_kernel(&mut self) {
+        if C::MODE == ClockMode::Real {
+            self.now = self.clock.now();
+            let now = self.now;
+            for cpu in &mut self.cpus {
+                cpu.leave_kernel(now);
+            }
         }
     }
 
@@ -227,6 +263,7 @@ impl<C: Clock> Kernel<C> {
             }
         };
         if C::MODE == ClockMode::Real {
+            self.leave_kernel();
             self.publish_due();
         }
         self.resumed = Resumed { c, id, i, restart_waits };

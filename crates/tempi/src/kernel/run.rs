@@ -230,9 +230,20 @@ impl<C: Clock> Kernel<C> {
         // was due earlier. The events due meanwhile are then handled in their time order.
         let credited_until = self.now.min(target);
         for c in 0..self.cpus.len() {
-            let Some(id) = self.cpus[c].current else { continue };
+            let Some(id) = self.cpus[c].current else {
+                // Real time: what the dispatcher does after an idle wait is the kernel's.
+                if C::MODE == ClockMode::Real {
+                    self.cpus[c].enter_kernel(self.now);
+                }
+                continue;
+            };
             let done = credited_until - self.cpus[c].work_mark;
             self.cpus[c].work_mark = self.now;
+            if C::MODE == ClockMode::Real {
+                // The thread is charged as its work is credited: the excess is the kernel's.
+                let at = credited_until.max(self.cpus[c].charged_at);
+                self.cpus[c].enter_kernel(at);
+            }
             let t = self.tcb(id);
             t.work_left = t.work_left.saturating_sub(crate::time::nanos(done));
         }
@@ -432,6 +443,7 @@ impl<C: Clock> Kernel<C> {
 
     pub(super) fn run_loop(&mut self, until: Time) {
         self.now = self.clock.now();
+        self.enter_kernel(self.now);
         self.horizon = until;
         let mut turns: u32 = 0;
         loop {
@@ -462,6 +474,8 @@ impl<C: Clock> Kernel<C> {
             if self.end_or_halt_due() {
                 break;
             }
+            // The CPU goes to the current thread's `work`, or to an idle wait.
+            self.leave_kernel();
             match self.next_instant() {
                 // Real time: another CPU may still post here, unless every CPU is as quiet.
                 None if C::MODE == ClockMode::Real => {
@@ -530,6 +544,14 @@ impl<C: Clock> Kernel<C> {
         for c in 0..self.cpus.len() {
             self.charge(c);
         }
+        // The kernel's time up to the end (real time; the clock is not read again: the end
+        // stays the instant the run stopped).
+        if C::MODE == ClockMode::Real {
+            let end = self.now;
+            for cpu in &mut self.cpus {
+                cpu.leave_kernel(end);
+            }
+        }
         for t in self.slots.iter().flatten() {
             self.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
         }
@@ -552,6 +574,7 @@ impl<C: Clock> Kernel<C> {
             event_releases_refused: self.event_releases_refused,
             messages: self.msg_stats,
             direct_switches: self.direct_switches,
+            kernel_time: self.cpus.iter().map(|cpu| (cpu.index, Duration::from_nanos(cpu.kernel_ns))).collect(),
             os_backed_left_stopped: std::mem::take(&mut self.left_stopped),
             end: self.now,
             error: self.failed.take(),
@@ -560,6 +583,23 @@ impl<C: Clock> Kernel<C> {
 }
 
 impl Kernel<RealClock> {
+    /// Before the run, once the run's clock is set: give every thread registered so far its
+    /// coroutine (a stack from the pool, its first frame), which a thread otherwise gets at
+    /// its first dispatch: tens of microseconds of the first job's time on its CPU, taken
+    /// from its deadline. OS-backed threads start their workers at their first dispatch, as
+    /// ever.
+    pub(crate) fn prepare_threads(&mut self) {
+        for i in 0..self.slots.len() {
+            let Some(t) = self.slots[i].as_ref() else { continue };
+            if t.coroutine.is_some() || t.body.is_none() || t.os_backed {
+                continue;
+            }
+            let Some(c) = self.cpu_local(t.cpu) else { continue };
+            // A thread whose stack cannot be had ends now, as at its first dispatch.
+            self.create_coroutine(c, i);
+        }
+    }
+
     /// Give the kernel the run's clock, whose zero every CPU shares; before the run starts.
     pub(crate) fn set_clock(&mut self, clock: RealClock) {
         self.real_clock = Some(clock.clone());

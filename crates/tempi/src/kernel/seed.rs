@@ -240,6 +240,8 @@ impl<C: Clock> Kernel<C> {
                     requeue_current: false,
                     charged_at: Time::ZERO,
                     work_mark: Time::ZERO,
+                    kernel_since: Time::MAX,
+                    kernel_ns: 0,
                     slice_token: 0,
                     trace: TraceBuffer::new(seed.trace_capacity)?,
                 })

@@ -384,6 +384,10 @@ struct ReportJson<'a> {
     /// Real time: the names of the OS-backed threads the end of the run left stopped.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     os_backed_left_stopped: Vec<String>,
+    /// Real time: per CPU, the nanoseconds its dispatcher spent in the runtime's own code
+    /// ([`RunOutcome::kernel_time`]); absent when all are zero (virtual time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    kernel_time_ns: Vec<u64>,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -470,7 +474,9 @@ struct JobJson {
 /// global policy also has `migrations`, the total, at the top and in each thread's row
 /// ([`crate::ThreadStats::migrations`]); other runs have neither key. A real-time run whose
 /// end left OS-backed threads stopped lists their names in `os_backed_left_stopped`
-/// ([`RunOutcome::os_backed_left_stopped`]); other runs have no such key.
+/// ([`RunOutcome::os_backed_left_stopped`]); other runs have no such key. A real-time run
+/// has `kernel_time_ns`, per CPU the time its dispatcher spent in the runtime's own code
+/// ([`RunOutcome::kernel_time`]); a virtual-time run, where it is zero, has no such key.
 ///
 /// ```
 /// use std::time::Duration;
@@ -586,6 +592,11 @@ pub(super) fn render(
         os_backed_left_stopped: {
             let names_by_id = names(out);
             out.os_backed_left_stopped.iter().map(|&id| display_name(&names_by_id, id)).collect()
+        },
+        kernel_time_ns: if out.kernel_time.iter().any(|k| !k.is_zero()) {
+            out.kernel_time.iter().map(|k| u64::try_from(k.as_nanos()).unwrap_or(u64::MAX)).collect()
+        } else {
+            Vec::new()
         },
         threads,
         sets,

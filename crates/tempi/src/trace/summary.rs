@@ -199,6 +199,16 @@ pub fn summary_text(out: &RunOutcome) -> String {
     if !killed.is_empty() {
         let _ = writeln!(s, "killed threads (budget exhausted): {}", killed.join(", "));
     }
+    if out.kernel_time.iter().any(|k| !k.is_zero()) {
+        // Real time: what each dispatcher spent in the runtime's own code, charged to no thread.
+        let per_cpu: Vec<String> = out
+            .kernel_time
+            .iter()
+            .enumerate()
+            .map(|(cpu, k)| format!("CPU {cpu} {:.3} ms", k.as_secs_f64() * 1e3))
+            .collect();
+        let _ = writeln!(s, "kernel time (the runtime's own, charged to no thread): {}", per_cpu.join(", "));
+    }
     if !out.os_backed_left_stopped.is_empty() {
         let names_by_id = names(out);
         let left: Vec<String> = out.os_backed_left_stopped.iter().map(|&id| display_name(&names_by_id, id)).collect();

@@ -46,6 +46,9 @@ pub struct SchedParams {
     /// What the kernel charges a thread dispatched after another ran on its CPU: the run's
     /// [`crate::Costs::context_switch`] (zero unless the run sets it).
     pub switch_cost: Duration,
+    /// What a policy that reserves CPU time per job (the collator) reserves on top of each
+    /// job's WCET: the run's [`crate::Config::job_overhead`] (zero unless the run sets it).
+    pub job_overhead: Duration,
 }
 
 impl SchedParams {
@@ -68,6 +71,17 @@ impl SchedParams {
     /// ```
     pub fn switch_cost(mut self, cost: Duration) -> SchedParams {
         self.switch_cost = cost;
+        self
+    }
+
+    /// With per-job overhead `overhead`.
+    ///
+    /// ```
+    /// let p = tempi::policy::sched::SchedParams::default().job_overhead(std::time::Duration::from_micros(50));
+    /// assert_eq!(p.job_overhead, std::time::Duration::from_micros(50));
+    /// ```
+    pub fn job_overhead(mut self, overhead: Duration) -> SchedParams {
+        self.job_overhead = overhead;
         self
     }
 }
@@ -107,11 +121,13 @@ pub fn registry() -> &'static Registry<SchedulerMaker> {
             let q = params.quantum.filter(|q| !q.is_zero())?;
             Some(Arc::new(move || Box::new(RoundRobin::new(q)) as Box<dyn Scheduler>) as SchedulerFactory)
         });
-        // The collator keeps slack back for the switches it adds: it must know what they cost.
+        // The collator keeps slack back for the switches it adds, and reserves each
+        // guaranteed job its WCET and the per-job overhead: it must know what they cost.
         let collator: SchedulerMaker = Arc::new(|params: SchedParams| {
-            let cost = params.switch_cost;
-            Some(Arc::new(move || Box::new(Collator::standard().with_switch_cost(cost)) as Box<dyn Scheduler>)
-                as SchedulerFactory)
+            let (cost, overhead) = (params.switch_cost, params.job_overhead);
+            Some(Arc::new(move || {
+                Box::new(Collator::standard().with_switch_cost(cost).with_job_overhead(overhead)) as Box<dyn Scheduler>
+            }) as SchedulerFactory)
         });
         Registry::new(
             "scheduler",

@@ -260,6 +260,8 @@ pub struct Collator {
     /// counts it as idle until then, although the claims were already charged for it.
     owed: Duration,
     switch_cost: Duration,
+    /// Reserved per guaranteed job on top of its WCET ([`Collator::with_job_overhead`]).
+    job_overhead: Duration,
     /// The latest instant any hook revealed.
     now: Time,
     current: Option<Dispatch>,
@@ -302,6 +304,7 @@ impl Collator {
             claimed: Duration::ZERO,
             owed: Duration::ZERO,
             switch_cost: Duration::ZERO,
+            job_overhead: Duration::ZERO,
             now: Time::ZERO,
             current: None,
             stats: CollatorStats::default(),
@@ -345,6 +348,20 @@ impl Collator {
     /// ```
     pub fn with_switch_cost(mut self, cost: Duration) -> Collator {
         self.switch_cost = cost;
+        self
+    }
+
+    /// Reserve each guaranteed job `overhead` on top of its WCET, and let its time slice run
+    /// that much longer before it counts as an overrun: the per-job time a user-level runtime
+    /// cannot keep off a job's clock ([`crate::Config::job_overhead`]). Built by name, the
+    /// collator is told the run's ([`SchedParams::job_overhead`](crate::policy::sched::SchedParams::job_overhead)).
+    ///
+    /// ```
+    /// let c = tempi::policy::sched::Collator::standard().with_job_overhead(std::time::Duration::from_micros(50));
+    /// # let _ = c;
+    /// ```
+    pub fn with_job_overhead(mut self, overhead: Duration) -> Collator {
+        self.job_overhead = overhead;
         self
     }
 
@@ -538,7 +555,10 @@ impl Collator {
     /// Admit `t`'s remaining WCET if it and every claim fit; the reservation or `None`.
     fn admit(&mut self, t: &SchedInfo) -> Option<AdmitId> {
         let deadline = t.deadline?;
-        let remaining = t.wcet.saturating_sub(t.job_cpu_time);
+        if t.wcet.is_zero() {
+            return None;
+        }
+        let remaining = t.wcet.saturating_add(self.job_overhead).saturating_sub(t.job_cpu_time);
         if remaining.is_zero() || deadline <= self.now {
             return None;
         }
