@@ -55,6 +55,8 @@ pub struct CompareArgs {
 pub struct ThreadRow {
     /// Its name (a group thread's is `GROUP/THREAD`).
     pub name: String,
+    /// Its period in nanoseconds, if it is periodic: its releases follow the clock alone.
+    pub period: Option<u64>,
     /// Jobs released.
     pub jobs: u64,
     /// Jobs completed.
@@ -93,6 +95,10 @@ impl Side {
             .iter()
             .map(|t| ThreadRow {
                 name: t.name.clone(),
+                period: match t.timing {
+                    tempi::Timing::Periodic { period, .. } => Some(nanos(period)),
+                    _ => None,
+                },
                 jobs: t.stats.released,
                 completed: t.stats.completed,
                 misses: t.stats.misses,
@@ -419,6 +425,7 @@ mod tests {
     fn row(name: &str, jobs: u64, misses: u64, worst_ms: u64) -> ThreadRow {
         ThreadRow {
             name: name.into(),
+            period: None,
             jobs,
             completed: jobs,
             misses,
