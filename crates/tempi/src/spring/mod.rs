@@ -47,7 +47,10 @@
 //! # Real time
 //!
 //! The planner runs on an OS thread of its own (`tempi-spring-planner`), off every
-//! dispatcher's path, and owns the working plan. It is started by [`Spring::new`] and stopped
+//! dispatcher's path, and owns the working plan. It is pinned to [`SpringSpec::planner_cpu`]
+//! and scheduled as [`SpringSpec::planner_priority`] says (by default one `SCHED_FIFO` level
+//! above `SCHED_FIFO` dispatchers, which would otherwise starve it); a refusal is a run
+//! warning. It is started by [`Spring::new`] and stopped
 //! and joined when the runtime tears its threads down (at the end of the run, or when a
 //! runtime that never ran is dropped).
 //!
