@@ -9,6 +9,7 @@
 
 mod analyze;
 mod bench;
+mod compare;
 mod experiment;
 mod plan;
 
@@ -39,6 +40,7 @@ Examples:
   tempi simulate examples/temporal-isolation.toml --gantt target/isolation.svg
   tempi simulate examples/servers.toml --report target/servers.json
   tempi run examples/rm-textbook.toml --until 100ms --fifo 50
+  tempi compare examples/spring-exec.toml --fifo 50
   tempi simulate examples/locks-inversion.toml --lock-protocol bp
   tempi analyze examples/locks-pcp.toml
   tempi plan examples/spring-plan.toml --json
@@ -107,6 +109,16 @@ enum Command {
     /// admission cost tables, timed here; spring-planner, spring-fastswitch, spring-locality:
     /// the Spring planner's evaluation, on modelled cost); see docs/EXPERIMENTS.md.
     Experiment(experiment::ExperimentArgs),
+    /// Run a scenario both ways, simulated and on the real clock, and compare them side by
+    /// side, thread by thread: jobs, completions, misses, aborted jobs, kills, worst and mean
+    /// response, and each thread group's planner decisions.
+    ///
+    /// Marks every difference beyond the tolerance (job counts apart by more than
+    /// --horizon-jobs, a miss, an aborted job or a kill on one side only, worst responses
+    /// apart by more than --tolerance, a thread or a group decision on one side only) and says
+    /// which way it goes: real time worse (load can explain it) or better (load alone
+    /// cannot). Exit status: 0 when the runs agree, 1 when they differ, 2 on an error.
+    Compare(compare::CompareArgs),
     /// Plan the scenario's thread groups (`[[group]]`) with the Spring planner, without
     /// running them: each request's decision and cost, and where every task goes.
     Plan {
@@ -214,6 +226,13 @@ fn main() -> ExitCode {
                 other => other.map(|_| ()),
             }
         }
+        Command::Compare(args) => match compare::run(&args) {
+            Ok(true) => Ok(()),
+            // The differences are the answer, already printed.
+            Ok(false) => return ExitCode::from(1),
+            // Every failure of a comparison is exit status 2, a run's too: 1 means "they differ".
+            Err(m) => Err(Failure::Input(m)),
+        },
         Command::Bench { json, quick, only } => bench::run(json, quick, &only).map_err(Failure::Runtime),
         Command::Experiment(args) => experiment::run(&args).map_err(Failure::Runtime),
         Command::Plan { file, json } => Scenario::load(&file)
@@ -321,11 +340,14 @@ fn simulate(out: &Outputs) -> Result<(), Failure> {
 /// whose protocol takes a free lock without a runtime call when tracing is off, which would
 /// then no longer be a preemption point and could change the schedule.
 fn needs_trace(sc: &Scenario, out: &Outputs) -> bool {
+    out.report.is_some() || out.trace.is_some() || out.gantt.is_some() || locks_need_trace(sc)
+}
+
+/// Whether the scenario has a lock whose protocol takes a free lock without a runtime call
+/// when tracing is off (see [`needs_trace`]).
+fn locks_need_trace(sc: &Scenario) -> bool {
     let fast_path = |protocol: &str| tempi::policy::lock::by_name(protocol).is_some_and(|p| p.uncontended_fast_path());
-    out.report.is_some()
-        || out.trace.is_some()
-        || out.gantt.is_some()
-        || sc.resources.iter().any(|r| fast_path(&r.protocol))
+    sc.resources.iter().any(|r| fast_path(&r.protocol))
 }
 
 /// The scenario's configuration, with tracing off when nothing uses the trace: the summary
@@ -476,23 +498,31 @@ fn check_outputs(out: &Outputs) -> Result<(), Failure> {
     let files = [("--report", &out.report), ("--trace", &out.trace), ("--gantt", &out.gantt)];
     let given: Vec<(&str, &PathBuf)> = files.iter().filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p))).collect();
     for (i, &(flag, path)) in given.iter().enumerate() {
+        check_output(flag, path)?;
         let shown = path.display();
-        if path.is_dir() {
-            return Err(Failure::Input(format!("{flag} {shown}: is a directory; give the name of a file to write")));
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.exists() {
-                return Err(Failure::Input(format!(
-                    "{flag} {shown}: directory {} does not exist (tempi does not create directories)",
-                    dir.display()
-                )));
-            }
-            if !dir.is_dir() {
-                return Err(Failure::Input(format!("{flag} {shown}: {} is not a directory", dir.display())));
-            }
-        }
         if let Some(&(other, _)) = given[..i].iter().find(|(_, p)| *p == path) {
             return Err(Failure::Input(format!("{other} and {flag} both name {shown}: give each output its own file")));
+        }
+    }
+    Ok(())
+}
+
+/// Refuse one output path that cannot be written: a directory, or a file in a directory that
+/// does not exist.
+fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(Failure::Input(format!("{flag} {shown}: is a directory; give the name of a file to write")));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            return Err(Failure::Input(format!(
+                "{flag} {shown}: directory {} does not exist (tempi does not create directories)",
+                dir.display()
+            )));
+        }
+        if !dir.is_dir() {
+            return Err(Failure::Input(format!("{flag} {shown}: {} is not a directory", dir.display())));
         }
     }
     Ok(())

@@ -61,6 +61,9 @@ pub struct Runtime<C: Clock> {
     spawned: Vec<ThreadId>,
     /// Global (MSRP) locks created so far.
     globals: u32,
+    /// Warnings known before the run (a service built on the runtime that the operating
+    /// system refused something), reported with the run's own.
+    notes: Vec<String>,
     _clock: PhantomData<C>,
 }
 
@@ -121,8 +124,15 @@ impl<C: Clock> Runtime<C> {
             memberships: Vec::new(),
             spawned: Vec::new(),
             globals: 0,
+            notes: Vec::new(),
             _clock: PhantomData,
         })
+    }
+
+    /// Report `warning` among the run's warnings ([`RunOutcome::warnings`]), before those of
+    /// the dispatchers.
+    pub(crate) fn warn(&mut self, warning: String) {
+        self.notes.push(warning);
     }
 
     /// This runtime's identity, unique in the process: objects built above the kernel
@@ -535,7 +545,7 @@ impl<C: Clock> Runtime<C> {
     /// assert!(out.threads.is_empty());
     /// ```
     pub fn run_until(self, until: Time) -> Result<RunOutcome, Error> {
-        let Runtime { executors, config, seeds, spawned, .. } = self;
+        let Runtime { executors, config, seeds, spawned, notes, .. } = self;
         // The messages its handlers still hold when the run ends, however it ends.
         let mut handlers_at_end = crate::message::AtEnd::new(executors, seeds.len(), seeds[0].payloads().clone());
         let (scheduler, global) = catch_unwind(AssertUnwindSafe(|| {
@@ -550,7 +560,7 @@ impl<C: Clock> Runtime<C> {
         if global && C::MODE == ClockMode::Real {
             return Err(Error::Global { scheduler, reason: GlobalRefusal::RealTime });
         }
-        let mut warnings = Vec::new();
+        let mut warnings = notes;
         let mut leftovers = 0;
         let parts = match C::MODE {
             ClockMode::Virtual => {

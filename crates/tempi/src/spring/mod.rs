@@ -47,7 +47,10 @@
 //! # Real time
 //!
 //! The planner runs on an OS thread of its own (`tempi-spring-planner`), off every
-//! dispatcher's path, and owns the working plan. It is started by [`Spring::new`] and stopped
+//! dispatcher's path, and owns the working plan. It is pinned to [`SpringSpec::planner_cpu`]
+//! and scheduled as [`SpringSpec::planner_priority`] says (by default one `SCHED_FIFO` level
+//! above `SCHED_FIFO` dispatchers, which would otherwise starve it); a refusal is a run
+//! warning. It is started by [`Spring::new`] and stopped
 //! and joined when the runtime tears its threads down (at the end of the run, or when a
 //! runtime that never ran is dropped).
 //!
@@ -154,6 +157,62 @@ pub struct SpringSpec {
     /// Real time: how often the planner's runtime thread, and a thread waiting in
     /// [`Spring::spawn_sync`], look for the planner's answer while it is owed.
     pub poll: Duration,
+    /// Real time: the CPU the planner's OS thread is pinned to (default CPU 0); `None`
+    /// leaves it free to run anywhere. A CPU the machine does not have is a run warning.
+    /// No effect in virtual time.
+    pub planner_cpu: Option<usize>,
+    /// Real time: the scheduling class of the planner's OS thread (default: one `SCHED_FIFO`
+    /// level above the dispatchers when they run under `SCHED_FIFO`). No effect in virtual
+    /// time.
+    pub planner_priority: PlannerPriority,
+}
+
+/// Real time: how the planner's OS thread is scheduled by the operating system
+/// ([`SpringSpec::planner_priority`]).
+///
+/// Dispatchers under `SCHED_FIFO` keep their CPUs busy while they have work, and Linux runs
+/// no time-sharing thread on a CPU a `SCHED_FIFO` thread wants: a planner left under the
+/// time-sharing policy would get no CPU until a dispatcher idles, and its answers would come
+/// too late for the groups they guarantee. One level above the dispatchers, it preempts the
+/// dispatcher of its CPU for the (bounded) time it plans, and sleeps otherwise.
+///
+/// ```
+/// use tempi::spring::{PlannerPriority, SpringSpec};
+/// let spec = SpringSpec::new(tempi::policy::admit::planner::PlannerConfig::new(1, 0));
+/// assert_eq!(spec.planner_priority, PlannerPriority::AboveDispatchers);
+/// // Dispatchers at SCHED_FIFO 50: the planner at 51; without SCHED_FIFO: time-sharing.
+/// assert_eq!(PlannerPriority::AboveDispatchers.fifo_level(Some(50)), Some(51));
+/// assert_eq!(PlannerPriority::AboveDispatchers.fifo_level(None), None);
+/// assert_eq!(PlannerPriority::Fifo(20).fifo_level(Some(50)), Some(20));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlannerPriority {
+    /// `SCHED_FIFO` one level above the dispatchers' ([`crate::Config::fifo_priority`]; 99 if
+    /// theirs is 99) when they run under `SCHED_FIFO`, else the time-sharing policy.
+    #[default]
+    AboveDispatchers,
+    /// `SCHED_FIFO` at this priority (1-99), whatever the dispatchers run at.
+    Fifo(i32),
+    /// The operating system's default time-sharing policy.
+    TimeSharing,
+}
+
+impl PlannerPriority {
+    /// The `SCHED_FIFO` priority the planner's thread asks for when the dispatchers ask for
+    /// `dispatchers` (`None`: no `SCHED_FIFO`), or `None` for the time-sharing policy.
+    ///
+    /// ```
+    /// use tempi::spring::PlannerPriority;
+    /// assert_eq!(PlannerPriority::AboveDispatchers.fifo_level(Some(99)), Some(99));
+    /// assert_eq!(PlannerPriority::TimeSharing.fifo_level(Some(50)), None);
+    /// ```
+    pub fn fifo_level(self, dispatchers: Option<i32>) -> Option<i32> {
+        match self {
+            PlannerPriority::AboveDispatchers => dispatchers.map(|p| (p + 1).min(99)),
+            PlannerPriority::Fifo(p) => Some(p),
+            PlannerPriority::TimeSharing => None,
+        }
+    }
 }
 
 impl SpringSpec {
@@ -179,14 +238,24 @@ impl SpringSpec {
     /// ```
     pub const MAX_GROUPS: usize = 1 << 16;
 
-    /// 8 enforcement sets per CPU, 256 pending releases, answers looked for every 200 µs.
+    /// 8 enforcement sets per CPU, 256 pending releases, answers looked for every 200 µs;
+    /// in real time the planner's OS thread on CPU 0, one `SCHED_FIFO` level above the
+    /// dispatchers when they are under `SCHED_FIFO`.
     ///
     /// ```
     /// let s = tempi::spring::SpringSpec::new(tempi::policy::admit::planner::PlannerConfig::new(1, 0));
     /// assert_eq!(s.poll, std::time::Duration::from_micros(200));
+    /// assert_eq!(s.planner_cpu, Some(0));
     /// ```
     pub fn new(planner: PlannerConfig) -> SpringSpec {
-        SpringSpec { planner, sets_per_cpu: 8, max_groups: 256, poll: Duration::from_micros(200) }
+        SpringSpec {
+            planner,
+            sets_per_cpu: 8,
+            max_groups: 256,
+            poll: Duration::from_micros(200),
+            planner_cpu: Some(0),
+            planner_priority: PlannerPriority::AboveDispatchers,
+        }
     }
 }
 
@@ -258,12 +327,16 @@ impl Spring {
     /// enforcement pool and the planner's thread.
     ///
     /// In real time it also starts the planner's OS thread (see the
-    /// [module documentation](self)).
+    /// [module documentation](self)) and waits until that thread has been pinned to
+    /// [`SpringSpec::planner_cpu`] and given [`SpringSpec::planner_priority`]; what the
+    /// operating system refuses is a warning of the run ([`crate::RunOutcome::warnings`]), and
+    /// the planner runs without it.
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for a planner of another CPU count or an invalid planner
     /// configuration, for [`SpringSpec::sets_per_cpu`] or [`SpringSpec::max_groups`] above its
-    /// limit (checked before anything is allocated), or for a pool the allocator refuses; [`Error::Os`] if the planner's OS thread cannot be started; the
+    /// limit or a [`PlannerPriority::Fifo`] outside 1..=99 (checked before anything is
+    /// allocated), or for a pool the allocator refuses; [`Error::Os`] if the planner's OS thread cannot be started; the
     /// runtime's errors creating sets or the thread.
     ///
     /// ```
@@ -280,6 +353,13 @@ impl Spring {
             if value > max {
                 let why = crate::sizes::too_large(field, value, max);
                 return Err(Error::InvalidConfig(format!("spring: {why} (SpringSpec::{name})")));
+            }
+        }
+        if let PlannerPriority::Fifo(p) = spec.planner_priority {
+            if !(1..=99).contains(&p) {
+                return Err(Error::InvalidConfig(format!(
+                    "spring: the planner's SCHED_FIFO priority {p} is outside 1..=99"
+                )));
             }
         }
         let cpus = rt.config().cpus();
@@ -335,7 +415,14 @@ impl Spring {
             .cpu(0);
         let id = if C::MODE == ClockMode::Real {
             let working = lock(&spring.state).planner.clone();
-            let link = realtime::start(&spring, working, spec.max_groups.max(16), spec.poll)?;
+            let placement = realtime::Placement {
+                cpu: spec.planner_cpu,
+                fifo: spec.planner_priority.fifo_level(rt.config().fifo_priority),
+            };
+            let (link, warnings) = realtime::start(&spring, working, spec.max_groups.max(16), spec.poll, placement)?;
+            for w in warnings {
+                rt.warn(w);
+            }
             lock(&spring.state).rt = Some(link);
             // Dropped with the thread's body: stops and joins the planner's OS thread.
             let shutdown = realtime::Shutdown(spring.clone());

@@ -75,16 +75,65 @@ impl Link {
     }
 }
 
+/// Where and how the operating system runs the planner's thread.
+pub(super) struct Placement {
+    /// The CPU to pin it to, if any.
+    pub(super) cpu: Option<usize>,
+    /// Its `SCHED_FIFO` priority, or `None` for the time-sharing policy.
+    pub(super) fifo: Option<i32>,
+}
+
 /// Start the planner's thread, owning `working` (a planner with the executor's
-/// configuration), with a request queue of `capacity`.
-pub(super) fn start(spring: &Spring, working: Planner, capacity: usize, poll: Duration) -> Result<Link, Error> {
+/// configuration), with a request queue of `capacity`, and wait until it has taken its
+/// `placement`. Returns the link and one warning per part of the placement the operating
+/// system refused (the thread then runs without it).
+pub(super) fn start(
+    spring: &Spring,
+    working: Planner,
+    capacity: usize,
+    poll: Duration,
+    placement: Placement,
+) -> Result<(Link, Vec<String>), Error> {
     let (tx, rx) = sync_channel(capacity);
+    let (placed_tx, placed_rx) = sync_channel(1);
     let me = spring.clone();
     let join = std::thread::Builder::new()
         .name("tempi-spring-planner".into())
-        .spawn(move || planner_loop(&me, &rx, working))
+        .spawn(move || {
+            // Before the first request: a request is planned only once the thread runs where
+            // and as it was asked to (or the refusal is known).
+            let _ = placed_tx.send(take_placement(&placement));
+            planner_loop(&me, &rx, working);
+        })
         .map_err(|e| Error::Os(format!("starting the planner's thread: {e}")))?;
-    Ok(Link { tx, capacity, outstanding: 0, ready: Vec::new(), join: Some(join), poll, broken: None })
+    let warnings = match placed_rx.recv() {
+        Ok(warnings) => warnings,
+        // The thread ended without answering: it can only have panicked, which `join` reports
+        // at teardown; requests then get "the planner's thread has stopped".
+        Err(_) => vec!["the planner's thread ended before it started planning".to_string()],
+    };
+    let link = Link { tx, capacity, outstanding: 0, ready: Vec::new(), join: Some(join), poll, broken: None };
+    Ok((link, warnings))
+}
+
+/// Pin the calling thread and set its scheduling class as `placement` says; one warning per
+/// refusal.
+fn take_placement(placement: &Placement) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(cpu) = placement.cpu {
+        if let Err(e) = crate::os::pin_to_cpu(cpu) {
+            warnings.push(format!("spring: could not pin the planner's thread to CPU {cpu}: {e}"));
+        }
+    }
+    if let Some(prio) = placement.fifo {
+        if let Err(e) = crate::os::set_fifo(prio) {
+            warnings.push(format!(
+                "spring: SCHED_FIFO priority {prio} refused for the planner's thread ({e}); it runs under the \
+                 time-sharing policy and may answer late while dispatchers are busy"
+            ));
+        }
+    }
+    warnings
 }
 
 /// Stops and joins the planner's thread when dropped (it lives in the planner's runtime
