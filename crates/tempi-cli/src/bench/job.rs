@@ -29,11 +29,7 @@ fn excess_per_job(count: u32) -> Result<Vec<f64>, String> {
     let out = rt.run_until(Time::ZERO + JOB_PERIOD * (count + 2)).map_err(|e| e.to_string())?;
     check_completed(&out)?;
     let wcet = JOB_WCET.as_nanos() as f64;
-    Ok(jobs(&out)
-        .into_iter()
-        .skip(1)
-        .filter_map(|j| Some((j.finish? - j.release).as_nanos() as f64 - wcet))
-        .collect())
+    Ok(jobs(&out).into_iter().skip(1).filter_map(|j| Some((j.finish? - j.release).as_nanos() as f64 - wcet)).collect())
 }
 
 pub(super) fn job_metrics(reps: usize, jobs_per_run: u32, metrics: &mut Vec<Metric>) -> Result<(), String> {
