@@ -157,11 +157,7 @@ fn spring_planner_cpu_the_machine_lacks_is_a_run_warning_and_the_planner_still_a
     let out = rt.run().unwrap();
     let warnings = planner_warnings(&out.warnings);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].starts_with("spring: could not pin the planner's thread to CPU 4096: "),
-        "{:?}",
-        out.warnings
-    );
+    assert!(warnings[0].starts_with("spring: could not pin the planner's thread to CPU 4096: "), "{:?}", out.warnings);
     assert!(spring.decisions()[0].outcome.decision.is_accepted());
     assert_eq!(spring.tasks()[0].outcome, TaskOutcome::Completed);
 }
