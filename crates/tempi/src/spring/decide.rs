@@ -45,6 +45,7 @@ pub(super) fn decide(
     planner: &mut Planner,
     mut spec: GroupSpec,
     now: Time,
+    job_overhead: Duration,
     mut submit: impl FnMut(&mut Planner, &GroupRequest, Option<Duration>) -> Result<PlanOutcome, PlanError>,
 ) -> Result<Answer, Error> {
     // Dependents of dependents are planned in the same request, breadth first.
@@ -52,7 +53,7 @@ pub(super) fn decide(
     let mut trial = if dependents.is_empty() { None } else { Some(planner.clone()) };
     let target = trial.as_mut().unwrap_or(&mut *planner);
     let mut submit = |planner: &mut Planner, spec: &GroupSpec| {
-        submit(planner, &spec.request(), spec.max_wait)
+        submit(planner, &spec.request_reserving(job_overhead), spec.max_wait)
             .map_err(|e| Error::InvalidConfig(format!("group \"{}\": {e}", spec.name)))
     };
     let first = submit(target, &spec)?;

@@ -316,6 +316,9 @@ struct State {
     events: Vec<String>,
     /// Real time: the planner's OS thread.
     rt: Option<realtime::Link>,
+    /// Added to every task's WCET in the plan ([`crate::Config::job_overhead`]): a task's
+    /// window leaves room for the dispatch that starts it late, as admission's budgets do.
+    job_overhead: Duration,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -392,6 +395,7 @@ impl Spring {
             pool: Vec::with_capacity(cpus),
             events: Vec::new(),
             rt: None,
+            job_overhead: rt.config().job_overhead_reserved(),
         }));
         let spring = Spring { state, runtime: rt.identity() };
         for cpu in 0..cpus {
@@ -852,7 +856,8 @@ impl Spring {
             let mut st = lock(&self.state);
             let Some(spec) = st.groups[g].spec.take() else { return Ok(()) };
             st.planner.retire(now);
-            let answer = decide::decide(&mut st.planner, spec, now, |p, r, w| p.submit(r, now, w))?;
+            let overhead = st.job_overhead;
+            let answer = decide::decide(&mut st.planner, spec, now, overhead, |p, r, w| p.submit(r, now, w))?;
             st.record(g, answer, now)
         };
         for (spec, body) in spawns {

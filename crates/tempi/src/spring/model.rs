@@ -272,12 +272,26 @@ impl GroupSpec {
     /// assert_eq!(g.request().threads.len(), 0);
     /// ```
     pub fn request(&self) -> GroupRequest {
+        self.request_reserving(Duration::ZERO)
+    }
+
+    /// [`GroupSpec::request`] with `overhead` added to every task's WCET: what the planner
+    /// reserves for the task under [`crate::Config::job_overhead`].
+    pub(crate) fn request_reserving(&self, overhead: Duration) -> GroupRequest {
         let mut g = GroupRequest::new(self.release, self.deadline).importance(self.importance);
         for t in &self.threads {
             let mut r = ThreadRequest::new();
             r.after = t.after.clone();
             r.locality = t.locality;
-            r.tasks = t.tasks.iter().map(|t| t.request.clone()).collect();
+            r.tasks = t
+                .tasks
+                .iter()
+                .map(|t| {
+                    let mut task = t.request.clone();
+                    task.wcet = task.wcet.saturating_add(overhead);
+                    task
+                })
+                .collect();
             g = g.thread(r);
         }
         g

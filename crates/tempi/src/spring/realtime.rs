@@ -213,10 +213,13 @@ fn planner_loop(spring: &Spring, rx: &Receiver<Request>, mut working: Planner) {
 
 /// Plan group entry `g` at `now` on the working plan, then publish and record.
 fn plan_one(spring: &Spring, working: &mut Planner, g: usize, now: Time) {
-    let spec = lock(&spring.state).groups[g].spec.take();
+    let (spec, overhead) = {
+        let mut st = lock(&spring.state);
+        (st.groups[g].spec.take(), st.job_overhead)
+    };
     let answer = spec.map(|spec| {
         working.retire(now);
-        decide(working, spec, now, |p, r, w| p.submit_wall(r, now, w, Instant::now()))
+        decide(working, spec, now, overhead, |p, r, w| p.submit_wall(r, now, w, Instant::now()))
     });
     let mut st = lock(&spring.state);
     match answer {
