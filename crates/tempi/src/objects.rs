@@ -560,31 +560,41 @@ mod loom_models {
         Arc::new(Guarded { lock: GlobalLock::new("g".into(), 0, true), entries: UnsafeCell::new(Vec::new()) })
     }
 
-    /// Three spinners on three CPUs: one holder at a time (loom checks the data's accesses),
-    /// in ticket order, the stamps in causal order.
-    #[test]
-    fn loom_msrp_ticket_lock_three_spinners_in_fifo_order() {
-        loom_shim::check(2, || {
+    /// `spinners` threads on as many CPUs spin for the lock: one holder at a time (loom checks
+    /// the data's accesses), in ticket order, the stamps in causal order.
+    fn fifo_model(spinners: usize, preemptions: usize) {
+        loom_shim::check(preemptions, move || {
             let g = guarded();
-            let others: Vec<_> = (1..3u64)
+            let others: Vec<_> = (1..=spinners as u64)
                 .map(|word| {
                     let g = g.clone();
                     thread::spawn(move || spinner(&g, word))
                 })
                 .collect();
-            spinner(&g, 3);
             for t in others {
                 t.join().expect("a spinner");
             }
-            check_entries(&g, 3);
+            check_entries(&g, spinners);
         });
+    }
+
+    /// Two spinners, every interleaving with up to two preemptions.
+    #[test]
+    fn loom_msrp_ticket_lock_two_spinners_in_fifo_order() {
+        fifo_model(2, 2);
+    }
+
+    /// Three spinners, with one preemption (two take minutes).
+    #[test]
+    fn loom_msrp_ticket_lock_three_spinners_in_fifo_order() {
+        fifo_model(3, 1);
     }
 
     /// Two spinners and a `try_lock`: the try takes the lock only when nobody holds it or
     /// waits for it, and then its ticket is the next in order.
     #[test]
     fn loom_msrp_try_lock_never_jumps_the_queue() {
-        loom_shim::check(3, || {
+        loom_shim::check(2, || {
             let g = guarded();
             let theirs = g.clone();
             let other = thread::spawn(move || spinner(&theirs, 1));

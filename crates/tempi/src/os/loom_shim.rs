@@ -258,7 +258,9 @@ impl Futex {
 #[cfg(all(test, loom))]
 pub(crate) fn check(preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(preemptions);
+    // `LOOM_MAX_PREEMPTIONS` explores further (slower) than the bound the model runs with.
+    let bound = std::env::var("LOOM_MAX_PREEMPTIONS").ok().and_then(|v| v.parse().ok());
+    builder.preemption_bound = Some(bound.unwrap_or(preemptions));
     // The models' spin loops (a ticket lock's spinner, a waiter on a hand-off) yield at each
     // turn; loom counts every turn as a branch.
     builder.max_branches = 100_000;
