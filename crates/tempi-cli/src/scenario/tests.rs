@@ -467,12 +467,14 @@ fn the_admission_example_refuses_nacks_resubmits_and_stops_an_overrun() {
             )
         })
         .collect();
-    let ms_ns = |n: u64| n * 1_000_000;
-    assert_eq!(rows[3], ("replan".into(), false, ms_ns(3), None));
-    assert_eq!(rows[4], ("sim".into(), false, ms_ns(2), Some(1)));
-    assert_eq!(rows[5], ("sim".into(), true, ms_ns(3), None));
+    let us_ns = |n: u64| n * 1_000;
+    // The example reserves 50 µs per job (`job_overhead`): each job admitted before a request
+    // takes 50 µs more of the idle time it finds, and probe's budget is 1.05 ms.
+    assert_eq!(rows[3], ("replan".into(), false, us_ns(2_900), None));
+    assert_eq!(rows[4], ("sim".into(), false, us_ns(1_950), Some(1)));
+    assert_eq!(rows[5], ("sim".into(), true, us_ns(2_900), None));
     assert_eq!(v["admission_events"][0]["request"], "probe");
-    assert_eq!(v["admission_events"][0]["time"], ms_ns(13));
+    assert_eq!(v["admission_events"][0]["time"], us_ns(13_050));
 }
 
 #[test]
