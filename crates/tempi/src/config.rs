@@ -431,9 +431,10 @@ impl Config {
     }
 
     /// The per-job overhead of a real-time run measured on the reference machine (a 2-core
-    /// AMD EPYC VM, dispatchers under `SCHED_FIFO`): the worst release-to-completion excess
-    /// of a job whose body is `work(wcet)` over its WCET that `tempi bench --only job`
-    /// found, rounded up (see docs/PERFORMANCE.md). A starting point for
+    /// AMD EPYC VM, dispatchers under `SCHED_FIFO`): the 99th percentile of the excess of a
+    /// job whose body is `work(wcet)` over its WCET, from its first dispatch to its
+    /// completion, that `tempi bench --only job` found, rounded up with room (see
+    /// docs/PERFORMANCE.md). A starting point for
     /// [`Config::job_overhead`] on a similar machine; measure your own.
     ///
     /// ```
@@ -448,9 +449,11 @@ impl Config {
     /// the OS takes from the dispatcher while the thread's code runs (an interrupt, a page
     /// fault). The runtime's own time is not among it: it is charged to the CPU's kernel
     /// ([`crate::RunOutcome::kernel_time`]). Admission ([`crate::admission::Admission`])
-    /// reserves and budgets WCET + overhead per job, and the collator built by name reserves
+    /// reserves and budgets WCET + overhead per job, the collator built by name reserves
     /// it per guaranteed job (see
-    /// [`crate::policy::sched::SchedParams::job_overhead`]). In virtual time the schedule
+    /// [`crate::policy::sched::SchedParams::job_overhead`]), and the Spring planner adds it to
+    /// every task's WCET, so a task's window (and the budget that holds it there) is longer by
+    /// the overhead ([`crate::spring::Spring`]). In virtual time the schedule
     /// shifts by exactly the overhead, since a job still takes only its `work`.
     /// [`Config::MEASURED_JOB_OVERHEAD`] is the figure measured here.
     ///
