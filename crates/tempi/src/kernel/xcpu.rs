@@ -274,7 +274,7 @@ impl<P> Crossing<P> {
     }
 
     /// Queue `post` for CPU `cpu` and wake its dispatcher; a full queue gives it back.
-    fn post(&self, cpu: usize, post: P) -> Result<(), P> {
+    pub(super) fn post(&self, cpu: usize, post: P) -> Result<(), P> {
         // Counted before it can be seen, so no dispatcher finds the run quiet meanwhile.
         self.owe();
         self.post_owed(cpu, post).inspect_err(|_| {
@@ -314,7 +314,7 @@ impl<P> Crossing<P> {
     /// CPU `cpu`'s dispatcher carries out the requests posted to it, in order, with
     /// `carry_out`; each stays in flight until `carry_out` has returned (and posted or owed
     /// whatever request or answer it led to).
-    fn drain(&self, cpu: usize, mut carry_out: impl FnMut(P)) {
+    pub(super) fn drain(&self, cpu: usize, mut carry_out: impl FnMut(P)) {
         // Cleared before draining: a post that lands after the drain rings it again.
         self.hush(cpu);
         while let Some(post) = self.inboxes[cpu].queue.pop() {
@@ -329,7 +329,7 @@ impl<P> Crossing<P> {
     }
 
     /// A thread ended; the last of the run wakes every dispatcher to stop.
-    fn exited(&self) {
+    pub(super) fn exited(&self) {
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.ring_all();
         }
@@ -337,13 +337,13 @@ impl<P> Crossing<P> {
 
     /// No thread is left on any CPU and no request or answer is on its way or owed: the run
     /// is over, with every request accounted for.
-    fn over(&self) -> bool {
+    pub(super) fn over(&self) -> bool {
         self.live.load(Ordering::Acquire) == 0 && self.activity.load(Ordering::SeqCst) >> 32 == 0
     }
 
     /// A dispatcher has nothing left to do (no timer, no `work`, no answer owed): whether the
     /// whole run is quiet (see [`Kernel::settle_idle`]), after waking every dispatcher if so.
-    fn settle_idle(&self) -> bool {
+    pub(super) fn settle_idle(&self) -> bool {
         // One read-modify-write: the idle count and the requests in flight as they were at the
         // same instant. Between its own `settle_idle` and `leave_idle` a dispatcher changes
         // nothing unless a request reaches it, and that request is counted until it has been
@@ -359,12 +359,12 @@ impl<P> Crossing<P> {
     }
 
     /// A dispatcher woke from the wait after [`Crossing::settle_idle`].
-    fn leave_idle(&self) {
+    pub(super) fn leave_idle(&self) {
         self.activity.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// A dispatcher left its loop: the others may now be the last.
-    fn leave_run(&self) {
+    pub(super) fn leave_run(&self) {
         self.finished.fetch_add(1, Ordering::AcqRel);
         self.ring_all();
     }
@@ -394,7 +394,7 @@ pub(crate) struct Outbox<P = Post> {
 
 /// What [`Outbox::send`] did with an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Sent {
+pub(super) enum Sent {
     /// It is in the queue of its CPU.
     Posted,
     /// It waits behind earlier answers.
@@ -416,7 +416,7 @@ impl<P> Outbox<P> {
 
     /// Post `post`, an answer owed to CPU `to`, or keep it: behind the answers already
     /// waiting (answers keep their order), or when the queue is full.
-    fn send(&mut self, crossing: &Crossing<P>, to: usize, post: P) -> Sent {
+    pub(super) fn send(&mut self, crossing: &Crossing<P>, to: usize, post: P) -> Sent {
         if !self.waiting.is_empty() {
             crossing.owe();
             self.waiting.push_back((to, post));
@@ -439,7 +439,7 @@ impl<P> Outbox<P> {
 
     /// Post the waiting answers, in order, until one finds its queue still full; `posted` is
     /// told the CPU of each one posted.
-    fn flush(&mut self, crossing: &Crossing<P>, mut posted: impl FnMut(usize)) {
+    pub(super) fn flush(&mut self, crossing: &Crossing<P>, mut posted: impl FnMut(usize)) {
         while let Some((to, post)) = self.waiting.pop_front() {
             if let Err(post) = crossing.post_owed(to, post) {
                 // What follows keeps its place behind it.

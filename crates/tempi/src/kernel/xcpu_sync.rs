@@ -135,6 +135,27 @@ impl WaiterInfo {
     }
 }
 
+/// What becomes of the answer to a remote wait that was given up while it was on its way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unclaimed {
+    /// A semaphore's unit: back to the semaphore, as a vacate.
+    GiveBack,
+    /// A `notify_one`: a new `notify_one` of the condition variable.
+    PassOn,
+    /// A refusal, or a `notify_all`'s notification: nothing is owed to anyone.
+    Drop,
+}
+
+/// The fate of an answer `result` (to a wait on a semaphore if `sem`; `pass_on`: a
+/// `notify_one`) that finds its wait given up (see the module's docs).
+fn unclaimed(result: &Result<(), LockError>, sem: bool, pass_on: bool) -> Unclaimed {
+    match (result, sem) {
+        (Ok(()), true) => Unclaimed::GiveBack,
+        (Ok(()), false) if pass_on => Unclaimed::PassOn,
+        _ => Unclaimed::Drop,
+    }
+}
+
 impl<C: Clock> Kernel<C> {
     /// The real-time CPU of another kernel that owns the object with raw id `raw` (condition
     /// variables, semaphores and locks are numbered `CPU × per-CPU capacity + index`), or
@@ -357,13 +378,13 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         // The wait was given up (timeout, abort, kill) while the grant was on its way.
-        match (result, sem) {
-            (Ok(()), true) => self.give_back_remote_unit(obj, waiter),
-            (Ok(()), false) if pass_on => {
+        match unclaimed(&result, sem, pass_on) {
+            Unclaimed::GiveBack => self.give_back_remote_unit(obj, waiter),
+            Unclaimed::PassOn => {
                 let to = self.object_cpu(obj, self.conds.capacity()).expect("an object of another CPU");
                 self.post_answer(to, Post::CondSignal { cond: CondId(obj), all: false, notifier: waiter });
             }
-            _ => {}
+            Unclaimed::Drop => {}
         }
     }
 
@@ -431,5 +452,335 @@ mod tests {
         // Every request queue holds `Config::cross_cpu_queue` posts of this size: a wait packs
         // its waiter's attributes (`WaiterInfo`) to stay within it.
         assert!(std::mem::size_of::<Post>() <= 96, "{}", std::mem::size_of::<Post>());
+    }
+}
+
+/// The loom model of the remote-wait proxies (docs/ARCHITECTURE.md, "The loom models"): two
+/// dispatchers, the waiter's CPU 0 and the object's CPU 1, run the turn of `Kernel::run_loop`
+/// around the real [`Crossing`](super::xcpu::Crossing) and [`Outbox`](super::xcpu::Outbox),
+/// one queue slot per CPU. Tokens stand for `Post::Wait`, `WaitAnswer`, `Withdraw`, `Vacate`
+/// and `CondSignal`; each side keeps what its kernel keeps for the protocol (the waiter's
+/// wait token and whether it is blocked; the object's count and its queued proxies) and
+/// decides an unclaimed answer with the kernel's own [`unclaimed`].
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::{unclaimed, Unclaimed, REMOTE_UNIT};
+    use crate::kernel::xcpu::{Crossing, Outbox};
+    use crate::os::loom_shim::{self, thread, AtomicUsize};
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    /// How often each end of the race was reached, over a model's executions: granted in
+    /// time, withdrawn before any grant, granted too late (given back or passed on).
+    #[derive(Default)]
+    struct Reached {
+        granted: std::sync::atomic::AtomicUsize,
+        withdrawn: std::sync::atomic::AtomicUsize,
+        returned: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Reached {
+        fn note(&self, waiter: &Waiter) {
+            let end = match (waiter.granted, waiter.returned) {
+                (1, _) => &self.granted,
+                (_, 0) => &self.withdrawn,
+                _ => &self.returned,
+            };
+            end.fetch_add(1, Ordering::Relaxed);
+        }
+
+        /// Every end of the race was explored: the model is not vacuous.
+        fn assert_all(&self) {
+            let seen = |a: &std::sync::atomic::AtomicUsize| a.load(Ordering::Relaxed);
+            assert!(seen(&self.granted) > 0, "no execution granted the wait in time");
+            assert!(seen(&self.withdrawn) > 0, "no execution withdrew the proxy before a grant");
+            assert!(seen(&self.returned) > 0, "no execution raced a grant with the withdrawal");
+        }
+    }
+
+    /// What travels between the model's CPUs.
+    #[derive(Debug)]
+    enum Token {
+        /// `Post::Wait`: the waiter's thread waits on the object, on `stamp`.
+        Wait { stamp: u32 },
+        /// `Post::WaitAnswer` granting the wait on `stamp` (a unit, or a notification, a
+        /// `notify_one` if `pass_on`).
+        Granted { stamp: u32, pass_on: bool },
+        /// `Post::Withdraw`: the wait on `stamp` was given up.
+        Withdraw { stamp: u32 },
+        /// `Post::Vacate` (a unit given back) or `Post::CondSignal` (a `notify_one` passed on).
+        Again,
+    }
+
+    /// One CPU's kernel, as far as the protocol goes.
+    trait Side {
+        /// Carry out a token drained from this CPU's queue.
+        fn carry_out(&mut self, token: Token, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>);
+        /// Run this CPU's thread and fire its due timers.
+        fn turn(&mut self, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>);
+        /// A timer is armed: the dispatcher is not idle.
+        fn timer_armed(&self) -> bool;
+    }
+
+    /// The waiter's kernel: its thread waits once on the object of CPU 1 and gives up at its
+    /// timeout, a turn of the loop after it began waiting.
+    struct Waiter {
+        /// `Tcb::wait_token`: it changes whenever a wait ends.
+        wait_token: u32,
+        /// Whether the thread is blocked on the remote wait (`State::Blocked(Wait::Remote…)`).
+        blocked: bool,
+        started: bool,
+        /// The wait is on a semaphore (else a condition variable).
+        sem: bool,
+        /// What the thread got: a unit or a notification.
+        granted: usize,
+        timed_out: bool,
+        /// Answers that found the wait given up, given back or passed on.
+        returned: usize,
+    }
+
+    impl Waiter {
+        fn stamp(&self) -> u32 {
+            REMOTE_UNIT | (self.wait_token & !REMOTE_UNIT)
+        }
+
+        /// The wait ends (granted or timed out): the thread goes on, and here ends.
+        fn end_wait(&mut self, crossing: &Crossing<Token>) {
+            self.blocked = false;
+            self.wait_token += 1;
+            crossing.exited();
+        }
+    }
+
+    impl Side for Waiter {
+        fn carry_out(&mut self, token: Token, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>) {
+            let Token::Granted { stamp, pass_on } = token else { panic!("CPU 0 is sent only answers") };
+            // `on_remote_wait_answer`.
+            if self.blocked && self.stamp() == stamp {
+                self.granted += 1;
+                self.end_wait(crossing);
+                return;
+            }
+            match unclaimed(&Ok(()), self.sem, pass_on) {
+                Unclaimed::GiveBack | Unclaimed::PassOn => {
+                    self.returned += 1;
+                    outbox.send(crossing, 1, Token::Again);
+                }
+                Unclaimed::Drop => {}
+            }
+        }
+
+        fn turn(&mut self, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>) {
+            if !self.started {
+                // `post_remote_wait`: posted as a request, then the thread blocks.
+                self.started = true;
+                crossing.post(1, Token::Wait { stamp: self.stamp() }).expect("CPU 1's queue holds only this wait");
+                self.blocked = true;
+            } else if self.blocked {
+                // The timeout fires: the wait ends here at once and the proxy is withdrawn
+                // (`withdraw_remote_wait`, before the token changes: the stamp is the wait's).
+                self.timed_out = true;
+                outbox.send(crossing, 1, Token::Withdraw { stamp: self.stamp() });
+                self.end_wait(crossing);
+            }
+        }
+
+        fn timer_armed(&self) -> bool {
+            self.blocked
+        }
+    }
+
+    /// The object's kernel: a semaphore (count 0) or a condition variable with a local waiter
+    /// ranked below the remote one; its thread vacates a unit, or notifies one waiter, once.
+    struct Owner {
+        sem: bool,
+        count: u64,
+        /// The proxies queued (their stamps), served first.
+        proxies: Vec<u32>,
+        /// `Kernel::proxies`: the proxies this CPU holds.
+        held: usize,
+        /// The local waiter of the condition variable is still queued.
+        local_waits: bool,
+        local_woken: usize,
+        ran: bool,
+    }
+
+    impl Owner {
+        /// `vacate_local` or `cond_signal_local(_, false)`: the first proxy, else the local
+        /// waiter, else the count (a notification nobody waits for is lost).
+        fn serve(&mut self, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>) {
+            if let Some(stamp) = self.proxies.pop() {
+                // `grant_proxy`.
+                self.held -= 1;
+                outbox.send(crossing, 0, Token::Granted { stamp, pass_on: !self.sem });
+            } else if !self.sem && self.local_waits {
+                self.local_waits = false;
+                self.local_woken += 1;
+                crossing.exited();
+            } else if self.sem {
+                self.count += 1;
+            }
+        }
+    }
+
+    impl Side for Owner {
+        fn carry_out(&mut self, token: Token, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>) {
+            match token {
+                // `remote_wait_arrived`.
+                Token::Wait { stamp } if self.sem && self.count > 0 => {
+                    self.count -= 1;
+                    outbox.send(crossing, 0, Token::Granted { stamp, pass_on: false });
+                }
+                Token::Wait { stamp } => {
+                    self.proxies.push(stamp);
+                    self.held += 1;
+                }
+                // `remote_withdrawn`.
+                Token::Withdraw { stamp } => {
+                    let before = self.proxies.len();
+                    self.proxies.retain(|&s| s != stamp);
+                    if self.proxies.len() != before {
+                        self.held -= 1;
+                    }
+                }
+                // `remote_vacate`, `remote_cond_signal(_, false)`.
+                Token::Again => self.serve(crossing, outbox),
+                Token::Granted { .. } => panic!("CPU 1 waits on nothing"),
+            }
+        }
+
+        fn turn(&mut self, crossing: &Crossing<Token>, outbox: &mut Outbox<Token>) {
+            if !self.ran {
+                self.ran = true;
+                self.serve(crossing, outbox);
+                crossing.exited();
+            }
+        }
+
+        fn timer_armed(&self) -> bool {
+            false
+        }
+    }
+
+    /// The model's run: two CPUs, one queue slot each.
+    struct Run {
+        crossing: Crossing<Token>,
+        gate: AtomicUsize,
+    }
+
+    /// One dispatcher's turns of `Kernel::run_loop` until the run ends, as in `xcpu.rs`'s
+    /// model: drain (after the outbox), run the thread and fire due timers, end if the run is
+    /// over, go on while an answer is owed or a timer armed, else settle idle and park.
+    fn dispatcher<S: Side>(run: &Run, cpu: usize, mut side: S) -> S {
+        let (crossing, gate) = (&run.crossing, &run.gate);
+        crossing.register(cpu);
+        gate.fetch_add(1, Ordering::AcqRel);
+        while gate.load(Ordering::Acquire) < 2 {
+            thread::yield_now();
+        }
+        let bell = crossing.bell(cpu);
+        let mut outbox: Outbox<Token> = Outbox::with_capacity(4);
+        loop {
+            if bell.load(Ordering::Acquire) || !outbox.is_empty() {
+                if !outbox.is_empty() {
+                    outbox.flush(crossing, |_| {});
+                }
+                crossing.drain(cpu, |token| side.carry_out(token, crossing, &mut outbox));
+            }
+            side.turn(crossing, &mut outbox);
+            if outbox.is_empty() && crossing.over() {
+                break;
+            }
+            if !outbox.is_empty() || side.timer_armed() {
+                thread::yield_now();
+                continue;
+            }
+            if crossing.settle_idle() {
+                break;
+            }
+            while !bell.load(Ordering::Acquire) {
+                thread::park();
+            }
+            crossing.leave_idle();
+        }
+        crossing.leave_run();
+        side
+    }
+
+    /// Run the two CPUs: a wait on a semaphore (`sem`) or a condition variable; the run's
+    /// threads are the waiter, the owner's thread and (condition variable) its local waiter.
+    fn model(sem: bool) -> (Waiter, Owner, u64) {
+        let threads = if sem { 2 } else { 3 };
+        let run = Arc::new(Run { crossing: Crossing::new(2, 1, threads), gate: AtomicUsize::new(0) });
+        let theirs = run.clone();
+        let owner = thread::spawn(move || {
+            let owner =
+                Owner { sem, count: 0, proxies: Vec::new(), held: 0, local_waits: !sem, local_woken: 0, ran: false };
+            dispatcher(&theirs, 1, owner)
+        });
+        let theirs = run.clone();
+        let waiter = thread::spawn(move || {
+            let waiter = Waiter {
+                wait_token: 7,
+                blocked: false,
+                started: false,
+                sem,
+                granted: 0,
+                timed_out: false,
+                returned: 0,
+            };
+            dispatcher(&theirs, 0, waiter)
+        });
+        let owner = owner.join().expect("CPU 1's dispatcher");
+        let waiter = waiter.join().expect("CPU 0's dispatcher");
+        let leftovers = run.crossing.take_leftovers();
+        (waiter, owner, leftovers)
+    }
+
+    /// A unit vacated on the semaphore's CPU while the remote waiter times out: whatever the
+    /// interleaving, the unit is the waiter's exactly when it did not time out, and back in
+    /// the count otherwise (a grant racing the withdrawal is given back): never lost, never
+    /// twice. The proxy is gone and its slot freed; no request is left in a queue.
+    #[test]
+    fn loom_xcpu_sync_a_unit_racing_a_withdrawal_is_taken_once_or_given_back() {
+        static REACHED: std::sync::LazyLock<Reached> = std::sync::LazyLock::new(Reached::default);
+        loom_shim::check(2, || {
+            let (waiter, owner, leftovers) = model(true);
+            REACHED.note(&waiter);
+            assert_eq!(waiter.granted + owner.count as usize, 1, "the unit is neither lost nor doubled");
+            assert_eq!(
+                waiter.granted,
+                usize::from(!waiter.timed_out),
+                "the waiter has the unit iff it did not time out"
+            );
+            assert!(owner.proxies.is_empty(), "no proxy is left queued");
+            assert_eq!(owner.held, 0, "the proxy's slot is freed");
+            assert!(!waiter.blocked);
+            assert_eq!(leftovers, 0, "no request was left in a queue");
+        });
+        REACHED.assert_all();
+    }
+
+    /// A `notify_one` on the condition variable's CPU, whose remote waiter (ranked first)
+    /// times out meanwhile, and a local waiter behind it: exactly one of them is woken — the
+    /// remote one iff it did not time out; a notification that reached it too late is passed
+    /// on to the local one. The proxy's slot is freed.
+    #[test]
+    fn loom_xcpu_sync_a_notification_racing_a_withdrawal_wakes_exactly_one() {
+        static REACHED: std::sync::LazyLock<Reached> = std::sync::LazyLock::new(Reached::default);
+        loom_shim::check(2, || {
+            let (waiter, owner, leftovers) = model(false);
+            REACHED.note(&waiter);
+            assert_eq!(waiter.granted + owner.local_woken, 1, "exactly one waiter is woken");
+            assert_eq!(
+                waiter.granted,
+                usize::from(!waiter.timed_out),
+                "the remote waiter is woken iff it did not time out"
+            );
+            assert!(owner.proxies.is_empty(), "no proxy is left queued");
+            assert_eq!(owner.held, 0, "the proxy's slot is freed");
+            assert_eq!(leftovers, 0, "no request was left in a queue");
+        });
+        REACHED.assert_all();
     }
 }
