@@ -50,19 +50,21 @@ fn simulate_executes_the_plan_and_reports_planned_and_actual_times() {
         })
         .collect();
     let m = 1_000_000u64;
+    let us = 1_000u64;
     let row = |n: &str, cpu, ps, pf, a: Option<u64>, f: Option<u64>, o: &str| -> Row {
-        (n.to_string(), cpu, ps * m, pf * m, a.map(|a| a * m), f.map(|f| f * m), o.to_string())
+        (n.to_string(), cpu, ps * us, pf * us, a.map(|a| a * us), f.map(|f| f * us), o.to_string())
     };
+    // Every window is its task's WCET plus the example's 50 µs job overhead.
     assert_eq!(
         tasks,
         [
             // Planned at 0 with a 1 ms budget: nothing before 1 ms. `read` needs 2 of its 3 ms.
-            row("sample/read/0", 0, 1, 4, Some(1), Some(3), "completed"),
-            row("sample/filter/0", 0, 4, 6, Some(4), Some(6), "completed"),
-            row("sample/store/0", 1, 1, 5, Some(1), Some(5), "completed"),
-            // Planned at 15 ms; asks 5 ms of a 2 ms window and is stopped at its end.
-            row("greedy/spin/0", 0, 16, 18, Some(16), Some(18), "overrun"),
-            row("greedy/spin/1", 0, 18, 20, None, None, "killed"),
+            row("sample/read/0", 0, 1_000, 4_050, Some(1_000), Some(3_000), "completed"),
+            row("sample/filter/0", 0, 4_050, 6_100, Some(4_050), Some(6_050), "completed"),
+            row("sample/store/0", 1, 1_000, 5_050, Some(1_000), Some(5_000), "completed"),
+            // Planned at 15 ms; asks 5 ms of a 2.05 ms window and is stopped at its end.
+            row("greedy/spin/0", 0, 16_000, 18_050, Some(16_000), Some(18_050), "overrun"),
+            row("greedy/spin/1", 0, 18_050, 20_100, None, None, "killed"),
         ]
     );
     let decisions = v["spring"]["decisions"].as_array().unwrap();
