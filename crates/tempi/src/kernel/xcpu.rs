@@ -386,6 +386,34 @@ impl<P> Crossing<P> {
     }
 }
 
+/// The steps every loom model's dispatcher takes as `Kernel::run_loop` and `runtime.rs` do,
+/// shared by the models of this file and of `xcpu_sync.rs`.
+#[cfg(all(test, loom))]
+impl<P> Crossing<P> {
+    /// Register CPU `cpu`'s dispatcher, then wait at `gate` until both model CPUs have: a post
+    /// made before the registration was seen would find nobody to unpark (and a stale bell).
+    pub(super) fn model_arrive(&self, cpu: usize, gate: &AtomicUsize) {
+        self.register(cpu);
+        gate.fetch_add(1, Ordering::AcqRel);
+        while gate.load(Ordering::Acquire) < 2 {
+            crate::os::loom_shim::thread::yield_now();
+        }
+    }
+
+    /// Nothing left to do: whether the run is over, else park until `bell` rings and leave
+    /// the idle count. The park has no timeout, so a lost wake-up hangs the model.
+    pub(super) fn model_rest(&self, bell: &AtomicBool) -> bool {
+        if self.settle_idle() {
+            return true;
+        }
+        while !bell.load(Ordering::Acquire) {
+            crate::os::loom_shim::thread::park();
+        }
+        self.leave_idle();
+        false
+    }
+}
+
 /// The answers one kernel owes other CPUs that found their queue full, in the order they were
 /// given: each is counted in flight while it waits ([`Crossing::owe`]).
 pub(crate) struct Outbox<P = Post> {
@@ -822,14 +850,8 @@ mod loom_models {
     /// periodic recheck). Returns the requests its thread asked (what `thread` returns) and
     /// the answers it received.
     fn dispatcher(run: &Run, cpu: usize, thread: impl FnOnce(&Crossing<Token>) -> usize) -> (usize, usize) {
-        let (crossing, gate) = (&run.crossing, &run.gate);
-        // Registered before the start gate, as `runtime.rs` does: a post made before the
-        // registration was seen would find nobody to unpark (and a stale bell).
-        crossing.register(cpu);
-        gate.fetch_add(1, Ordering::AcqRel);
-        while gate.load(Ordering::Acquire) < 2 {
-            thread::yield_now();
-        }
+        let crossing = &run.crossing;
+        crossing.model_arrive(cpu, &run.gate);
         let bell = crossing.bell(cpu);
         let mut outbox: Outbox<Token> = Outbox::with_capacity(4);
         let mut thread = Some(thread);
@@ -859,13 +881,9 @@ mod loom_models {
                 thread::yield_now();
                 continue;
             }
-            if crossing.settle_idle() {
+            if crossing.model_rest(&bell) {
                 break;
             }
-            while !bell.load(Ordering::Acquire) {
-                thread::park();
-            }
-            crossing.leave_idle();
         }
         crossing.leave_run();
         (asked, answers)

@@ -672,12 +672,8 @@ mod loom_models {
     /// model: drain (after the outbox), run the thread and fire due timers, end if the run is
     /// over, go on while an answer is owed or a timer armed, else settle idle and park.
     fn dispatcher<S: Side>(run: &Run, cpu: usize, mut side: S) -> S {
-        let (crossing, gate) = (&run.crossing, &run.gate);
-        crossing.register(cpu);
-        gate.fetch_add(1, Ordering::AcqRel);
-        while gate.load(Ordering::Acquire) < 2 {
-            thread::yield_now();
-        }
+        let crossing = &run.crossing;
+        crossing.model_arrive(cpu, &run.gate);
         let bell = crossing.bell(cpu);
         let mut outbox: Outbox<Token> = Outbox::with_capacity(4);
         loop {
@@ -695,13 +691,9 @@ mod loom_models {
                 thread::yield_now();
                 continue;
             }
-            if crossing.settle_idle() {
+            if crossing.model_rest(&bell) {
                 break;
             }
-            while !bell.load(Ordering::Acquire) {
-                thread::park();
-            }
-            crossing.leave_idle();
         }
         crossing.leave_run();
         side

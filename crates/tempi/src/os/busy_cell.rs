@@ -228,8 +228,7 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_models {
     use super::{BusyCell, Entry, Executor};
-    use crate::os::loom_shim::{self, thread, AtomicBool};
-    use std::sync::atomic::Ordering;
+    use crate::os::loom_shim::{self, thread};
     use std::sync::Arc;
 
     /// The owner's two pieces enter one after the other and see each other's writes; the
