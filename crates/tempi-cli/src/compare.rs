@@ -81,6 +81,10 @@ pub struct Side {
     /// Thread groups' planner decisions, as (group, decision) in the order they were made;
     /// a decision is `accepted` or `refused (REASON)`.
     pub groups: Vec<(String, String)>,
+    /// Threads this clock alone has by design, not a difference: on the real clock the
+    /// submission thread (`submit:JOB`) that carries a request to another CPU's admission,
+    /// where virtual time makes the test directly.
+    pub by_design: Vec<String>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -111,7 +115,7 @@ impl Side {
         let groups = spring
             .map(|sp| sp.decisions().into_iter().map(|d| (d.group, decision_name(&d.outcome.decision))).collect())
             .unwrap_or_default();
-        Side { threads, groups }
+        Side { threads, groups, by_design: Vec::new() }
     }
 }
 
@@ -192,7 +196,9 @@ pub fn compare(sim: &Side, real: &Side, tol: Tolerance) -> Vec<Difference> {
         }
     }
     for r in real.threads.iter().filter(|r| !sim.threads.iter().any(|s| s.name == r.name)) {
-        diff(&r.name, "not in the simulation".into(), Better);
+        if !real.by_design.contains(&r.name) {
+            diff(&r.name, "not in the simulation".into(), Better);
+        }
     }
     let mut names: Vec<&str> = Vec::new();
     for (g, _) in sim.groups.iter().chain(&real.groups) {
@@ -300,6 +306,8 @@ struct ReportJson<'a> {
     agree: bool,
     threads: Vec<ThreadJson<'a>>,
     groups: GroupsJson<'a>,
+    /// Threads only the real-time run has by design (`Side::by_design`): not differences.
+    real_time_only_by_design: &'a [String],
     differences: &'a [Difference],
     warnings: &'a [String],
 }
@@ -341,6 +349,7 @@ fn report_json(
         agree: differences.is_empty(),
         threads,
         groups: GroupsJson { simulation: &sim.groups, real_time: &real.groups },
+        real_time_only_by_design: &real.by_design,
         differences,
         warnings,
     };
@@ -355,10 +364,22 @@ fn one_side<C: Clock>(sc: &Scenario, config: Config, until: Time) -> Result<(Sid
     Ok((Side::of(&outcome, spring.as_ref()), outcome.warnings))
 }
 
+/// The submission threads a real-time run of `sc` creates: one per request tested on (or
+/// resubmitted to) another CPU than the one it arrives on, named `submit:` and the request.
+fn submission_threads(sc: &Scenario) -> Vec<String> {
+    let Some(def) = &sc.admission else { return Vec::new() };
+    def.requests
+        .iter()
+        .filter(|r| r.target != r.cpu || r.resubmit.is_some_and(|(elsewhere, _)| elsewhere != r.cpu))
+        .map(|r| format!("submit:{}", r.name))
+        .collect()
+}
+
 /// `tempi compare`: `Ok(true)` when the runs agree. Every error is the caller's exit code 2.
 pub fn run(args: &CompareArgs) -> Result<bool, String> {
     let overrides = Overrides { lock_protocol: args.lock_protocol.clone() };
     let sc = Scenario::load_with(&args.file, &overrides).map_err(|e| e.to_string())?;
+    let crossings = submission_threads(&sc);
     crate::print_warnings(&sc);
     sc.check_real_time().map_err(|e| e.to_string())?;
     if let Some(path) = &args.report {
@@ -377,7 +398,8 @@ pub fn run(args: &CompareArgs) -> Result<bool, String> {
     // where it changes the schedule (a lock's fast path).
     let base = || if crate::locks_need_trace(&sc) { sc.config() } else { sc.config().trace_capacity(0) };
     let (sim, _) = one_side::<VirtualClock>(&sc, base(), horizon)?;
-    let (real, warnings) = one_side::<RealClock>(&sc, base().pin(true).fifo_priority(args.fifo), horizon)?;
+    let (mut real, warnings) = one_side::<RealClock>(&sc, base().pin(true).fifo_priority(args.fifo), horizon)?;
+    real.by_design = crossings;
     for w in &warnings {
         eprintln!("tempi: warning: {w}");
     }
@@ -393,6 +415,9 @@ pub fn run(args: &CompareArgs) -> Result<bool, String> {
         tol.horizon_jobs
     );
     print!("{}", table(&sim, &real, &differences));
+    for name in real.by_design.iter().filter(|n| real.threads.iter().any(|t| &t.name == *n)) {
+        println!("{name}: a request's crossing to another CPU's admission, in real time only (not a difference)");
+    }
     if differences.is_empty() {
         println!("agree: no difference beyond the tolerance");
     } else {
@@ -439,7 +464,23 @@ mod tests {
     const TOL: Tolerance = Tolerance { horizon_jobs: 1, response: 1_000_000 };
 
     fn side(threads: Vec<ThreadRow>) -> Side {
-        Side { threads, groups: Vec::new() }
+        Side { threads, groups: Vec::new(), by_design: Vec::new() }
+    }
+
+    #[test]
+    fn compare_takes_a_thread_by_design_for_no_difference() {
+        let sim = side(vec![row("a", 3, 0, 2)]);
+        let mut real = side(vec![row("a", 3, 0, 2), row("submit:j", 1, 0, 0)]);
+        assert_eq!(
+            compare(&sim, &real, TOL),
+            vec![Difference {
+                subject: "submit:j".into(),
+                what: "not in the simulation".into(),
+                real_time: Direction::Better
+            }]
+        );
+        real.by_design = vec!["submit:j".into()];
+        assert_eq!(compare(&sim, &real, TOL), vec![]);
     }
 
     #[test]
@@ -493,8 +534,9 @@ mod tests {
     #[test]
     fn compare_flags_group_decisions_that_differ() {
         let g = |name: &str, d: &str| (name.to_string(), d.to_string());
-        let sim = Side { threads: vec![], groups: vec![g("sample", "accepted"), g("greedy", "accepted")] };
-        let real = Side { threads: vec![], groups: vec![g("sample", "refused (infeasible)")] };
+        let sim =
+            Side { threads: vec![], groups: vec![g("sample", "accepted"), g("greedy", "accepted")], by_design: vec![] };
+        let real = Side { threads: vec![], groups: vec![g("sample", "refused (infeasible)")], by_design: vec![] };
         let d =
             |subject: &str, what: &str, real_time| Difference { subject: subject.into(), what: what.into(), real_time };
         assert_eq!(

@@ -35,6 +35,18 @@ pub enum Error {
         /// The configured maximum.
         max: usize,
     },
+    /// As many runtimes as thread ids have tags for (4 096) are alive: drop one first. (A
+    /// process that has spawned some 2^43 threads over all its runtimes has used up the ids'
+    /// generations too, and gets this error from then on.)
+    ///
+    /// ```
+    /// let e = tempi::Error::TooManyRuntimes { max: 4096 };
+    /// assert!(e.to_string().contains("4096 runtimes"));
+    /// ```
+    TooManyRuntimes {
+        /// How many may be alive at once.
+        max: usize,
+    },
     /// No live or finished thread has this id.
     UnknownThread(ThreadId),
     /// The thread id was made by another runtime: ids are bound to their runtime (see
@@ -300,6 +312,9 @@ impl fmt::Display for Error {
                 write!(f, "CPU {cpu} does not exist: the runtime has {cpus} CPU(s), numbered from 0")
             }
             Error::TooManyThreads { max } => write!(f, "no free thread slot: at most {max} threads per CPU"),
+            Error::TooManyRuntimes { max } => {
+                write!(f, "no thread-id tag is free: at most {max} runtimes are alive at once in a process")
+            }
             Error::UnknownThread(t) => write!(f, "no thread {t:?}"),
             Error::ForeignThread(t) => write!(f, "thread id {t:?} belongs to another runtime"),
             Error::ForeignSet(s) => write!(f, "thread set id {s:?} belongs to another runtime"),

@@ -35,6 +35,7 @@ pub mod analysis;
 pub mod clock;
 pub mod config;
 pub mod error;
+mod id_space;
 pub mod kernel;
 pub mod mem;
 pub mod message;

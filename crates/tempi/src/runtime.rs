@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::{Error, GlobalRefusal, PanicSource};
+use crate::id_space::IdSpace;
 use crate::kernel::{Body, ControlOp, EventHandler, Kernel, KernelPart, KernelSeed, SetOp};
 use crate::os::busy_cell::Executor;
 use crate::policy::sched::Scheduler;
@@ -49,6 +50,8 @@ pub struct Runtime<C: Clock> {
     /// This runtime's identity, unique in the process: its objects carry it, and refuse to
     /// be used by threads of another runtime.
     id: u64,
+    /// Its hold on a thread-id tag: the ids it makes are its tag's.
+    ids: Arc<IdSpace>,
     /// Its first kernel's identity as an executor; the others follow it
     /// ([`crate::os::busy_cell::Executor`]).
     executors: Executor,
@@ -114,10 +117,12 @@ impl<C: Clock> Runtime<C> {
         // Handed out in sequence and never reused: 64 bits do not wrap in a process's life.
         static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
+        let ids = IdSpace::lease()?;
         let executors = Executor::reserve(kernels);
-        let seeds = (0..kernels).map(|k| KernelSeed::new(id, executors, k, kernels, &config)).collect();
+        let seeds = (0..kernels).map(|k| KernelSeed::new(id, &ids, executors, k, kernels, &config)).collect();
         Ok(Runtime {
             id,
+            ids,
             executors,
             config,
             seeds,
@@ -188,7 +193,7 @@ impl<C: Clock> Runtime<C> {
 
     /// Refuse an id made by another runtime.
     fn check_thread(&self, thread: ThreadId) -> Result<(), Error> {
-        if thread.runtime() != self.id {
+        if !self.ids.check().owns(thread) {
             return Err(Error::ForeignThread(thread));
         }
         Ok(())

@@ -13,18 +13,18 @@ use crate::time::Time;
 /// Identifies a thread for the lifetime of a runtime.
 ///
 /// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
-/// that reuses the slot, plus the whole identity of the runtime that made it (a 64-bit number
-/// a process hands out in sequence and never reuses). A runtime refuses an id of any other
-/// runtime with [`crate::Error::ForeignThread`] wherever the id is handed to it (a message
-/// to it is refused with [`crate::message::MsgError::NoSuchThread`]), however many runtimes the
-/// process has made before, alive or dropped. Ids of two runtimes therefore
-/// never compare equal, even when the runs are identical: compare [`ThreadId::index`] (and
-/// the order of spawning) across runs instead.
+/// that reuses the slot, plus the tag of the runtime that made it. A runtime refuses an id of
+/// any other runtime with [`crate::Error::ForeignThread`] wherever the id is handed to it (a
+/// message to it is refused with [`crate::message::MsgError::NoSuchThread`]), however many
+/// runtimes the process has made before, alive or dropped: runtimes alive at once have
+/// different tags, and a runtime that takes up the tag of a dropped one numbers its
+/// generations from above every generation the dropped one used. Ids of two runtimes
+/// therefore never compare equal, even when the runs are identical: compare
+/// [`ThreadId::index`] (and the order of spawning) across runs instead.
 ///
-/// An id is two words, the slot word and the runtime's identity (`Option<ThreadId>` is two
-/// words too). The slot word also holds the low 12 bits of the runtime's identity, which
-/// keeps it unique among the ids of 4 096 consecutive runtimes; only the whole identity is
-/// trusted to tell runtimes apart.
+/// An id is one word (`Option<ThreadId>` too): the runtime's tag (12 bits) and the slot
+/// index (20 bits), then the generation (32 bits). So at most 4 096 runtimes are alive at
+/// once ([`crate::Error::TooManyRuntimes`]).
 ///
 /// ```
 /// use tempi::{Runtime, ThreadSpec};
@@ -32,61 +32,32 @@ use crate::time::Time;
 /// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
 /// let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
 /// assert_ne!(a, b);
+/// assert_eq!(std::mem::size_of::<Option<tempi::ThreadId>>(), 8);
 /// ```
-#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ThreadId {
-    /// Slot and generation (see [`ThreadId::new`]); first, so ids order by it.
+    /// Slot (tag and index) and generation (see [`ThreadId::new`]).
     word: NonZeroU64,
-    /// The identity of the runtime that made the id.
-    runtime: u64,
-}
-
-/// Both words at once, without a branch between them: ids are compared on every hand-off and
-/// wait queue scan, and the two words nearly always agree on the runtime.
-impl PartialEq for ThreadId {
-    #[inline(always)]
-    fn eq(&self, other: &ThreadId) -> bool {
-        ((self.word.get() ^ other.word.get()) | (self.runtime ^ other.runtime)) == 0
-    }
-}
-
-/// Both words, as [`PartialEq`] compares them, so that equal ids hash alike.
-impl std::hash::Hash for ThreadId {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.word.hash(state);
-        self.runtime.hash(state);
-    }
 }
 
 impl ThreadId {
-    /// The id of a thread of runtime `runtime`: slot and generation packed in one word, slot
-    /// first, so ids order by (slot, generation); the `+ 1` keeps zero free, so
-    /// `Option<ThreadId>` needs no word of its own.
-    ///
-    /// `slot` is the runtime's tag in its top 12 bits and the slot index below
-    /// ([`ThreadId::TAG_SHIFT`]).
-    pub(crate) fn new(runtime: u64, slot: u32, generation: u32) -> ThreadId {
+    /// The id of slot `slot` (the runtime's tag in its top 12 bits, [`ThreadId::TAG_SHIFT`],
+    /// the slot index below) in generation `generation`: packed in one word, slot first, so
+    /// ids order by (slot, generation); the `+ 1` keeps zero free, so `Option<ThreadId>`
+    /// needs no word of its own.
+    pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
         let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
-        ThreadId { word: NonZeroU64::new(packed).expect("slot and generation are not both at their maximum"), runtime }
-    }
-
-    /// The identity of the runtime that made this id.
-    #[inline]
-    pub(crate) fn runtime(self) -> u64 {
-        self.runtime
+        ThreadId { word: NonZeroU64::new(packed).expect("slot and generation are not both at their maximum") }
     }
 
     /// Where the runtime's tag starts in the slot field; the slot index is below it, so a
-    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots. The tag only spreads
-    /// the slot words of consecutive runtimes apart; an id's runtime is checked against its
-    /// whole identity ([`ThreadId::runtime`]).
+    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots.
     pub(crate) const TAG_SHIFT: u32 = 20;
 
-    /// The tag runtime `runtime` puts in its ids: the low bits of its identity that fit above
-    /// the slot index.
+    /// The tag of the runtime that made this id ([`crate::id_space`]).
     #[inline]
-    pub(crate) fn runtime_tag(runtime: u64) -> u16 {
-        (runtime & ((1 << (32 - Self::TAG_SHIFT)) - 1)) as u16
+    pub(crate) fn tag(self) -> u16 {
+        (self.slot() >> Self::TAG_SHIFT) as u16
     }
 
     /// The slot field: the runtime's tag, then the slot index.
@@ -100,18 +71,16 @@ impl ThreadId {
         (self.word.get() - 1) as u32
     }
 
-    /// The id's slot word, non-zero (a lock's owner word). Within one runtime it tells
-    /// threads apart as the whole id does.
+    /// The id's word, non-zero (a lock's owner word).
     #[inline]
     pub(crate) fn to_word(self) -> u64 {
         self.word.get()
     }
 
-    /// The id of runtime `runtime` whose word from [`ThreadId::to_word`] is `word`; `None`
-    /// for zero.
+    /// The id whose word from [`ThreadId::to_word`] is `word`; `None` for zero.
     #[inline]
-    pub(crate) fn from_word(runtime: u64, word: u64) -> Option<ThreadId> {
-        NonZeroU64::new(word).map(|word| ThreadId { word, runtime })
+    pub(crate) fn from_word(word: u64) -> Option<ThreadId> {
+        NonZeroU64::new(word).map(|word| ThreadId { word })
     }
 
     /// The slot index: small, dense, stable while the thread lives. Useful as an array index
@@ -307,6 +276,7 @@ pub struct ThreadSpec {
     pub(crate) timing: Timing,
     pub(crate) wcet: Duration,
     pub(crate) deadline: Option<Duration>,
+    pub(crate) first_deadline: Option<Time>,
     pub(crate) abort_after: Option<Duration>,
     pub(crate) priority: i32,
     pub(crate) importance: u32,
@@ -386,6 +356,7 @@ impl ThreadSpec {
             timing: Timing::OneShot,
             wcet: Duration::ZERO,
             deadline: None,
+            first_deadline: None,
             abort_after: None,
             priority: 0,
             importance: 0,
@@ -464,6 +435,36 @@ impl ThreadSpec {
     pub fn deadline(mut self, d: Duration) -> ThreadSpec {
         self.deadline = Some(d);
         self
+    }
+
+    /// The first job's absolute deadline, in place of its release plus the relative deadline;
+    /// later jobs keep the relative one ([`ThreadSpec::deadline`]).
+    ///
+    /// For work whose deadline was fixed before the thread exists: an admitted job's
+    /// deadline is the one its admission test was made for, however late the dispatcher
+    /// carries out the spawn (in real time a few microseconds after the test).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::{Runtime, ThreadSpec, Time};
+    /// let mut rt = Runtime::simulated(1);
+    /// let spec = ThreadSpec::new("j").deadline(Duration::from_millis(4)).first_deadline_at(Time::from_millis(3));
+    /// assert_eq!(spec.first_deadline(), Some(Time::from_millis(3)));
+    /// rt.spawn(spec, |cx| assert_eq!(cx.job().deadline, Some(Time::from_millis(3)))).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn first_deadline_at(mut self, deadline: Time) -> ThreadSpec {
+        self.first_deadline = Some(deadline);
+        self
+    }
+
+    /// The first job's absolute deadline, if one was set ([`ThreadSpec::first_deadline_at`]).
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("j").first_deadline(), None);
+    /// ```
+    pub fn first_deadline(&self) -> Option<Time> {
+        self.first_deadline
     }
 
     /// Abort time (Real-Time Mach): a job still unfinished this long after its release is

@@ -1,10 +1,12 @@
-//! Thread and set ids carry their runtime's whole identity. The 4 097th runtime made in a
-//! process numbers its first thread and set exactly as the first runtime did (same slot,
-//! same generation, same 12-bit tag in the slot word), and must still refuse the first
-//! runtime's ids at every entry point.
+//! Ids of a dropped runtime are refused by a later runtime that takes up its id tag. The
+//! 4 097th runtime made in a process, the first runtime being dropped, has the first one's
+//! 12-bit tag: its first thread has the same index (and its first set the same slot word) as
+//! the first runtime's, and it must still refuse the first runtime's ids at every entry
+//! point. Its threads' generations start above every generation the first runtime used, so
+//! their ids differ in their generation; a set id carries its runtime's whole identity.
 //!
 //! This binary holds one test on purpose: no other test makes runtimes between the first
-//! and the 4 097th, so the two runtimes' identities are exactly 4 096 apart.
+//! and the 4 097th, so tags are handed out in turn and the 4 097th gets the first's.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,15 +30,19 @@ fn the_4097th_runtime_refuses_the_ids_of_the_first() {
     let a_of_cpu1 = a.spawn(ThreadSpec::new("a2").sporadic(Duration::ZERO).cpu(1), |_| {}).unwrap();
     assert_eq!(a_of_cpu1.index(), 2);
     let a_set = a.create_set("a", 0).unwrap();
-    // Only two runtimes are alive at any time.
+    // Its ids outlive it.
+    drop(a);
+    // Only one runtime is alive at any time.
     for _ in 0..4095 {
         drop(Runtime::<VirtualClock>::new(small()).unwrap());
     }
     let mut b = Runtime::<VirtualClock>::new(small()).unwrap();
-    // B's first thread and set take the slots A's took: only the runtime tells them apart.
+    // B's first thread and set take the slots A's took, under A's tag: the thread's
+    // generation and the set's runtime tell them apart.
     let victim = b.spawn(ThreadSpec::new("victim").sporadic(Duration::ZERO).max_jobs(1).priority(1), |_| {}).unwrap();
     let b_set = b.create_set("b", 0).unwrap();
-    assert_eq!((format!("{victim:?}"), format!("{b_set:?}")), (format!("{a_thread:?}"), format!("{a_set:?}")));
+    assert_eq!((victim.index(), format!("{b_set:?}")), (a_thread.index(), format!("{a_set:?}")));
+    assert_eq!((format!("{a_thread:?}"), format!("{victim:?}")), ("T0.0".to_string(), "T0.1".to_string()));
     assert_ne!(victim, a_thread);
     assert_ne!(b_set, a_set);
 
@@ -111,15 +117,17 @@ fn the_4097th_runtime_refuses_the_ids_of_the_first() {
     assert!(out.thread(a_thread).is_none());
     assert_eq!(out.sets[0].members, Vec::new());
 
-    // The 8 193rd runtime, in real time with one kernel per CPU: an id that names a thread
-    // of the other CPU travels to it only if it is of this runtime.
+    // The 8 193rd runtime, in real time with one kernel per CPU, under A's (and B's) tag
+    // again: an id that names a thread of the other CPU travels to it only if it is of this
+    // runtime.
     for _ in 0..4095 {
         drop(Runtime::<VirtualClock>::new(small()).unwrap());
     }
     let mut c = Runtime::<tempi::clock::RealClock>::new(Config::new(2).max_threads(2).trace_capacity(0)).unwrap();
     c.spawn(ThreadSpec::new("filler").cpu(0), |_| {}).unwrap();
     let far = c.spawn(ThreadSpec::new("far").cpu(1), move |cx| cx.sleep(ms(30))).unwrap();
-    assert_eq!(format!("{far:?}"), format!("{a_of_cpu1:?}"));
+    assert_eq!(far.index(), a_of_cpu1.index());
+    assert_eq!((format!("{a_of_cpu1:?}"), format!("{far:?}")), ("T2.0".to_string(), "T2.2".to_string()));
     let remote = Arc::new(Mutex::new(Vec::new()));
     let log = remote.clone();
     c.spawn(ThreadSpec::new("checker").cpu(0), move |cx| {
@@ -134,5 +142,18 @@ fn the_4097th_runtime_refuses_the_ids_of_the_first() {
     let out = c.run().unwrap();
     assert_eq!(*remote.lock().unwrap(), vec![Err(Error::ForeignThread(a_of_cpu1)); 4]);
     assert_eq!(out.thread(far).unwrap().outcome, Some(ThreadOutcome::Completed));
-    drop(a);
+
+    // As many runtimes alive at once as there are tags, and no more: the next is refused
+    // with an error, and one dropped makes room.
+    let mut alive = Vec::new();
+    let refused = loop {
+        match Runtime::<VirtualClock>::new(small()) {
+            Ok(rt) => alive.push(rt),
+            Err(e) => break e,
+        }
+        assert!(alive.len() <= 4096);
+    };
+    assert_eq!((alive.len(), refused), (4096, Error::TooManyRuntimes { max: 4096 }));
+    alive.pop();
+    assert!(Runtime::<VirtualClock>::new(small()).is_ok());
 }

@@ -311,11 +311,18 @@ impl Scenario {
             // In virtual time a deadline of 1 ns puts the submitter ahead of every admitted
             // job (whose deadlines are later), and it finishes at its release since it takes
             // no time. In real time it takes time (a cross-CPU submission waits for the
-            // target's answer), so 1 ns would be a miss every time: it is due at its CPU's
-            // shortest request deadline instead, still ahead of every job due later than that.
+            // target's answer), so 1 ns would be a miss every time: it is due 1 ns before its
+            // CPU's shortest request deadline instead (its jobs are released at their timers'
+            // instants), still ahead of every job its own requests start, which are due at
+            // that deadline or later, so that none of them delays the next request.
             let due = match C::MODE {
                 ClockMode::Virtual => Duration::from_nanos(1),
-                ClockMode::Real => mine.iter().map(|r| r.deadline).min().unwrap_or(Duration::from_nanos(1)),
+                ClockMode::Real => mine
+                    .iter()
+                    .map(|r| r.deadline.saturating_sub(Duration::from_nanos(1)))
+                    .min()
+                    .unwrap_or(Duration::from_nanos(1))
+                    .max(Duration::from_nanos(1)),
             };
             let spec = ThreadSpec::new(format!("requests@{cpu}"))
                 .cpu(cpu)

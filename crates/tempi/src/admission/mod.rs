@@ -413,7 +413,11 @@ impl Admission {
             (id, slot, st.slots[slot].set, idle, decision(true))
         };
         drop(st);
-        let spec = ThreadSpec::new(&*name).cpu(self.cpu).deadline(deadline - now).wcet(wcet);
+        // Due at the deadline it was admitted for, not at its spawn plus the relative
+        // deadline: in real time the dispatcher carries out the spawn a little after the
+        // test, and jobs admitted for the same instant must keep the order the test assumed.
+        let spec =
+            ThreadSpec::new(&*name).cpu(self.cpu).deadline(deadline - now).first_deadline_at(deadline).wcet(wcet);
         // The body ends the job if it is dropped unrun, as it is when the spawn fails.
         let body = job::wrap(self.state.clone(), slot, set, id, body);
         match cx.spawn(spec, body) {

@@ -6,9 +6,14 @@
 //! must start there. The admission is built only on public runtime calls, so the request
 //! crosses by the cross-CPU spawn: the submitter creates a short *submission thread* on the
 //! target CPU (named `submit:` and the job's name), which makes the test there and starts
-//! the job locally. The submission thread's deadline is the job's own: EDF runs it ahead of
-//! every admitted job due later — the jobs whose idle time its few microseconds could take —
-//! and it is not itself a deadline miss unless the request was already too late (a 1 ns
+//! the job locally. The submission thread is due when the submitter's own job is, or at the
+//! job's deadline if that is earlier or the submitter has none: the submission is the
+//! submitter's work, done on the target, so it must not wait behind the target's jobs due
+//! before the submitter while the submitter waits for its answer (as a job due at the
+//! requested deadline would behind one admitted for that same instant). Its few microseconds
+//! are the submitter's calls that the admission test assumes take no time
+//! ([`Config::job_overhead`](crate::Config::job_overhead) is the margin they come out of), and
+//! it is not itself a deadline miss unless the submitter's job is late already (a 1 ns
 //! deadline, as a submitter in virtual time has, would be missed by every real submission and
 //! count in the run's misses); the submitter joins it and takes its answer — the admitted
 //! job, or a [`Nack`](super::Nack) naming the job and the idle time that CPU had before its
@@ -30,7 +35,7 @@ use crate::time::Time;
 
 impl Admission {
     /// Run `f` on this admission's CPU, in a submission thread named `submit:{name}` due at
-    /// `deadline`, and wait for its result. For a caller of another real-time CPU.
+    /// `deadline` or at the caller's job's deadline, whichever comes first, and wait for its result. For a caller of another real-time CPU.
     pub(super) fn on_target<R, F>(&self, cx: &Ctx<'_>, name: &str, deadline: Time, f: F) -> Result<R, AdmissionError>
     where
         R: Send + 'static,
@@ -39,8 +44,13 @@ impl Admission {
         let answer: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
         let slot = answer.clone();
         let mut f = Some(f);
-        let relative = (deadline - cx.now()).max(Duration::from_nanos(1));
-        let spec = ThreadSpec::new(format!("submit:{name}")).cpu(self.cpu).deadline(relative);
+        // The submission is the caller's work done on the target: it is as urgent as the
+        // caller's job (when that is due first), not as the job it asks for, which would
+        // leave it waiting behind the target's jobs due at or before that deadline while
+        // the caller, and its own deadline, wait for the answer.
+        let due = cx.job().deadline.map_or(deadline, |d| d.min(deadline));
+        let relative = (due - cx.now()).max(Duration::from_nanos(1));
+        let spec = ThreadSpec::new(format!("submit:{name}")).cpu(self.cpu).deadline(relative).first_deadline_at(due);
         let thread = cx
             .spawn(spec, move |cx| {
                 if let Some(f) = f.take() {

@@ -145,7 +145,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(super) fn trace_set(&mut self, s: usize, kind: TraceKind, arg: u64) {
-        let placeholder = ThreadId::new(self.runtime, u32::MAX, 0);
+        let placeholder = ThreadId::new(u32::MAX, 0);
         let id = self.sets[s].id.index() as u32;
         let c = self.set_cpu(s);
         self.trace(c, kind, placeholder, id, arg);

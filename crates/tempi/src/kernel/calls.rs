@@ -551,7 +551,7 @@ mod tests {
         assert!(matches!(Answer::joined(panicked.clone()), Answer::Owned(_)));
         assert_eq!(Join::answer(Answer::joined(panicked.clone())), Some(Ok(panicked)));
         assert_eq!(Release::answer(Answer::joined(ThreadOutcome::Completed)), None);
-        let held = Error::GlobalLockHeld { thread: ThreadId::new(1, 3, 0), call: "join" };
+        let held = Error::GlobalLockHeld { thread: ThreadId::new(3, 0), call: "join" };
         assert_eq!(Join::answer(Answer::failed(held.clone())), Some(Err(held)));
         assert_eq!(Control::<bool>::answer(Answer::failed(Error::Unwinding)), Some(Err(Error::Unwinding)));
         // An error that owns a string still travels boxed, and reads back the same.

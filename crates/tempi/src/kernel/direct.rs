@@ -61,7 +61,7 @@ pub(super) struct Resumed {
 impl Resumed {
     /// Before any resume.
     pub(super) fn none() -> Resumed {
-        Resumed { c: 0, id: ThreadId::new(0, 0, 0), i: 0, restart_waits: false }
+        Resumed { c: 0, id: ThreadId::new(0, 0), i: 0, restart_waits: false }
     }
 }
 

@@ -22,8 +22,8 @@ use crate::time::Time;
 /// ```
 pub struct EventCtx<'k> {
     pub(crate) now: Time,
-    /// The identity of the runtime: ids of other runtimes are refused.
-    pub(crate) runtime: u64,
+    /// Whether an id is of this runtime: ids of other runtimes are refused.
+    pub(crate) ids: crate::id_space::IdCheck,
     pub(crate) releases: &'k mut Vec<ThreadId>,
     pub(crate) cancelled: bool,
 }
@@ -55,7 +55,7 @@ impl EventCtx<'_> {
     /// assert_eq!(rt.run().unwrap().thread(s).unwrap().stats.completed, 1);
     /// ```
     pub fn release(&mut self, t: ThreadId) -> Result<(), Error> {
-        if t.runtime() != self.runtime {
+        if !self.ids.owns(t) {
             return Err(Error::ForeignThread(t));
         }
         if self.releases.len() == self.releases.capacity() {

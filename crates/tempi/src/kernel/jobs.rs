@@ -161,7 +161,7 @@ impl<C: Clock> Kernel<C> {
         }
         let number = t.released;
         t.released += 1;
-        let deadline = t.rel_deadline.map(|d| at + d);
+        let deadline = t.deadline_of(number, at);
         let abort_at = t.abort_after.map(|a| at + a);
         let arm_deadline = t.deadline_next == number;
         let arm_abort = t.abort_next == number;
@@ -295,7 +295,7 @@ impl<C: Clock> Kernel<C> {
                 return;
             }
             let (number, release) = t.pop_pending();
-            let deadline = t.rel_deadline.map(|d| release + d);
+            let deadline = t.deadline_of(number, release);
             if t.skip_next > 0 {
                 t.skip_next -= 1;
                 t.finished += 1;
@@ -464,10 +464,15 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    pub(super) fn request_release(&mut self, target: ThreadId, from_cpu: usize) -> Result<(), Error> {
+    /// Release sporadic thread `target` as of instant `stamp`: now for a thread's call, the
+    /// timer's own instant for a timing event's handler. A real clock reaches an event a
+    /// little after its instant (the dispatcher's wake-up, a crossing to another CPU); the
+    /// job is released at the instant the event stands for, as a periodic release is, so its
+    /// deadline and response time are the ones the simulation gives it.
+    pub(super) fn request_release(&mut self, target: ThreadId, from_cpu: usize, stamp: Time) -> Result<(), Error> {
         if self.local(target).is_none() {
             if let Some(to) = self.remote_cpu(target) {
-                return self.post(to, super::xcpu::Post::Release { target, from: self.first_cpu });
+                return self.post(to, super::xcpu::Post::Release { target, from: self.first_cpu, stamp });
             }
             return Err(self.no_thread_from(target, Some(from_cpu)));
         }
@@ -476,7 +481,7 @@ impl<C: Clock> Kernel<C> {
         let Timing::Sporadic { min_interarrival } = t.timing else {
             return Err(Error::NotSporadic(target));
         };
-        let at = now.max(t.next_sporadic);
+        let at = stamp.max(t.next_sporadic);
         t.next_sporadic = at + min_interarrival;
         if at <= now {
             self.release_job(target, at, false);

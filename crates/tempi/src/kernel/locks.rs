@@ -260,7 +260,7 @@ impl<C: Clock> Kernel<C> {
             .iter()
             .map(|&(priority, rel)| {
                 let job = SchedInfo {
-                    id: ThreadId::new(self.runtime, u32::MAX, 0),
+                    id: ThreadId::new(u32::MAX, 0),
                     cpu: self.locks[l].cpu,
                     priority,
                     urgency: Urgency::LOWEST,
@@ -626,7 +626,7 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::sync_owner`] of a lock the kernel sees as free.
     pub(super) fn adopt_fast_owner(&mut self, l: usize) {
-        let Some(owner) = ThreadId::from_word(self.runtime, self.locks[l].word.owner.load(Ordering::Relaxed)) else {
+        let Some(owner) = ThreadId::from_word(self.locks[l].word.owner.load(Ordering::Relaxed)) else {
             return;
         };
         if self.local(owner).is_none() {

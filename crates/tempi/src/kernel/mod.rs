@@ -255,6 +255,10 @@ struct TimingEvent {
 pub(crate) struct Kernel<C: Clock> {
     /// The identity of the runtime this kernel belongs to; its threads' `Ctx` carry it.
     runtime: u64,
+    /// Whether an id is of this runtime: its tag and generation floor (`crate::id_space`).
+    id_check: crate::id_space::IdCheck,
+    /// The runtime's hold on its tag, given back when the runtime and its kernels are gone.
+    ids: std::sync::Arc<crate::id_space::IdSpace>,
     /// The runtime's first kernel as an executor; this kernel is `executors.nth(first_cpu)`
     /// (one kernel per CPU in real time, one in all in virtual time).
     executors: Executor,

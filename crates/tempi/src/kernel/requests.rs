@@ -526,7 +526,7 @@ impl<C: Clock> Kernel<C> {
             }
             Plain::Release(target) => {
                 let from = self.cpus[c].index;
-                let r = self.request_release(target, from);
+                let r = self.request_release(target, from, self.now);
                 self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Released.into()));
             }
             Plain::JobDone { aborted } => self.job_done(c, id, aborted),
@@ -680,7 +680,7 @@ impl<C: Clock> Kernel<C> {
             SetOp::RemoveFromSet(set, t) => self.remove_from_set(set, t).map(|_| Unit)?,
             SetOp::SetContains(set, t) => {
                 let s = self.set_local(set)?;
-                if t.runtime() != self.runtime {
+                if !self.id_check.owns(t) {
                     return Err(Error::ForeignThread(t));
                 }
                 Bool(self.sets[s].members.contains(&t))

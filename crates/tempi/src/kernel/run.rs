@@ -114,7 +114,7 @@ impl<C: Clock> Kernel<C> {
                 let number = t.released;
                 let shared_deadline = matches!(t.timing, Timing::Periodic { .. })
                     && next.is_some()
-                    && t.rel_deadline.map(|d| at + d) == next
+                    && t.deadline_of(number, at) == next
                     && t.deadline_next == number
                     && !(t.skip_next > 0 && t.pending == 0)
                     && t.max_jobs.is_none_or(|m| number < m);
@@ -173,18 +173,18 @@ impl<C: Clock> Kernel<C> {
         let spec = ev.spec;
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();
-        let mut ecx = EventCtx { now: self.now, runtime: self.runtime, releases: &mut releases, cancelled: false };
+        let mut ecx = EventCtx { now: self.now, ids: self.id_check, releases: &mut releases, cancelled: false };
         self.culprit.set(Culprit::Event(idx as u32));
         handler(&mut ecx);
         self.culprit.set(Culprit::Scheduler);
         let cancelled = ecx.cancelled;
         let c = self.cpu_local(spec.cpu).expect("event on this kernel");
-        let placeholder = ThreadId::new(self.runtime, u32::MAX, 0);
+        let placeholder = ThreadId::new(u32::MAX, 0);
         self.trace(c, TraceKind::Timer, placeholder, 0, idx as u64);
         for &t in releases.iter() {
             // The handler cannot be answered: a release that cannot be carried out (an ended
             // or non-sporadic thread) is counted and traced instead.
-            if self.request_release(t, spec.cpu).is_err() {
+            if self.request_release(t, spec.cpu, at).is_err() {
                 self.event_releases_refused += 1;
                 self.trace(c, TraceKind::EventReleaseRefused, t, 0, idx as u64);
             }

@@ -15,6 +15,7 @@ use super::{Cpu, Culprit, EventHandler, Kernel, TimingEvent};
 use crate::clock::{Clock, ClockMode};
 use crate::config::{Config, Costs, TimerSpec};
 use crate::error::Error;
+use crate::id_space::IdSpace;
 use crate::objects::{CondId, LockId, LockSpec, SemId, SemSpec};
 use crate::os::busy_cell::Executor;
 use crate::policy::sched::{SchedInfo, SchedulerFactory, Urgency};
@@ -30,6 +31,8 @@ use crate::trace::{TraceBuffer, TraceKind};
 pub(crate) struct KernelSeed {
     /// The identity of the runtime this kernel belongs to (see `Runtime`).
     runtime: u64,
+    /// The runtime's thread-id tag, held while this seed or its kernel lives.
+    ids: std::sync::Arc<IdSpace>,
     /// The identity of the runtime's first kernel; this one is `kernels.nth(k)`.
     pub(super) kernels: Executor,
     first_cpu: usize,
@@ -74,12 +77,20 @@ impl KernelSeed {
     /// `runtime`. Thread and set ids carry the runtime's tag above their index
     /// (`Config::check` keeps the indices below it). The runtime's kernels are the executors
     /// from `first` on.
-    pub(crate) fn new(runtime: u64, first: Executor, k: usize, kernels: usize, config: &Config) -> KernelSeed {
+    pub(crate) fn new(
+        runtime: u64,
+        ids: &std::sync::Arc<IdSpace>,
+        first: Executor,
+        k: usize,
+        kernels: usize,
+        config: &Config,
+    ) -> KernelSeed {
         let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
         let capacity = config.max_threads * cpu_count;
-        let tag = (ThreadId::runtime_tag(runtime) as u32) << ThreadId::TAG_SHIFT;
+        let tag = ids.check().slot_tag();
         KernelSeed {
             runtime,
+            ids: ids.clone(),
             kernels: first,
             first_cpu,
             cpu_count,
@@ -191,7 +202,7 @@ impl KernelSeed {
         if self.threads.len() >= self.capacity {
             return Err(Error::TooManyThreads { max: self.capacity / self.cpu_count });
         }
-        let id = ThreadId::new(self.runtime, self.slot_base + self.threads.len() as u32, 0);
+        let id = ThreadId::new(self.slot_base + self.threads.len() as u32, self.ids.check().generation(0));
         self.threads.push((id, spec, body));
         Ok(id)
     }
@@ -251,8 +262,11 @@ impl<C: Clock> Kernel<C> {
         stacks.reserve(seed.default_stack, cap.min(32))?;
         let real_clock = clock.as_real().cloned();
         let pre = seed.threads.len();
+        let id_check = seed.ids.check();
         let mut k = Kernel {
             runtime: seed.runtime,
+            id_check,
+            ids: seed.ids,
             executors: seed.kernels,
             // Threads and events registered before the run are placed at time zero; a real
             // clock gets the run's shared epoch once every CPU is ready (`Kernel::set_clock`).
@@ -263,7 +277,8 @@ impl<C: Clock> Kernel<C> {
             first_cpu: seed.first_cpu,
             slot_base: seed.slot_base,
             slots: vec_from_fn(cap, |_| None, "the thread slots (Config::max_threads)")?,
-            generations: vec_filled(cap, 0, "the thread slots (Config::max_threads)")?,
+            // Every slot's generations start at the runtime's floor (`crate::id_space`).
+            generations: vec_filled(cap, id_check.generation(0), "the thread slots (Config::max_threads)")?,
             free: {
                 let mut free = vec_with_capacity(cap, "the thread slots (Config::max_threads)")?;
                 free.extend((pre as u32..cap as u32).rev());
@@ -374,6 +389,7 @@ impl<C: Clock> Kernel<C> {
         )?;
         let i = (id.slot() - self.slot_base) as usize;
         self.generations[i] = id.generation();
+        self.ids.note_generation(id.generation().wrapping_sub(self.id_check.generation(0)));
         let summary = self.summaries.len();
         self.summaries.push(ThreadSummary {
             id,
@@ -401,6 +417,7 @@ impl<C: Clock> Kernel<C> {
             timing: spec.timing,
             wcet: spec.wcet,
             rel_deadline,
+            first_deadline: spec.first_deadline,
             abort_after: spec.abort_after,
             importance: spec.importance,
             miss_policy: spec.miss_policy,
@@ -507,7 +524,7 @@ impl<C: Clock> Kernel<C> {
             return Err(Error::TooManyThreads { max: self.slots.len() / self.cpus.len() });
         };
         let generation = self.generations[i as usize].wrapping_add(1);
-        let id = ThreadId::new(self.runtime, self.slot_base + i, generation);
+        let id = ThreadId::new(self.slot_base + i, generation);
         if let Err(e) = self.install(id, spec, body) {
             self.free.push(i);
             return Err(e);

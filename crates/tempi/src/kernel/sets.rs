@@ -104,7 +104,7 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::no_thread`], for a caller on CPU `from`: in real time, a thread of another
     /// CPU (whose kernel is another) is [`Error::CrossCpu`] with both CPUs.
     pub(crate) fn no_thread_from(&self, id: ThreadId, from: Option<usize>) -> Error {
-        if id.runtime() != self.runtime {
+        if !self.id_check.owns(id) {
             return Error::ForeignThread(id);
         }
         if let (Some(from), ClockMode::Real) = (from, C::MODE) {
@@ -167,7 +167,7 @@ impl<C: Clock> Kernel<C> {
 
     pub(crate) fn remove_from_set(&mut self, set: SetId, id: ThreadId) -> Result<(), Error> {
         let s = self.set_local(set)?;
-        if id.runtime() != self.runtime {
+        if !self.id_check.owns(id) {
             return Err(Error::ForeignThread(id));
         }
         let Some(pos) = self.sets[s].members.iter().position(|&m| m == id) else {
@@ -400,8 +400,7 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn run_exec_handler(&mut self, c: usize, mut handler: EventHandler) {
         let mut releases = std::mem::take(&mut self.release_buf);
         releases.clear();
-        let mut ecx =
-            super::EventCtx { now: self.now, runtime: self.runtime, releases: &mut releases, cancelled: false };
+        let mut ecx = super::EventCtx { now: self.now, ids: self.id_check, releases: &mut releases, cancelled: false };
         self.culprit.set(super::Culprit::ExecTimer);
         handler(&mut ecx);
         self.culprit.set(super::Culprit::Scheduler);
@@ -409,7 +408,7 @@ impl<C: Clock> Kernel<C> {
         for &t in releases.iter() {
             // As for a timing event's handler: nobody can be answered, so it is counted and
             // traced.
-            if self.request_release(t, cpu).is_err() {
+            if self.request_release(t, cpu, self.now).is_err() {
                 self.event_releases_refused += 1;
                 self.trace(c, TraceKind::EventReleaseRefused, t, 0, EXEC_TIMER_RELEASE);
             }

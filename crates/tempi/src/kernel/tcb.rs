@@ -101,6 +101,9 @@ pub(crate) struct Tcb {
     pub(crate) timing: Timing,
     pub(crate) wcet: Duration,
     pub(crate) rel_deadline: Option<Duration>,
+    /// Job 0's absolute deadline, when it was fixed before the thread existed
+    /// (`ThreadSpec::first_deadline_at`).
+    pub(crate) first_deadline: Option<Time>,
     pub(crate) abort_after: Option<Duration>,
     pub(crate) importance: u32,
     pub(crate) miss_policy: MissPolicy,
@@ -337,7 +340,16 @@ impl Tcb {
             Timing::Periodic { period, .. } => self.pending_release + period * k,
             _ => self.release_queue.get(k as usize).copied().unwrap_or(self.pending_release),
         };
-        (release, self.rel_deadline.map(|d| release + d))
+        (release, self.deadline_of(number, release))
+    }
+
+    /// The absolute deadline of job `number`, released at `release`.
+    #[inline]
+    pub(crate) fn deadline_of(&self, number: u32, release: Time) -> Option<Time> {
+        match self.first_deadline {
+            Some(d) if number == 0 => Some(d),
+            _ => self.rel_deadline.map(|d| release + d),
+        }
     }
 
     /// Whether job `number` has been released and has not ended.

@@ -383,8 +383,8 @@ mod tests {
     #[test]
     fn timers_shared_entry_fires_in_the_order_of_two() {
         let mut q = TimerQueue::with_capacity(8);
-        let id = ThreadId::new(1, 1, 0);
-        let other = ThreadId::new(1, 2, 0);
+        let id = ThreadId::new(1, 0);
+        let other = ThreadId::new(2, 0);
         let r = q.push(t(5), TimerKind::Release(id)).unwrap();
         q.push(t(5), TimerKind::Release(other)).unwrap();
         // Not at the release's instant, or not ranked before it: refused.
@@ -422,8 +422,8 @@ mod tests {
     #[test]
     fn timers_rearmed_entry_carries_a_first_timer() {
         let mut q = TimerQueue::with_capacity(4);
-        let id = ThreadId::new(1, 1, 0);
-        let other = ThreadId::new(1, 2, 0);
+        let id = ThreadId::new(1, 0);
+        let other = ThreadId::new(2, 0);
         q.push(t(5), TimerKind::Release(other)).unwrap();
         q.push(t(4), TimerKind::Release(id)).unwrap();
         assert_eq!(q.peek_due(t(4)), Some((t(4), TimerKind::Release(id))));

@@ -73,8 +73,9 @@ pub(crate) struct FullRun {
 
 /// A request from one CPU's kernel to another's.
 pub(crate) enum Post {
-    /// Release a sporadic thread; a failure goes back to CPU `from` as `Refused`.
-    Release { target: ThreadId, from: usize },
+    /// Release a sporadic thread as of instant `stamp` (`Kernel::request_release`); a
+    /// failure goes back to CPU `from` as `Refused`.
+    Release { target: ThreadId, from: usize, stamp: Time },
     /// End a thread at its next task boundary.
     Kill { target: ThreadId, from: usize },
     /// Set a thread's priority.
@@ -167,7 +168,7 @@ pub(crate) enum RemoteOp {
 
 impl Post {
     /// The thread the request is about (for the trace of a request that found no room).
-    fn subject(&self, runtime: u64) -> ThreadId {
+    fn subject(&self) -> ThreadId {
         match self {
             Post::Release { target, .. }
             | Post::Kill { target, .. }
@@ -178,14 +179,12 @@ impl Post {
             Post::Spawned { spawner, .. } => *spawner,
             Post::Joined { joiner, .. } => *joiner,
             Post::Msg { to, .. } => *to,
-            Post::MsgAnswer { sender, .. } => {
-                ThreadId::from_word(runtime, *sender).expect("a sender's word is not zero")
-            }
+            Post::MsgAnswer { sender, .. } => ThreadId::from_word(*sender).expect("a sender's word is not zero"),
             Post::TimedRefused { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Handler { msg, .. } => msg.from.expect("a posted message has a sender"),
             Post::Vacate { giver, .. } => *giver,
             Post::CondSignal { notifier, .. } => *notifier,
-            Post::Wait(w) => w.info.waiter(runtime),
+            Post::Wait(w) => w.info.waiter(),
             Post::WaitAnswer { waiter, .. } | Post::Withdraw { waiter, .. } => *waiter,
         }
     }
@@ -484,7 +483,7 @@ impl<C: Clock> Kernel<C> {
     /// CPU (whose kernel is another); `None` otherwise.
     pub(super) fn remote_cpu(&self, id: ThreadId) -> Option<usize> {
         self.crossing.as_ref()?;
-        if id.runtime() != self.runtime {
+        if !self.id_check.owns(id) {
             return None;
         }
         // One kernel per CPU, each numbering `slots.len()` slots from `CPU × slots.len()`.
@@ -524,7 +523,7 @@ impl<C: Clock> Kernel<C> {
     /// retrying against a full queue cannot fill the trace buffer with them.
     #[cold]
     fn note_queue_full(&mut self, to: usize, post: &Post) {
-        self.note_queue_full_of(to, post.subject(self.runtime), std::mem::discriminant(post));
+        self.note_queue_full_of(to, post.subject(), std::mem::discriminant(post));
     }
 
     /// [`Kernel::note_queue_full`] of a request of kind `request` about `subject`.
@@ -569,7 +568,7 @@ impl<C: Clock> Kernel<C> {
             Sent::Behind => {}
             Sent::Full => {
                 let kept = self.outbox.newest().expect("the answer was kept");
-                let (subject, request) = (kept.subject(self.runtime), std::mem::discriminant(kept));
+                let (subject, request) = (kept.subject(), std::mem::discriminant(kept));
                 self.note_queue_full_of(to, subject, request);
             }
         }
@@ -604,8 +603,8 @@ impl<C: Clock> Kernel<C> {
         match post {
             // A release, kill or priority change that fails here (the thread ended meanwhile,
             // or is not sporadic) fails as a local one would, and the sender is told.
-            Post::Release { target, from } => {
-                if self.request_release(target, self.first_cpu).is_err() {
+            Post::Release { target, from, stamp } => {
+                if self.request_release(target, self.first_cpu, stamp).is_err() {
                     self.post_answer(from, Post::Refused { target, op: RemoteOp::Release, by: self.first_cpu });
                 }
             }
@@ -667,7 +666,7 @@ impl<C: Clock> Kernel<C> {
             }
             Post::Msg { to, msg, stamp } => self.accept_remote_msg(to, msg, stamp),
             Post::MsgAnswer { sender, stamp, result } => {
-                let sender = ThreadId::from_word(self.runtime, sender).expect("a sender's word is not zero");
+                let sender = ThreadId::from_word(sender).expect("a sender's word is not zero");
                 self.on_remote_msg_answer(sender, stamp, result)
             }
             Post::TimedRefused { to, msg, code } => self.on_remote_timed_refusal(to, msg, code),

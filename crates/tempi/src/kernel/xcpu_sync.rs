@@ -70,8 +70,7 @@ pub(super) const REMOTE_UNIT: u32 = 1 << 31;
 /// Durations beyond `u64::MAX` ns (585 years) read as that.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WaiterInfo {
-    /// The waiter's slot word: it is a thread of the runtime of the kernel that unpacks it,
-    /// so the runtime's identity need not travel.
+    /// The waiter's id word (`ThreadId::to_word`).
     id: u64,
     urgency: i64,
     release: u64,
@@ -112,14 +111,14 @@ impl WaiterInfo {
         }
     }
 
-    /// The waiter, a thread of runtime `runtime`.
-    pub(crate) fn waiter(&self, runtime: u64) -> ThreadId {
-        ThreadId::from_word(runtime, self.id).expect("a packed waiter's word is not zero")
+    /// The waiter.
+    pub(crate) fn waiter(&self) -> ThreadId {
+        ThreadId::from_word(self.id).expect("a packed waiter's word is not zero")
     }
 
-    fn unpack(&self, runtime: u64) -> SchedInfo {
+    fn unpack(&self) -> SchedInfo {
         SchedInfo {
-            id: self.waiter(runtime),
+            id: self.waiter(),
             cpu: self.cpu as usize,
             priority: self.priority,
             urgency: Urgency(self.urgency),
@@ -297,7 +296,7 @@ impl<C: Clock> Kernel<C> {
     /// queue where a local waiter would (or the wait is refused: no unit and it must not
     /// wait, or no room for a proxy).
     pub(super) fn remote_wait_arrived(&mut self, w: RemoteWait) {
-        let waiter = w.info.waiter(self.runtime);
+        let waiter = w.info.waiter();
         let k = if w.sem { self.sem_index(SemId(w.obj)) } else { self.cond_index(CondId(w.obj)) };
         let refusal = match (k, w.now_or) {
             // Not an object of this CPU: the caller fills in the CPU numbers.
@@ -314,7 +313,7 @@ impl<C: Clock> Kernel<C> {
             }
             (Some(k), NowOr::Wait) => {
                 if w.sem {
-                    let rank = self.sem_rank(k, &w.info.unpack(self.runtime));
+                    let rank = self.sem_rank(k, &w.info.unpack());
                     self.sems[k].waiters.push_stamped(rank, waiter, w.stamp);
                 } else {
                     self.conds[k].waiters.push_stamped(w.info.urgency, waiter, w.stamp);
@@ -429,7 +428,7 @@ mod tests {
     #[test]
     fn xcpu_sync_waiter_info_packs_and_unpacks_exactly() {
         let info = SchedInfo {
-            id: ThreadId::new(1, 7, 3),
+            id: ThreadId::new(7, 3),
             cpu: 2,
             priority: -4,
             urgency: Urgency(-123),
@@ -442,9 +441,9 @@ mod tests {
             job_cpu_time: Duration::from_nanos(5),
             job: 11,
         };
-        assert_eq!(WaiterInfo::pack(&info).unpack(1), info);
+        assert_eq!(WaiterInfo::pack(&info).unpack(), info);
         let none = SchedInfo { deadline: None, period: None, ..info };
-        assert_eq!(WaiterInfo::pack(&none).unpack(1), none);
+        assert_eq!(WaiterInfo::pack(&none).unpack(), none);
     }
 
     #[test]

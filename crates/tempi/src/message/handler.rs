@@ -660,7 +660,7 @@ impl Handler {
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
         enqueue(h, &mut queue, Pending { msg, caller: Some(Caller::Local(cx.id(), token)) });
         drop(queue);
-        let holder = ThreadId::from_word(cx.runtime(), h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
+        let holder = ThreadId::from_word(h.holder.load(Ordering::Relaxed)).unwrap_or(cx.id());
         // Nothing else runs on this CPU before the wait begins: the handler, preempted, cannot
         // serve the call first.
         let waiting = Waiting { inner: h, cx, msg };
