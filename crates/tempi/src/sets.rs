@@ -16,8 +16,8 @@ use crate::time::Time;
 
 /// Identifies a thread set for the lifetime of a runtime.
 ///
-/// Like a [`ThreadId`], it carries the whole identity of its runtime: every other runtime
-/// refuses it with [`crate::Error::ForeignSet`], however many runtimes the process has made.
+/// It carries the whole identity of its runtime (as a [`ThreadId`] carries its runtime's id
+/// tag and generation floor): every other runtime refuses it with [`crate::Error::ForeignSet`], however many runtimes the process has made.
 ///
 /// ```
 /// let mut rt = tempi::Runtime::simulated(1);

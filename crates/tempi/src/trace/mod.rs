@@ -321,7 +321,7 @@ impl JobEnd {
     }
 }
 
-/// One kernel transition. Fixed size (48 bytes: a [`ThreadId`] is two words), `Copy`, written
+/// One kernel transition. Fixed size (at most 48 bytes), `Copy`, written
 /// without allocation.
 ///
 /// ```
