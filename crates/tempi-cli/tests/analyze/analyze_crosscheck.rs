@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{scratch, tempi, text};
 use proptest::prelude::*;
 use tempi::Time;

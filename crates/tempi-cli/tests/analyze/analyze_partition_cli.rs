@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
+use crate::common;
 use common::{example, tempi};
 
 fn scenario(test: &str, toml: &str) -> PathBuf {

@@ -3,7 +3,7 @@
 //! steps can outgrow its `wcet` is analysed at their longest, and the exit status is the
 //! verdict (0 schedulable, 1 not shown schedulable, 2 an error).
 
-mod common;
+use crate::common;
 use common::{example, scratch, tempi, text};
 
 /// Write `body` as `NAME.toml` in the test's scratch directory; returns its path.

@@ -2,7 +2,7 @@
 //! percentiles in order on both sides, and the note that states the bar. No timing is
 //! asserted: the machine running the tests may be slow or loaded.
 
-mod common;
+use crate::common;
 
 #[test]
 fn latency_group_reports_ordered_percentiles_for_both_sides() {

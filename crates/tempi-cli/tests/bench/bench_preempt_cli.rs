@@ -3,7 +3,7 @@
 //! order on both sides. No timing is asserted: the machine running the tests may be slow or
 //! loaded.
 
-mod common;
+use crate::common;
 
 #[test]
 fn preempt_group_reports_ordered_percentiles_for_both_sides() {

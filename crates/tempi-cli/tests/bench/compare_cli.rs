@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{example, scratch, tempi, text};
 
 /// The examples `tempi run` can run as they are: a per-CPU policy and an `until`.

@@ -2,7 +2,7 @@
 //! arrives ends then and frees its `max_live` slot, and a CPU takes as many `[[request]]`s as
 //! the file has.
 
-mod common;
+use crate::common;
 use common::{scratch, tempi, text};
 
 const MS: u64 = 1_000_000;

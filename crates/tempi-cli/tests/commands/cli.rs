@@ -2,7 +2,7 @@
 //! file, line and field and exit code 2, simulations are reproducible, a short real-time run
 //! works, thread sets and budgets show up in the reports with exact values.
 
-mod common;
+use crate::common;
 use common::{example, scratch, tempi, text};
 
 const EXAMPLES: &[&str] = &[

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::tempi;
 
 fn text(name: &str) -> String {

@@ -2,7 +2,7 @@
 //! text summary and the JSON report, the same file partitioned without misses, and scenario
 //! files a global policy cannot run, refused with file, line and reason.
 
-mod common;
+use crate::common;
 use common::{example, scratch, tempi, text};
 
 #[test]

@@ -2,7 +2,7 @@
 //! meet the file's own checks, every input error exits 2 naming the file and line, output
 //! paths are checked before the run, and valid but doubtful files get warnings on stderr.
 
-mod common;
+use crate::common;
 use common::{example, scratch, tempi, text};
 
 /// Every per-CPU locking protocol given by `--lock-protocol` to the MSRP example, whose `bus`

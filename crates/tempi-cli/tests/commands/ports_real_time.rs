@@ -3,7 +3,7 @@
 //! report like the others. Properties only (which requests fit depends on how late each one is
 //! served on a loaded machine), never timings.
 
-mod common;
+use crate::common;
 use common::{example, scratch, tempi, text};
 
 #[test]

@@ -1,7 +1,7 @@
 //! Size keys of a scenario above their limits are input errors (exit 2, FILE:LINE), for
 //! `simulate` and `run` alike, never an abort while the runtime allocates its pools.
 
-mod common;
+use crate::common;
 use common::{scratch, tempi, text};
 
 /// Write `body`, run `tempi COMMAND` on it, and check exit code 2 and `FILE:LINE: message`.

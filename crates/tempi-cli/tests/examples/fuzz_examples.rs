@@ -9,19 +9,19 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 const EXAMPLES: &[(&str, &str)] = &[
-    ("rm-textbook.toml", include_str!("../../../examples/rm-textbook.toml")),
-    ("edf-full-utilisation.toml", include_str!("../../../examples/edf-full-utilisation.toml")),
-    ("round-robin.toml", include_str!("../../../examples/round-robin.toml")),
-    ("sporadic-timer.toml", include_str!("../../../examples/sporadic-timer.toml")),
-    ("miss-policies.toml", include_str!("../../../examples/miss-policies.toml")),
-    ("two-cpus.toml", include_str!("../../../examples/two-cpus.toml")),
-    ("temporal-isolation.toml", include_str!("../../../examples/temporal-isolation.toml")),
-    ("servers.toml", include_str!("../../../examples/servers.toml")),
-    ("locks-inversion.toml", include_str!("../../../examples/locks-inversion.toml")),
-    ("locks-pcp.toml", include_str!("../../../examples/locks-pcp.toml")),
-    ("spring-plan.toml", include_str!("../../../examples/spring-plan.toml")),
-    ("spring-exec.toml", include_str!("../../../examples/spring-exec.toml")),
-    ("spring-vehicle.toml", include_str!("../../../examples/spring-vehicle.toml")),
+    ("rm-textbook.toml", include_str!("../../../../examples/rm-textbook.toml")),
+    ("edf-full-utilisation.toml", include_str!("../../../../examples/edf-full-utilisation.toml")),
+    ("round-robin.toml", include_str!("../../../../examples/round-robin.toml")),
+    ("sporadic-timer.toml", include_str!("../../../../examples/sporadic-timer.toml")),
+    ("miss-policies.toml", include_str!("../../../../examples/miss-policies.toml")),
+    ("two-cpus.toml", include_str!("../../../../examples/two-cpus.toml")),
+    ("temporal-isolation.toml", include_str!("../../../../examples/temporal-isolation.toml")),
+    ("servers.toml", include_str!("../../../../examples/servers.toml")),
+    ("locks-inversion.toml", include_str!("../../../../examples/locks-inversion.toml")),
+    ("locks-pcp.toml", include_str!("../../../../examples/locks-pcp.toml")),
+    ("spring-plan.toml", include_str!("../../../../examples/spring-plan.toml")),
+    ("spring-exec.toml", include_str!("../../../../examples/spring-exec.toml")),
+    ("spring-vehicle.toml", include_str!("../../../../examples/spring-vehicle.toml")),
 ];
 
 /// Virtual time each mutated scenario that parses is simulated for (or less, if its `until`

@@ -5,7 +5,7 @@
 //! When a change is intended, write the files anew and review the diff:
 //!
 //! ```sh
-//! TEMPI_BLESS=1 cargo test --release -p tempi-cli --test golden
+//! TEMPI_BLESS=1 cargo test --release -p tempi-cli --test examples golden::
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ fn golden_every_example_matches_its_committed_report_and_trace() {
     }
     assert!(
         differ.is_empty(),
-        "outputs differ from the golden files (if intended: TEMPI_BLESS=1 cargo test --release -p tempi-cli --test golden, then review the diff):\n{}",
+        "outputs differ from the golden files (if intended: TEMPI_BLESS=1 cargo test --release -p tempi-cli --test examples golden::, then review the diff):\n{}",
         differ.join("\n")
     );
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::tempi;
 
 fn example() -> String {

@@ -6,7 +6,7 @@
 use tempi::clock::VirtualClock;
 use tempi::spring::{Spring, TaskOutcome};
 
-const VEHICLE: &str = include_str!("../../../examples/spring-vehicle.toml");
+const VEHICLE: &str = include_str!("../../../../examples/spring-vehicle.toml");
 
 /// Two long convoy threads released with `react`: after them no turn fits in its 2 s.
 const CONVOY: &str = r#"
