@@ -178,7 +178,7 @@ impl TaskSet {
             }
         }
         // Without inheritance a third task can run ahead of a preempted holder for as long as
-        // its own jobs last (`tests/edf_crosscheck.rs` shows the miss).
+        // its own jobs last (`tests/analysis/edf_crosscheck.rs` shows the miss).
         if n >= 3 {
             for (r, u) in users.iter().enumerate() {
                 let deadline = |&(k, _): &(usize, Duration)| self.tasks[order[k]].deadline;

@@ -40,7 +40,7 @@
 //!
 //! Must not: do anything on a thread's stack the dispatcher would not do at that point, in
 //! the same order (virtual-time traces are the same either way:
-//! `tests/direct_switch_properties.rs`).
+//! `tests/kernel/direct_switch_properties.rs`).
 
 use super::protocol::{Plain, Request, Response};
 use super::Kernel;

@@ -1,6 +1,6 @@
 //! A global allocator that counts the allocations of each thread, for the tests that show a
-//! path does not allocate. A test binary installs it with
-//! `#[global_allocator] static GLOBAL: Counting = Counting;`.
+//! path does not allocate. The memory test program (`tests/memory/main.rs`) installs it as its
+//! one global allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,0 +1,8 @@
+//! `tempi analyze`: verdicts, partitioning, and the analyses checked against simulation.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod analyze_crosscheck;
+mod analyze_partition_cli;
+mod analyze_verdict_cli;

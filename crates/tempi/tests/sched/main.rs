@@ -1,0 +1,16 @@
+//! Scheduling: the policies, meta-schedulers, the collator, the registry and global EDF.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod global_edf;
+mod global_properties;
+mod policy_registry;
+mod sched_bad_pick;
+mod sched_collator;
+mod sched_meta;
+mod sched_meta_stack;
+mod sched_meta_tame;
+mod sched_policies;
+mod sched_properties;
+mod sched_yield_pick;
