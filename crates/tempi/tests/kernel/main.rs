@@ -18,6 +18,7 @@ mod kernel_time;
 mod kernel_unwinding;
 mod kill_properties;
 mod os_backed;
+mod release_stamps;
 mod run_without_horizon;
 mod teardown;
 mod thread_not_started;

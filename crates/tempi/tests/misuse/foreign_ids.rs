@@ -5,8 +5,9 @@
 //! point. Its threads' generations start above every generation the first runtime used, so
 //! their ids differ in their generation; a set id carries its runtime's whole identity.
 //!
-//! This binary holds one test on purpose: no other test makes runtimes between the first
-//! and the 4 097th, so tags are handed out in turn and the 4 097th gets the first's.
+//! The test runs in a process of its own (this test program run again for it alone, with
+//! `TEMPI_FOREIGN_IDS_CHILD` set): no other test may make runtimes between the first and the
+//! 4 097th, so that tags are handed out in turn and the 4 097th gets the first's.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,8 +20,30 @@ fn small() -> Config {
     Config::new(1).max_threads(2).max_sets(1).max_timers(2).trace_capacity(0).message_pool(2).max_locks(1)
 }
 
+const CHILD: &str = "TEMPI_FOREIGN_IDS_CHILD";
+
 #[test]
 fn the_4097th_runtime_refuses_the_ids_of_the_first() {
+    let path = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([&format!("{path}::alone"), "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("1 passed"), "the case ran: {stdout}");
+}
+
+/// The case itself, in the child process only.
+#[test]
+fn alone() {
+    if std::env::var_os(CHILD).is_some() {
+        the_4097th_runtime_case();
+    }
+}
+
+fn the_4097th_runtime_case() {
     let ms = Duration::from_millis;
     // Two CPUs, so that A also has a thread numbered as a thread of CPU 1 of a real-time
     // runtime with two CPUs is (index 2, the first slot of CPU 1's kernel).
