@@ -107,7 +107,8 @@ enum Command {
     /// Rebuild a published experiment and check its conclusions (rtmach-1, rtmach-2, rtmach-3:
     /// the Real-Time Mach locking benchmarks, in virtual time; ports-1, ports-2: the PORTS
     /// admission cost tables, timed here; spring-planner, spring-fastswitch, spring-locality:
-    /// the Spring planner's evaluation, on modelled cost); see docs/EXPERIMENTS.md.
+    /// the Spring planner's evaluation, on modelled cost; freejazz-2: FREE JAZZ's message
+    /// costs with the scheduler open or hard-wired, timed here); see docs/EXPERIMENTS.md.
     Experiment(experiment::ExperimentArgs),
     /// Run a scenario both ways, simulated and on the real clock, and compare them side by
     /// side, thread by thread: jobs, completions, misses, aborted jobs, kills, worst and mean

@@ -5,8 +5,9 @@
 //! Families present: [`sched`] (which thread runs), [`lock`] (what acquiring, contending and
 //! releasing a lock does), [`queue`] (the order in which semaphore waiters are served) and
 //! [`budget`] (what an execution-time overrun does). [`admit`] holds the EDF admission
-//! engines (whether a job can still meet its deadline on a CPU), pure data structures the
-//! kernel does not use yet.
+//! engines (whether a job can still meet its deadline on a CPU): pure data structures that
+//! the kernel never calls; the admission front end (`crate::admission`) owns one per CPU and
+//! asks it before a job is spawned.
 //!
 //! Every family has a [`Registry`] of named constructors, pre-filled with its built-in
 //! policies, that the family's `by_name` reads and an application may add to at start-up
