@@ -29,6 +29,13 @@
 //! raised there. A coroutine dropped while suspended is unwound by force: its suspend point
 //! gets no input and raises [`ForcedUnwind`], which the runtime's job loop lets through.
 //!
+//! Backtraces do cross it: [`switch`] and [`trampoline`] carry unwind rules of their own,
+//! and the trampoline's names as its caller the frame whose stack pointer the header's
+//! `parent_sp` holds, the stack that resumed the coroutine (after a direct switch, the
+//! original resumer, which `parent_sp` is copied from). A backtrace taken inside a coroutine
+//! (gdb, perf, `std::backtrace`) thus reaches the dispatcher; gdb shows the trampoline as
+//! `<signal handler called>`, as the rule is marked a signal frame (see [`trampoline`]).
+//!
 //! x86_64 only for now; other architectures are refused at build time.
 //!
 //! Must not: let a value cross without being moved out exactly once; return a stack to the
