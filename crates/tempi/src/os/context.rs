@@ -29,6 +29,13 @@
 //! raised there. A coroutine dropped while suspended is unwound by force: its suspend point
 //! gets no input and raises [`ForcedUnwind`], which the runtime's job loop lets through.
 //!
+//! Backtraces do cross it: [`switch`] and [`trampoline`] carry unwind rules of their own,
+//! and the trampoline's names as its caller the frame whose stack pointer the header's
+//! `parent_sp` holds, the stack that resumed the coroutine (after a direct switch, the
+//! original resumer, which `parent_sp` is copied from). A backtrace taken inside a coroutine
+//! (gdb, perf, `std::backtrace`) thus reaches the dispatcher; gdb shows the trampoline as
+//! `<signal handler called>`, as the rule is marked a signal frame (see [`trampoline`]).
+//!
 //! x86_64 only for now; other architectures are refused at build time.
 //!
 //! Must not: let a value cross without being moved out exactly once; return a stack to the
@@ -122,8 +129,13 @@ struct Aligned<T>(T);
 /// [`Coroutine`] value).
 #[repr(C)]
 struct Header {
-    /// The resumer's stack while the coroutine runs.
+    /// The resumer's stack while the coroutine runs. At offset 0: the trampoline's unwind
+    /// rule reads it there, and with the next word it is the frame record the trampoline's
+    /// `rbp` points at.
     parent_sp: usize,
+    /// The return address of that frame record (the trampoline's), for walkers that follow
+    /// frame pointers and expect one.
+    link_ip: usize,
     /// The coroutine's stack while it is suspended (or before its first resume).
     co_sp: usize,
     /// The host of the current resume, or null: suspends go to the resumer.
@@ -138,6 +150,12 @@ struct Header {
 /// `to` (a stack pointer saved by this function, or prepared by [`Coroutine::with_stack`])
 /// and return `arg` on that stack, from the `switch` call that saved it.
 ///
+/// The stack pointer saved is taken just after `rbp` is pushed, so that it points at a frame
+/// record (the saved `rbp`, the return address above it) with the other registers below: the
+/// trampoline's unwind rule and frame-pointer walkers go on from a coroutine's first frame to
+/// its resumer through it. The unwind rules here describe the frame of whichever stack is
+/// current, the one left up to the `lea`, the one entered after it (same layout).
+///
 /// # Safety
 ///
 /// `to` must be a stack pointer saved by `switch` (or prepared for [`trampoline`]) whose
@@ -145,31 +163,96 @@ struct Header {
 #[unsafe(naked)]
 unsafe extern "sysv64" fn switch(from: *mut usize, to: usize, arg: usize) -> usize {
     core::arch::naked_asm!(
+        ".cfi_startproc",
         "push rbp",
-        "push rbx",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
+        ".cfi_adjust_cfa_offset 8",
+        ".cfi_rel_offset rbp, 0",
         "mov [rdi], rsp",
-        "mov rsp, rsi",
+        "push rbx",
+        ".cfi_adjust_cfa_offset 8",
+        ".cfi_rel_offset rbx, 0",
+        "push r12",
+        ".cfi_adjust_cfa_offset 8",
+        ".cfi_rel_offset r12, 0",
+        "push r13",
+        ".cfi_adjust_cfa_offset 8",
+        ".cfi_rel_offset r13, 0",
+        "push r14",
+        ".cfi_adjust_cfa_offset 8",
+        ".cfi_rel_offset r14, 0",
+        "push r15",
+        ".cfi_adjust_cfa_offset 8",
+        ".cfi_rel_offset r15, 0",
+        "lea rsp, [rsi - 40]",
         "pop r15",
+        ".cfi_adjust_cfa_offset -8",
+        ".cfi_restore r15",
         "pop r14",
+        ".cfi_adjust_cfa_offset -8",
+        ".cfi_restore r14",
         "pop r13",
+        ".cfi_adjust_cfa_offset -8",
+        ".cfi_restore r13",
         "pop r12",
+        ".cfi_adjust_cfa_offset -8",
+        ".cfi_restore r12",
         "pop rbx",
+        ".cfi_adjust_cfa_offset -8",
+        ".cfi_restore rbx",
         "pop rbp",
+        ".cfi_adjust_cfa_offset -8",
+        ".cfi_restore rbp",
         "mov rax, rdx",
         "ret",
+        ".cfi_endproc",
     )
 }
 
 /// The first frame of a coroutine's stack: `switch` returns into it the first time, with
 /// the first input's address in `rax`, the closure's in `rbx`, the header's in `r12` and
-/// the entry function in `r13` (placed there by [`Coroutine::with_stack`]). It never returns.
+/// the entry function in `r13` (placed there by [`Coroutine::with_stack`]), and the stack
+/// pointer at a word holding the header's address. It never returns.
+///
+/// Its unwind rule makes the resumer's frame its caller: the canonical frame address is the
+/// resumer's stack pointer after its `switch` returns, read through the header's `parent_sp`
+/// (the saved stack pointer, plus the saved `rbp` and return address), and the resumer's
+/// callee-saved registers are those its `switch` pushed below. As the word at this frame's
+/// stack pointer never changes, the rule holds wherever the coroutine runs, and the link it
+/// follows is whatever `parent_sp` holds then: the stack that resumed the coroutine.
+///
+/// The frame is marked a signal frame: a coroutine's stack may lie above its resumer's, and
+/// gdb stops a backtrace whose frames go down in address unless a signal frame lies between
+/// (as on an alternate signal stack). The cost is the name gdb shows for this frame
+/// (`<signal handler called>`), and that unwinders look the resumer's return address up as
+/// it is, not one byte before: harmless, as it is never the end of a function (`switch`
+/// returns). The `ud2` keeps this frame's own address, looked up as it is too by gdb, inside
+/// this function.
+///
+/// `rbp` is set to the header: its first two words are a frame record leading to the
+/// resumer's, for walkers that follow frame pointers.
 #[unsafe(naked)]
 unsafe extern "sysv64" fn trampoline() {
-    core::arch::naked_asm!("mov rdi, rax", "mov rsi, rbx", "mov rdx, r12", "xor ebp, ebp", "call r13", "ud2",)
+    core::arch::naked_asm!(
+        ".cfi_startproc",
+        ".cfi_signal_frame",
+        // DW_CFA_def_cfa_expression, 6 bytes: DW_OP_breg7 (rsp) 0, DW_OP_deref (the header),
+        // DW_OP_deref (its `parent_sp`), DW_OP_plus_uconst 16.
+        ".cfi_escape 0x0f, 6, 0x77, 0x00, 0x06, 0x06, 0x23, 0x10",
+        ".cfi_offset rip, -8",
+        ".cfi_offset rbp, -16",
+        ".cfi_offset rbx, -24",
+        ".cfi_offset r12, -32",
+        ".cfi_offset r13, -40",
+        ".cfi_offset r14, -48",
+        ".cfi_offset r15, -56",
+        "mov rdi, rax",
+        "mov rsi, rbx",
+        "mov rdx, r12",
+        "mov rbp, r12",
+        "call r13",
+        "ud2",
+        ".cfi_endproc",
+    )
 }
 
 /// Runs on the coroutine's stack: the closure, inside `catch_unwind`, then the last switch.
@@ -410,24 +493,35 @@ impl<I, Y, R> Coroutine<I, Y, R> {
         let closure = (header - std::mem::size_of::<F>()) & !(std::mem::align_of::<F>() - 1) & !15;
         // `switch` pops six registers and returns into the trampoline, which calls `entry`
         // with the stack 16-byte aligned, as the ABI requires: the frame starts at 8 mod 16.
-        let sp = closure - 9 * 8;
+        // The trampoline's stack pointer is then at the header's address, for its unwind rule.
+        let frame_at = closure - 9 * 8;
         let entry_fn: unsafe extern "sysv64" fn(usize, *mut F, *mut Header) -> ! = entry::<I, Y, R, F>;
-        let frame: [usize; 7] = [
-            0,                                // r15
-            0,                                // r14
-            entry_fn as usize,                // r13
-            header,                           // r12
-            closure,                          // rbx
-            0,                                // rbp
-            trampoline as *const () as usize, // return address
+        let tramp = trampoline as *const () as usize;
+        let frame: [usize; 9] = [
+            0,                 // r15
+            0,                 // r14
+            entry_fn as usize, // r13
+            header,            // r12
+            closure,           // rbx
+            0,                 // rbp: where `switch` keeps the stack pointer
+            tramp,             // return address
+            header,            // read by the trampoline's unwind rule
+            0,
         ];
-        let fresh =
-            Header { parent_sp: 0, co_sp: sp, host: std::ptr::null_mut(), hook: 0, started: false, done: false };
+        let fresh = Header {
+            parent_sp: 0,
+            link_ip: tramp,
+            co_sp: frame_at + 5 * 8,
+            host: std::ptr::null_mut(),
+            hook: 0,
+            started: false,
+            done: false,
+        };
         // SAFETY: every address written lies in the stack's mapping, above its guard page
         // (checked by the assertion above), and the stack is not in use.
         unsafe {
             std::ptr::write(closure as *mut F, f);
-            std::ptr::write(sp as *mut [usize; 7], frame);
+            std::ptr::write(frame_at as *mut [usize; 9], frame);
             std::ptr::write(header as *mut Header, fresh);
         }
         Coroutine {

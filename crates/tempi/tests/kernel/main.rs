@@ -1,9 +1,10 @@
 //! The kernel: threads, jobs, time, preemption, unwinding, teardown, direct switches,
-//! OS-backed threads, kills and the exporters.
+//! OS-backed threads, kills, the exporters and backtraces taken inside threads.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod backtraces;
 mod direct_switch;
 mod direct_switch_properties;
 mod export;
