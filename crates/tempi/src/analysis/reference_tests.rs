@@ -7,11 +7,30 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::reference::Reference;
+use super::reference::{every_protocol, Reference};
 use super::*;
 
-const PROTOCOLS: [Protocol; 7] =
-    [Protocol::Km, Protocol::Bp, Protocol::Bpi, Protocol::Pcp, Protocol::Srp, Protocol::Rcs, Protocol::Msrp];
+/// Every protocol, MSRP included (it is not in [`Protocol::ALL`]).
+fn protocols() -> Vec<Protocol> {
+    every_protocol()
+}
+
+/// The list the comparisons iterate over leaves out no protocol a lock protocol maps to.
+#[test]
+fn the_comparisons_cover_every_protocol() {
+    let listed = protocols();
+    for name in crate::policy::lock::names() {
+        if let Ok(p) = Protocol::for_lock_policy(&name) {
+            assert!(listed.contains(&p), "lock protocol {name} maps to {p}, which the comparisons leave out");
+        }
+    }
+    for p in Protocol::ALL {
+        assert!(listed.contains(&p), "{p}");
+    }
+    for (k, p) in listed.iter().enumerate() {
+        assert!(!listed[..k].contains(p), "{p} listed twice");
+    }
+}
 
 fn us(n: u64) -> Duration {
     Duration::from_micros(n)
@@ -26,7 +45,7 @@ const PERIODS: [u64; 6] = [10, 12, 20, 25, 40, 100];
 
 fn raw() -> impl Strategy<Value = Raw> {
     (
-        prop::collection::vec((0..PROTOCOLS.len(), prop::option::of(0i32..5), 0u64..3), 0..4),
+        prop::collection::vec((0..protocols().len(), prop::option::of(0i32..5), 0u64..3), 0..4),
         prop::collection::vec(
             (
                 0..PERIODS.len(),
@@ -43,7 +62,7 @@ fn raw() -> impl Strategy<Value = Raw> {
 fn build((resources, tasks): &Raw) -> TaskSet {
     let mut ts = TaskSet::new();
     for (k, &(p, ceiling, cost)) in resources.iter().enumerate() {
-        let mut r = Resource::new(format!("r{k}"), PROTOCOLS[p]).restart_cost(us(cost));
+        let mut r = Resource::new(format!("r{k}"), protocols()[p]).restart_cost(us(cost));
         if let Some(c) = ceiling {
             r = r.ceiling(c);
         }
@@ -73,7 +92,7 @@ proptest! {
         prop_assert!(ts.validate().is_ok());
         let reference = Reference(&ts);
         for i in 0..ts.tasks.len() {
-            for p in PROTOCOLS {
+            for p in protocols() {
                 prop_assert_eq!(ts.blocking_under(i, p), reference.blocking_under(i, p), "task {} under {}: {:?}", i, p, ts);
             }
             prop_assert_eq!(ts.blocking(i), reference.blocking(i), "task {}: {:?}", i, ts);
@@ -119,15 +138,16 @@ proptest! {
     fn the_partition_matches_the_reference(
         small in raw(),
         large in many(),
-        protocols in prop::collection::vec(0..PROTOCOLS.len(), 4),
+        protocols in prop::collection::vec(0..self::protocols().len(), 4),
         cpus in 1usize..5,
         how in (0..FITS.len(), 0..KEYS.len(), 0..TESTS.len()),
     ) {
         let (fit, key, test) = (FITS[how.0], KEYS[how.1], TESTS[how.2]);
         let mut big = TaskSet::new();
         for (k, &p) in protocols.iter().enumerate() {
-            let r = Resource::new(format!("r{k}"), PROTOCOLS[p]).restart_cost(us(1));
-            big.add_resource(if PROTOCOLS[p] == Protocol::Pcp { r.ceiling(5) } else { r });
+            let protocol = self::protocols()[p];
+            let r = Resource::new(format!("r{k}"), protocol).restart_cost(us(1));
+            big.add_resource(if protocol == Protocol::Pcp { r.ceiling(5) } else { r });
         }
         for (i, &(period, wcet, eighths, priority, section)) in large.iter().enumerate() {
             let mut t = Task::new(format!("t{i}"), us(wcet + section.map_or(0, |(_, d)| d)), us(period))
