@@ -36,6 +36,35 @@ fn us(n: u64) -> Duration {
     Duration::from_micros(n)
 }
 
+/// Mixed protocols counted by hand, so that the reference is checked against the documented
+/// combination and not only against the production code: SRP's and MSRP's terms combine by
+/// their maximum, the other protocols' terms add.
+#[test]
+fn mixed_protocols_combine_as_documented() {
+    let mut ts = TaskSet::new();
+    let srp = ts.add_resource(Resource::new("s", Protocol::Srp));
+    let pcp = ts.add_resource(Resource::new("p", Protocol::Pcp));
+    let global = ts.add_resource(Resource::new("g", Protocol::Msrp));
+    let bpi = ts.add_resource(Resource::new("b", Protocol::Bpi));
+    ts.add_task(
+        Task::new("h", us(10), us(100)).priority(3).section(srp, us(1)).section(pcp, us(1)).section(bpi, us(1)),
+    );
+    ts.add_task(Task::new("l1", us(10), us(200)).priority(1).section(srp, us(2)).section(global, us(3)));
+    ts.add_task(Task::new("l2", us(10), us(200)).priority(2).section(pcp, us(4)).section(bpi, us(1)));
+    let reference = Reference(&ts);
+    // max(srp 2, msrp 3) + pcp 4 + bpi 1.
+    assert_eq!(reference.blocking(0), Some(us(8)));
+    assert_eq!(ts.blocking(0), Some(us(8)));
+    // g's ceiling (1, its only user) cannot block h: the longest of 2, 4 and 1.
+    assert_eq!(reference.blocking_under(0, Protocol::Pcp), Some(us(4)));
+    // By task 2 + 4, by resource 2 + 4 + 1: the smaller.
+    assert_eq!(reference.blocking_under(0, Protocol::Bpi), Some(us(6)));
+    // Non-preemptible sections block whatever the ceiling: g's 3 is not the longest, p's 4 is.
+    assert_eq!(reference.blocking_under(0, Protocol::Km), Some(us(4)));
+    // l2 shares p with h and l1 shares s, with l2 between l1 and h: unbounded.
+    assert_eq!(reference.blocking_under(0, Protocol::Bp), None);
+}
+
 /// (protocol index, declared ceiling, restart cost in µs) per resource; per task (period
 /// index, WCET beyond its sections, deadline numerator in eighths of the period, priority,
 /// sections as (resource, µs, held with a guard)).
