@@ -1,7 +1,31 @@
-//! The blocking terms, the rate-monotonic check, response-time analysis and partitioning as
-//! they were written first, one pass over the task set per question (and, for partitioning,
-//! every candidate CPU judged by its full test): the reference the indexed versions are
-//! compared with (`reference_tests.rs`).
+//! The analysis as first written, kept as the reference the production code is compared with
+//! (`reference_tests.rs`): the blocking terms, the rate-monotonic check, response-time
+//! analysis and partitioning (every candidate CPU judged by its full test).
+//!
+//! Owns these reference computations only; nothing outside the tests calls them.
+//!
+//! The blocking terms are derived here from the protocols' definitions, not from the
+//! production formulas (`blocking.rs`, which reads the sorted index of `index.rs`). Every
+//! critical section of a lower-priority task that could delay task `i` under a resource's
+//! protocol is listed as a blocker with what it costs `i`; a protocol's rule is which
+//! blockers can delay one job of `i` together, and its term is the worst total over every
+//! admissible choice of blockers, found by enumeration:
+//!
+//! - km, pcp, srp, msrp: at most one blocker (the term is the longest);
+//! - bpi, rcs, bounded bp: the smaller of Sha, Rajkumar and Lehoczky's two bounds, each the
+//!   worst choice of blockers from pairwise different tasks, or on pairwise different
+//!   resources (not a sum of per-task or per-resource maxima: the enumeration reaches the
+//!   same number by another road).
+//!
+//! The protocols then combine by class rather than by a special case: the resources of one
+//! class form one set of blockers with one rule, and the classes' terms add (the documented
+//! conservative combination). SRP's local resources and MSRP's global ones are one class with
+//! the at-most-one rule, since both kinds of blocking happen once at most, before the job
+//! starts (Gai, Lipari and Di Natale); that gives the documented
+//! `max(B_local, B_global)`. Because neither the list of blockers, nor the enumeration, nor the
+//! combination shares code or shape with the production terms, an error in any of them there
+//! (a bound summed where it should be the maximum, a term counted twice or dropped when
+//! protocols mix) makes the two disagree.
 
 use std::time::Duration;
 
@@ -17,123 +41,123 @@ impl std::ops::Deref for Reference<'_> {
     }
 }
 
-impl Reference<'_> {
-    fn lower(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        let p = self.tasks[i].priority;
-        (0..self.tasks.len()).filter(move |&j| self.tasks[j].priority < p)
-    }
+/// One critical section of a lower-priority task that could delay the task analysed, and for
+/// how long if it does.
+#[derive(Clone, Copy, Debug)]
+struct Blocker {
+    task: usize,
+    resource: usize,
+    cost: Duration,
+}
 
-    fn can_block(&self, r: usize, p: i32) -> bool {
-        self.ceiling(r).is_some_and(|c| c >= p)
+/// The resources whose blockers share one rule. MSRP's global sections join SRP's class: a job
+/// meets at most one section of either kind, before it starts.
+fn class(protocol: Protocol) -> Protocol {
+    match protocol {
+        Protocol::Msrp => Protocol::Srp,
+        p => p,
     }
+}
 
-    fn blocking_on(&self, i: usize, protocol: Protocol, rs: &[usize]) -> Option<Duration> {
-        let p = self.tasks[i].priority;
-        let lower: Vec<usize> = self.lower(i).collect();
-        // Sections of lower-priority tasks on resources (of `rs`) that can block priority p.
-        let blocking_sections = |j: usize| {
-            self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
+/// The worst total cost of a choice of `blockers` that are pairwise `compatible`, over every
+/// such choice (the empty one included). Compatibility is pairwise, so a blocker that clashes
+/// with one already chosen can be skipped without losing an admissible choice.
+fn worst(blockers: &[Blocker], compatible: &impl Fn(&Blocker, &Blocker) -> bool) -> Duration {
+    fn go(rest: &[Blocker], chosen: &mut Vec<Blocker>, compatible: &impl Fn(&Blocker, &Blocker) -> bool) -> Duration {
+        let Some((next, rest)) = rest.split_first() else {
+            return chosen.iter().map(|b| b.cost).sum();
         };
-        match protocol {
-            // MSRP on one CPU: a lower task's global section (its spin included, once the
-            // task set is inflated) is not preemptible, whoever it blocks.
-            Protocol::Km | Protocol::Msrp => lower
-                .iter()
-                .flat_map(|&j| self.tasks[j].sections.iter().filter(|s| rs.contains(&s.resource)))
-                .map(|s| s.duration)
-                .max()
-                .or(Some(Duration::ZERO)),
-            Protocol::Pcp | Protocol::Srp => {
-                lower.iter().flat_map(|&j| blocking_sections(j)).map(|s| s.duration).max().or(Some(Duration::ZERO))
-            }
-            Protocol::Bpi => Some(self.inheritance_bound(&lower, rs, p, false)),
-            Protocol::Bp => {
-                // Without inheritance, a lower task j that holds a resource `i` wants can be
-                // preempted for as long as tasks strictly between j and i keep running.
-                let own: Vec<usize> = self.tasks[i].sections.iter().map(|s| s.resource).collect();
-                for &j in &lower {
-                    let shares =
-                        self.tasks[j].sections.iter().any(|s| rs.contains(&s.resource) && own.contains(&s.resource));
-                    let pj = self.tasks[j].priority;
-                    let between =
-                        self.tasks.iter().enumerate().any(|(k, t)| k != i && t.priority > pj && t.priority < p);
-                    if shares && between {
-                        return None;
-                    }
-                }
-                // Bounded: only direct blocking, on the resources `i` itself locks.
-                let direct: Vec<usize> = rs.iter().copied().filter(|r| own.contains(r)).collect();
-                Some(self.inheritance_bound(&lower, &direct, p, false))
-            }
-            // A lower task holds at most one section when i's busy period begins, and is aborted
-            // (its recovery) or waited for (a guarded section) at most once.
-            Protocol::Rcs => Some(self.inheritance_bound(&lower, rs, p, true)),
+        let without = go(rest, chosen, compatible);
+        if !chosen.iter().all(|c| compatible(c, next)) {
+            return without;
         }
+        chosen.push(*next);
+        let with = go(rest, chosen, compatible);
+        chosen.pop();
+        without.max(with)
     }
+    go(blockers, &mut Vec::new(), compatible)
+}
 
-    fn inheritance_bound(&self, lower: &[usize], rs: &[usize], p: i32, rcs: bool) -> Duration {
-        let cost = |s: &super::Section| match rcs && !s.guarded {
-            true => self.resources[s.resource].restart_cost,
-            false => s.duration,
-        };
-        let by_task: Duration = lower
-            .iter()
-            .filter_map(|&j| {
-                self.tasks[j]
-                    .sections
-                    .iter()
-                    .filter(|s| rs.contains(&s.resource) && self.can_block(s.resource, p))
-                    .map(cost)
-                    .max()
-            })
-            .sum();
-        let by_resource: Duration = rs
-            .iter()
-            .filter(|&&r| self.can_block(r, p))
-            .filter_map(|&r| {
-                lower
-                    .iter()
-                    .flat_map(|&j| self.tasks[j].sections.iter().filter(move |s| s.resource == r))
-                    .map(cost)
-                    .max()
-            })
-            .sum();
-        by_task.min(by_resource)
-    }
-
-    pub(super) fn blocking(&self, i: usize) -> Option<Duration> {
-        let mut total = Duration::ZERO;
-        // `None`: no resource under the protocol; `Some(None)`: an unbounded term.
-        let of = |protocol: Protocol| -> Option<Option<Duration>> {
-            let rs: Vec<usize> =
-                (0..self.resources.len()).filter(|&r| self.resources[r].protocol == protocol).collect();
-            (!rs.is_empty()).then(|| self.blocking_on(i, protocol, &rs))
-        };
-        let global = match of(Protocol::Msrp) {
-            Some(b) => Some(b?),
-            None => None,
-        };
-        for protocol in Protocol::ALL {
-            if protocol == Protocol::Srp && global.is_some() {
+impl Reference<'_> {
+    /// The blockers of task `i` under `protocol` among the resources of `class_resources`, or
+    /// `None` if basic priority leaves the inversion unbounded.
+    fn blockers(&self, i: usize, protocol: Protocol, class_resources: &[usize]) -> Option<Vec<Blocker>> {
+        let me = &self.tasks[i];
+        let locks = |t: usize, r: usize| self.tasks[t].sections.iter().any(|s| s.resource == r);
+        let ceiling_reaches_me = |r: usize| self.ceiling(r).is_some_and(|c| c >= me.priority);
+        if protocol == Protocol::Bp {
+            // No inheritance: a lower holder of a resource `i` wants can be preempted by any
+            // task of intermediate priority for as long as that task runs.
+            for j in (0..self.tasks.len()).filter(|&j| self.tasks[j].priority < me.priority) {
+                let shared = class_resources.iter().any(|&r| locks(i, r) && locks(j, r));
+                let pj = self.tasks[j].priority;
+                let intermediate = self.tasks.iter().any(|k| pj < k.priority && k.priority < me.priority);
+                if shared && intermediate {
+                    return None;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (j, t) in self.tasks.iter().enumerate() {
+            if t.priority >= me.priority {
                 continue;
             }
-            if let Some(b) = of(protocol) {
-                total += b?;
+            for s in t.sections.iter().filter(|s| class_resources.contains(&s.resource)) {
+                let r = s.resource;
+                let delays = match protocol {
+                    // A non-preemptible section delays every more urgent task, whether or not
+                    // it ever locks.
+                    Protocol::Km | Protocol::Msrp => true,
+                    Protocol::Bpi | Protocol::Pcp | Protocol::Srp | Protocol::Rcs => ceiling_reaches_me(r),
+                    // Without inheritance nothing is pushed through: only direct blocking.
+                    Protocol::Bp => ceiling_reaches_me(r) && locks(i, r),
+                };
+                if !delays {
+                    continue;
+                }
+                // Under RCS a restartable holder is aborted: `i` waits for its recovery only.
+                let cost = match protocol {
+                    Protocol::Rcs if !s.guarded => self.resources[r].restart_cost,
+                    _ => s.duration,
+                };
+                out.push(Blocker { task: j, resource: r, cost });
             }
         }
-        if let Some(g) = global {
-            let srp = match of(Protocol::Srp) {
-                Some(b) => b?,
-                None => Duration::ZERO,
-            };
-            total += g.max(srp);
-        }
-        Some(total)
+        Some(out)
     }
 
+    /// The term of one class of resources (all under protocols of `protocol`'s class, each
+    /// resource's own protocol given by `protocol_of`).
+    fn class_term(&self, i: usize, protocol: Protocol, protocol_of: &impl Fn(usize) -> Protocol) -> Option<Duration> {
+        let mut blockers = Vec::new();
+        for p in every_protocol().into_iter().filter(|&p| class(p) == protocol) {
+            let rs: Vec<usize> = (0..self.resources.len()).filter(|&r| protocol_of(r) == p).collect();
+            blockers.extend(self.blockers(i, p, &rs)?);
+        }
+        let at_most_one = |_: &Blocker, _: &Blocker| false;
+        let other_tasks = |a: &Blocker, b: &Blocker| a.task != b.task;
+        let other_resources = |a: &Blocker, b: &Blocker| a.resource != b.resource;
+        Some(match protocol {
+            Protocol::Km | Protocol::Pcp | Protocol::Srp | Protocol::Msrp => worst(&blockers, &at_most_one),
+            Protocol::Bp | Protocol::Bpi | Protocol::Rcs => {
+                worst(&blockers, &other_tasks).min(worst(&blockers, &other_resources))
+            }
+        })
+    }
+
+    fn blocking_with(&self, i: usize, protocol_of: impl Fn(usize) -> Protocol) -> Option<Duration> {
+        every_protocol().into_iter().filter(|&p| class(p) == p).map(|c| self.class_term(i, c, &protocol_of)).sum()
+    }
+
+    /// `B_i` with each resource under its own protocol.
+    pub(super) fn blocking(&self, i: usize) -> Option<Duration> {
+        self.blocking_with(i, |r| self.resources[r].protocol)
+    }
+
+    /// `B_i` with every resource under `protocol`.
     pub(super) fn blocking_under(&self, i: usize, protocol: Protocol) -> Option<Duration> {
-        let all: Vec<usize> = (0..self.resources.len()).collect();
-        self.blocking_on(i, protocol, &all)
+        self.blocking_with(i, |_| protocol)
     }
 
     pub(super) fn is_rate_monotonic(&self) -> bool {
@@ -272,4 +296,20 @@ impl Reference<'_> {
         }
         Ok(Partition { cpu_of: cpu_of.into_iter().map(|c| c.expect("every task placed")).collect(), cpus })
     }
+}
+
+/// Every protocol, each once. The match fails to compile when a protocol is added, until it
+/// is placed in the chain, so the reference and the tests that iterate over this list cannot
+/// silently leave a new protocol out.
+pub(super) fn every_protocol() -> Vec<Protocol> {
+    let after = |p: Protocol| match p {
+        Protocol::Km => Some(Protocol::Bp),
+        Protocol::Bp => Some(Protocol::Bpi),
+        Protocol::Bpi => Some(Protocol::Pcp),
+        Protocol::Pcp => Some(Protocol::Srp),
+        Protocol::Srp => Some(Protocol::Rcs),
+        Protocol::Rcs => Some(Protocol::Msrp),
+        Protocol::Msrp => None,
+    };
+    std::iter::successors(Some(Protocol::Km), |&p| after(p)).collect()
 }

@@ -7,14 +7,62 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::reference::Reference;
+use super::reference::{every_protocol, Reference};
 use super::*;
 
-const PROTOCOLS: [Protocol; 7] =
-    [Protocol::Km, Protocol::Bp, Protocol::Bpi, Protocol::Pcp, Protocol::Srp, Protocol::Rcs, Protocol::Msrp];
+/// Every protocol, MSRP included (it is not in [`Protocol::ALL`]).
+fn protocols() -> Vec<Protocol> {
+    every_protocol()
+}
+
+/// The list the comparisons iterate over leaves out no protocol a lock protocol maps to.
+#[test]
+fn the_comparisons_cover_every_protocol() {
+    let listed = protocols();
+    for name in crate::policy::lock::names() {
+        if let Ok(p) = Protocol::for_lock_policy(&name) {
+            assert!(listed.contains(&p), "lock protocol {name} maps to {p}, which the comparisons leave out");
+        }
+    }
+    for p in Protocol::ALL {
+        assert!(listed.contains(&p), "{p}");
+    }
+    for (k, p) in listed.iter().enumerate() {
+        assert!(!listed[..k].contains(p), "{p} listed twice");
+    }
+}
 
 fn us(n: u64) -> Duration {
     Duration::from_micros(n)
+}
+
+/// Mixed protocols counted by hand, so that the reference is checked against the documented
+/// combination and not only against the production code: SRP's and MSRP's terms combine by
+/// their maximum, the other protocols' terms add.
+#[test]
+fn mixed_protocols_combine_as_documented() {
+    let mut ts = TaskSet::new();
+    let srp = ts.add_resource(Resource::new("s", Protocol::Srp));
+    let pcp = ts.add_resource(Resource::new("p", Protocol::Pcp));
+    let global = ts.add_resource(Resource::new("g", Protocol::Msrp));
+    let bpi = ts.add_resource(Resource::new("b", Protocol::Bpi));
+    ts.add_task(
+        Task::new("h", us(10), us(100)).priority(3).section(srp, us(1)).section(pcp, us(1)).section(bpi, us(1)),
+    );
+    ts.add_task(Task::new("l1", us(10), us(200)).priority(1).section(srp, us(2)).section(global, us(3)));
+    ts.add_task(Task::new("l2", us(10), us(200)).priority(2).section(pcp, us(4)).section(bpi, us(1)));
+    let reference = Reference(&ts);
+    // max(srp 2, msrp 3) + pcp 4 + bpi 1.
+    assert_eq!(reference.blocking(0), Some(us(8)));
+    assert_eq!(ts.blocking(0), Some(us(8)));
+    // g's ceiling (1, its only user) cannot block h: the longest of 2, 4 and 1.
+    assert_eq!(reference.blocking_under(0, Protocol::Pcp), Some(us(4)));
+    // By task 2 + 4, by resource 2 + 4 + 1: the smaller.
+    assert_eq!(reference.blocking_under(0, Protocol::Bpi), Some(us(6)));
+    // Non-preemptible sections block whatever the ceiling: g's 3 is not the longest, p's 4 is.
+    assert_eq!(reference.blocking_under(0, Protocol::Km), Some(us(4)));
+    // l2 shares p with h and l1 shares s, with l2 between l1 and h: unbounded.
+    assert_eq!(reference.blocking_under(0, Protocol::Bp), None);
 }
 
 /// (protocol index, declared ceiling, restart cost in µs) per resource; per task (period
@@ -26,7 +74,7 @@ const PERIODS: [u64; 6] = [10, 12, 20, 25, 40, 100];
 
 fn raw() -> impl Strategy<Value = Raw> {
     (
-        prop::collection::vec((0..PROTOCOLS.len(), prop::option::of(0i32..5), 0u64..3), 0..4),
+        prop::collection::vec((0..protocols().len(), prop::option::of(0i32..5), 0u64..3), 0..4),
         prop::collection::vec(
             (
                 0..PERIODS.len(),
@@ -43,7 +91,7 @@ fn raw() -> impl Strategy<Value = Raw> {
 fn build((resources, tasks): &Raw) -> TaskSet {
     let mut ts = TaskSet::new();
     for (k, &(p, ceiling, cost)) in resources.iter().enumerate() {
-        let mut r = Resource::new(format!("r{k}"), PROTOCOLS[p]).restart_cost(us(cost));
+        let mut r = Resource::new(format!("r{k}"), protocols()[p]).restart_cost(us(cost));
         if let Some(c) = ceiling {
             r = r.ceiling(c);
         }
@@ -73,7 +121,7 @@ proptest! {
         prop_assert!(ts.validate().is_ok());
         let reference = Reference(&ts);
         for i in 0..ts.tasks.len() {
-            for p in PROTOCOLS {
+            for p in protocols() {
                 prop_assert_eq!(ts.blocking_under(i, p), reference.blocking_under(i, p), "task {} under {}: {:?}", i, p, ts);
             }
             prop_assert_eq!(ts.blocking(i), reference.blocking(i), "task {}: {:?}", i, ts);
@@ -119,15 +167,16 @@ proptest! {
     fn the_partition_matches_the_reference(
         small in raw(),
         large in many(),
-        protocols in prop::collection::vec(0..PROTOCOLS.len(), 4),
+        protocols in prop::collection::vec(0..self::protocols().len(), 4),
         cpus in 1usize..5,
         how in (0..FITS.len(), 0..KEYS.len(), 0..TESTS.len()),
     ) {
         let (fit, key, test) = (FITS[how.0], KEYS[how.1], TESTS[how.2]);
         let mut big = TaskSet::new();
         for (k, &p) in protocols.iter().enumerate() {
-            let r = Resource::new(format!("r{k}"), PROTOCOLS[p]).restart_cost(us(1));
-            big.add_resource(if PROTOCOLS[p] == Protocol::Pcp { r.ceiling(5) } else { r });
+            let protocol = self::protocols()[p];
+            let r = Resource::new(format!("r{k}"), protocol).restart_cost(us(1));
+            big.add_resource(if protocol == Protocol::Pcp { r.ceiling(5) } else { r });
         }
         for (i, &(period, wcet, eighths, priority, section)) in large.iter().enumerate() {
             let mut t = Task::new(format!("t{i}"), us(wcet + section.map_or(0, |(_, d)| d)), us(period))
