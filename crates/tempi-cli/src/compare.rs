@@ -188,11 +188,11 @@ pub fn compare(sim: &Side, real: &Side, tol: Tolerance) -> Vec<Difference> {
             let (dir, side) = if r.killed { (Worse, "real time") } else { (Better, "the simulation") };
             diff(name, format!("killed in {side} only"), dir);
         }
-        if let (Some(a), Some(b)) = (s.worst_response, r.worst_response) {
-            if a.abs_diff(b) > tol.response {
-                let dir = if b > a { Worse } else { Better };
-                diff(name, format!("worst response: {} simulated, {} in real time", ms(a), ms(b)), dir);
-            }
+        if let (Some(a), Some(b)) = (s.worst_response, r.worst_response)
+            && a.abs_diff(b) > tol.response
+        {
+            let dir = if b > a { Worse } else { Better };
+            diff(name, format!("worst response: {} simulated, {} in real time", ms(a), ms(b)), dir);
         }
     }
     for r in real.threads.iter().filter(|r| !sim.threads.iter().any(|s| s.name == r.name)) {

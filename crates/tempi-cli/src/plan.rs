@@ -70,10 +70,10 @@ pub(crate) fn plan(sc: &Scenario, json: bool) -> Result<String, String> {
             }
             outcomes.push((g, release, parent, outcome));
         }
-        if first_refusal.is_none() {
-            if let Some(p) = trial {
-                planner = p;
-            }
+        if first_refusal.is_none()
+            && let Some(p) = trial
+        {
+            planner = p;
         }
         for (g, release, dependent_of, mut outcome) in outcomes {
             // A refusal anywhere refuses every group of the request, with the first reason.
@@ -224,9 +224,9 @@ fn render_json(sc: &Scenario, answers: &[Answer<'_>], rows: &[Row]) -> String {
 
 /// `12ms`, `250us` or `7ns`: exact, in the largest unit that divides the value.
 fn short(ns: u64) -> String {
-    if ns != 0 && ns % 1_000_000 == 0 {
+    if ns != 0 && ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns != 0 && ns % 1_000 == 0 {
+    } else if ns != 0 && ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")

@@ -526,10 +526,10 @@ impl Config {
                 crate::thread::MIN_STACK_SIZE
             )));
         }
-        if let Some(p) = self.fifo_priority {
-            if !(1..=99).contains(&p) {
-                return Err(Error::InvalidConfig(format!("SCHED_FIFO priority {p} is outside 1..=99")));
-            }
+        if let Some(p) = self.fifo_priority
+            && !(1..=99).contains(&p)
+        {
+            return Err(Error::InvalidConfig(format!("SCHED_FIFO priority {p} is outside 1..=99")));
         }
         Ok(())
     }

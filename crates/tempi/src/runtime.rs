@@ -529,13 +529,13 @@ impl<C: Clock> Runtime<C> {
     /// assert!(e.to_string().contains("periodic thread `tick` has no `max_jobs`"), "{e}");
     /// ```
     pub fn run(self) -> Result<RunOutcome, Error> {
-        if C::MODE == ClockMode::Virtual {
-            if let Some(what) = self.seeds.iter().find_map(|s| s.endless()) {
-                return Err(Error::InvalidConfig(format!(
-                    "Runtime::run in virtual time would never return: {what}, and the clock only moves on; \
+        if C::MODE == ClockMode::Virtual
+            && let Some(what) = self.seeds.iter().find_map(|s| s.endless())
+        {
+            return Err(Error::InvalidConfig(format!(
+                "Runtime::run in virtual time would never return: {what}, and the clock only moves on; \
                      give a horizon with run_until (or run_until(Time::MAX) if the program ends it by a kill)"
-                )));
-            }
+            )));
         }
         self.run_until(Time::MAX)
     }

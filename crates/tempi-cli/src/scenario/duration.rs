@@ -74,7 +74,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             } else {
                 let numer = f.parse::<u128>().map_err(|_| bad())? * scale as u128;
                 let denom = 10u128.pow(f.len() as u32);
-                if numer % denom != 0 {
+                if !numer.is_multiple_of(denom) {
                     return Err(format!("invalid duration \"{text}\": finer than a nanosecond"));
                 }
                 (numer / denom) as u64
@@ -129,7 +129,7 @@ fn spelling_hint(text: &str) -> Option<String> {
 pub(super) fn written(d: Duration) -> String {
     let ns = d.as_nanos();
     for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns != 0 && ns % scale == 0 {
+        if ns != 0 && ns.is_multiple_of(scale) {
             return format!("{}{unit}", ns / scale);
         }
     }
@@ -149,14 +149,14 @@ pub(super) fn duration_value(v: &Value) -> Result<Duration, String> {
 
 /// A `work` value: a duration or a range `"LO..HI"`.
 pub(super) fn work_value(v: &Value) -> Result<Step, String> {
-    if let Value::String(s) = v {
-        if let Some((lo, hi)) = s.split_once("..") {
-            let (lo, hi) = (parse_duration(lo)?, parse_duration(hi)?);
-            if lo > hi {
-                return Err(format!("invalid range \"{s}\": the lower bound is above the upper"));
-            }
-            return Ok(if lo == hi { Step::Work(lo) } else { Step::WorkBetween(lo, hi) });
+    if let Value::String(s) = v
+        && let Some((lo, hi)) = s.split_once("..")
+    {
+        let (lo, hi) = (parse_duration(lo)?, parse_duration(hi)?);
+        if lo > hi {
+            return Err(format!("invalid range \"{s}\": the lower bound is above the upper"));
         }
+        return Ok(if lo == hi { Step::Work(lo) } else { Step::WorkBetween(lo, hi) });
     }
     duration_value(v).map(Step::Work)
 }

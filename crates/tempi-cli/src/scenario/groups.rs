@@ -388,10 +388,10 @@ fn dependent_cycle(groups: &[GroupDef], names: &HashMap<String, usize>, g: &Grou
         }
         path.push(&g.name);
         for d in &g.dependents {
-            if let Some(&i) = names.get(d) {
-                if walk(groups, names, &groups[i], path) {
-                    return true;
-                }
+            if let Some(&i) = names.get(d)
+                && walk(groups, names, &groups[i], path)
+            {
+                return true;
             }
         }
         path.pop();

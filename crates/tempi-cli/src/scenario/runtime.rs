@@ -206,17 +206,17 @@ impl Scenario {
             let fail = |e: tempi::Error| at(set.line, format!("set \"{}\": {e}", set.name));
             // A real-time dispatcher only charges the threads it runs, so a set's members must
             // share its CPU there; virtual time simulates every CPU in one kernel and can mix.
-            if C::MODE == ClockMode::Real {
-                if let Some(&i) = set.members.iter().find(|&&i| self.threads[i].cpu != set.cpu) {
-                    return Err(at(
-                        set.line,
-                        format!(
-                            "set \"{}\": member \"{}\" is on CPU {} but the set is on CPU {}: real-time runs need \
+            if C::MODE == ClockMode::Real
+                && let Some(&i) = set.members.iter().find(|&&i| self.threads[i].cpu != set.cpu)
+            {
+                return Err(at(
+                    set.line,
+                    format!(
+                        "set \"{}\": member \"{}\" is on CPU {} but the set is on CPU {}: real-time runs need \
                              every member on the set's CPU (set the set's `cpu`)",
-                            set.name, self.threads[i].name, self.threads[i].cpu, set.cpu
-                        ),
-                    ));
-                }
+                        set.name, self.threads[i].name, self.threads[i].cpu, set.cpu
+                    ),
+                ));
             }
             let id = rt.create_set(&set.name, set.cpu).map_err(fail)?;
             for &m in &set.members {

@@ -52,16 +52,17 @@ impl Source<'_> {
             Value::String(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
             _ => None,
         };
-        if let Some(n) = bare {
-            if (1..BARE_INTEGER_WARNING_BELOW).contains(&n) && !field.starts_with("costs.") {
-                self.warn(
-                    v.span().start,
-                    format!(
-                        "{what}field `{field}`: the bare integer {n} is read as {n} ns (a bare integer is nanoseconds); \
+        if let Some(n) = bare
+            && (1..BARE_INTEGER_WARNING_BELOW).contains(&n)
+            && !field.starts_with("costs.")
+        {
+            self.warn(
+                v.span().start,
+                format!(
+                    "{what}field `{field}`: the bare integer {n} is read as {n} ns (a bare integer is nanoseconds); \
                          write it with a unit, e.g. \"{n}ms\" or \"{n}ns\", to say which is meant"
-                    ),
-                );
-            }
+                ),
+            );
         }
     }
 
@@ -120,10 +121,10 @@ impl Source<'_> {
             return ScenarioError { file: self.file.to_string(), line: None, message };
         };
         let mut prefix = section_context(self.text, span.start).map(|c| format!("{c}: ")).unwrap_or_default();
-        if !message.contains("field `") {
-            if let Some(key) = key_before(self.text, span.start) {
-                prefix.push_str(&format!("field `{key}`: "));
-            }
+        if !message.contains("field `")
+            && let Some(key) = key_before(self.text, span.start)
+        {
+            prefix.push_str(&format!("field `{key}`: "));
         }
         self.err(span.start, format!("{prefix}{message}"))
     }

@@ -95,10 +95,10 @@ pub(super) fn thread_def(
         Some(c) => *c.get_ref(),
         None => 0,
     };
-    if let Some(j) = &t.max_jobs {
-        if *j.get_ref() == 0 {
-            return Err(src.field(what, "max_jobs", j, "must be at least 1"));
-        }
+    if let Some(j) = &t.max_jobs
+        && *j.get_ref() == 0
+    {
+        return Err(src.field(what, "max_jobs", j, "must be at least 1"));
     }
     if let Some(s) = &t.stack {
         // Stacks are mapped when the thread is spawned; an absurd size would only fail there,
@@ -317,18 +317,18 @@ fn warn_about_timing(
             _ => Duration::ZERO,
         })
         .sum();
-    if let (Some(declared), Some(_), false) = (declared_wcet, &t.steps, forever) {
-        if longest > declared {
-            src.warn(
-                wcet_at,
-                format!(
-                    "{what}the steps can work {}, more than the declared wcet {}: the analysis and the policies \
+    if let (Some(declared), Some(_), false) = (declared_wcet, &t.steps, forever)
+        && longest > declared
+    {
+        src.warn(
+            wcet_at,
+            format!(
+                "{what}the steps can work {}, more than the declared wcet {}: the analysis and the policies \
                      trust the declared figure",
-                    written(longest),
-                    written(declared)
-                ),
-            );
-        }
+                written(longest),
+                written(declared)
+            ),
+        );
     }
 }
 

@@ -195,10 +195,10 @@ impl Scenario {
             for s in &def.steps {
                 // A thread's own lock steps come one after the other, so it is the last user
                 // recorded if it already locked this resource.
-                if let Step::Lock(r) = *s {
-                    if resources[r].users.last() != Some(&index) {
-                        resources[r].users.push(index);
-                    }
+                if let Step::Lock(r) = *s
+                    && resources[r].users.last() != Some(&index)
+                {
+                    resources[r].users.push(index);
                 }
             }
             if thread_index.contains_key(&def.name) {
@@ -228,18 +228,15 @@ impl Scenario {
         }
         // Budgets are measured on the group clocks; with those switched off a budget would
         // silently never run out, which is worse than refusing the file.
-        if accounting != Accounting::Group {
-            if let (Some(a), Some(set)) = (&rt.accounting, sets.iter().find(|s| s.budget.is_some())) {
-                return Err(src.field(
-                    what,
-                    "accounting",
-                    a,
-                    format!(
-                        "set \"{}\" (line {}) has a budget, which needs accounting = \"group\"",
-                        set.name, set.line
-                    ),
-                ));
-            }
+        if accounting != Accounting::Group
+            && let (Some(a), Some(set)) = (&rt.accounting, sets.iter().find(|s| s.budget.is_some()))
+        {
+            return Err(src.field(
+                what,
+                "accounting",
+                a,
+                format!("set \"{}\" (line {}) has a budget, which needs accounting = \"group\"", set.name, set.line),
+            ));
         }
 
         let admission = super::requests::admission_def(&src, raw.admission.as_ref(), &raw.request, cpus, &policy)?;

@@ -276,7 +276,7 @@ fn scenario_text(cpus: usize, groups: &[GenGroup]) -> String {
                 let res: Vec<String> = uses
                     .iter()
                     .enumerate()
-                    .filter(|(_, &m)| m > 0)
+                    .filter(|&(_, &m)| m > 0)
                     .map(|(r, &m)| {
                         format!("{{ name = \"r{r}\", mode = \"{}\" }}", if m == 1 { "shared" } else { "exclusive" })
                     })

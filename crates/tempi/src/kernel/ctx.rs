@@ -213,10 +213,10 @@ impl<'a> Ctx<'a> {
             let r = self.yielder.suspend(request);
             self.now.set(r.now);
             self.job.set(r.job);
-            if let Err(interrupt) = r.reply {
-                if self.stashed.get().is_none() {
-                    self.stashed.set(Some(interrupt));
-                }
+            if let Err(interrupt) = r.reply
+                && self.stashed.get().is_none()
+            {
+                self.stashed.set(Some(interrupt));
             }
         }
         self.owed.set(self.stashed.get().is_some());
@@ -458,16 +458,16 @@ impl<'a> Ctx<'a> {
     pub(crate) fn global_unlock_raw(&self, g: &crate::objects::GlobalLock) {
         use std::sync::atomic::Ordering;
         let (mut acquired, mut released) = (Time::ZERO, Time::ZERO);
-        if let Some(clock) = &self.real_clock {
-            if g.owner.load(Ordering::Relaxed) == self.id.to_word() {
-                if g.traced {
-                    // The release is stamped before the next ticket is served: once it is,
-                    // another CPU's thread may take the lock and stamp its acquisition, which
-                    // must not precede this release in the trace.
-                    (acquired, released) = g.stamp_release(clock.read());
-                }
-                g.serve_next();
+        if let Some(clock) = &self.real_clock
+            && g.owner.load(Ordering::Relaxed) == self.id.to_word()
+        {
+            if g.traced {
+                // The release is stamped before the next ticket is served: once it is,
+                // another CPU's thread may take the lock and stamp its acquisition, which
+                // must not precede this release in the trace.
+                (acquired, released) = g.stamp_release(clock.read());
             }
+            g.serve_next();
         }
         let call = calls::GlobalUnlock(g.index, acquired, released);
         if std::thread::panicking() {

@@ -147,12 +147,12 @@ impl<C: Clock> Kernel<C> {
         let info = &self.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
         cpu.scheduler.on_ready(info, why);
-        if let Some(ri) = running {
-            if !cpu.preempt {
-                let running = &self.slots[ri].as_ref().expect("live slot").sched;
-                if cpu.scheduler.should_preempt(running, info) {
-                    cpu.preempt = true;
-                }
+        if let Some(ri) = running
+            && !cpu.preempt
+        {
+            let running = &self.slots[ri].as_ref().expect("live slot").sched;
+            if cpu.scheduler.should_preempt(running, info) {
+                cpu.preempt = true;
             }
         }
     }
@@ -349,18 +349,18 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn reschedule(&mut self, c: usize) {
         // The running thread's slot, looked up once for a plain preemption.
         let mut running = None;
-        if self.cpus[c].preempt || self.cpus[c].requeue_current {
-            if let Some(r) = self.cpus[c].current {
-                let i = self.local(r).expect("kernel refers to a live thread");
-                let t = self.slots[i].as_mut().expect("live slot");
-                if t.holds_cpu() {
-                    t.preempt_deferred = true;
-                    self.cpus[c].preempt = false;
-                    self.cpus[c].requeue_current = false;
-                    return;
-                }
-                running = Some(i);
+        if (self.cpus[c].preempt || self.cpus[c].requeue_current)
+            && let Some(r) = self.cpus[c].current
+        {
+            let i = self.local(r).expect("kernel refers to a live thread");
+            let t = self.slots[i].as_mut().expect("live slot");
+            if t.holds_cpu() {
+                t.preempt_deferred = true;
+                self.cpus[c].preempt = false;
+                self.cpus[c].requeue_current = false;
+                return;
             }
+            running = Some(i);
         }
         if self.cpus[c].requeue_current {
             // The running thread lost urgency. Queue it as a preempted thread and let the
@@ -377,10 +377,10 @@ impl<C: Clock> Kernel<C> {
                     next => {
                         self.stop_running(c, StopReason::Preempted);
                         self.tcb(r).state = State::Ready;
-                        if let Some(n) = next {
-                            if !self.dispatch_picked(c, n) {
-                                return;
-                            }
+                        if let Some(n) = next
+                            && !self.dispatch_picked(c, n)
+                        {
+                            return;
                         }
                     }
                 }
@@ -419,15 +419,15 @@ impl<C: Clock> Kernel<C> {
         let here = self.cpus[c].index;
         if !self.global {
             // One CPU's threads only: the slot is checked and dispatched in one borrow.
-            if let Some(i) = self.local(next) {
-                if let Some(t) = self.slots[i].as_mut() {
-                    if t.state == State::Ready && t.cpu == here {
-                        let seq = self.tracing.then_some(&mut self.trace_seq);
-                        let cs = self.costs.context_switch;
-                        Self::dispatch_tcb(&mut self.cpus[c], c, t, &mut self.timers, seq, self.now, cs);
-                        return Some(i);
-                    }
-                }
+            if let Some(i) = self.local(next)
+                && let Some(t) = self.slots[i].as_mut()
+                && t.state == State::Ready
+                && t.cpu == here
+            {
+                let seq = self.tracing.then_some(&mut self.trace_seq);
+                let cs = self.costs.context_switch;
+                Self::dispatch_tcb(&mut self.cpus[c], c, t, &mut self.timers, seq, self.now, cs);
+                return Some(i);
             }
             self.bad_pick(c, next);
             return None;

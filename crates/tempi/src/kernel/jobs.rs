@@ -55,10 +55,10 @@ impl<C: Clock> Kernel<C> {
         if tcb.state == State::Ready {
             self.sched_mut(c).on_removed(id);
         }
-        if let Some(co) = tcb.coroutine {
-            if co.done() {
-                self.stacks.give_back(tcb.stack_size, co.into_stack());
-            }
+        if let Some(co) = tcb.coroutine
+            && co.done()
+        {
+            self.stacks.give_back(tcb.stack_size, co.into_stack());
         }
         self.summaries[tcb.summary].outcome = Some(outcome.clone());
         self.summaries[tcb.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
@@ -261,10 +261,10 @@ impl<C: Clock> Kernel<C> {
             // Its deadline shares the release timer's entry (see `release_job`) and would find
             // the job ended, so it would only move the thread's deadline on to the next job,
             // which no release precedes: do that now and leave the entry to the release.
-            if let Some(h) = t.job_timers[0] {
-                if self.timers.drop_first(h, TimerKind::Deadline(id, number)) {
-                    self.tcb(id).deadline_next = number + 1;
-                }
+            if let Some(h) = t.job_timers[0]
+                && self.timers.drop_first(h, TimerKind::Deadline(id, number))
+            {
+                self.tcb(id).deadline_next = number + 1;
             }
         }
         let t = self.tcb(id);
@@ -355,11 +355,11 @@ impl<C: Clock> Kernel<C> {
         let t = self.tcb(id);
         let next = (number + 1).max(t.first_unfinished());
         t.deadline_next = next;
-        if next < t.released {
-            if let (_, Some(d)) = t.job_times(next) {
-                let h = self.timers.push(d, TimerKind::Deadline(id, next));
-                self.tcb(id).job_timers[1] = h;
-            }
+        if next < t.released
+            && let (_, Some(d)) = t.job_times(next)
+        {
+            let h = self.timers.push(d, TimerKind::Deadline(id, next));
+            self.tcb(id).job_timers[1] = h;
         }
     }
 

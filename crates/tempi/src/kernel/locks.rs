@@ -217,10 +217,10 @@ impl<C: Clock> Kernel<C> {
             if i == except || l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
                 continue;
             }
-            if let Some(c) = l.held_ceiling {
-                if best.is_none_or(|(b, _)| c > b) {
-                    best = Some((c, i));
-                }
+            if let Some(c) = l.held_ceiling
+                && best.is_none_or(|(b, _)| c > b)
+            {
+                best = Some((c, i));
             }
         }
         best

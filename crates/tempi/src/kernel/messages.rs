@@ -674,19 +674,19 @@ impl<C: Clock> Kernel<C> {
         let sender = self.msg_pool.slots[s as usize].msg.from.expect("a timed message has a sender");
         let seq = self.msg_pool.next_seq();
         self.msg_pool.slots[s as usize].seq = seq;
-        if self.local(a.to).is_none() {
-            if let Some(cpu) = self.remote_cpu(a.to) {
-                // Posted as plain data; the slot is this kernel's and comes back now, without
-                // the payload, which travels with the message.
-                let msg = self.msg_pool.slots[s as usize].msg;
-                self.msg_pool.slots[s as usize].msg.payload = None;
-                self.msg_pool.give_back(s);
-                if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
-                    self.drop_payload(msg);
-                    self.refuse_timed(sender, a.cpu, a.to, msg, e);
-                }
-                return;
+        if self.local(a.to).is_none()
+            && let Some(cpu) = self.remote_cpu(a.to)
+        {
+            // Posted as plain data; the slot is this kernel's and comes back now, without
+            // the payload, which travels with the message.
+            let msg = self.msg_pool.slots[s as usize].msg;
+            self.msg_pool.slots[s as usize].msg.payload = None;
+            self.msg_pool.give_back(s);
+            if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
+                self.drop_payload(msg);
+                self.refuse_timed(sender, a.cpu, a.to, msg, e);
             }
+            return;
         }
         let result = if self.local(a.to).is_none() { Err(MsgError::NoSuchThread(a.to)) } else { self.deliver(a.to, s) };
         if let Err(e) = result {

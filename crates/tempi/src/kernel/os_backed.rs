@@ -139,10 +139,10 @@ impl<C: Clock> Kernel<C> {
     /// the latest: the earliest timer, execution-time event or the run's end.
     fn worker_due(&self) -> Time {
         let mut due = self.timers.next_at().unwrap_or(Time::MAX);
-        if self.exec_watch > 0 {
-            if let Some(t) = self.next_exec_instant() {
-                due = due.min(t);
-            }
+        if self.exec_watch > 0
+            && let Some(t) = self.next_exec_instant()
+        {
+            due = due.min(t);
         }
         due.min(self.horizon)
     }

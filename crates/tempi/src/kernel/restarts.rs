@@ -34,22 +34,22 @@ impl<C: Clock> Kernel<C> {
                 if self.cpus[c].preempt {
                     return false;
                 }
-            } else if let Some(k) = t.answer.granted_unit() {
-                if t.held.contains(&section) {
-                    // RCS aborted a section under way just after a `procure` in it was granted,
-                    // before the owner saw the unit: the restart is raised and the unit
-                    // goes back to the semaphore (to its first waiter, as a vacate would). The
-                    // owner unwinds without knowing it had the unit, so nothing it runs could
-                    // vacate it, and the rerun section procures again: keeping the unit would
-                    // lose it. This is what a procure made after the abort gets too (see
-                    // `restart_answers`: no unit is granted).
-                    t.restart_section = None;
-                    t.take_answer().discard();
-                    t.raise(Interrupt::Restart);
-                    self.forgo_unit(k, id);
-                    if self.cpus[c].preempt {
-                        return false;
-                    }
+            } else if let Some(k) = t.answer.granted_unit()
+                && t.held.contains(&section)
+            {
+                // RCS aborted a section under way just after a `procure` in it was granted,
+                // before the owner saw the unit: the restart is raised and the unit
+                // goes back to the semaphore (to its first waiter, as a vacate would). The
+                // owner unwinds without knowing it had the unit, so nothing it runs could
+                // vacate it, and the rerun section procures again: keeping the unit would
+                // lose it. This is what a procure made after the abort gets too (see
+                // `restart_answers`: no unit is granted).
+                t.restart_section = None;
+                t.take_answer().discard();
+                t.raise(Interrupt::Restart);
+                self.forgo_unit(k, id);
+                if self.cpus[c].preempt {
+                    return false;
                 }
             }
         }

@@ -143,17 +143,17 @@ impl<C: Clock> Kernel<C> {
                 TimerKind::Deadline(id, job) => self.on_deadline(id, job),
                 TimerKind::AbortTime(id, job) => self.on_abort_time(id, job),
                 TimerKind::SliceEnd(c, token) => {
-                    if self.cpus[c].slice_token == token {
-                        if let Some(id) = self.cpus[c].current {
-                            if self.tcb(id).holds_cpu() {
-                                // Preemption is off: the slice ends when it is switched on.
-                                self.tcb(id).slice_deferred = true;
-                                continue;
-                            }
-                            self.stop_running(c, StopReason::SliceExpired);
-                            self.tcb(id).state = State::Ready;
-                            self.report_quantum(c, id);
+                    if self.cpus[c].slice_token == token
+                        && let Some(id) = self.cpus[c].current
+                    {
+                        if self.tcb(id).holds_cpu() {
+                            // Preemption is off: the slice ends when it is switched on.
+                            self.tcb(id).slice_deferred = true;
+                            continue;
                         }
+                        self.stop_running(c, StopReason::SliceExpired);
+                        self.tcb(id).state = State::Ready;
+                        self.report_quantum(c, id);
                     }
                 }
                 TimerKind::Event(idx) => self.fire_event(idx as usize, at),
@@ -448,12 +448,12 @@ impl<C: Clock> Kernel<C> {
         let mut turns: u32 = 0;
         loop {
             turns = turns.wrapping_add(1);
-            if turns & 0xffff == 0 {
-                if let Some(hook) = &self.progress {
-                    self.culprit.set(Culprit::Progress);
-                    hook(self.now);
-                    self.culprit.set(Culprit::Scheduler);
-                }
+            if turns & 0xffff == 0
+                && let Some(hook) = &self.progress
+            {
+                self.culprit.set(Culprit::Progress);
+                hook(self.now);
+                self.culprit.set(Culprit::Scheduler);
             }
             if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;

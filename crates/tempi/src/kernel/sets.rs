@@ -223,10 +223,10 @@ impl<C: Clock> Kernel<C> {
         let t = self.slots[i].as_mut().expect("live slot");
         debug_assert_eq!(cpu.current, Some(t.id), "slot {i} holds the running thread");
         t.add_cpu_time(ran);
-        if accounting == Accounting::Group {
-            if let Some(s) = t.set {
-                self.sets[s as usize].consumed = self.sets[s as usize].consumed.saturating_add(ran);
-            }
+        if accounting == Accounting::Group
+            && let Some(s) = t.set
+        {
+            self.sets[s as usize].consumed = self.sets[s as usize].consumed.saturating_add(ran);
         }
     }
 

@@ -532,14 +532,14 @@ impl<C: Clock> Kernel<C> {
         self.xcpu.queue_full += 1;
         self.full_repeat = false;
         let Some(c) = self.cpu_local(self.first_cpu).filter(|_| self.tracing) else { return };
-        if let Some(Some(run)) = self.full_runs.get(to).copied() {
-            if run.subject == subject && run.request == request {
-                if let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX) {
-                    r.job += 1;
-                    self.full_repeat = true;
-                    return;
-                }
-            }
+        if let Some(Some(run)) = self.full_runs.get(to).copied()
+            && run.subject == subject
+            && run.request == request
+            && let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX)
+        {
+            r.job += 1;
+            self.full_repeat = true;
+            return;
         }
         let at = self.cpus[c].trace.len();
         self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
@@ -765,10 +765,10 @@ impl<C: Clock> Kernel<C> {
     pub(super) fn publish_due(&self) {
         let Some(watch) = &self.watch else { return };
         let mut due = self.timers.next_at().unwrap_or(Time::MAX);
-        if self.exec_watch > 0 {
-            if let Some(t) = self.next_exec_instant() {
-                due = due.min(t);
-            }
+        if self.exec_watch > 0
+            && let Some(t) = self.next_exec_instant()
+        {
+            due = due.min(t);
         }
         // Nothing at or past the horizon is carried out in this run.
         let due = if due >= self.horizon { Time::MAX } else { due };

@@ -82,7 +82,7 @@ impl<const N: usize> BoundedGlobal<N> {
             // The holder may have been preempted on this CPU: after a short spin, give the
             // CPU away (`sched_yield`, which allocates nothing) rather than burn the slice.
             spins = spins.wrapping_add(1);
-            if spins % SPINS_BEFORE_YIELD == 0 {
+            if spins.is_multiple_of(SPINS_BEFORE_YIELD) {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();

@@ -26,8 +26,8 @@ pub(super) const OVERHEAD: usize = GRANULE;
 
 // The layout's arithmetic, checked when compiled for this word size.
 const _: () = {
-    assert!(MIN_BLOCK % GRANULE == 0 && MIN_BLOCK >= 4 * WORD);
-    assert!((FIRST_HEADER + WORD) % GRANULE == 0 && GRANULE >= 2 * WORD);
+    assert!(MIN_BLOCK.is_multiple_of(GRANULE) && MIN_BLOCK >= 4 * WORD);
+    assert!((FIRST_HEADER + WORD).is_multiple_of(GRANULE) && GRANULE >= 2 * WORD);
 };
 
 const fn round_up(n: usize, to: usize) -> usize {
@@ -91,7 +91,7 @@ impl RawHeap {
     /// nothing but this heap for as long as the heap is used; `len >= min_region()` and
     /// `max_search >= 1`.
     pub(super) unsafe fn init(base: *mut u8, len: usize, max_search: usize) -> Self {
-        debug_assert!((base as usize) % GRANULE == 0 && len >= Self::min_region() && max_search >= 1);
+        debug_assert!((base as usize).is_multiple_of(GRANULE) && len >= Self::min_region() && max_search >= 1);
         let len = len / GRANULE * GRANULE;
         let mut heap = RawHeap { base, len, max_search, ..RawHeap::unset() };
         let size = len - OVERHEAD;
@@ -106,7 +106,7 @@ impl RawHeap {
     // --- the raw accesses: every read or write of region memory goes through these --------
 
     fn word(&self, offset: usize) -> usize {
-        debug_assert!(offset + WORD <= self.len && offset % WORD == 0);
+        debug_assert!(offset + WORD <= self.len && offset.is_multiple_of(WORD));
         // SAFETY: every caller passes the offset of a tag or a link, which the block layout
         // keeps word-aligned and inside the region (`init`'s contract makes the region valid
         // and exclusively ours); the debug assertion checks both.
@@ -114,7 +114,7 @@ impl RawHeap {
     }
 
     fn set_word(&mut self, offset: usize, value: usize) {
-        debug_assert!(offset + WORD <= self.len && offset % WORD == 0);
+        debug_assert!(offset + WORD <= self.len && offset.is_multiple_of(WORD));
         // SAFETY: as in `word`: a word-aligned tag or link slot inside the region we own.
         unsafe { self.base.add(offset).cast::<usize>().write(value) }
     }

@@ -777,10 +777,10 @@ impl Handler {
             let Some(p) = next else { return };
             // A call the handler saved keeps its caller waiting; a poisoned handler's refusal
             // has answered it already.
-            if let (Done::Reply(reply), Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested), p.caller) {
-                if reply != Err(MsgError::HandlerPanicked) {
-                    via.answer(caller, reply.ok());
-                }
+            if let (Done::Reply(reply), Some(caller)) = (self.run_one(f, via, p.msg, p.caller, nested), p.caller)
+                && reply != Err(MsgError::HandlerPanicked)
+            {
+                via.answer(caller, reply.ok());
             }
         }
     }

@@ -111,11 +111,12 @@ impl HandlerCtx<'_, '_> {
         let h = self.inner;
         let mut cut = locked(&h.cut);
         cut.extend(self.held_when_unwound().into_iter().flatten());
-        if let Ok(reply) = self.reply.get() {
-            if reply.payload.is_some() && reply.payload != self.msg.payload {
-                // Never delivered: only its payload to give back.
-                cut.push(Pending { msg: reply, caller: None });
-            }
+        if let Ok(reply) = self.reply.get()
+            && reply.payload.is_some()
+            && reply.payload != self.msg.payload
+        {
+            // Never delivered: only its payload to give back.
+            cut.push(Pending { msg: reply, caller: None });
         }
         let anything = !cut.is_empty();
         drop(cut);
@@ -131,11 +132,11 @@ impl HandlerCtx<'_, '_> {
     #[cold]
     #[inline(never)]
     fn poison(&self, f: &mut HandlerFn) {
-        if let Via::Thread(cx) = self.via {
-            if cx.unwound_by_runtime() {
-                self.cut_short(cx);
-                return;
-            }
+        if let Via::Thread(cx) = self.via
+            && cx.unwound_by_runtime()
+        {
+            self.cut_short(cx);
+            return;
         }
         let h = self.inner;
         if !h.poisoned.load(Ordering::Acquire) {

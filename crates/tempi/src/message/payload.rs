@@ -193,10 +193,10 @@ impl<T: Send + 'static> PayloadPool<T> {
         s.values[slot as usize] = Some(value);
         let stamp = s.stamps[slot as usize];
         drop(s);
-        if let Some(old) = msg.payload.replace(Payload { pool: self.store.id, slot, stamp }) {
-            if old.pool == self.store.id {
-                self.store.release(old);
-            }
+        if let Some(old) = msg.payload.replace(Payload { pool: self.store.id, slot, stamp })
+            && old.pool == self.store.id
+        {
+            self.store.release(old);
         }
         Ok(msg)
     }

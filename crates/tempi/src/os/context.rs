@@ -309,7 +309,7 @@ fn take_input<I>(addr: usize) -> I {
 /// As [`std::ptr::read`]: `p` is valid, aligned, and the value is not used again.
 #[inline(always)]
 unsafe fn read_by_words<T>(p: *const T) -> T {
-    if std::mem::size_of::<T>() % 8 != 0 || std::mem::align_of::<T>() < 8 {
+    if !std::mem::size_of::<T>().is_multiple_of(8) || std::mem::align_of::<T>() < 8 {
         // SAFETY: per this function's contract.
         return unsafe { std::ptr::read(p) };
     }

@@ -26,10 +26,10 @@ use crate::config::Config;
 /// that could not be done.
 pub(crate) fn prepare_dispatcher(cpu: usize, config: &Config) -> Vec<String> {
     let mut warnings = Vec::new();
-    if config.pin {
-        if let Err(e) = pin_to_cpu(cpu) {
-            warnings.push(format!("CPU {cpu}: could not pin the dispatcher: {e}"));
-        }
+    if config.pin
+        && let Err(e) = pin_to_cpu(cpu)
+    {
+        warnings.push(format!("CPU {cpu}: could not pin the dispatcher: {e}"));
     }
     // Under SCHED_FIFO Linux ignores the slack anyway; under the time-sharing policy (FIFO not
     // asked for, or refused) the default 50 µs of slack would let the idle sleep end up to
@@ -37,17 +37,18 @@ pub(crate) fn prepare_dispatcher(cpu: usize, config: &Config) -> Vec<String> {
     if let Err(e) = set_timer_slack(Duration::from_nanos(1)) {
         warnings.push(format!("CPU {cpu}: could not reduce the timer slack ({e}); idle wake-ups may be late"));
     }
-    if let Some(prio) = config.fifo_priority {
-        if let Err(e) = set_fifo(prio) {
-            warnings.push(format!(
-                "CPU {cpu}: SCHED_FIFO priority {prio} refused ({e}); running under the default time-sharing policy"
-            ));
-        }
+    if let Some(prio) = config.fifo_priority
+        && let Err(e) = set_fifo(prio)
+    {
+        warnings.push(format!(
+            "CPU {cpu}: SCHED_FIFO priority {prio} refused ({e}); running under the default time-sharing policy"
+        ));
     }
-    if config.lock_memory && cpu == 0 {
-        if let Err(e) = lock_memory() {
-            warnings.push(format!("mlockall refused ({e}); pages may be swapped out"));
-        }
+    if config.lock_memory
+        && cpu == 0
+        && let Err(e) = lock_memory()
+    {
+        warnings.push(format!("mlockall refused ({e}); pages may be swapped out"));
     }
     warnings
 }

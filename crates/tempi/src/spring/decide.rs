@@ -80,10 +80,8 @@ pub(super) fn decide(
         outcomes.push((out, child));
     }
     let all = outcomes.iter().all(|(o, _)| o.decision.is_accepted());
-    if all {
-        if let Some(p) = trial {
-            *planner = p;
-        }
+    if all && let Some(p) = trial {
+        *planner = p;
     }
     Ok(Answer { outcomes, all })
 }

@@ -358,12 +358,12 @@ impl Spring {
                 return Err(Error::InvalidConfig(format!("spring: {why} (SpringSpec::{name})")));
             }
         }
-        if let PlannerPriority::Fifo(p) = spec.planner_priority {
-            if !(1..=99).contains(&p) {
-                return Err(Error::InvalidConfig(format!(
-                    "spring: the planner's SCHED_FIFO priority {p} is outside 1..=99"
-                )));
-            }
+        if let PlannerPriority::Fifo(p) = spec.planner_priority
+            && !(1..=99).contains(&p)
+        {
+            return Err(Error::InvalidConfig(format!(
+                "spring: the planner's SCHED_FIFO priority {p} is outside 1..=99"
+            )));
         }
         let cpus = rt.config().cpus();
         if spec.planner.cpus != cpus {
@@ -901,11 +901,11 @@ impl State {
         let removed = self.planner.kill(id, now).unwrap_or(0);
         // In real time the working plan is the planner's thread's: it is told too. A full
         // queue only delays freeing the reservations (the group's threads stop anyway).
-        if let Some(link) = &self.rt {
-            if let Err(e) = link.post(realtime::Request::Kill { id, at: now }) {
-                let message = format!("{now}: group \"{}\": kill not passed to the planner: {e}", self.groups[g].name);
-                self.events.push(message);
-            }
+        if let Some(link) = &self.rt
+            && let Err(e) = link.post(realtime::Request::Kill { id, at: now })
+        {
+            let message = format!("{now}: group \"{}\": kill not passed to the planner: {e}", self.groups[g].name);
+            self.events.push(message);
         }
         Some((id, removed))
     }

@@ -120,18 +120,18 @@ pub(super) fn start(
 /// refusal.
 fn take_placement(placement: &Placement) -> Vec<String> {
     let mut warnings = Vec::new();
-    if let Some(cpu) = placement.cpu {
-        if let Err(e) = crate::os::pin_to_cpu(cpu) {
-            warnings.push(format!("spring: could not pin the planner's thread to CPU {cpu}: {e}"));
-        }
+    if let Some(cpu) = placement.cpu
+        && let Err(e) = crate::os::pin_to_cpu(cpu)
+    {
+        warnings.push(format!("spring: could not pin the planner's thread to CPU {cpu}: {e}"));
     }
-    if let Some(prio) = placement.fifo {
-        if let Err(e) = crate::os::set_fifo(prio) {
-            warnings.push(format!(
-                "spring: SCHED_FIFO priority {prio} refused for the planner's thread ({e}); it runs under the \
+    if let Some(prio) = placement.fifo
+        && let Err(e) = crate::os::set_fifo(prio)
+    {
+        warnings.push(format!(
+            "spring: SCHED_FIFO priority {prio} refused for the planner's thread ({e}); it runs under the \
                  time-sharing policy and may answer late while dispatchers are busy"
-            ));
-        }
+        ));
     }
     warnings
 }
@@ -154,11 +154,11 @@ impl Drop for Shutdown {
                 _ => break,
             }
         }
-        if let Some(handle) = join {
-            if let Err(p) = handle.join() {
-                let message = format!("the planner's thread panicked: {}", panic_message(&*p));
-                lock(&self.0.state).events.push(message);
-            }
+        if let Some(handle) = join
+            && let Err(p) = handle.join()
+        {
+            let message = format!("the planner's thread panicked: {}", panic_message(&*p));
+            lock(&self.0.state).events.push(message);
         }
     }
 }

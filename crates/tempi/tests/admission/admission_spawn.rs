@@ -143,8 +143,8 @@ fn after(engine: &str, capacity: usize, jobs: &[(&str, u64, u64)]) -> (Vec<Durat
     })
     .unwrap();
     rt.run().unwrap();
-    let r = seen.lock().unwrap().clone();
-    r
+
+    seen.lock().unwrap().clone()
 }
 
 #[test]

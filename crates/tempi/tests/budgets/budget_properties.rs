@@ -29,10 +29,10 @@ fn per_window(out: &RunOutcome, thread: ThreadId, period: u64, end: u64) -> Vec<
         match r.kind {
             TraceKind::Run => open[cpu] = Some((r.thread, r.time.as_nanos())),
             TraceKind::Stop => {
-                if let Some((t, from)) = open[cpu].take() {
-                    if t == thread {
-                        add(from, r.time.as_nanos());
-                    }
+                if let Some((t, from)) = open[cpu].take()
+                    && t == thread
+                {
+                    add(from, r.time.as_nanos());
                 }
             }
             _ => {}

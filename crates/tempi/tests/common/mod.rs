@@ -53,7 +53,7 @@ pub fn rate_monotonic(periods: &[u64]) -> Vec<i32> {
 
 /// Milliseconds, without decimals when whole.
 pub fn fmt_ms(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000) {
         format!("{}", ns / 1_000_000)
     } else {
         let s = format!("{:.6}", ns as f64 / 1e6);

@@ -31,8 +31,8 @@ fn timer_releases<C: Clock>(mut rt: Runtime<C>, cpu: usize) -> Vec<(Time, Option
         rt.add_timer(TimerSpec::at(Time::from_millis(at)).cpu(0), move |ev| ev.release(alarm).unwrap()).unwrap();
     }
     rt.run_until(Time::from_millis(200)).unwrap();
-    let out = seen.lock().unwrap().clone();
-    out
+
+    seen.lock().unwrap().clone()
 }
 
 fn expected() -> Vec<(Time, Option<Time>)> {
@@ -108,8 +108,8 @@ fn admitted_deadline<C: Clock>(mut rt: Runtime<C>) -> Option<Time> {
     })
     .unwrap();
     rt.run_until(Time::from_millis(100)).unwrap();
-    let d = seen.lock().unwrap().expect("the admitted job ran");
-    d
+
+    seen.lock().unwrap().expect("the admitted job ran")
 }
 
 #[test]

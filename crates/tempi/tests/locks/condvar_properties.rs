@@ -89,12 +89,12 @@ fn run(cpus: usize, protocol: &'static str, room: usize, parties: &[Party], kill
     }
     spawn_killer(&mut rt, 100, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run_until(Time::from_millis(500)).unwrap();
-    let seen = Seen {
+
+    Seen {
         consumed: consumed.lock().unwrap().clone(),
         produced: *produced.lock().unwrap(),
         outcomes: out.threads.iter().map(|t| t.outcome.clone()).collect(),
-    };
-    seen
+    }
 }
 
 proptest! {

@@ -122,8 +122,8 @@ fn leaked_guard(protocol: &'static str, tracing: bool) -> Vec<Result<u32, LockEr
     .unwrap();
     let out = rt.run().unwrap();
     assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)));
-    let v = seen.lock().unwrap().clone();
-    v
+
+    seen.lock().unwrap().clone()
 }
 
 #[test]

@@ -107,8 +107,8 @@ fn semaphore_order(queue: &str, edf: bool) -> Vec<String> {
     )
     .unwrap();
     rt.run().unwrap();
-    let log = log.lock().unwrap().clone();
-    log
+
+    log.lock().unwrap().clone()
 }
 
 #[test]

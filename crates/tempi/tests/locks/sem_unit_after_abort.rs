@@ -56,8 +56,8 @@ fn run(end: End) -> Vec<(&'static str, Time)> {
     })
     .unwrap();
     rt.run_until(Time::from_millis(150)).unwrap();
-    let log = log.lock().unwrap().clone();
-    log
+
+    log.lock().unwrap().clone()
 }
 
 #[test]

@@ -32,7 +32,7 @@ fn allocations_for(horizon_ms: u64) -> (u64, u64, u64, u64) {
             if m.expects_reply {
                 assert_eq!(server_pay.take(&m).unwrap()[0], m.id as u64);
             }
-            if m.expects_reply && n % 3 == 0 {
+            if m.expects_reply && n.is_multiple_of(3) {
                 cx.save(0, m).unwrap();
                 return Flow::Continue;
             }

@@ -447,10 +447,10 @@ fn check_plan(p: &Planner, accepted: &Accepted) -> Result<(), String> {
         } else {
             for &p in &g.threads[t.thread].after {
                 for j in 0..g.threads[p].tasks.len() {
-                    if let Some(prev) = by_key.get(&(t.group, p, j)) {
-                        if t.start < prev.finish {
-                            return Err(format!("{t:?} starts before predecessor thread's {prev:?} ends"));
-                        }
+                    if let Some(prev) = by_key.get(&(t.group, p, j))
+                        && t.start < prev.finish
+                    {
+                        return Err(format!("{t:?} starts before predecessor thread's {prev:?} ends"));
                     }
                 }
             }

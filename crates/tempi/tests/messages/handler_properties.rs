@@ -190,15 +190,15 @@ fn gate_run(cpus: usize, capacity: usize, clients: &[GateClient], kills: &[(u64,
     spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, ids[v % ids.len()])).collect());
     let out = rt.run().unwrap();
     assert!(!gate.is_busy());
-    let seen = GateSeen {
+
+    GateSeen {
         served: served.lock().unwrap().clone(),
         answers: answers.lock().unwrap().clone(),
         attempts: *attempts.lock().unwrap(),
         outcomes: out.threads.iter().map(|t| t.outcome.clone()).collect(),
         queue_full: out.messages.handler_queue_full,
         queued_at_end: out.messages.queued_at_end,
-    };
-    seen
+    }
 }
 
 proptest! {

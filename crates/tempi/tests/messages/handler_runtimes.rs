@@ -237,8 +237,8 @@ fn two_runtimes_racing_for_a_handler_never_share_it() {
                 barrier.wait();
                 let out = rt.run().unwrap();
                 assert!(out.threads.iter().all(|t| t.outcome == Some(ThreadOutcome::Completed)), "{:?}", out.threads);
-                let tally = *tally.lock().unwrap();
-                tally
+
+                *tally.lock().unwrap()
             })
         })
         .collect();

@@ -67,14 +67,14 @@ fn run(cpus: usize, capacity: usize, work: u64, server_prio: i32, clients: &[Cli
     let server_or = |v: usize| if v % (ids.len() + 1) == ids.len() { server } else { ids[v % ids.len()] };
     spawn_killer(&mut rt, 10, UNIT, kills.iter().map(|&(at, v)| (at, server_or(v))).collect());
     let out = rt.run().unwrap();
-    let seen = Seen {
+
+    Seen {
         served: served.lock().unwrap().clone(),
         ledger: std::mem::take(&mut *ledger.lock().unwrap()),
         outcomes: out.threads.iter().filter(|t| t.name != "server").map(|t| t.outcome.clone()).collect(),
         queued_at_end: out.messages.queued_at_end,
         unserved_at_receiver_end: out.messages.unserved_at_receiver_end,
-    };
-    seen
+    }
 }
 
 proptest! {

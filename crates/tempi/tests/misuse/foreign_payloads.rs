@@ -32,8 +32,8 @@ fn three_undelivered(
     })
     .unwrap();
     rt.run().unwrap();
-    let answers = answers.lock().unwrap().clone();
-    answers
+
+    answers.lock().unwrap().clone()
 }
 
 #[test]

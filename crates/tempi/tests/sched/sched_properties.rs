@@ -31,7 +31,7 @@ fn task_set(weights: &[(usize, u32)], bound: f64) -> (Vec<(u64, u64)>, u64) {
         .collect();
     // Rounding can only have lowered C, except where the max(1) floor kicked in; fix any excess.
     while set.iter().map(|&(c, t)| c as u128 * (hyper / t) as u128).sum::<u128>() as f64 > bound * hyper as f64 {
-        let i = set.iter().enumerate().max_by_key(|(_, &(c, _))| c).map(|(i, _)| i).unwrap();
+        let i = set.iter().enumerate().max_by_key(|&(_, &(c, _))| c).map(|(i, _)| i).unwrap();
         set[i].0 -= 1;
     }
     (set, hyper)

@@ -291,10 +291,10 @@ impl GroupRequest {
                     return Err(PlanError::DuplicatePredecessor { thread: i, predecessor: p });
                 }
             }
-            if let Some(l) = thread.locality {
-                if usize::from(l.home_cpu) >= cpus {
-                    return Err(PlanError::UnknownCpu { thread: i, cpu: usize::from(l.home_cpu), cpus });
-                }
+            if let Some(l) = thread.locality
+                && usize::from(l.home_cpu) >= cpus
+            {
+                return Err(PlanError::UnknownCpu { thread: i, cpu: usize::from(l.home_cpu), cpus });
             }
             for (t, task) in thread.tasks.iter().enumerate() {
                 for (k, u) in task.resources.iter().enumerate() {

@@ -392,16 +392,16 @@ impl TreeEngine {
             lower.split_into(lower.len / 2, upper);
             // Mostly the parent has room for the new leaf: it takes both halves in place and
             // the levels above are refreshed as after an unsplit change. Else the general walk.
-            if let Some(&(p, c)) = self.height.checked_sub(1).map(|h| &self.last.path.get_mut()[h]) {
-                if self.inners[p as usize].len < self.fan_max {
-                    let halves = [(lower.last(), lower.summary()), (upper.last(), upper.summary())];
-                    let n = &mut self.inners[p as usize];
-                    n.insert_split(c, r, halves);
-                    let (last, s) = (n.last(n.len - 1), n.summary());
-                    let path = self.last.path.get_mut();
-                    fix_up_unsplit(&mut self.inners, &path[..self.height - 1], last, s);
-                    return;
-                }
+            if let Some(&(p, c)) = self.height.checked_sub(1).map(|h| &self.last.path.get_mut()[h])
+                && self.inners[p as usize].len < self.fan_max
+            {
+                let halves = [(lower.last(), lower.summary()), (upper.last(), upper.summary())];
+                let n = &mut self.inners[p as usize];
+                n.insert_split(c, r, halves);
+                let (last, s) = (n.last(n.len - 1), n.summary());
+                let path = self.last.path.get_mut();
+                fix_up_unsplit(&mut self.inners, &path[..self.height - 1], last, s);
+                return;
             }
             let path = *self.last.path.get_mut();
             self.fix_up(&path, Some(r));

@@ -212,10 +212,10 @@ impl Collator {
         if !d.stopped && d.place == Party::Guaranteed {
             // The CPU is asked for while its thread never stopped through a hook: the thread
             // ended on the CPU. Its job is over, so is its reservation.
-            if let Some(e) = self.threads.get_mut(d.id.index()).filter(|e| e.id == Some(d.id)) {
-                if let Some(r) = e.reservation.take() {
-                    self.end_reservation(r);
-                }
+            if let Some(e) = self.threads.get_mut(d.id.index()).filter(|e| e.id == Some(d.id))
+                && let Some(r) = e.reservation.take()
+            {
+                self.end_reservation(r);
             }
             self.owed = Duration::ZERO;
         }

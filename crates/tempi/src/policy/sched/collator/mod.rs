@@ -473,10 +473,10 @@ impl Collator {
     /// ```
     pub fn transfer(&mut self, from: Party, to: Party, amount: Duration, now: Time) -> Result<(), CollatorError> {
         for party in [from, to] {
-            if let Party::Child(i) = party {
-                if i >= self.children.len() {
-                    return Err(CollatorError::NoSuchChild(i));
-                }
+            if let Party::Child(i) = party
+                && i >= self.children.len()
+            {
+                return Err(CollatorError::NoSuchChild(i));
             }
         }
         // What a running steal used so far is settled first, so claims are current.
