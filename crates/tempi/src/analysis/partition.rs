@@ -306,7 +306,12 @@ impl TaskSet {
                 _ => return Err(PartitionError::NotPeriodic { thread: s.name().to_string() }),
             };
             let deadline = s.relative_deadline().unwrap_or(period);
-            ts.add_task(Task::new(s.name(), s.wcet_value(), period).deadline(deadline).priority(s.priority_value()));
+            ts.add_task(
+                Task::new(s.name(), s.wcet_value(), period)
+                    .deadline(deadline)
+                    .priority(s.priority_value())
+                    .criticality(s.criticality_value()),
+            );
         }
         Ok(ts)
     }
