@@ -74,7 +74,9 @@ fn a_soft_thread_beyond_its_deadline_is_a_target_missed_not_a_verdict() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["thread"].as_str().unwrap(), t["criticality"].as_str().unwrap(), t["schedulable"].as_bool().unwrap()))
+        .map(|t| {
+            (t["thread"].as_str().unwrap(), t["criticality"].as_str().unwrap(), t["schedulable"].as_bool().unwrap())
+        })
         .collect();
     assert_eq!(rows, [("a", "hard", true), ("s", "soft", false), ("b", "hard", true)]);
 }
