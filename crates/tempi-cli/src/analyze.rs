@@ -17,6 +17,12 @@
 //! step holds a guard, so every section is a guarded one ([`Task::guarded_section`]): under
 //! rcs it is waited for, not aborted.
 //!
+//! A soft thread (`criticality = "soft"`) keeps its `C` in everyone's interference, but under
+//! fixed priority its own worst-case miss is reported as a soft target missed and decides
+//! nothing, and the necessary conditions are those of the hard threads; the tests over a set
+//! as a whole (EDF, global, the necessary conditions elsewhere) judge it as hard
+//! (`soft_notes`).
+//!
 //! With `--partition ffd|wfd` ([`partition`]) the scenario's own CPU placement of the analysed
 //! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
 //! by density, each CPU judged by the test the policy gets below), and the analysis then runs
@@ -248,8 +254,12 @@ fn soft_notes(cpus: &[CpuModel], kind: Kind, notes: &mut Notes) {
              not decide the verdict; their C interferes in full with lower-priority threads; the Liu & Layland \
              bound judges them as hard (it cannot tell which thread misses)"
         ),
-        _ => format!(
+        Kind::Edf | Kind::Global { .. } => format!(
             "soft threads {names}: judged as hard, since the tests of this policy judge the set as a whole and \
+             cannot tell which thread misses"
+        ),
+        Kind::Other => format!(
+            "soft threads {names}: judged as hard by the necessary conditions, which judge the set as a whole and \
              cannot tell which thread misses"
         ),
     });

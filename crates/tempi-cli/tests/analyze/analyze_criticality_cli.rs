@@ -90,6 +90,13 @@ fn the_same_thread_made_hard_is_not_schedulable() {
     assert!(s.contains("  response-time analysis: NOT schedulable\n"), "{s}");
     assert!(s.ends_with("overall: NOT schedulable\n"), "{s}");
     assert!(!s.contains("soft"), "{s}");
+    let (code, json) = analyze(&[&file, "--json"]);
+    assert_eq!(code, Some(1), "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["schedulable"], false);
+    assert_eq!(v["cpus"][0]["tasks"][1]["criticality"], "hard");
+    assert_eq!(v["cpus"][0]["soft_targets_missed"], serde_json::json!([]));
+    assert_eq!(v["soft_threads"], serde_json::json!([]));
 }
 
 #[test]
