@@ -17,6 +17,12 @@
 //! step holds a guard, so every section is a guarded one ([`Task::guarded_section`]): under
 //! rcs it is waited for, not aborted.
 //!
+//! A soft thread (`criticality = "soft"`) keeps its `C` in everyone's interference, but under
+//! fixed priority its own worst-case miss is reported as a soft target missed and decides
+//! nothing, and the necessary conditions are those of the hard threads; the tests over a set
+//! as a whole (EDF, global, the necessary conditions elsewhere) judge it as hard
+//! (`soft_notes`).
+//!
 //! With `--partition ffd|wfd` ([`partition`]) the scenario's own CPU placement of the analysed
 //! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
 //! by density, each CPU judged by the test the policy gets below), and the analysis then runs
@@ -105,7 +111,10 @@ fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
         }
         let deadline = def.deadline.unwrap_or(period);
         let (wcet, sleeps) = analysed_wcet(def, notes);
-        let mut task = Task::new(def.name.clone(), wcet, period).deadline(deadline).priority(specs[i].priority_value());
+        let mut task = Task::new(def.name.clone(), wcet, period)
+            .deadline(deadline)
+            .priority(specs[i].priority_value())
+            .criticality(def.criticality);
         // Walk the steps: each open lock accumulates the work done while it is held.
         let mut open: Vec<(usize, Duration)> = Vec::new();
         let mut sections: Vec<(usize, Duration)> = Vec::new();
@@ -226,6 +235,34 @@ fn inconclusive(overall: Option<bool>) -> Option<bool> {
         Some(false) => Some(false),
         _ => None,
     }
+}
+
+/// What the verdict makes of the soft threads. Response-time analysis judges each thread
+/// against its own deadline, so a soft one's miss can be told apart; a test over the set as a
+/// whole cannot say which thread would miss, so it judges soft threads as hard, which keeps a
+/// "schedulable" verdict true of the hard ones.
+fn soft_notes(cpus: &[CpuModel], kind: Kind, notes: &mut Notes) {
+    let soft: Vec<&str> =
+        cpus.iter().flat_map(|c| c.tasks.tasks.iter().filter(|t| t.is_soft()).map(|t| t.name.as_str())).collect();
+    if soft.is_empty() {
+        return;
+    }
+    let names = some_names(soft.iter().copied());
+    notes.lines.push(match kind {
+        Kind::FixedPriority => format!(
+            "soft threads {names}: a worst-case response above the deadline is a soft target missed, which does \
+             not decide the verdict; their C interferes in full with lower-priority threads; the Liu & Layland \
+             bound judges them as hard (it cannot tell which thread misses)"
+        ),
+        Kind::Edf | Kind::Global { .. } => format!(
+            "soft threads {names}: judged as hard, since the tests of this policy judge the set as a whole and \
+             cannot tell which thread misses"
+        ),
+        Kind::Other => format!(
+            "soft threads {names}: judged as hard by the necessary conditions, which judge the set as a whole and \
+             cannot tell which thread misses"
+        ),
+    });
 }
 
 fn kind(policy: &str) -> Kind {
@@ -445,12 +482,25 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         _ => cpus
             .iter()
             .map(|c| {
-                let demand = c.demand();
+                let mut demand = c.demand();
+                if kind == Kind::FixedPriority {
+                    // Response-time analysis decides per thread, so only the hard threads'
+                    // conditions are necessary ones; the soft threads' load still enters their
+                    // response times below.
+                    let whole = demand.clone();
+                    demand.tasks.retain(|t| !t.is_soft());
+                    if let (None, Some(why)) = (demand.infeasibility(1), whole.infeasibility(1)) {
+                        let line = infeasible_text(&whole, &why, Some(c.cpu));
+                        let line = line.strip_prefix("NOT schedulable: ").unwrap_or(&line);
+                        notes.lines.push(format!("CPU {}: soft targets cannot all be met: {line}", c.cpu));
+                    }
+                }
                 let why = demand.infeasibility(1)?;
                 Some((infeasible_text(&demand, &why, Some(c.cpu)), infeasible_json(&demand, Some(&why))))
             })
             .collect(),
     };
+    soft_notes(&cpus, kind, &mut notes);
     let (msrp_text, msrp_json) = msrp(&mut cpus, &mut notes);
     let mut out = String::new();
     let mut json_cpus = Vec::new();
@@ -519,9 +569,14 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                     "thread", "C", "T", "D", "prio", "B", "R", "RTA"
                 ));
                 let mut rows = Vec::new();
+                let mut soft_missed = Vec::new();
                 for (k, tv) in v.tasks.iter().enumerate() {
                     let t = &ts.tasks[k];
-                    let (r, verdict) = response_text(tv.response);
+                    let (r, mut verdict) = response_text(tv.response);
+                    if t.is_soft() && tv.response.misses() {
+                        verdict = "soft";
+                        soft_missed.push(format!("\"{}\" (R {r}, D {})", t.name, dur(t.deadline)));
+                    }
                     match tv.response {
                         Response::Overloaded => notes.lines.push(format!(
                             "thread \"{}\": the threads of its priority and above have a utilisation of 1 or more: \
@@ -563,6 +618,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                         "t_ns": t.period.as_nanos() as u64,
                         "d_ns": t.deadline.as_nanos() as u64,
                         "priority": t.priority,
+                        "criticality": t.criticality.name(),
                         "blocking_ns": ns(tv.blocking),
                         "blocking_by_protocol": tv.blocking_by_protocol.iter().map(|(p, b)| (p.name().to_string(), ns(*b))).collect::<serde_json::Map<_, _>>(),
                         "sections": t.sections.iter().map(|s| json!({ "resource": ts.resources[s.resource].name, "ns": s.duration.as_nanos() as u64 })).collect::<Vec<_>>(),
@@ -599,8 +655,15 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                         json!({ "passed": ll.passed, "rows": ll.rows.iter().map(|r| json!({ "thread": ts.tasks[r.task].name, "load": r.load, "bound": r.bound, "passed": r.passed })).collect::<Vec<_>>() })
                     }
                 };
-                // A task the analysis could not decide leaves the CPU undecided, not failed.
-                let misses = v.tasks.iter().any(|tv| tv.response.misses());
+                if !soft_missed.is_empty() {
+                    out.push_str(&format!(
+                        "  soft targets missed in the worst case (not faults): {}\n",
+                        soft_missed.join(", ")
+                    ));
+                }
+                // A task the analysis could not decide leaves the CPU undecided, not failed; a
+                // soft task's miss is a target missed, which decides nothing.
+                let misses = v.tasks.iter().any(|tv| tv.response.misses() && !ts.tasks[tv.task].is_soft());
                 // With sleeps counted as work the analysis over-approximates: a miss it finds
                 // may be one the real job, idle while it sleeps, never has.
                 let sleeps = c.sleeps.iter().any(|s| !s.is_zero());
@@ -620,7 +683,13 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
                         None => "inconclusive",
                     }
                 ));
-                json!({ "cpu": c.cpu, "tasks": rows, "liu_layland": ll })
+                let soft_missed: Vec<&str> = v
+                    .tasks
+                    .iter()
+                    .filter(|tv| tv.response.misses() && ts.tasks[tv.task].is_soft())
+                    .map(|tv| ts.tasks[tv.task].name.as_str())
+                    .collect();
+                json!({ "cpu": c.cpu, "tasks": rows, "liu_layland": ll, "soft_targets_missed": soft_missed })
             }
             Kind::Edf => {
                 let e = ts.edf_tests();
@@ -741,6 +810,8 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
             "warnings": notes.warnings,
             "not_analysed": notes.unanalysed.iter().map(|(cpu, name)| json!({ "thread": name, "cpu": cpu })).collect::<Vec<_>>(),
             "schedulable": overall.map_or(Value::Null, Value::Bool),
+            "soft_threads": cpus.iter().flat_map(|c| c.tasks.tasks.iter().filter(|t| t.is_soft()).map(|t| t.name.as_str())).collect::<Vec<_>>(),
+            "soft_judged_as_hard": kind != Kind::FixedPriority && cpus.iter().any(|c| c.tasks.tasks.iter().any(Task::is_soft)),
         });
         let mut v = v;
         if let Some(p) = placement {

@@ -490,6 +490,11 @@ fn print_summary(sc: &Scenario, outcome: &RunOutcome) {
         );
     }
     println!("total deadline misses: {}", outcome.total_misses());
+    // Shown only when there are some: a soft thread's misses are targets missed, a hard one's
+    // are faults of the run.
+    if outcome.hard_misses() > 0 {
+        println!("faults: deadline misses by hard threads: {}", outcome.hard_misses());
+    }
 }
 
 /// Refuse an output path that cannot be written, before the run rather than after it: a

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::clock::ClockMode;
 use crate::sets::SetSummary;
-use crate::thread::{ThreadId, ThreadOutcome, Timing};
+use crate::thread::{Criticality, ThreadId, ThreadOutcome, Timing};
 use crate::time::Time;
 use crate::trace::TraceRecord;
 
@@ -104,6 +104,8 @@ pub struct ThreadSummary {
     pub wcet: Duration,
     /// Relative deadline.
     pub deadline: Option<Duration>,
+    /// Hard or soft: whether its misses are faults of the run ([`RunOutcome::hard_misses`]).
+    pub criticality: Criticality,
     /// How it ended; `None` if it was still alive when the run stopped.
     pub outcome: Option<ThreadOutcome>,
     /// Statistics.
@@ -397,5 +399,30 @@ impl RunOutcome {
     /// ```
     pub fn total_misses(&self) -> u64 {
         self.threads.iter().map(|t| t.stats.misses).sum()
+    }
+
+    /// Deadline misses by hard threads ([`crate::Criticality::Hard`]): the faults of the run.
+    /// A soft thread's misses are targets missed, counted in [`RunOutcome::total_misses`] only.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::{Criticality, Runtime, ThreadSpec, Time};
+    /// let ms = Duration::from_millis;
+    /// // 3 ms of work every 10 ms, due within 5 ms; the thread that runs second ends at 6 ms.
+    /// let run = |second: Criticality| {
+    ///     let mut rt = Runtime::simulated(1);
+    ///     let spec = |name| ThreadSpec::new(name).periodic(ms(10)).deadline(ms(5));
+    ///     rt.spawn(spec("first").priority(2), move |cx| cx.work(ms(3))).unwrap();
+    ///     rt.spawn(spec("second").priority(1).criticality(second), move |cx| cx.work(ms(3))).unwrap();
+    ///     rt.run_until(Time::from_millis(100)).unwrap()
+    /// };
+    /// let out = run(Criticality::Hard);
+    /// assert_eq!((out.total_misses(), out.hard_misses()), (10, 10));
+    /// let out = run(Criticality::Soft);
+    /// assert_eq!(out.thread_named("second").unwrap().criticality, Criticality::Soft);
+    /// assert_eq!((out.total_misses(), out.hard_misses()), (10, 0));
+    /// ```
+    pub fn hard_misses(&self) -> u64 {
+        self.threads.iter().filter(|t| t.criticality == Criticality::Hard).map(|t| t.stats.misses).sum()
     }
 }

@@ -138,19 +138,62 @@ pub enum Timing {
     },
 }
 
-/// Whether a missed deadline is a failure of the system (hard) or a loss of value (soft).
-/// The kernel treats both alike; reports and admission (later) tell them apart.
+/// Whether a missed deadline is a fault of the system (hard) or a target missed (soft), in
+/// Real-Time Mach's sense: a hard thread must complete each job by its deadline; a soft
+/// thread's deadline is a target, and a job finished late still has value.
+///
+/// The kernel schedules and handles misses alike for both (the miss handler and
+/// [`MissPolicy`] run whatever the criticality). What differs is how a miss is judged:
+///
+/// - in a run's report, a miss by a hard thread is a fault of the run, counted by
+///   [`crate::RunOutcome::hard_misses`] and named on a `faults:` line of
+///   [`crate::trace::report::summary_text`]; a soft thread's misses are only counted;
+/// - in fixed-priority response-time analysis ([`crate::analysis::Task::criticality`]), a
+///   soft thread whose worst-case response exceeds its deadline is a soft target missed, and
+///   does not make the set unschedulable; tests that judge a set as a whole (EDF, utilisation
+///   bounds, global tests) judge soft threads as hard.
+///
+/// Real-Time Mach also lets a soft thread carry an abort time of its own; here a soft job's
+/// lateness is bounded the way any job's is: [`MissPolicy::AbortJob`] abandons it at its
+/// deadline, [`ThreadSpec::abort_after`] a given time after its release.
 ///
 /// ```
-/// assert_eq!(tempi::Criticality::default(), tempi::Criticality::Hard);
+/// use std::time::Duration;
+/// use tempi::{Criticality, Runtime, ThreadSpec, Time};
+/// assert_eq!(Criticality::default(), Criticality::Hard);
+/// let mut rt = Runtime::simulated(1);
+/// // Each needs 30 ms every 20 ms: both miss, only h's misses are faults.
+/// for (name, c) in [("h", Criticality::Hard), ("s", Criticality::Soft)] {
+///     let spec = ThreadSpec::new(name).periodic(Duration::from_millis(20)).criticality(c);
+///     rt.spawn(spec, |cx| cx.work(Duration::from_millis(30))).unwrap();
+/// }
+/// let out = rt.run_until(Time::from_millis(100)).unwrap();
+/// assert!(out.hard_misses() > 0);
+/// assert_eq!(out.hard_misses(), out.thread_named("h").unwrap().stats.misses);
+/// assert!(out.total_misses() > out.hard_misses());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Criticality {
-    /// Missing the deadline is a fault.
+    /// The deadline must be met: a miss is a fault of the system.
     #[default]
     Hard,
-    /// Missing the deadline lowers the value of the result.
+    /// The deadline is a target: a miss lowers the value of the result, and finishing the
+    /// job late still makes sense.
     Soft,
+}
+
+impl Criticality {
+    /// The scenario and report word: `"hard"` or `"soft"`.
+    ///
+    /// ```
+    /// assert_eq!(tempi::Criticality::Soft.name(), "soft");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Criticality::Hard => "hard",
+            Criticality::Soft => "soft",
+        }
+    }
 }
 
 /// What the kernel does to a job that has missed its deadline, after the miss handler ran.
@@ -502,11 +545,14 @@ impl ThreadSpec {
         self
     }
 
-    /// Hard or soft deadline.
+    /// Hard (the default) or soft deadline ([`Criticality`]): whether a miss is a fault of the
+    /// run ([`crate::RunOutcome::hard_misses`]) or a target missed, and whether response-time
+    /// analysis may let this thread's worst case exceed its deadline. Scheduling and the
+    /// [`MissPolicy`] are the same for both.
     ///
     /// ```
     /// let s = tempi::ThreadSpec::new("v").criticality(tempi::Criticality::Soft);
-    /// # let _ = s;
+    /// assert_eq!(s.criticality_value(), tempi::Criticality::Soft);
     /// ```
     pub fn criticality(mut self, c: Criticality) -> ThreadSpec {
         self.criticality = c;
@@ -719,6 +765,14 @@ impl ThreadSpec {
     /// ```
     pub fn wcet_value(&self) -> Duration {
         self.wcet
+    }
+    /// Hard or soft ([`ThreadSpec::criticality`]).
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadSpec::new("n").criticality_value(), tempi::Criticality::Hard);
+    /// ```
+    pub fn criticality_value(&self) -> Criticality {
+        self.criticality
     }
     /// Base priority.
     ///

@@ -83,7 +83,8 @@ pub struct TaskVerdict {
     pub blocking_by_protocol: BlockingTable,
     /// The response-time analysis.
     pub response: Response,
-    /// Response bounded and within the deadline.
+    /// Response bounded and within the deadline. For a soft task ([`super::Task::criticality`])
+    /// false is a target missed in the worst case, which leaves [`Verdict::schedulable`] as it is.
     pub schedulable: bool,
 }
 
@@ -99,7 +100,8 @@ pub struct Verdict {
     pub tasks: Vec<TaskVerdict>,
     /// The Liu and Layland test, when applicable.
     pub liu_layland: Option<LiuLayland>,
-    /// Every task is schedulable by response-time analysis (the exact test).
+    /// Every hard task is schedulable by response-time analysis (the exact test); a soft
+    /// task's worst case may exceed its deadline (its [`TaskVerdict::schedulable`] is false).
     pub schedulable: bool,
 }
 
@@ -398,7 +400,8 @@ impl TaskSet {
 
     /// Everything for a fixed-priority task set: per-task blocking (and the table per
     /// protocol), Liu and Layland, response times, and the verdict (schedulable iff every
-    /// response time is bounded and within its deadline). The EDF tests are in
+    /// hard task's response time is bounded and within its deadline; see
+    /// [`super::Task::criticality`] for soft ones). The EDF tests are in
     /// [`TaskSet::edf_tests`].
     ///
     /// ```
@@ -443,7 +446,9 @@ impl TaskSet {
                 schedulable: matches!(responses[i], Response::Bounded(_)),
             })
             .collect();
-        let schedulable = tasks.iter().all(|t| t.schedulable);
+        // A soft task's deadline is a target: its miss is reported in its own row, and what it
+        // costs the hard ones is already in their response times.
+        let schedulable = tasks.iter().all(|t| t.schedulable || self.tasks[t.task].is_soft());
         Verdict { tasks, liu_layland: self.liu_layland_with(&index), schedulable }
     }
 }

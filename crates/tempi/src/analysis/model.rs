@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::arith::{from_nanos, gcd, nanos, secs};
 use super::Protocol;
+use crate::Criticality;
 
 /// A shared resource (a lock) and its protocol.
 ///
@@ -126,6 +127,8 @@ pub struct Task {
     pub priority: i32,
     /// Critical sections of one job.
     pub sections: Vec<Section>,
+    /// Hard (the default) or soft ([`Task::criticality`]).
+    pub criticality: Criticality,
 }
 
 impl Task {
@@ -137,7 +140,15 @@ impl Task {
     /// assert_eq!(t.deadline, t.period);
     /// ```
     pub fn new(name: impl Into<String>, wcet: Duration, period: Duration) -> Task {
-        Task { name: name.into(), wcet, period, deadline: period, priority: 0, sections: Vec::new() }
+        Task {
+            name: name.into(),
+            wcet,
+            period,
+            deadline: period,
+            priority: 0,
+            sections: Vec::new(),
+            criticality: Criticality::Hard,
+        }
     }
 
     /// Set the relative deadline.
@@ -150,6 +161,45 @@ impl Task {
     pub fn deadline(mut self, deadline: Duration) -> Task {
         self.deadline = deadline;
         self
+    }
+
+    /// Set the criticality. A soft task's deadline is a target: in response-time analysis
+    /// ([`TaskSet::analyze`]) a soft task whose worst-case response exceeds its deadline is
+    /// reported so ([`crate::analysis::TaskVerdict::schedulable`] is false) but does not make
+    /// the set unschedulable, while its `C` still interferes in full with every lower-priority
+    /// task. The tests that judge a set as a whole (the EDF tests, utilisation bounds, the
+    /// global tests, [`TaskSet::infeasibility`]) cannot tell which task misses, and judge soft
+    /// tasks as hard.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::analysis::{Task, TaskSet};
+    /// use tempi::Criticality;
+    /// let ms = Duration::from_millis;
+    /// let mut ts = TaskSet::new();
+    /// ts.add_task(Task::new("h", ms(2), ms(10)).priority(2));
+    /// // Worst-case response 2 + 3 = 5 ms, beyond its 4 ms deadline.
+    /// ts.add_task(Task::new("s", ms(3), ms(10)).deadline(ms(4)).priority(1).criticality(Criticality::Soft));
+    /// let v = ts.analyze();
+    /// assert!(!v.tasks[1].schedulable);
+    /// assert!(v.schedulable);
+    /// ts.tasks[1].criticality = Criticality::Hard;
+    /// assert!(!ts.analyze().schedulable);
+    /// ```
+    pub fn criticality(mut self, criticality: Criticality) -> Task {
+        self.criticality = criticality;
+        self
+    }
+
+    /// Whether the task is soft ([`Task::criticality`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let t = tempi::analysis::Task::new("t", Duration::ZERO, Duration::from_millis(4));
+    /// assert!(!t.is_soft() && t.criticality(tempi::Criticality::Soft).is_soft());
+    /// ```
+    pub fn is_soft(&self) -> bool {
+        self.criticality == Criticality::Soft
     }
 
     /// Set the priority (larger is more urgent).

@@ -116,7 +116,9 @@ pub enum CpuTest {
     /// longer than the periods is judged.
     Edf,
     /// Fixed priority, exact response-time analysis with blocking, on the tasks' own
-    /// priorities ([`TaskSet::analyze`]).
+    /// priorities ([`TaskSet::analyze`]): a soft task whose worst case exceeds its deadline
+    /// does not fail it ([`crate::analysis::Task::criticality`]). The other two tests judge
+    /// soft tasks as hard.
     ResponseTime,
     /// Fixed priority, the Liu and Layland bound with blocking ([`TaskSet::liu_layland`]):
     /// only for rate-monotonic priorities and `D ≥ T`; otherwise it does not pass.
@@ -287,7 +289,8 @@ impl Partition {
 impl TaskSet {
     /// The task set of some thread specs, task `i` being `specs[i]`: `C` its WCET, `T` its
     /// period (a sporadic thread's minimum inter-arrival time), `D` its relative deadline
-    /// (default `T`), its priority. No resources. One-shot threads are refused.
+    /// (default `T`), its priority and its criticality. No resources. One-shot threads are
+    /// refused.
     ///
     /// ```
     /// use std::time::Duration;
@@ -306,7 +309,12 @@ impl TaskSet {
                 _ => return Err(PartitionError::NotPeriodic { thread: s.name().to_string() }),
             };
             let deadline = s.relative_deadline().unwrap_or(period);
-            ts.add_task(Task::new(s.name(), s.wcet_value(), period).deadline(deadline).priority(s.priority_value()));
+            ts.add_task(
+                Task::new(s.name(), s.wcet_value(), period)
+                    .deadline(deadline)
+                    .priority(s.priority_value())
+                    .criticality(s.criticality_value()),
+            );
         }
         Ok(ts)
     }

@@ -399,6 +399,7 @@ impl<C: Clock> Kernel<C> {
             priority: spec.priority,
             wcet: spec.wcet,
             deadline: spec.relative_deadline(),
+            criticality: spec.criticality,
             outcome: None,
             stats: ThreadStats::default(),
         });

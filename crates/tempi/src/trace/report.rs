@@ -388,6 +388,8 @@ struct ReportJson<'a> {
     /// ([`RunOutcome::kernel_time`]); absent when all are zero (virtual time).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     kernel_time_ns: Vec<u64>,
+    /// Deadline misses by hard threads, the faults of the run ([`RunOutcome::hard_misses`]).
+    hard_misses: u64,
     threads: Vec<ThreadJson<'a>>,
     sets: Vec<SetJson<'a>>,
     jobs: Vec<JobJson>,
@@ -425,6 +427,8 @@ struct ThreadJson<'a> {
     id: usize,
     name: &'a str,
     cpu: usize,
+    /// `"hard"` or `"soft"`: whether this thread's misses are faults of the run.
+    criticality: &'static str,
     jobs: u64,
     completed: u64,
     aborted: u64,
@@ -477,6 +481,8 @@ struct JobJson {
 /// ([`RunOutcome::os_backed_left_stopped`]); other runs have no such key. A real-time run
 /// has `kernel_time_ns`, per CPU the time its dispatcher spent in the runtime's own code
 /// ([`RunOutcome::kernel_time`]); a virtual-time run, where it is zero, has no such key.
+/// Each thread's row has its `criticality`, `"hard"` or `"soft"`, and `hard_misses`, at the
+/// top, counts the misses of hard threads: the faults of the run ([`RunOutcome::hard_misses`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -487,6 +493,8 @@ struct JobJson {
 /// let v: serde_json::Value = serde_json::from_str(&json).unwrap();
 /// assert_eq!(v["threads"][0]["cpu_time"], 2_000_000);
 /// assert_eq!(v["jobs"][0]["finish"], 2_000_000);
+/// assert_eq!(v["threads"][0]["criticality"], "hard");
+/// assert_eq!(v["hard_misses"], 0);
 /// ```
 #[cfg(feature = "export")]
 pub fn to_json(out: &RunOutcome) -> String {
@@ -507,6 +515,7 @@ pub(super) fn render(
             id: t.id.index(),
             name: &t.name,
             cpu: t.cpu,
+            criticality: t.criticality.name(),
             jobs: t.stats.released,
             completed: t.stats.completed,
             aborted: t.stats.aborted,
@@ -598,6 +607,7 @@ pub(super) fn render(
         } else {
             Vec::new()
         },
+        hard_misses: out.hard_misses(),
         threads,
         sets,
         jobs,

@@ -8,7 +8,7 @@ type OutcomeText = fn(&ThreadOutcome) -> Option<&String>;
 
 use super::report::{display_name, mean_response_ns, names};
 use crate::stats::{RunOutcome, ThreadSummary};
-use crate::thread::ThreadOutcome;
+use crate::thread::{Criticality, ThreadOutcome};
 use crate::time::nanos;
 
 /// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
@@ -51,7 +51,9 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 
 /// A readable summary of a run: one aligned row per thread (times in milliseconds), one per
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
-/// deadline misses (and under a global policy the migrations, in total and per thread that
+/// deadline misses, a `faults:` line naming the hard threads that missed (a miss by a hard
+/// thread is a fault of the run, [`RunOutcome::hard_misses`]) and one naming the soft threads
+/// that did (targets missed, not faults), when there are any (and under a global policy the migrations, in total and per thread that
 /// moved), then releases dropped for a full release queue, warnings, lost trace
 /// records, panicked, not started and killed threads, and OS-backed threads the end of the
 /// run left stopped ([`RunOutcome::os_backed_left_stopped`]), if any.
@@ -64,6 +66,19 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 /// let text = tempi::trace::report::summary_text(&rt.run().unwrap());
 /// assert!(text.contains("worker"));
 /// assert!(text.contains("total misses: 0"));
+/// assert!(!text.contains("faults:"));
+///
+/// // 4 ms of work due within 3 ms, hard then soft.
+/// let late = |c| ThreadSpec::new("late").periodic(Duration::from_millis(10)).deadline(Duration::from_millis(3)).criticality(c);
+/// for (c, line) in [
+///     (tempi::Criticality::Hard, "faults: 2 deadline misses by hard threads (late 2)\n"),
+///     (tempi::Criticality::Soft, "soft targets missed, not faults: 2 deadline misses by soft threads (late 2)\n"),
+/// ] {
+///     let mut rt = Runtime::simulated(1);
+///     rt.spawn(late(c), |cx| cx.work(Duration::from_millis(4))).unwrap();
+///     let text = tempi::trace::report::summary_text(&rt.run_until(tempi::Time::from_millis(20)).unwrap());
+///     assert!(text.contains(line), "{text}");
+/// }
 /// ```
 pub fn summary_text(out: &RunOutcome) -> String {
     let mut s = String::new();
@@ -118,6 +133,22 @@ pub fn summary_text(out: &RunOutcome) -> String {
     }
     let _ = writeln!(s, "(times in ms)");
     let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
+    for (criticality, line) in [(Criticality::Hard, "faults:"), (Criticality::Soft, "soft targets missed, not faults:")]
+    {
+        let missed: Vec<&ThreadSummary> =
+            out.threads.iter().filter(|t| t.criticality == criticality && t.stats.misses > 0).collect();
+        if missed.is_empty() {
+            continue;
+        }
+        let count = missed.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add);
+        let each: Vec<String> = missed.iter().map(|t| format!("{} {}", t.name, t.stats.misses)).collect();
+        let what = match criticality {
+            Criticality::Hard => "by hard threads",
+            Criticality::Soft => "by soft threads",
+        };
+        let misses = if count == 1 { "miss" } else { "misses" };
+        let _ = writeln!(s, "{line} {count} deadline {misses} {what} ({})", each.join(", "));
+    }
     if out.global {
         let moved: Vec<String> = out
             .threads

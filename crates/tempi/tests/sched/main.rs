@@ -8,6 +8,7 @@ mod global_properties;
 mod policy_registry;
 mod sched_bad_pick;
 mod sched_collator;
+mod sched_criticality;
 mod sched_meta;
 mod sched_meta_stack;
 mod sched_meta_tame;
