@@ -59,6 +59,7 @@ mod jobs;
 mod lending;
 mod locks;
 mod messages;
+mod messages_timed;
 mod os_backed;
 mod protocol;
 mod requests;
