@@ -77,6 +77,7 @@ mod waits;
 mod xcpu;
 mod xcpu_handlers;
 mod xcpu_messages;
+mod xcpu_queue;
 mod xcpu_sync;
 
 pub use ctx::Ctx;
