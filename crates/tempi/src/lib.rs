@@ -43,6 +43,7 @@ mod objects;
 pub mod os;
 pub mod policy;
 pub mod runtime;
+mod runtime_run;
 pub mod sets;
 mod sizes;
 pub mod spring;

@@ -15,6 +15,7 @@
 //! the pool and is traced as a refusal on the sender; so does a timed message whose recipient
 //! ends before the instant, when the recipient ends. The timer table
 //! has a slot for every message of the pool, so arming never fails for want of one.
+//! Their calls are `messages_timed.rs`'s.
 //!
 //! Readings: a call's message stays with its recipient until replied to; if the recipient puts
 //! it away some other way (reads the next message, its invocation ends, it ends) the caller is
@@ -27,9 +28,9 @@
 
 use std::cell::Cell;
 
+use super::messages_timed::Armed;
 use super::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use super::tcb::{State, Wait};
-use super::timers::{TimerHandle, TimerKind};
 use super::Kernel;
 use crate::clock::Clock;
 use crate::message::{HandlerId, Message, MsgError, Selection};
@@ -85,27 +86,16 @@ impl MailCell {
     }
 }
 
-/// A message held by a timer until it fires.
-#[derive(Clone, Copy)]
-struct Armed {
-    to: ThreadId,
-    timer: TimerHandle,
-    /// The slot's `seq` when it was taken: a handle names this arming only.
-    stamp: u64,
-    /// The local CPU of the sender, to trace a refusal once the sender has ended.
-    cpu: usize,
-}
-
 /// One message of the pool, with what orders it in the queue it is in.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct MsgSlot {
-    msg: Message,
+    pub(super) msg: Message,
     /// Rank given by the recipient's queue policy (higher first).
     rank: i64,
     /// Arrival or save order, for ties.
-    seq: u64,
+    pub(super) seq: u64,
     /// Set while the message waits for its timer.
-    armed: Option<Armed>,
+    pub(super) armed: Option<Armed>,
     /// For a message of a thread of another real-time CPU: the stamp its sender waits on
     /// (`Wait::Reply(stamp)` there), to answer it through that CPU's queue; 0 otherwise.
     pub(super) remote: u32,
@@ -119,7 +109,7 @@ pub(crate) struct MsgPool {
     free: Vec<u32>,
     seq: u64,
     /// Messages waiting for their timer (a thread's end scans the pool only if some are).
-    armed: u32,
+    pub(super) armed: u32,
     /// The payload pools of the runtime, to give back the payloads of messages dropped.
     pub(super) payloads: crate::message::PayloadStores,
 }
@@ -161,7 +151,7 @@ impl MsgPool {
             self.payloads.release(p);
         }
     }
-    fn next_seq(&mut self) -> u64 {
+    pub(super) fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
     }
@@ -186,7 +176,7 @@ pub(crate) struct Mailbox {
     /// The message last read, until it is replied to, saved or read past.
     current: Option<u32>,
     /// The thread's timed messages refused at their instant, as `Ctx::timed_refusals` reads.
-    refused_timed: crate::message::TimedRefusals,
+    pub(super) refused_timed: crate::message::TimedRefusals,
 }
 
 impl Mailbox {
@@ -308,7 +298,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    fn mail_msg(&mut self, id: ThreadId) -> Message {
+    pub(super) fn mail_msg(&mut self, id: ThreadId) -> Message {
         self.tcb(id).mail.msg.get()
     }
 
@@ -617,146 +607,6 @@ impl<C: Clock> Kernel<C> {
         };
         self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
         self.wake_from_wait(caller);
-    }
-
-    /// `id` asks for the message in its mail cell to be sent to `to` at `at` (now, if `at` has
-    /// passed): the message is taken from the pool now; the handle goes back in the mail cell.
-    pub(crate) fn msg_send_at(&mut self, c: usize, id: ThreadId, to: ThreadId, at: Time) -> MsgAnswer {
-        let msg = self.mail_msg(id);
-        // A recipient of another real-time CPU is checked there when the timer fires.
-        if self.local(to).is_none() && self.remote_cpu(to).is_none() {
-            self.drop_payload(msg);
-            return Err(MsgError::NoSuchThread(to));
-        }
-        let Some(s) = self.msg_pool.take(msg, Some(id), false) else {
-            self.drop_payload(msg);
-            return Err(self.refuse(id, MsgError::PoolFull));
-        };
-        let Some(timer) = self.timers.push(at.max(self.now), TimerKind::Message(s)) else {
-            // Cannot happen with the table sized for the pool; the run ends on the overflow.
-            self.msg_pool.give_back(s);
-            return Err(self.refuse(id, MsgError::PoolFull));
-        };
-        let slot = &mut self.msg_pool.slots[s as usize];
-        let stamp = slot.seq;
-        slot.armed = Some(Armed { to, timer, stamp, cpu: c });
-        self.msg_pool.armed += 1;
-        self.tcb(id).mail.timer.set((s, stamp));
-        Ok(())
-    }
-
-    /// `id` cancels the timed message whose handle is in its mail cell: the message goes back
-    /// in the mail cell, its slot to the pool. Only the thread that armed it may cancel it.
-    pub(crate) fn msg_cancel_timer(&mut self, id: ThreadId) -> MsgAnswer {
-        let (s, stamp) = self.tcb(id).mail.timer.get();
-        let Some(slot) = self.msg_pool.slots.get_mut(s as usize) else { return Err(MsgError::NoSuchTimer) };
-        match slot.armed {
-            Some(a) if a.stamp == stamp && slot.msg.from == Some(id) => {
-                slot.armed = None;
-                self.msg_pool.armed -= 1;
-                let msg = slot.msg;
-                // The message, payload included, goes back to its sender.
-                slot.msg.payload = None;
-                self.timers.cancel(a.timer);
-                self.msg_pool.give_back(s);
-                self.tcb(id).mail.msg.set(msg);
-                Ok(())
-            }
-            _ => Err(MsgError::NoSuchTimer),
-        }
-    }
-
-    /// The timer of the message in slot `s` fired: it is delivered as a send made now would
-    /// be; if it cannot be, it goes back to the pool and the refusal is traced on its sender.
-    pub(crate) fn on_msg_timer(&mut self, s: u32) {
-        let Some(a) = self.msg_pool.slots[s as usize].armed.take() else { return };
-        self.msg_pool.armed -= 1;
-        let sender = self.msg_pool.slots[s as usize].msg.from.expect("a timed message has a sender");
-        let seq = self.msg_pool.next_seq();
-        self.msg_pool.slots[s as usize].seq = seq;
-        if self.local(a.to).is_none()
-            && let Some(cpu) = self.remote_cpu(a.to)
-        {
-            // Posted as plain data; the slot is this kernel's and comes back now, without
-            // the payload, which travels with the message.
-            let msg = self.msg_pool.slots[s as usize].msg;
-            self.msg_pool.slots[s as usize].msg.payload = None;
-            self.msg_pool.give_back(s);
-            if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
-                self.drop_payload(msg);
-                self.refuse_timed(sender, a.cpu, a.to, msg, e);
-            }
-            return;
-        }
-        let result = if self.local(a.to).is_none() { Err(MsgError::NoSuchThread(a.to)) } else { self.deliver(a.to, s) };
-        if let Err(e) = result {
-            let msg = self.msg_pool.slots[s as usize].msg;
-            self.msg_pool.give_back(s);
-            self.refuse_timed(sender, a.cpu, a.to, msg, e);
-        }
-    }
-
-    /// A timed message `msg` of `sender` (armed on local CPU `cpu`) for `to` was not
-    /// delivered: counted by cause, traced on the sender (also once it has ended), and kept
-    /// for the sender to read (`Ctx::timed_refusals`).
-    pub(super) fn refuse_timed(&mut self, sender: ThreadId, cpu: usize, to: ThreadId, msg: Message, e: MsgError) {
-        self.count_timed_refusal(e);
-        if self.local(sender).is_some() {
-            self.refuse(sender, e);
-            self.note_timed_refusal(sender, to, msg, e);
-        } else {
-            self.trace(cpu, TraceKind::MessageRefused, sender, 0, refusal_code(e));
-        }
-    }
-
-    /// Count a timed message refused with `e` in the run's `MessageStats`, by cause.
-    pub(super) fn count_timed_refusal(&mut self, e: MsgError) {
-        let stats = &mut self.msg_stats;
-        match e {
-            MsgError::QueueFull => stats.timed_refused_queue_full += 1,
-            MsgError::NoSuchThread(_) => stats.timed_refused_recipient_ended += 1,
-            MsgError::CpuQueueFull { .. } => stats.timed_refused_cpu_queue_full += 1,
-            MsgError::PoolFull => stats.timed_refused_pool_full += 1,
-            // `deliver` refuses with nothing else: the rest is the queue policy's refusal.
-            _ => stats.timed_refused_by_policy += 1,
-        }
-    }
-
-    /// Keep, for the live thread `sender` to read, that its timed message `msg` for `to` was
-    /// refused with `e` now.
-    pub(super) fn note_timed_refusal(&mut self, sender: ThreadId, to: ThreadId, msg: Message, e: MsgError) {
-        let at = self.now;
-        let record = &mut self.tcb(sender).mbox.refused_timed;
-        record.count += 1;
-        record.last = Some(crate::message::TimedRefusal { to, msg: msg.without_payload(), error: e, at });
-    }
-
-    /// `id` asks what its timed messages met: the record goes back in its mail cell.
-    pub(crate) fn msg_timed_refusals(&mut self, id: ThreadId) -> MsgAnswer {
-        let record = self.tcb(id).mbox.refused_timed;
-        self.tcb(id).mail.refused_timed.set(record);
-        Ok(())
-    }
-
-    /// Thread `id` ends: the timed messages addressed to it can never be delivered. They go
-    /// back to the pool now (a scan of the pool, made only while some message is timed: a
-    /// thread's end is not a hot path) and each
-    /// is traced as refused on its sender.
-    fn drop_timed_to(&mut self, id: ThreadId) {
-        if self.msg_pool.armed == 0 {
-            return;
-        }
-        for s in 0..self.msg_pool.slots.len() {
-            let slot = &mut self.msg_pool.slots[s];
-            let Some(a) = slot.armed.filter(|a| a.to == id) else { continue };
-            slot.armed = None;
-            self.msg_pool.armed -= 1;
-            let sender = slot.msg.from.expect("a timed message has a sender");
-            let msg = slot.msg;
-            self.timers.cancel(a.timer);
-            self.msg_pool.give_back(s as u32);
-            self.refuse_timed(sender, a.cpu, id, msg, MsgError::NoSuchThread(id));
-        }
     }
 
     /// The run ends: the messages still in the queues and save queues of live threads are

@@ -59,6 +59,7 @@ mod jobs;
 mod lending;
 mod locks;
 mod messages;
+mod messages_timed;
 mod os_backed;
 mod protocol;
 mod requests;
@@ -76,6 +77,7 @@ mod waits;
 mod xcpu;
 mod xcpu_handlers;
 mod xcpu_messages;
+mod xcpu_queue;
 mod xcpu_sync;
 
 pub use ctx::Ctx;

@@ -48,6 +48,7 @@ use crate::kernel::Ctx;
 use crate::thread::ThreadId;
 
 mod handler;
+mod handler_calls;
 mod handler_saves;
 mod handler_unwinds;
 mod host;
