@@ -19,7 +19,7 @@ impl Spring {
     /// thread.
     ///
     /// # Errors
-    /// [`Error::InvalidConfig`] when more than [`SpringSpec::max_groups`] releases are
+    /// [`Error::InvalidConfig`] when more than [`SpringSpec::max_groups`](super::SpringSpec::max_groups) releases are
     /// pending, or when the group or one of its dependents is malformed, naming it: no
     /// thread, a thread with no task, a deadline before the release, an `after` that names
     /// the thread itself, a later one or no thread of the group, a resource or a home CPU the
