@@ -28,6 +28,11 @@
 //! by density, each CPU judged by the test the policy gets below), and the analysis then runs
 //! on that placement.
 //!
+//! Which tests apply is read from the policy the scenario's name builds ([`kind`]: fixed
+//! priority, EDF, global EDF or global fixed priority, as [`PolicyClass::of`] says), and each
+//! resource's blocking bound from its lock protocol
+//! ([`Protocol::for_lock_policy`]), both through the registries the runtime builds them from.
+//!
 //! Under a global policy (`global-edf`, `global-fp`) threads migrate, so the CPUs are judged
 //! together: every analysed thread goes into one task set and the global tests of
 //! [`tempi::analysis`] decide for all CPUs at once (`analyze/global.rs`).
@@ -43,6 +48,7 @@ mod text;
 
 use serde_json::{json, Value};
 use tempi::analysis::{CpuTest, Protocol, Response, Task, TaskSet};
+use tempi::policy::sched::PolicyClass;
 
 use tempi_cli::scenario::Scenario;
 
@@ -115,13 +121,16 @@ fn soft_notes(cpus: &[CpuModel], kind: Kind, notes: &mut Notes) {
     });
 }
 
-fn kind(policy: &str) -> Kind {
-    match policy {
-        "fp" | "rm" | "dm" => Kind::FixedPriority,
-        "edf" => Kind::Edf,
-        "global-edf" => Kind::Global { edf: true },
-        "global-fp" => Kind::Global { edf: false },
-        _ => Kind::Other,
+/// How the scenario's policy is analysed: by what the policy built from the registry answers
+/// ([`PolicyClass::of`], as admission asks), not by its name, so an alias or a policy the
+/// application registered is analysed as what it does.
+fn kind(sc: &Scenario) -> Kind {
+    match sc.policy_class() {
+        PolicyClass::FixedPriority => Kind::FixedPriority,
+        PolicyClass::Edf => Kind::Edf,
+        PolicyClass::GlobalEdf => Kind::Global { edf: true },
+        PolicyClass::GlobalFixedPriority => Kind::Global { edf: false },
+        PolicyClass::Other => Kind::Other,
     }
 }
 
@@ -145,7 +154,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     for c in &cpus {
         c.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
     }
-    let kind = kind(&sc.policy);
+    let kind = kind(sc);
     // Judged before MSRP adds its spin bounds: those are worst cases, not demand, and a
     // necessary condition broken only by them would prove nothing.
     // As (its line, its JSON), written now: the figures they quote are the unspun ones too.

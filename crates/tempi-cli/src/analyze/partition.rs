@@ -26,7 +26,7 @@ pub enum PartitionError {
 /// users) and the placement for the report, or why no placement was found: the first task, in
 /// density order, that fits on no CPU.
 pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), PartitionError> {
-    let test = match kind(&sc.policy) {
+    let test = match kind(sc) {
         Kind::FixedPriority => CpuTest::ResponseTime,
         Kind::Edf => CpuTest::Edf,
         Kind::Global { .. } => {

@@ -140,6 +140,7 @@
 //! # rt.set_scheduler(|| Box::new(LeastLaxity::default()));
 //! ```
 
+mod class;
 pub mod collator;
 mod edf;
 mod fifo;
@@ -154,6 +155,7 @@ mod registry;
 mod round_robin;
 mod stacked;
 
+pub use class::PolicyClass;
 pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
 pub use edf::{Edf, EdfDiscipline};
 pub use fifo::{Fifo, FifoDiscipline};
@@ -533,22 +535,41 @@ pub trait Scheduler {
         false
     }
 
-    /// Whether this policy, one instance per CPU, is preemptive earliest-deadline-first: it
-    /// always runs the ready job with the earliest absolute deadline, and a job with an
-    /// earlier deadline preempts. This is what an admission test that guarantees deadlines
-    /// assumes ([`crate::admission::Admission::new`] refuses a CPU scheduled otherwise),
-    /// whatever name the policy is registered under. A stacked policy answers what the one
-    /// below it answers unless it says otherwise; one that changes EDF's decisions must
-    /// answer `false`.
+    /// Whether this policy is preemptive earliest-deadline-first: it always runs the ready
+    /// job with the earliest absolute deadline (on its CPU; for a [`Scheduler::global`]
+    /// policy, the `m` earliest on the `m` CPUs), and a job with an earlier deadline
+    /// preempts. With [`Scheduler::global`] it says which tests describe the policy
+    /// ([`PolicyClass::of`]): per CPU, this is what an admission test that guarantees
+    /// deadlines assumes ([`crate::admission::Admission::new`] refuses a CPU scheduled
+    /// otherwise) and what `tempi analyze` judges by the EDF tests, whatever name the policy
+    /// is registered under. A stacked policy answers what the one below it answers unless it
+    /// says otherwise; one that changes EDF's decisions must answer `false`.
     /// Default: `false`.
     ///
     /// ```
     /// use tempi::policy::sched::{Edf, FixedPriority, GlobalEdf, Scheduler};
     /// assert!(Edf::new().earliest_deadline_first());
     /// assert!(!FixedPriority::new().earliest_deadline_first());
-    /// assert!(!GlobalEdf::new().earliest_deadline_first());
+    /// assert!(GlobalEdf::new().earliest_deadline_first() && GlobalEdf::new().global());
     /// ```
     fn earliest_deadline_first(&self) -> bool {
+        false
+    }
+
+    /// Whether this policy is preemptive fixed priority: it always runs the ready thread of
+    /// the highest base priority ([`SchedInfo::priority`], raised by inheritance; on its CPU,
+    /// or for a [`Scheduler::global`] policy the `m` highest on the `m` CPUs), and a more
+    /// urgent thread preempts. What response-time analysis assumes ([`PolicyClass::of`]),
+    /// whatever name the policy is registered under. A stacked policy answers what the one
+    /// below it answers unless it says otherwise. Default: `false`.
+    ///
+    /// ```
+    /// use tempi::policy::sched::{Fifo, FixedPriority, GlobalFp, RoundRobin, Scheduler};
+    /// assert!(FixedPriority::new().fixed_priority() && GlobalFp::new().fixed_priority());
+    /// assert!(!Fifo::new().fixed_priority());
+    /// assert!(!RoundRobin::new(std::time::Duration::from_millis(1)).fixed_priority());
+    /// ```
+    fn fixed_priority(&self) -> bool {
         false
     }
 

@@ -118,6 +118,11 @@ pub trait StackedScheduler {
     fn earliest_deadline_first(&self) -> bool {
         self.prev().earliest_deadline_first()
     }
+    /// [`Scheduler::fixed_priority`]: what the policy below answers. A wrapper that changes
+    /// the decisions of a fixed-priority policy below it answers `false`.
+    fn fixed_priority(&self) -> bool {
+        self.prev().fixed_priority()
+    }
     /// [`Scheduler::events`].
     fn events(&self) -> Events {
         self.prev().events()
@@ -221,6 +226,9 @@ impl<S: StackedScheduler> Scheduler for S {
     }
     fn earliest_deadline_first(&self) -> bool {
         StackedScheduler::earliest_deadline_first(self)
+    }
+    fn fixed_priority(&self) -> bool {
+        StackedScheduler::fixed_priority(self)
     }
     fn events(&self) -> Events {
         StackedScheduler::events(self)
