@@ -23,7 +23,7 @@
 //! as a whole (EDF, global, the necessary conditions elsewhere) judge it as hard
 //! (`soft_notes`).
 //!
-//! With `--partition ffd|wfd` ([`partition`]) the scenario's own CPU placement of the analysed
+//! With `--partition ffd|wfd` ([`partition()`]) the scenario's own CPU placement of the analysed
 //! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
 //! by density, each CPU judged by the test the policy gets below), and the analysis then runs
 //! on that placement.
@@ -135,7 +135,7 @@ fn kind(sc: &Scenario) -> Kind {
 }
 
 /// Run the analysis. Returns the text (or JSON) to print and the verdict. `placement` is the
-/// partition the scenario's CPUs come from, if [`partition`] made them.
+/// partition the scenario's CPUs come from, if [`partition()`] made them.
 pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<Report, String> {
     let mut notes = Notes::default();
     for r in &sc.resources {

@@ -1,5 +1,5 @@
 //! `tempi analyze --partition ffd|wfd`: a placement of the scenario's analysed threads on its
-//! CPUs, found by [`TaskSet::partition`] under the policy's per-CPU test.
+//! CPUs, found by [`TaskSet::partition`](tempi::analysis::TaskSet::partition) under the policy's per-CPU test.
 //!
 //! Owns the refusals, the placement's text and JSON, and the scenario it yields. Must not
 //! analyse the placed scenario (the parent module does, on what this returns).
