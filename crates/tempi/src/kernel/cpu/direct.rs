@@ -132,7 +132,7 @@ impl<C: Clock> Kernel<C> {
             let then = if switched { self.continuation_after_switch(c) } else { self.continuation(c) };
             switched = false;
             let Some((next, j)) = then else { return Next::Handled };
-            let t = self.slots[j].as_ref().expect("live slot");
+            let t = self.table.slots[j].as_ref().expect("live slot");
             // Not started yet, or on an OS thread of its own: the dispatcher resumes it.
             let co = match (&t.coroutine, &t.worker) {
                 (Some(co), None) => co.handle(),

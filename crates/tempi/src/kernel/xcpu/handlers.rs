@@ -179,7 +179,7 @@ impl<C: Clock> Kernel<C> {
     /// traced (on the sender's name, on this CPU).
     fn handler_queue_refused(&mut self, msg: Message) {
         self.drop_payload(msg);
-        self.msg_stats.handler_queue_full += 1;
+        self.mail.stats.handler_queue_full += 1;
         if self.tracing {
             let sender = msg.from.expect("a posted message has a sender");
             self.trace(0, TraceKind::MessageRefused, sender, 0, HANDLER_QUEUE_FULL);
@@ -203,7 +203,7 @@ impl<C: Clock> Kernel<C> {
     /// `caller`, if it still waits, is answered `HandlerPanicked`.
     #[cold]
     pub(in crate::kernel) fn handler_unserved(&mut self, msg: Message, caller: Option<Caller>) {
-        self.msg_stats.handler_panicked += 1;
+        self.mail.stats.handler_panicked += 1;
         if let Some(sender) = msg.from.filter(|_| self.tracing) {
             match self.local(sender) {
                 Some(_) => self.trace_thread(sender, TraceKind::MessageRefused, HANDLER_PANICKED),
