@@ -18,10 +18,12 @@ use crate::error::{Error, GlobalRefusal};
 use crate::id_space::IdSpace;
 use crate::kernel::{Body, ControlOp, EventHandler, KernelSeed, SetOp};
 use crate::os::busy_cell::Executor;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
 use crate::policy::sched::Scheduler;
-use crate::sets::{Budget, SetId};
+use crate::sets::Budget;
 use crate::sync::{LockSpec, Mutex};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::thread::ThreadSpec;
 
 pub use crate::config::{Config, Costs, ProgressHook, TimerSpec};
 pub use crate::stats::{CrossCpuStats, MessageStats, RunOutcome, ThreadStats, ThreadSummary};
@@ -250,7 +252,7 @@ impl<C: Clock> Runtime<C> {
 
     /// Create a *process*: a thread whose body `f` is called once per message of its new
     /// queue (see [`crate::message::process`]). It ends when `f` returns
-    /// [`crate::message::Flow::Stop`].
+    /// [`crate::plain::Flow::Stop`].
     ///
     /// ```
     /// use tempi::message::{Flow, Message};
@@ -269,7 +271,7 @@ impl<C: Clock> Runtime<C> {
     pub fn spawn_process(
         &mut self,
         spec: ThreadSpec,
-        f: impl FnMut(&crate::Ctx<'_>, crate::message::Message) -> crate::message::Flow + Send + 'static,
+        f: impl FnMut(&crate::Ctx<'_>, crate::plain::Message) -> crate::plain::Flow + Send + 'static,
     ) -> Result<ThreadId, Error> {
         self.spawn(spec, crate::message::process(f))
     }
@@ -300,7 +302,7 @@ impl<C: Clock> Runtime<C> {
 
     /// A pool of `capacity` values of type `T` for messages to carry
     /// ([`crate::message::PayloadPool`]), sized now: attaching a payload never allocates, and
-    /// a full pool is [`crate::message::MsgError::PayloadPoolFull`] to the sender. Every
+    /// a full pool is [`crate::plain::MsgError::PayloadPoolFull`] to the sender. Every
     /// kernel of the run knows the pool, so the payload of a message the runtime does not
     /// deliver (refused, read past without being taken, left in a queue or timed when its
     /// recipient or the run ends) goes back to it.

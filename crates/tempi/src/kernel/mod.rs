@@ -73,12 +73,14 @@ use crate::clock::{Clock, RealClock};
 use crate::config::{Costs, TimerSpec};
 use crate::error::Error;
 use crate::os::busy_cell::Executor;
+use crate::plain::ThreadId;
+use crate::plain::{TraceKind, TraceRecord};
 use crate::policy::sched::{SchedInfo, Scheduler};
 use crate::sets::SetSummary;
 use crate::stats::{ThreadStats, ThreadSummary};
-use crate::thread::{ThreadId, Timing};
+use crate::thread::Timing;
 use crate::time::Time;
-use crate::trace::{TraceBuffer, TraceKind, TraceRecord};
+use crate::trace::TraceBuffer;
 
 pub(crate) type EventHandler = Box<dyn FnMut(&mut EventCtx<'_>) + Send>;
 

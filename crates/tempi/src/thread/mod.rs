@@ -4,114 +4,14 @@
 //! the kernel reports back ([`ThreadOutcome`], [`MissEvent`]). It holds no runtime state: the
 //! kernel's thread control blocks live in `kernel::tcb`.
 
-use std::fmt;
-use std::num::NonZeroU64;
 use std::time::Duration;
 
 use crate::time::Time;
 
 mod spec;
 
+pub use crate::plain::ThreadId;
 pub use spec::{assign_deadline_monotonic, assign_rate_monotonic, ThreadSpec};
-
-/// Identifies a thread for the lifetime of a runtime.
-///
-/// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
-/// that reuses the slot, plus the tag of the runtime that made it. A runtime refuses an id of
-/// any other runtime with [`crate::Error::ForeignThread`] wherever the id is handed to it (a
-/// message to it is refused with [`crate::message::MsgError::NoSuchThread`]), however many
-/// runtimes the process has made before, alive or dropped: runtimes alive at once have
-/// different tags, and a runtime that takes up the tag of a dropped one numbers its
-/// generations from above every generation the dropped one used. Ids of two runtimes
-/// therefore never compare equal, even when the runs are identical: compare
-/// [`ThreadId::index`] (and the order of spawning) across runs instead.
-///
-/// An id is one word (`Option<ThreadId>` too): the runtime's tag (12 bits) and the slot
-/// index (20 bits), then the generation (32 bits). So at most 4 096 runtimes are alive at
-/// once ([`crate::Error::TooManyRuntimes`]).
-///
-/// ```
-/// use tempi::{Runtime, ThreadSpec};
-/// let mut rt = Runtime::simulated(1);
-/// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-/// let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-/// assert_ne!(a, b);
-/// assert_eq!(std::mem::size_of::<Option<tempi::ThreadId>>(), 8);
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId {
-    /// Slot (tag and index) and generation (see [`ThreadId::new`]).
-    word: NonZeroU64,
-}
-
-impl ThreadId {
-    /// The id of slot `slot` (the runtime's tag in its top 12 bits, [`ThreadId::TAG_SHIFT`],
-    /// the slot index below) in generation `generation`: packed in one word, slot first, so
-    /// ids order by (slot, generation); the `+ 1` keeps zero free, so `Option<ThreadId>`
-    /// needs no word of its own.
-    pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
-        let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
-        ThreadId { word: NonZeroU64::new(packed).expect("slot and generation are not both at their maximum") }
-    }
-
-    /// Where the runtime's tag starts in the slot field; the slot index is below it, so a
-    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots.
-    pub(crate) const TAG_SHIFT: u32 = 20;
-
-    /// The tag of the runtime that made this id ([`crate::id_space`]).
-    #[inline]
-    pub(crate) fn tag(self) -> u16 {
-        (self.slot() >> Self::TAG_SHIFT) as u16
-    }
-
-    /// The slot field: the runtime's tag, then the slot index.
-    #[inline]
-    pub(crate) fn slot(self) -> u32 {
-        ((self.word.get() - 1) >> 32) as u32
-    }
-
-    #[inline]
-    pub(crate) fn generation(self) -> u32 {
-        (self.word.get() - 1) as u32
-    }
-
-    /// The id's word, non-zero (a lock's owner word).
-    #[inline]
-    pub(crate) fn to_word(self) -> u64 {
-        self.word.get()
-    }
-
-    /// The id whose word from [`ThreadId::to_word`] is `word`; `None` for zero.
-    #[inline]
-    pub(crate) fn from_word(word: u64) -> Option<ThreadId> {
-        NonZeroU64::new(word).map(|word| ThreadId { word })
-    }
-
-    /// The slot index: small, dense, stable while the thread lives. Useful as an array index
-    /// in user-defined schedulers.
-    ///
-    /// ```
-    /// use tempi::{Runtime, ThreadSpec};
-    /// let mut rt = Runtime::simulated(1);
-    /// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-    /// assert_eq!(a.index(), 0);
-    /// ```
-    pub fn index(self) -> usize {
-        (self.slot() & ((1 << Self::TAG_SHIFT) - 1)) as usize
-    }
-}
-
-impl fmt::Debug for ThreadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}.{}", self.index(), self.generation())
-    }
-}
-
-impl fmt::Display for ThreadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}", self.index())
-    }
-}
 
 /// How a thread's jobs are released.
 ///

@@ -15,15 +15,15 @@ use std::collections::{BTreeMap, HashMap};
 #[cfg(feature = "export")]
 use serde::Serialize;
 
-use crate::sets::BudgetEventKind;
+use crate::plain::BudgetEventKind;
+use crate::plain::ThreadId;
+use crate::plain::{JobEnd, StopReason, TraceKind};
 use crate::stats::{RunOutcome, ThreadSummary};
-use crate::thread::ThreadId;
 #[cfg(feature = "export")]
 use crate::thread::ThreadOutcome;
 #[cfg(feature = "export")]
 use crate::time::nanos;
 use crate::time::Time;
-use crate::trace::{JobEnd, StopReason, TraceKind};
 
 pub use super::summary::summary_text;
 
@@ -236,7 +236,7 @@ pub(crate) fn display_name(names: &HashMap<ThreadId, &str>, id: ThreadId) -> Str
 pub struct BudgetRecord {
     /// The set's name (`S<index>` if the run does not know the set).
     pub set: String,
-    /// The set's index ([`crate::SetId::index`]).
+    /// The set's index ([`crate::plain::SetId::index`]).
     pub set_index: usize,
     /// Exhausted or replenished.
     pub kind: BudgetEventKind,

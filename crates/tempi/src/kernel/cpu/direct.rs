@@ -46,7 +46,7 @@ use crate::clock::Clock;
 use crate::kernel::thread_side::protocol::{Plain, Request, Response};
 use crate::kernel::Kernel;
 use crate::os::context::{Host, Next};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 /// The thread resumed last, whose step the dispatcher gets back: its CPU, id and slot, and
 /// whether an aborted section's restart waited for its next call when it was resumed.

@@ -25,11 +25,11 @@ use crate::error::Error;
 use crate::kernel::threads::tcb::{State, Tcb};
 use crate::kernel::timing::timers::{TimerKind, TimerQueue};
 use crate::kernel::{Cpu, Kernel};
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::policy::sched::{ReadyReason, Urgency};
 use crate::sets::Accounting;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     // ----- urgency ---------------------------------------------------------------------------

@@ -14,10 +14,11 @@ use crate::kernel::threads::tcb::State;
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::EventCtx;
 use crate::kernel::{panic_message, Culprit, Kernel, KernelPart};
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::stats::ThreadStats;
-use crate::thread::{ThreadId, Timing};
+use crate::thread::Timing;
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
 use std::sync::atomic::Ordering;
 
 impl<C: Clock> Kernel<C> {

@@ -22,11 +22,11 @@
 use crate::clock::Clock;
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::HandlerId;
-use crate::message::Message;
-use crate::objects::SemId;
+use crate::plain::HandlerId;
+use crate::plain::Message;
+use crate::plain::SemId;
+use crate::plain::ThreadId;
 use crate::policy::sched::{Events, InheritId, QueuedMessages, Stymie, Urgency, NO_CONSTRAINT};
-use crate::thread::ThreadId;
 
 /// Lends one thread can hold at once (nested inheritances); one more is not made.
 pub(crate) const LENDS: usize = 8;

@@ -16,14 +16,18 @@ use crate::kernel::threads::stacks::StackPool;
 use crate::kernel::threads::tcb::{State, Tcb};
 use crate::kernel::timing::timers::{TimerKind, TimerQueue};
 use crate::kernel::{Cpu, Culprit, EventHandler, Kernel, TimingEvent};
-use crate::objects::{CondId, LockId, LockSpec, SemId, SemSpec};
+use crate::objects::{LockSpec, SemSpec};
 use crate::os::busy_cell::Executor;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::{SchedInfo, SchedulerFactory, Urgency};
-use crate::sets::{Accounting, SetId};
+use crate::sets::Accounting;
 use crate::stats::{ThreadStats, ThreadSummary};
-use crate::thread::{ThreadId, ThreadSpec, Timing};
+use crate::thread::{ThreadSpec, Timing};
 use crate::time::Time;
-use crate::trace::{TraceBuffer, TraceKind};
+use crate::trace::TraceBuffer;
 
 /// What a kernel is built from: settings plus the threads and timing events registered before
 /// the run. It is `Send`, so a real-time dispatcher can build its kernel on its own OS thread

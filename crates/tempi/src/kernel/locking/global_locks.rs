@@ -47,9 +47,9 @@ use crate::clock::{Clock, ClockMode};
 use crate::kernel::thread_side::protocol::LockAnswer;
 use crate::kernel::Kernel;
 use crate::objects::{GlobalLock, LockError};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// A spin has no demand of its own: it lasts until the lock is handed over.
 const SPIN_DEMAND: u64 = u64::MAX / 4;

@@ -9,10 +9,10 @@ use crate::clock::Clock;
 use crate::kernel::thread_side::protocol::LockAnswer;
 use crate::kernel::threads::tcb::{State, Tcb, Wait};
 use crate::kernel::Kernel;
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::policy::lock::LockView;
 use crate::policy::sched::ReadyReason;
-use crate::thread::ThreadId;
-use crate::trace::{StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     /// The contended unlock's common case, without the general machinery of

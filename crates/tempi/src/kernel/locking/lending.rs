@@ -14,9 +14,9 @@
 use crate::clock::Clock;
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
-use crate::trace::TraceKind;
 
 impl<C: Clock> Kernel<C> {
     /// Recompute what the locks held by `id` lend it, and push a change along the chain of

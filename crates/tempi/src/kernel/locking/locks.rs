@@ -37,10 +37,12 @@ use crate::policy::sched::{SchedInfo, Urgency};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::objects::{LockError, LockId, LockSpec, LockWord};
-use crate::thread::ThreadId;
+use crate::objects::{LockError, LockSpec, LockWord};
+
+use crate::plain::LockId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// Where a lock's ceiling comes from.
 pub(in crate::kernel) enum Ceiling {

@@ -21,7 +21,7 @@ pub(in crate::kernel) struct SyncObjects {
     /// The runtime's global (MSRP) locks, shared by every kernel of the run.
     pub(in crate::kernel) globals: Vec<crate::kernel::locking::global_locks::GlobalSlot>,
     /// Pre-sized list the lock mechanism swaps with a lock's waiters to walk them.
-    pub(in crate::kernel) lock_scratch: Vec<crate::thread::ThreadId>,
+    pub(in crate::kernel) lock_scratch: Vec<crate::plain::ThreadId>,
     /// How many owned locks impose a ceiling: none, and no lock request needs the system
     /// ceiling.
     pub(in crate::kernel) ceilings_held: u32,

@@ -14,12 +14,13 @@ use crate::kernel::thread_side::protocol::{Answer, CondAnswer, LockAnswer, SemAn
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::Kernel;
-use crate::objects::{CondId, LockError, LockId, SemId, SemSpec};
+use crate::objects::{LockError, SemSpec};
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::queue::QueuePolicy;
 use crate::policy::sched::ReadyReason;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::StopReason;
 
 /// Ranked waiters: highest rank first, then arrival order. Pre-sized, so joining never
 /// allocates. In real time an entry may be a *proxy* for a thread of another CPU, marked by

@@ -33,11 +33,12 @@ use crate::kernel::messaging::messages_timed::Armed;
 use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::{HandlerId, Message, MsgError, Selection};
+use crate::plain::HandlerId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError, Selection};
 use crate::policy::queue::QueuePolicy;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// What a thread and its kernel exchange message fields through: the message sent, replied or
 /// saved (thread to kernel), the message read or the reply (kernel to thread), and a
@@ -65,7 +66,7 @@ pub(crate) struct MailCell {
     /// to kernel, read at the release; see `locking/global_locks.rs`).
     pub(crate) spun: Cell<Option<(Time, Time)>>,
     /// What the thread's timed messages met (kernel to thread, on `timed_refusals`).
-    pub(crate) refused_timed: Cell<crate::message::TimedRefusals>,
+    pub(crate) refused_timed: Cell<crate::plain::TimedRefusals>,
 }
 
 /// [`MailCell::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
@@ -176,7 +177,7 @@ pub(crate) struct Mailbox {
     /// The message last read, until it is replied to, saved or read past.
     current: Option<u32>,
     /// The thread's timed messages refused at their instant, as `Ctx::timed_refusals` reads.
-    pub(in crate::kernel) refused_timed: crate::message::TimedRefusals,
+    pub(in crate::kernel) refused_timed: crate::plain::TimedRefusals,
 }
 
 impl Mailbox {
@@ -203,7 +204,7 @@ impl Mailbox {
             cap,
             policy,
             current: None,
-            refused_timed: crate::message::TimedRefusals::default(),
+            refused_timed: crate::plain::TimedRefusals::default(),
         })
     }
 }

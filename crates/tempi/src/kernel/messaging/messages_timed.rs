@@ -13,10 +13,10 @@ use crate::kernel::messaging::messages::refusal_code;
 use crate::kernel::thread_side::protocol::MsgAnswer;
 use crate::kernel::timing::timers::{TimerHandle, TimerKind};
 use crate::kernel::Kernel;
-use crate::message::{Message, MsgError};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// A message held by a timer until it fires.
 #[derive(Clone, Copy)]
@@ -146,7 +146,7 @@ impl<C: Clock> Kernel<C> {
         let at = self.now;
         let record = &mut self.tcb(sender).mbox.refused_timed;
         record.count += 1;
-        record.last = Some(crate::message::TimedRefusal { to, msg: msg.without_payload(), error: e, at });
+        record.last = Some(crate::plain::TimedRefusal { to, msg: msg.without_payload(), error: e, at });
     }
 
     /// `id` asks what its timed messages met: the record goes back in its mail cell.

@@ -36,7 +36,7 @@
 //! [`Scheduler::on_woken_pick`]: crate::policy::sched::Scheduler::on_woken_pick
 //! [`Scheduler::on_blocked_pick`]: crate::policy::sched::Scheduler::on_blocked_pick
 //!
-//! [`Flow::Reply`]: crate::message::Flow::Reply
+//! [`Flow::Reply`]: crate::plain::Flow::Reply
 //! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
 
 use std::time::Duration;
@@ -46,10 +46,10 @@ use crate::kernel::locking::hand_off::slot_pair;
 use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Settled};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::MsgError;
+use crate::plain::MsgError;
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
 use crate::policy::sched::{Events, WakePick};
-use crate::thread::ThreadId;
-use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
@@ -215,7 +215,7 @@ thread_local! {
 mod tests {
     use super::{CALL_HAND_OFFS, DEFERRED_READS, REPLY_HAND_OFFS};
     use crate::clock::VirtualClock;
-    use crate::message::{Flow, Message};
+    use crate::plain::{Flow, Message};
     use crate::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler, StackedScheduler};
     use crate::{Config, Costs, Runtime, ThreadSpec};
 

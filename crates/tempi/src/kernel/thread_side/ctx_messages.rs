@@ -9,16 +9,17 @@ use std::time::Duration;
 use crate::kernel::thread_side::calls::MsgCall;
 use crate::kernel::thread_side::ctx::Ctx;
 use crate::kernel::thread_side::protocol::MsgOp;
-use crate::message::{HandlerId, Message, MsgError, MsgTimer, Read, Selection};
+use crate::plain::HandlerId;
+use crate::plain::ThreadId;
+use crate::plain::{Message, MsgError, MsgTimer, Read, Selection};
 use crate::policy::sched::{Events, InheritId};
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 impl Ctx<'_> {
     /// Send `msg` to thread `to` and go on: it joins `to`'s new queue (or wakes `to` if it
     /// waits in [`Ctx::read`]). The sender is filled in. Fails with
     /// [`MsgError::PoolFull`], [`MsgError::QueueFull`] or [`MsgError::Refused`] (each traced
-    /// as [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused)), or
+    /// as [`TraceKind::MessageRefused`](crate::plain::TraceKind::MessageRefused)), or
     /// [`MsgError::NoSuchThread`]. To a thread of another real-time CPU the message travels
     /// through that CPU's request queue and the sender waits until it is delivered there (or
     /// refused), so the result is the same as in virtual time; a full request queue is
@@ -89,7 +90,7 @@ impl Ctx<'_> {
     /// then behaves as `read(Read::Wait)`. If the reply cannot be made, its error is returned
     /// and no message is read.
     ///
-    /// [`Flow::Reply`]: crate::message::Flow::Reply
+    /// [`Flow::Reply`]: crate::plain::Flow::Reply
     ///
     /// ```
     /// use tempi::message::{Message, Read};
@@ -204,7 +205,7 @@ impl Ctx<'_> {
     /// would (the recipient's queue policy ranks it, its arrival order is the instant). If it
     /// cannot be delivered then (the recipient's queue is full, or its policy refuses it), it
     /// goes back to the pool and a
-    /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record is written
+    /// [`TraceKind::MessageRefused`](crate::plain::TraceKind::MessageRefused) record is written
     /// for the sender; the same happens when the recipient ends before the instant (at its
     /// end, `arg` 3). Fails at once with [`MsgError::NoSuchThread`]. To a thread of another
     /// real-time CPU the message is posted to that CPU when the timer fires; a full request
@@ -321,7 +322,7 @@ impl Ctx<'_> {
     /// }).unwrap();
     /// assert_eq!(rt.run().unwrap().messages.timed_refused_recipient_ended, 1);
     /// ```
-    pub fn timed_refusals(&self) -> Result<crate::message::TimedRefusals, MsgError> {
+    pub fn timed_refusals(&self) -> Result<crate::plain::TimedRefusals, MsgError> {
         self.invoke(MsgCall(MsgOp::TimedRefusals))?;
         Ok(self.mail.refused_timed.get())
     }

@@ -13,11 +13,12 @@ use crate::kernel::thread_side::protocol::{Interrupt, JobInfo};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::{Culprit, Kernel};
+use crate::plain::ThreadId;
+use crate::plain::{JobEnd, StopReason, TraceKind};
 use crate::policy::sched::ReadyReason;
 use crate::stats::ThreadStats;
-use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, Timing};
+use crate::thread::{MissEvent, MissPolicy, ThreadOutcome, Timing};
 use crate::time::Time;
-use crate::trace::{JobEnd, StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn exit(&mut self, c: usize, id: ThreadId, outcome: ThreadOutcome) {

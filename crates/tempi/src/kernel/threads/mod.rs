@@ -38,5 +38,5 @@ pub(in crate::kernel) struct ThreadTable {
     /// call ([`crate::Config::os_backed_grace`]).
     pub(in crate::kernel) os_backed_grace: std::time::Duration,
     /// Real time: the OS-backed threads the end of the run left stopped, not unwound.
-    pub(in crate::kernel) left_stopped: Vec<crate::thread::ThreadId>,
+    pub(in crate::kernel) left_stopped: Vec<crate::plain::ThreadId>,
 }

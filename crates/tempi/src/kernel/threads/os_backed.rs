@@ -41,7 +41,8 @@ use crate::kernel::thread_side::protocol::{Interrupt, JobInfo, Plain, Request, R
 use crate::kernel::threads::tcb::Co;
 use crate::kernel::Kernel;
 use crate::os::worker::{Channel, Stopped};
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 use crate::time::Time;
 
 /// What the coroutine hands back: a request, or its end.
@@ -188,7 +189,7 @@ impl<C: Clock> Kernel<C> {
 
     /// Resume the OS-backed thread `id` (slot `i`, current on CPU `c`) stopped in place, and
     /// handle what it does next as `resume_once` handles a request.
-    pub(in crate::kernel) fn resume_in_place(&mut self, c: usize, id: crate::thread::ThreadId, i: usize) {
+    pub(in crate::kernel) fn resume_in_place(&mut self, c: usize, id: crate::plain::ThreadId, i: usize) {
         let t = self.table.slots[i].as_ref().expect("live slot");
         if t.kill_pending && t.holds_nothing() && !crate::message::holds_a_handler(self.executor(), id) {
             // It may never reach a runtime call: it ends now and its OS thread stays stopped

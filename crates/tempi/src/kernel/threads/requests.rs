@@ -18,10 +18,12 @@ use crate::kernel::threads::tcb::{State, Tcb, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::objects::{LockError, LockId};
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::objects::LockError;
+use crate::plain::LockId;
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 use crate::time::Time;
-use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     // ----- running threads --------------------------------------------------------------------

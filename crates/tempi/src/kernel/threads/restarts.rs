@@ -8,7 +8,7 @@
 use crate::clock::Clock;
 use crate::kernel::thread_side::protocol::{Answer, Interrupt, LockAnswer, Plain, Settled};
 use crate::kernel::Kernel;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 impl<C: Clock> Kernel<C> {
     /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a

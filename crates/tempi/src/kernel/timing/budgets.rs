@@ -12,12 +12,14 @@ use crate::error::Error;
 use crate::kernel::threads::tcb::State;
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::Kernel;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::{BudgetEvent, BudgetEventKind};
+use crate::plain::{StopReason, TraceKind};
 use crate::policy::budget::{BudgetAction, Enforcement};
 use crate::policy::sched::ReadyReason;
-use crate::sets::{Budget, BudgetEvent, BudgetEventKind, BudgetHandler, Replenishment, SetId};
-use crate::thread::ThreadId;
+use crate::sets::{Budget, BudgetHandler, Replenishment};
 use crate::time::{nanos, Time};
-use crate::trace::{StopReason, TraceKind};
 
 /// Replenishments a sporadic server has scheduled and not yet applied, oldest first.
 const PENDING: usize = 16;

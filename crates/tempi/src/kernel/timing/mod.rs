@@ -22,7 +22,7 @@ pub(in crate::kernel) struct ExecTime {
     /// Deadline checks put off until the budget events of their instant (see
     /// `Kernel::settle_budgets`): a running job whose budget runs out at its deadline. Sized
     /// once, one per CPU (only a running thread's check is put off).
-    pub(in crate::kernel) deferred_deadlines: Vec<(crate::thread::ThreadId, u32)>,
+    pub(in crate::kernel) deferred_deadlines: Vec<(crate::plain::ThreadId, u32)>,
     /// A budget's `kill` struck a running thread at this instant: it ends before any thread
     /// runs on (see `Kernel::settle_budgets`).
     pub(in crate::kernel) budget_killed_running: bool,

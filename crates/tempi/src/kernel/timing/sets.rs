@@ -19,12 +19,13 @@ use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::timing::budgets::BudgetState;
 use crate::kernel::{EventHandler, Kernel};
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::policy::budget::Enforcement;
 use crate::policy::sched::ReadyReason;
-use crate::sets::{Accounting, SetId, SetSummary};
-use crate::thread::ThreadId;
+use crate::sets::{Accounting, SetSummary};
 use crate::time::{nanos, Time};
-use crate::trace::TraceKind;
 
 /// The `arg` of an `EventReleaseRefused` record made for an execution-time timer's handler
 /// (a timing event's records carry the event's index).

@@ -36,12 +36,13 @@ use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::message::{Caller, Handler, HandlerHost, Message, MsgError, Served};
+use crate::message::{Caller, Handler, HandlerHost, Served};
 use crate::os::busy_cell::Executor;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 impl Ctx<'_> {
     /// Invoke `h`, a handler of another real-time CPU, with `msg` (its sender and kind set);

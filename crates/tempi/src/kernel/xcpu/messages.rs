@@ -33,9 +33,9 @@ use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Settled};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::message::{Message, MsgError};
-use crate::thread::ThreadId;
-use crate::trace::TraceKind;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 
 /// The top bit of a `Wait::Reply` stamp that waits for another CPU (pool slots are below it).
 const REMOTE: u32 = 1 << 31;

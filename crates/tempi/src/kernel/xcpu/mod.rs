@@ -50,11 +50,13 @@ use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::queue::Sent;
 pub(crate) use crate::kernel::xcpu::queue::{Crossing, Outbox};
 use crate::kernel::{CheckpointWatch, Kernel};
-use crate::message::{Message, MsgError};
-use crate::objects::{CondId, LockError, SemId};
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::objects::LockError;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{CondId, SemId};
+use crate::plain::{Message, MsgError};
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// The requests a [`TraceKind::StaleAnswer`] record names in its `job` field (after the codes
 /// of [`RemoteOp`]): a spawn, a join.
@@ -267,9 +269,9 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn refuse_unposted(
         &mut self,
         id: ThreadId,
-        e: crate::message::MsgError,
-    ) -> crate::message::MsgError {
-        if self.cross.full_repeat && matches!(e, crate::message::MsgError::CpuQueueFull { .. }) {
+        e: crate::plain::MsgError,
+    ) -> crate::plain::MsgError {
+        if self.cross.full_repeat && matches!(e, crate::plain::MsgError::CpuQueueFull { .. }) {
             return e;
         }
         self.refuse(id, e)
@@ -678,7 +680,7 @@ pub(in crate::kernel) struct CrossCpu {
     /// Real time: this CPU's doorbell, rung when another CPU posted to it.
     pub(in crate::kernel) bell: Option<std::sync::Arc<crate::os::loom_shim::AtomicBool>>,
     /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
-    pub(in crate::kernel) remote_joins: Vec<(crate::thread::ThreadId, crate::thread::ThreadId)>,
+    pub(in crate::kernel) remote_joins: Vec<(crate::plain::ThreadId, crate::plain::ThreadId)>,
     /// Real time: proxies of threads of other CPUs queued in this kernel's condition variables
     /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu/sync.rs`).
     pub(in crate::kernel) proxies: usize,

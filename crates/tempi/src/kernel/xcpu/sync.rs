@@ -54,11 +54,12 @@ use crate::kernel::thread_side::protocol::{CondAnswer, SemAnswer};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::{NowOr, Post, RemoteOp, RemoteWait};
 use crate::kernel::Kernel;
-use crate::objects::{CondId, LockError, SemId};
+use crate::objects::LockError;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{CondId, SemId};
 use crate::policy::sched::{SchedInfo, Urgency};
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 use std::time::Duration;
 
 /// The top bit of a remote wait's stamp (so it is never 0, a local waiter's stamp), and of a
