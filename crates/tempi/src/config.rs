@@ -31,7 +31,7 @@ use crate::time::Time;
 /// | semaphores | CPU | 256 | [`Config::max_locks`] | [`Error::InvalidConfig`] |
 /// | requests from other CPUs (real time) | CPU | 1024 | [`Config::cross_cpu_queue`] | [`Error::QueueFull`] |
 /// | waiters of other CPUs on this CPU's condition variables and semaphores (real time) | CPU | 256 | [`Config::max_threads`] | [`crate::sync::LockError::ProxiesFull`] |
-/// | messages | CPU | 1024 | [`Config::message_pool`] | [`crate::plain::MsgError::PoolFull`] (traced) |
+/// | messages | CPU | 1024 | [`Config::message_pool`] | [`crate::message::MsgError::PoolFull`] (traced) |
 /// | trace records | CPU | 1 Mi | [`Config::trace_capacity`] | counted as dropped |
 ///
 /// Each setting has an upper limit of its own, checked by [`crate::Runtime::new`] before
@@ -53,7 +53,7 @@ use crate::time::Time;
 /// of `n` CPUs holds `n` times the limit, wherever the objects are placed. A runtime has at
 /// most 1 048 576 thread slots and 1 048 576 set slots in all (`cpus × max_threads` and
 /// `cpus × max_sets`): ids carry the runtime's tag above their index (see
-/// [`crate::plain::ThreadId`]); [`crate::Runtime::new`] refuses more.
+/// [`crate::ThreadId`]); [`crate::Runtime::new`] refuses more.
 ///
 /// The end of a real-time run waits up to [`Config::os_backed_grace`] (default 1 s) for
 /// OS-backed threads computing in their own code to reach a runtime call, where they are
@@ -376,7 +376,7 @@ impl Config {
     }
     /// Messages per CPU (default 1024): the pool every send and call takes a message from,
     /// sized before the run. A send that finds it empty fails with
-    /// [`crate::plain::MsgError::PoolFull`] and is traced. `cpus × message_pool` is at most
+    /// [`crate::message::MsgError::PoolFull`] and is traced. `cpus × message_pool` is at most
     /// [`Config::MAX_MESSAGES`].
     ///
     /// ```

@@ -308,7 +308,7 @@ pub enum LockError {
     /// In real time, the queue of requests to the object's CPU was full
     /// ([`crate::Config::cross_cpu_queue`]): a notification or a unit given back from another
     /// CPU was not sent. Counted in [`crate::CrossCpuStats::queue_full`] and traced as
-    /// [`TraceKind::QueueFull`](crate::plain::TraceKind::QueueFull).
+    /// [`TraceKind::QueueFull`](crate::trace::TraceKind::QueueFull).
     QueueFull {
         /// The object's CPU.
         cpu: usize,
@@ -320,7 +320,7 @@ pub enum LockError {
     /// In real time, a wait on a condition variable or semaphore of another CPU found no
     /// room there for the waiter's proxy: that CPU holds at most [`crate::Config::max_threads`]
     /// waiters of other CPUs at once. Counted in [`crate::CrossCpuStats::proxies_full`] and
-    /// traced as [`TraceKind::CrossCpuRefused`](crate::plain::TraceKind::CrossCpuRefused)
+    /// traced as [`TraceKind::CrossCpuRefused`](crate::trace::TraceKind::CrossCpuRefused)
     /// (request 4) on the waiter's CPU.
     ProxiesFull {
         /// The object's CPU.

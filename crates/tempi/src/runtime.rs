@@ -252,7 +252,7 @@ impl<C: Clock> Runtime<C> {
 
     /// Create a *process*: a thread whose body `f` is called once per message of its new
     /// queue (see [`crate::message::process`]). It ends when `f` returns
-    /// [`crate::plain::Flow::Stop`].
+    /// [`crate::message::Flow::Stop`].
     ///
     /// ```
     /// use tempi::message::{Flow, Message};
@@ -302,7 +302,7 @@ impl<C: Clock> Runtime<C> {
 
     /// A pool of `capacity` values of type `T` for messages to carry
     /// ([`crate::message::PayloadPool`]), sized now: attaching a payload never allocates, and
-    /// a full pool is [`crate::plain::MsgError::PayloadPoolFull`] to the sender. Every
+    /// a full pool is [`crate::message::MsgError::PayloadPoolFull`] to the sender. Every
     /// kernel of the run knows the pool, so the payload of a message the runtime does not
     /// deliver (refused, read past without being taken, left in a queue or timed when its
     /// recipient or the run ends) goes back to it.

@@ -28,7 +28,7 @@ pub struct ThreadStats {
     pub completed: u64,
     /// Jobs abandoned: by the miss policy or the abort time, or cut short by the end of their
     /// thread (a kill, a panic of its body), which ends its job in progress and its waiting
-    /// jobs. Each leaves a [`crate::plain::TraceKind::JobAbort`] record saying which.
+    /// jobs. Each leaves a [`crate::trace::TraceKind::JobAbort`] record saying which.
     pub aborted: u64,
     /// Deadlines missed.
     pub misses: u64,
@@ -37,11 +37,11 @@ pub struct ThreadStats {
     pub skipped: u64,
     /// Releases of a sporadic thread dropped because its queue of waiting releases was full
     /// ([`crate::ThreadSpec::release_queue`]); each leaves a
-    /// [`crate::plain::TraceKind::ReleaseOverflow`] record.
+    /// [`crate::trace::TraceKind::ReleaseOverflow`] record.
     pub overflows: u64,
     /// Releases of a sporadic thread asked after all of its [`crate::ThreadSpec::max_jobs`]
     /// jobs were released: no job is made; each leaves a
-    /// [`crate::plain::TraceKind::ReleaseBeyondLimit`] record.
+    /// [`crate::trace::TraceKind::ReleaseBeyondLimit`] record.
     pub beyond_limit: u64,
     /// Times the thread was preempted.
     pub preemptions: u64,
@@ -156,7 +156,7 @@ pub struct RunOutcome {
     /// Releases asked by timing events and execution-time timers' handlers
     /// ([`crate::EventCtx::release`]) that could not be carried out: the thread had ended or
     /// is not sporadic. The handler cannot get an error back, so
-    /// each is counted here and leaves a [`crate::plain::TraceKind::EventReleaseRefused`]
+    /// each is counted here and leaves a [`crate::trace::TraceKind::EventReleaseRefused`]
     /// record.
     pub event_releases_refused: u64,
     /// Messages the runtime could not hand on and reports here because nobody else would
@@ -196,7 +196,7 @@ pub struct RunOutcome {
 
 /// Messages that did not reach their recipient, or were never served, and that no caller's
 /// error shows alone, summed over the kernels of the run. Each refused or timed one also
-/// leaves a [`crate::plain::TraceKind::MessageRefused`] record (see its `arg` codes).
+/// leaves a [`crate::trace::TraceKind::MessageRefused`] record (see its `arg` codes).
 ///
 /// ```
 /// let s = tempi::MessageStats::default();
@@ -207,7 +207,7 @@ pub struct RunOutcome {
 pub struct MessageStats {
     /// Messages refused because the handler they were sent to was busy and its queue full
     /// ([`crate::message::Handler::new`]'s capacity): the sender got
-    /// [`crate::plain::MsgError::QueueFull`]; traced with `arg` 5.
+    /// [`crate::message::MsgError::QueueFull`]; traced with `arg` 5.
     pub handler_queue_full: u64,
     /// Timed messages ([`crate::Ctx::send_at`]) whose instant had not come when the run
     /// ended: never delivered, their pool slots taken back; traced with `arg` 6 on their
@@ -220,16 +220,16 @@ pub struct MessageStats {
     pub queued_at_end: u64,
     /// Messages still held in a thread's message queue or save queues when that thread ended
     /// before the run did: never served. A caller waiting for one is answered
-    /// [`crate::plain::MsgError::Unanswered`]; the pool slots are taken back.
+    /// [`crate::message::MsgError::Unanswered`]; the pool slots are taken back.
     pub unserved_at_receiver_end: u64,
     /// Messages a handler did not serve because its function had panicked
     /// ([`crate::message::Handler::is_poisoned`]): the one it was serving, those queued or
     /// saved there then, and every one sent or called to it afterwards. A caller is answered
-    /// [`crate::plain::MsgError::HandlerPanicked`], at the instant of the panic for one
+    /// [`crate::message::MsgError::HandlerPanicked`], at the instant of the panic for one
     /// that waited; each is traced with `arg` 7 on its sender and its payload given back.
     pub handler_panicked: u64,
     /// Timed messages ([`crate::Ctx::send_at`]) refused at their instant because the
-    /// recipient's queue was full ([`crate::plain::MsgError::QueueFull`]). This and the
+    /// recipient's queue was full ([`crate::message::MsgError::QueueFull`]). This and the
     /// four counts below are also told to the sender ([`crate::Ctx::timed_refusals`]), and
     /// each is traced with the `arg` of its error on the sender.
     pub timed_refused_queue_full: u64,
@@ -296,18 +296,18 @@ pub struct CrossCpuStats {
     /// Releases, kills, priority changes and semaphore units the target CPU could not carry
     /// out when they arrived (the thread had ended, or a release named a thread that is not
     /// sporadic; the semaphore's count was at its maximum); the caller had already gone on. Each is a
-    /// [`crate::plain::TraceKind::CrossCpuRefused`] record.
+    /// [`crate::trace::TraceKind::CrossCpuRefused`] record.
     pub refused: u64,
     /// Posts that found the target CPU's queue full: a request then fails to its caller with
     /// [`crate::Error::QueueFull`], an answer waits in its kernel's outbox and is posted
-    /// again. Each is a [`crate::plain::TraceKind::QueueFull`] record.
+    /// again. Each is a [`crate::trace::TraceKind::QueueFull`] record.
     pub queue_full: u64,
     /// Requests still queued when the run ended: posted before the horizon to a CPU whose
     /// dispatcher had already stopped there. Not carried out.
     pub pending_at_end: u64,
     /// Waits on a condition variable or semaphore of another CPU refused with
     /// [`crate::sync::LockError::ProxiesFull`]: that CPU held as many waiters of other CPUs as
-    /// it has room for. Each is a [`crate::plain::TraceKind::CrossCpuRefused`] record
+    /// it has room for. Each is a [`crate::trace::TraceKind::CrossCpuRefused`] record
     /// (request 4) on the waiter's CPU.
     pub proxies_full: u64,
     /// Waiters of other CPUs still queued in a condition variable or semaphore when the run
@@ -317,7 +317,7 @@ pub struct CrossCpuStats {
     /// back after their thread had stopped waiting (its job was aborted, or it was killed,
     /// meanwhile): dropped, never taken for the answer to a later request. A thread such a
     /// spawn created runs and is reported as any other. Each is a
-    /// [`crate::plain::TraceKind::StaleAnswer`] record on the waiting thread's CPU.
+    /// [`crate::trace::TraceKind::StaleAnswer`] record on the waiting thread's CPU.
     pub stale_answers: u64,
 }
 

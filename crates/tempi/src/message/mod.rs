@@ -7,7 +7,7 @@
 //! from a pool sized before the run ([`crate::Config::message_pool`]) and the queues are sized
 //! when the thread is created ([`crate::ThreadSpec::mailbox`]): sending never allocates, and a
 //! full pool or queue is an error to the sender and a
-//! [`TraceKind::MessageRefused`](crate::plain::TraceKind::MessageRefused) record, never a
+//! [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record, never a
 //! silent drop. A message may carry a typed value from a [`PayloadPool`]
 //! ([`crate::Runtime::payload_pool`]), given back to its pool whenever the message is not
 //! delivered. Handlers ([`Handler`]) are receivers without a stack, with save queues of their

@@ -69,7 +69,7 @@ pub enum TraceKind {
     /// the same [`TraceKind::QueueFull`] record as the refusal before it writes none), 5 when
     /// a busy handler's queue was full, 6 for a timed message whose instant had not come when
     /// the run ended (written at the end, on its sender), 7 for a message a handler did not
-    /// serve because it had panicked (on its sender; see [`crate::plain::MsgError`],
+    /// serve because it had panicked (on its sender; see [`crate::message::MsgError`],
     /// [`crate::Ctx::send_at`] and [`crate::MessageStats`]).
     MessageRefused,
     /// The thread started spinning for a global (MSRP) lock that another CPU's thread holds;
@@ -113,7 +113,7 @@ pub enum TraceKind {
     /// Real time: an answer from another CPU reached this one after the thread it was for had
     /// stopped waiting for it (its job was aborted, or it was killed, meanwhile): the answer
     /// to a spawn or a join it gave up on. `thread` is that thread, `job` the request (5
-    /// spawn, 6 join), `arg` the index ([`crate::plain::ThreadId::index`]) of the thread created
+    /// spawn, 6 join), `arg` the index ([`crate::ThreadId::index`]) of the thread created
     /// (it runs and is reported as any other; `u64::MAX` when the spawn failed there) or
     /// joined. Counted in [`crate::CrossCpuStats::stale_answers`].
     StaleAnswer,

@@ -687,7 +687,7 @@ impl Semaphore {
     /// full. From another real-time CPU the unit is posted to the semaphore's CPU and the call
     /// returns once it is posted; if the count there is at `u64::MAX` the unit is refused
     /// there, and the refusal counted ([`crate::CrossCpuStats::refused`]) and traced
-    /// ([`TraceKind::CrossCpuRefused`](crate::plain::TraceKind::CrossCpuRefused), request 3)
+    /// ([`TraceKind::CrossCpuRefused`](crate::trace::TraceKind::CrossCpuRefused), request 3)
     /// instead of returned.
     ///
     /// ```

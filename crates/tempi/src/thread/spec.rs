@@ -364,7 +364,7 @@ impl ThreadSpec {
     /// Stop the thread after this many jobs (periodic and sporadic threads otherwise run until
     /// the runtime stops). A release of a sporadic thread asked after its last job was
     /// released makes no job: it is counted in [`crate::ThreadStats::beyond_limit`] and
-    /// traced ([`crate::plain::TraceKind::ReleaseBeyondLimit`]).
+    /// traced ([`crate::trace::TraceKind::ReleaseBeyondLimit`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -380,7 +380,7 @@ impl ThreadSpec {
     /// at most [`ThreadSpec::MAX_RELEASE_QUEUE`]; more is [`crate::Error::InvalidSpec`] at spawn).
     /// The queue is sized when the thread is created; a release that finds it full is dropped,
     /// counted in [`crate::ThreadStats::overflows`] and traced as
-    /// [`crate::plain::TraceKind::ReleaseOverflow`]. Periodic threads need no queue: their
+    /// [`crate::trace::TraceKind::ReleaseOverflow`]. Periodic threads need no queue: their
     /// waiting releases are counted, and each still becomes a job with its own deadline.
     ///
     /// ```
@@ -396,7 +396,7 @@ impl ThreadSpec {
     /// How many messages its new queue holds, and each of its save queues (default 8, at most
     /// [`ThreadSpec::MAX_MAILBOX`]; more is [`crate::Error::InvalidSpec`] at spawn). The
     /// queues are sized when the thread is created; a send that finds the new queue full fails
-    /// with [`crate::plain::MsgError::QueueFull`] and is traced.
+    /// with [`crate::message::MsgError::QueueFull`] and is traced.
     ///
     /// ```
     /// let s = tempi::ThreadSpec::new("server").mailbox(64);
@@ -423,7 +423,7 @@ impl ThreadSpec {
 
     /// The order of its new queue: `policy` ranks each incoming message
     /// ([`crate::policy::queue::QueuePolicy::rank_message`]) and may refuse it, which fails the
-    /// send with [`crate::plain::MsgError::Refused`]. Without one, messages are read in the
+    /// send with [`crate::message::MsgError::Refused`]. Without one, messages are read in the
     /// order they arrive.
     ///
     /// ```

@@ -236,7 +236,7 @@ pub(crate) fn display_name(names: &HashMap<ThreadId, &str>, id: ThreadId) -> Str
 pub struct BudgetRecord {
     /// The set's name (`S<index>` if the run does not know the set).
     pub set: String,
-    /// The set's index ([`crate::plain::SetId::index`]).
+    /// The set's index ([`crate::SetId::index`]).
     pub set_index: usize,
     /// Exhausted or replenished.
     pub kind: BudgetEventKind,

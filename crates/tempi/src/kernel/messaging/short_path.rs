@@ -36,7 +36,7 @@
 //! [`Scheduler::on_woken_pick`]: crate::policy::sched::Scheduler::on_woken_pick
 //! [`Scheduler::on_blocked_pick`]: crate::policy::sched::Scheduler::on_blocked_pick
 //!
-//! [`Flow::Reply`]: crate::plain::Flow::Reply
+//! [`Flow::Reply`]: crate::message::Flow::Reply
 //! [`Ctx::reply_and_read`]: crate::Ctx::reply_and_read
 
 use std::time::Duration;

@@ -602,7 +602,7 @@ impl<'a> Ctx<'a> {
     /// While preemption is off, a more urgent thread that becomes ready does not take the CPU
     /// from this one, and the end of its time slice does not rotate it: both are held back and
     /// carried out the moment it switches preemption back on (a
-    /// [`TraceKind::PreemptionDeferred`](crate::plain::TraceKind::PreemptionDeferred) record
+    /// [`TraceKind::PreemptionDeferred`](crate::trace::TraceKind::PreemptionDeferred) record
     /// marks the instant). If it blocks, sleeps, yields or ends first, it gives up the CPU as
     /// usual and what was held back is dropped; the setting stays with the thread until it
     /// changes it. Budgets still apply: a demoted thread loses the CPU, a suspended or killed
@@ -640,7 +640,7 @@ impl<'a> Ctx<'a> {
     /// no room. A thread that has ended is an error ([`Error::UnknownThread`]) on this CPU; on
     /// another CPU in real time the call returns once the request is posted, and a request the
     /// target CPU cannot carry out is counted in [`crate::CrossCpuStats::refused`] and traced
-    /// ([`crate::plain::TraceKind::CrossCpuRefused`]) on this CPU.
+    /// ([`crate::trace::TraceKind::CrossCpuRefused`]) on this CPU.
     ///
     /// ```
     /// use std::time::Duration;

@@ -19,7 +19,7 @@ impl Ctx<'_> {
     /// Send `msg` to thread `to` and go on: it joins `to`'s new queue (or wakes `to` if it
     /// waits in [`Ctx::read`]). The sender is filled in. Fails with
     /// [`MsgError::PoolFull`], [`MsgError::QueueFull`] or [`MsgError::Refused`] (each traced
-    /// as [`TraceKind::MessageRefused`](crate::plain::TraceKind::MessageRefused)), or
+    /// as [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused)), or
     /// [`MsgError::NoSuchThread`]. To a thread of another real-time CPU the message travels
     /// through that CPU's request queue and the sender waits until it is delivered there (or
     /// refused), so the result is the same as in virtual time; a full request queue is
@@ -90,7 +90,7 @@ impl Ctx<'_> {
     /// then behaves as `read(Read::Wait)`. If the reply cannot be made, its error is returned
     /// and no message is read.
     ///
-    /// [`Flow::Reply`]: crate::plain::Flow::Reply
+    /// [`Flow::Reply`]: crate::message::Flow::Reply
     ///
     /// ```
     /// use tempi::message::{Message, Read};
@@ -205,7 +205,7 @@ impl Ctx<'_> {
     /// would (the recipient's queue policy ranks it, its arrival order is the instant). If it
     /// cannot be delivered then (the recipient's queue is full, or its policy refuses it), it
     /// goes back to the pool and a
-    /// [`TraceKind::MessageRefused`](crate::plain::TraceKind::MessageRefused) record is written
+    /// [`TraceKind::MessageRefused`](crate::trace::TraceKind::MessageRefused) record is written
     /// for the sender; the same happens when the recipient ends before the instant (at its
     /// end, `arg` 3). Fails at once with [`MsgError::NoSuchThread`]. To a thread of another
     /// real-time CPU the message is posted to that CPU when the timer fires; a full request

@@ -41,7 +41,7 @@ pub trait QueuePolicy: Send {
     fn rank(&self, waiter: &SchedInfo) -> i64;
     /// The rank of `msg` in the new queue of `receiver` (higher is read first, equal ranks in
     /// arrival order), or `None` to refuse it: it cannot be served within its constraint, and
-    /// the sender gets [`crate::plain::MsgError::Refused`]. By default every message ranks
+    /// the sender gets [`crate::message::MsgError::Refused`]. By default every message ranks
     /// the same: first come, first served.
     ///
     /// ```

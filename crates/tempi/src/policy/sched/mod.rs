@@ -32,7 +32,7 @@
 //! |---|---|---|---|
 //! | READY | [`Scheduler::on_message_ready`] | a message whose constraint is not [`NO_CONSTRAINT`] was queued for a thread (after the thread was made ready, if the message woke it) | reorder its own ready queue; it decides nothing else |
 //! | PRIO | [`Scheduler::on_prio_save`], [`Scheduler::on_prio_restore`] | before and after a handler serves a message with a constraint, on the borrowed thread | return an urgency lent to that thread for that message; RESTORE gets the same [`InheritId`] back, nested handlers nest |
-//! | NEXT | [`Scheduler::on_next`] | a thread blocked or went idle (waits, sleeps, ends its job, reads an empty queue) | look at the messages queued on the CPU and cancel some by marking them ([`QueuedMessages`]); the recipient reads a cancelled one as [`crate::plain::MsgError::Cancelled`] |
+//! | NEXT | [`Scheduler::on_next`] | a thread blocked or went idle (waits, sleeps, ends its job, reads an empty queue) | look at the messages queued on the CPU and cancel some by marking them ([`QueuedMessages`]); the recipient reads a cancelled one as [`crate::message::MsgError::Cancelled`] |
 //! | CALL | [`Scheduler::on_call`] | a thread blocked calling a busy handler | return an urgency lent to the thread the handler runs on, until it leaves the handler |
 //! | PROCURE | [`Scheduler::on_procure`] | a thread blocked at a semaphore; once per thread inside it; again for each raised thread that is blocked itself (transitive) | return an urgency lent to that thread, until it vacates the semaphore |
 //! | (CALL, PROCURE) | [`Scheduler::on_nice`] | the holder left the handler or vacated the semaphore (after the waiter it released was made ready) | observe; the lends for it are already withdrawn, latest first |
@@ -610,7 +610,7 @@ pub trait Scheduler {
     /// NEXT ([`Events::NEXT`]): `thread` blocked or went idle (it waits for a message). The
     /// policy may look at the messages queued on this CPU and cancel some by marking them
     /// (it may not remove one): the recipient reads a cancelled message as
-    /// [`crate::plain::MsgError::Cancelled`].
+    /// [`crate::message::MsgError::Cancelled`].
     fn on_next(&mut self, _thread: &SchedInfo, _queues: &mut dyn QueuedMessages) {}
 
     /// CALL ([`Events::CALL`]): `waiter` blocked calling the busy handler `at`, which runs on
@@ -643,7 +643,7 @@ pub trait Scheduler {
 }
 
 /// The messages queued on a CPU, as [`Scheduler::on_next`] sees them: read them, and cancel
-/// one by marking it (its recipient reads it as [`crate::plain::MsgError::Cancelled`]).
+/// one by marking it (its recipient reads it as [`crate::message::MsgError::Cancelled`]).
 ///
 /// ```
 /// use tempi::message::Message;
