@@ -14,8 +14,8 @@ use std::time::Duration;
 use super::handler::{enqueue, locked, Done, Pending, Served, Via};
 use super::{Handler, Message, MsgError};
 use crate::os::busy_cell::{Entry, Executor};
+use crate::plain::ThreadId;
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 /// Who waits for the answer to a call queued at a busy handler.

@@ -46,7 +46,7 @@ use crate::clock::Clock;
 use crate::kernel::thread_side::protocol::{Plain, Request, Response};
 use crate::kernel::Kernel;
 use crate::os::context::{Host, Next};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 /// The thread resumed last, whose step the dispatcher gets back: its CPU, id and slot, and
 /// whether an aborted section's restart waited for its next call when it was resumed.
@@ -132,7 +132,7 @@ impl<C: Clock> Kernel<C> {
             let then = if switched { self.continuation_after_switch(c) } else { self.continuation(c) };
             switched = false;
             let Some((next, j)) = then else { return Next::Handled };
-            let t = self.slots[j].as_ref().expect("live slot");
+            let t = self.table.slots[j].as_ref().expect("live slot");
             // Not started yet, or on an OS thread of its own: the dispatcher resumes it.
             let co = match (&t.coroutine, &t.worker) {
                 (Some(co), None) => co.handle(),

@@ -22,11 +22,11 @@
 use crate::clock::Clock;
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::HandlerId;
-use crate::message::Message;
-use crate::objects::SemId;
+use crate::plain::HandlerId;
+use crate::plain::Message;
+use crate::plain::SemId;
+use crate::plain::ThreadId;
 use crate::policy::sched::{Events, InheritId, QueuedMessages, Stymie, Urgency, NO_CONSTRAINT};
-use crate::thread::ThreadId;
 
 /// Lends one thread can hold at once (nested inheritances); one more is not made.
 pub(crate) const LENDS: usize = 8;
@@ -156,7 +156,7 @@ impl<C: Clock> Kernel<C> {
             inside.swap_remove(at);
         }
         if !inside.contains(&k) {
-            self.meta_leave(id, Stymie::Semaphore(SemId(k + self.lock_base)));
+            self.meta_leave(id, Stymie::Semaphore(SemId(k + self.sync.lock_base)));
         }
     }
 
@@ -189,7 +189,7 @@ impl<C: Clock> Kernel<C> {
     /// blocked (transitivity). `origin` is the thread whose blocking began the walk; `depth`
     /// bounds the walk by the number of thread slots.
     fn inherit_from(&mut self, waiter: ThreadId, origin: ThreadId, constraint: i64, depth: usize) {
-        if depth > self.slots.len() {
+        if depth > self.table.slots.len() {
             return;
         }
         let c = self.cpu_of(waiter);
@@ -200,9 +200,9 @@ impl<C: Clock> Kernel<C> {
         }
         match self.tcb(waiter).state {
             State::Blocked(Wait::Sem(k)) if events.contains(Events::PROCURE) => {
-                let at = Stymie::Semaphore(SemId(k + self.lock_base));
-                for i in 0..self.slots.len() {
-                    let Some(t) = self.slots[i].as_ref() else { continue };
+                let at = Stymie::Semaphore(SemId(k + self.sync.lock_base));
+                for i in 0..self.table.slots.len() {
+                    let Some(t) = self.table.slots[i].as_ref() else { continue };
                     if !t.meta.inside.contains(&k) {
                         continue;
                     }
@@ -385,7 +385,8 @@ impl<C: Clock> Kernel<C> {
         let info = self.info(id);
         let cpu = (!self.global).then_some(self.cpus[c].index);
         let s = self.sched_of(c);
-        let mut view = QueueView { slots: &self.slots, pool: &mut self.msg_pool, cpu, slot_base: self.slot_base };
+        let mut view =
+            QueueView { slots: &self.table.slots, pool: &mut self.mail.pool, cpu, slot_base: self.table.slot_base };
         self.cpus[s].scheduler.on_next(&info, &mut view);
     }
 }

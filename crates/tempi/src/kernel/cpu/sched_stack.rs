@@ -109,8 +109,8 @@ impl<C: Clock> Kernel<C> {
         let cpus: Vec<usize> = served.iter().map(|&c| self.cpus[c].index).collect();
         let inherit =
             events.contains(Events::CALL) || events.contains(Events::PROCURE) || events.contains(Events::PRIO);
-        for i in 0..self.slots.len() {
-            let Some(t) = self.slots[i].as_mut() else { continue };
+        for i in 0..self.table.slots.len() {
+            let Some(t) = self.table.slots[i].as_mut() else { continue };
             if !cpus.contains(&t.cpu) {
                 continue;
             }

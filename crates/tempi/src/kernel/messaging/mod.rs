@@ -10,3 +10,11 @@
 pub(in crate::kernel) mod messages;
 pub(in crate::kernel) mod messages_timed;
 pub(in crate::kernel) mod short_path;
+
+/// The messages of this kernel's threads and what was refused.
+pub(in crate::kernel) struct Mail {
+    /// The messages of this kernel's threads (see `messaging/messages.rs`).
+    pub(in crate::kernel) pool: crate::kernel::messaging::messages::MsgPool,
+    /// Messages refused by full handler queues, timed messages pending at the end.
+    pub(in crate::kernel) stats: crate::stats::MessageStats,
+}

@@ -6,9 +6,11 @@
 //! Must not: touch kernel state or a thread's `Ctx`.
 
 use crate::error::Error;
-use crate::objects::{CondId, LockError, LockId, SemId};
+use crate::objects::LockError;
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::Urgency;
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use crate::kernel::thread_side::protocol::{
@@ -385,7 +387,7 @@ impl UserCall for MsgCall {
             // What a handler poisoned by this unwind held is refused, and a handler it left
             // with messages queued handed on, once it is over.
             MsgOp::SettleHandlers => WhileUnwinding::Defer(self.request(), Ok(())),
-            _ => WhileUnwinding::Answer(Err(crate::message::MsgError::Unwinding)),
+            _ => WhileUnwinding::Answer(Err(crate::plain::MsgError::Unwinding)),
         }
     }
 }
@@ -516,7 +518,7 @@ impl<V: ControlResult> UserCall for Control<V> {
 mod tests {
     use super::*;
     use crate::kernel::thread_side::protocol::ControlValue;
-    use crate::sets::SetId;
+    use crate::plain::SetId;
 
     #[test]
     fn calls_read_only_their_own_kind_of_answer() {
@@ -570,6 +572,6 @@ mod tests {
             Control::create_set("s".into()).while_unwinding(),
             WhileUnwinding::Answer(Err(Error::Unwinding))
         ));
-        assert!(matches!(Unlock(crate::objects::LockId(0), false).while_unwinding(), WhileUnwinding::Defer(_, ())));
+        assert!(matches!(Unlock(crate::plain::LockId(0), false).while_unwinding(), WhileUnwinding::Defer(_, ())));
     }
 }

@@ -48,9 +48,11 @@ use crate::os::context::Yielder;
 
 use crate::clock::RealClock;
 use crate::error::Error;
-use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+use crate::objects::{LockError, LockSpec, SemSpec};
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::Urgency;
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
 use crate::kernel::thread_side::calls::{self, answer_of_another_kind, Call, UserCall, WhileUnwinding};

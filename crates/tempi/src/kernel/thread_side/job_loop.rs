@@ -13,7 +13,8 @@ use crate::os::busy_cell::Executor;
 use crate::os::context::{ForcedUnwind, Yielder};
 
 use crate::clock::RealClock;
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 
 use crate::kernel::thread_side::calls::{answer_of_another_kind, Call, JobDone};
 use crate::kernel::thread_side::ctx::Ctx;

@@ -42,10 +42,13 @@ use std::panic::resume_unwind;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+use crate::objects::{LockError, LockSpec, SemSpec};
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::Urgency;
-use crate::sets::{Budget, SetId};
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::sets::Budget;
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use crate::kernel::thread_side::ctx::Ctx;
@@ -176,7 +179,7 @@ pub(crate) enum MsgOp {
         token: u32,
     },
     /// The thread left a handler for which it holds lent urgency (NICE).
-    LeftHandler(crate::message::HandlerId),
+    LeftHandler(crate::plain::HandlerId),
     /// PRIO SAVE for a message with this constraint; the id comes back in the mail cell.
     PrioSave(i64),
     /// PRIO RESTORE of this PRIO SAVE.
@@ -215,7 +218,7 @@ pub(crate) enum MsgOp {
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.
-pub(crate) type MsgAnswer = Result<(), crate::message::MsgError>;
+pub(crate) type MsgAnswer = Result<(), crate::plain::MsgError>;
 
 /// The requests that own heap values.
 pub(crate) enum Owned {
@@ -682,7 +685,7 @@ const _: () = assert!(!std::mem::needs_drop::<Plain>() && !std::mem::needs_drop:
 const _: () = assert!(std::mem::size_of::<Answer>() == std::mem::size_of::<Settled>());
 // The error a failed call carries settled is no larger than the other settled answers: it
 // does not make every answer bigger.
-const _: () = assert!(std::mem::size_of::<Failure>() < std::mem::size_of::<crate::message::MsgError>());
+const _: () = assert!(std::mem::size_of::<Failure>() < std::mem::size_of::<crate::plain::MsgError>());
 const _: () = assert!(std::mem::size_of::<Result<Answer, Interrupt>>() == std::mem::size_of::<Answer>());
 // The set, clock and budget operations ride in a plain request and a settled answer without
 // making either larger than the message calls already make them.

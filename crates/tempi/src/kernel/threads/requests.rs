@@ -18,10 +18,12 @@ use crate::kernel::threads::tcb::{State, Tcb, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::objects::{LockError, LockId};
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::objects::LockError;
+use crate::plain::LockId;
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 use crate::time::Time;
-use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     // ----- running threads --------------------------------------------------------------------
@@ -124,7 +126,7 @@ impl<C: Clock> Kernel<C> {
             Some(current) if !cpu.preempt => (current, self.local(current)?),
             _ => return None,
         };
-        let t = self.slots[i].as_ref()?;
+        let t = self.table.slots[i].as_ref()?;
         (t.work_left == 0).then_some((next, i))
     }
 
@@ -136,7 +138,7 @@ impl<C: Clock> Kernel<C> {
         !(self.cpus.len() != 1
             || (C::MODE == ClockMode::Real && self.bell_rung())
             || self.cpus[c].requeue_current
-            || self.exec_watch > 0
+            || self.exec.watch > 0
             || self.timer_due()
             || self.end_or_halt_due())
     }
@@ -147,7 +149,7 @@ impl<C: Clock> Kernel<C> {
     /// thread comes back to the dispatcher, with whatever is left to handle.
     #[inline(never)]
     pub(in crate::kernel) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         // Real time only (compiled out of the simulator): an OS-backed thread stopped in place.
         if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
             return self.resume_in_place(c, id, i);
@@ -177,7 +179,7 @@ impl<C: Clock> Kernel<C> {
         self.direct_switch
             && self.cpus.len() == 1
             && !self.global
-            && self.exec_watch == 0
+            && self.exec.watch == 0
             && self.costs.context_switch.is_zero()
     }
 
@@ -201,7 +203,7 @@ impl<C: Clock> Kernel<C> {
     /// returned in an `Option` was copied twice more on the way to the thread's stack.
     #[inline(always)]
     fn owed_before_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<bool> {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
         let settle = restart_waits || t.pending_unlock.is_some();
@@ -211,7 +213,7 @@ impl<C: Clock> Kernel<C> {
             if !self.settle_before_resume(c, id) {
                 return None;
             }
-            read = self.slots[i].as_ref().expect("live slot").pending_read;
+            read = self.table.slots[i].as_ref().expect("live slot").pending_read;
         }
         if read && !self.deferred_read(c, i, id) {
             return None;
@@ -224,7 +226,7 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     fn response(&mut self, i: usize) -> Response {
         let now = self.now;
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let answer = t.take_answer();
         // The answer to an unlock comes back into a destructor: it carries no interrupt, and
@@ -250,7 +252,7 @@ impl<C: Clock> Kernel<C> {
     /// here, or `Some(None)` when it runs on an OS thread of its own (real time only).
     #[inline(always)]
     fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize, restart_waits: bool) -> Option<Option<CoHandle>> {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let co = match &t.coroutine {
             Some(co) => Some(co.handle()),
             None if t.worker.is_some() => None,
@@ -259,7 +261,7 @@ impl<C: Clock> Kernel<C> {
                     return None;
                 }
                 // An OS-backed thread's coroutine went to its worker.
-                self.slots[i].as_ref().expect("live slot").coroutine.as_ref().map(Coroutine::handle)
+                self.table.slots[i].as_ref().expect("live slot").coroutine.as_ref().map(Coroutine::handle)
             }
         };
         if C::MODE == ClockMode::Real {
@@ -327,7 +329,7 @@ impl<C: Clock> Kernel<C> {
     /// [`Tcb::interrupt_due`]: crate::kernel::threads::tcb::Tcb::interrupt_due
     #[cold]
     fn interrupt_or(&mut self, i: usize, answer: Answer) -> Result<Answer, Interrupt> {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
         let pending = t.interrupt_due();
         // `None` is below any interrupt: this is the more urgent of the two, if any.
@@ -343,7 +345,7 @@ impl<C: Clock> Kernel<C> {
             let id = t.id;
             self.forgo_unit(k, id);
         }
-        self.slots[i].as_mut().expect("live slot").at_boundary = false;
+        self.table.slots[i].as_mut().expect("live slot").at_boundary = false;
         Err(interrupt)
     }
 
@@ -369,18 +371,18 @@ impl<C: Clock> Kernel<C> {
     /// false when no stack could be had: the thread has then ended.
     #[cold]
     pub(in crate::kernel) fn create_coroutine(&mut self, c: usize, i: usize) -> bool {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let id = t.id;
-        match self.stacks.take(t.stack_size) {
+        match self.table.stacks.take(t.stack_size) {
             Ok(stack) => {
                 use corosensei::stack::Stack;
                 let clocks = (self.real_clock.clone(), self.watch.clone());
                 let (runtime, executor) = (self.runtime, self.executor());
-                let t = self.slots[i].as_mut().expect("live slot");
-                self.guards[i] = crate::os::overflow::StackGuard::new(
+                let t = self.table.slots[i].as_mut().expect("live slot");
+                self.table.guards[i] = crate::os::overflow::StackGuard::new(
                     stack.limit().get(),
                     stack.base().get(),
-                    &self.summaries[t.summary].name,
+                    &self.table.summaries[t.summary].name,
                     id.index() as u32,
                     id.generation(),
                     t.cpu,
@@ -410,7 +412,7 @@ impl<C: Clock> Kernel<C> {
     /// The running thread `id`, in slot `i`, unlocks `lock`.
     #[inline]
     pub(in crate::kernel) fn handle_unlock(&mut self, i: usize, id: ThreadId, lock: LockId, poison: bool) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.quiet_reply = true;
         let cost = self.costs.unlock;
         if cost.is_zero() {
@@ -433,7 +435,7 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     pub(in crate::kernel) fn handle_yield(&mut self, c: usize, i: usize) -> bool {
         self.stop_running_at(c, i, StopReason::Yielded);
-        self.slots[i].as_mut().expect("live slot").state = State::Ready;
+        self.table.slots[i].as_mut().expect("live slot").state = State::Ready;
         if self.global || self.failed.is_some() || !self.nothing_due(c) {
             self.cpus[c].yielded = true;
             self.sched_call_at(c, i, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
@@ -451,7 +453,7 @@ impl<C: Clock> Kernel<C> {
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
     #[inline(always)]
     pub(in crate::kernel) fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let maybe_signalled =
             t.abort_pending || t.kill_pending || t.stale || t.restart_section.is_some() || t.interrupt.is_some();
         if ns > 0 && !(maybe_signalled && Self::signalled(t)) {
@@ -621,7 +623,7 @@ impl<C: Clock> Kernel<C> {
         match request {
             Owned::Spawn(spec, body) => {
                 let cpu = self.cpus[c].index;
-                if self.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
+                if self.cross.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
                     // Real time: the target CPU's kernel creates it and answers.
                     let to = spec.cpu;
                     let stamp = self.remote_stamp(id);
@@ -657,7 +659,7 @@ impl<C: Clock> Kernel<C> {
         Ok(match op {
             ControlOp::CreateSet(name) => ControlValue::Set(self.create_set(name)?),
             ControlOp::Set(op) => self.set_op(op)?.into(),
-            ControlOp::SetMembers(set) => Members(self.sets[self.set_local(set)?].members.clone()),
+            ControlOp::SetMembers(set) => Members(self.exec.sets[self.set_local(set)?].members.clone()),
             ControlOp::ThreadTimer(t, at, h) => self.arm_thread_timer(t, at, h).map(|_| Unit)?,
             ControlOp::SetTimer(set, at, h) => self.arm_set_timer(set, at, h).map(|_| Unit)?,
             ControlOp::SetBudget(set, b) => self.set_budget(set, b).map(|_| Unit)?,
@@ -685,13 +687,13 @@ impl<C: Clock> Kernel<C> {
                 if !self.id_check.owns(t) {
                     return Err(Error::ForeignThread(t));
                 }
-                Bool(self.sets[s].members.contains(&t))
+                Bool(self.exec.sets[s].members.contains(&t))
             }
             SetOp::SetOf(t) => {
                 if self.local(t).is_none() {
                     return Err(self.no_thread(t));
                 }
-                SetValue::SetOf(self.tcb(t).set.map(|s| self.sets[s as usize].id))
+                SetValue::SetOf(self.tcb(t).set.map(|s| self.exec.sets[s as usize].id))
             }
             SetOp::ThreadClock(t) => SetValue::Time(self.thread_clock(t)?),
             SetOp::SetThreadClock(t, v) => self.set_thread_clock(t, v).map(|_| Unit)?,

@@ -8,7 +8,7 @@
 use crate::clock::Clock;
 use crate::kernel::thread_side::protocol::{Answer, Interrupt, LockAnswer, Plain, Settled};
 use crate::kernel::Kernel;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 impl<C: Clock> Kernel<C> {
     /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a
@@ -54,7 +54,7 @@ impl<C: Clock> Kernel<C> {
             }
         }
         let i = self.local(id).expect("the resumed thread is live");
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         if let Some((lock, poison)) = t.pending_unlock.take() {
             self.unlock(id, lock, poison, Some(i));
             if self.cpus[c].preempt || self.cpus[c].current != Some(id) {

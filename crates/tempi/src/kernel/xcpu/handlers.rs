@@ -36,12 +36,13 @@ use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::message::{Caller, Handler, HandlerHost, Message, MsgError, Served};
+use crate::message::{Caller, Handler, HandlerHost, Served};
 use crate::os::busy_cell::Executor;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 impl Ctx<'_> {
     /// Invoke `h`, a handler of another real-time CPU, with `msg` (its sender and kind set);
@@ -179,7 +180,7 @@ impl<C: Clock> Kernel<C> {
     /// traced (on the sender's name, on this CPU).
     fn handler_queue_refused(&mut self, msg: Message) {
         self.drop_payload(msg);
-        self.msg_stats.handler_queue_full += 1;
+        self.mail.stats.handler_queue_full += 1;
         if self.tracing {
             let sender = msg.from.expect("a posted message has a sender");
             self.trace(0, TraceKind::MessageRefused, sender, 0, HANDLER_QUEUE_FULL);
@@ -203,7 +204,7 @@ impl<C: Clock> Kernel<C> {
     /// `caller`, if it still waits, is answered `HandlerPanicked`.
     #[cold]
     pub(in crate::kernel) fn handler_unserved(&mut self, msg: Message, caller: Option<Caller>) {
-        self.msg_stats.handler_panicked += 1;
+        self.mail.stats.handler_panicked += 1;
         if let Some(sender) = msg.from.filter(|_| self.tracing) {
             match self.local(sender) {
                 Some(_) => self.trace_thread(sender, TraceKind::MessageRefused, HANDLER_PANICKED),

@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use super::{Events, InheritId, QueuedMessages, ReadyReason, SchedInfo, Schedule, Scheduler, Stymie, Urgency};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// A scheduler stacked on a previous one: every method defaults to forwarding to
