@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::plain::ThreadId;
 use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
 use crate::sets::Accounting;
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 /// Runtime-wide settings, fixed before the run starts. Every pool is sized from these.

@@ -41,6 +41,7 @@ pub mod mem;
 pub mod message;
 mod objects;
 pub mod os;
+mod plain;
 pub mod policy;
 pub mod runtime;
 mod runtime_run;

@@ -18,10 +18,12 @@ use crate::error::{Error, GlobalRefusal};
 use crate::id_space::IdSpace;
 use crate::kernel::{Body, ControlOp, EventHandler, KernelSeed, SetOp};
 use crate::os::busy_cell::Executor;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
 use crate::policy::sched::Scheduler;
-use crate::sets::{Budget, SetId};
+use crate::sets::Budget;
 use crate::sync::{LockSpec, Mutex};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::thread::ThreadSpec;
 
 pub use crate::config::{Config, Costs, ProgressHook, TimerSpec};
 pub use crate::stats::{CrossCpuStats, MessageStats, RunOutcome, ThreadStats, ThreadSummary};
@@ -269,7 +271,7 @@ impl<C: Clock> Runtime<C> {
     pub fn spawn_process(
         &mut self,
         spec: ThreadSpec,
-        f: impl FnMut(&crate::Ctx<'_>, crate::message::Message) -> crate::message::Flow + Send + 'static,
+        f: impl FnMut(&crate::Ctx<'_>, crate::plain::Message) -> crate::plain::Flow + Send + 'static,
     ) -> Result<ThreadId, Error> {
         self.spawn(spec, crate::message::process(f))
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{lock, Admission};
 use crate::error::Error;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
 

@@ -104,12 +104,15 @@ use std::time::Duration;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::Ctx;
+use crate::plain::BudgetEventKind;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
 use crate::policy::admit::{self, Admission as EngineAnswer, AdmissionEngine, AdmitError, AdmitId};
 use crate::policy::budget::Kill;
 use crate::policy::sched::PolicyClass;
 use crate::runtime::Runtime;
-use crate::sets::{Budget, BudgetEventKind, SetId};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::sets::Budget;
+use crate::thread::ThreadSpec;
 use crate::time::Time;
 
 use log::Bounded;

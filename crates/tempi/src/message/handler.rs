@@ -15,7 +15,7 @@
 //! there: its request goes through that CPU's queue, and that CPU's dispatcher serves it —
 //! runs an idle handler on its own stack, unpreempted until the queue is drained, or queues
 //! the message at a busy one, whose holder answers the caller across the CPUs
-//! (`kernel/xcpu_handlers.rs`). A caller waits for a call's reply, and for a send until it has
+//! (`kernel/xcpu/handlers.rs`). A caller waits for a call's reply, and for a send until it has
 //! been run or queued, so both clocks give the same answers.
 //!
 //! A handler belongs to one runtime at a time, bound to the kernel of its CPU by the first
@@ -62,7 +62,8 @@ use super::{Message, MsgError};
 use crate::error::Error;
 use crate::kernel::Ctx;
 use crate::os::busy_cell::{BusyCell, Executor};
-use crate::thread::ThreadId;
+pub use crate::plain::HandlerId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 pub(super) type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
@@ -73,34 +74,6 @@ pub(super) static TOKENS: AtomicU32 = AtomicU32::new(1);
 
 /// Handler identities, unique in the process.
 static HANDLER_IDS: AtomicU64 = AtomicU64::new(1);
-
-/// A handler's identity, unique in the process: what the scheduler is shown of a busy handler
-/// a thread blocks at ([`crate::policy::sched::Stymie::Handler`]).
-///
-/// ```
-/// use tempi::message::Handler;
-/// let (a, b) = (Handler::new("a", 0, 1, |_, _| {}), Handler::new("b", 0, 1, |_, _| {}));
-/// assert_ne!(a.id(), b.id());
-/// assert_eq!(a.id(), a.clone().id());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HandlerId(u64);
-
-impl HandlerId {
-    /// Its number.
-    ///
-    /// ```
-    /// assert!(tempi::message::Handler::new("h", 0, 1, |_, _| {}).id().raw() > 0);
-    /// ```
-    pub fn raw(self) -> u64 {
-        self.0
-    }
-
-    /// The id with this number.
-    pub(crate) fn from_raw(n: u64) -> HandlerId {
-        HandlerId(n)
-    }
-}
 
 /// A message queued while the handler was busy.
 pub(super) struct Pending {
@@ -345,7 +318,7 @@ impl Handler {
             .map_err(|e| Handler::named(&name, e, "MAX_CAPACITY"))?;
         let handler = Handler {
             inner: Arc::new(Inner {
-                id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
+                id: HandlerId::from_raw(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
                 holder: AtomicU64::new(0),
                 tame: AtomicBool::new(false),
                 name,

@@ -17,8 +17,8 @@ use super::host::Caller;
 use super::{Message, MsgError};
 use crate::kernel::Ctx;
 use crate::os::busy_cell::Entry;
+use crate::plain::ThreadId;
 use crate::policy::sched::{Events, NO_CONSTRAINT};
-use crate::thread::ThreadId;
 
 /// What an invocation for a message sent (not called) tells its sender: no reply is the
 /// usual outcome.

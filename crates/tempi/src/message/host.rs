@@ -5,7 +5,7 @@
 //!
 //! Owns the vocabulary (who waits for a queued call, [`Caller`], and what a host offers) and
 //! a handler's invocations on a host (a request from another CPU, a handler invoking another
-//! on a host). Must not: reach kernel state (the kernel's side is `kernel/xcpu_handlers.rs`).
+//! on a host). Must not: reach kernel state (the kernel's side is `kernel/xcpu/handlers.rs`).
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -14,8 +14,8 @@ use std::time::Duration;
 use super::handler::{enqueue, locked, Done, Pending, Served, Via};
 use super::{Handler, Message, MsgError};
 use crate::os::busy_cell::{Entry, Executor};
+use crate::plain::ThreadId;
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 /// Who waits for the answer to a call queued at a busy handler.

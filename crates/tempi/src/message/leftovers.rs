@@ -20,7 +20,7 @@ use super::host::Caller;
 use super::{Handler, HandlerHost, Message, PayloadStores};
 use crate::kernel::Ctx;
 use crate::os::busy_cell::{BusyGuard, Entry, Executor};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 /// Every handler of the process, entered when it is made (never on an invocation), so that a
 /// run's end finds the messages its handlers still hold ([`settle_at_end`]). Entries of

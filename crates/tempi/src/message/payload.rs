@@ -18,7 +18,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use super::{Message, MsgError};
+use super::{Message, MsgError, Payload};
 
 /// The most slots a payload pool has ([`crate::Runtime::payload_pool`]): 2^24, 16 Mi. Each
 /// slot holds an `Option<T>` and two words of bookkeeping, all allocated when the pool is made.
@@ -39,24 +39,6 @@ static EVERY_POOL: Mutex<Vec<(u32, Weak<dyn PayloadStore>)>> = Mutex::new(Vec::n
 
 fn every_pool() -> MutexGuard<'static, Vec<(u32, Weak<dyn PayloadStore>)>> {
     EVERY_POOL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A message's handle on a value in a [`PayloadPool`]: which pool, which slot, and which use
-/// of that slot. It is plain data; only the pool it names can turn it back into a value.
-///
-/// ```
-/// use tempi::message::Message;
-/// use tempi::Runtime;
-/// let mut rt = Runtime::simulated(1);
-/// let pool = rt.payload_pool::<String>(1).unwrap();
-/// let m = pool.attach(Message::new(1, 0, 0), "hello".to_string()).unwrap();
-/// assert!(m.payload.is_some());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Payload {
-    pub(crate) pool: u32,
-    pub(crate) slot: u32,
-    pub(crate) stamp: u32,
 }
 
 /// What a kernel knows of a payload pool: enough to give back the slot of a message it drops.

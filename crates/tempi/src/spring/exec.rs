@@ -5,8 +5,8 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use crate::kernel::Ctx;
+use crate::plain::{BudgetEvent, BudgetEventKind};
 use crate::policy::admit::planner::GroupId;
-use crate::sets::{BudgetEvent, BudgetEventKind};
 use crate::Time;
 
 use super::{lock, Spring, TaskBody, TaskCx, TaskOutcome};

@@ -129,12 +129,14 @@ use std::time::Duration;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::Ctx;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
 use crate::policy::admit::planner::{GroupId, Planner, PlannerConfig};
 use crate::policy::budget::Kill;
 use crate::policy::sched::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 use crate::runtime::Runtime;
-use crate::sets::{Budget, Replenishment, SetId};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::sets::{Budget, Replenishment};
+use crate::thread::ThreadSpec;
 use crate::Time;
 
 /// How a [`Spring`] is set up.

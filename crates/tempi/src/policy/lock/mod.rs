@@ -102,7 +102,7 @@ pub struct LockView {
     /// The lock's ceiling, if it has one (declared, or computed from its declared users).
     pub ceiling: Option<Urgency>,
     /// The current owner.
-    pub owner: Option<crate::ThreadId>,
+    pub owner: Option<crate::plain::ThreadId>,
     /// The highest ceiling among locks of this CPU held by threads other than the one asking
     /// (the PCP "system ceiling"), if any is held.
     pub system_ceiling: Option<Urgency>,

@@ -59,7 +59,7 @@ pub trait QueuePolicy: Send {
     /// }
     /// # let _ = tempi::ThreadSpec::new("s").message_queue(Edf);
     /// ```
-    fn rank_message(&self, msg: &crate::message::Message, receiver: &SchedInfo) -> Option<i64> {
+    fn rank_message(&self, msg: &crate::plain::Message, receiver: &SchedInfo) -> Option<i64> {
         let _ = (msg, receiver);
         Some(0)
     }

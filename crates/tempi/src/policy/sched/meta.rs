@@ -5,8 +5,8 @@
 
 use std::fmt;
 
-use crate::message::HandlerId;
-use crate::objects::SemId;
+use crate::plain::HandlerId;
+use crate::plain::SemId;
 
 /// The constraint of a message that does not affect scheduling: the kernel reports no event for
 /// it ([`super::Scheduler::on_message_ready`], [`super::Scheduler::on_prio_save`]).

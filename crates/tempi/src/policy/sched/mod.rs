@@ -179,8 +179,8 @@ pub use stacked::{PriorityInheritance, StackedScheduler, Vacant};
 
 use std::time::Duration;
 
-use crate::message::Message;
-use crate::thread::ThreadId;
+use crate::plain::Message;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// How urgent a thread is, as one totally ordered number: larger runs first.

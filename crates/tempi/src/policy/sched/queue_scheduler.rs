@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::{ReadyQueue, ReadyReason, SchedInfo, Scheduler, Urgency, WakePick, DEFAULT_QUEUE};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// What distinguishes one ready-queue policy from another. See [`QueueScheduler`].

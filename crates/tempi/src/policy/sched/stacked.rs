@@ -15,7 +15,7 @@ use super::{
     scheduler_hooks, Events, InheritId, QueuedMessages, ReadyReason, SchedInfo, Schedule, Scheduler, Stymie, Urgency,
     WakePick,
 };
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// A scheduler stacked on a previous one: every hook defaults to forwarding to
