@@ -16,6 +16,7 @@
 //! | a lock went to a waiter, its releaser lost urgency | [`Scheduler::on_handed_over`] |
 //! | a ready or running thread's urgency changed (inheritance, priority change, deadline of a job released while it runs) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
+//! | a thread is spawned with properties of the policy's own ([`crate::ThreadSpec::sched_properties`]) | [`Scheduler::on_properties`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //! | the scheduler is un-stacked during the run ([`crate::Ctx::unstack_scheduler`]) | [`Scheduler::take_prev`] |
 //!
@@ -360,6 +361,56 @@ macro_rules! scheduler_hooks {
             /// A queued thread must leave the queue without running (it was aborted or exited).
             [forward]
             fn on_removed(&mut self, id: ThreadId);
+
+            /// The thread was spawned with properties of the policy's own
+            /// ([`crate::ThreadSpec::sched_properties`]): a value of a type the policy defines
+            /// (Boost.Fiber's scheduler properties), handed over once, before the thread's
+            /// [`Scheduler::base_urgency`] is first asked and before it is first ready. The
+            /// policy reads it with `downcast_ref` and keeps what it needs in tables of its own
+            /// (sized in its constructor), so a policy with a per-thread attribute changes no
+            /// kernel file; the kernel keeps nothing of it. A thread spawned without
+            /// properties is not reported; a scheduler stacked during the run hears of the
+            /// threads spawned after it. Default: ignore them (a stacked scheduler forwards
+            /// them to the one below).
+            ///
+            /// ```
+            /// use std::any::Any;
+            /// use tempi::policy::sched::{ReadyReason, SchedInfo, Scheduler, Urgency};
+            /// use tempi::{Runtime, ThreadId, ThreadSpec, Time};
+            ///
+            /// /// A thread's rank under `ByRank`: larger runs first.
+            /// struct Rank(i64);
+            ///
+            /// #[derive(Default)]
+            /// struct ByRank { ranks: Vec<(ThreadId, i64)>, ready: Vec<(i64, ThreadId)> }
+            /// impl Scheduler for ByRank {
+            ///     fn name(&self) -> &str { "by-rank" }
+            ///     fn on_properties(&mut self, t: &SchedInfo, p: &dyn Any) {
+            ///         if let Some(Rank(r)) = p.downcast_ref::<Rank>() { self.ranks.push((t.id, *r)) }
+            ///     }
+            ///     fn base_urgency(&self, t: &SchedInfo) -> Urgency {
+            ///         Urgency(self.ranks.iter().find(|(id, _)| *id == t.id).map_or(0, |(_, r)| *r))
+            ///     }
+            ///     fn on_ready(&mut self, t: &SchedInfo, _why: ReadyReason) { self.ready.push((t.urgency.0, t.id)) }
+            ///     fn on_removed(&mut self, id: ThreadId) { self.ready.retain(|(_, t)| *t != id) }
+            ///     fn pick_next(&mut self, _now: Time) -> Option<ThreadId> {
+            ///         let best = (0..self.ready.len()).max_by_key(|&i| self.ready[i].0)?;
+            ///         Some(self.ready.remove(best).1)
+            ///     }
+            /// }
+            /// let mut rt = Runtime::simulated(1);
+            /// rt.set_scheduler(|| Box::new(ByRank::default()));
+            /// let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            /// for (name, rank) in [("low", 1), ("high", 9)] {
+            ///     let order = order.clone();
+            ///     let spec = ThreadSpec::new(name).sched_properties(Rank(rank));
+            ///     rt.spawn(spec, move |_| order.lock().unwrap().push(name)).unwrap();
+            /// }
+            /// rt.run().unwrap();
+            /// assert_eq!(*order.lock().unwrap(), ["high", "low"]);
+            /// ```
+            [forward]
+            fn on_properties(&mut self, _thread: &SchedInfo, _properties: &dyn std::any::Any) {}
 
             /// `woken` just became ready while `running` holds the CPU: should `running` be
             /// preempted? Default: when `woken` is strictly more urgent.
