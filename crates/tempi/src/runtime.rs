@@ -121,7 +121,9 @@ impl<C: Clock> Runtime<C> {
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
         let ids = IdSpace::lease()?;
         let executors = Executor::reserve(kernels);
-        let seeds = (0..kernels).map(|k| KernelSeed::new(id, &ids, executors, k, kernels, &config)).collect();
+        let seeds = (0..kernels)
+            .map(|k| KernelSeed::new(id, &ids, executors, k, kernels, &config, crate::message::HANDLER_HOOKS))
+            .collect();
         Ok(Runtime {
             id,
             ids,

@@ -60,11 +60,13 @@ mod timing;
 mod xcpu;
 
 pub(crate) use cpu::seed::KernelSeed;
+pub(crate) use messaging::payload_stores::{next_pool_id, register_pool, PayloadStore, PayloadStores};
 pub use thread_side::ctx::Ctx;
 pub use thread_side::event_ctx::EventCtx;
 pub use thread_side::protocol::JobInfo;
 pub(crate) use thread_side::protocol::{is_kill, is_panic, is_restart, Body};
 pub(crate) use thread_side::protocol::{ControlOp, SetOp};
+pub(crate) use xcpu::handler_host::{Caller, HandlerHooks, HandlerHost, RemoteHandler, Served};
 pub(crate) use xcpu::Crossing;
 
 use self::threads::tcb::Tcb;
@@ -256,6 +258,8 @@ pub(crate) struct Kernel<C: Clock> {
     trace_seq: u32,
     tracing: bool,
     verify: bool,
+    /// The handler runtime's settlements, installed by the runtime (`xcpu/handler_host.rs`).
+    handler_hooks: HandlerHooks,
     direct_hand_off: bool,
     /// Threads are resumed hosted, for the direct thread-to-thread switch (`cpu/direct.rs`).
     direct_switch: bool,

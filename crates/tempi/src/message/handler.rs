@@ -57,11 +57,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::error::Error;
 use crate::kernel::Ctx;
-use crate::os::busy_cell::{BusyCell, Executor};
+use crate::kernel::{Caller, HandlerHost};
+use crate::os::busy_cell::BusyCell;
 pub use crate::plain::HandlerId;
 use crate::plain::ThreadId;
 use crate::time::Time;
@@ -90,15 +90,6 @@ pub(super) struct Saved {
     pub(super) caller: Option<Caller>,
     /// Save order, for ties of `value`.
     pub(super) seq: u64,
-}
-
-/// What serving a request from another CPU did ([`Handler::serve_remote`]).
-pub(crate) enum Served {
-    /// The handler was idle and ran it (and drained its queue); its reply to a call.
-    Ran(Option<Message>),
-    /// The handler was busy, or saved the message: a call is answered when the handler
-    /// serves it.
-    Queued,
 }
 
 /// What the handler runs on: a thread's stack, or its CPU's dispatcher (a request from
@@ -162,7 +153,7 @@ pub(super) struct Inner {
     /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
     /// another handler.
     pub(super) tame: AtomicBool,
-    name: String,
+    pub(super) name: String,
     pub(super) cpu: usize,
     /// The function, and whether it runs (on some stack, maybe preempted there): entering it
     /// is what keeps a second invocation out, and what [`Handler::is_busy`] reads.
@@ -505,12 +496,6 @@ impl Handler {
     /// ```
     pub fn is_busy(&self) -> bool {
         self.inner.f.is_busy()
-    }
-
-    /// Bind the handler to `kernel` (of its CPU), unless a kernel of another runtime has it
-    /// now: whether `kernel` has it.
-    pub(crate) fn bind(&self, kernel: Executor) -> bool {
-        self.inner.f.bind(kernel)
     }
 }
 

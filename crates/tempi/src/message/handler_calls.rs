@@ -13,8 +13,8 @@ use std::sync::atomic::Ordering;
 
 use super::handler::{enqueue, locked, Done, Handler, HandlerCtx, HandlerFn, Invoked, Pending, Via, TOKENS};
 use super::handler_unwinds::{Stay, Unwound, Waiting};
-use super::host::Caller;
 use super::{Message, MsgError};
+use crate::kernel::Caller;
 use crate::kernel::Ctx;
 use crate::os::busy_cell::Entry;
 use crate::plain::ThreadId;
@@ -169,7 +169,7 @@ impl Handler {
     fn invoke_unbound(&self, cx: &Ctx<'_>, msg: Message, call: bool, nested: bool) -> Result<Message, MsgError> {
         let refusal = if cx.real_time() && cx.cpu() != self.inner.cpu {
             if !(nested && call) {
-                return cx.handler_remote(self, msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
+                return cx.handler_remote(self.as_remote(), msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
             }
             MsgError::WouldBlock
         } else if self.inner.f.bind(cx.executor()) {

@@ -11,8 +11,8 @@
 use std::sync::atomic::Ordering;
 
 use super::handler::{locked, HandlerCtx, Invoked, Saved, Via, TOKENS};
-use super::host::Caller;
 use super::{Message, MsgError, Selection};
+use crate::kernel::Caller;
 use crate::plain::ThreadId;
 
 impl HandlerCtx<'_, '_> {

@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex, Weak};
 use std::cell::RefCell;
 
 use super::handler::{locked, HandlerFn, Inner, Pending, Via};
-use super::host::Caller;
-use super::{Handler, HandlerHost, Message, PayloadStores};
+use super::{Handler, HandlerHost, Message};
+use crate::kernel::Caller;
 use crate::kernel::Ctx;
+use crate::kernel::{HandlerHooks, PayloadStores};
 use crate::os::busy_cell::{BusyGuard, Entry, Executor};
 use crate::plain::ThreadId;
 
@@ -138,6 +139,9 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
         }
     }
 }
+
+/// The settlements above, as the runtime installs them in each kernel it seeds.
+pub(crate) const HANDLER_HOOKS: HandlerHooks = HandlerHooks { settle_poisoned, settle_unwound, holds_a_handler };
 
 /// Whether thread `id` of `kernel` is inside a handler now (one bound to that kernel, busy,
 /// with `id` as its holder). For the kernel's cold paths only (it looks at every handler of

@@ -20,8 +20,11 @@
 //! [`Ctx::bounce_after`], cancelled with [`Ctx::cancel_timer`]) take their message from the
 //! pool when asked for and are delivered at their instant as a send would be.
 //!
-//! This module owns the public types only; the mechanism is in the kernel. Must not: reach
-//! kernel state.
+//! This module owns the model's front end: handlers (stackless receivers running on their
+//! callers' stacks or, for another CPU, on their CPU's dispatcher), processes and payload
+//! pools, built on the public [`Ctx`] calls and the kernel's handler-host interface; the
+//! values (`Message`, `MsgError`, ...) are plain data below every layer, and the queues'
+//! mechanism is in the kernel. Must not: reach kernel state.
 //!
 //! ```
 //! use tempi::message::{process, Flow, Message};
@@ -51,13 +54,11 @@ mod host;
 mod leftovers;
 mod payload;
 
+pub(crate) use crate::kernel::HandlerHost;
 pub use crate::plain::{Flow, Message, MsgError, MsgTimer, Payload, Read, Selection, TimedRefusal, TimedRefusals};
-pub(crate) use handler::Served;
 pub use handler::{Handler, HandlerCtx, HandlerId};
-pub(crate) use host::{Caller, HandlerHost};
-pub(crate) use leftovers::{holds_a_handler, settle_poisoned, settle_unwound, AtEnd};
+pub(crate) use leftovers::{AtEnd, HANDLER_HOOKS};
 pub use payload::{PayloadPool, MAX_PAYLOAD_SLOTS};
-pub(crate) use payload::{PayloadStore, PayloadStores};
 
 /// The thread body of a *process*: `f` is called once per message of the new queue, in the
 /// queue's order, and the thread waits while the queue is empty. The process ends when `f`

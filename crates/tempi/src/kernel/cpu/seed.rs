@@ -73,7 +73,9 @@ pub(crate) struct KernelSeed {
     message_pool: usize,
     os_backed_grace: std::time::Duration,
     /// The runtime's payload pools: every kernel of the run shares them.
-    payloads: crate::message::PayloadStores,
+    payloads: crate::kernel::PayloadStores,
+    /// The handler runtime's settlements (see `xcpu/handler_host.rs`).
+    handler_hooks: crate::kernel::HandlerHooks,
 }
 
 impl KernelSeed {
@@ -88,6 +90,7 @@ impl KernelSeed {
         k: usize,
         kernels: usize,
         config: &Config,
+        handler_hooks: crate::kernel::HandlerHooks,
     ) -> KernelSeed {
         let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
         let capacity = config.max_threads * cpu_count;
@@ -126,6 +129,7 @@ impl KernelSeed {
             message_pool: config.message_pool * cpu_count,
             os_backed_grace: config.os_backed_grace,
             payloads: Default::default(),
+            handler_hooks,
         }
     }
 
@@ -151,12 +155,12 @@ impl KernelSeed {
     }
 
     /// The payload pools shared with this kernel.
-    pub(crate) fn payloads(&self) -> &crate::message::PayloadStores {
+    pub(crate) fn payloads(&self) -> &crate::kernel::PayloadStores {
         &self.payloads
     }
 
     /// Share payload pool `store` with this kernel.
-    pub(crate) fn add_payload_store(&mut self, store: std::sync::Arc<dyn crate::message::PayloadStore>) {
+    pub(crate) fn add_payload_store(&mut self, store: std::sync::Arc<dyn crate::kernel::PayloadStore>) {
         self.payloads.push(store);
     }
 
@@ -292,6 +296,7 @@ impl<C: Clock> Kernel<C> {
             trace_seq: 0,
             tracing: seed.trace_capacity > 0,
             verify: seed.verify,
+            handler_hooks: seed.handler_hooks,
             direct_hand_off: seed.direct_hand_off,
             direct_switch: seed.direct_switch,
             progress: seed.progress,

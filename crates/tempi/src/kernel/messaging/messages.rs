@@ -61,7 +61,7 @@ pub(crate) struct MailCell {
     pub(crate) handed_over: Cell<bool>,
     /// The handler of another real-time CPU a request is for (thread to kernel, see
     /// `xcpu/handlers.rs`).
-    pub(crate) handler: std::cell::RefCell<Option<crate::message::Handler>>,
+    pub(crate) handler: std::cell::RefCell<Option<std::sync::Arc<dyn crate::kernel::RemoteHandler>>>,
     /// Real time: the start and end of the thread's spin for the global lock it holds (thread
     /// to kernel, read at the release; see `locking/global_locks.rs`).
     pub(crate) spun: Cell<Option<(Time, Time)>>,
@@ -112,13 +112,13 @@ pub(crate) struct MsgPool {
     /// Messages waiting for their timer (a thread's end scans the pool only if some are).
     pub(in crate::kernel) armed: u32,
     /// The payload pools of the runtime, to give back the payloads of messages dropped.
-    pub(in crate::kernel) payloads: crate::message::PayloadStores,
+    pub(in crate::kernel) payloads: crate::kernel::PayloadStores,
 }
 
 impl MsgPool {
     /// A pool of `n` messages (`Config::check` keeps `n` within `Config::MAX_MESSAGES`), or
     /// an error if the allocator refuses it.
-    pub(crate) fn new(n: usize, payloads: crate::message::PayloadStores) -> Result<MsgPool, crate::Error> {
+    pub(crate) fn new(n: usize, payloads: crate::kernel::PayloadStores) -> Result<MsgPool, crate::Error> {
         let what = "the message pool (Config::message_pool)";
         let slots = crate::sizes::vec_filled(n, MsgSlot::default(), what)?;
         let mut free = crate::sizes::vec_with_capacity(n, what)?;
@@ -345,7 +345,7 @@ impl<C: Clock> Kernel<C> {
         }
     }
     #[cold]
-    fn release_payload(&mut self, p: crate::message::Payload) {
+    fn release_payload(&mut self, p: crate::plain::Payload) {
         self.mail.pool.payloads.release(p);
     }
 
@@ -621,7 +621,7 @@ impl<C: Clock> Kernel<C> {
             let Some(t) = self.table.slots[i].as_ref() else { continue };
             let queued = t.mbox.new.len() + t.mbox.saves.iter().map(Vec::len).sum::<usize>();
             self.mail.stats.queued_at_end += queued as u64;
-            if crate::message::PayloadStores::no_pool_exists() {
+            if crate::kernel::PayloadStores::no_pool_exists() {
                 continue;
             }
             // The message being served too: its payload goes back with the rest.

@@ -211,7 +211,7 @@ pub(crate) enum MsgOp {
     DropPayload,
     /// A poisoned handler did not serve the message in the mail cell: counted and traced, and
     /// the caller, if it still waits, answered `HandlerPanicked` (see `xcpu/handlers.rs`).
-    HandlerUnserved(Option<crate::message::Caller>),
+    HandlerUnserved(Option<crate::kernel::Caller>),
     /// The thread's unwind poisoned handlers: refuse what they held (made once the unwind is
     /// over, see `message/handler.rs`).
     SettleHandlers,

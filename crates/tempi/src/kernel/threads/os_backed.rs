@@ -191,7 +191,7 @@ impl<C: Clock> Kernel<C> {
     /// handle what it does next as `resume_once` handles a request.
     pub(in crate::kernel) fn resume_in_place(&mut self, c: usize, id: crate::plain::ThreadId, i: usize) {
         let t = self.table.slots[i].as_ref().expect("live slot");
-        if t.kill_pending && t.holds_nothing() && !crate::message::holds_a_handler(self.executor(), id) {
+        if t.kill_pending && t.holds_nothing() && !(self.handler_hooks.holds_a_handler)(self.executor(), id) {
             // It may never reach a runtime call: it ends now and its OS thread stays stopped
             // until the run ends, when it is unwound (it holds no lock another thread could
             // be given meanwhile, and is inside no handler whose callers would wait for it:

@@ -36,7 +36,7 @@ use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::message::{Caller, Handler, HandlerHost, Served};
+use crate::kernel::{Caller, HandlerHost, RemoteHandler, Served};
 use crate::os::busy_cell::Executor;
 use crate::plain::ThreadId;
 use crate::plain::TraceKind;
@@ -47,9 +47,14 @@ use crate::time::Time;
 impl Ctx<'_> {
     /// Invoke `h`, a handler of another real-time CPU, with `msg` (its sender and kind set);
     /// `wait`: until it has been run, queued or refused there. Returns the reply to a call.
-    pub(crate) fn handler_remote(&self, h: &Handler, msg: Message, wait: bool) -> Result<Option<Message>, MsgError> {
+    pub(crate) fn handler_remote(
+        &self,
+        h: std::sync::Arc<dyn RemoteHandler>,
+        msg: Message,
+        wait: bool,
+    ) -> Result<Option<Message>, MsgError> {
         self.mail.msg.set(msg);
-        self.mail.handler.replace(Some(h.clone()));
+        self.mail.handler.replace(Some(h));
         let answer = self.invoke(MsgCall(MsgOp::RemoteHandler { wait }));
         // The kernel took the handler; after an error before it did, drop it here.
         self.mail.handler.replace(None);
@@ -139,7 +144,7 @@ impl<C: Clock> Kernel<C> {
     /// queue, in which case the thread that drains it answers.
     pub(in crate::kernel) fn accept_remote_handler(
         &mut self,
-        handler: &Handler,
+        handler: &std::sync::Arc<dyn RemoteHandler>,
         msg: Message,
         stamp: u32,
         urgency: Urgency,
@@ -153,7 +158,7 @@ impl<C: Clock> Kernel<C> {
         let naming = NameOnUnwind(handler);
         let served = {
             let host = RefCell::new(KernelHost { k: self, invoker: sender, urgency, now });
-            handler.serve_remote(&host, msg, caller)
+            std::sync::Arc::clone(handler).serve_remote(&host, msg, caller)
         };
         std::mem::forget(naming);
         self.culprit.set(before);
@@ -223,10 +228,10 @@ impl<C: Clock> Kernel<C> {
     /// on this kernel standing in for `id` (`message/leftovers.rs`).
     #[cold]
     pub(in crate::kernel) fn settle_handlers(&mut self, id: ThreadId) {
-        let (now, urgency) = (self.now, self.tcb(id).urgency());
+        let (now, urgency, hooks) = (self.now, self.tcb(id).urgency(), self.handler_hooks);
         let host = RefCell::new(KernelHost { k: self, invoker: id, urgency, now });
-        crate::message::settle_poisoned(&host);
-        crate::message::settle_unwound(&host);
+        (hooks.settle_poisoned)(&host);
+        (hooks.settle_unwound)(&host);
     }
 
     /// Answer `caller`, a thread of this CPU waiting at a handler with `token`, with `reply`.
@@ -250,7 +255,7 @@ std::thread_local! {
 
 /// Keeps its handler's name for the run's error when dropped, which happens only in an unwind
 /// (the normal path forgets it).
-struct NameOnUnwind<'a>(&'a Handler);
+struct NameOnUnwind<'a>(&'a std::sync::Arc<dyn RemoteHandler>);
 
 impl Drop for NameOnUnwind<'_> {
     fn drop(&mut self) {

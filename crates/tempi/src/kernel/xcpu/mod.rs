@@ -34,6 +34,7 @@
 //! Must not: block (a post never waits for room), or carry out an operation itself (the
 //! target kernel does, through the same functions a local request uses).
 
+pub(in crate::kernel) mod handler_host;
 pub(in crate::kernel) mod handlers;
 pub(in crate::kernel) mod messages;
 pub(in crate::kernel) mod queue;
@@ -111,7 +112,12 @@ pub(crate) enum Post {
     /// A message for a handler of the target CPU, from `msg.from` (a call if
     /// `msg.expects_reply`), whose urgency was `urgency`; it waits on `stamp` (0: nobody
     /// waits), answered with `MsgAnswer`. See `handlers.rs`.
-    Handler { handler: crate::message::Handler, msg: Message, stamp: u32, urgency: crate::policy::sched::Urgency },
+    Handler {
+        handler: std::sync::Arc<dyn crate::kernel::RemoteHandler>,
+        msg: Message,
+        stamp: u32,
+        urgency: crate::policy::sched::Urgency,
+    },
     /// Wake the most urgent waiter (or all) of a condition variable of the target CPU, for
     /// thread `notifier`.
     CondSignal { cond: CondId, all: bool, notifier: ThreadId },
