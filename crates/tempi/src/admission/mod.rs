@@ -109,6 +109,7 @@ use crate::plain::SetId;
 use crate::plain::ThreadId;
 use crate::policy::admit::{self, Admission as EngineAnswer, AdmissionEngine, AdmitError, AdmitId};
 use crate::policy::budget::Kill;
+use crate::policy::sched::PolicyClass;
 use crate::runtime::Runtime;
 use crate::sets::Budget;
 use crate::thread::ThreadSpec;
@@ -204,10 +205,11 @@ impl Admission {
     /// [`AdmissionSpec::max_live`] enforcement sets (named `admission:CPU:N`, with a `kill`
     /// budget each).
     ///
-    /// The runtime must already be scheduled EDF (a policy whose
+    /// The runtime must already be scheduled EDF, one instance per CPU (a policy of
+    /// [`PolicyClass::Edf`], such as [`crate::policy::sched::Edf`]: one whose
     /// [`Scheduler::earliest_deadline_first`](crate::policy::sched::Scheduler::earliest_deadline_first)
-    /// is true, such as
-    /// [`crate::policy::sched::Edf`]); changing its policy afterwards voids the guarantee.
+    /// is true and [`Scheduler::global`](crate::policy::sched::Scheduler::global) false);
+    /// changing its policy afterwards voids the guarantee.
     ///
     /// # Errors
     /// [`AdmissionError::NotEdf`], [`AdmissionError::UnknownEngine`]; [`AdmissionError::Runtime`] for a CPU the runtime
@@ -227,7 +229,7 @@ impl Admission {
     /// ```
     pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: AdmissionSpec) -> Result<Admission, AdmissionError> {
         let policy = (rt.config().scheduler)();
-        if !policy.earliest_deadline_first() {
+        if PolicyClass::of(&*policy) != PolicyClass::Edf {
             return Err(AdmissionError::NotEdf { scheduler: policy.name().to_string() });
         }
         spec.check().map_err(AdmissionError::Runtime)?;

@@ -50,6 +50,9 @@ pub struct ThreadSpec {
     pub(crate) message_queue: Option<Box<dyn crate::policy::queue::QueuePolicy>>,
     pub(crate) os_backed: bool,
     pub(crate) tame_prio_inv: bool,
+    /// Properties of the scheduling policy's own, handed to it at spawn
+    /// ([`crate::policy::sched::Scheduler::on_properties`]).
+    pub(crate) sched_properties: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl fmt::Debug for ThreadSpec {
@@ -130,6 +133,7 @@ impl ThreadSpec {
             message_queue: None,
             os_backed: false,
             tame_prio_inv: false,
+            sched_properties: None,
         }
     }
 
@@ -358,6 +362,27 @@ impl ThreadSpec {
     /// ```
     pub fn tame_prio_inv(mut self, on: bool) -> ThreadSpec {
         self.tame_prio_inv = on;
+        self
+    }
+
+    /// Properties of the scheduling policy's own for this thread (Boost.Fiber's scheduler
+    /// properties): a value of a type the policy defines, such as a rank, a weight or a
+    /// class, handed to the policy once at spawn through
+    /// [`Scheduler::on_properties`](crate::policy::sched::Scheduler::on_properties), which
+    /// reads it by its type. A policy that needs a per-thread attribute defines one, and no
+    /// kernel file changes; one that knows nothing of the type ignores it. Replaces what an
+    /// earlier call set. Boxed once here, when the spec is built, never on a dispatch path.
+    ///
+    /// ```
+    /// /// The share of the CPU a proportional-share policy gives a thread.
+    /// struct Tickets(u32);
+    /// let spec = tempi::ThreadSpec::new("worker").sched_properties(Tickets(40));
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(spec, |_| {}).unwrap(); // fixed priority ignores them
+    /// rt.run().unwrap();
+    /// ```
+    pub fn sched_properties<P: std::any::Any + Send>(mut self, properties: P) -> ThreadSpec {
+        self.sched_properties = Some(Box::new(properties));
         self
     }
 

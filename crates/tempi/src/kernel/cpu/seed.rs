@@ -528,6 +528,10 @@ impl<C: Clock> Kernel<C> {
         self.table.live += 1;
         let c = self.cpu_local(spec.cpu).expect("placement checked before install");
         self.trace(c, TraceKind::Spawn, id, 0, spec.cpu as u64);
+        // The policy's own properties of the thread, before it first asks for its urgency.
+        if let Some(properties) = spec.sched_properties.take() {
+            self.sched_call(c, id, |s, info| s.on_properties(info, &*properties));
+        }
         self.refresh_urgency(id);
         match spec.timing {
             Timing::OneShot => self.release_job(id, self.now, false),
