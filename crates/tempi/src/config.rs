@@ -278,6 +278,28 @@ impl Config {
         self.scheduler = factory;
         self
     }
+
+    /// The factory of the scheduling policy this configuration makes each CPU's scheduler
+    /// with (what [`Config::scheduler`] or [`Config::scheduler_factory`] set; fixed priority
+    /// by default).
+    ///
+    /// ```
+    /// let c = tempi::Config::new(1).scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// assert_eq!((c.chosen_scheduler())().name(), "edf");
+    /// ```
+    pub fn chosen_scheduler(&self) -> SchedulerFactory {
+        self.scheduler.clone()
+    }
+
+    /// The `SCHED_FIFO` priority real-time dispatchers ask for (what
+    /// [`Config::fifo_priority`] set; none by default).
+    ///
+    /// ```
+    /// assert_eq!(tempi::Config::new(1).fifo_priority(Some(50)).chosen_fifo_priority(), Some(50));
+    /// ```
+    pub fn chosen_fifo_priority(&self) -> Option<i32> {
+        self.fifo_priority
+    }
     /// Real time: pin each dispatcher to its CPU (default on). Ignored in virtual time.
     ///
     /// ```

@@ -139,15 +139,27 @@ impl<C: Clock> Runtime<C> {
     }
 
     /// Report `warning` among the run's warnings ([`RunOutcome::warnings`]), before those of
-    /// the dispatchers.
-    pub(crate) fn warn(&mut self, warning: String) {
-        self.notes.push(warning);
+    /// the dispatchers: what something built on the runtime could not set up as asked (a
+    /// planner thread left unpinned, say) and the run goes on without.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.warn("the planner's CPU is not pinned");
+    /// assert_eq!(rt.run().unwrap().warnings, ["the planner's CPU is not pinned"]);
+    /// ```
+    pub fn warn(&mut self, warning: impl Into<String>) {
+        self.notes.push(warning.into());
     }
 
-    /// This runtime's identity, unique in the process: objects built above the kernel
-    /// (admission) carry it to refuse threads of other runtimes.
-    pub(crate) fn identity(&self) -> u64 {
-        self.id
+    /// This runtime's identity, unique in the process: objects built on the runtime carry it
+    /// to refuse threads, requests and tickets of other runtimes.
+    ///
+    /// ```
+    /// let rt = tempi::Runtime::simulated(1);
+    /// assert_eq!(rt.id(), rt.id());
+    /// ```
+    pub fn id(&self) -> crate::RuntimeId {
+        crate::RuntimeId(self.id)
     }
 
     /// The configuration.

@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use crate::kernel::Ctx;
-use crate::plain::BudgetEvent;
-use crate::plain::SetId;
 use crate::policy::admit::AdmitId;
+use crate::BudgetEvent;
+use crate::SetId;
 
 use super::log::{JobEvent, JobEventKind};
 use super::{is_overrun, lock, State};

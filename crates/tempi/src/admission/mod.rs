@@ -104,9 +104,6 @@ use std::time::Duration;
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::Ctx;
-use crate::plain::BudgetEventKind;
-use crate::plain::SetId;
-use crate::plain::ThreadId;
 use crate::policy::admit::{self, Admission as EngineAnswer, AdmissionEngine, AdmitError, AdmitId};
 use crate::policy::budget::Kill;
 use crate::policy::sched::PolicyClass;
@@ -114,6 +111,9 @@ use crate::runtime::Runtime;
 use crate::sets::Budget;
 use crate::thread::ThreadSpec;
 use crate::time::Time;
+use crate::BudgetEventKind;
+use crate::SetId;
+use crate::ThreadId;
 
 use log::Bounded;
 
@@ -188,7 +188,7 @@ struct State {
 #[derive(Clone)]
 pub struct Admission {
     state: Arc<Mutex<State>>,
-    runtime: u64,
+    runtime: crate::RuntimeId,
     cpu: usize,
     mode: ClockMode,
     engine_name: &'static str,
@@ -228,7 +228,7 @@ impl Admission {
     /// assert!(matches!(Admission::new(&mut rt, AdmissionSpec::new(5)), Err(AdmissionError::Runtime(_))));
     /// ```
     pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: AdmissionSpec) -> Result<Admission, AdmissionError> {
-        let policy = (rt.config().scheduler)();
+        let policy = (rt.config().chosen_scheduler())();
         if PolicyClass::of(&*policy) != PolicyClass::Edf {
             return Err(AdmissionError::NotEdf { scheduler: policy.name().to_string() });
         }
@@ -240,7 +240,7 @@ impl Admission {
                 spec.cpu,
                 spec.engine,
                 spec.capacity,
-                crate::kernel::panic_message(&*payload)
+                crate::UnwindCause::of(&*payload)
             )))
         })?;
         let engine = built.ok_or(AdmissionError::UnknownEngine(spec.engine))?;
@@ -268,7 +268,7 @@ impl Admission {
                 Budget::new(Duration::from_nanos(1)).action(Kill).on_event(job::overrun_handler(state.clone(), i));
             rt.set_budget(set, budget).map_err(AdmissionError::Runtime)?;
         }
-        Ok(Admission { state, runtime: rt.identity(), cpu: spec.cpu, mode: C::MODE, engine_name })
+        Ok(Admission { state, runtime: rt.id(), cpu: spec.cpu, mode: C::MODE, engine_name })
     }
 
     /// The CPU whose jobs this admission tests.
@@ -506,7 +506,7 @@ impl Admission {
     }
 
     fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
-        if cx.runtime() != self.runtime {
+        if cx.runtime_id() != self.runtime {
             return Err(AdmissionError::ForeignRuntime);
         }
         Ok(())

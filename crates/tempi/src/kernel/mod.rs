@@ -64,7 +64,8 @@ pub(crate) use messaging::payload_stores::{next_pool_id, register_pool, PayloadS
 pub use thread_side::ctx::Ctx;
 pub use thread_side::event_ctx::EventCtx;
 pub use thread_side::protocol::JobInfo;
-pub(crate) use thread_side::protocol::{is_kill, is_panic, is_restart, Body};
+pub use thread_side::protocol::UnwindCause;
+pub(crate) use thread_side::protocol::{is_panic, is_restart, Body};
 pub(crate) use thread_side::protocol::{ControlOp, SetOp};
 pub(crate) use xcpu::handler_host::{Caller, HandlerHooks, HandlerHost, RemoteHandler, Served};
 pub(crate) use xcpu::Crossing;

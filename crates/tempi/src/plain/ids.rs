@@ -216,3 +216,14 @@ impl HandlerId {
         HandlerId(n)
     }
 }
+
+/// A runtime's identity, unique in the process and never reused: what objects built on a
+/// runtime (an admission controller, a Spring executor) keep to refuse the threads, requests
+/// and tickets of any other runtime.
+///
+/// ```
+/// let (a, b) = (tempi::Runtime::simulated(1), tempi::Runtime::simulated(1));
+/// assert_ne!(a.id(), b.id());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RuntimeId(pub(crate) u64);

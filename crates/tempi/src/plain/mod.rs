@@ -12,6 +12,6 @@ pub(crate) mod message;
 pub(crate) mod trace;
 
 pub use budget::{BudgetEvent, BudgetEventKind};
-pub use ids::{CondId, HandlerId, LockId, SemId, SetId, ThreadId};
+pub use ids::{CondId, HandlerId, LockId, RuntimeId, SemId, SetId, ThreadId};
 pub use message::{Flow, Message, MsgError, MsgTimer, Payload, Read, Selection, TimedRefusal, TimedRefusals};
 pub use trace::{JobEnd, StopReason, TraceKind, TraceRecord};

@@ -267,6 +267,18 @@ impl<'a> Ctx<'a> {
 
     /// The identity of this thread's runtime.
     #[inline(always)]
+    /// The identity of the runtime this thread belongs to ([`crate::Runtime::id`]).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let id = rt.id();
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| assert_eq!(cx.runtime_id(), id)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn runtime_id(&self) -> crate::RuntimeId {
+        crate::RuntimeId(self.runtime)
+    }
+
     pub(crate) fn runtime(&self) -> u64 {
         self.runtime
     }
