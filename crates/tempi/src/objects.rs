@@ -406,7 +406,13 @@ impl SemSpec {
     /// let _ = tempi::sync::SemSpec::new("s", 0);
     /// ```
     pub fn new(name: impl Into<String>, count: u64) -> SemSpec {
-        SemSpec { name: name.into(), count, cpu: 0, queue: Box::new(crate::policy::queue::Fifo), unknown_queue: None }
+        SemSpec {
+            name: name.into(),
+            count,
+            cpu: 0,
+            queue: Box::new(crate::policy::queue::ArrivalOrder),
+            unknown_queue: None,
+        }
     }
     /// The waiter order (a built-in or your own [`crate::policy::queue::QueuePolicy`]).
     ///

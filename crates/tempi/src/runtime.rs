@@ -17,7 +17,7 @@ use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::{Error, GlobalRefusal};
 use crate::id_space::IdSpace;
 use crate::kernel::{Body, ControlOp, EventHandler, KernelSeed, SetOp};
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::plain::SetId;
 use crate::plain::ThreadId;
 use crate::policy::sched::Scheduler;
@@ -55,8 +55,8 @@ pub struct Runtime<C: Clock> {
     /// Its hold on a thread-id tag: the ids it makes are its tag's.
     ids: Arc<IdSpace>,
     /// Its first kernel's identity as an executor; the others follow it
-    /// ([`crate::os::busy_cell::Executor`]).
-    pub(crate) executors: Executor,
+    /// ([`crate::os::busy_cell::KernelId`]).
+    pub(crate) executors: KernelId,
     pub(crate) config: Config,
     pub(crate) seeds: Vec<KernelSeed>,
     /// Threads added to sets before the run, to refuse a second set at once.
@@ -120,7 +120,7 @@ impl<C: Clock> Runtime<C> {
         static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
         let ids = IdSpace::lease()?;
-        let executors = Executor::reserve(kernels);
+        let executors = KernelId::reserve(kernels);
         let seeds = (0..kernels)
             .map(|k| KernelSeed::new(id, &ids, executors, k, kernels, &config, crate::message::HANDLER_HOOKS))
             .collect();
@@ -195,10 +195,10 @@ impl<C: Clock> Runtime<C> {
     /// stacks on its own CPU's scheduler with [`crate::Ctx::stack_scheduler`].
     ///
     /// ```
-    /// use tempi::policy::sched::{FixedPriority, PriorityInheritance};
+    /// use tempi::policy::sched::{FixedPriority, WaitInheritance};
     /// let mut rt = tempi::Runtime::simulated(1);
     /// rt.set_scheduler(|| Box::new(FixedPriority::new()));
-    /// rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    /// rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     /// rt.spawn(tempi::ThreadSpec::new("t"), |_| {}).unwrap();
     /// rt.run().unwrap();
     /// ```

@@ -75,7 +75,7 @@ use self::timing::timers::{TimerHandle, TimerQueue};
 use crate::clock::{Clock, RealClock};
 use crate::config::{Costs, TimerSpec};
 use crate::error::Error;
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::plain::ThreadId;
 use crate::plain::{TraceKind, TraceRecord};
 use crate::policy::sched::{SchedInfo, Scheduler};
@@ -246,7 +246,7 @@ pub(crate) struct Kernel<C: Clock> {
     ids: std::sync::Arc<crate::id_space::IdSpace>,
     /// The runtime's first kernel as an executor; this kernel is `executors.nth(first_cpu)`
     /// (one kernel per CPU in real time, one in all in virtual time).
-    executors: Executor,
+    executors: KernelId,
     clock: C,
     now: Time,
     real_clock: Option<RealClock>,
@@ -319,7 +319,7 @@ impl<C: Clock> Kernel<C> {
     // ----- lookup -------------------------------------------------------------------------
 
     /// This kernel as an executor: what the handlers its threads invoke are bound to.
-    pub(super) fn executor(&self) -> Executor {
+    pub(super) fn executor(&self) -> KernelId {
         self.executors.nth(self.first_cpu)
     }
 

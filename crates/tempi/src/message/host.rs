@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::handler::{enqueue, locked, Done, Inner, Pending, Via};
 use super::{Handler, Message, MsgError};
 use crate::kernel::{Caller, HandlerHost, RemoteHandler, Served};
-use crate::os::busy_cell::{Entry, Executor};
+use crate::os::busy_cell::{Entry, KernelId};
 
 impl Handler {
     /// Serve `msg` from a thread of another CPU on this CPU's dispatcher `host` (the
@@ -139,7 +139,7 @@ impl RemoteHandler for Inner {
         &self.name
     }
 
-    fn bind(&self, kernel: Executor) -> bool {
+    fn bind(&self, kernel: KernelId) -> bool {
         self.f.bind(kernel)
     }
 

@@ -190,7 +190,7 @@ pub struct CondId(pub(crate) u32);
 pub struct SemId(pub(crate) u32);
 
 /// A handler's identity, unique in the process: what the scheduler is shown of a busy handler
-/// a thread blocks at ([`crate::policy::sched::Stymie::Handler`]).
+/// a thread blocks at ([`crate::policy::sched::BlockedAt::Handler`]).
 ///
 /// ```
 /// use tempi::message::Handler;

@@ -7,7 +7,7 @@
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-use tempi::policy::sched::{FixedPriority, PriorityInheritance, ReadyReason, SchedInfo, Scheduler, Urgency};
+use tempi::policy::sched::{FixedPriority, ReadyReason, SchedInfo, Scheduler, Urgency, WaitInheritance};
 use tempi::{Runtime, ThreadId, ThreadSpec, Time};
 
 /// A thread's rank under [`ByRank`]: larger runs first.
@@ -69,7 +69,7 @@ fn run(ranks: &[(&'static str, i64)], stacked: bool) -> (Vec<&'static str>, Vec<
     let early = asked_early.clone();
     rt.set_scheduler(move || Box::new(ByRank::new(early.clone())));
     if stacked {
-        rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+        rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     }
     for &(name, rank) in ranks {
         let order = order.clone();

@@ -43,7 +43,7 @@
 //! `tests/kernel/direct_switch_properties.rs`).
 
 use crate::clock::Clock;
-use crate::kernel::thread_side::protocol::{Plain, Request, Response};
+use crate::kernel::thread_side::protocol::{Op, Request, Response};
 use crate::kernel::Kernel;
 use crate::os::context::{Host, Next};
 use crate::plain::ThreadId;
@@ -71,7 +71,7 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         let Resumed { c, id, i, restart_waits } = self.resumed;
         // As `after_resume` handles them.
         match *request {
-            Request::Plain(Plain::Yield) if !restart_waits => {
+            Request::Op(Op::Yield) if !restart_waits => {
                 self.refresh_now();
                 let switched = self.handle_yield(c, i);
                 if self.verify {
@@ -80,11 +80,11 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
                 // `handle_yield` made the thread switch when nothing is due.
                 return self.next_from_thread::<false>(c, id, switched);
             }
-            Request::Plain(Plain::Msg(op)) => {
+            Request::Op(Op::Msg(op)) => {
                 self.refresh_now();
                 // `handle`'s arm for messages, without its dispatch on the request kind.
                 self.switched_in_request = false;
-                if !restart_waits || !self.restart_answers(id, &Plain::Msg(op)) {
+                if !restart_waits || !self.restart_answers(id, &Op::Msg(op)) {
                     self.handle_msg(c, id, op);
                 }
             }
@@ -100,7 +100,7 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
     #[inline(always)]
     fn discard(request: Request) {
         // A plain request has no drop glue: only a boxed one is dropped, out of line.
-        if let Request::Owned(owned) = request {
+        if let Request::Setup(owned) = request {
             drop(owned);
         }
     }

@@ -17,7 +17,7 @@ use crate::kernel::threads::tcb::{State, Tcb};
 use crate::kernel::timing::timers::{TimerKind, TimerQueue};
 use crate::kernel::{Cpu, Culprit, EventHandler, Kernel, TimingEvent};
 use crate::objects::{LockSpec, SemSpec};
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::plain::SetId;
 use crate::plain::ThreadId;
 use crate::plain::TraceKind;
@@ -38,7 +38,7 @@ pub(crate) struct KernelSeed {
     /// The runtime's thread-id tag, held while this seed or its kernel lives.
     ids: std::sync::Arc<IdSpace>,
     /// The identity of the runtime's first kernel; this one is `kernels.nth(k)`.
-    pub(in crate::kernel) kernels: Executor,
+    pub(in crate::kernel) kernels: KernelId,
     first_cpu: usize,
     cpu_count: usize,
     total_cpus: usize,
@@ -86,7 +86,7 @@ impl KernelSeed {
     pub(crate) fn new(
         runtime: u64,
         ids: &std::sync::Arc<IdSpace>,
-        first: Executor,
+        first: KernelId,
         k: usize,
         kernels: usize,
         config: &Config,
@@ -433,7 +433,7 @@ impl<C: Clock> Kernel<C> {
         let rel_deadline = spec.relative_deadline();
         let period = spec.period();
         let events = self.events_of(self.cpu_local(spec.cpu).expect("placement checked before install"));
-        let mail = crate::kernel::messaging::messages::MailCell::default();
+        let mail = crate::kernel::messaging::messages::Exchange::default();
         mail.events.set(events.bits() | if spec.tame_prio_inv { crate::kernel::cpu::sched_meta::TAME_BIT } else { 0 });
         if spec.os_backed {
             mail.leave.set(crate::kernel::messaging::messages::LEAVE_RECHECK);

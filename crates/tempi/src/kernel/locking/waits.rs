@@ -10,7 +10,7 @@
 
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::kernel::thread_side::protocol::{Answer, CondAnswer, LockAnswer, SemAnswer, Settled};
+use crate::kernel::thread_side::protocol::{Answer, CondAnswer, LockAnswer, SemAnswer, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::Kernel;
@@ -331,14 +331,14 @@ impl<C: Clock> Kernel<C> {
     /// Wake `w`, waiting on a condition variable, with `answer`.
     pub(crate) fn answer_cond_waiter(&mut self, w: ThreadId, answer: CondAnswer) {
         debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Cond(_) | Wait::RemoteCond(_))));
-        self.tcb(w).set_answer(Answer::Settled(Settled::Cond(answer)));
+        self.tcb(w).set_answer(Answer::Value(Value::Cond(answer)));
         self.wake_from_wait(w);
     }
 
     /// Wake `w`, waiting for a semaphore unit, with `answer`.
     pub(crate) fn answer_sem_waiter(&mut self, w: ThreadId, answer: SemAnswer) {
         debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Sem(_) | Wait::RemoteSem(_))));
-        self.tcb(w).set_answer(Answer::Settled(Settled::Sem(answer)));
+        self.tcb(w).set_answer(Answer::Value(Value::Sem(answer)));
         self.wake_from_wait(w);
     }
 

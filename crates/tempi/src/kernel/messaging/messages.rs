@@ -5,7 +5,7 @@
 //! past or dropped with its queue; queues hold slot numbers. The pool and every queue are sized
 //! before they are used (the pool in `Kernel::new`, a thread's queues when it is created), so
 //! no call here allocates. Message fields cross between a thread and its kernel through the
-//! [`MailCell`] both share (as the fast-path lock count does), so requests and answers stay
+//! [`Exchange`] both share (as the fast-path lock count does), so requests and answers stay
 //! small and `Copy`.
 //!
 //! Timed messages (`send_at`, `cancel_timer`): the message is taken from the pool when the
@@ -30,7 +30,7 @@ use std::cell::Cell;
 
 use crate::clock::Clock;
 use crate::kernel::messaging::messages_timed::Armed;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
 use crate::plain::HandlerId;
@@ -40,11 +40,12 @@ use crate::plain::{Message, MsgError, Selection};
 use crate::policy::queue::QueuePolicy;
 use crate::time::Time;
 
-/// What a thread and its kernel exchange message fields through: the message sent, replied or
-/// saved (thread to kernel), the message read or the reply (kernel to thread), and a
-/// selection.
+/// What a thread and its kernel exchange through besides a request and its answer: message
+/// fields (the message sent, replied or saved, thread to kernel; the message read or the
+/// reply, kernel to thread; a selection; a timed message's handle), a handler to invoke on
+/// another CPU, the CPU's event bits and the instants a spin is timed by.
 #[derive(Default)]
-pub(crate) struct MailCell {
+pub(crate) struct Exchange {
     pub(crate) msg: Cell<Message>,
     pub(crate) sel: Cell<Selection>,
     /// A timed message's handle: pool slot and stamp (kernel to thread on `send_at`, thread
@@ -69,17 +70,17 @@ pub(crate) struct MailCell {
     pub(crate) refused_timed: Cell<crate::plain::TimedRefusals>,
 }
 
-/// [`MailCell::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
+/// [`Exchange::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
 /// handler must be reported (NICE).
 pub(crate) const LEAVE_NICE: u8 = 1;
-/// [`MailCell::leave`]: the thread is OS-backed, so it can be stopped in place between a
+/// [`Exchange::leave`]: the thread is OS-backed, so it can be stopped in place between a
 /// handler's last look at its queue and its release, while a thread of its CPU queues a
 /// message there; after the release it looks at the queue again and drains what came.
 /// (A coroutine thread is only ever switched at a runtime call, so nothing can come in that
 /// window.)
 pub(crate) const LEAVE_RECHECK: u8 = 2;
 
-impl MailCell {
+impl Exchange {
     /// Record whether the thread holds urgency lent for a handler it runs ([`LEAVE_NICE`]).
     pub(crate) fn set_handler_lends(&self, held: bool) {
         let others = self.leave.get() & !LEAVE_NICE;
@@ -295,7 +296,7 @@ impl<C: Clock> Kernel<C> {
             }
         };
         if let Some(a) = answer {
-            self.tcb(id).set_answer(Answer::Settled(Settled::Msg(a)));
+            self.tcb(id).set_answer(Answer::Value(Value::Msg(a)));
         }
     }
 
@@ -380,7 +381,7 @@ impl<C: Clock> Kernel<C> {
             debug_assert!(t.mbox.new.is_empty());
             t.mbox.current = Some(s);
             t.mail.msg.set(*msg);
-            t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+            t.set_answer(Answer::Value(Value::Msg(Ok(()))));
             self.wake_from_wait(to);
             self.meta_message_ready(to, constraint);
             return Ok(());
@@ -406,7 +407,7 @@ impl<C: Clock> Kernel<C> {
         if waiting {
             // A ranked queue: the reader takes its head when it runs (a more urgent message
             // may come first), so its read is answered `Empty`, which `Ctx::read` asks again.
-            t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
+            t.set_answer(Answer::Value(Value::Msg(Err(MsgError::Empty))));
             self.wake_from_wait(to);
         }
         self.meta_message_ready(to, constraint);
@@ -430,7 +431,7 @@ impl<C: Clock> Kernel<C> {
             if stamp != 0 {
                 self.answer_remote_sender(caller, stamp, Err(MsgError::Unanswered));
             } else if self.local(caller).is_some() && self.tcb(caller).state == State::Blocked(Wait::Reply(s)) {
-                self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Unanswered))));
+                self.tcb(caller).set_answer(Answer::Value(Value::Msg(Err(MsgError::Unanswered))));
                 self.wake_from_wait(caller);
             }
         }
@@ -474,7 +475,7 @@ impl<C: Clock> Kernel<C> {
             if let Some(k) = waiting {
                 let t = self.table.slots[k].as_mut().expect("live slot");
                 t.mail.msg.set(as_reply(reply));
-                t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+                t.set_answer(Answer::Value(Value::Msg(Ok(()))));
                 if !self.reply_hand_off(c, i, k) {
                     self.wake_from_wait(sender);
                 }
@@ -606,7 +607,7 @@ impl<C: Clock> Kernel<C> {
         } else {
             Err(MsgError::Unanswered)
         };
-        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.tcb(caller).set_answer(Answer::Value(Value::Msg(answer)));
         self.wake_from_wait(caller);
     }
 

@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::kernel::locking::hand_off::slot_pair;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
 use crate::plain::MsgError;
@@ -178,7 +178,7 @@ impl<C: Clock> Kernel<C> {
         // request itself left as the answer (for a read that is not made) is no refusal.
         // A pattern, not `!=`: the derived comparison of `MsgError` is a call once it has
         // enough variants, on every deferred read.
-        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(e))) if !matches!(e, MsgError::Empty));
+        let refused = matches!(t.answer, Answer::Value(Value::Msg(Err(e))) if !matches!(e, MsgError::Empty));
         if refused
             || t.interrupt.is_some()
             || t.kill_pending
@@ -193,7 +193,7 @@ impl<C: Clock> Kernel<C> {
         DEFERRED_READS.with(|n| n.set(n.get() + 1));
         match self.msg_read(c, id, true, None) {
             Some(a) => {
-                self.table.slots[i].as_mut().expect("live slot").set_answer(Answer::Settled(Settled::Msg(a)));
+                self.table.slots[i].as_mut().expect("live slot").set_answer(Answer::Value(Value::Msg(a)));
                 true
             }
             None => false,
@@ -216,7 +216,7 @@ mod tests {
     use super::{CALL_HAND_OFFS, DEFERRED_READS, REPLY_HAND_OFFS};
     use crate::clock::VirtualClock;
     use crate::plain::{Flow, Message};
-    use crate::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler, StackedScheduler};
+    use crate::policy::sched::{Events, FixedPriority, Scheduler, StackedScheduler, WaitInheritance};
     use crate::{Config, Costs, Runtime, ThreadSpec};
 
     /// A client of priority 2 makes eleven calls to a process of priority 1 that replies
@@ -248,7 +248,7 @@ mod tests {
         let costly = Costs { context_switch: std::time::Duration::from_micros(1), ..Costs::default() };
         assert_eq!(hand_offs(Config::new(1).costs(costly)), (0, 0));
         // A stacked scheduler answers through its own hooks, which the defaults make.
-        let stacked = Config::new(1).scheduler(|| Box::new(PriorityInheritance::new(Box::new(FixedPriority::new()))));
+        let stacked = Config::new(1).scheduler(|| Box::new(WaitInheritance::new(Box::new(FixedPriority::new()))));
         assert_eq!(hand_offs(stacked), (11, 11));
         let next = Config::new(1).scheduler(|| Box::new(HearsNext(FixedPriority::new())));
         assert_eq!(hand_offs(next), (0, 11));

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use crate::os::context::CoroutineResult;
 
 use crate::clock::Clock;
-use crate::kernel::thread_side::protocol::{Interrupt, JobInfo, Plain, Request, Response};
+use crate::kernel::thread_side::protocol::{Interrupt, JobInfo, Op, Request, Response};
 use crate::kernel::threads::tcb::Co;
 use crate::kernel::Kernel;
 use crate::os::worker::{Channel, Stopped};
@@ -178,7 +178,7 @@ impl<C: Clock> Kernel<C> {
                 match w.channel.stop(handle) {
                     Stopped::InPlace => {
                         w.in_place = true;
-                        return CoroutineResult::Yield(Request::Plain(Plain::Checkpoint));
+                        return CoroutineResult::Yield(Request::Op(Op::Checkpoint));
                     }
                     Stopped::Output => continue,
                 }
@@ -209,13 +209,13 @@ impl<C: Clock> Kernel<C> {
         let step = self.resume_worker(i, None);
         self.refresh_now();
         match step {
-            CoroutineResult::Yield(Request::Plain(request)) => {
+            CoroutineResult::Yield(Request::Op(request)) => {
                 let restart_waits = self.table.slots[i].as_ref().is_some_and(|t| t.restart_section.is_some());
                 if !restart_waits || !self.restart_answers(id, &request) {
                     self.handle(c, id, request);
                 }
             }
-            CoroutineResult::Yield(Request::Owned(request)) => self.handle_owned(c, id, *request),
+            CoroutineResult::Yield(Request::Setup(request)) => self.handle_owned(c, id, *request),
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
             // An OS-backed thread is never resumed hosted.
             CoroutineResult::Handled => {}

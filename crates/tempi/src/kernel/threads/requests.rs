@@ -12,7 +12,7 @@ use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::thread_side::job_loop;
 use crate::kernel::thread_side::protocol::{
-    Answer, ControlOp, ControlValue, Interrupt, Owned, OwnedAnswer, Plain, Request, Response, SetOp, SetValue, Settled,
+    Answer, ControlOp, ControlValue, Interrupt, Op, Report, Request, Response, SetOp, SetValue, Setup, Value,
 };
 use crate::kernel::threads::tcb::{State, Tcb, Wait};
 use crate::kernel::timing::timers::TimerKind;
@@ -278,11 +278,11 @@ impl<C: Clock> Kernel<C> {
     fn after_resume(&mut self, result: CoroutineResult<Request, ThreadOutcome>) {
         let Resumed { c, id, .. } = self.resumed;
         match result {
-            CoroutineResult::Yield(Request::Plain(request)) => {
+            CoroutineResult::Yield(Request::Op(request)) => {
                 self.refresh_now();
                 self.handle_plain(request);
             }
-            CoroutineResult::Yield(Request::Owned(request)) => {
+            CoroutineResult::Yield(Request::Setup(request)) => {
                 self.refresh_now();
                 self.handle_owned(c, id, *request);
             }
@@ -300,16 +300,16 @@ impl<C: Clock> Kernel<C> {
 
     /// Handle the request of the thread resumed last ([`Resumed`]), on whichever stack.
     #[inline(always)]
-    pub(in crate::kernel) fn handle_plain(&mut self, request: Plain) {
+    pub(in crate::kernel) fn handle_plain(&mut self, request: Op) {
         let Resumed { c, id, i, restart_waits } = self.resumed;
         match request {
             // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
             // general dispatch on the request kind.
-            Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
+            Op::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
             // The most frequent request in a simulation, handled here.
-            Plain::Work(ns) => self.handle_work(c, i, ns),
+            Op::Work(ns) => self.handle_work(c, i, ns),
             // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
-            Plain::Yield if !restart_waits => {
+            Op::Yield if !restart_waits => {
                 self.handle_yield(c, i);
             }
             request => {
@@ -473,24 +473,24 @@ impl<C: Clock> Kernel<C> {
             || t.interrupt_due().is_some()
     }
 
-    pub(in crate::kernel) fn handle(&mut self, c: usize, id: ThreadId, request: Plain) {
+    pub(in crate::kernel) fn handle(&mut self, c: usize, id: ThreadId, request: Op) {
         match request {
-            Plain::Work(ns) => {
+            Op::Work(ns) => {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_work(c, i, ns);
             }
-            Plain::Yield => {
+            Op::Yield => {
                 let i = self.local(id).expect("the running thread is live");
                 self.handle_yield(c, i);
             }
-            Plain::SleepUntil(_) if self.in_global(id) => {
+            Op::SleepUntil(_) if self.in_global(id) => {
                 self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
             }
-            Plain::Join(_) if self.in_global(id) => {
+            Op::Join(_) if self.in_global(id) => {
                 let e = Error::GlobalLockHeld { thread: id, call: "join" };
                 self.tcb(id).set_answer(Answer::failed(e));
             }
-            Plain::SleepUntil(t) => {
+            Op::SleepUntil(t) => {
                 if t > self.now {
                     self.stop_running(c, StopReason::Sleeping);
                     let tcb = self.tcb(id);
@@ -501,7 +501,7 @@ impl<C: Clock> Kernel<C> {
                     self.meta_next(c, id);
                 }
             }
-            Plain::Join(target) => {
+            Op::Join(target) => {
                 let from = Some(self.cpus[c].index);
                 let r = if target == id {
                     Err(Error::JoinSelf)
@@ -528,64 +528,64 @@ impl<C: Clock> Kernel<C> {
                     Err(e) => self.tcb(id).set_answer(Answer::failed(e)),
                 }
             }
-            Plain::Release(target) => {
+            Op::Release(target) => {
                 let from = self.cpus[c].index;
                 let r = self.request_release(target, from, self.now);
-                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Released.into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Value::Released.into()));
             }
-            Plain::JobDone { aborted } => self.job_done(c, id, aborted),
-            Plain::Lock { lock, deadline, try_only, restartable } => {
+            Op::JobDone { aborted } => self.job_done(c, id, aborted),
+            Op::Lock { lock, deadline, try_only, restartable } => {
                 if let Some(answer) = self.lock_request(c, id, lock, deadline, try_only, restartable) {
                     self.tcb(id).set_answer(answer);
                 }
             }
-            Plain::Unlock { lock, poison } => {
+            Op::Unlock { lock, poison } => {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_unlock(i, id, lock, poison);
             }
-            Plain::ClearPoison(lock) => self.clear_poison(lock),
-            Plain::GlobalLock { global, try_only } => {
+            Op::ClearPoison(lock) => self.clear_poison(lock),
+            Op::GlobalLock { global, try_only } => {
                 if let Some(answer) = self.global_lock_request(c, id, global, try_only) {
                     self.tcb(id).set_answer(answer);
                 }
             }
-            Plain::GlobalUnlock { global, acquired, released } => {
+            Op::GlobalUnlock { global, acquired, released } => {
                 self.tcb(id).quiet_reply = true;
                 self.global_unlock(id, global, acquired, released);
             }
-            Plain::Adopt(lock) => {
+            Op::Adopt(lock) => {
                 if let Some(l) = self.lock_local(lock) {
                     self.sync_owner(l);
                 }
             }
-            Plain::CondWait { cond, lock, deadline } => {
+            Op::CondWait { cond, lock, deadline } => {
                 if let Some(answer) = self.cond_wait(c, id, cond, lock, deadline) {
-                    self.tcb(id).set_answer(Answer::Settled(Settled::Cond(answer)));
+                    self.tcb(id).set_answer(Answer::Value(Value::Cond(answer)));
                 }
             }
-            Plain::CondSignal { cond, all } => {
+            Op::CondSignal { cond, all } => {
                 let status = self.cond_signal(c, cond, all);
                 self.answer_status(id, status);
             }
-            Plain::Procure { sem, deadline, try_only } => {
+            Op::Procure { sem, deadline, try_only } => {
                 if let Some(answer) = self.procure(c, id, sem, deadline, try_only) {
-                    self.tcb(id).set_answer(Answer::Settled(Settled::Sem(answer)));
+                    self.tcb(id).set_answer(Answer::Value(Value::Sem(answer)));
                 }
             }
-            Plain::Vacate(sem) => {
+            Op::Vacate(sem) => {
                 let status = self.vacate(c, sem);
                 self.answer_status(id, status);
             }
-            Plain::Urgency => {
+            Op::Urgency => {
                 let u = self.tcb(id).urgency();
-                self.tcb(id).set_answer(Answer::Settled(Settled::Urgency(u)));
+                self.tcb(id).set_answer(Answer::Value(Value::Urgency(u)));
             }
-            Plain::Preemption(on) => {
+            Op::Preemption(on) => {
                 let old = self.set_preemption(c, id, on);
-                self.tcb(id).set_answer(Answer::Settled(Settled::Flag(old)));
+                self.tcb(id).set_answer(Answer::Value(Value::Flag(old)));
             }
-            Plain::SetPriority(priority) => self.set_priority_of(id, priority),
-            Plain::Kill(target) => {
+            Op::SetPriority(priority) => self.set_priority_of(id, priority),
+            Op::Kill(target) => {
                 let r = match (self.local(target), self.remote_cpu(target)) {
                     (Some(_), _) => {
                         self.kill(target);
@@ -594,9 +594,9 @@ impl<C: Clock> Kernel<C> {
                     (None, Some(to)) => self.post(to, Post::Kill { target, from: self.first_cpu }),
                     (None, None) => Err(self.no_thread(target)),
                 };
-                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Value::Go.into()));
             }
-            Plain::SetPriorityOf(target, priority) => {
+            Op::SetPriorityOf(target, priority) => {
                 let r = match (self.local(target), self.remote_cpu(target)) {
                     (Some(_), _) => {
                         self.set_priority_of(target, priority);
@@ -605,23 +605,23 @@ impl<C: Clock> Kernel<C> {
                     (None, Some(to)) => self.post(to, Post::SetPriority { target, priority, from: self.first_cpu }),
                     (None, None) => Err(self.no_thread(target)),
                 };
-                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Value::Go.into()));
             }
             // Coming back to the loop is the point: it fires what is due and preempts.
-            Plain::Checkpoint => {}
-            Plain::Msg(op) => self.handle_msg(c, id, op),
-            Plain::Set(op) => {
+            Op::Checkpoint => {}
+            Op::Msg(op) => self.handle_msg(c, id, op),
+            Op::Set(op) => {
                 let r = self.set_op(op);
-                self.tcb(id).set_answer(Answer::fallible(r, |value| Settled::Set(value).into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |value| Value::Set(value).into()));
             }
         }
     }
 
     /// Handle a request that owns heap values.
     #[cold]
-    pub(in crate::kernel) fn handle_owned(&mut self, c: usize, id: ThreadId, request: Owned) {
+    pub(in crate::kernel) fn handle_owned(&mut self, c: usize, id: ThreadId, request: Setup) {
         match request {
-            Owned::Spawn(spec, body) => {
+            Setup::Spawn(spec, body) => {
                 let cpu = self.cpus[c].index;
                 if self.cross.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
                     // Real time: the target CPU's kernel creates it and answers.
@@ -639,18 +639,18 @@ impl<C: Clock> Kernel<C> {
                     return;
                 }
                 let r = self.spawn_thread(spec, body, cpu);
-                self.tcb(id).set_answer(Answer::fallible(r, |id| Settled::Spawned(id).into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |id| Value::Spawned(id).into()));
             }
-            Owned::Control(op) => {
+            Setup::Control(op) => {
                 let r = self.control(op);
-                self.tcb(id).set_answer(Answer::fallible(r, |value| OwnedAnswer::Control(value).into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |value| Report::Control(value).into()));
             }
         }
     }
 
     /// Answer a notification or a vacate with its outcome.
     fn answer_status(&mut self, id: ThreadId, status: Result<(), LockError>) {
-        self.tcb(id).set_answer(Answer::Settled(Settled::Status(status)));
+        self.tcb(id).set_answer(Answer::Value(Value::Status(status)));
     }
 
     /// Carry out a set, clock or budget operation asked for by a thread.

@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::plain::{Message, MsgError, ThreadId};
 use crate::policy::sched::Urgency;
 use crate::time::Time;
@@ -30,7 +30,7 @@ pub(crate) trait HandlerHost {
     /// The CPU it serves (the handler's).
     fn cpu(&self) -> usize;
     /// Its kernel as an executor: the handlers it runs are bound to it.
-    fn executor(&self) -> Executor;
+    fn executor(&self) -> KernelId;
     /// The thread, of another CPU, whose request the handler serves.
     fn invoker(&self) -> ThreadId;
     /// That thread's effective urgency when it asked.
@@ -75,7 +75,7 @@ pub(crate) trait RemoteHandler: Send + Sync {
     fn name(&self) -> &str;
     /// Bind it to `kernel` (of its CPU), unless a kernel of another runtime has it now:
     /// whether `kernel` has it.
-    fn bind(&self, kernel: Executor) -> bool;
+    fn bind(&self, kernel: KernelId) -> bool;
     /// Serve `msg` from a thread of another CPU on `host`, the dispatcher of its CPU; `caller`
     /// waits for the answer of a call.
     fn serve_remote(
@@ -97,5 +97,5 @@ pub(crate) struct HandlerHooks {
     /// caller of the host's kernel waiting at it.
     pub(crate) settle_unwound: fn(&RefCell<dyn HandlerHost + '_>),
     /// Whether thread `id` of kernel `kernel` is inside a handler now.
-    pub(crate) holds_a_handler: fn(Executor, ThreadId) -> bool,
+    pub(crate) holds_a_handler: fn(KernelId, ThreadId) -> bool,
 }

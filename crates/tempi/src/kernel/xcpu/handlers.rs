@@ -32,12 +32,12 @@ use crate::error::Error;
 use crate::kernel::messaging::messages::{HANDLER_PANICKED, HANDLER_QUEUE_FULL};
 use crate::kernel::thread_side::calls::MsgCall;
 use crate::kernel::thread_side::ctx::Ctx;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
 use crate::kernel::{Caller, HandlerHost, RemoteHandler, Served};
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::plain::ThreadId;
 use crate::plain::TraceKind;
 use crate::plain::{Message, MsgError};
@@ -243,7 +243,7 @@ impl<C: Clock> Kernel<C> {
             r.expects_reply = false;
             self.tcb(caller).mail.msg.set(r);
         });
-        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.tcb(caller).set_answer(Answer::Value(Value::Msg(answer)));
         self.wake_from_wait(caller);
     }
 }
@@ -282,7 +282,7 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     fn cpu(&self) -> usize {
         self.k.first_cpu
     }
-    fn executor(&self) -> Executor {
+    fn executor(&self) -> KernelId {
         self.k.executor()
     }
     fn invoker(&self) -> ThreadId {
@@ -340,7 +340,7 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
         }
         let t = k.tcb(caller);
         t.mail.handed_over.set(true);
-        t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+        t.set_answer(Answer::Value(Value::Msg(Ok(()))));
         k.wake_from_wait(caller);
         true
     }

@@ -29,7 +29,7 @@
 
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
@@ -187,7 +187,7 @@ impl<C: Clock> Kernel<C> {
             Err(e @ (MsgError::PoolFull | MsgError::QueueFull | MsgError::Refused)) => Err(self.refuse(sender, e)),
             Err(e) => Err(e),
         };
-        self.tcb(sender).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.tcb(sender).set_answer(Answer::Value(Value::Msg(answer)));
         self.wake_from_wait(sender);
     }
 }

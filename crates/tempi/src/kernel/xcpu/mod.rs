@@ -46,7 +46,7 @@ use std::sync::Arc;
 
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
-use crate::kernel::thread_side::protocol::{Body, Settled};
+use crate::kernel::thread_side::protocol::{Body, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::queue::Sent;
 pub(crate) use crate::kernel::xcpu::queue::{Crossing, Outbox};
@@ -381,7 +381,7 @@ impl<C: Clock> Kernel<C> {
                 if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(waits)) {
                     self.tcb(spawner)
                         .set_answer(crate::kernel::thread_side::protocol::Answer::fallible(result, |id| {
-                            Settled::Spawned(id).into()
+                            Value::Spawned(id).into()
                         }));
                     self.wake(spawner);
                 } else {

@@ -13,9 +13,9 @@ use super::Scheduler;
 /// is analysed, and admitted to an EDF admission, by what it does.
 ///
 /// ```
-/// use tempi::policy::sched::{by_name, Edf, PolicyClass, PriorityInheritance};
+/// use tempi::policy::sched::{by_name, Edf, PolicyClass, WaitInheritance};
 /// assert_eq!(PolicyClass::of(&Edf::new()), PolicyClass::Edf);
-/// assert_eq!(PolicyClass::of(&PriorityInheritance::new(Box::new(Edf::new()))), PolicyClass::Edf);
+/// assert_eq!(PolicyClass::of(&WaitInheritance::new(Box::new(Edf::new()))), PolicyClass::Edf);
 /// assert_eq!(PolicyClass::of(&*by_name("rm", None).unwrap()()), PolicyClass::FixedPriority);
 /// assert_eq!(PolicyClass::of(&*by_name("gedf", None).unwrap()()), PolicyClass::GlobalEdf);
 /// assert_eq!(PolicyClass::of(&*by_name("fifo", None).unwrap()()), PolicyClass::Other);

@@ -55,9 +55,9 @@
 //! override. The kernel only calls the top of the chain and knows nothing of it. The trait,
 //! `StackedScheduler`'s defaults and its blanket impl are made from one list of the hooks
 //! (`scheduler_hooks!` below, expanded by `hooks.rs`), so a new hook is one entry there.
-//! [`PriorityInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
+//! [`WaitInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
 //! thread's urgency and leaves every other decision to the policy below
-//! ([`PriorityInheritance::for_tamed`]: only for threads with FREE JAZZ's `tame_prio_inv` on,
+//! ([`WaitInheritance::for_tamed`]: only for threads with FREE JAZZ's `tame_prio_inv` on,
 //! through the [`Events::TAMED_ONLY`] filter).
 //!
 //! During the run, a thread stacks a wrapper on its own CPU's scheduler with
@@ -66,11 +66,11 @@
 //! the top gives back the one below through [`Scheduler::take_prev`] (leaving a [`Vacant`]).
 //!
 //! ```
-//! use tempi::policy::sched::{Events, PriorityInheritance, Scheduler};
+//! use tempi::policy::sched::{Events, WaitInheritance, Scheduler};
 //! use tempi::sync::SemSpec;
 //! use tempi::{Runtime, ThreadSpec};
 //! let mut rt = Runtime::simulated(1);
-//! rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+//! rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
 //! let s = std::sync::Arc::new(rt.create_semaphore(SemSpec::new("s", 1)).unwrap());
 //! let s2 = s.clone();
 //! rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
@@ -166,7 +166,7 @@ pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
 pub use global_edf::{GlobalEdf, GlobalEdfDiscipline};
 pub use global_fp::{GlobalFp, GlobalFpDiscipline};
-pub use meta::{Events, InheritId, Schedule, Stymie, NO_CONSTRAINT};
+pub use meta::{BlockedAt, Events, InheritId, Schedule, NO_CONSTRAINT};
 pub use plan_first::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use ready_queue::ReadyQueue;
@@ -176,7 +176,7 @@ pub use registry::{
     SchedulerMaker, NAMES,
 };
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
-pub use stacked::{PriorityInheritance, StackedScheduler, Vacant};
+pub use stacked::{StackedScheduler, Vacant, WaitInheritance};
 
 use std::time::Duration;
 
@@ -668,9 +668,9 @@ macro_rules! scheduler_hooks {
             /// the CPU again. Default: `None`, not stacked on another (un-stacking it is an error).
             ///
             /// ```
-            /// use tempi::policy::sched::{FixedPriority, PriorityInheritance, Scheduler};
+            /// use tempi::policy::sched::{FixedPriority, WaitInheritance, Scheduler};
             /// assert!(FixedPriority::new().take_prev().is_none());
-            /// let mut pi = PriorityInheritance::new(Box::new(FixedPriority::new()));
+            /// let mut pi = WaitInheritance::new(Box::new(FixedPriority::new()));
             /// assert_eq!(pi.take_prev().unwrap().name(), "fp");
             /// ```
             [own: "This default says the wrapper cannot be un-stacked; a wrapper that keeps no threads of its own writes `Some(std::mem::replace(&mut self.prev, Box::new(Vacant)))`."]
@@ -723,7 +723,7 @@ macro_rules! scheduler_hooks {
                 &mut self,
                 _waiter: &SchedInfo,
                 _holder: &SchedInfo,
-                _at: Stymie,
+                _at: BlockedAt,
                 _constraint: i64,
                 _id: InheritId,
             ) -> Option<Urgency> {
@@ -736,7 +736,7 @@ macro_rules! scheduler_hooks {
             /// semaphore or a busy handler, the kernel reports that blocking again (PROCURE or CALL,
             /// with the holder as the waiter).
             [forward]
-            fn on_procure(&mut self, _waiter: &SchedInfo, _holder: &SchedInfo, _at: Stymie, _id: InheritId) -> Option<Urgency> {
+            fn on_procure(&mut self, _waiter: &SchedInfo, _holder: &SchedInfo, _at: BlockedAt, _id: InheritId) -> Option<Urgency> {
                 None
             }
 
@@ -744,7 +744,7 @@ macro_rules! scheduler_hooks {
             /// `id` lent it urgency; the lend is withdrawn before this call (`thread.urgency` is what
             /// it keeps). Several NICEs come latest-first when several inheritances end at once.
             [forward]
-            fn on_nice(&mut self, _thread: &SchedInfo, _at: Stymie, _id: InheritId) {}
+            fn on_nice(&mut self, _thread: &SchedInfo, _at: BlockedAt, _id: InheritId) {}
         }
     };
 }

@@ -1,5 +1,5 @@
 //! Stacking schedulers: a policy written as a decorator over the one it replaces
-//! ([`StackedScheduler`]), and [`PriorityInheritance`], the decorator that answers CALL and
+//! ([`StackedScheduler`]), and [`WaitInheritance`], the decorator that answers CALL and
 //! PROCURE with classic priority inheritance.
 //!
 //! FREE JAZZ's `register_scheduler(handler, event)` returns the previous handler of the event so
@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use super::{
-    scheduler_hooks, Events, InheritId, QueuedMessages, ReadyReason, SchedInfo, Schedule, Scheduler, Stymie, Urgency,
-    WakePick,
+    scheduler_hooks, BlockedAt, Events, InheritId, QueuedMessages, ReadyReason, SchedInfo, Schedule, Scheduler,
+    Urgency, WakePick,
 };
 use crate::plain::ThreadId;
 use crate::time::Time;
@@ -70,27 +70,27 @@ impl<S: StackedScheduler> Scheduler for S {
 /// other decision is the previous scheduler's. NICE gives it back when the holder leaves.
 ///
 /// ```
-/// use tempi::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler};
-/// let s = PriorityInheritance::new(Box::new(FixedPriority::new()));
+/// use tempi::policy::sched::{Events, FixedPriority, WaitInheritance, Scheduler};
+/// let s = WaitInheritance::new(Box::new(FixedPriority::new()));
 /// assert_eq!(s.name(), "fp");
 /// assert_eq!(s.events(), Events::CALL | Events::PROCURE);
 /// let mut rt = tempi::Runtime::simulated(1);
-/// rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+/// rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
 /// ```
-pub struct PriorityInheritance {
+pub struct WaitInheritance {
     prev: Box<dyn Scheduler>,
     /// Asks for CALL and PROCURE of tamed threads only.
     tamed_only: bool,
 }
 
-impl PriorityInheritance {
+impl WaitInheritance {
     /// Inheritance stacked on `prev`.
     ///
     /// ```
-    /// let _ = tempi::policy::sched::PriorityInheritance::new(Box::new(tempi::policy::sched::Edf::new()));
+    /// let _ = tempi::policy::sched::WaitInheritance::new(Box::new(tempi::policy::sched::Edf::new()));
     /// ```
-    pub fn new(prev: Box<dyn Scheduler>) -> PriorityInheritance {
-        PriorityInheritance { prev, tamed_only: false }
+    pub fn new(prev: Box<dyn Scheduler>) -> WaitInheritance {
+        WaitInheritance { prev, tamed_only: false }
     }
 
     /// Inheritance stacked on `prev` for the threads with `tame_prio_inv` on only (FREE
@@ -99,12 +99,12 @@ impl PriorityInheritance {
     /// of other threads lends nothing.
     ///
     /// ```
-    /// use tempi::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler};
-    /// let s = PriorityInheritance::for_tamed(Box::new(FixedPriority::new()));
+    /// use tempi::policy::sched::{Events, FixedPriority, WaitInheritance, Scheduler};
+    /// let s = WaitInheritance::for_tamed(Box::new(FixedPriority::new()));
     /// assert!(s.events().contains(Events::TAMED_ONLY | Events::CALL | Events::PROCURE));
     /// ```
-    pub fn for_tamed(prev: Box<dyn Scheduler>) -> PriorityInheritance {
-        PriorityInheritance { prev, tamed_only: true }
+    pub fn for_tamed(prev: Box<dyn Scheduler>) -> WaitInheritance {
+        WaitInheritance { prev, tamed_only: true }
     }
 
     fn lend(waiter: &SchedInfo, holder: &SchedInfo) -> Option<Urgency> {
@@ -112,7 +112,7 @@ impl PriorityInheritance {
     }
 }
 
-impl StackedScheduler for PriorityInheritance {
+impl StackedScheduler for WaitInheritance {
     fn prev(&self) -> &dyn Scheduler {
         &*self.prev
     }
@@ -130,7 +130,7 @@ impl StackedScheduler for PriorityInheritance {
         &mut self,
         waiter: &SchedInfo,
         holder: &SchedInfo,
-        at: Stymie,
+        at: BlockedAt,
         constraint: i64,
         id: InheritId,
     ) -> Option<Urgency> {
@@ -138,7 +138,7 @@ impl StackedScheduler for PriorityInheritance {
         let below = self.prev.on_call(waiter, holder, at, constraint, id);
         lent.max(below)
     }
-    fn on_procure(&mut self, waiter: &SchedInfo, holder: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
+    fn on_procure(&mut self, waiter: &SchedInfo, holder: &SchedInfo, at: BlockedAt, id: InheritId) -> Option<Urgency> {
         let lent = Self::lend(waiter, holder);
         let below = self.prev.on_procure(waiter, holder, at, id);
         lent.max(below)
