@@ -56,8 +56,8 @@
 //! ```
 //! use tempi::policy::lock::LockPolicy;
 //!
-//! struct Op;
-//! impl LockPolicy for Op {
+//! struct Plain;
+//! impl LockPolicy for Plain {
 //!     fn name(&self) -> &str { "plain" }
 //!     fn raises_holder(&self) -> bool { false }
 //!     fn uncontended_fast_path(&self) -> bool { true }
