@@ -174,6 +174,18 @@ pub enum Error {
         /// The thread it picked.
         thread: ThreadId,
     },
+    /// A global scheduling policy's
+    /// [`select_cpu`](crate::policy::sched::Scheduler::select_cpu) chose a CPU the run does not
+    /// have, or one already offered a thread. The run stops at that instant; its threads are
+    /// unwound as at any end of a run.
+    BadCpuChoice {
+        /// The policy's name.
+        scheduler: String,
+        /// The CPU it chose.
+        cpu: usize,
+        /// How many CPUs the run has.
+        cpus: usize,
+    },
     /// Every timer slot of a CPU is in use. The timer table is sized at start-up (four
     /// timers per thread slot, one per timing event, eight per thread set, two more) and
     /// never grows; the run stops at that instant.
@@ -347,6 +359,10 @@ impl fmt::Display for Error {
             Error::BadPick { scheduler, cpu, thread } => write!(
                 f,
                 "scheduler `{scheduler}` picked {thread:?} on CPU {cpu}, which is not a ready thread of that CPU"
+            ),
+            Error::BadCpuChoice { scheduler, cpu, cpus } => write!(
+                f,
+                "scheduler `{scheduler}` chose CPU {cpu}, which is not one of the run's {cpus} CPUs or was offered a thread already"
             ),
             Error::Global { scheduler, reason: GlobalRefusal::RealTime } => write!(
                 f,

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -500,10 +500,22 @@ fn os_backed_threads_left_in_their_own_code_are_named_and_waited_for_once() {
             spin_forever()
         })
         .unwrap();
-        let victim = rt.spawn(ThreadSpec::new("victim").priority(2).os_backed(), |_| spin_forever()).unwrap();
+        // The victim says when it is in its own code, and only then is it killed: on a loaded
+        // machine its start may come later than the killer's first wake-up.
+        let computing = Arc::new(AtomicBool::new(false));
+        let flag = computing.clone();
+        let victim = rt
+            .spawn(ThreadSpec::new("victim").priority(2).os_backed(), move |_| {
+                flag.store(true, Ordering::Release);
+                spin_forever()
+            })
+            .unwrap();
         rt.spawn(ThreadSpec::new("brief").priority(3).os_backed(), |_| spin(ms(5), &AtomicU64::new(0))).unwrap();
         rt.spawn(ThreadSpec::new("killer").priority(6), move |cx| {
             cx.sleep(ms(20));
+            while !computing.load(Ordering::Acquire) {
+                cx.sleep(ms(1));
+            }
             cx.kill(victim).unwrap();
         })
         .unwrap();

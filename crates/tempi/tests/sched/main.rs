@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod global_cpu_choice;
 mod global_edf;
 mod global_properties;
 mod policy_registry;

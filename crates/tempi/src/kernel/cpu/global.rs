@@ -8,8 +8,10 @@
 //! urgent ready threads on the `m` CPUs, so at every instant no ready thread is more urgent
 //! than a running one and no CPU idles while a thread is ready.
 //!
-//! - A thread that becomes ready, or more urgent while ready, is *offered* a CPU
-//!   ([`Kernel::global_offer`]): the lowest-numbered idle CPU not already offered a thread;
+//! - A thread that becomes ready, or more urgent while ready, is *offered* the CPU the policy
+//!   chooses ([`Kernel::global_offer`], the policy's `select_cpu`, as Linux's
+//!   `select_task_rq`). By default (`default_cpu_choice`): the lowest-numbered idle CPU not
+//!   already offered a thread;
 //!   else the CPU, among those not already rescheduling, whose running thread has the lowest
 //!   effective urgency (the highest-numbered one among equals), if the policy's
 //!   `should_preempt` says the thread preempts it. An offered CPU reschedules at its next turn
@@ -37,58 +39,50 @@
 //! in real time, and this kernel refuses locks, condition variables and semaphores under one
 //! ([`crate::Error::Global`]).
 //!
-//! Must not: order threads (the policy does), or allocate (it only flags CPUs).
+//! Must not: order threads or choose CPUs (the policy does), or allocate (it only flags CPUs).
 
 use crate::clock::Clock;
 use crate::error::{Error, GlobalRefusal};
 use crate::kernel::Kernel;
-use crate::policy::sched::Urgency;
+use crate::policy::sched::{CpuChoice, CpuView, Urgency};
 
 impl<C: Clock> Kernel<C> {
-    /// The thread in slot `i` became ready, or more urgent while ready: offer it an idle CPU,
-    /// or the CPU running the least urgent thread if the policy says it preempts that one.
+    /// The thread in slot `i` became ready, or more urgent while ready: offer it the CPU the
+    /// policy chooses ([`Scheduler::select_cpu`](crate::policy::sched::Scheduler::select_cpu);
+    /// by default an idle CPU, or the CPU running the least urgent thread if it preempts that
+    /// one), which reschedules at its next turn.
     pub(in crate::kernel) fn global_offer(&mut self, i: usize) {
-        if let Some(cpu) = self.cpus.iter_mut().find(|cpu| cpu.current.is_none() && !cpu.preempt) {
-            cpu.preempt = true;
-            return;
-        }
-        // First the CPUs whose threads may be preempted, then those holding their CPU.
-        for holding in [false, true] {
-            if self.offer_among(i, holding) {
-                return;
+        let chosen = {
+            let view = |c: usize| {
+                let cpu = &self.cpus[c];
+                let running = cpu.current.map(|r| {
+                    let ri = self.local(r).expect("running thread is live");
+                    self.table.slots[ri].as_ref().expect("live slot")
+                });
+                CpuView {
+                    index: cpu.index,
+                    running: running.map(|t| &t.sched),
+                    offered: cpu.preempt,
+                    holds_cpu: running.is_some_and(|t| t.holds_cpu()),
+                }
+            };
+            let woken = &self.table.slots[i].as_ref().expect("live slot").sched;
+            self.cpus[0].scheduler.select_cpu(woken, &CpuChoice::from_fn(self.cpus.len(), &view))
+        };
+        let Some(cpu) = chosen else { return };
+        match self.cpu_local(cpu).filter(|&c| !self.cpus[c].preempt) {
+            Some(c) => {
+                self.cpus[c].preempt = true;
+                if self.cpus[c].current.is_some() {
+                    self.cpus[c].requeue_current = true;
+                }
             }
-        }
-    }
-
-    /// Offer the thread in slot `i` the CPU running the least urgent thread among those that
-    /// hold their CPU (preemption off) or not, as `holding` says, if the policy says it
-    /// preempts that one; returns whether it did.
-    fn offer_among(&mut self, i: usize, holding: bool) -> bool {
-        let mut target: Option<(usize, usize, Urgency)> = None;
-        for (c, cpu) in self.cpus.iter().enumerate() {
-            if cpu.preempt {
-                continue;
+            None if self.failed.is_none() => {
+                let scheduler = self.cpus[0].scheduler.name().to_string();
+                self.failed = Some(Error::BadCpuChoice { scheduler, cpu, cpus: self.cpus.len() });
             }
-            let Some(r) = cpu.current else { continue };
-            let ri = self.local(r).expect("running thread is live");
-            let t = self.table.slots[ri].as_ref().expect("live slot");
-            if t.holds_cpu() != holding {
-                continue;
-            }
-            let u = t.sched.urgency;
-            if target.is_none_or(|(_, _, least)| u <= least) {
-                target = Some((c, ri, u));
-            }
+            None => {}
         }
-        let Some((c, ri, _)) = target else { return false };
-        let running = &self.table.slots[ri].as_ref().expect("live slot").sched;
-        let woken = &self.table.slots[i].as_ref().expect("live slot").sched;
-        if self.cpus[0].scheduler.should_preempt(running, woken) {
-            self.cpus[c].preempt = true;
-            self.cpus[c].requeue_current = true;
-            return true;
-        }
-        false
     }
 
     /// The effective urgency of the thread in slot `i` changed from `old` (already stored):
