@@ -42,6 +42,7 @@ pub mod message;
 mod objects;
 pub mod os;
 pub mod policy;
+mod raw_ids;
 pub mod runtime;
 mod runtime_run;
 pub mod sets;
