@@ -60,3 +60,22 @@ fn rm_textbook_from_c_matches_the_rust_api() {
     assert!(printed.contains("job t3#0 release 0 start 3000000 finish 10000000"), "{printed}");
     assert_eq!(std::fs::read_to_string(&report).unwrap(), to_json(&rust), "the C run's report differs");
 }
+
+#[test]
+fn rm_textbook_links_with_pkg_config_against_the_shared_library() {
+    super::support::build_shared();
+    let lib = super::support::lib_dir();
+    let pkg = run(Command::new("pkg-config").args(["--cflags", "--libs", "tempi"]).env("PKG_CONFIG_PATH", &lib));
+    let dir = scratch("rm_textbook_shared");
+    let exe = dir.join("rm_textbook");
+    let root = super::support::root();
+    run(Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg(root.join("examples/c/rm_textbook.c"))
+        .args(pkg.split_whitespace())
+        .arg("-o")
+        .arg(&exe));
+    let ldd = run(Command::new("ldd").arg(&exe));
+    assert!(ldd.contains("libtempi_c.so"), "{ldd}");
+    assert!(run(&mut Command::new(&exe)).ends_with("misses 0\n"));
+}

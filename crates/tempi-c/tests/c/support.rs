@@ -56,3 +56,11 @@ pub fn build_c(src: &str, dir: &Path) -> PathBuf {
     run(&mut cmd);
     exe
 }
+
+/// Build the shared library too (a test build makes only the static one and the rlib) into
+/// this test's profile directory, which also writes `tempi.pc` there.
+pub fn build_shared() {
+    let profile = if lib_dir().ends_with("release") { "release" } else { "dev" };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(Command::new(cargo).args(["build", "-q", "-p", "tempi-c", "--lib", "--profile", profile]).current_dir(root()));
+}
