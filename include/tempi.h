@@ -88,6 +88,18 @@ typedef enum tempi_thread_end {
   TEMPI_END_NOT_STARTED = 4,
 } tempi_thread_end;
 
+// How a budget comes back (`tempi_budget_params.replenish`).
+typedef enum tempi_replenish {
+  // Never by itself.
+  TEMPI_REPLENISH_MANUAL = 0,
+  // Refilled to the full amount every `period_ns` (a deferrable server with `"suspend"`).
+  TEMPI_REPLENISH_PERIODIC = 1,
+  // The sporadic-server rule, period `period_ns`.
+  TEMPI_REPLENISH_SPORADIC = 2,
+  // A constant bandwidth server (EDF), period `period_ns`.
+  TEMPI_REPLENISH_CONSTANT_BANDWIDTH = 3,
+} tempi_replenish;
+
 // A running thread's handle on its runtime: valid inside the body call it was passed to,
 // on the OS thread running it, and nowhere else.
 typedef struct tempi_ctx tempi_ctx;
@@ -244,6 +256,51 @@ typedef struct tempi_thread_params {
 // at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
 // return without further work.
 typedef void (*tempi_body)(struct tempi_ctx *cx, void *userdata);
+
+// A thread set of one runtime: non-zero, refused by every other runtime with `TEMPI_FOREIGN`.
+typedef uint64_t tempi_set;
+
+// What a budget callback is told.
+typedef struct tempi_budget_event {
+  // `sizeof(tempi_budget_event)` of this library.
+  size_t size;
+  // The set.
+  tempi_set set;
+  // 0: exhausted; 1: replenished.
+  uint32_t replenished;
+  // Reserved, zero.
+  uint32_t reserved;
+  // When, in ns.
+  uint64_t at_ns;
+  // The set's CPU time consumed since the budget was set, in ns.
+  uint64_t consumed_ns;
+  // What is left of the budget, in ns.
+  uint64_t remaining_ns;
+} tempi_budget_event;
+
+// A budget callback: called inside the runtime at each exhaustion or replenishment; it
+// must not call the runtime and must return promptly.
+typedef void (*tempi_budget_callback)(const struct tempi_budget_event *event, void *userdata);
+
+// What `tempi_runtime_set_budget` sets. Set `size` to `sizeof(tempi_budget_params)`.
+typedef struct tempi_budget_params {
+  // `sizeof(tempi_budget_params)` as the caller compiled it.
+  size_t size;
+  // The budget's amount of CPU time, in ns.
+  uint64_t amount_ns;
+  // A `tempi_replenish` value.
+  uint32_t replenish;
+  // Reserved, zero.
+  uint32_t reserved;
+  // The replenishment period in ns (not for `TEMPI_REPLENISH_MANUAL`).
+  uint64_t period_ns;
+  // The action on exhaustion by name: `"notify"` (NULL), `"kill"`, `"suspend"`, `"demote"`.
+  const char *action;
+  // Called at each exhaustion and replenishment; NULL for none.
+  tempi_budget_callback on_event;
+  // Passed to `on_event`.
+  void *userdata;
+} tempi_budget_params;
 
 #ifdef __cplusplus
 extern "C" {
@@ -408,6 +465,24 @@ enum tempi_status tempi_runtime_spawn(struct tempi_runtime *rt, const struct tem
 //
 // Blocks the calling OS thread for the run. Not thread-safe with other calls on `rt`.
 enum tempi_status tempi_runtime_run(struct tempi_runtime *rt, uint64_t until_ns, struct tempi_outcome **out);
+
+// Create thread set `name` on `cpu` (its members must share the CPU in real time); its id
+// into `*out` (only on success).
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_set(struct tempi_runtime *rt, const char *name, uint32_t cpu, tempi_set *out);
+
+// Make thread `thread` a member of `set` (a thread belongs to at most one set).
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set set, tempi_thread thread);
+
+// Give `set` an execution-time budget as `params` says. A C body of a member killed or
+// stopped by it sees `TEMPI_INTERRUPTED` at its next call and must return.
+//
+// Not thread-safe with other calls on the same runtime. The callback runs on the OS thread
+// that runs the set's CPU.
+enum tempi_status tempi_runtime_set_budget(struct tempi_runtime *rt, tempi_set set, const struct tempi_budget_params *params);
 
 // The name of `status`, e.g. `"TEMPI_OK"`, as a static NUL-terminated string; `"TEMPI_?"`
 // for a value that is not a status.

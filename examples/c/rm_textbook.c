@@ -80,9 +80,9 @@ int main(int argc, char **argv) {
         tempi_thread_stats t;
         t.size = sizeof t;
         check(tempi_outcome_thread(out, i, &t), "tempi_outcome_thread");
-        printf("thread %s released %llu completed %llu misses %llu worst %llu\n", t.name,
+        printf("thread %s released %llu completed %llu misses %llu worst %llu end %u\n", t.name,
                (unsigned long long)t.released, (unsigned long long)t.completed, (unsigned long long)t.misses,
-               (unsigned long long)t.response_max_ns);
+               (unsigned long long)t.response_max_ns, t.end);
     }
     check(tempi_outcome_total_misses(out, &misses), "tempi_outcome_total_misses");
     printf("misses %llu\n", (unsigned long long)misses);

@@ -45,9 +45,11 @@ pub mod ctx;
 pub mod outcome;
 mod params;
 pub mod runtime;
+pub mod sets;
 pub mod status;
 
 pub use ctx::*;
 pub use outcome::*;
 pub use runtime::*;
+pub use sets::*;
 pub use status::*;

@@ -150,6 +150,8 @@ unsafe impl Sized0 for tempi_thread_params {
 /// at a time (it may move between OS threads between calls).
 pub struct tempi_runtime {
     pub(crate) state: State,
+    /// The thread sets made on it, by C id.
+    pub(crate) sets: crate::sets::Sets,
 }
 
 pub(crate) enum State {
@@ -171,6 +173,22 @@ impl tempi_runtime {
         match rt.state {
             State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
             ref mut s => Ok(s),
+        }
+    }
+
+    /// [`tempi_runtime::live`], with the runtime's sets.
+    ///
+    /// # Safety
+    ///
+    /// As for [`tempi_runtime::live`].
+    pub(crate) unsafe fn live_with_sets<'a>(
+        rt: *mut tempi_runtime,
+    ) -> Result<(&'a mut State, &'a mut crate::sets::Sets), Failure> {
+        // SAFETY: rt is null or live and not used elsewhere meanwhile (caller's contract).
+        let Some(rt) = (unsafe { rt.as_mut() }) else { return Err(Failure::null("rt")) };
+        match rt.state {
+            State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
+            ref mut s => Ok((s, &mut rt.sets)),
         }
     }
 }
@@ -263,7 +281,7 @@ pub unsafe extern "C" fn tempi_runtime_new(
                 ))
             }
         };
-        let handle = Box::into_raw(Box::new(tempi_runtime { state }));
+        let handle = Box::into_raw(Box::new(tempi_runtime { state, sets: crate::sets::Sets::new() }));
         // SAFETY: out is non-null and writable (checked above; the header's contract).
         unsafe { put(out, handle, "out") }
     })

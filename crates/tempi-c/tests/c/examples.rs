@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use tempi::trace::report::{jobs, to_json};
-use tempi::{RunOutcome, Runtime, ThreadSpec, Time};
+use tempi::{RunOutcome, Runtime, ThreadOutcome, ThreadSpec, Time};
 
 use super::support::{build_c, run, scratch};
 
@@ -32,13 +32,29 @@ fn listing(out: &RunOutcome) -> String {
         let worst = t.stats.response_max.map_or(0, |d| d.as_nanos());
         writeln!(
             s,
-            "thread {} released {} completed {} misses {} worst {}",
-            t.name, t.stats.released, t.stats.completed, t.stats.misses, worst
+            "thread {} released {} completed {} misses {} worst {} end {}",
+            t.name,
+            t.stats.released,
+            t.stats.completed,
+            t.stats.misses,
+            worst,
+            end_code(t.outcome.as_ref())
         )
         .unwrap();
     }
     writeln!(s, "misses {}", out.total_misses()).unwrap();
     s
+}
+
+/// A thread's end as `tempi_thread_end` numbers it.
+fn end_code(outcome: Option<&ThreadOutcome>) -> u32 {
+    match outcome {
+        None => 0,
+        Some(ThreadOutcome::Completed) => 1,
+        Some(ThreadOutcome::Panicked(_)) => 2,
+        Some(ThreadOutcome::Killed) => 3,
+        Some(ThreadOutcome::NotStarted(_)) => 4,
+    }
 }
 
 #[test]
@@ -78,4 +94,50 @@ fn rm_textbook_links_with_pkg_config_against_the_shared_library() {
     let ldd = run(Command::new("ldd").arg(&exe));
     assert!(ldd.contains("libtempi_c.so"), "{ldd}");
     assert!(run(&mut Command::new(&exe)).ends_with("misses 0\n"));
+}
+
+#[test]
+fn a_runaway_c_thread_killed_by_its_budget_returns_cleanly_as_through_the_rust_api() {
+    use std::sync::{Arc, Mutex};
+    let (us, ms) = (Duration::from_micros, Duration::from_millis);
+    let mut rt = Runtime::simulated(1);
+    rt.spawn(ThreadSpec::new("control").periodic(ms(5)).wcet(ms(1)).priority(2), move |cx| cx.work(ms(1))).unwrap();
+    let steps = Arc::new(Mutex::new(0u32));
+    let counted = steps.clone();
+    let hog = rt
+        .spawn(ThreadSpec::new("runaway").priority(1), move |cx| loop {
+            cx.work(us(100));
+            *counted.lock().unwrap() += 1;
+        })
+        .unwrap();
+    let sandbox = rt.create_set("sandbox", 0).unwrap();
+    rt.add_to_set(sandbox, hog).unwrap();
+    let events = Arc::new(Mutex::new(String::new()));
+    let log = events.clone();
+    let budget = tempi::Budget::new(ms(3)).action(tempi::policy::budget::Kill).on_event(move |e| {
+        let what = if e.kind == tempi::BudgetEventKind::Replenished { "replenished" } else { "exhausted" };
+        writeln!(
+            log.lock().unwrap(),
+            "budget {what} at {} consumed {} remaining {}",
+            e.at.as_nanos(),
+            e.consumed.as_nanos(),
+            e.remaining.as_nanos()
+        )
+        .unwrap();
+    });
+    rt.set_budget(sandbox, budget).unwrap();
+    let rust = rt.run_until(Time::from_millis(20)).unwrap();
+    assert_eq!(rust.thread(hog).unwrap().outcome, Some(ThreadOutcome::Killed));
+    let expected = format!(
+        "{}runaway made {} steps, then got TEMPI_INTERRUPTED\n{}",
+        events.lock().unwrap(),
+        steps.lock().unwrap(),
+        listing(&rust)
+    );
+
+    let dir = scratch("runaway");
+    let exe = build_c("examples/c/runaway.c", &dir);
+    let printed = run(&mut Command::new(&exe));
+    assert_eq!(printed, expected);
+    assert!(printed.contains("thread runaway released 1 completed 0 misses 0 worst 0 end 3\n"), "{printed}");
 }
