@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Clock, ClockMode};
-// The doorbell is the cross-CPU protocol's (`kernel/xcpu.rs`): loom's under `--cfg loom`.
+// The doorbell is the cross-CPU protocol's (`kernel/xcpu/mod.rs`): loom's under `--cfg loom`.
 use crate::os::loom_shim::AtomicBool;
 use crate::time::{nanos, Time};
 

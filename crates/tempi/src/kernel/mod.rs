@@ -3,7 +3,7 @@
 //! scheduling decision itself and asks its CPUs' [`Scheduler`]s at every transition.
 //!
 //! One kernel drives one or more CPUs on the OS thread that calls `Kernel::run`: all of them
-//! in virtual time, exactly one per dispatcher thread in real time. The loop (`run.rs`) is the
+//! in virtual time, exactly one per dispatcher thread in real time. The loop (`cpu/run.rs`) is the
 //! same for both clocks:
 //!
 //! ```text
@@ -28,69 +28,45 @@
 //! }
 //! ```
 //!
-//! The modules: `seed` (building a kernel), `jobs` (releases, deadlines, job and thread ends),
-//! `dispatch` (urgency and state transitions), `global` (which CPU runs what under a global
-//! policy, in virtual time), `requests` (resuming a thread and handling what
-//! it asks; `restarts`: what an RCS restart owes it first), `run` (the loop), `locks`, `hand_off` and `lending` (the lock mechanism),
-//! `global_locks` (locks shared by several CPUs, MSRP),
-//! `waits` (condition variables and semaphores), `messages` (message pool, new and save queues), `xcpu` (requests between real-time CPUs), `sets` and `budgets` (execution-time
-//! accounting), `timers`, `tcb`, `stacks`; on the thread's side `protocol` (the messages),
-//! `calls` (the runtime calls as types, each naming its answer), `ctx`, `ctx_control`,
-//! `job_loop` and `event_ctx`.
+//! # Rooms
+//!
+//! Each room is a folder whose `mod.rs` says what it owns and what it must not touch. The
+//! rooms add `impl Kernel` blocks on the one `Kernel` struct below; its fields are grouped
+//! by the room that owns them.
+//!
+//! | room | what it owns |
+//! |---|---|
+//! | `cpu/` | building a kernel (`seed`), the run loop (`run`), dispatch and urgency (`dispatch`), global policies (`global`), the direct switch (`direct`), scheduling messages (`sched_meta`), stacking schedulers (`sched_stack`) |
+//! | `threads/` | thread control blocks (`tcb`), the stack pool (`stacks`), jobs, releases and deadlines (`jobs`), answering a thread's requests (`requests`, `restarts`), OS-backed threads (`os_backed`) |
+//! | `timing/` | the timer queue (`timers`), thread sets and execution-time clocks (`sets`), budgets (`budgets`) |
+//! | `locking/` | the lock mechanism (`locks`, `hand_off`), the urgency locks lend (`lending`), MSRP's global locks (`global_locks`), condition-variable and semaphore queues (`waits`) |
+//! | `messaging/` | the message pool and queues (`messages`), timed messages (`messages_timed`), reply-and-read in one request (`short_path`) |
+//! | `xcpu/` | requests between real-time CPUs: the queues (`queue`), messages (`messages`), handlers (`handlers`), shared condition variables and semaphores (`sync`) |
+//! | `thread_side/` | what runs on a thread's stack: [`Ctx`] and its calls (`ctx`, `ctx_control`, `ctx_messages`, `ctx_sched`), the wire protocol (`protocol`), calls as types (`calls`), the job loop (`job_loop`), [`EventCtx`] |
 //!
 //! Must not: decide ordering (the scheduler does), allocate on the dispatch path (every
 //! container is sized in `Kernel::new`), or know which clock it runs on beyond `C::MODE`
 //! for reading the time after user code ran.
 
-mod budgets;
-mod calls;
-mod ctx;
-mod ctx_control;
-mod ctx_messages;
-mod ctx_sched;
-mod direct;
-mod dispatch;
-mod event_ctx;
-mod global;
-mod global_locks;
-mod hand_off;
-mod job_loop;
-mod jobs;
-mod lending;
-mod locks;
-mod messages;
-mod messages_timed;
-mod os_backed;
-mod protocol;
-mod requests;
-mod restarts;
-mod run;
-mod sched_meta;
-mod sched_stack;
-mod seed;
-mod sets;
-mod short_path;
-mod stacks;
-mod tcb;
-mod timers;
-mod waits;
+mod cpu;
+mod locking;
+mod messaging;
+mod thread_side;
+mod threads;
+mod timing;
 mod xcpu;
-mod xcpu_handlers;
-mod xcpu_messages;
-mod xcpu_queue;
-mod xcpu_sync;
 
-pub use ctx::Ctx;
-pub use event_ctx::EventCtx;
-pub use protocol::JobInfo;
-pub(crate) use protocol::{is_kill, is_panic, is_restart, Body};
-pub(crate) use protocol::{ControlOp, SetOp};
-pub(crate) use seed::KernelSeed;
+pub(crate) use cpu::seed::KernelSeed;
+pub use thread_side::ctx::Ctx;
+pub use thread_side::event_ctx::EventCtx;
+pub use thread_side::protocol::JobInfo;
+pub(crate) use thread_side::protocol::{is_kill, is_panic, is_restart, Body};
+pub(crate) use thread_side::protocol::{ControlOp, SetOp};
 pub(crate) use xcpu::Crossing;
 
-use self::stacks::StackPool;
-use self::tcb::Tcb;
-use self::timers::{TimerHandle, TimerQueue};
+use self::threads::stacks::StackPool;
+use self::threads::tcb::Tcb;
+use self::timing::timers::{TimerHandle, TimerQueue};
 use crate::clock::{Clock, RealClock};
 use crate::config::{Costs, TimerSpec};
 use crate::error::Error;
@@ -239,7 +215,7 @@ pub(crate) enum Culprit {
     /// The policy of thread `.0`'s new queue of messages.
     MessageQueue(ThreadId),
     /// A message handler run on this dispatcher for another CPU's thread (its name is kept
-    /// as the panic unwinds, `xcpu_handlers.rs`).
+    /// as the panic unwinds, `xcpu/handlers.rs`).
     RemoteHandler,
     MissHandler(ThreadId),
     Event(u32),
@@ -283,12 +259,12 @@ pub(crate) struct Kernel<C: Clock> {
     total_cpus: usize,
     trace_seq: u32,
     tracing: bool,
-    sets: Vec<sets::SetState>,
+    sets: Vec<timing::sets::SetState>,
     set_base: u32,
-    locks: Vec<locks::LockState>,
+    locks: Vec<locking::locks::LockState>,
     lock_base: u32,
     /// The runtime's global (MSRP) locks, shared by every kernel of the run.
-    globals: Vec<global_locks::GlobalSlot>,
+    globals: Vec<locking::global_locks::GlobalSlot>,
     /// Pre-sized list the lock mechanism swaps with a lock's waiters to walk them.
     lock_scratch: Vec<ThreadId>,
     /// How many owned locks impose a ceiling: none, and no lock request needs the system
@@ -296,11 +272,11 @@ pub(crate) struct Kernel<C: Clock> {
     ceilings_held: u32,
     verify: bool,
     direct_hand_off: bool,
-    /// Threads are resumed hosted, for the direct thread-to-thread switch (`direct.rs`).
+    /// Threads are resumed hosted, for the direct thread-to-thread switch (`cpu/direct.rs`).
     direct_switch: bool,
     progress: Option<crate::config::ProgressHook>,
-    conds: Vec<waits::CondState>,
-    sems: Vec<waits::SemState>,
+    conds: Vec<locking::waits::CondState>,
+    sems: Vec<locking::waits::SemState>,
     costs: Costs,
     accounting: Accounting,
     /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
@@ -317,31 +293,31 @@ pub(crate) struct Kernel<C: Clock> {
     /// Set when the run cannot go on (a policy picked a thread that is not ready): the loop
     /// stops at once and the run ends with this error.
     failed: Option<Error>,
-    /// Real time: the request queues of every CPU of the run (see `xcpu.rs`).
+    /// Real time: the request queues of every CPU of the run (see `xcpu/mod.rs`).
     crossing: Option<std::sync::Arc<Crossing>>,
     /// Real time: this CPU's doorbell, rung when another CPU posted to it.
     bell: Option<std::sync::Arc<crate::os::loom_shim::AtomicBool>>,
     /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
     remote_joins: Vec<(ThreadId, ThreadId)>,
     /// Real time: proxies of threads of other CPUs queued in this kernel's condition variables
-    /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu_sync.rs`).
+    /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu/sync.rs`).
     proxies: usize,
     /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
     outbox: xcpu::Outbox,
     /// Real time, per CPU of the run: the `queue-full` record that counts the refusals of the
     /// posts to that CPU's full queue since the last post that fitted, while they are all the
-    /// same request about the same thread (see `xcpu.rs`).
+    /// same request about the same thread (see `xcpu/mod.rs`).
     full_runs: Vec<Option<xcpu::FullRun>>,
     /// Real time: the last post that found a queue full was counted on an earlier record.
     full_repeat: bool,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
     watch: Option<std::rc::Rc<CheckpointWatch>>,
-    /// The messages of this kernel's threads (see `messages.rs`).
-    msg_pool: messages::MsgPool,
-    /// The last inheritance id handed out (`sched_meta.rs`).
+    /// The messages of this kernel's threads (see `messaging/messages.rs`).
+    msg_pool: messaging::messages::MsgPool,
+    /// The last inheritance id handed out (`cpu/sched_meta.rs`).
     next_inherit: u64,
     /// The policy is global (virtual time only): the first CPU's scheduler serves every CPU
-    /// and threads move between CPUs (see `global.rs`).
+    /// and threads move between CPUs (see `cpu/global.rs`).
     global: bool,
     /// Real time: this kernel's requests refused by other CPUs, and posts that found a queue
     /// full.
@@ -351,18 +327,18 @@ pub(crate) struct Kernel<C: Clock> {
     /// Messages refused by full handler queues, timed messages pending at the end.
     msg_stats: crate::stats::MessageStats,
     /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
-    /// stopped until the run ends (see `os_backed.rs`).
-    abandoned: Vec<os_backed::Worker>,
+    /// stopped until the run ends (see `threads/os_backed.rs`).
+    abandoned: Vec<threads::os_backed::Worker>,
     /// Real time: how long the end of the run waits for OS-backed threads to reach a runtime
     /// call ([`crate::Config::os_backed_grace`]).
     os_backed_grace: std::time::Duration,
     /// Real time: the OS-backed threads the end of the run left stopped, not unwound.
     left_stopped: Vec<ThreadId>,
-    /// The thread resumed last (see `direct.rs`).
-    resumed: direct::Resumed,
+    /// The thread resumed last (see `cpu/direct.rs`).
+    resumed: cpu::direct::Resumed,
     /// Thread switches made directly from one thread's stack to the next's.
     direct_switches: u64,
-    /// Set by a call or a reply that handed the CPU over (`short_path.rs`) once nothing was
+    /// Set by a call or a reply that handed the CPU over (`messaging/short_path.rs`) once nothing was
     /// found due: the request being handled made that thread switch.
     switched_in_request: bool,
     /// Deadline checks put off until the budget events of their instant (see
@@ -378,7 +354,7 @@ pub(crate) struct Kernel<C: Clock> {
 /// the kernel must do on this CPU (published before each resume) and the CPU's doorbell.
 pub(crate) struct CheckpointWatch {
     /// In ns; atomic because an OS-backed thread may still be reading it on its own OS thread
-    /// for a moment after its dispatcher stopped it (see `os_backed.rs`).
+    /// for a moment after its dispatcher stopped it (see `threads/os_backed.rs`).
     pub(crate) due: std::sync::atomic::AtomicU64,
     pub(crate) bell: std::sync::Arc<crate::os::loom_shim::AtomicBool>,
 }

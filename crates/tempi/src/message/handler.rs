@@ -15,7 +15,7 @@
 //! there: its request goes through that CPU's queue, and that CPU's dispatcher serves it —
 //! runs an idle handler on its own stack, unpreempted until the queue is drained, or queues
 //! the message at a busy one, whose holder answers the caller across the CPUs
-//! (`kernel/xcpu_handlers.rs`). A caller waits for a call's reply, and for a send until it has
+//! (`kernel/xcpu/handlers.rs`). A caller waits for a call's reply, and for a send until it has
 //! been run or queued, so both clocks give the same answers.
 //!
 //! A handler belongs to one runtime at a time, bound to the kernel of its CPU by the first

@@ -5,7 +5,7 @@
 //!
 //! Owns the vocabulary (who waits for a queued call, [`Caller`], and what a host offers) and
 //! a handler's invocations on a host (a request from another CPU, a handler invoking another
-//! on a host). Must not: reach kernel state (the kernel's side is `kernel/xcpu_handlers.rs`).
+//! on a host). Must not: reach kernel state (the kernel's side is `kernel/xcpu/handlers.rs`).
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;

@@ -1,6 +1,6 @@
 //! The context switch: a thread's own stack entered and left with a few instructions.
 //!
-//! A [`Coroutine`] runs a closure on a stack of the pool (`kernel/stacks.rs`: an `mmap` with a
+//! A [`Coroutine`] runs a closure on a stack of the pool (`kernel/threads/stacks.rs`: an `mmap` with a
 //! guard page, registered with valgrind). [`Coroutine::resume`] switches from the caller's
 //! stack to the coroutine's with an input; the closure hands a value back with
 //! [`Yielder::suspend`] (which switches back and returns the next input) or by returning.

@@ -3,7 +3,7 @@
 //! with `RUSTFLAGS="--cfg loom"`, so the loom models (docs/ARCHITECTURE.md, "The loom
 //! models") run the protocols' own code with every interleaving loom explores.
 //!
-//! Swapped here: the atomics of the modules the models check (`kernel/xcpu.rs`'s `Crossing`,
+//! Swapped here: the atomics of the modules the models check (`kernel/xcpu/mod.rs`'s `Crossing`,
 //! `objects.rs`'s ticket lock, `os/busy_cell.rs`, `os/worker.rs`), the cell of a value one side
 //! at a time may reach ([`UnsafeCell`], whose accesses loom checks for races), a dispatcher's
 //! OS-thread handle and its unpark ([`Waker`]), the bounded request queue ([`BoundedQueue`])

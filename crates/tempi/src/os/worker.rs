@@ -67,7 +67,7 @@ pub(crate) struct Channel<In, Out> {
 // running its step and publishes it with the release read-modify-write RUNNING -> OUTPUT; the
 // dispatcher takes it only after an acquire load of OUTPUT, and posts the next input only
 // after that. `In` and `Out` are moved between the two OS threads this way, never shared; the
-// values they hold that are not `Send` are the kernel's to judge (see `kernel/os_backed.rs`).
+// values they hold that are not `Send` are the kernel's to judge (see `kernel/threads/os_backed.rs`).
 unsafe impl<In, Out> Sync for Channel<In, Out> {}
 // SAFETY: as for `Sync`: the channel itself is only shared through an `Arc` by its two ends.
 unsafe impl<In, Out> Send for Channel<In, Out> {}
@@ -78,7 +78,7 @@ struct Handed<F>(F);
 // SAFETY: `Handed` wraps the step function of a worker (which owns a coroutine). It is created
 // on the dispatcher's OS thread, never called there, moved once into the worker's OS thread
 // and only ever called on that thread afterwards. What it shares with the kernel is reached by
-// the two sides one at a time, ordered by the channel's protocol (see `kernel/os_backed.rs`).
+// the two sides one at a time, ordered by the channel's protocol (see `kernel/threads/os_backed.rs`).
 unsafe impl<F> Send for Handed<F> {}
 
 thread_local! {
