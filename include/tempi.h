@@ -16,6 +16,9 @@
 // How many calls a body may make after its interrupt before the process is aborted.
 #define TEMPI_IGNORED_INTERRUPT_LIMIT 1000000
 
+// How many mutexes one thread may hold at once through `tempi_mutex_lock`.
+#define TEMPI_MAX_HELD_LOCKS 16
+
 // What a call did. `TEMPI_OK` is zero; every other value is a failure whose message
 // `tempi_last_error()` gives on the same OS thread until its next failed call.
 typedef enum tempi_status {
@@ -54,6 +57,19 @@ typedef enum tempi_status {
   TEMPI_PANIC = 14,
   // The index is past the end of the list.
   TEMPI_OUT_OF_RANGE = 15,
+  // A try-call found the lock taken or the semaphore empty (or a call that would wait was
+  // made while the thread unwinds).
+  TEMPI_WOULD_BLOCK = 16,
+  // Waiting would close a cycle of threads waiting for each other's locks.
+  TEMPI_DEADLOCK = 17,
+  // The caller already holds this lock (locks are not recursive), or does not hold the
+  // lock it unlocks or waits with.
+  TEMPI_NOT_OWNER = 18,
+  // A thread ended while holding the lock: its data may be inconsistent.
+  TEMPI_POISONED = 19,
+  // The object belongs to another CPU and cannot be used from the caller's (a lock under a
+  // single-CPU protocol; a thread set in real time).
+  TEMPI_CROSS_CPU = 20,
 } tempi_status;
 
 // Which clock a runtime runs on (`tempi_runtime_params.clock`).
@@ -100,9 +116,16 @@ typedef enum tempi_replenish {
   TEMPI_REPLENISH_CONSTANT_BANDWIDTH = 3,
 } tempi_replenish;
 
+// A condition variable of one runtime, used with a `tempi_mutex`. Owned by the runtime handle.
+typedef struct tempi_condvar tempi_condvar;
+
 // A running thread's handle on its runtime: valid inside the body call it was passed to,
 // on the OS thread running it, and nowhere else.
 typedef struct tempi_ctx tempi_ctx;
+
+// A mutex of one runtime (no data: the C code keeps its own). Owned by the runtime handle:
+// valid until `tempi_runtime_free`.
+typedef struct tempi_mutex tempi_mutex;
 
 // The result of a run: immutable, safe to read from several OS threads at once.
 //
@@ -114,6 +137,9 @@ typedef struct tempi_outcome tempi_outcome;
 // Created by `tempi_runtime_new`, released by `tempi_runtime_free`. Used by one OS thread
 // at a time (it may move between OS threads between calls).
 typedef struct tempi_runtime tempi_runtime;
+
+// A counting semaphore of one runtime. Owned by the runtime handle.
+typedef struct tempi_semaphore tempi_semaphore;
 
 // The job being executed.
 typedef struct tempi_job {
@@ -301,6 +327,44 @@ typedef struct tempi_budget_params {
   // Passed to `on_event`.
   void *userdata;
 } tempi_budget_params;
+
+// What `tempi_runtime_create_mutex` creates. Set `size` to `sizeof(tempi_mutex_params)`.
+typedef struct tempi_mutex_params {
+  // `sizeof(tempi_mutex_params)` as the caller compiled it.
+  size_t size;
+  // Its name (copied); NULL for `"mutex"`.
+  const char *name;
+  // The locking protocol by name: `"km"`, `"bp"`, `"bpi"` (NULL), `"pcp"`, `"srp"`,
+  // `"rcs"`, `"msrp"` (global, across CPUs), or one registered from Rust.
+  const char *protocol;
+  // The CPU whose threads use it (single-CPU protocols).
+  uint32_t cpu;
+  // 1: `ceiling` is its priority ceiling; 0: computed from the users (PCP, SRP).
+  uint32_t has_ceiling;
+  // Its priority ceiling, if `has_ceiling`.
+  int32_t ceiling;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_mutex_params;
+
+// What `tempi_runtime_create_semaphore` creates. Set `size` to `sizeof(tempi_semaphore_params)`.
+typedef struct tempi_semaphore_params {
+  // `sizeof(tempi_semaphore_params)` as the caller compiled it.
+  size_t size;
+  // Its name (copied); NULL for `"semaphore"`.
+  const char *name;
+  // The units it starts with.
+  uint64_t count;
+  // The waiters' order by name: `"fifo"` (NULL), `"urgency"`, `"deadline"`.
+  const char *queue;
+  // The CPU that keeps its queue.
+  uint32_t cpu;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_semaphore_params;
+
+// A critical section: a C function run with a mutex held.
+typedef void (*tempi_section)(struct tempi_ctx *cx, void *userdata);
 
 #ifdef __cplusplus
 extern "C" {
@@ -508,6 +572,77 @@ const char *tempi_status_str(int32_t status);
 // let _ = unsafe { std::ffi::CStr::from_ptr(tempi_last_error()) };
 // ```
 const char *tempi_last_error(void);
+
+// Create a mutex as `params` says; `*out` (only on success) is valid until the runtime is
+// freed. An unknown protocol is `TEMPI_UNKNOWN_NAME`.
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_mutex(struct tempi_runtime *rt, const struct tempi_mutex_params *params, struct tempi_mutex **out);
+
+// Create a condition variable whose queue `cpu` keeps; `*out` is valid until the runtime
+// is freed.
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_condvar(struct tempi_runtime *rt, uint32_t cpu, struct tempi_condvar **out);
+
+// Create a semaphore as `params` says; `*out` is valid until the runtime is freed.
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_semaphore(struct tempi_runtime *rt, const struct tempi_semaphore_params *params, struct tempi_semaphore **out);
+
+// Lock `m`, waiting as its protocol says; the calling thread holds it until
+// `tempi_mutex_unlock` (or the end of its body call).
+//
+// Only from a running body of `m`'s runtime, with its own `cx`.
+enum tempi_status tempi_mutex_lock(struct tempi_ctx *cx, struct tempi_mutex *m);
+
+// Lock `m` if that needs no wait; `TEMPI_WOULD_BLOCK` otherwise.
+//
+// Only from a running body of `m`'s runtime, with its own `cx`.
+enum tempi_status tempi_mutex_try_lock(struct tempi_ctx *cx, struct tempi_mutex *m);
+
+// Unlock `m`, which the calling thread holds (`TEMPI_NOT_OWNER` otherwise).
+//
+// Only from a running body, with its own `cx`.
+enum tempi_status tempi_mutex_unlock(struct tempi_ctx *cx, struct tempi_mutex *m);
+
+// Run `section(cx, userdata)` with `m` locked, then unlock it. Under a restartable protocol
+// (`rcs`) the section may be abandoned (its next call answers `TEMPI_INTERRUPTED`: it must
+// return) and run again from the start; it must then be idempotent until its last call.
+//
+// Only from a running body of `m`'s runtime, with its own `cx`.
+enum tempi_status tempi_mutex_critical(struct tempi_ctx *cx, struct tempi_mutex *m, tempi_section section, void *userdata);
+
+// Wait on `cv`, releasing `m` (which the caller holds) meanwhile; `m` is held again when
+// the call returns `TEMPI_OK`. On any other status the caller no longer holds `m`.
+//
+// Only from a running body of `cv`'s runtime, with its own `cx`.
+enum tempi_status tempi_condvar_wait(struct tempi_ctx *cx, struct tempi_condvar *cv, struct tempi_mutex *m);
+
+// Wake the most urgent waiter of `cv`, if any.
+//
+// Only from a running body of `cv`'s runtime, with its own `cx`.
+enum tempi_status tempi_condvar_notify_one(struct tempi_ctx *cx, struct tempi_condvar *cv);
+
+// Wake every waiter of `cv`.
+//
+// Only from a running body of `cv`'s runtime, with its own `cx`.
+enum tempi_status tempi_condvar_notify_all(struct tempi_ctx *cx, struct tempi_condvar *cv);
+
+// Take a unit of `s`, waiting for one if there is none.
+//
+// Only from a running body of `s`'s runtime, with its own `cx`.
+enum tempi_status tempi_semaphore_procure(struct tempi_ctx *cx, struct tempi_semaphore *s);
+
+// Take a unit of `s` if one is there; `TEMPI_WOULD_BLOCK` otherwise.
+//
+// Only from a running body of `s`'s runtime, with its own `cx`.
+enum tempi_status tempi_semaphore_try_procure(struct tempi_ctx *cx, struct tempi_semaphore *s);
+
+// Give a unit back to `s` (waking its first waiter, if any).
+//
+// Only from a running body of `s`'s runtime, with its own `cx`.
+enum tempi_status tempi_semaphore_vacate(struct tempi_ctx *cx, struct tempi_semaphore *s);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -10,13 +10,16 @@
 //! returns `TEMPI_INTERRUPTED`. Every later call returns the same at once, without entering
 //! the runtime; when the body returns, its trampoline ([`run_body`]) resumes the kept unwind
 //! in Rust frames only, and the job loop sees exactly what it would have seen from a Rust
-//! body. A body that ignores the status and keeps calling is ended after
+//! body. Inside a critical section (`tempi_mutex_critical`) the unwind is resumed when the
+//! section's C function returns, so that a restartable section (`rcs`) is run again. A body
+//! that ignores the status and keeps calling is ended after
 //! [`TEMPI_IGNORED_INTERRUPT_LIMIT`] further calls: the process aborts with a message naming the
 //! thread, as it cannot be unwound and would otherwise never end.
 //!
 //! Owns `tempi_ctx` and the thread-side entry points; must not reach into the kernel.
 
 use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::time::Duration;
@@ -40,30 +43,54 @@ pub const TEMPI_IGNORED_INTERRUPT_LIMIT: u32 = 1_000_000;
 pub struct tempi_ctx {
     /// The thread's Rust context, alive for the body call.
     cx: *const Ctx<'static>,
-    /// The runtime's unwind caught at the boundary, resumed when the body returns.
-    pending: Option<Box<dyn Any + Send>>,
+    /// The runtime's unwind caught at the boundary, resumed when the C frames have returned.
+    pending: Cell<Option<Box<dyn Any + Send>>>,
     /// The status returned since then.
-    pending_status: tempi_status,
+    pending_status: Cell<tempi_status>,
     /// Calls made since then.
-    ignored: u32,
+    ignored: Cell<u32>,
+    /// The mutexes locked through `tempi_mutex_lock` and not yet unlocked, with their guards.
+    pub(crate) held: RefCell<[Option<crate::sync::Held>; TEMPI_MAX_HELD_LOCKS]>,
+}
+
+/// How many mutexes one thread may hold at once through `tempi_mutex_lock`.
+pub const TEMPI_MAX_HELD_LOCKS: usize = 16;
+
+impl tempi_ctx {
+    /// The thread's Rust context.
+    pub(crate) fn rust(&self) -> &Ctx<'static> {
+        // SAFETY: cx is the body's context, alive while the body runs (run_body), and the
+        // handle is reachable only from inside that body.
+        unsafe { &*self.cx }
+    }
+
+    /// Resume here, in Rust frames, an unwind a call inside the C code just returned from
+    /// caught (see "Interrupts").
+    pub(crate) fn resume_pending(&self) {
+        if let Some(payload) = self.pending.take() {
+            self.ignored.set(0);
+            self.pending_status.set(tempi_status::TEMPI_OK);
+            resume_unwind(payload);
+        }
+    }
 }
 
 /// Call C body `c` for one job on thread context `cx`; an unwind a call caught is resumed
 /// here, after the C frames have returned.
 pub(crate) fn run_body(cx: &Ctx<'_>, c: CBody) {
-    let mut handle = tempi_ctx {
+    let handle = tempi_ctx {
         cx: std::ptr::from_ref(cx).cast::<Ctx<'static>>(),
-        pending: None,
-        pending_status: tempi_status::TEMPI_OK,
-        ignored: 0,
+        pending: Cell::new(None),
+        pending_status: Cell::new(tempi_status::TEMPI_OK),
+        ignored: Cell::new(0),
+        held: RefCell::new(Default::default()),
     };
     // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's
     // contract); handle outlives the call, and calls on it catch every unwind, so none
-    // crosses the C frames.
-    unsafe { (c.body)(&raw mut handle, c.userdata) };
-    if let Some(payload) = handle.pending.take() {
-        resume_unwind(payload);
-    }
+    // crosses the C frames. The handle is only read through shared references.
+    unsafe { (c.body)(std::ptr::from_ref(&handle).cast_mut(), c.userdata) };
+    handle.resume_pending();
+    // Locks the body left held are unlocked here, as a Rust guard is at the end of its scope.
 }
 
 /// Run thread call `name` on `cx` (see "Interrupts").
@@ -72,22 +99,22 @@ pub(crate) fn run_body(cx: &Ctx<'_>, c: CBody) {
 ///
 /// `cx` is null or the context passed to the running body.
 #[inline(always)]
-unsafe fn thread_call(
+pub(crate) unsafe fn thread_call(
     name: &str,
     cx: *mut tempi_ctx,
-    call: impl FnOnce(&Ctx<'_>) -> Result<(), Failure>,
+    call: impl FnOnce(&tempi_ctx) -> Result<(), Failure>,
 ) -> tempi_status {
     // SAFETY: cx is null or the live context of the running body (the header's contract).
-    let Some(h) = (unsafe { cx.as_mut() }) else {
+    // Only shared references to it are made, so calls nested in a critical section's C code
+    // may reach it again.
+    let Some(h) = (unsafe { cx.cast_const().as_ref() }) else {
         set_last_error(&format!("{name}: cx is null"));
         return tempi_status::TEMPI_NULL_ARGUMENT;
     };
-    if h.pending.is_some() {
+    if h.pending_status.get() != tempi_status::TEMPI_OK {
         return interrupted_again(name, h);
     }
-    // SAFETY: h.cx is the body's context, alive while the body runs (run_body).
-    let rust_cx = unsafe { &*h.cx };
-    match catch_unwind(AssertUnwindSafe(|| call(rust_cx))) {
+    match catch_unwind(AssertUnwindSafe(|| call(h))) {
         Ok(Ok(())) => tempi_status::TEMPI_OK,
         Ok(Err(f)) => {
             set_last_error(&format!("{name}: {}", f.message));
@@ -104,19 +131,18 @@ unsafe fn thread_call(
                     tempi_status::TEMPI_INTERRUPTED
                 }
             };
-            h.pending = Some(payload);
-            h.pending_status = status;
+            h.pending.set(Some(payload));
+            h.pending_status.set(status);
             status
         }
     }
 }
 
 #[cold]
-fn interrupted_again(name: &str, h: &mut tempi_ctx) -> tempi_status {
-    h.ignored += 1;
-    if h.ignored > TEMPI_IGNORED_INTERRUPT_LIMIT {
-        // SAFETY: h.cx is alive while the body runs.
-        let id = unsafe { &*h.cx }.id();
+fn interrupted_again(name: &str, h: &tempi_ctx) -> tempi_status {
+    h.ignored.set(h.ignored.get() + 1);
+    if h.ignored.get() > TEMPI_IGNORED_INTERRUPT_LIMIT {
+        let id = h.rust().id();
         eprintln!(
             "tempi: thread {id} called the runtime {TEMPI_IGNORED_INTERRUPT_LIMIT} times after TEMPI_INTERRUPTED \
              without returning from its body; a C body cannot be unwound, so the process ends"
@@ -124,7 +150,7 @@ fn interrupted_again(name: &str, h: &mut tempi_ctx) -> tempi_status {
         std::process::abort();
     }
     set_last_error(&format!("{name}: interrupted earlier: the body must return"));
-    h.pending_status
+    h.pending_status.get()
 }
 
 /// Consume `ns` of CPU time (virtual time: pure demand; real time: spinning).
@@ -134,7 +160,8 @@ fn interrupted_again(name: &str, h: &mut tempi_ctx) -> tempi_status {
 pub unsafe extern "C" fn tempi_work(cx: *mut tempi_ctx, ns: u64) -> tempi_status {
     // SAFETY: forwarded contract.
     unsafe {
-        thread_call("tempi_work", cx, |c| {
+        thread_call("tempi_work", cx, |h| {
+            let c = h.rust();
             c.work(Duration::from_nanos(ns));
             Ok(())
         })
@@ -148,7 +175,8 @@ pub unsafe extern "C" fn tempi_work(cx: *mut tempi_ctx, ns: u64) -> tempi_status
 pub unsafe extern "C" fn tempi_yield(cx: *mut tempi_ctx) -> tempi_status {
     // SAFETY: forwarded contract.
     unsafe {
-        thread_call("tempi_yield", cx, |c| {
+        thread_call("tempi_yield", cx, |h| {
+            let c = h.rust();
             c.yield_now();
             Ok(())
         })
@@ -162,7 +190,8 @@ pub unsafe extern "C" fn tempi_yield(cx: *mut tempi_ctx) -> tempi_status {
 pub unsafe extern "C" fn tempi_sleep_until(cx: *mut tempi_ctx, t_ns: u64) -> tempi_status {
     // SAFETY: forwarded contract.
     unsafe {
-        thread_call("tempi_sleep_until", cx, |c| {
+        thread_call("tempi_sleep_until", cx, |h| {
+            let c = h.rust();
             c.sleep_until(Time::from_nanos(t_ns));
             Ok(())
         })
@@ -176,7 +205,8 @@ pub unsafe extern "C" fn tempi_sleep_until(cx: *mut tempi_ctx, t_ns: u64) -> tem
 pub unsafe extern "C" fn tempi_sleep(cx: *mut tempi_ctx, ns: u64) -> tempi_status {
     // SAFETY: forwarded contract.
     unsafe {
-        thread_call("tempi_sleep", cx, |c| {
+        thread_call("tempi_sleep", cx, |h| {
+            let c = h.rust();
             c.sleep(Duration::from_nanos(ns));
             Ok(())
         })
@@ -191,7 +221,8 @@ pub unsafe extern "C" fn tempi_sleep(cx: *mut tempi_ctx, ns: u64) -> tempi_statu
 pub unsafe extern "C" fn tempi_checkpoint(cx: *mut tempi_ctx) -> tempi_status {
     // SAFETY: forwarded contract.
     unsafe {
-        thread_call("tempi_checkpoint", cx, |c| {
+        thread_call("tempi_checkpoint", cx, |h| {
+            let c = h.rust();
             c.checkpoint();
             Ok(())
         })
@@ -204,7 +235,7 @@ pub unsafe extern "C" fn tempi_checkpoint(cx: *mut tempi_ctx) -> tempi_status {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tempi_now(cx: *mut tempi_ctx, out: *mut u64) -> tempi_status {
     // SAFETY: forwarded contract; out is null or writable.
-    unsafe { thread_call("tempi_now", cx, |c| put(out, c.now().as_nanos(), "out")) }
+    unsafe { thread_call("tempi_now", cx, |h| put(out, h.rust().now().as_nanos(), "out")) }
 }
 
 /// The job being executed.
@@ -238,7 +269,8 @@ unsafe impl Sized0 for tempi_job {
 pub unsafe extern "C" fn tempi_current_job(cx: *mut tempi_ctx, out: *mut tempi_job) -> tempi_status {
     // SAFETY: forwarded contract; out is null or holds (*out).size writable bytes.
     unsafe {
-        thread_call("tempi_current_job", cx, |c| {
+        thread_call("tempi_current_job", cx, |h| {
+            let c = h.rust();
             let j = c.job();
             let job = tempi_job {
                 size: std::mem::size_of::<tempi_job>(),
@@ -258,7 +290,7 @@ pub unsafe extern "C" fn tempi_current_job(cx: *mut tempi_ctx, out: *mut tempi_j
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tempi_self(cx: *mut tempi_ctx, out: *mut tempi_thread) -> tempi_status {
     // SAFETY: forwarded contract; out is null or writable.
-    unsafe { thread_call("tempi_self", cx, |c| put(out, c.id().to_raw(), "out")) }
+    unsafe { thread_call("tempi_self", cx, |h| put(out, h.rust().id().to_raw(), "out")) }
 }
 
 /// The CPU the calling thread runs on, into `*out` (only on success).
@@ -267,7 +299,7 @@ pub unsafe extern "C" fn tempi_self(cx: *mut tempi_ctx, out: *mut tempi_thread) 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tempi_cpu(cx: *mut tempi_ctx, out: *mut u32) -> tempi_status {
     // SAFETY: forwarded contract; out is null or writable.
-    unsafe { thread_call("tempi_cpu", cx, |c| put(out, c.cpu() as u32, "out")) }
+    unsafe { thread_call("tempi_cpu", cx, |h| put(out, h.rust().cpu() as u32, "out")) }
 }
 
 /// The thread `t` names, or the failure of a zero id.
@@ -282,7 +314,7 @@ fn thread_of(t: tempi_thread) -> Result<ThreadId, Failure> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tempi_release(cx: *mut tempi_ctx, t: tempi_thread) -> tempi_status {
     // SAFETY: forwarded contract.
-    unsafe { thread_call("tempi_release", cx, |c| Ok(c.release(thread_of(t)?)?)) }
+    unsafe { thread_call("tempi_release", cx, |h| Ok(h.rust().release(thread_of(t)?)?)) }
 }
 
 /// Kill thread `t` at its next runtime call (a C body sees `TEMPI_INTERRUPTED` there);
@@ -292,7 +324,7 @@ pub unsafe extern "C" fn tempi_release(cx: *mut tempi_ctx, t: tempi_thread) -> t
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tempi_kill(cx: *mut tempi_ctx, t: tempi_thread) -> tempi_status {
     // SAFETY: forwarded contract.
-    unsafe { thread_call("tempi_kill", cx, |c| Ok(c.kill(thread_of(t)?)?)) }
+    unsafe { thread_call("tempi_kill", cx, |h| Ok(h.rust().kill(thread_of(t)?)?)) }
 }
 
 /// Change the calling thread's base priority.
@@ -302,7 +334,8 @@ pub unsafe extern "C" fn tempi_kill(cx: *mut tempi_ctx, t: tempi_thread) -> temp
 pub unsafe extern "C" fn tempi_set_priority(cx: *mut tempi_ctx, priority: i32) -> tempi_status {
     // SAFETY: forwarded contract.
     unsafe {
-        thread_call("tempi_set_priority", cx, |c| {
+        thread_call("tempi_set_priority", cx, |h| {
+            let c = h.rust();
             c.set_priority(priority);
             Ok(())
         })
@@ -315,5 +348,5 @@ pub unsafe extern "C" fn tempi_set_priority(cx: *mut tempi_ctx, priority: i32) -
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tempi_set_priority_of(cx: *mut tempi_ctx, t: tempi_thread, priority: i32) -> tempi_status {
     // SAFETY: forwarded contract.
-    unsafe { thread_call("tempi_set_priority_of", cx, |c| Ok(c.set_priority_of(thread_of(t)?, priority)?)) }
+    unsafe { thread_call("tempi_set_priority_of", cx, |h| Ok(h.rust().set_priority_of(thread_of(t)?, priority)?)) }
 }

@@ -47,9 +47,11 @@ mod params;
 pub mod runtime;
 pub mod sets;
 pub mod status;
+pub mod sync;
 
 pub use ctx::*;
 pub use outcome::*;
 pub use runtime::*;
 pub use sets::*;
 pub use status::*;
+pub use sync::*;

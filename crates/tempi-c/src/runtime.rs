@@ -152,6 +152,8 @@ pub struct tempi_runtime {
     pub(crate) state: State,
     /// The thread sets made on it, by C id.
     pub(crate) sets: crate::sets::Sets,
+    /// The mutexes, condition variables and semaphores made on it, alive until it is freed.
+    pub(crate) objects: crate::sync::Objects,
 }
 
 pub(crate) enum State {
@@ -189,6 +191,22 @@ impl tempi_runtime {
         match rt.state {
             State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
             ref mut s => Ok((s, &mut rt.sets)),
+        }
+    }
+
+    /// [`tempi_runtime::live`], with the runtime's synchronisation objects.
+    ///
+    /// # Safety
+    ///
+    /// As for [`tempi_runtime::live`].
+    pub(crate) unsafe fn live_with_objects<'a>(
+        rt: *mut tempi_runtime,
+    ) -> Result<(&'a mut State, &'a mut crate::sync::Objects), Failure> {
+        // SAFETY: rt is null or live and not used elsewhere meanwhile (caller's contract).
+        let Some(rt) = (unsafe { rt.as_mut() }) else { return Err(Failure::null("rt")) };
+        match rt.state {
+            State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
+            ref mut s => Ok((s, &mut rt.objects)),
         }
     }
 }
@@ -281,7 +299,11 @@ pub unsafe extern "C" fn tempi_runtime_new(
                 ))
             }
         };
-        let handle = Box::into_raw(Box::new(tempi_runtime { state, sets: crate::sets::Sets::new() }));
+        let handle = Box::into_raw(Box::new(tempi_runtime {
+            state,
+            sets: crate::sets::Sets::new(),
+            objects: Default::default(),
+        }));
         // SAFETY: out is non-null and writable (checked above; the header's contract).
         unsafe { put(out, handle, "out") }
     })
@@ -337,6 +359,13 @@ pub(crate) fn spec_of(p: &tempi_thread_params, name: &str) -> Result<ThreadSpec,
     }
     Ok(spec)
 }
+
+/// A C user pointer, moved into a closure the runtime may run on another OS thread.
+pub(crate) struct SendPtr(pub(crate) *mut c_void);
+
+// SAFETY: the header's contract: user pointers are used by the OS thread that runs the
+// thread or handler they were given for.
+unsafe impl Send for SendPtr {}
 
 /// A C body and its user pointer, moved into the thread.
 #[derive(Clone, Copy)]

@@ -50,6 +50,19 @@ pub enum tempi_status {
     TEMPI_PANIC = 14,
     /// The index is past the end of the list.
     TEMPI_OUT_OF_RANGE = 15,
+    /// A try-call found the lock taken or the semaphore empty (or a call that would wait was
+    /// made while the thread unwinds).
+    TEMPI_WOULD_BLOCK = 16,
+    /// Waiting would close a cycle of threads waiting for each other's locks.
+    TEMPI_DEADLOCK = 17,
+    /// The caller already holds this lock (locks are not recursive), or does not hold the
+    /// lock it unlocks or waits with.
+    TEMPI_NOT_OWNER = 18,
+    /// A thread ended while holding the lock: its data may be inconsistent.
+    TEMPI_POISONED = 19,
+    /// The object belongs to another CPU and cannot be used from the caller's (a lock under a
+    /// single-CPU protocol; a thread set in real time).
+    TEMPI_CROSS_CPU = 20,
 }
 
 /// A failed call: its status and message.
@@ -84,6 +97,25 @@ impl From<Error> for Failure {
             Error::ForeignThread(_) | Error::ForeignSet(_) | Error::ForeignRuntime => TEMPI_FOREIGN,
             Error::NotSporadic(_) => TEMPI_NOT_SPORADIC,
             Error::Panicked { .. } => TEMPI_PANIC,
+            Error::CrossCpu { .. } => TEMPI_CROSS_CPU,
+            _ => TEMPI_REFUSED,
+        };
+        Failure::new(status, e.to_string())
+    }
+}
+
+impl From<tempi::sync::LockError> for Failure {
+    fn from(e: tempi::sync::LockError) -> Failure {
+        use tempi::sync::LockError as L;
+        use tempi_status::*;
+        let status = match e {
+            L::WouldBlock | L::Timeout => TEMPI_WOULD_BLOCK,
+            L::Deadlock => TEMPI_DEADLOCK,
+            L::AlreadyHeld => TEMPI_NOT_OWNER,
+            L::Poisoned => TEMPI_POISONED,
+            L::CrossCpu { .. } => TEMPI_CROSS_CPU,
+            L::ForeignRuntime => TEMPI_FOREIGN,
+            L::QueueFull { .. } | L::ProxiesFull { .. } => TEMPI_FULL,
             _ => TEMPI_REFUSED,
         };
         Failure::new(status, e.to_string())
@@ -162,6 +194,11 @@ pub extern "C" fn tempi_status_str(status: i32) -> *const c_char {
         13 => b"TEMPI_REFUSED\0",
         14 => b"TEMPI_PANIC\0",
         15 => b"TEMPI_OUT_OF_RANGE\0",
+        16 => b"TEMPI_WOULD_BLOCK\0",
+        17 => b"TEMPI_DEADLOCK\0",
+        18 => b"TEMPI_NOT_OWNER\0",
+        19 => b"TEMPI_POISONED\0",
+        20 => b"TEMPI_CROSS_CPU\0",
         _ => b"TEMPI_?\0",
     };
     s.as_ptr().cast()
@@ -208,7 +245,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        for s in 0..=15 {
+        for s in 0..=20 {
             // SAFETY: tempi_status_str answers a static NUL-terminated string.
             let name = unsafe { std::ffi::CStr::from_ptr(tempi_status_str(s)) }.to_str().unwrap();
             assert!(name.starts_with("TEMPI_") && name != "TEMPI_?", "{s}: {name}");

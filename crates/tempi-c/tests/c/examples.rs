@@ -79,7 +79,7 @@ fn rm_textbook_from_c_matches_the_rust_api() {
 
 #[test]
 fn rm_textbook_links_with_pkg_config_against_the_shared_library() {
-    super::support::build_shared();
+    super::support::build_library();
     let lib = super::support::lib_dir();
     let pkg = run(Command::new("pkg-config").args(["--cflags", "--libs", "tempi"]).env("PKG_CONFIG_PATH", &lib));
     let dir = scratch("rm_textbook_shared");
@@ -140,4 +140,46 @@ fn a_runaway_c_thread_killed_by_its_budget_returns_cleanly_as_through_the_rust_a
     let printed = run(&mut Command::new(&exe));
     assert_eq!(printed, expected);
     assert!(printed.contains("thread runaway released 1 completed 0 misses 0 worst 0 end 3\n"), "{printed}");
+}
+
+/// The inversion scenario through the Rust API under `protocol`.
+fn inversion_in_rust(protocol: &str) -> RunOutcome {
+    use std::sync::Arc;
+    use tempi::sync::LockSpec;
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    let object = Arc::new(rt.create_mutex((), LockSpec::new("object").protocol(protocol)).unwrap());
+    let o = object.clone();
+    let high = ThreadSpec::new("high").periodic(ms(20)).phase(ms(1)).deadline(ms(5)).priority(3);
+    rt.spawn(high, move |cx| {
+        let g = o.lock(cx).unwrap();
+        cx.work(ms(1));
+        drop(g);
+    })
+    .unwrap();
+    let medium = ThreadSpec::new("medium").periodic(ms(20)).phase(ms(2)).priority(2);
+    rt.spawn(medium, move |cx| cx.work(ms(5))).unwrap();
+    rt.spawn(ThreadSpec::new("low").periodic(ms(20)).priority(1), move |cx| {
+        let g = object.lock(cx).unwrap();
+        cx.work(ms(4));
+        drop(g);
+        cx.work(ms(1));
+    })
+    .unwrap();
+    rt.run_until(Time::from_millis(40)).unwrap()
+}
+
+#[test]
+fn priority_inversion_from_c_under_bp_and_fixed_by_inheritance_matches_the_rust_api() {
+    let dir = scratch("inversion");
+    let exe = build_c("examples/c/inversion.c", &dir);
+    for (protocol, high_worst) in [("bp", 9_000_000), ("bpi", 4_000_000)] {
+        let rust = inversion_in_rust(protocol);
+        assert_eq!(rust.thread_named("high").unwrap().stats.response_max, Some(Duration::from_nanos(high_worst)));
+        let printed = run(Command::new(&exe).arg(protocol));
+        assert_eq!(printed, listing(&rust), "protocol {protocol}");
+    }
+    let unknown = Command::new(&exe).arg("lottery").output().unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).starts_with("tempi_runtime_create_mutex: TEMPI_UNKNOWN_NAME"));
 }

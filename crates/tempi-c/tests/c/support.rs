@@ -43,6 +43,7 @@ pub fn run(cmd: &mut Command) -> String {
 /// Compile C source `src` (a path under the workspace) with the system `cc` as C11 with
 /// every warning an error, linked statically with the library, into `dir`; the program's path.
 pub fn build_c(src: &str, dir: &Path) -> PathBuf {
+    build_library();
     let root = root();
     let exe = dir.join(Path::new(src).file_stem().unwrap());
     let mut cmd = Command::new("cc");
@@ -57,10 +58,15 @@ pub fn build_c(src: &str, dir: &Path) -> PathBuf {
     exe
 }
 
-/// Build the shared library too (a test build makes only the static one and the rlib) into
-/// this test's profile directory, which also writes `tempi.pc` there.
-pub fn build_shared() {
-    let profile = if lib_dir().ends_with("release") { "release" } else { "dev" };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(Command::new(cargo).args(["build", "-q", "-p", "tempi-c", "--lib", "--profile", profile]).current_dir(root()));
+/// Build the C libraries (a test build makes only the rlib) into this test's profile
+/// directory, once per test process: `libtempi_c.a`, `libtempi_c.so` and `tempi.pc`.
+pub fn build_library() {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        let profile = if lib_dir().ends_with("release") { "release" } else { "dev" };
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        run(Command::new(cargo)
+            .args(["build", "-q", "-p", "tempi-c", "--lib", "--profile", profile])
+            .current_dir(root()));
+    });
 }
