@@ -4,4 +4,5 @@
 
 mod examples;
 mod header;
+mod misuse;
 mod support;
