@@ -183,3 +183,22 @@ fn priority_inversion_from_c_under_bp_and_fixed_by_inheritance_matches_the_rust_
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).starts_with("tempi_runtime_create_mutex: TEMPI_UNKNOWN_NAME"));
 }
+
+#[test]
+fn the_cpp_example_builds_with_gpp_and_runs_as_the_rust_api_does() {
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    for (name, period, wcet) in [("control", 5, 2), ("logger", 10, 5)] {
+        rt.spawn(ThreadSpec::new(name).periodic(ms(period)).wcet(ms(wcet)), move |cx| cx.work(ms(wcet))).unwrap();
+    }
+    let rust = rt.run_until(Time::from_millis(100)).unwrap();
+    let mut expected = String::new();
+    for t in &rust.threads {
+        writeln!(expected, "{}: {} jobs, {} misses", t.name, t.stats.completed, t.stats.misses).unwrap();
+    }
+    writeln!(expected, "misses {}", rust.total_misses()).unwrap();
+    let dir = scratch("periodic_cpp");
+    let exe = super::support::build_cpp("examples/c/periodic.cpp", &dir);
+    assert_eq!(run(&mut Command::new(&exe)), expected);
+}

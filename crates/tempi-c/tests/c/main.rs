@@ -6,3 +6,4 @@ mod examples;
 mod header;
 mod misuse;
 mod support;
+mod valgrind;

@@ -70,3 +70,26 @@ pub fn build_library() {
             .current_dir(root()));
     });
 }
+
+/// Compile C++ source `src` with the system `g++` as C++17 with every warning an error,
+/// linked statically with the library, into `dir`; the program's path.
+pub fn build_cpp(src: &str, dir: &Path) -> PathBuf {
+    build_library();
+    let root = root();
+    let exe = dir.join(Path::new(src).file_stem().unwrap());
+    let mut cmd = Command::new("g++");
+    cmd.args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join(src))
+        .arg(lib_dir().join("libtempi_c.a"))
+        .args(NATIVE_LIBS)
+        .arg("-o")
+        .arg(&exe);
+    run(&mut cmd);
+    exe
+}
+
+/// Whether `valgrind` is on PATH.
+pub fn have_valgrind() -> bool {
+    Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success())
+}
