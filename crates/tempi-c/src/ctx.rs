@@ -8,7 +8,7 @@
 //! runtime call it is in. A C frame cannot be unwound, so every call here runs the Rust call
 //! under `catch_unwind`; a caught unwind is kept in the body's `tempi_ctx` and the call
 //! returns `TEMPI_INTERRUPTED`. Every later call returns the same at once, without entering
-//! the runtime; when the body returns, its trampoline ([`run_body`]) resumes the kept unwind
+//! the runtime; when the body returns, its trampoline (`run_body`) resumes the kept unwind
 //! in Rust frames only, and the job loop sees exactly what it would have seen from a Rust
 //! body. Inside a critical section (`tempi_mutex_critical`) the unwind is resumed when the
 //! section's C function returns, so that a restartable section (`rcs`) is run again. A body

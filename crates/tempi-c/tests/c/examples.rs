@@ -202,3 +202,17 @@ fn the_cpp_example_builds_with_gpp_and_runs_as_the_rust_api_does() {
     let exe = super::support::build_cpp("examples/c/periodic.cpp", &dir);
     assert_eq!(run(&mut Command::new(&exe)), expected);
 }
+
+#[test]
+fn the_first_program_of_the_guide_builds_and_runs() {
+    let guide = std::fs::read_to_string(super::support::root().join("docs/C-API.md")).unwrap();
+    let start = guide.find("```c\n").expect("the guide has a C program") + 5;
+    let end = start + guide[start..].find("```").unwrap();
+    let dir = scratch("guide");
+    let src = dir.join("first.c");
+    std::fs::write(&src, &guide[start..end]).unwrap();
+    let exe = build_c(src.to_str().unwrap(), &dir);
+    let printed = run(Command::new(&exe).current_dir(&dir));
+    assert_eq!(printed, "misses 0\n");
+    assert!(std::fs::read_to_string(dir.join("gantt.svg")).unwrap().starts_with("<svg"));
+}
