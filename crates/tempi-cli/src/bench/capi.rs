@@ -132,7 +132,8 @@ pub(super) fn capi_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), 
     ));
     let (mut c, mut rust) = (Vec::with_capacity(sz.reps), Vec::with_capacity(sz.reps));
     for rep in 0..=sz.reps {
-        let (cn, rn) = (c_roundtrip(sz.switch_tempi)?, rust_roundtrip(sz.switch_tempi)?);
+        let rn = rust_roundtrip(sz.switch_tempi)?;
+        let cn = c_roundtrip(sz.switch_tempi)?;
         if rep > 0 {
             c.push(cn);
             rust.push(rn);
