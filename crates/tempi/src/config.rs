@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::plain::ThreadId;
 use crate::policy::sched::{FixedPriority, Scheduler, SchedulerFactory};
 use crate::sets::Accounting;
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 /// Runtime-wide settings, fixed before the run starts. Every pool is sized from these.
@@ -277,6 +277,28 @@ impl Config {
     pub fn scheduler_factory(mut self, factory: SchedulerFactory) -> Config {
         self.scheduler = factory;
         self
+    }
+
+    /// The factory of the scheduling policy this configuration makes each CPU's scheduler
+    /// with (what [`Config::scheduler`] or [`Config::scheduler_factory`] set; fixed priority
+    /// by default).
+    ///
+    /// ```
+    /// let c = tempi::Config::new(1).scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    /// assert_eq!((c.chosen_scheduler())().name(), "edf");
+    /// ```
+    pub fn chosen_scheduler(&self) -> SchedulerFactory {
+        self.scheduler.clone()
+    }
+
+    /// The `SCHED_FIFO` priority real-time dispatchers ask for (what
+    /// [`Config::fifo_priority`] set; none by default).
+    ///
+    /// ```
+    /// assert_eq!(tempi::Config::new(1).fifo_priority(Some(50)).chosen_fifo_priority(), Some(50));
+    /// ```
+    pub fn chosen_fifo_priority(&self) -> Option<i32> {
+        self.fifo_priority
     }
     /// Real time: pin each dispatcher to its CPU (default on). Ignored in virtual time.
     ///

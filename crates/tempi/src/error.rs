@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use crate::sets::SetId;
-use crate::thread::ThreadId;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
 
 /// Why a runtime call failed. Every variant says what was wrong and with what.
 ///

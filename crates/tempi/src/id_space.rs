@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 /// A tag's floor is retired once it passes this: every runtime keeps at least 2^31
 /// generations per slot above its floor.

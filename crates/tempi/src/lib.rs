@@ -41,12 +41,13 @@ pub mod mem;
 pub mod message;
 mod objects;
 pub mod os;
+mod plain;
 pub mod policy;
 mod raw_ids;
 pub mod runtime;
 mod runtime_run;
 pub mod sets;
-mod sizes;
+pub mod sizes;
 pub mod spring;
 pub mod stats;
 pub mod sync;
@@ -55,7 +56,8 @@ pub mod time;
 pub mod trace;
 
 pub use error::{Error, GlobalRefusal, PanicSource};
-pub use kernel::{Ctx, EventCtx, JobInfo};
+pub use kernel::{Ctx, EventCtx, JobInfo, UnwindCause};
+pub use plain::RuntimeId;
 pub use runtime::{
     Config, Costs, CrossCpuStats, MessageStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary,
     TimerSpec,

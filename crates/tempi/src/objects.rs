@@ -14,37 +14,10 @@ use std::sync::Arc;
 
 use crate::os::loom_shim;
 
+use crate::plain::ThreadId;
+pub use crate::plain::{CondId, LockId, SemId};
 use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
-use crate::thread::ThreadId;
 use crate::time::Time;
-
-/// Identifies a lock for the lifetime of a runtime.
-///
-/// ```
-/// let mut rt = tempi::Runtime::simulated(1);
-/// let m = rt.create_mutex((), tempi::sync::LockSpec::new("m")).unwrap();
-/// assert_eq!(m.id().index(), 0);
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LockId(pub(crate) u32);
-
-impl LockId {
-    /// A small dense index.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// assert_eq!(rt.create_mutex(1, tempi::sync::LockSpec::new("m")).unwrap().id().index(), 0);
-    /// ```
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Debug for LockId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "L{}", self.0)
-    }
-}
 
 /// The part of a lock's state its threads may read and write without a kernel call: who owns
 /// it, whether the uncontended fast path is open, and whether the kernel manages the current
@@ -402,26 +375,6 @@ impl fmt::Display for LockError {
 
 impl std::error::Error for LockError {}
 
-/// Identifies a condition variable.
-///
-/// ```
-/// let mut rt = tempi::Runtime::simulated(1);
-/// let cv = rt.create_condvar(0).unwrap();
-/// let _ = cv.id();
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CondId(pub(crate) u32);
-
-/// Identifies a semaphore.
-///
-/// ```
-/// let mut rt = tempi::Runtime::simulated(1);
-/// let s = rt.create_semaphore(tempi::sync::SemSpec::new("s", 1)).unwrap();
-/// let _ = s.id();
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SemId(pub(crate) u32);
-
 /// How to create a counting semaphore: name, initial count, CPU, waiter order.
 ///
 /// ```
@@ -453,7 +406,13 @@ impl SemSpec {
     /// let _ = tempi::sync::SemSpec::new("s", 0);
     /// ```
     pub fn new(name: impl Into<String>, count: u64) -> SemSpec {
-        SemSpec { name: name.into(), count, cpu: 0, queue: Box::new(crate::policy::queue::Fifo), unknown_queue: None }
+        SemSpec {
+            name: name.into(),
+            count,
+            cpu: 0,
+            queue: Box::new(crate::policy::queue::ArrivalOrder),
+            unknown_queue: None,
+        }
     }
     /// The waiter order (a built-in or your own [`crate::policy::queue::QueuePolicy`]).
     ///

@@ -17,11 +17,13 @@ use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::{Error, GlobalRefusal};
 use crate::id_space::IdSpace;
 use crate::kernel::{Body, ControlOp, EventHandler, KernelSeed, SetOp};
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
 use crate::policy::sched::Scheduler;
-use crate::sets::{Budget, SetId};
+use crate::sets::Budget;
 use crate::sync::{LockSpec, Mutex};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::thread::ThreadSpec;
 
 pub use crate::config::{Config, Costs, ProgressHook, TimerSpec};
 pub use crate::stats::{CrossCpuStats, MessageStats, RunOutcome, ThreadStats, ThreadSummary};
@@ -53,8 +55,8 @@ pub struct Runtime<C: Clock> {
     /// Its hold on a thread-id tag: the ids it makes are its tag's.
     ids: Arc<IdSpace>,
     /// Its first kernel's identity as an executor; the others follow it
-    /// ([`crate::os::busy_cell::Executor`]).
-    pub(crate) executors: Executor,
+    /// ([`crate::os::busy_cell::KernelId`]).
+    pub(crate) executors: KernelId,
     pub(crate) config: Config,
     pub(crate) seeds: Vec<KernelSeed>,
     /// Threads added to sets before the run, to refuse a second set at once.
@@ -118,8 +120,10 @@ impl<C: Clock> Runtime<C> {
         static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
         let ids = IdSpace::lease()?;
-        let executors = Executor::reserve(kernels);
-        let seeds = (0..kernels).map(|k| KernelSeed::new(id, &ids, executors, k, kernels, &config)).collect();
+        let executors = KernelId::reserve(kernels);
+        let seeds = (0..kernels)
+            .map(|k| KernelSeed::new(id, &ids, executors, k, kernels, &config, crate::message::HANDLER_HOOKS))
+            .collect();
         Ok(Runtime {
             id,
             ids,
@@ -135,15 +139,27 @@ impl<C: Clock> Runtime<C> {
     }
 
     /// Report `warning` among the run's warnings ([`RunOutcome::warnings`]), before those of
-    /// the dispatchers.
-    pub(crate) fn warn(&mut self, warning: String) {
-        self.notes.push(warning);
+    /// the dispatchers: what something built on the runtime could not set up as asked (a
+    /// planner thread left unpinned, say) and the run goes on without.
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.warn("the planner's CPU is not pinned");
+    /// assert_eq!(rt.run().unwrap().warnings, ["the planner's CPU is not pinned"]);
+    /// ```
+    pub fn warn(&mut self, warning: impl Into<String>) {
+        self.notes.push(warning.into());
     }
 
-    /// This runtime's identity, unique in the process: objects built above the kernel
-    /// (admission) carry it to refuse threads of other runtimes.
-    pub(crate) fn identity(&self) -> u64 {
-        self.id
+    /// This runtime's identity, unique in the process: objects built on the runtime carry it
+    /// to refuse threads, requests and tickets of other runtimes.
+    ///
+    /// ```
+    /// let rt = tempi::Runtime::simulated(1);
+    /// assert_eq!(rt.id(), rt.id());
+    /// ```
+    pub fn id(&self) -> crate::RuntimeId {
+        crate::RuntimeId(self.id)
     }
 
     /// The configuration.
@@ -179,10 +195,10 @@ impl<C: Clock> Runtime<C> {
     /// stacks on its own CPU's scheduler with [`crate::Ctx::stack_scheduler`].
     ///
     /// ```
-    /// use tempi::policy::sched::{FixedPriority, PriorityInheritance};
+    /// use tempi::policy::sched::{FixedPriority, WaitInheritance};
     /// let mut rt = tempi::Runtime::simulated(1);
     /// rt.set_scheduler(|| Box::new(FixedPriority::new()));
-    /// rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    /// rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     /// rt.spawn(tempi::ThreadSpec::new("t"), |_| {}).unwrap();
     /// rt.run().unwrap();
     /// ```
@@ -269,7 +285,7 @@ impl<C: Clock> Runtime<C> {
     pub fn spawn_process(
         &mut self,
         spec: ThreadSpec,
-        f: impl FnMut(&crate::Ctx<'_>, crate::message::Message) -> crate::message::Flow + Send + 'static,
+        f: impl FnMut(&crate::Ctx<'_>, crate::plain::Message) -> crate::plain::Flow + Send + 'static,
     ) -> Result<ThreadId, Error> {
         self.spawn(spec, crate::message::process(f))
     }

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use crate::clock::{Clock, ClockMode, RealClock, VirtualClock};
 use crate::error::{Error, GlobalRefusal, PanicSource};
 use crate::kernel::{Kernel, KernelPart, KernelSeed};
+use crate::plain::ThreadId;
 use crate::runtime::{RunOutcome, Runtime, ThreadSummary};
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 impl<C: Clock> Runtime<C> {
@@ -100,12 +100,16 @@ impl<C: Clock> Runtime<C> {
                 let mut handles = Vec::new();
                 let mut failure = None;
                 for seed in seeds {
-                    let cfg = config.clone();
+                    let setup = crate::os::DispatcherSetup {
+                        pin: config.pin,
+                        fifo_priority: config.fifo_priority,
+                        lock_memory: config.lock_memory,
+                    };
                     let cpu = seed.first_cpu();
                     let (gate2, halt2, crossing2) = (gate.clone(), halt.clone(), crossing.clone());
                     let crossing3 = crossing.clone();
                     let spawned = std::thread::Builder::new().name(format!("tempi-cpu{cpu}")).spawn(move || {
-                        let notes = crate::os::prepare_dispatcher(cpu, &cfg);
+                        let notes = crate::os::prepare_dispatcher(cpu, setup);
                         let part = catch_unwind(AssertUnwindSafe(|| dispatch(seed, until, &gate2, &halt2, crossing2)))
                             .unwrap_or_else(|payload| {
                                 gate2.fail();

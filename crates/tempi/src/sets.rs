@@ -10,47 +10,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::plain::ThreadId;
+pub use crate::plain::{BudgetEvent, BudgetEventKind, SetId};
 use crate::policy::budget::{BudgetAction, Notify, Suspend};
-use crate::thread::ThreadId;
-use crate::time::Time;
-
-/// Identifies a thread set for the lifetime of a runtime.
-///
-/// It carries the whole identity of its runtime (as a [`ThreadId`] carries its runtime's id
-/// tag and generation floor): every other runtime refuses it with [`crate::Error::ForeignSet`], however many runtimes the process has made.
-///
-/// ```
-/// let mut rt = tempi::Runtime::simulated(1);
-/// let a = rt.create_set("a", 0).unwrap();
-/// let b = rt.create_set("b", 0).unwrap();
-/// assert_ne!(a, b);
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SetId {
-    /// The runtime's tag above the index, as in a [`ThreadId`]'s slot; first, so ids order
-    /// by it.
-    pub(crate) word: u32,
-    /// The identity of the runtime that made the id.
-    pub(crate) runtime: u64,
-}
-
-impl SetId {
-    /// A small dense index, stable for the run.
-    ///
-    /// ```
-    /// let mut rt = tempi::Runtime::simulated(1);
-    /// assert_eq!(rt.create_set("a", 0).unwrap().index(), 0);
-    /// ```
-    pub fn index(self) -> usize {
-        (self.word & ((1 << crate::thread::ThreadId::TAG_SHIFT) - 1)) as usize
-    }
-}
-
-impl fmt::Debug for SetId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "S{}", self.index())
-    }
-}
 
 /// Which execution-time clocks the kernel keeps. Exists to measure the cost of accounting;
 /// budgets and execution-time timers need `Group` (thread timers need at least `Thread`).
@@ -269,51 +231,6 @@ impl Budget {
         }
         Ok(())
     }
-}
-
-/// What happened to a budget.
-///
-/// ```
-/// assert_ne!(tempi::BudgetEventKind::Exhausted, tempi::BudgetEventKind::Replenished);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BudgetEventKind {
-    /// The budget ran out.
-    Exhausted,
-    /// The budget got time back.
-    Replenished,
-}
-
-/// Passed to budget actions and handlers.
-///
-/// ```
-/// use std::sync::{Arc, Mutex};
-/// use std::time::Duration;
-/// use tempi::{Budget, BudgetEventKind, Runtime, ThreadSpec, Time};
-/// let ms = Duration::from_millis;
-/// let log = Arc::new(Mutex::new(Vec::new()));
-/// let l = log.clone();
-/// let mut rt = Runtime::simulated(1);
-/// let t = rt.spawn(ThreadSpec::new("greedy"), move |cx| cx.work(ms(5))).unwrap();
-/// let set = rt.create_set("box", 0).unwrap();
-/// rt.add_to_set(set, t).unwrap();
-/// rt.set_budget(set, Budget::new(ms(2)).on_event(move |e| l.lock().unwrap().push(*e))).unwrap();
-/// rt.run().unwrap();
-/// let log = log.lock().unwrap();
-/// assert_eq!((log[0].kind, log[0].at, log[0].consumed), (BudgetEventKind::Exhausted, Time::from_millis(2), ms(2)));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BudgetEvent {
-    /// The set.
-    pub set: SetId,
-    /// Exhausted or replenished.
-    pub kind: BudgetEventKind,
-    /// When.
-    pub at: Time,
-    /// The set's group clock at that instant.
-    pub consumed: Duration,
-    /// Budget left after the event.
-    pub remaining: Duration,
 }
 
 /// What a run reports about one thread set.

@@ -2,7 +2,9 @@
 //! their limits, checked before anything is allocated, and the allocation of what they size,
 //! which reports a refusal of the allocator as an error instead of aborting the process.
 //!
-//! Plain helpers below every other module; nothing here runs after start-up.
+//! Plain helpers below every other module; nothing here runs after start-up. Public so that
+//! what is built on the runtime (admission, Spring, an application's own front end) sizes its
+//! tables the same way: checked against a limit, allocated up front, refused with an error.
 
 use std::collections::VecDeque;
 
@@ -20,7 +22,12 @@ pub(crate) const MAX_SAVED: usize = 1 << 22;
 
 /// `Error::InvalidConfig` unless `value <= max`; the message names `field`, the value and the
 /// limit.
-pub(crate) fn at_most(field: &str, value: usize, max: usize) -> Result<(), Error> {
+///
+/// ```
+/// assert!(tempi::sizes::at_most("queue", 8, 16).is_ok());
+/// assert!(tempi::sizes::at_most("queue", 32, 16).unwrap_err().to_string().contains("queue = 32"));
+/// ```
+pub fn at_most(field: &str, value: usize, max: usize) -> Result<(), Error> {
     match value <= max {
         true => Ok(()),
         false => Err(Error::InvalidConfig(too_large(field, value, max))),
@@ -28,7 +35,11 @@ pub(crate) fn at_most(field: &str, value: usize, max: usize) -> Result<(), Error
 }
 
 /// The words of a size refused for being above its limit.
-pub(crate) fn too_large(field: &str, value: usize, max: usize) -> String {
+///
+/// ```
+/// assert_eq!(tempi::sizes::too_large("log", 9, 4), "log = 9 is above its limit of 4");
+/// ```
+pub fn too_large(field: &str, value: usize, max: usize) -> String {
     format!("{field} = {value} is above its limit of {max}")
 }
 
@@ -38,29 +49,49 @@ fn refused<T>(what: &str, n: usize, e: std::collections::TryReserveError) -> Err
     Error::InvalidConfig(format!("cannot allocate {what} ({n} entries, {bytes} bytes): {e}"))
 }
 
-/// An empty vector with room for exactly `n` entries, or an error naming `what`.
-pub(crate) fn vec_with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>, Error> {
+/// An empty vector with room for exactly `n` entries, or an error naming `what`
+/// ([`Error::InvalidConfig`]) when the allocator refuses: never an abort.
+///
+/// ```
+/// let v: Vec<u64> = tempi::sizes::vec_with_capacity(4, "my table").unwrap();
+/// assert!(v.capacity() >= 4);
+/// assert!(tempi::sizes::vec_with_capacity::<[u8; 4096]>(usize::MAX / 8, "huge").is_err());
+/// ```
+pub fn vec_with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>, Error> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|e| refused::<T>(what, n, e))?;
     Ok(v)
 }
 
 /// `n` copies of `value`, or an error naming `what`.
-pub(crate) fn vec_filled<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>, Error> {
+///
+/// ```
+/// assert_eq!(tempi::sizes::vec_filled(3, 7u8, "v").unwrap(), [7, 7, 7]);
+/// ```
+pub fn vec_filled<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>, Error> {
     let mut v = vec_with_capacity(n, what)?;
     v.resize(n, value);
     Ok(v)
 }
 
 /// The `n` entries `f` makes, in order, or an error naming `what`.
-pub(crate) fn vec_from_fn<T>(n: usize, f: impl FnMut(usize) -> T, what: &str) -> Result<Vec<T>, Error> {
+///
+/// ```
+/// assert_eq!(tempi::sizes::vec_from_fn(3, |i| i * 2, "v").unwrap(), [0, 2, 4]);
+/// ```
+pub fn vec_from_fn<T>(n: usize, f: impl FnMut(usize) -> T, what: &str) -> Result<Vec<T>, Error> {
     let mut v = vec_with_capacity(n, what)?;
     v.extend((0..n).map(f));
     Ok(v)
 }
 
 /// An empty queue with room for `n` entries, or an error naming `what`.
-pub(crate) fn deque_with_capacity<T>(n: usize, what: &str) -> Result<VecDeque<T>, Error> {
+///
+/// ```
+/// let q: std::collections::VecDeque<u8> = tempi::sizes::deque_with_capacity(2, "q").unwrap();
+/// assert!(q.capacity() >= 2);
+/// ```
+pub fn deque_with_capacity<T>(n: usize, what: &str) -> Result<VecDeque<T>, Error> {
     let mut q = VecDeque::new();
     q.try_reserve_exact(n).map_err(|e| refused::<T>(what, n, e))?;
     Ok(q)

@@ -8,10 +8,11 @@
 use std::time::Duration;
 
 use crate::clock::ClockMode;
+use crate::plain::ThreadId;
+use crate::plain::TraceRecord;
 use crate::sets::SetSummary;
-use crate::thread::{Criticality, ThreadId, ThreadOutcome, Timing};
+use crate::thread::{Criticality, ThreadOutcome, Timing};
 use crate::time::Time;
-use crate::trace::TraceRecord;
 
 /// Per-thread statistics, exact whatever the trace capacity.
 ///

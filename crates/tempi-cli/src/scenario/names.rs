@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use tempi::policy::sched::{by_name, names, SchedParams, SchedulerFactory};
+use tempi::policy::sched::{by_name, names, PolicyClass, SchedParams, SchedulerFactory};
 
 use super::PriorityRule;
 
@@ -55,6 +55,12 @@ pub(super) fn global_refusal(
         (None, false, false) => return None,
     };
     Some(format!("policy \"{policy}\" is global (threads migrate between CPUs): {what} not supported under it"))
+}
+
+/// Whether policy `name` is EDF, one instance per CPU, as admission needs it
+/// ([`PolicyClass::of`], the test [`tempi::admission::Admission::new`] applies).
+pub(super) fn dispatches_edf(name: &str) -> bool {
+    by_name(name, None).is_some_and(|make| PolicyClass::of(&*make()) == PolicyClass::Edf)
 }
 
 /// Whether `name` is a policy [`by_name`] knows (asking with a quantum, so `rr` counts).

@@ -119,7 +119,7 @@ pub(super) fn admission_def(
         };
     };
     let what = "[admission]: ";
-    let edf = tempi::policy::sched::by_name(policy, None).is_some_and(|make| make().earliest_deadline_first());
+    let edf = super::names::dispatches_edf(policy);
     if !edf {
         return Err(src.err(
             table.span().start,

@@ -304,6 +304,21 @@ impl Scenario {
         Ok(())
     }
 
+    /// Which schedulability tests describe the scenario's policy: what the policy built from
+    /// its name answers ([`tempi::policy::sched::PolicyClass::of`]), so an alias or a registered policy is judged
+    /// by what it does.
+    ///
+    /// ```
+    /// use tempi::policy::sched::PolicyClass;
+    /// let sc = tempi_cli::parse("s.toml", "[runtime]\npolicy = \"rm\"\n").unwrap();
+    /// assert_eq!(sc.policy_class(), PolicyClass::FixedPriority);
+    /// let sc = tempi_cli::parse("s.toml", "[runtime]\ncpus = 2\npolicy = \"gedf\"\n").unwrap();
+    /// assert_eq!(sc.policy_class(), PolicyClass::GlobalEdf);
+    /// ```
+    pub fn policy_class(&self) -> tempi::policy::sched::PolicyClass {
+        tempi::policy::sched::PolicyClass::of(&*(self.scheduler)())
+    }
+
     /// Refuse a policy that cannot run on the real clock (a global one: threads migrate
     /// between CPUs), at the line of `policy`, before anything is built: `tempi run` asks.
     ///

@@ -197,3 +197,26 @@ fn a_job_that_sleeps_is_analysed_as_if_it_ran_then() {
     assert_eq!(code, Some(0), "{s}");
     assert!(s.contains("  s                    4ms      10ms      10ms     0        0ns         4ms    ok\n"), "{s}");
 }
+
+#[test]
+fn a_policy_is_analysed_as_what_it_does_not_by_its_name() {
+    // Aliases build the same policies as the names `--policy` accepts, so the analysis reads
+    // which test applies from the policy built, as admission does: each alias gets the
+    // report of the policy it builds, from the heading on.
+    let threads = "[[thread]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"2ms\"\npriority = 2\n\
+                   [[thread]]\nname = \"b\"\nperiod = \"20ms\"\nwcet = \"5ms\"\npriority = 1\n";
+    for (alias, name, cpus) in [("fixed-priority", "fp", 1), ("gedf", "global-edf", 2), ("gfp", "global-fp", 2)] {
+        let report = |policy: &str| {
+            let file = scenario(
+                &format!("alias_{policy}"),
+                &format!("[runtime]\ncpus = {cpus}\npolicy = \"{policy}\"\n{threads}"),
+            );
+            let (code, s) = analyze(&[&file]);
+            (code, s.split_once('\n').map(|(_, rest)| rest.to_string()).unwrap_or_default())
+        };
+        let (by_alias, by_name) = (report(alias), report(name));
+        assert_eq!(by_alias, by_name, "{alias} and {name}");
+        assert_eq!(by_alias.0, Some(0), "{alias}: {}", by_alias.1);
+        assert!(!by_alias.1.contains("no analysis applies"), "{alias}: {}", by_alias.1);
+    }
+}

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::kernel::Ctx;
 use crate::policy::admit::AdmitId;
-use crate::sets::{BudgetEvent, SetId};
+use crate::BudgetEvent;
+use crate::SetId;
 
 use super::log::{JobEvent, JobEventKind};
 use super::{is_overrun, lock, State};

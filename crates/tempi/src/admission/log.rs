@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use super::{lock, Admission};
 use crate::error::Error;
-use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::admissions::{AdmissionEventRecord, AdmissionRecord};
+use crate::ThreadId;
 
 /// One admission test and its answer.
 ///

@@ -106,10 +106,14 @@ use crate::error::Error;
 use crate::kernel::Ctx;
 use crate::policy::admit::{self, Admission as EngineAnswer, AdmissionEngine, AdmitError, AdmitId};
 use crate::policy::budget::Kill;
+use crate::policy::sched::PolicyClass;
 use crate::runtime::Runtime;
-use crate::sets::{Budget, BudgetEventKind, SetId};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::sets::Budget;
+use crate::thread::ThreadSpec;
 use crate::time::Time;
+use crate::BudgetEventKind;
+use crate::SetId;
+use crate::ThreadId;
 
 use log::Bounded;
 
@@ -184,7 +188,7 @@ struct State {
 #[derive(Clone)]
 pub struct Admission {
     state: Arc<Mutex<State>>,
-    runtime: u64,
+    runtime: crate::RuntimeId,
     cpu: usize,
     mode: ClockMode,
     engine_name: &'static str,
@@ -201,10 +205,11 @@ impl Admission {
     /// [`AdmissionSpec::max_live`] enforcement sets (named `admission:CPU:N`, with a `kill`
     /// budget each).
     ///
-    /// The runtime must already be scheduled EDF (a policy whose
+    /// The runtime must already be scheduled EDF, one instance per CPU (a policy of
+    /// [`PolicyClass::Edf`], such as [`crate::policy::sched::Edf`]: one whose
     /// [`Scheduler::earliest_deadline_first`](crate::policy::sched::Scheduler::earliest_deadline_first)
-    /// is true, such as
-    /// [`crate::policy::sched::Edf`]); changing its policy afterwards voids the guarantee.
+    /// is true and [`Scheduler::global`](crate::policy::sched::Scheduler::global) false);
+    /// changing its policy afterwards voids the guarantee.
     ///
     /// # Errors
     /// [`AdmissionError::NotEdf`], [`AdmissionError::UnknownEngine`]; [`AdmissionError::Runtime`] for a CPU the runtime
@@ -223,8 +228,8 @@ impl Admission {
     /// assert!(matches!(Admission::new(&mut rt, AdmissionSpec::new(5)), Err(AdmissionError::Runtime(_))));
     /// ```
     pub fn new<C: Clock>(rt: &mut Runtime<C>, spec: AdmissionSpec) -> Result<Admission, AdmissionError> {
-        let policy = (rt.config().scheduler)();
-        if !policy.earliest_deadline_first() {
+        let policy = (rt.config().chosen_scheduler())();
+        if PolicyClass::of(&*policy) != PolicyClass::Edf {
             return Err(AdmissionError::NotEdf { scheduler: policy.name().to_string() });
         }
         spec.check().map_err(AdmissionError::Runtime)?;
@@ -235,7 +240,7 @@ impl Admission {
                 spec.cpu,
                 spec.engine,
                 spec.capacity,
-                crate::kernel::panic_message(&*payload)
+                crate::UnwindCause::of(&*payload)
             )))
         })?;
         let engine = built.ok_or(AdmissionError::UnknownEngine(spec.engine))?;
@@ -263,7 +268,7 @@ impl Admission {
                 Budget::new(Duration::from_nanos(1)).action(Kill).on_event(job::overrun_handler(state.clone(), i));
             rt.set_budget(set, budget).map_err(AdmissionError::Runtime)?;
         }
-        Ok(Admission { state, runtime: rt.identity(), cpu: spec.cpu, mode: C::MODE, engine_name })
+        Ok(Admission { state, runtime: rt.id(), cpu: spec.cpu, mode: C::MODE, engine_name })
     }
 
     /// The CPU whose jobs this admission tests.
@@ -501,7 +506,7 @@ impl Admission {
     }
 
     fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), AdmissionError> {
-        if cx.runtime() != self.runtime {
+        if cx.runtime_id() != self.runtime {
             return Err(AdmissionError::ForeignRuntime);
         }
         Ok(())

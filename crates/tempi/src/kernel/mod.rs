@@ -31,8 +31,11 @@
 //! # Rooms
 //!
 //! Each room is a folder whose `mod.rs` says what it owns and what it must not touch. The
-//! rooms add `impl Kernel` blocks on the one `Kernel` struct below; its fields are grouped
-//! by the room that owns them.
+//! rooms add `impl Kernel` blocks on the one `Kernel` struct below. The state one room owns is
+//! that room's own type, one field of `Kernel`: `table` (`threads::ThreadTable`), `exec`
+//! (`timing::ExecTime`), `sync` (`locking::SyncObjects`), `mail` (`messaging::Mail`) and
+//! `cross` (`xcpu::CrossCpu`); what every room reads (the clock, the CPUs, the timer queue,
+//! the trace switches) stays on `Kernel` itself.
 //!
 //! | room | what it owns |
 //! |---|---|
@@ -57,26 +60,30 @@ mod timing;
 mod xcpu;
 
 pub(crate) use cpu::seed::KernelSeed;
+pub(crate) use messaging::payload_stores::{next_pool_id, register_pool, PayloadStore, PayloadStores};
 pub use thread_side::ctx::Ctx;
 pub use thread_side::event_ctx::EventCtx;
 pub use thread_side::protocol::JobInfo;
-pub(crate) use thread_side::protocol::{is_kill, is_panic, is_restart, Body};
+pub use thread_side::protocol::UnwindCause;
+pub(crate) use thread_side::protocol::{is_panic, is_restart, Body};
 pub(crate) use thread_side::protocol::{ControlOp, SetOp};
+pub(crate) use xcpu::handler_host::{Caller, HandlerHooks, HandlerHost, RemoteHandler, Served};
 pub(crate) use xcpu::Crossing;
 
-use self::threads::stacks::StackPool;
 use self::threads::tcb::Tcb;
 use self::timing::timers::{TimerHandle, TimerQueue};
 use crate::clock::{Clock, RealClock};
 use crate::config::{Costs, TimerSpec};
 use crate::error::Error;
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
+use crate::plain::ThreadId;
+use crate::plain::{TraceKind, TraceRecord};
 use crate::policy::sched::{SchedInfo, Scheduler};
-use crate::sets::{Accounting, SetSummary};
+use crate::sets::SetSummary;
 use crate::stats::{ThreadStats, ThreadSummary};
-use crate::thread::{ThreadId, Timing};
+use crate::thread::Timing;
 use crate::time::Time;
-use crate::trace::{TraceBuffer, TraceKind, TraceRecord};
+use crate::trace::TraceBuffer;
 
 pub(crate) type EventHandler = Box<dyn FnMut(&mut EventCtx<'_>) + Send>;
 
@@ -239,115 +246,64 @@ pub(crate) struct Kernel<C: Clock> {
     ids: std::sync::Arc<crate::id_space::IdSpace>,
     /// The runtime's first kernel as an executor; this kernel is `executors.nth(first_cpu)`
     /// (one kernel per CPU in real time, one in all in virtual time).
-    executors: Executor,
+    executors: KernelId,
     clock: C,
     now: Time,
     real_clock: Option<RealClock>,
     cpus: Vec<Cpu>,
     first_cpu: usize,
-    slot_base: u32,
-    slots: Vec<Option<Tcb>>,
-    generations: Vec<u32>,
-    free: Vec<u32>,
-    live: usize,
-    summaries: Vec<ThreadSummary>,
     timers: TimerQueue,
     events: Vec<TimingEvent>,
     release_buf: Vec<ThreadId>,
-    stacks: StackPool,
-    default_stack: usize,
     total_cpus: usize,
     trace_seq: u32,
     tracing: bool,
-    sets: Vec<timing::sets::SetState>,
-    set_base: u32,
-    locks: Vec<locking::locks::LockState>,
-    lock_base: u32,
-    /// The runtime's global (MSRP) locks, shared by every kernel of the run.
-    globals: Vec<locking::global_locks::GlobalSlot>,
-    /// Pre-sized list the lock mechanism swaps with a lock's waiters to walk them.
-    lock_scratch: Vec<ThreadId>,
-    /// How many owned locks impose a ceiling: none, and no lock request needs the system
-    /// ceiling.
-    ceilings_held: u32,
     verify: bool,
+    /// The handler runtime's settlements, installed by the runtime (`xcpu/handler_host.rs`).
+    handler_hooks: HandlerHooks,
     direct_hand_off: bool,
     /// Threads are resumed hosted, for the direct thread-to-thread switch (`cpu/direct.rs`).
     direct_switch: bool,
     progress: Option<crate::config::ProgressHook>,
-    conds: Vec<locking::waits::CondState>,
-    sems: Vec<locking::waits::SemState>,
     costs: Costs,
-    accounting: Accounting,
-    /// Armed execution-time events (thread timers, set timers, budgets); zero skips all checks.
-    exec_watch: u32,
     /// What the kernel is calling (see [`Culprit`]).
     culprit: std::cell::Cell<Culprit>,
     /// Real time: set when any dispatcher of the run failed, so the others stop too.
     halt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The end of the run, exclusive.
     horizon: Time,
-    /// Per slot: the thread's stack, for the stack-overflow report. Sized once: the signal
-    /// handler reads the table by address during the run.
-    guards: Vec<crate::os::overflow::StackGuard>,
     /// Set when the run cannot go on (a policy picked a thread that is not ready): the loop
     /// stops at once and the run ends with this error.
     failed: Option<Error>,
-    /// Real time: the request queues of every CPU of the run (see `xcpu/mod.rs`).
-    crossing: Option<std::sync::Arc<Crossing>>,
-    /// Real time: this CPU's doorbell, rung when another CPU posted to it.
-    bell: Option<std::sync::Arc<crate::os::loom_shim::AtomicBool>>,
-    /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
-    remote_joins: Vec<(ThreadId, ThreadId)>,
-    /// Real time: proxies of threads of other CPUs queued in this kernel's condition variables
-    /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu/sync.rs`).
-    proxies: usize,
-    /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
-    outbox: xcpu::Outbox,
-    /// Real time, per CPU of the run: the `queue-full` record that counts the refusals of the
-    /// posts to that CPU's full queue since the last post that fitted, while they are all the
-    /// same request about the same thread (see `xcpu/mod.rs`).
-    full_runs: Vec<Option<xcpu::FullRun>>,
-    /// Real time: the last post that found a queue full was counted on an earlier record.
-    full_repeat: bool,
     /// Real time: what a thread's [`Ctx::checkpoint`] compares with (shared with its `Ctx`).
     watch: Option<std::rc::Rc<CheckpointWatch>>,
-    /// The messages of this kernel's threads (see `messaging/messages.rs`).
-    msg_pool: messaging::messages::MsgPool,
     /// The last inheritance id handed out (`cpu/sched_meta.rs`).
     next_inherit: u64,
     /// The policy is global (virtual time only): the first CPU's scheduler serves every CPU
     /// and threads move between CPUs (see `cpu/global.rs`).
     global: bool,
-    /// Real time: this kernel's requests refused by other CPUs, and posts that found a queue
-    /// full.
-    xcpu: crate::stats::CrossCpuStats,
     /// Releases asked by timing events that could not be carried out.
     event_releases_refused: u64,
-    /// Messages refused by full handler queues, timed messages pending at the end.
-    msg_stats: crate::stats::MessageStats,
-    /// Real time: the OS threads of OS-backed threads killed while stopped in place, kept
-    /// stopped until the run ends (see `threads/os_backed.rs`).
-    abandoned: Vec<threads::os_backed::Worker>,
-    /// Real time: how long the end of the run waits for OS-backed threads to reach a runtime
-    /// call ([`crate::Config::os_backed_grace`]).
-    os_backed_grace: std::time::Duration,
-    /// Real time: the OS-backed threads the end of the run left stopped, not unwound.
-    left_stopped: Vec<ThreadId>,
     /// The thread resumed last (see `cpu/direct.rs`).
     resumed: cpu::direct::Resumed,
     /// Thread switches made directly from one thread's stack to the next's.
     direct_switches: u64,
-    /// Set by a call or a reply that handed the CPU over (`messaging/short_path.rs`) once nothing was
+    /// Set by a call or a reply that handed the CPU over (`messaging/short_path.rs`) once nothing
+    /// was
     /// found due: the request being handled made that thread switch.
     switched_in_request: bool,
-    /// Deadline checks put off until the budget events of their instant (see
-    /// `Kernel::settle_budgets`): a running job whose budget runs out at its deadline. Sized
-    /// once, one per CPU (only a running thread's check is put off).
-    deferred_deadlines: Vec<(ThreadId, u32)>,
-    /// A budget's `kill` struck a running thread at this instant: it ends before any thread
-    /// runs on (see `Kernel::settle_budgets`).
-    budget_killed_running: bool,
+    /// The kernel's part in the requests between real-time CPUs (all empty in virtual time).
+    cross: xcpu::CrossCpu,
+    /// The locks, global locks, condition variables and semaphores of this kernel.
+    sync: locking::SyncObjects,
+    /// Thread sets, their execution-time accounting and the budget checks put off within an
+    /// instant.
+    exec: timing::ExecTime,
+    /// The messages of this kernel's threads and what was refused.
+    mail: messaging::Mail,
+    /// The thread slots of this kernel: control blocks, their generations and free list, stacks and
+    /// guards, the summaries of ended threads, and OS-backed threads left stopped.
+    table: threads::ThreadTable,
 }
 
 /// What [`Ctx::checkpoint`] reads without calling the kernel: the instant of the next thing
@@ -363,13 +319,13 @@ impl<C: Clock> Kernel<C> {
     // ----- lookup -------------------------------------------------------------------------
 
     /// This kernel as an executor: what the handlers its threads invoke are bound to.
-    pub(super) fn executor(&self) -> Executor {
+    pub(super) fn executor(&self) -> KernelId {
         self.executors.nth(self.first_cpu)
     }
 
     fn local(&self, id: ThreadId) -> Option<usize> {
-        let i = id.slot().checked_sub(self.slot_base)? as usize;
-        match self.slots.get(i)? {
+        let i = id.slot().checked_sub(self.table.slot_base)? as usize;
+        match self.table.slots.get(i)? {
             Some(t) if t.id == id => Some(i),
             _ => None,
         }
@@ -377,7 +333,7 @@ impl<C: Clock> Kernel<C> {
 
     fn tcb(&mut self, id: ThreadId) -> &mut Tcb {
         let i = self.local(id).expect("kernel refers to a live thread");
-        self.slots[i].as_mut().expect("live slot")
+        self.table.slots[i].as_mut().expect("live slot")
     }
 
     fn cpu_local(&self, cpu: usize) -> Option<usize> {
@@ -397,12 +353,12 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::info`], borrowed rather than copied (it is the size of several cache lines'
     /// worth of words, and a lock request asks for it on every acquisition).
     fn info_ref(&self, id: ThreadId) -> &SchedInfo {
-        &self.slots[self.local(id).expect("live thread")].as_ref().expect("live slot").sched
+        &self.table.slots[self.local(id).expect("live thread")].as_ref().expect("live slot").sched
     }
 
     /// [`Kernel::info`] of the thread in slot `i`.
     fn info_at(&self, i: usize) -> SchedInfo {
-        self.slots[i].as_ref().expect("live slot").sched
+        self.table.slots[i].as_ref().expect("live slot").sched
     }
 
     /// The local index of the CPU whose scheduler serves CPU `c`: `c` itself, or the first
@@ -435,7 +391,7 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     fn sched_call_at<R>(&mut self, c: usize, i: usize, f: impl FnOnce(&mut dyn Scheduler, &SchedInfo) -> R) -> R {
         let s = self.sched_of(c);
-        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let info = &self.table.slots[i].as_ref().expect("live slot").sched;
         f(&mut *self.cpus[s].scheduler, info)
     }
 

@@ -57,12 +57,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::host::{Caller, HandlerHost};
 use super::{Message, MsgError};
 use crate::error::Error;
 use crate::kernel::Ctx;
-use crate::os::busy_cell::{BusyCell, Executor};
-use crate::thread::ThreadId;
+use crate::kernel::{Caller, HandlerHost};
+use crate::os::busy_cell::BusyCell;
+pub use crate::plain::HandlerId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 pub(super) type HandlerFn = Box<dyn FnMut(&HandlerCtx<'_, '_>, Message) + Send>;
@@ -73,34 +74,6 @@ pub(super) static TOKENS: AtomicU32 = AtomicU32::new(1);
 
 /// Handler identities, unique in the process.
 static HANDLER_IDS: AtomicU64 = AtomicU64::new(1);
-
-/// A handler's identity, unique in the process: what the scheduler is shown of a busy handler
-/// a thread blocks at ([`crate::policy::sched::Stymie::Handler`]).
-///
-/// ```
-/// use tempi::message::Handler;
-/// let (a, b) = (Handler::new("a", 0, 1, |_, _| {}), Handler::new("b", 0, 1, |_, _| {}));
-/// assert_ne!(a.id(), b.id());
-/// assert_eq!(a.id(), a.clone().id());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HandlerId(u64);
-
-impl HandlerId {
-    /// Its number.
-    ///
-    /// ```
-    /// assert!(tempi::message::Handler::new("h", 0, 1, |_, _| {}).id().raw() > 0);
-    /// ```
-    pub fn raw(self) -> u64 {
-        self.0
-    }
-
-    /// The id with this number.
-    pub(crate) fn from_raw(n: u64) -> HandlerId {
-        HandlerId(n)
-    }
-}
 
 /// A message queued while the handler was busy.
 pub(super) struct Pending {
@@ -117,15 +90,6 @@ pub(super) struct Saved {
     pub(super) caller: Option<Caller>,
     /// Save order, for ties of `value`.
     pub(super) seq: u64,
-}
-
-/// What serving a request from another CPU did ([`Handler::serve_remote`]).
-pub(crate) enum Served {
-    /// The handler was idle and ran it (and drained its queue); its reply to a call.
-    Ran(Option<Message>),
-    /// The handler was busy, or saved the message: a call is answered when the handler
-    /// serves it.
-    Queued,
 }
 
 /// What the handler runs on: a thread's stack, or its CPU's dispatcher (a request from
@@ -189,7 +153,7 @@ pub(super) struct Inner {
     /// FREE JAZZ's `tame_prio_inv` for a handler: run non-preemptively when invoked from
     /// another handler.
     pub(super) tame: AtomicBool,
-    name: String,
+    pub(super) name: String,
     pub(super) cpu: usize,
     /// The function, and whether it runs (on some stack, maybe preempted there): entering it
     /// is what keeps a second invocation out, and what [`Handler::is_busy`] reads.
@@ -345,7 +309,7 @@ impl Handler {
             .map_err(|e| Handler::named(&name, e, "MAX_CAPACITY"))?;
         let handler = Handler {
             inner: Arc::new(Inner {
-                id: HandlerId(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
+                id: HandlerId::from_raw(HANDLER_IDS.fetch_add(1, Ordering::Relaxed)),
                 holder: AtomicU64::new(0),
                 tame: AtomicBool::new(false),
                 name,
@@ -532,12 +496,6 @@ impl Handler {
     /// ```
     pub fn is_busy(&self) -> bool {
         self.inner.f.is_busy()
-    }
-
-    /// Bind the handler to `kernel` (of its CPU), unless a kernel of another runtime has it
-    /// now: whether `kernel` has it.
-    pub(crate) fn bind(&self, kernel: Executor) -> bool {
-        self.inner.f.bind(kernel)
     }
 }
 

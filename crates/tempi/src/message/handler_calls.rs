@@ -13,12 +13,12 @@ use std::sync::atomic::Ordering;
 
 use super::handler::{enqueue, locked, Done, Handler, HandlerCtx, HandlerFn, Invoked, Pending, Via, TOKENS};
 use super::handler_unwinds::{Stay, Unwound, Waiting};
-use super::host::Caller;
 use super::{Message, MsgError};
+use crate::kernel::Caller;
 use crate::kernel::Ctx;
 use crate::os::busy_cell::Entry;
+use crate::plain::ThreadId;
 use crate::policy::sched::{Events, NO_CONSTRAINT};
-use crate::thread::ThreadId;
 
 /// What an invocation for a message sent (not called) tells its sender: no reply is the
 /// usual outcome.
@@ -169,7 +169,7 @@ impl Handler {
     fn invoke_unbound(&self, cx: &Ctx<'_>, msg: Message, call: bool, nested: bool) -> Result<Message, MsgError> {
         let refusal = if cx.real_time() && cx.cpu() != self.inner.cpu {
             if !(nested && call) {
-                return cx.handler_remote(self, msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
+                return cx.handler_remote(self.as_remote(), msg, !nested).and_then(|r| r.ok_or(MsgError::Unanswered));
             }
             MsgError::WouldBlock
         } else if self.inner.f.bind(cx.executor()) {

@@ -11,9 +11,9 @@
 use std::sync::atomic::Ordering;
 
 use super::handler::{locked, HandlerCtx, Invoked, Saved, Via, TOKENS};
-use super::host::Caller;
 use super::{Message, MsgError, Selection};
-use crate::thread::ThreadId;
+use crate::kernel::Caller;
+use crate::plain::ThreadId;
 
 impl HandlerCtx<'_, '_> {
     /// Put the current message into the handler's save queue `queue` (0 is the first; see

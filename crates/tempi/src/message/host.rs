@@ -3,61 +3,20 @@
 //! CPUs" in the architecture guide). The kernel implements [`HandlerHost`]; the handler's
 //! invocation path (`handler.rs`) and [`super::HandlerCtx`] call it.
 //!
-//! Owns the vocabulary (who waits for a queued call, [`Caller`], and what a host offers) and
-//! a handler's invocations on a host (a request from another CPU, a handler invoking another
-//! on a host). Must not: reach kernel state (the kernel's side is `kernel/xcpu/handlers.rs`).
+//! Owns a handler's invocations on a host (a request from another CPU, a handler invoking
+//! another on a host) and the handler's side of the kernel's [`RemoteHandler`] interface.
+//! Must not: reach kernel state. The vocabulary ([`Caller`], [`HandlerHost`], [`Served`],
+//! [`RemoteHandler`]) is the kernel's (`kernel/xcpu/handler_host.rs`), which calls back
+//! through it.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::sync::Arc;
 
-use super::handler::{enqueue, locked, Done, Pending, Served, Via};
+use super::handler::{enqueue, locked, Done, Inner, Pending, Via};
 use super::{Handler, Message, MsgError};
-use crate::os::busy_cell::{Entry, Executor};
-use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
-use crate::time::Time;
-
-/// Who waits for the answer to a call queued at a busy handler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Caller {
-    /// A thread of the handler's CPU, blocked at the handler with this token.
-    Local(ThreadId, u32),
-    /// A thread of another real-time CPU, waiting on this stamp in its own kernel.
-    Remote(ThreadId, u32),
-}
-
-/// The dispatcher a handler runs on for a request from another CPU.
-pub(crate) trait HandlerHost {
-    /// The CPU it serves (the handler's).
-    fn cpu(&self) -> usize;
-    /// Its kernel as an executor: the handlers it runs are bound to it.
-    fn executor(&self) -> Executor;
-    /// The thread, of another CPU, whose request the handler serves.
-    fn invoker(&self) -> ThreadId;
-    /// That thread's effective urgency when it asked.
-    fn urgency(&self) -> Urgency;
-    /// The current time.
-    fn now(&self) -> Time;
-    /// Compute for `d` (the CPU is busy meanwhile).
-    fn work(&mut self, d: Duration);
-    /// Send `msg` (with its sender set) to a thread of any CPU; nothing waits for it.
-    fn send(&mut self, to: ThreadId, msg: Message) -> Result<(), MsgError>;
-    /// Answer `caller`'s queued call with `reply` (`None`: unanswered).
-    fn answer(&mut self, caller: Caller, reply: Option<Message>);
-    /// Give the payload of `msg` back to its pool (a message not delivered on).
-    fn drop_payload(&mut self, msg: Message);
-    /// A busy handler's full queue refused `msg`: counted and traced, its payload released.
-    fn refused(&mut self, msg: Message);
-    /// A poisoned handler did not serve `msg`: counted and traced, and `caller`, if it still
-    /// waits, answered [`MsgError::HandlerPanicked`]. The payload is the invocation's to give
-    /// back.
-    fn unserved(&mut self, msg: Message, caller: Option<Caller>);
-    /// Hand an idle handler to `caller`, waiting at it with `token` on this host's kernel:
-    /// its wait ends, and it makes its call again. False if it does not wait there (any
-    /// more).
-    fn hand_over(&mut self, caller: ThreadId, token: u32) -> bool;
-}
+use crate::kernel::{Caller, HandlerHost, RemoteHandler, Served};
+use crate::os::busy_cell::{Entry, KernelId};
 
 impl Handler {
     /// Serve `msg` from a thread of another CPU on this CPU's dispatcher `host` (the
@@ -166,5 +125,37 @@ impl Handler {
             // Counted, traced and its payload given back by the poisoned handler.
             Err(e) => Err(e),
         }
+    }
+}
+
+/// The kernel holds a handler of another CPU's request as this interface (a handle on the
+/// handler's shared state: no allocation to post one).
+impl RemoteHandler for Inner {
+    fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn bind(&self, kernel: KernelId) -> bool {
+        self.f.bind(kernel)
+    }
+
+    fn serve_remote(
+        self: Arc<Self>,
+        host: &RefCell<dyn HandlerHost + '_>,
+        msg: Message,
+        caller: Option<Caller>,
+    ) -> Result<Served, MsgError> {
+        Handler { inner: self }.serve_remote(host, msg, caller)
+    }
+}
+
+impl Handler {
+    /// This handler as the kernel holds it for a request from another CPU.
+    pub(crate) fn as_remote(&self) -> Arc<dyn RemoteHandler> {
+        self.inner.clone()
     }
 }

@@ -16,11 +16,12 @@ use std::sync::{Arc, Mutex, Weak};
 use std::cell::RefCell;
 
 use super::handler::{locked, HandlerFn, Inner, Pending, Via};
-use super::host::Caller;
-use super::{Handler, HandlerHost, Message, PayloadStores};
+use super::{Handler, HandlerHost, Message};
+use crate::kernel::Caller;
 use crate::kernel::Ctx;
-use crate::os::busy_cell::{BusyGuard, Entry, Executor};
-use crate::thread::ThreadId;
+use crate::kernel::{HandlerHooks, PayloadStores};
+use crate::os::busy_cell::{BusyGuard, Entry, KernelId};
+use crate::plain::ThreadId;
 
 /// Every handler of the process, entered when it is made (never on an invocation), so that a
 /// run's end finds the messages its handlers still hold ([`settle_at_end`]). Entries of
@@ -41,7 +42,7 @@ pub(super) fn register(h: &Arc<Inner>) {
 /// message its handlers still hold out of their queues and save queues, give each payload
 /// back through `release`, and count them, then free each handler for another runtime.
 /// Nobody is left to answer: their callers have ended too.
-pub(crate) fn settle_at_end(first: Executor, kernels: usize, mut release: impl FnMut(Message)) -> u64 {
+pub(crate) fn settle_at_end(first: KernelId, kernels: usize, mut release: impl FnMut(Message)) -> u64 {
     // Filtered outside the lock: a handle dropped here may be a handler's last, and its
     // function's captures may make another handler.
     let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
@@ -139,11 +140,14 @@ pub(crate) fn settle_unwound(host: &RefCell<dyn HandlerHost + '_>) {
     }
 }
 
+/// The settlements above, as the runtime installs them in each kernel it seeds.
+pub(crate) const HANDLER_HOOKS: HandlerHooks = HandlerHooks { settle_poisoned, settle_unwound, holds_a_handler };
+
 /// Whether thread `id` of `kernel` is inside a handler now (one bound to that kernel, busy,
 /// with `id` as its holder). For the kernel's cold paths only (it looks at every handler of
 /// the process): an OS-backed thread stopped in place inside a handler must not be left
 /// stopped for good, which would keep the handler busy and its callers waiting.
-pub(crate) fn holds_a_handler(kernel: Executor, id: ThreadId) -> bool {
+pub(crate) fn holds_a_handler(kernel: KernelId, id: ThreadId) -> bool {
     let word = id.to_word();
     let handlers: Vec<Arc<Inner>> = locked(&HANDLERS).iter().filter_map(Weak::upgrade).collect();
     handlers.iter().any(|h| h.f.owner() == Some(kernel) && h.f.is_busy() && h.holder.load(Ordering::Relaxed) == word)
@@ -165,14 +169,14 @@ fn take_marked(host: &RefCell<dyn HandlerHost + '_>, flag: fn(&Inner) -> &Atomic
 /// pools.
 pub(crate) struct AtEnd {
     /// The runtime's kernels: the executors from `first` on.
-    first: Executor,
+    first: KernelId,
     kernels: usize,
     payloads: PayloadStores,
     settled: Option<u64>,
 }
 
 impl AtEnd {
-    pub(crate) fn new(first: Executor, kernels: usize, payloads: PayloadStores) -> AtEnd {
+    pub(crate) fn new(first: KernelId, kernels: usize, payloads: PayloadStores) -> AtEnd {
         AtEnd { first, kernels, payloads, settled: None }
     }
 

@@ -11,14 +11,17 @@
 //! another runtime of the process, through the process's list of pools. A stale handle (a
 //! payload taken or released already) is harmless: the slot's stamp has moved on.
 //!
-//! Owns the pools and their slots. Must not: reach kernel state.
+//! Owns the pools and their slots. Must not: reach kernel state (what a kernel knows of a
+//! pool, [`PayloadStore`], and the process's list of pools are the kernel's:
+//! `kernel/messaging/payload_stores.rs`).
 
 use std::any::type_name;
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use super::{Message, MsgError};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{Message, MsgError, Payload};
+use crate::kernel::{next_pool_id, register_pool, PayloadStore};
 
 /// The most slots a payload pool has ([`crate::Runtime::payload_pool`]): 2^24, 16 Mi. Each
 /// slot holds an `Option<T>` and two words of bookkeeping, all allocated when the pool is made.
@@ -28,44 +31,6 @@ use super::{Message, MsgError};
 /// assert!(rt.payload_pool::<u8>(tempi::message::MAX_PAYLOAD_SLOTS + 1).is_err());
 /// ```
 pub const MAX_PAYLOAD_SLOTS: usize = 1 << 24;
-
-/// Pool identities, unique in the process, so a handle is never read by the wrong pool.
-static POOL_IDS: AtomicU32 = AtomicU32::new(1);
-
-/// Every pool of the process still alive, by identity: a runtime that drops a message carrying
-/// a payload of a pool another runtime made finds the pool here to give the slot back. Weak, so
-/// the list keeps no pool alive; dead entries are swept when a pool is made.
-static EVERY_POOL: Mutex<Vec<(u32, Weak<dyn PayloadStore>)>> = Mutex::new(Vec::new());
-
-fn every_pool() -> MutexGuard<'static, Vec<(u32, Weak<dyn PayloadStore>)>> {
-    EVERY_POOL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A message's handle on a value in a [`PayloadPool`]: which pool, which slot, and which use
-/// of that slot. It is plain data; only the pool it names can turn it back into a value.
-///
-/// ```
-/// use tempi::message::Message;
-/// use tempi::Runtime;
-/// let mut rt = Runtime::simulated(1);
-/// let pool = rt.payload_pool::<String>(1).unwrap();
-/// let m = pool.attach(Message::new(1, 0, 0), "hello".to_string()).unwrap();
-/// assert!(m.payload.is_some());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Payload {
-    pub(crate) pool: u32,
-    pub(crate) slot: u32,
-    pub(crate) stamp: u32,
-}
-
-/// What a kernel knows of a payload pool: enough to give back the slot of a message it drops.
-pub(crate) trait PayloadStore: Send + Sync {
-    /// The pool's identity.
-    fn id(&self) -> u32;
-    /// Drop the value `p` names, if it is still there; its slot is free again.
-    fn release(&self, p: Payload);
-}
 
 struct Slots<T> {
     values: Vec<Option<T>>,
@@ -163,15 +128,10 @@ impl<T: Send + 'static> PayloadPool<T> {
         let stamps = vec_filled(n, 0, what)?;
         let mut free = vec_with_capacity(n, what)?;
         free.extend((0..capacity).rev());
-        let store: Arc<Store<T>> = Arc::new(Store {
-            id: POOL_IDS.fetch_add(1, Ordering::Relaxed),
-            slots: Mutex::new(Slots { values, stamps, free }),
-        });
+        let store: Arc<Store<T>> =
+            Arc::new(Store { id: next_pool_id(), slots: Mutex::new(Slots { values, stamps, free }) });
         let dyn_store: Arc<dyn PayloadStore> = store.clone();
-        let mut every = every_pool();
-        every.retain(|(_, pool)| pool.strong_count() > 0);
-        every.push((store.id, Arc::downgrade(&dyn_store)));
-        drop(every);
+        register_pool(store.id, &dyn_store);
         Ok((PayloadPool { store }, dyn_store))
     }
 
@@ -238,34 +198,5 @@ impl<T: Send + 'static> PayloadPool<T> {
     /// ```
     pub fn type_name(&self) -> &'static str {
         type_name::<T>()
-    }
-}
-
-/// The payload stores of one runtime, as each of its kernels holds them.
-#[derive(Clone, Default)]
-pub(crate) struct PayloadStores(Vec<Arc<dyn PayloadStore>>);
-
-impl PayloadStores {
-    pub(crate) fn push(&mut self, s: Arc<dyn PayloadStore>) {
-        self.0.push(s);
-    }
-
-    /// Whether no message of this runtime can carry a payload: no pool was ever made in the
-    /// process (a thread may attach a payload of another runtime's pool).
-    pub(crate) fn no_pool_exists() -> bool {
-        POOL_IDS.load(Ordering::Relaxed) == 1
-    }
-
-    /// Release `p` into its pool: one of this runtime's, or one another runtime made, found
-    /// in the process's list (a pool dropped since has nothing to give back to).
-    pub(crate) fn release(&self, p: Payload) {
-        if let Some(s) = self.0.iter().find(|s| s.id() == p.pool) {
-            s.release(p);
-            return;
-        }
-        let pool = every_pool().iter().find(|(id, _)| *id == p.pool).and_then(|(_, pool)| pool.upgrade());
-        if let Some(pool) = pool {
-            pool.release(p);
-        }
     }
 }

@@ -26,30 +26,30 @@ use super::loom_shim::{AtomicBool, AtomicU64, UnsafeCell};
 /// The identity of one serial executor: one kernel of one runtime (one per real-time CPU, one
 /// for all the CPUs of a simulated runtime). Unique in the process and never reused: the
 /// runtime hands its kernels consecutive identities from a process-wide counter when it is
-/// built ([`Executor::reserve`]), and no other code makes one. Code presents only its own
+/// built ([`KernelId::reserve`]), and no other code makes one. Code presents only its own
 /// executor's identity: the kernel gives it to its threads' contexts and its dispatcher's
 /// handler host, and nothing carries it elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Executor(NonZeroU64);
+pub(crate) struct KernelId(NonZeroU64);
 
-impl Executor {
+impl KernelId {
     /// Identities for `kernels` new kernels, never handed out before: the first one's. Kernel
     /// `k` is `first.nth(k)`.
-    pub(crate) fn reserve(kernels: usize) -> Executor {
+    pub(crate) fn reserve(kernels: usize) -> KernelId {
         // Handed out in sequence from 1: 64 bits do not wrap in a process's life.
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let first = NEXT.fetch_add(kernels as u64, Ordering::Relaxed);
-        Executor(NonZeroU64::new(first).expect("executor identities start at 1"))
+        KernelId(NonZeroU64::new(first).expect("executor identities start at 1"))
     }
 
     /// The identity of kernel `k` of a runtime whose first kernel is `self` (`k` below the
     /// number reserved, which the caller checks).
-    pub(crate) fn nth(self, k: usize) -> Executor {
-        Executor(self.0.saturating_add(k as u64))
+    pub(crate) fn nth(self, k: usize) -> KernelId {
+        KernelId(self.0.saturating_add(k as u64))
     }
 
     /// Whether this is one of the `count` identities starting at `first`.
-    pub(crate) fn among(self, first: Executor, count: usize) -> bool {
+    pub(crate) fn among(self, first: KernelId, count: usize) -> bool {
         (first.0.get()..first.0.get().saturating_add(count as u64)).contains(&self.0.get())
     }
 }
@@ -94,7 +94,7 @@ impl<T: ?Sized> BusyCell<T> {
     /// them) happen before this load. The owner is read with acquire ordering, which a new
     /// owner needs to see what the last one wrote (see [`BusyCell::free`]).
     #[inline]
-    pub(crate) fn try_enter(&self, by: Executor) -> Entry<'_, T> {
+    pub(crate) fn try_enter(&self, by: KernelId) -> Entry<'_, T> {
         if self.owner.load(Ordering::Acquire) != by.0.get() {
             return Entry::NotOwner;
         }
@@ -107,7 +107,7 @@ impl<T: ?Sized> BusyCell<T> {
 
     /// Make `by` the owner, unless another executor is: whether `by` owns the cell now.
     #[cold]
-    pub(crate) fn bind(&self, by: Executor) -> bool {
+    pub(crate) fn bind(&self, by: KernelId) -> bool {
         // Acquire: what the last owner wrote before it was freed is seen; release: an
         // executor that sees this owner with acquire ordering (another thread of `by` may have
         // bound it for it) sees that too, the store being part of the free's release sequence.
@@ -118,14 +118,14 @@ impl<T: ?Sized> BusyCell<T> {
     }
 
     /// The executor that owns the cell now, if any.
-    pub(crate) fn owner(&self) -> Option<Executor> {
-        NonZeroU64::new(self.owner.load(Ordering::Acquire)).map(Executor)
+    pub(crate) fn owner(&self) -> Option<KernelId> {
+        NonZeroU64::new(self.owner.load(Ordering::Acquire)).map(KernelId)
     }
 
     /// Free the cell of its owner `was`, whose code has all ended (the run of its runtime is
     /// over, and whatever ran it is joined): another executor may bind it next. Nothing if
     /// `was` does not own it.
-    pub(crate) fn free(&self, was: Executor) {
+    pub(crate) fn free(&self, was: KernelId) {
         // Release: the next owner, binding with acquire ordering, sees every write of this one.
         let _ = self.owner.compare_exchange(was.0.get(), 0, Ordering::Release, Ordering::Relaxed);
     }
@@ -168,7 +168,7 @@ impl<T: ?Sized> Drop for BusyGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BusyCell, Entry, Executor};
+    use super::{BusyCell, Entry, KernelId};
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
     fn entered<T: ?Sized>(e: Entry<'_, T>) -> super::BusyGuard<'_, T> {
@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn one_holder_at_a_time_and_free_again_after_a_panic() {
-        let me = Executor::reserve(1);
+        let me = KernelId::reserve(1);
         let cell = BusyCell::new(0u32);
         assert!(matches!(cell.try_enter(me), Entry::NotOwner), "nobody owns a new cell");
         assert!(cell.bind(me));
@@ -203,9 +203,9 @@ mod tests {
 
     #[test]
     fn another_executor_is_turned_away_until_the_owner_frees_the_cell() {
-        let first = Executor::reserve(2);
+        let first = KernelId::reserve(2);
         let (a, b) = (first, first.nth(1));
-        assert!(a.among(first, 2) && b.among(first, 2) && !Executor::reserve(1).among(first, 2));
+        assert!(a.among(first, 2) && b.among(first, 2) && !KernelId::reserve(1).among(first, 2));
         let cell = BusyCell::new(7u32);
         assert!(cell.bind(a));
         assert!(cell.bind(a), "binding to the owner again is no change");
@@ -227,7 +227,7 @@ mod tests {
 /// trying meanwhile, and the cell passing to it once the first is freed.
 #[cfg(all(test, loom))]
 mod loom_models {
-    use super::{BusyCell, Entry, Executor};
+    use super::{BusyCell, Entry, KernelId};
     use crate::os::loom_shim::{self, thread};
     use std::sync::Arc;
 
@@ -238,7 +238,7 @@ mod loom_models {
     #[test]
     fn loom_busy_cell_one_owner_at_a_time_and_its_writes_pass_on() {
         loom_shim::check(2, || {
-            let first = Executor::reserve(2);
+            let first = KernelId::reserve(2);
             let (a, b) = (first, first.nth(1));
             let cell = Arc::new(BusyCell::new(0u32));
             assert!(cell.bind(a));

@@ -20,11 +20,22 @@ pub use worker::stop_signal;
 
 use std::time::Duration;
 
-use crate::config::Config;
+/// What a real-time dispatcher asks of the OS for its thread: the parts of the runtime's
+/// `Config` (`pin`, `fifo_priority`, `lock_memory`) this module reads, so that it needs nothing
+/// above it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DispatcherSetup {
+    /// Pin the dispatcher to its CPU.
+    pub(crate) pin: bool,
+    /// Ask for `SCHED_FIFO` at this priority.
+    pub(crate) fifo_priority: Option<i32>,
+    /// Lock the process's memory (done once, by CPU 0's dispatcher).
+    pub(crate) lock_memory: bool,
+}
 
 /// Prepare the calling OS thread to be the dispatcher of `cpu`. Returns one warning per thing
 /// that could not be done.
-pub(crate) fn prepare_dispatcher(cpu: usize, config: &Config) -> Vec<String> {
+pub(crate) fn prepare_dispatcher(cpu: usize, config: DispatcherSetup) -> Vec<String> {
     let mut warnings = Vec::new();
     if config.pin
         && let Err(e) = pin_to_cpu(cpu)

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::kernel::Ctx;
 use crate::policy::admit::planner::GroupId;
-use crate::sets::{BudgetEvent, BudgetEventKind};
 use crate::Time;
+use crate::{BudgetEvent, BudgetEventKind};
 
 use super::{lock, Spring, TaskBody, TaskCx, TaskOutcome};
 
@@ -119,12 +119,12 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
         // the task is recorded as panicked at that instant before the unwind goes on. The runtime's own unwinds (a kill, the end
         // of the run) are left to `Leave` and the overrun handler.
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| code(cx, &tcx))) {
-            if crate::kernel::is_panic(&*payload) && !payload.is::<crate::os::context::ForcedUnwind>() {
+            let cause = crate::UnwindCause::of(&*payload);
+            if let crate::UnwindCause::Panic(why) = cause {
                 let mut st = lock(&spring.state);
                 let r = &mut st.records[record];
                 r.actual_finish = Some(cx.now());
                 r.outcome = TaskOutcome::Panicked;
-                let why = crate::kernel::panic_message(&*payload);
                 let message = format!("{}: group \"{}\": a task panicked: {why}", cx.now(), r.group);
                 st.events.push(message);
                 // The same rule as an overrun: a task that did not finish as planned breaks
@@ -132,7 +132,7 @@ fn run(spring: &Spring, cx: &Ctx<'_>, t: ThreadBody) {
                 if !st.groups[t.g].killed {
                     st.kill_group(t.g, cx.now());
                 }
-            } else if crate::kernel::is_kill(&*payload) {
+            } else if cause == crate::UnwindCause::Kill {
                 // Killed while it ran (a kill of its thread; an overrun has already recorded
                 // the task as overrun): it ends here, killed, rather than left running.
                 let mut st = lock(&spring.state);

@@ -41,7 +41,7 @@ impl Spring {
     /// assert!(e.to_string().contains("group \"selfish\""), "{e}");
     /// ```
     pub fn add_group<C: Clock>(&self, rt: &mut Runtime<C>, group: GroupSpec) -> Result<(), Error> {
-        if rt.identity() != self.runtime {
+        if rt.id() != self.runtime {
             return Err(Error::ForeignRuntime);
         }
         if group.threads.is_empty() {

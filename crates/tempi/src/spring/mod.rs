@@ -133,8 +133,10 @@ use crate::policy::admit::planner::{GroupId, Planner, PlannerConfig};
 use crate::policy::budget::Kill;
 use crate::policy::sched::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 use crate::runtime::Runtime;
-use crate::sets::{Budget, Replenishment, SetId};
-use crate::thread::{ThreadId, ThreadSpec};
+use crate::sets::{Budget, Replenishment};
+use crate::thread::ThreadSpec;
+use crate::SetId;
+use crate::ThreadId;
 use crate::Time;
 
 /// How a [`Spring`] is set up.
@@ -272,7 +274,7 @@ pub struct Spring {
     state: Arc<Mutex<State>>,
     /// The identity of the runtime it executes plans on: every other runtime, and every
     /// thread of another runtime, is refused with [`Error::ForeignRuntime`].
-    runtime: u64,
+    runtime: crate::RuntimeId,
 }
 
 /// A declared or spawned group.
@@ -374,7 +376,7 @@ impl Spring {
             )));
         }
         let planner = Planner::new(spec.planner).map_err(|e| Error::InvalidConfig(format!("planner: {e}")))?;
-        let inner = rt.config().scheduler.clone();
+        let inner = rt.config().chosen_scheduler();
         // A plan places each thread on one CPU; a global policy would move it.
         let probe = inner();
         if probe.global() {
@@ -398,7 +400,7 @@ impl Spring {
             rt: None,
             job_overhead: rt.config().job_overhead_reserved(),
         }));
-        let spring = Spring { state, runtime: rt.identity() };
+        let spring = Spring { state, runtime: rt.id() };
         for cpu in 0..cpus {
             let mut slots = crate::sizes::vec_with_capacity(spec.sets_per_cpu, "spring's sets (sets_per_cpu)")?;
             for i in 0..spec.sets_per_cpu {
@@ -422,7 +424,7 @@ impl Spring {
             let working = lock(&spring.state).planner.clone();
             let placement = realtime::Placement {
                 cpu: spec.planner_cpu,
-                fifo: spec.planner_priority.fifo_level(rt.config().fifo_priority),
+                fifo: spec.planner_priority.fifo_level(rt.config().chosen_fifo_priority()),
             };
             let (link, warnings) = realtime::start(&spring, working, spec.max_groups.max(16), spec.poll, placement)?;
             for w in warnings {
@@ -444,7 +446,7 @@ impl Spring {
 
     /// Refuse a thread of another runtime.
     fn check_caller(&self, cx: &Ctx<'_>) -> Result<(), Error> {
-        if cx.runtime() != self.runtime {
+        if cx.runtime_id() != self.runtime {
             return Err(Error::ForeignRuntime);
         }
         Ok(())

@@ -421,5 +421,5 @@ pub struct Ticket {
     /// The request's group entry.
     pub(super) group: usize,
     /// The identity of the runtime whose executor planned it.
-    pub(super) runtime: u64,
+    pub(super) runtime: crate::RuntimeId,
 }

@@ -20,11 +20,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::stats::RunOutcome;
-use crate::thread::ThreadId;
 use crate::time::Time;
 use crate::trace::report::{display_name, display_set, names, segments, set_names};
-use crate::trace::{StopReason, TraceKind};
 
 /// Width of the plot area in pixels; the time scale is chosen so the run fills it.
 const PLOT_W: f64 = 1200.0;
@@ -426,10 +426,10 @@ fn render(out: &RunOutcome, plan: Option<&crate::trace::plans::PlanOverlay>) -> 
                 );
             }
             TraceKind::JobAbort => {
-                let why = match crate::trace::JobEnd::from_code(r.arg) {
-                    Some(crate::trace::JobEnd::Killed) => " (thread killed)",
-                    Some(crate::trace::JobEnd::Panicked) => " (thread panicked)",
-                    Some(crate::trace::JobEnd::NotStarted) => " (thread not started)",
+                let why = match crate::plain::JobEnd::from_code(r.arg) {
+                    Some(crate::plain::JobEnd::Killed) => " (thread killed)",
+                    Some(crate::plain::JobEnd::Panicked) => " (thread panicked)",
+                    Some(crate::plain::JobEnd::NotStarted) => " (thread not started)",
                     None => "",
                 };
                 let tip = esc(&format!("{name} job {} aborted at {}{why}", r.job, r.time));

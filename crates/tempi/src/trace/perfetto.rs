@@ -14,10 +14,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::stats::RunOutcome;
-use crate::thread::ThreadId;
 use crate::trace::report::{display_name, display_set, names, segments, set_names};
-use crate::trace::{StopReason, TraceKind};
 
 /// The `tid` of the per-CPU track that shows timing events; thread tracks start at 1.
 const TIMER_TID: u64 = 0;
@@ -107,7 +107,7 @@ pub fn to_json(out: &RunOutcome) -> String {
         let (track, args) = match r.kind {
             TraceKind::Release => (tid(r.thread), format!(r#"{{"job":{},"deadline_ns":{}}}"#, r.job, opt_ns(r.arg))),
             TraceKind::JobComplete => (tid(r.thread), format!(r#"{{"job":{},"response_ns":{}}}"#, r.job, r.arg)),
-            TraceKind::JobAbort => match crate::trace::JobEnd::from_code(r.arg) {
+            TraceKind::JobAbort => match crate::plain::JobEnd::from_code(r.arg) {
                 Some(end) => (tid(r.thread), format!(r#"{{"job":{},"ended_by":"{}"}}"#, r.job, end.name())),
                 None => (tid(r.thread), format!(r#"{{"job":{}}}"#, r.job)),
             },

@@ -15,15 +15,15 @@ use std::collections::{BTreeMap, HashMap};
 #[cfg(feature = "export")]
 use serde::Serialize;
 
-use crate::sets::BudgetEventKind;
+use crate::plain::BudgetEventKind;
+use crate::plain::ThreadId;
+use crate::plain::{JobEnd, StopReason, TraceKind};
 use crate::stats::{RunOutcome, ThreadSummary};
-use crate::thread::ThreadId;
 #[cfg(feature = "export")]
 use crate::thread::ThreadOutcome;
 #[cfg(feature = "export")]
 use crate::time::nanos;
 use crate::time::Time;
-use crate::trace::{JobEnd, StopReason, TraceKind};
 
 pub use super::summary::summary_text;
 

@@ -8,6 +8,7 @@ pub mod global;
 pub mod handlers;
 pub mod kills;
 pub mod payloads;
+pub mod registered;
 
 use tempi::analysis::TaskSet;
 use tempi::clock::VirtualClock;

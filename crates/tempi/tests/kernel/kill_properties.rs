@@ -1,7 +1,8 @@
 //! Property tests of kills in every state a thread can be in: random periodic, sporadic and
 //! one-shot threads (sleeping, yielding, computing, with deadlines and abort times, some in a
-//! deferrable server's thread set) on one or two CPUs under fixed priorities, EDF, round
-//! robin, FIFO, or global EDF or fixed priorities, and a killer of the highest priority
+//! deferrable server's thread set) on one or two CPUs under every scheduling policy the
+//! registry holds (`common::registered`: fixed priorities, EDF, round robin, FIFO, the
+//! collator, global EDF and global fixed priorities, and whatever is added), and a killer of the highest priority
 //! that kills random threads at random instants (before their first release, between jobs,
 //! waiting, sleeping, ready or running). Whatever the kills hit, the run ends without error
 //! (the kernel's own checks, `Config::verify`, run after every step), every thread ends
@@ -11,6 +12,7 @@
 use crate::common;
 
 use common::kills::{spawn_killer, UNIT};
+use common::registered;
 use proptest::prelude::*;
 use tempi::{Config, Runtime, ThreadId, ThreadOutcome, ThreadSpec, Time};
 
@@ -87,17 +89,11 @@ fn run(
     server: Option<(u64, u64)>,
     kills: &[(u64, usize)],
 ) -> tempi::RunOutcome {
-    let mut config = Config::new(cpus).verify(true);
-    match policy {
-        "edf" => config = config.scheduler(|| Box::new(tempi::policy::sched::Edf::new())),
-        "rr" => config = config.scheduler(|| Box::new(tempi::policy::sched::RoundRobin::new(UNIT * 3))),
-        "fifo" => config = config.scheduler(|| Box::new(tempi::policy::sched::Fifo::new())),
-        "gedf" => config = config.scheduler(|| Box::new(tempi::policy::sched::GlobalEdf::new())),
-        "gfp" => config = config.scheduler(|| Box::new(tempi::policy::sched::GlobalFp::new())),
-        _ => {}
-    }
+    let make = registered::scheduler(policy, UNIT * 3);
+    let global = make().global();
+    let config = Config::new(cpus).verify(true).scheduler_factory(make);
     // Thread sets belong to one CPU: not under a global policy.
-    let server = server.filter(|_| !policy.starts_with('g'));
+    let server = server.filter(|_| !global);
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
     let set = server.map(|(q, period)| {
         let s = rt.create_set("server", 0).unwrap();
@@ -166,14 +162,14 @@ proptest! {
     #[test]
     fn kills_in_any_state_leave_a_sound_run(
         cpus in 1usize..3,
-        policy in prop::sample::select(vec!["fp", "edf", "rr", "fifo", "gedf", "gfp"]),
+        policy in prop::sample::select(registered::schedulers(UNIT * 3, |_| true)),
         plans in proptest::collection::vec(plan(), 1..6),
         server in proptest::option::of((1u64..4, 4u64..12)),
         kills in proptest::collection::vec((0u64..60, 0usize..6), 1..4),
     ) {
         let mut kills = kills;
         kills.sort();
-        let out = run(cpus, policy, &plans, server, &kills);
+        let out = run(cpus, &policy, &plans, server, &kills);
         for t in &out.threads {
             prop_assert!(
                 matches!(t.outcome, Some(ThreadOutcome::Completed | ThreadOutcome::Killed)),
@@ -189,7 +185,7 @@ proptest! {
             }
         }
         // Ids of two runtimes differ in their runtime's tag: compare what they show.
-        let again = run(cpus, policy, &plans, server, &kills);
+        let again = run(cpus, &policy, &plans, server, &kills);
         let show = |o: &tempi::RunOutcome| format!("{:?}", o.trace.iter().map(|r| (r.time, r.cpu, r.kind, r.arg)).collect::<Vec<_>>());
         prop_assert_eq!(show(&again), show(&out));
     }

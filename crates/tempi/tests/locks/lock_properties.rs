@@ -1,5 +1,6 @@
-//! Property tests on random lock scenarios. Protocols: bpi, pcp, srp, km, rcs. Scheduler:
-//! fixed priority.
+//! Property tests on random lock scenarios, over the lock protocols of one CPU and the
+//! per-CPU scheduling policies the registries hold (`common::registered`), each property over
+//! those its claim is about; fixed priority where no policy is drawn.
 //!
 //! - At every step, each thread's effective urgency equals the larger of its base urgency and
 //!   what its held locks lend it (the kernel's own check, `Config::verify`).
@@ -8,6 +9,7 @@
 //!   trace, record for record, and the same outcomes as the general path.
 
 use crate::common;
+use common::registered;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,11 +35,11 @@ fn plan() -> impl Strategy<Value = Plan> {
         .prop_map(|(priority, release_us, sections, nested)| Plan { priority, release_us, sections, nested })
 }
 
-fn run(plans: &[Plan], protocol: &'static str) -> tempi::RunOutcome {
+fn run(plans: &[Plan], protocol: &str) -> tempi::RunOutcome {
     run_with(plans, protocol, Config::new(1).verify(true))
 }
 
-fn run_with(plans: &[Plan], protocol: &'static str, config: Config) -> tempi::RunOutcome {
+fn run_with(plans: &[Plan], protocol: &str, config: Config) -> tempi::RunOutcome {
     run_killing(plans, protocol, config, &[])
 }
 
@@ -61,7 +63,7 @@ impl Drop for Inside {
 
 /// As [`run_with`], and a killer of the highest priority kills thread `v` (modulo their
 /// number) at each `(µs, v)` of `kills`.
-fn run_killing(plans: &[Plan], protocol: &'static str, config: Config, kills: &[(u64, usize)]) -> tempi::RunOutcome {
+fn run_killing(plans: &[Plan], protocol: &str, config: Config, kills: &[(u64, usize)]) -> tempi::RunOutcome {
     let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
     // Ceilings: the highest priority among the users of each resource.
     let ceiling =
@@ -74,6 +76,8 @@ fn run_killing(plans: &[Plan], protocol: &'static str, config: Config, kills: &[
         })
         .collect();
     let inside: Vec<Arc<std::sync::atomic::AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
+    // RCS sections are restartable critical sections; the other protocols' are plain guards.
+    let restartable = protocol == "rcs";
     let mut ids = Vec::new();
     for (i, p) in plans.iter().enumerate() {
         let p = p.clone();
@@ -108,7 +112,7 @@ fn run_killing(plans: &[Plan], protocol: &'static str, config: Config, kills: &[
                     let inside_of = &inside;
                     for &(r, before, work_inside) in &p.sections {
                         cx.work(Duration::from_micros(before));
-                        if protocol == "rcs" {
+                        if restartable {
                             locks[r]
                                 .critical(cx, |n| {
                                     let _inside = Inside::enter(&inside_of[r]);
@@ -162,7 +166,7 @@ proptest! {
     #[test]
     fn lock_kills_leave_no_waiter_behind_and_the_urgencies_right(
         plans in prop::collection::vec(plan(), 2..6),
-        protocol in prop::sample::select(vec!["bp", "bpi", "pcp", "srp", "km", "rcs"]),
+        protocol in prop::sample::select(registered::lock_protocols(|_| true)),
         kills in prop::collection::vec((0u64..6_000, 0usize..6), 1..4),
     ) {
         // A kill unwinds its thread out of whatever it holds or waits for: the locks are
@@ -171,7 +175,7 @@ proptest! {
         // back; no two threads ever hold one lock.
         let mut kills = kills;
         kills.sort();
-        let out = run_killing(&plans, protocol, Config::new(1).verify(true), &kills);
+        let out = run_killing(&plans, &protocol, Config::new(1).verify(true), &kills);
         for t in &out.threads {
             prop_assert!(
                 matches!(t.outcome, Some(ThreadOutcome::Completed | ThreadOutcome::Killed)),
@@ -183,11 +187,12 @@ proptest! {
     #[test]
     fn lock_effective_urgency_is_always_the_maximum(
         plans in prop::collection::vec(plan(), 2..6),
-        protocol in prop::sample::select(vec!["bpi", "pcp", "srp", "km", "rcs"]),
+        protocol in prop::sample::select(registered::lock_protocols(|p| p.inherits() || p.raises_holder())),
     ) {
         // `verify(true)` makes the kernel recompute every urgency from scratch after each
-        // transition and panic on a difference.
-        let out = run(&plans, protocol);
+        // transition and panic on a difference. Every protocol that lends its holder urgency
+        // (by inheritance or while it holds).
+        let out = run(&plans, &protocol);
         for t in &out.threads {
             prop_assert_eq!(&t.outcome, &Some(ThreadOutcome::Completed), "{} under {}", t.name, protocol);
         }
@@ -196,13 +201,13 @@ proptest! {
     #[test]
     fn lock_fast_path_keeps_the_invariants_and_the_outcome(
         plans in prop::collection::vec(plan(), 2..6),
-        protocol in prop::sample::select(vec!["bp", "bpi"]),
+        protocol in prop::sample::select(registered::lock_protocols(|p| p.uncontended_fast_path())),
     ) {
         // Tracing off opens the uncontended fast path for BP and BPI: the kernel adopts a
         // fast-path ownership when someone has to wait. Same checks, and the same CPU time for
         // every thread as with the fast path closed (tracing on).
-        let fast = run_with(&plans, protocol, Config::new(1).verify(true).trace_capacity(0));
-        let slow = run(&plans, protocol);
+        let fast = run_with(&plans, &protocol, Config::new(1).verify(true).trace_capacity(0));
+        let slow = run(&plans, &protocol);
         for (f, s) in fast.threads.iter().zip(&slow.threads) {
             prop_assert_eq!(&f.outcome, &Some(ThreadOutcome::Completed), "{} under {}", f.name, protocol);
             prop_assert_eq!(f.stats.cpu_time, s.stats.cpu_time, "{}", f.name);
@@ -213,20 +218,15 @@ proptest! {
     #[test]
     fn lock_direct_hand_off_is_the_general_path_in_fewer_steps(
         plans in prop::collection::vec(plan(), 2..6),
-        protocol in prop::sample::select(vec!["bp", "bpi", "pcp", "srp", "km", "rcs"]),
-        policy in prop::sample::select(vec!["fp", "edf", "rr"]),
+        protocol in prop::sample::select(registered::lock_protocols(|_| true)),
+        // Locks are refused under a global policy.
+        policy in prop::sample::select(registered::schedulers(Duration::from_micros(300), |s| !s.global())),
         costs in any::<bool>(),
     ) {
         let config = |direct: bool| {
             let mut c = Config::new(1).verify(true).direct_hand_off(direct);
-            match policy {
-                "edf" => c = c.scheduler(|| Box::new(tempi::policy::sched::Edf::new())),
-                // Time slices: a dispatch on the short path arms the slice timer too.
-                "rr" => {
-                    c = c.scheduler(|| Box::new(tempi::policy::sched::RoundRobin::new(Duration::from_micros(300))))
-                }
-                _ => {}
-            }
+            // Time slices (round robin): a dispatch on the short path arms the slice timer too.
+            c = c.scheduler_factory(registered::scheduler(&policy, Duration::from_micros(300)));
             if costs {
                 // The paper's overheads (in µs: switch 30, acquired 40, not acquired 60,
                 // unlock 70, abort 20), so unlocks take effect after their cost is paid.
@@ -241,8 +241,8 @@ proptest! {
             }
             c
         };
-        let short = run_with(&plans, protocol, config(true));
-        let general = run_with(&plans, protocol, config(false));
+        let short = run_with(&plans, &protocol, config(true));
+        let general = run_with(&plans, &protocol, config(false));
         prop_assert_eq!(short.trace.len(), general.trace.len());
         for (a, b) in short.trace.iter().zip(&general.trace) {
             // Ids of two runtimes differ in their runtime's tag: compare what they show.

@@ -14,7 +14,7 @@ use common::payloads::tracked;
 use common::{ms, segments};
 use tempi::clock::VirtualClock;
 use tempi::message::{Handler, Message, MsgError, Selection};
-use tempi::policy::sched::{FixedPriority, PriorityInheritance};
+use tempi::policy::sched::{FixedPriority, WaitInheritance};
 use tempi::{Config, Runtime, ThreadSpec, Time};
 
 /// `low` has `tame_prio_inv` on: its handler runs with preemption off. `high` is released at
@@ -88,7 +88,7 @@ fn leftovers_queued_during_nice_are_served() {
     let h = logging(&log);
     let mut rt: Runtime<VirtualClock> = Runtime::new(Config::new(1).verify(true)).unwrap();
     rt.set_scheduler(|| Box::new(FixedPriority::new()));
-    rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     let (h1, h2) = (h.clone(), h.clone());
     let l1 = log.clone();
     rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {

@@ -12,7 +12,7 @@ use common::{ms, segments};
 use tempi::clock::VirtualClock;
 use tempi::message::{Handler, Message};
 use tempi::policy::sched::{
-    FixedPriority, InheritId, PriorityInheritance, SchedInfo, Scheduler, StackedScheduler, Stymie, Urgency,
+    BlockedAt, FixedPriority, InheritId, SchedInfo, Scheduler, StackedScheduler, Urgency, WaitInheritance,
 };
 use tempi::sync::{LockError, SemSpec};
 use tempi::{Config, Runtime, ThreadId, ThreadSpec};
@@ -44,18 +44,18 @@ impl StackedScheduler for Recorder {
     fn prev_mut(&mut self) -> &mut dyn Scheduler {
         &mut *self.prev
     }
-    fn on_call(&mut self, w: &SchedInfo, h: &SchedInfo, at: Stymie, c: i64, id: InheritId) -> Option<Urgency> {
+    fn on_call(&mut self, w: &SchedInfo, h: &SchedInfo, at: BlockedAt, c: i64, id: InheritId) -> Option<Urgency> {
         let lent = self.prev.on_call(w, h, at, c, id);
         push(&self.log, format!("CALL#{} {}->{} {:?}", id.raw(), self.name(w), self.name(h), lent.map(|u| u.0)));
         lent
     }
-    fn on_procure(&mut self, w: &SchedInfo, h: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
+    fn on_procure(&mut self, w: &SchedInfo, h: &SchedInfo, at: BlockedAt, id: InheritId) -> Option<Urgency> {
         let lent = self.prev.on_procure(w, h, at, id);
         push(&self.log, format!("PROCURE#{} {}->{} {:?}", id.raw(), self.name(w), self.name(h), lent.map(|u| u.0)));
         lent
     }
-    fn on_nice(&mut self, t: &SchedInfo, at: Stymie, id: InheritId) {
-        let place = if matches!(at, Stymie::Handler(_)) { "handler" } else { "sem" };
+    fn on_nice(&mut self, t: &SchedInfo, at: BlockedAt, id: InheritId) {
+        let place = if matches!(at, BlockedAt::Handler(_)) { "handler" } else { "sem" };
         push(&self.log, format!("NICE#{} {} {place} now {}", id.raw(), self.name(t), t.urgency.0));
         self.prev.on_nice(t, at, id)
     }
@@ -64,7 +64,7 @@ impl StackedScheduler for Recorder {
 fn runtime(log: &Log, names: &Names) -> Runtime<VirtualClock> {
     let mut rt: Runtime<VirtualClock> = Runtime::new(Config::new(1).verify(true)).unwrap();
     rt.set_scheduler(|| Box::new(FixedPriority::new()));
-    rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     let (log, names) = (log.clone(), names.clone());
     rt.stack_scheduler(move |prev| Box::new(Recorder { prev, log: log.clone(), names: names.clone() }));
     rt

@@ -1,15 +1,20 @@
-//! Property tests of global scheduling in virtual time (global EDF and global fixed priority,
-//! 1 to 4 CPUs, random periodic sets): replayed from the trace, at every instant the running
+//! Property tests of global scheduling in virtual time (every global policy of the registry,
+//! `common::registered`, judged by the order its class says: global EDF or global fixed
+//! priority; 1 to 4 CPUs, random periodic sets): replayed from the trace, at every instant the running
 //! threads are the most urgent ready ones and no CPU idles while a thread is ready; CPU time
 //! and migration counts agree with the trace's segments.
 
 use crate::common;
 
-use common::global::{run_global, Plan, UNIT};
+use common::global::{run_global_under, Plan, UNIT};
+use common::registered;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::time::Duration;
+
 use proptest::prelude::*;
+use tempi::policy::sched::{PolicyClass, Scheduler};
 use tempi::trace::TraceKind;
 use tempi::{RunOutcome, ThreadId, Time};
 
@@ -19,8 +24,23 @@ fn plan() -> impl Strategy<Value = Plan> {
         .prop_flat_map(|(t, c, phase, p)| (Just(t), Just(c), c..=t, Just(phase), Just(p)))
 }
 
-fn run(cpus: usize, plans: &[Plan], edf: bool) -> RunOutcome {
-    run_global(cpus, plans, edf, Time::from_millis(40))
+fn run(cpus: usize, plans: &[Plan], policy: &str) -> RunOutcome {
+    run_global_under(cpus, plans, registered::scheduler(policy, Duration::from_millis(1)), Time::from_millis(40))
+}
+
+/// The global policies of the registry, each with whether it is EDF (else fixed priority):
+/// the order `check` holds its run to.
+fn global_policies() -> Vec<(String, bool)> {
+    let global =
+        |s: &dyn Scheduler| matches!(PolicyClass::of(s), PolicyClass::GlobalEdf | PolicyClass::GlobalFixedPriority);
+    registered::schedulers(Duration::from_millis(1), global)
+        .into_iter()
+        .map(|name| {
+            let edf =
+                PolicyClass::of(&*registered::scheduler(&name, Duration::from_millis(1))()) == PolicyClass::GlobalEdf;
+            (name, edf)
+        })
+        .collect()
 }
 
 /// Replay the trace; at the end of every instant check the global invariant. Returns the
@@ -105,9 +125,9 @@ proptest! {
     fn global_runs_the_most_urgent_ready_threads(
         cpus in 1usize..=4,
         plans in prop::collection::vec(plan(), 1..=8),
-        edf in any::<bool>(),
+        (policy, edf) in prop::sample::select(global_policies()),
     ) {
-        let out = run(cpus, &plans, edf);
+        let out = run(cpus, &plans, &policy);
         prop_assert_eq!(out.trace_dropped, 0);
         let seen = check(&out, &plans, edf)?;
         for t in &out.threads {
@@ -119,7 +139,7 @@ proptest! {
             prop_assert_eq!(out.migrations(), 0);
         }
         // The same run again gives the same trace: ties are broken the same way.
-        let again = run(cpus, &plans, edf);
+        let again = run(cpus, &plans, &policy);
         let key = |o: &RunOutcome| -> Vec<(u64, u16, usize, u32, u64)> {
             o.trace.iter().map(|r| (r.time.as_nanos(), r.cpu, r.thread.index(), r.job, r.arg)).collect()
         };

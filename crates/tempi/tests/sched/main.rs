@@ -14,4 +14,5 @@ mod sched_meta_stack;
 mod sched_meta_tame;
 mod sched_policies;
 mod sched_properties;
+mod sched_thread_properties;
 mod sched_yield_pick;

@@ -13,8 +13,8 @@ use common::{ms, segments};
 use tempi::clock::VirtualClock;
 use tempi::message::{Flow, Handler, Message, MsgError, Read};
 use tempi::policy::sched::{
-    Events, FixedPriority, InheritId, PriorityInheritance, QueuedMessages, RoundRobin, SchedInfo, Schedule, Scheduler,
-    StackedScheduler, Stymie, Urgency,
+    BlockedAt, Events, FixedPriority, InheritId, QueuedMessages, RoundRobin, SchedInfo, Schedule, Scheduler,
+    StackedScheduler, Urgency, WaitInheritance,
 };
 use tempi::sync::SemSpec;
 use tempi::{Runtime, ThreadId, ThreadSpec};
@@ -47,11 +47,11 @@ impl Recorder {
     fn name(&self, t: &SchedInfo) -> String {
         self.names.lock().unwrap().get(&t.id).cloned().unwrap_or_else(|| "?".into())
     }
-    fn at(at: Stymie) -> &'static str {
+    fn at(at: BlockedAt) -> &'static str {
         match at {
-            Stymie::Handler(_) => "handler",
-            Stymie::Semaphore(_) => "sem",
-            Stymie::Prio => "prio",
+            BlockedAt::Handler(_) => "handler",
+            BlockedAt::Semaphore(_) => "sem",
+            BlockedAt::Prio => "prio",
         }
     }
 }
@@ -74,17 +74,17 @@ impl StackedScheduler for Recorder {
         push(&self.log, format!("READY {} c={constraint}", self.name(t)));
         self.prev.on_message_ready(t, constraint)
     }
-    fn on_call(&mut self, w: &SchedInfo, h: &SchedInfo, at: Stymie, c: i64, id: InheritId) -> Option<Urgency> {
+    fn on_call(&mut self, w: &SchedInfo, h: &SchedInfo, at: BlockedAt, c: i64, id: InheritId) -> Option<Urgency> {
         let lent = self.prev.on_call(w, h, at, c, id);
         push(&self.log, format!("CALL#{} {}->{} {:?}", id.raw(), self.name(w), self.name(h), lent.map(|u| u.0)));
         lent
     }
-    fn on_procure(&mut self, w: &SchedInfo, h: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
+    fn on_procure(&mut self, w: &SchedInfo, h: &SchedInfo, at: BlockedAt, id: InheritId) -> Option<Urgency> {
         let lent = self.prev.on_procure(w, h, at, id);
         push(&self.log, format!("PROCURE#{} {}->{} {:?}", id.raw(), self.name(w), self.name(h), lent.map(|u| u.0)));
         lent
     }
-    fn on_nice(&mut self, t: &SchedInfo, at: Stymie, id: InheritId) {
+    fn on_nice(&mut self, t: &SchedInfo, at: BlockedAt, id: InheritId) {
         push(&self.log, format!("NICE#{} {} {} now {}", id.raw(), self.name(t), Self::at(at), t.urgency.0));
         self.prev.on_nice(t, at, id)
     }
@@ -104,7 +104,7 @@ fn runtime(inherit: bool, extra: Events, log: &Log, names: &Names) -> Runtime<Vi
     let mut rt = Runtime::simulated(1);
     rt.set_scheduler(|| Box::new(FixedPriority::new()));
     if inherit {
-        rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+        rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     }
     let (log, names) = (log.clone(), names.clone());
     rt.stack_scheduler(move |prev| Box::new(Recorder { prev, log: log.clone(), names: names.clone(), extra }));

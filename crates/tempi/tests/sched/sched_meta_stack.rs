@@ -9,7 +9,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use common::{ms, segments};
-use tempi::policy::sched::{PriorityInheritance, SchedInfo, Scheduler, StackedScheduler, Vacant};
+use tempi::policy::sched::{SchedInfo, Scheduler, StackedScheduler, Vacant, WaitInheritance};
 use tempi::sync::SemSpec;
 use tempi::{Error, Runtime, ThreadSpec, Time};
 
@@ -95,7 +95,7 @@ fn stacking_mid_run_changes_decisions_from_that_instant_only() {
     );
 }
 
-/// A blocking before [`PriorityInheritance`] is stacked lends nothing (PROCURE was not asked
+/// A blocking before [`WaitInheritance`] is stacked lends nothing (PROCURE was not asked
 /// for then, and is not reported afterwards); one after it lends the waiter's urgency; un-stacking
 /// withdraws that lend at once.
 ///
@@ -115,7 +115,7 @@ fn inheritance_stacked_mid_run_lends_from_then_on_and_unstacking_withdraws_it() 
         s1.procure(cx).unwrap();
         cx.work(ms(2));
         note("blocked-before");
-        cx.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev))).unwrap();
+        cx.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev))).unwrap();
         note("stacked");
         s1.vacate(cx).unwrap();
         s1.procure(cx).unwrap();

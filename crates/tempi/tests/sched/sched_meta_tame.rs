@@ -1,5 +1,5 @@
 //! FREE JAZZ's `tame_prio_inv` for a process, in virtual time: a scheduler that hears of CALL
-//! and PROCURE only for tamed threads (`Events::TAMED_ONLY`, `PriorityInheritance::for_tamed`)
+//! and PROCURE only for tamed threads (`Events::TAMED_ONLY`, `WaitInheritance::for_tamed`)
 //! lends nothing for an untamed thread's blocking and the waiter's urgency for a tamed one's,
 //! with the flag switched as a scope (`Ctx::tame_prio_inv`) or given at spawn
 //! (`ThreadSpec::tame_prio_inv`); and a handler invoked by a tamed thread inside a critical
@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{ms, segments};
 use tempi::message::{Handler, Message};
-use tempi::policy::sched::PriorityInheritance;
+use tempi::policy::sched::WaitInheritance;
 use tempi::sync::{LockSpec, SemSpec};
 use tempi::{Runtime, ThreadSpec, Time};
 
@@ -28,9 +28,9 @@ fn note(log: &Log, cx: &tempi::Ctx<'_>, what: &str) {
 fn two_blockings(for_tamed: bool, tamed_from_start: bool) -> (Vec<String>, Vec<bool>) {
     let mut rt = Runtime::simulated(1);
     if for_tamed {
-        rt.stack_scheduler(|prev| Box::new(PriorityInheritance::for_tamed(prev)));
+        rt.stack_scheduler(|prev| Box::new(WaitInheritance::for_tamed(prev)));
     } else {
-        rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+        rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     }
     let s = Arc::new(rt.create_semaphore(SemSpec::new("s", 1)).unwrap());
     let log: Log = Arc::default();

@@ -1,4 +1,6 @@
-//! Property tests: utilisation bounds hold in simulation. Policies: edf, fp (rate monotonic).
+//! Property tests: utilisation bounds hold in simulation, for every per-CPU policy of the
+//! registry of the class the bound is about (`PolicyClass`: EDF, fixed priority with rate
+//! monotonic priorities).
 //! Random implicit-deadline periodic sets, released together (the critical instant), simulated
 //! over one hyperperiod.
 
@@ -7,10 +9,10 @@ use crate::common;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use tempi::policy::sched::Edf;
+use tempi::policy::sched::PolicyClass;
 use tempi::{assign_rate_monotonic, Config, Runtime, ThreadSpec, Time};
 
-use common::lcm;
+use common::{lcm, registered};
 
 /// Periods (ms) whose pairwise LCMs stay small, so a hyperperiod is short to simulate.
 const PERIODS: [u64; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
@@ -37,11 +39,15 @@ fn task_set(weights: &[(usize, u32)], bound: f64) -> (Vec<(u64, u64)>, u64) {
     (set, hyper)
 }
 
-fn simulate(set: &[(u64, u64)], hyper: u64, edf: bool) -> u64 {
-    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(Config::new(1).trace_capacity(0)).unwrap();
-    if edf {
-        rt.set_scheduler(|| Box::new(Edf::new()));
-    }
+/// The registry's per-CPU policies of `class`: each is held to the bound of its class.
+fn policies(class: PolicyClass) -> Vec<String> {
+    registered::schedulers(Duration::from_millis(1), |s| PolicyClass::of(s) == class)
+}
+
+fn simulate(set: &[(u64, u64)], hyper: u64, policy: &str) -> u64 {
+    let config =
+        Config::new(1).trace_capacity(0).scheduler_factory(registered::scheduler(policy, Duration::from_millis(1)));
+    let mut rt = Runtime::<tempi::clock::VirtualClock>::new(config).unwrap();
     let mut specs: Vec<ThreadSpec> = set
         .iter()
         .enumerate()
@@ -67,7 +73,9 @@ proptest! {
         weights in prop::collection::vec((0..PERIODS.len(), 1u32..100), 1..7)
     ) {
         let (set, hyper) = task_set(&weights, 1.0);
-        prop_assert_eq!(simulate(&set, hyper, true), 0, "set {:?}", set);
+        for policy in policies(PolicyClass::Edf) {
+            prop_assert_eq!(simulate(&set, hyper, &policy), 0, "{} set {:?}", policy, set);
+        }
     }
 
     #[test]
@@ -77,7 +85,9 @@ proptest! {
         let n = weights.len() as f64;
         let bound = n * (2f64.powf(1.0 / n) - 1.0);
         let (set, hyper) = task_set(&weights, bound);
-        prop_assert_eq!(simulate(&set, hyper, false), 0, "set {:?}", set);
+        for policy in policies(PolicyClass::FixedPriority) {
+            prop_assert_eq!(simulate(&set, hyper, &policy), 0, "{} set {:?}", policy, set);
+        }
     }
 }
 
@@ -85,7 +95,9 @@ proptest! {
 fn sched_overloaded_set_is_caught() {
     // Guard against a simulator that never reports misses: U = 1.05 must miss under EDF.
     let set = [(2_100_000, 4_000_000), (2_100_000, 4_000_000)];
-    assert!(simulate(&set, 4_000_000, true) > 0);
+    for policy in policies(PolicyClass::Edf) {
+        assert!(simulate(&set, 4_000_000, &policy) > 0, "{policy}");
+    }
 }
 
 /// One operation on a ready queue: thread index, urgency, kind.

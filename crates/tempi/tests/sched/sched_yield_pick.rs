@@ -1,14 +1,16 @@
-//! The fused yield hook of the built-in queue policies (`Scheduler::on_yield_pick`) against
+//! The fused yield hook of every policy of the registry (`Scheduler::on_yield_pick`, through
+//! `common::registered`) against
 //! what it stands for, `on_schedule(Yield)` then `pick_next`: over random sequences of
 //! readied threads, preemptions, yields and picks, both leave the same queue and pick the
 //! same threads. And a virtual-time run of yielding threads, whose schedule goes through the
 //! kernel's yield path, checked exactly.
 
+use crate::common;
+use common::registered;
+
 use proptest::prelude::*;
 use std::time::Duration;
-use tempi::policy::sched::{
-    Edf, Fifo, FixedPriority, ReadyReason, RoundRobin, SchedInfo, Schedule, Scheduler, Urgency,
-};
+use tempi::policy::sched::{ReadyReason, SchedInfo, Schedule, Scheduler, Urgency};
 use tempi::{Runtime, ThreadId, ThreadSpec, Time};
 
 /// What is done to both schedulers.
@@ -100,11 +102,11 @@ proptest! {
     #[test]
     fn fused_yield_matches_the_two_hooks(ops in proptest::collection::vec(op(), 0..60)) {
         let ids = thread_ids();
-        same_answers(&ids, Box::new(FixedPriority::new()), Box::new(FixedPriority::new()), &ops);
-        same_answers(&ids, Box::new(Fifo::new()), Box::new(Fifo::new()), &ops);
-        same_answers(&ids, Box::new(Edf::new()), Box::new(Edf::new()), &ops);
         let q = Duration::from_millis(1);
-        same_answers(&ids, Box::new(RoundRobin::new(q)), Box::new(RoundRobin::new(q)), &ops);
+        for policy in registered::schedulers(q, |_| true) {
+            let make = registered::scheduler(&policy, q);
+            same_answers(&ids, make(), make(), &ops);
+        }
     }
 }
 

@@ -43,10 +43,10 @@
 //! `tests/kernel/direct_switch_properties.rs`).
 
 use crate::clock::Clock;
-use crate::kernel::thread_side::protocol::{Plain, Request, Response};
+use crate::kernel::thread_side::protocol::{Op, Request, Response};
 use crate::kernel::Kernel;
 use crate::os::context::{Host, Next};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 /// The thread resumed last, whose step the dispatcher gets back: its CPU, id and slot, and
 /// whether an aborted section's restart waited for its next call when it was resumed.
@@ -71,7 +71,7 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
         let Resumed { c, id, i, restart_waits } = self.resumed;
         // As `after_resume` handles them.
         match *request {
-            Request::Plain(Plain::Yield) if !restart_waits => {
+            Request::Op(Op::Yield) if !restart_waits => {
                 self.refresh_now();
                 let switched = self.handle_yield(c, i);
                 if self.verify {
@@ -80,11 +80,11 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
                 // `handle_yield` made the thread switch when nothing is due.
                 return self.next_from_thread::<false>(c, id, switched);
             }
-            Request::Plain(Plain::Msg(op)) => {
+            Request::Op(Op::Msg(op)) => {
                 self.refresh_now();
                 // `handle`'s arm for messages, without its dispatch on the request kind.
                 self.switched_in_request = false;
-                if !restart_waits || !self.restart_answers(id, &Plain::Msg(op)) {
+                if !restart_waits || !self.restart_answers(id, &Op::Msg(op)) {
                     self.handle_msg(c, id, op);
                 }
             }
@@ -100,7 +100,7 @@ impl<C: Clock> Host<Response, Request> for Kernel<C> {
     #[inline(always)]
     fn discard(request: Request) {
         // A plain request has no drop glue: only a boxed one is dropped, out of line.
-        if let Request::Owned(owned) = request {
+        if let Request::Setup(owned) = request {
             drop(owned);
         }
     }
@@ -132,7 +132,7 @@ impl<C: Clock> Kernel<C> {
             let then = if switched { self.continuation_after_switch(c) } else { self.continuation(c) };
             switched = false;
             let Some((next, j)) = then else { return Next::Handled };
-            let t = self.slots[j].as_ref().expect("live slot");
+            let t = self.table.slots[j].as_ref().expect("live slot");
             // Not started yet, or on an OS thread of its own: the dispatcher resumes it.
             let co = match (&t.coroutine, &t.worker) {
                 (Some(co), None) => co.handle(),

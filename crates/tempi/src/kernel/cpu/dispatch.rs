@@ -25,11 +25,11 @@ use crate::error::Error;
 use crate::kernel::threads::tcb::{State, Tcb};
 use crate::kernel::timing::timers::{TimerKind, TimerQueue};
 use crate::kernel::{Cpu, Kernel};
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::policy::sched::{ReadyReason, Urgency};
 use crate::sets::Accounting;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     // ----- urgency ---------------------------------------------------------------------------
@@ -38,7 +38,7 @@ impl<C: Clock> Kernel<C> {
     /// and its effective urgency; tell the scheduler and re-check preemption if it changed.
     pub(in crate::kernel) fn refresh_urgency(&mut self, id: ThreadId) {
         let i = self.local(id).expect("live thread");
-        let t = self.slots[i].as_ref().expect("live slot");
+        let t = self.table.slots[i].as_ref().expect("live slot");
         let c = self.cpu_local(t.cpu).expect("thread on this kernel");
         let base = match t.set.and_then(|_| self.server_deadline(id)) {
             Some(d) => {
@@ -49,7 +49,7 @@ impl<C: Clock> Kernel<C> {
             }
             None => self.cpus[self.sched_of(c)].scheduler.base_urgency(&t.sched),
         };
-        self.slots[i].as_mut().expect("live slot").base_urgency = base;
+        self.table.slots[i].as_mut().expect("live slot").base_urgency = base;
         self.update_effective_at(i);
     }
 
@@ -66,7 +66,7 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::update_effective`] of the thread in slot `i`.
     pub(in crate::kernel) fn update_effective_at(&mut self, i: usize) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let old = t.sched.urgency;
         let new = if t.demoted {
             // Background: below every thread that is not demoted, under any policy that orders
@@ -90,7 +90,7 @@ impl<C: Clock> Kernel<C> {
             self.global_urgency_changed(i, old);
             return;
         }
-        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let info = &self.table.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
         // Only a ready or running thread is the scheduler's business: one that is dormant,
         // asleep, blocked or held is shown its urgency again when it becomes ready, and a
@@ -101,7 +101,7 @@ impl<C: Clock> Kernel<C> {
         match (state, current, running) {
             // A queued thread became more urgent than the running one.
             (State::Ready, _, Some(ri)) if !cpu.preempt => {
-                let running = &self.slots[ri].as_ref().expect("live slot").sched;
+                let running = &self.table.slots[ri].as_ref().expect("live slot").sched;
                 if cpu.scheduler.should_preempt(running, info) {
                     cpu.preempt = true;
                 }
@@ -126,15 +126,15 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::make_ready`] of thread `id`, whose slot `i` the caller has at hand.
     #[inline]
     pub(in crate::kernel) fn make_ready_at(&mut self, i: usize, id: ThreadId, why: ReadyReason) {
-        if self.slots[i].as_ref().expect("live slot").set.is_some() && self.member_ready(id) {
+        if self.table.slots[i].as_ref().expect("live slot").set.is_some() && self.member_ready(id) {
             self.tcb(id).state = State::Held;
             return;
         }
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.state = State::Ready;
         let cpu = t.cpu;
         if self.global {
-            let info = &self.slots[i].as_ref().expect("live slot").sched;
+            let info = &self.table.slots[i].as_ref().expect("live slot").sched;
             self.cpus[0].scheduler.on_ready(info, why);
             self.global_offer(i);
             return;
@@ -144,13 +144,13 @@ impl<C: Clock> Kernel<C> {
             Some(r) if r != id && !self.cpus[c].preempt => Some(self.local(r).expect("live thread")),
             _ => None,
         };
-        let info = &self.slots[i].as_ref().expect("live slot").sched;
+        let info = &self.table.slots[i].as_ref().expect("live slot").sched;
         let cpu = &mut self.cpus[c];
         cpu.scheduler.on_ready(info, why);
         if let Some(ri) = running
             && !cpu.preempt
         {
-            let running = &self.slots[ri].as_ref().expect("live slot").sched;
+            let running = &self.table.slots[ri].as_ref().expect("live slot").sched;
             if cpu.scheduler.should_preempt(running, info) {
                 cpu.preempt = true;
             }
@@ -160,7 +160,7 @@ impl<C: Clock> Kernel<C> {
     /// `id`'s sleep or wait ends: its timer is cancelled.
     pub(crate) fn end_wait(&mut self, id: ThreadId) {
         let i = self.local(id).expect("live thread");
-        self.slots[i].as_mut().expect("live slot").end_wait(&mut self.timers);
+        self.table.slots[i].as_mut().expect("live slot").end_wait(&mut self.timers);
     }
 
     /// Arm the timer that ends `id`'s sleep or bounded wait.
@@ -190,7 +190,7 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn stop_running_at(&mut self, c: usize, i: usize, reason: StopReason) {
         self.charge_at(c, i);
         let Some(id) = self.cpus[c].stop() else { return };
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         debug_assert_eq!(t.id, id, "slot {i} holds the running thread");
         // Leaving the CPU makes what was held back by preemption being off moot.
         t.preempt_deferred = false;
@@ -203,14 +203,14 @@ impl<C: Clock> Kernel<C> {
         let goes_idle = !matches!(reason, StopReason::Preempted | StopReason::Yielded | StopReason::SliceExpired);
         if goes_idle && in_set {
             // Callers set the real state next; idle is what the set's server must see now.
-            self.slots[i].as_mut().expect("live slot").state = State::Dormant;
+            self.table.slots[i].as_mut().expect("live slot").state = State::Dormant;
             self.member_idle(id);
         }
     }
 
     /// Dispatch the thread in slot `i` on CPU `c`.
     pub(in crate::kernel) fn dispatch_at(&mut self, c: usize, i: usize) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let seq = self.tracing.then_some(&mut self.trace_seq);
         Self::dispatch_tcb(&mut self.cpus[c], c, t, &mut self.timers, seq, self.now, self.costs.context_switch);
     }
@@ -353,7 +353,7 @@ impl<C: Clock> Kernel<C> {
             && let Some(r) = self.cpus[c].current
         {
             let i = self.local(r).expect("kernel refers to a live thread");
-            let t = self.slots[i].as_mut().expect("live slot");
+            let t = self.table.slots[i].as_mut().expect("live slot");
             if t.holds_cpu() {
                 t.preempt_deferred = true;
                 self.cpus[c].preempt = false;
@@ -391,7 +391,7 @@ impl<C: Clock> Kernel<C> {
             if let Some(r) = self.cpus[c].current {
                 let i = running.unwrap_or_else(|| self.local(r).expect("live thread"));
                 self.stop_running_at(c, i, StopReason::Preempted);
-                self.slots[i].as_mut().expect("live slot").state = State::Ready;
+                self.table.slots[i].as_mut().expect("live slot").state = State::Ready;
                 self.sched_call_at(c, i, |s, info| s.on_ready(info, ReadyReason::Preempted));
             }
         }
@@ -420,7 +420,7 @@ impl<C: Clock> Kernel<C> {
         if !self.global {
             // One CPU's threads only: the slot is checked and dispatched in one borrow.
             if let Some(i) = self.local(next)
-                && let Some(t) = self.slots[i].as_mut()
+                && let Some(t) = self.table.slots[i].as_mut()
                 && t.state == State::Ready
                 && t.cpu == here
             {
@@ -434,7 +434,7 @@ impl<C: Clock> Kernel<C> {
         }
         match self.local(next) {
             Some(i)
-                if self.slots[i]
+                if self.table.slots[i]
                     .as_ref()
                     .is_some_and(|t| t.state == State::Ready && (t.cpu == here || self.global)) =>
             {

@@ -71,7 +71,7 @@ impl<C: Clock> Kernel<C> {
             }
             let Some(r) = cpu.current else { continue };
             let ri = self.local(r).expect("running thread is live");
-            let t = self.slots[ri].as_ref().expect("live slot");
+            let t = self.table.slots[ri].as_ref().expect("live slot");
             if t.holds_cpu() != holding {
                 continue;
             }
@@ -81,8 +81,8 @@ impl<C: Clock> Kernel<C> {
             }
         }
         let Some((c, ri, _)) = target else { return false };
-        let running = &self.slots[ri].as_ref().expect("live slot").sched;
-        let woken = &self.slots[i].as_ref().expect("live slot").sched;
+        let running = &self.table.slots[ri].as_ref().expect("live slot").sched;
+        let woken = &self.table.slots[i].as_ref().expect("live slot").sched;
         if self.cpus[0].scheduler.should_preempt(running, woken) {
             self.cpus[c].preempt = true;
             self.cpus[c].requeue_current = true;
@@ -97,7 +97,7 @@ impl<C: Clock> Kernel<C> {
     /// its CPU back.
     pub(in crate::kernel) fn global_urgency_changed(&mut self, i: usize, old: Urgency) {
         use crate::kernel::threads::tcb::State;
-        let t = self.slots[i].as_ref().expect("live slot");
+        let t = self.table.slots[i].as_ref().expect("live slot");
         let (state, new, cpu) = (t.state, t.sched.urgency, t.cpu);
         if !matches!(state, State::Ready | State::Running) {
             return;
@@ -120,7 +120,7 @@ impl<C: Clock> Kernel<C> {
     /// ran on another CPU it migrates.
     pub(in crate::kernel) fn migrate_at(&mut self, c: usize, i: usize) {
         let here = self.cpus[c].index;
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         if t.cpu != here {
             if t.has_run {
                 t.stats.migrations += 1;

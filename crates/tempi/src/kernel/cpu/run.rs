@@ -14,10 +14,11 @@ use crate::kernel::threads::tcb::State;
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::EventCtx;
 use crate::kernel::{panic_message, Culprit, Kernel, KernelPart};
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::stats::ThreadStats;
-use crate::thread::{ThreadId, Timing};
+use crate::thread::Timing;
 use crate::time::Time;
-use crate::trace::{StopReason, TraceKind};
 use std::sync::atomic::Ordering;
 
 impl<C: Clock> Kernel<C> {
@@ -29,7 +30,7 @@ impl<C: Clock> Kernel<C> {
                 loop {
                     if self.timer_due() {
                         self.fire_due_timers();
-                        if !self.deferred_deadlines.is_empty() {
+                        if !self.exec.deferred_deadlines.is_empty() {
                             self.settle_budgets();
                         }
                     }
@@ -37,7 +38,7 @@ impl<C: Clock> Kernel<C> {
                         if self.bell_rung() {
                             self.drain_posts();
                         }
-                        if self.exec_watch > 0 {
+                        if self.exec.watch > 0 {
                             // A runaway in user code is caught at its next runtime call.
                             self.settle_budgets();
                         }
@@ -80,7 +81,7 @@ impl<C: Clock> Kernel<C> {
         cpu.current.is_some()
             && !cpu.preempt
             && !cpu.requeue_current
-            && (C::MODE == ClockMode::Virtual || (self.exec_watch == 0 && !self.bell_rung()))
+            && (C::MODE == ClockMode::Virtual || (self.exec.watch == 0 && !self.bell_rung()))
             && self.timers.next_at().is_none_or(|t| t > self.now)
     }
 
@@ -97,7 +98,7 @@ impl<C: Clock> Kernel<C> {
                     self.timers.take_top();
                     continue;
                 };
-                let t = self.slots[i].as_mut().expect("live slot");
+                let t = self.table.slots[i].as_mut().expect("live slot");
                 let next = match t.timing {
                     Timing::Periodic { period, .. } => {
                         t.max_jobs.is_none_or(|m| t.released + 1 < m).then_some(at + period)
@@ -206,14 +207,14 @@ impl<C: Clock> Kernel<C> {
         }
         for cpu in &self.cpus {
             if let Some(id) = cpu.current {
-                let left = self.slots[self.local(id).expect("live")].as_ref().expect("live").work_left;
+                let left = self.table.slots[self.local(id).expect("live")].as_ref().expect("live").work_left;
                 if left > 0 {
                     let end = Time::from_nanos(cpu.work_mark.as_nanos().saturating_add(left));
                     next = Some(next.map_or(end, |n| n.min(end)));
                 }
             }
         }
-        if C::MODE == ClockMode::Real && !self.outbox.is_empty() {
+        if C::MODE == ClockMode::Real && !self.cross.outbox.is_empty() {
             // Answers owed to another CPU wait for room in its queue: try again soon.
             let retry = self.now + Duration::from_micros(50);
             next = Some(next.map_or(retry, |n| n.min(retry)));
@@ -273,7 +274,7 @@ impl<C: Clock> Kernel<C> {
                     break;
                 }
                 match self.local(id) {
-                    Some(i) if self.slots[i].as_ref().is_some_and(|t| !t.in_work) => {}
+                    Some(i) if self.table.slots[i].as_ref().is_some_and(|t| !t.in_work) => {}
                     _ => break,
                 }
             }
@@ -293,7 +294,7 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn settle_budgets(&mut self) {
         // Most instants have nothing to settle: no execution-time event armed, no budget kill
         // of a running job and no deadline left to judge. They pay three tests, not a call.
-        if self.exec_watch == 0 && !self.budget_killed_running && self.deferred_deadlines.is_empty() {
+        if self.exec.watch == 0 && !self.exec.budget_killed_running && self.exec.deferred_deadlines.is_empty() {
             return;
         }
         self.settle_armed_budgets();
@@ -302,16 +303,16 @@ impl<C: Clock> Kernel<C> {
     #[inline(never)]
     fn settle_armed_budgets(&mut self) {
         self.check_exec_events();
-        if std::mem::take(&mut self.budget_killed_running) {
+        if std::mem::take(&mut self.exec.budget_killed_running) {
             self.end_killed_running();
         }
-        if !self.deferred_deadlines.is_empty() {
-            let mut deferred = std::mem::take(&mut self.deferred_deadlines);
+        if !self.exec.deferred_deadlines.is_empty() {
+            let mut deferred = std::mem::take(&mut self.exec.deferred_deadlines);
             for &(id, number) in &deferred {
                 self.judge_deadline(id, number);
             }
             deferred.clear();
-            self.deferred_deadlines = deferred;
+            self.exec.deferred_deadlines = deferred;
         }
     }
 
@@ -337,7 +338,7 @@ impl<C: Clock> Kernel<C> {
     /// (a handler, a policy) ends the run with [`Error::Panicked`], after every thread still
     /// alive was unwound.
     pub(crate) fn run(mut self, until: Time) -> Result<KernelPart, Error> {
-        let _overflows = crate::os::overflow::watching(&self.guards);
+        let _overflows = crate::os::overflow::watching(&self.table.guards);
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_loop(until)));
         self.leave_run();
         match ran {
@@ -384,20 +385,25 @@ impl<C: Clock> Kernel<C> {
     /// What [`Kernel::culprit`] names, in words.
     pub(in crate::kernel) fn culprit_name(&self) -> String {
         let name_of = |id: ThreadId| {
-            self.summaries.iter().find(|s| s.id == id).map_or_else(|| format!("{id:?}"), |s| format!("`{}`", s.name))
+            self.table
+                .summaries
+                .iter()
+                .find(|s| s.id == id)
+                .map_or_else(|| format!("{id:?}"), |s| format!("`{}`", s.name))
         };
         match self.culprit.get() {
             Culprit::Scheduler => format!("the scheduler `{}`", self.cpus.first().map_or("?", |c| c.scheduler.name())),
-            Culprit::LockPolicy(l) => match self.locks.get(l as usize) {
+            Culprit::LockPolicy(l) => match self.sync.locks.get(l as usize) {
                 Some(lock) => format!("the lock policy `{}` of lock `{}`", lock.policy.name(), lock.name),
                 None => "the lock policy of a lock being created".to_string(),
             },
-            Culprit::SemQueue(k) => match self.sems.get(k as usize) {
+            Culprit::SemQueue(k) => match self.sync.sems.get(k as usize) {
                 Some(sem) => format!("the queue policy `{}` of semaphore `{}`", sem.policy.name(), sem.name),
                 None => "the queue policy of a semaphore".to_string(),
             },
             Culprit::MessageQueue(id) => {
-                let policy = self.local(id).and_then(|i| self.slots[i].as_ref()).and_then(|t| t.mbox.policy.as_ref());
+                let policy =
+                    self.local(id).and_then(|i| self.table.slots[i].as_ref()).and_then(|t| t.mbox.policy.as_ref());
                 format!("the message queue policy `{}` of thread {}", policy.map_or("?", |p| p.name()), name_of(id))
             }
             Culprit::MissHandler(id) => format!("the miss handler of thread {}", name_of(id)),
@@ -408,7 +414,7 @@ impl<C: Clock> Kernel<C> {
                 self.first_cpu
             ),
             Culprit::ExecTimer => "an execution-time timer's handler".to_string(),
-            Culprit::Budget(s) => match self.sets.get(s as usize) {
+            Culprit::Budget(s) => match self.exec.sets.get(s as usize) {
                 Some(set) => format!("the budget handler or action of thread set {:?}", set.id),
                 None => "a budget handler or action".to_string(),
             },
@@ -458,7 +464,7 @@ impl<C: Clock> Kernel<C> {
             if self.halt.as_ref().is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;
             }
-            if C::MODE == ClockMode::Real && (self.bell_rung() || !self.outbox.is_empty()) {
+            if C::MODE == ClockMode::Real && (self.bell_rung() || !self.cross.outbox.is_empty()) {
                 self.drain_posts();
             }
             self.finish_completed_work();
@@ -513,8 +519,8 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn teardown_threads(&mut self) {
         self.teardown_workers();
         let now = self.now;
-        for i in 0..self.slots.len() {
-            let Some(t) = self.slots[i].as_mut() else { continue };
+        for i in 0..self.table.slots.len() {
+            let Some(t) = self.table.slots[i].as_mut() else { continue };
             let Some(mut co) = t.coroutine.take() else { continue };
             let job = t.job;
             // Each resume runs the thread up to its next runtime call: a thread that catches
@@ -552,8 +558,8 @@ impl<C: Clock> Kernel<C> {
                 cpu.leave_kernel(end);
             }
         }
-        for t in self.slots.iter().flatten() {
-            self.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
+        for t in self.table.slots.iter().flatten() {
+            self.table.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
         }
         // Unwind every suspended thread so its destructors run on its own stack.
         self.teardown_threads();
@@ -566,16 +572,16 @@ impl<C: Clock> Kernel<C> {
         }
         let trace = crate::trace::merge_by_seq(lists);
         KernelPart {
-            threads: std::mem::take(&mut self.summaries),
+            threads: std::mem::take(&mut self.table.summaries),
             sets: self.set_summaries(),
             trace,
             trace_dropped: dropped,
-            cross_cpu: crate::stats::CrossCpuStats { proxies_at_end: self.proxies as u64, ..self.xcpu },
+            cross_cpu: crate::stats::CrossCpuStats { proxies_at_end: self.cross.proxies as u64, ..self.cross.stats },
             event_releases_refused: self.event_releases_refused,
-            messages: self.msg_stats,
+            messages: self.mail.stats,
             direct_switches: self.direct_switches,
             kernel_time: self.cpus.iter().map(|cpu| (cpu.index, Duration::from_nanos(cpu.kernel_ns))).collect(),
-            os_backed_left_stopped: std::mem::take(&mut self.left_stopped),
+            os_backed_left_stopped: std::mem::take(&mut self.table.left_stopped),
             end: self.now,
             error: self.failed.take(),
         }
@@ -589,8 +595,8 @@ impl Kernel<RealClock> {
     /// from its deadline. OS-backed threads start their workers at their first dispatch, as
     /// ever.
     pub(crate) fn prepare_threads(&mut self) {
-        for i in 0..self.slots.len() {
-            let Some(t) = self.slots[i].as_ref() else { continue };
+        for i in 0..self.table.slots.len() {
+            let Some(t) = self.table.slots[i].as_ref() else { continue };
             if t.coroutine.is_some() || t.body.is_none() || t.os_backed {
                 continue;
             }
@@ -604,7 +610,7 @@ impl Kernel<RealClock> {
     pub(crate) fn set_clock(&mut self, clock: RealClock) {
         self.real_clock = Some(clock.clone());
         // The dispatcher's own waits end when another CPU posts to it.
-        self.clock = match &self.bell {
+        self.clock = match &self.cross.bell {
             Some(bell) => clock.with_doorbell(bell.clone()),
             None => clock,
         };

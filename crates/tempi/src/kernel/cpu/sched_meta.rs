@@ -7,7 +7,7 @@
 //! that keeps the defaults pays one branch per semaphore operation and handler block, and no
 //! call into the policy. An inheritance event the policy answers with an urgency becomes a
 //! *lend* on the holder, kept in its control block with the event's [`InheritId`] and what it
-//! waits at ([`Stymie`]); the holder's lent urgency is the maximum of its lends and of what its
+//! waits at ([`BlockedAt`]); the holder's lent urgency is the maximum of its lends and of what its
 //! locks lend (`Kernel::lent_to`), applied through the same path as lock inheritance
 //! (`Kernel::recompute_lent`). Leaving the handler or vacating the semaphore withdraws the
 //! lends made for it, latest first, each reported as NICE; a waiter that stops waiting
@@ -22,17 +22,17 @@
 use crate::clock::Clock;
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::HandlerId;
-use crate::message::Message;
-use crate::objects::SemId;
-use crate::policy::sched::{Events, InheritId, QueuedMessages, Stymie, Urgency, NO_CONSTRAINT};
-use crate::thread::ThreadId;
+use crate::plain::HandlerId;
+use crate::plain::Message;
+use crate::plain::SemId;
+use crate::plain::ThreadId;
+use crate::policy::sched::{BlockedAt, Events, InheritId, QueuedMessages, Urgency, NO_CONSTRAINT};
 
 /// Lends one thread can hold at once (nested inheritances); one more is not made.
 pub(crate) const LENDS: usize = 8;
 /// Semaphore units one thread can be noted inside at once.
 pub(crate) const INSIDE: usize = 8;
-/// The bit of a thread's view of its CPU's events (`MailCell::events`) that holds its own
+/// The bit of a thread's view of its CPU's events (`Exchange::events`) that holds its own
 /// `tame_prio_inv` flag: the thread sets it without a kernel call, the kernel reads it when
 /// the thread blocks. No event uses it.
 pub(crate) const TAME_BIT: u8 = 0x80;
@@ -41,7 +41,7 @@ pub(crate) const TAME_BIT: u8 = 0x80;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lend {
     id: InheritId,
-    at: Stymie,
+    at: BlockedAt,
     urgency: Urgency,
     /// The blocked thread whose wait caused it (through a chain, for a transitive lend): its
     /// timeout, abort or kill ends the lend (`locking/lending.rs`). `None` for PRIO SAVE.
@@ -102,11 +102,11 @@ impl MetaTcb {
 
     /// Whether it holds a lend made at a busy handler (leaving the handler is then reported).
     pub(in crate::kernel) fn holds_handler_lends(&self) -> bool {
-        self.lends.iter().any(|l| matches!(l.at, Stymie::Handler(_)))
+        self.lends.iter().any(|l| matches!(l.at, BlockedAt::Handler(_)))
     }
 
     /// Take out the latest lend `origin`'s wait caused: its id and where it was made.
-    pub(in crate::kernel) fn take_lend_of(&mut self, origin: ThreadId) -> Option<(InheritId, Stymie)> {
+    pub(in crate::kernel) fn take_lend_of(&mut self, origin: ThreadId) -> Option<(InheritId, BlockedAt)> {
         let k = self.lends.iter().rposition(|l| l.origin == Some(origin))?;
         let l = self.lends.remove(k);
         Some((l.id, l.at))
@@ -156,7 +156,7 @@ impl<C: Clock> Kernel<C> {
             inside.swap_remove(at);
         }
         if !inside.contains(&k) {
-            self.meta_leave(id, Stymie::Semaphore(SemId(k + self.lock_base)));
+            self.meta_leave(id, BlockedAt::Semaphore(SemId(k + self.sync.lock_base)));
         }
     }
 
@@ -189,7 +189,7 @@ impl<C: Clock> Kernel<C> {
     /// blocked (transitivity). `origin` is the thread whose blocking began the walk; `depth`
     /// bounds the walk by the number of thread slots.
     fn inherit_from(&mut self, waiter: ThreadId, origin: ThreadId, constraint: i64, depth: usize) {
-        if depth > self.slots.len() {
+        if depth > self.table.slots.len() {
             return;
         }
         let c = self.cpu_of(waiter);
@@ -200,9 +200,9 @@ impl<C: Clock> Kernel<C> {
         }
         match self.tcb(waiter).state {
             State::Blocked(Wait::Sem(k)) if events.contains(Events::PROCURE) => {
-                let at = Stymie::Semaphore(SemId(k + self.lock_base));
-                for i in 0..self.slots.len() {
-                    let Some(t) = self.slots[i].as_ref() else { continue };
+                let at = BlockedAt::Semaphore(SemId(k + self.sync.lock_base));
+                for i in 0..self.table.slots.len() {
+                    let Some(t) = self.table.slots[i].as_ref() else { continue };
                     if !t.meta.inside.contains(&k) {
                         continue;
                     }
@@ -218,7 +218,7 @@ impl<C: Clock> Kernel<C> {
                 if self.local(holder).is_none() {
                     return;
                 }
-                let at = Stymie::Handler(handler);
+                let at = BlockedAt::Handler(handler);
                 let id = self.next_inherit();
                 let (w, h) = (self.info(waiter), self.info(holder));
                 let lent = self.sched_mut(c).on_call(&w, &h, at, constraint, id);
@@ -234,7 +234,7 @@ impl<C: Clock> Kernel<C> {
         &mut self,
         holder: ThreadId,
         id: InheritId,
-        at: Stymie,
+        at: BlockedAt,
         urgency: Option<Urgency>,
         origin: ThreadId,
         depth: usize,
@@ -246,7 +246,7 @@ impl<C: Clock> Kernel<C> {
         }
         m.lends.push(Lend { id, at, urgency, origin: Some(origin) });
         self.tcb(origin).meta.caused += 1;
-        if matches!(at, Stymie::Handler(_)) {
+        if matches!(at, BlockedAt::Handler(_)) {
             self.tcb(holder).mail.set_handler_lends(true);
         }
         let before = self.tcb(holder).urgency();
@@ -258,7 +258,7 @@ impl<C: Clock> Kernel<C> {
 
     /// `id` left `at`: the lends made for it are withdrawn, and each is reported as NICE,
     /// latest first.
-    pub(crate) fn meta_leave(&mut self, id: ThreadId, at: Stymie) {
+    pub(crate) fn meta_leave(&mut self, id: ThreadId, at: BlockedAt) {
         if !self.tcb(id).meta.lends.iter().any(|l| l.at == at) {
             return;
         }
@@ -279,7 +279,7 @@ impl<C: Clock> Kernel<C> {
 
     /// `id`, the thread a handler runs on, left handler `handler` (its queue drained).
     pub(crate) fn meta_left_handler(&mut self, id: ThreadId, handler: HandlerId) {
-        self.meta_leave(id, Stymie::Handler(handler));
+        self.meta_leave(id, BlockedAt::Handler(handler));
     }
 
     /// PRIO SAVE: a handler on `id`'s stack is about to serve a message with `constraint`.
@@ -292,7 +292,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(urgency) = lent {
             let m = &mut self.tcb(id).meta;
             if m.lends.len() < m.lends.capacity() {
-                m.lends.push(Lend { id: inherit, at: Stymie::Prio, urgency, origin: None });
+                m.lends.push(Lend { id: inherit, at: BlockedAt::Prio, urgency, origin: None });
                 self.recompute_lent(id);
             }
         }
@@ -385,7 +385,8 @@ impl<C: Clock> Kernel<C> {
         let info = self.info(id);
         let cpu = (!self.global).then_some(self.cpus[c].index);
         let s = self.sched_of(c);
-        let mut view = QueueView { slots: &self.slots, pool: &mut self.msg_pool, cpu, slot_base: self.slot_base };
+        let mut view =
+            QueueView { slots: &self.table.slots, pool: &mut self.mail.pool, cpu, slot_base: self.table.slot_base };
         self.cpus[s].scheduler.on_next(&info, &mut view);
     }
 }

@@ -21,7 +21,7 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::kernel::cpu::sched_meta::{INSIDE, LENDS};
 use crate::kernel::Kernel;
-use crate::policy::sched::{Events, Scheduler, Stymie, Vacant};
+use crate::policy::sched::{BlockedAt, Events, Scheduler, Vacant};
 
 /// A closure that wraps a CPU's scheduler in a new top ([`Ctx::stack_scheduler`]).
 pub(crate) type SchedWrap = Box<dyn FnOnce(Box<dyn Scheduler>) -> Box<dyn Scheduler> + Send>;
@@ -109,8 +109,8 @@ impl<C: Clock> Kernel<C> {
         let cpus: Vec<usize> = served.iter().map(|&c| self.cpus[c].index).collect();
         let inherit =
             events.contains(Events::CALL) || events.contains(Events::PROCURE) || events.contains(Events::PRIO);
-        for i in 0..self.slots.len() {
-            let Some(t) = self.slots[i].as_mut() else { continue };
+        for i in 0..self.table.slots.len() {
+            let Some(t) = self.table.slots[i].as_mut() else { continue };
             if !cpus.contains(&t.cpu) {
                 continue;
             }
@@ -136,10 +136,10 @@ impl<C: Clock> Kernel<C> {
 }
 
 /// Whether a lend made at `at` needs `events` to be withdrawn later.
-pub(crate) fn kept_under(at: Stymie, events: Events) -> bool {
+pub(crate) fn kept_under(at: BlockedAt, events: Events) -> bool {
     match at {
-        Stymie::Handler(_) => events.contains(Events::CALL),
-        Stymie::Semaphore(_) => events.contains(Events::PROCURE),
-        Stymie::Prio => true,
+        BlockedAt::Handler(_) => events.contains(Events::CALL),
+        BlockedAt::Semaphore(_) => events.contains(Events::PROCURE),
+        BlockedAt::Prio => true,
     }
 }

@@ -16,14 +16,18 @@ use crate::kernel::threads::stacks::StackPool;
 use crate::kernel::threads::tcb::{State, Tcb};
 use crate::kernel::timing::timers::{TimerKind, TimerQueue};
 use crate::kernel::{Cpu, Culprit, EventHandler, Kernel, TimingEvent};
-use crate::objects::{CondId, LockId, LockSpec, SemId, SemSpec};
-use crate::os::busy_cell::Executor;
+use crate::objects::{LockSpec, SemSpec};
+use crate::os::busy_cell::KernelId;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::{SchedInfo, SchedulerFactory, Urgency};
-use crate::sets::{Accounting, SetId};
+use crate::sets::Accounting;
 use crate::stats::{ThreadStats, ThreadSummary};
-use crate::thread::{ThreadId, ThreadSpec, Timing};
+use crate::thread::{ThreadSpec, Timing};
 use crate::time::Time;
-use crate::trace::{TraceBuffer, TraceKind};
+use crate::trace::TraceBuffer;
 
 /// What a kernel is built from: settings plus the threads and timing events registered before
 /// the run. It is `Send`, so a real-time dispatcher can build its kernel on its own OS thread
@@ -34,7 +38,7 @@ pub(crate) struct KernelSeed {
     /// The runtime's thread-id tag, held while this seed or its kernel lives.
     ids: std::sync::Arc<IdSpace>,
     /// The identity of the runtime's first kernel; this one is `kernels.nth(k)`.
-    pub(in crate::kernel) kernels: Executor,
+    pub(in crate::kernel) kernels: KernelId,
     first_cpu: usize,
     cpu_count: usize,
     total_cpus: usize,
@@ -69,7 +73,9 @@ pub(crate) struct KernelSeed {
     message_pool: usize,
     os_backed_grace: std::time::Duration,
     /// The runtime's payload pools: every kernel of the run shares them.
-    payloads: crate::message::PayloadStores,
+    payloads: crate::kernel::PayloadStores,
+    /// The handler runtime's settlements (see `xcpu/handler_host.rs`).
+    handler_hooks: crate::kernel::HandlerHooks,
 }
 
 impl KernelSeed {
@@ -80,10 +86,11 @@ impl KernelSeed {
     pub(crate) fn new(
         runtime: u64,
         ids: &std::sync::Arc<IdSpace>,
-        first: Executor,
+        first: KernelId,
         k: usize,
         kernels: usize,
         config: &Config,
+        handler_hooks: crate::kernel::HandlerHooks,
     ) -> KernelSeed {
         let (first_cpu, cpu_count) = if kernels == 1 { (0, config.cpus) } else { (k, 1) };
         let capacity = config.max_threads * cpu_count;
@@ -122,6 +129,7 @@ impl KernelSeed {
             message_pool: config.message_pool * cpu_count,
             os_backed_grace: config.os_backed_grace,
             payloads: Default::default(),
+            handler_hooks,
         }
     }
 
@@ -147,12 +155,12 @@ impl KernelSeed {
     }
 
     /// The payload pools shared with this kernel.
-    pub(crate) fn payloads(&self) -> &crate::message::PayloadStores {
+    pub(crate) fn payloads(&self) -> &crate::kernel::PayloadStores {
         &self.payloads
     }
 
     /// Share payload pool `store` with this kernel.
-    pub(crate) fn add_payload_store(&mut self, store: std::sync::Arc<dyn crate::message::PayloadStore>) {
+    pub(crate) fn add_payload_store(&mut self, store: std::sync::Arc<dyn crate::kernel::PayloadStore>) {
         self.payloads.push(store);
     }
 
@@ -275,17 +283,6 @@ impl<C: Clock> Kernel<C> {
             real_clock,
             cpus,
             first_cpu: seed.first_cpu,
-            slot_base: seed.slot_base,
-            slots: vec_from_fn(cap, |_| None, "the thread slots (Config::max_threads)")?,
-            // Every slot's generations start at the runtime's floor (`crate::id_space`).
-            generations: vec_filled(cap, id_check.generation(0), "the thread slots (Config::max_threads)")?,
-            free: {
-                let mut free = vec_with_capacity(cap, "the thread slots (Config::max_threads)")?;
-                free.extend((pre as u32..cap as u32).rev());
-                free
-            },
-            live: 0,
-            summaries: Vec::with_capacity(pre.max(16)),
             // Cancelled timers leave the table, so what is pending at once is bounded: per
             // thread a release, a deadline, an abort time and a wake or wait timeout; one
             // per timing event; a few replenishments per set; a slice end per CPU; one per
@@ -295,58 +292,84 @@ impl<C: Clock> Kernel<C> {
             )?,
             events: vec_with_capacity(seed.max_timers, "the timing events (Config::max_timers)")?,
             release_buf: vec_with_capacity(cap, "the release buffer (Config::max_threads)")?,
-            stacks,
-            default_stack: seed.default_stack,
             total_cpus: seed.total_cpus,
             trace_seq: 0,
             tracing: seed.trace_capacity > 0,
-            sets: vec_with_capacity(seed.max_sets, "the thread sets (Config::max_sets)")?,
-            set_base: seed.set_base,
-            locks: vec_with_capacity(seed.max_locks, "the locks (Config::max_locks)")?,
-            globals: seed
-                .globals
-                .iter()
-                .map(|g| crate::kernel::locking::global_locks::GlobalSlot::new(g.clone(), cap))
-                .collect::<Result<_, Error>>()?,
-            lock_base: seed.lock_base,
-            lock_scratch: vec_with_capacity(cap, "the lock scratch list (Config::max_threads)")?,
-            ceilings_held: 0,
             verify: seed.verify,
+            handler_hooks: seed.handler_hooks,
             direct_hand_off: seed.direct_hand_off,
             direct_switch: seed.direct_switch,
             progress: seed.progress,
-            conds: vec_with_capacity(seed.max_locks, "the condition variables (Config::max_locks)")?,
-            sems: vec_with_capacity(seed.max_locks, "the semaphores (Config::max_locks)")?,
             costs: seed.costs,
-            accounting: seed.accounting,
-            exec_watch: 0,
             culprit: std::cell::Cell::new(Culprit::Scheduler),
             halt: None,
             horizon: Time::MAX,
-            guards: vec_filled(cap, crate::os::overflow::StackGuard::NONE, "the stack guards (Config::max_threads)")?,
             failed: None,
-            crossing: None,
-            bell: None,
-            remote_joins: Vec::new(),
-            proxies: 0,
-            outbox: crate::kernel::xcpu::Outbox::with_capacity(0),
-            full_runs: Vec::new(),
-            full_repeat: false,
-            xcpu: crate::stats::CrossCpuStats::default(),
             event_releases_refused: 0,
-            msg_stats: crate::stats::MessageStats::default(),
-            abandoned: Vec::new(),
-            os_backed_grace: seed.os_backed_grace,
-            left_stopped: Vec::new(),
             resumed: crate::kernel::cpu::direct::Resumed::none(),
             direct_switches: 0,
             switched_in_request: false,
             watch: None,
-            msg_pool: crate::kernel::messaging::messages::MsgPool::new(seed.message_pool, seed.payloads)?,
             next_inherit: 0,
             global: false,
-            deferred_deadlines: Vec::with_capacity(seed.cpu_count),
-            budget_killed_running: false,
+            cross: crate::kernel::xcpu::CrossCpu {
+                crossing: None,
+                bell: None,
+                remote_joins: Vec::new(),
+                proxies: 0,
+                outbox: crate::kernel::xcpu::Outbox::with_capacity(0),
+                full_runs: Vec::new(),
+                full_repeat: false,
+                stats: crate::stats::CrossCpuStats::default(),
+            },
+            sync: crate::kernel::locking::SyncObjects {
+                locks: vec_with_capacity(seed.max_locks, "the locks (Config::max_locks)")?,
+                globals: seed
+                    .globals
+                    .iter()
+                    .map(|g| crate::kernel::locking::global_locks::GlobalSlot::new(g.clone(), cap))
+                    .collect::<Result<_, Error>>()?,
+                lock_base: seed.lock_base,
+                lock_scratch: vec_with_capacity(cap, "the lock scratch list (Config::max_threads)")?,
+                ceilings_held: 0,
+                conds: vec_with_capacity(seed.max_locks, "the condition variables (Config::max_locks)")?,
+                sems: vec_with_capacity(seed.max_locks, "the semaphores (Config::max_locks)")?,
+            },
+            exec: crate::kernel::timing::ExecTime {
+                sets: vec_with_capacity(seed.max_sets, "the thread sets (Config::max_sets)")?,
+                set_base: seed.set_base,
+                accounting: seed.accounting,
+                watch: 0,
+                deferred_deadlines: Vec::with_capacity(seed.cpu_count),
+                budget_killed_running: false,
+            },
+            mail: crate::kernel::messaging::Mail {
+                stats: crate::stats::MessageStats::default(),
+                pool: crate::kernel::messaging::messages::MsgPool::new(seed.message_pool, seed.payloads)?,
+            },
+            table: crate::kernel::threads::ThreadTable {
+                slot_base: seed.slot_base,
+                slots: vec_from_fn(cap, |_| None, "the thread slots (Config::max_threads)")?,
+                // Every slot's generations start at the runtime's floor (`crate::id_space`).
+                generations: vec_filled(cap, id_check.generation(0), "the thread slots (Config::max_threads)")?,
+                free: {
+                    let mut free = vec_with_capacity(cap, "the thread slots (Config::max_threads)")?;
+                    free.extend((pre as u32..cap as u32).rev());
+                    free
+                },
+                live: 0,
+                summaries: Vec::with_capacity(pre.max(16)),
+                stacks,
+                default_stack: seed.default_stack,
+                guards: vec_filled(
+                    cap,
+                    crate::os::overflow::StackGuard::NONE,
+                    "the stack guards (Config::max_threads)",
+                )?,
+                abandoned: Vec::new(),
+                os_backed_grace: seed.os_backed_grace,
+                left_stopped: Vec::new(),
+            },
         };
         k.global = k.cpus.first().is_some_and(|cpu| cpu.scheduler.global());
         for (id, spec, body) in seed.threads {
@@ -391,11 +414,11 @@ impl<C: Clock> Kernel<C> {
             },
             "the release queue (ThreadSpec::release_queue)",
         )?;
-        let i = (id.slot() - self.slot_base) as usize;
-        self.generations[i] = id.generation();
+        let i = (id.slot() - self.table.slot_base) as usize;
+        self.table.generations[i] = id.generation();
         self.ids.note_generation(id.generation().wrapping_sub(self.id_check.generation(0)));
-        let summary = self.summaries.len();
-        self.summaries.push(ThreadSummary {
+        let summary = self.table.summaries.len();
+        self.table.summaries.push(ThreadSummary {
             id,
             name: spec.name.clone(),
             cpu: spec.cpu,
@@ -410,7 +433,7 @@ impl<C: Clock> Kernel<C> {
         let rel_deadline = spec.relative_deadline();
         let period = spec.period();
         let events = self.events_of(self.cpu_local(spec.cpu).expect("placement checked before install"));
-        let mail = crate::kernel::messaging::messages::MailCell::default();
+        let mail = crate::kernel::messaging::messages::Exchange::default();
         mail.events.set(events.bits() | if spec.tame_prio_inv { crate::kernel::cpu::sched_meta::TAME_BIT } else { 0 });
         if spec.os_backed {
             mail.leave.set(crate::kernel::messaging::messages::LEAVE_RECHECK);
@@ -428,7 +451,7 @@ impl<C: Clock> Kernel<C> {
             miss_policy: spec.miss_policy,
             on_miss: spec.on_miss,
             max_jobs: spec.max_jobs,
-            stack_size: spec.stack_size.unwrap_or(self.default_stack),
+            stack_size: spec.stack_size.unwrap_or(self.table.default_stack),
             state: State::Dormant,
             body: Some(body),
             coroutine: None,
@@ -501,10 +524,14 @@ impl<C: Clock> Kernel<C> {
                 job: 0,
             },
         };
-        self.slots[i] = Some(tcb);
-        self.live += 1;
+        self.table.slots[i] = Some(tcb);
+        self.table.live += 1;
         let c = self.cpu_local(spec.cpu).expect("placement checked before install");
         self.trace(c, TraceKind::Spawn, id, 0, spec.cpu as u64);
+        // The policy's own properties of the thread, before it first asks for its urgency.
+        if let Some(properties) = spec.sched_properties.take() {
+            self.sched_call(c, id, |s, info| s.on_properties(info, &*properties));
+        }
         self.refresh_urgency(id);
         match spec.timing {
             Timing::OneShot => self.release_job(id, self.now, false),
@@ -530,13 +557,13 @@ impl<C: Clock> Kernel<C> {
                 _ => Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus },
             });
         }
-        let Some(i) = self.free.pop() else {
-            return Err(Error::TooManyThreads { max: self.slots.len() / self.cpus.len() });
+        let Some(i) = self.table.free.pop() else {
+            return Err(Error::TooManyThreads { max: self.table.slots.len() / self.cpus.len() });
         };
-        let generation = self.generations[i as usize].wrapping_add(1);
-        let id = ThreadId::new(self.slot_base + i, generation);
+        let generation = self.table.generations[i as usize].wrapping_add(1);
+        let id = ThreadId::new(self.table.slot_base + i, generation);
         if let Err(e) = self.install(id, spec, body) {
-            self.free.push(i);
+            self.table.free.push(i);
             return Err(e);
         }
         self.count_spawn();

@@ -47,9 +47,9 @@ use crate::clock::{Clock, ClockMode};
 use crate::kernel::thread_side::protocol::LockAnswer;
 use crate::kernel::Kernel;
 use crate::objects::{GlobalLock, LockError};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// A spin has no demand of its own: it lasts until the lock is handed over.
 const SPIN_DEMAND: u64 = u64::MAX / 4;
@@ -74,7 +74,7 @@ impl<C: Clock> Kernel<C> {
     /// `None` when the thread now spins (virtual time; it is answered when the lock is
     /// handed to it).
     pub(crate) fn global_lock_request(&mut self, c: usize, id: ThreadId, g: u32, try_only: bool) -> Option<LockAnswer> {
-        let Some(slot) = self.globals.get(g as usize) else {
+        let Some(slot) = self.sync.globals.get(g as usize) else {
             return Some(LockAnswer::Refused(LockError::ForeignRuntime));
         };
         let lock = slot.lock.clone();
@@ -115,7 +115,7 @@ impl<C: Clock> Kernel<C> {
             self.trace_thread(id, TraceKind::LockAcquired, u64::from(lock.id().0));
             return Some(LockAnswer::Granted);
         }
-        self.globals[g as usize].spinners.push_back(id);
+        self.sync.globals[g as usize].spinners.push_back(id);
         self.trace_thread(id, TraceKind::Spin, u64::from(lock.id().0));
         let now = self.now;
         let t = self.tcb(id);
@@ -144,7 +144,7 @@ impl<C: Clock> Kernel<C> {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
         }
-        let lock = self.globals[g as usize].lock.clone();
+        let lock = self.sync.globals[g as usize].lock.clone();
         if C::MODE == ClockMode::Real {
             self.trace_real_acquisition(id, u64::from(lock.id().0), acquired);
             if self.tracing {
@@ -185,7 +185,7 @@ impl<C: Clock> Kernel<C> {
 
     /// Virtual time: the owner of global lock `g` lets go; the first spinner gets it now.
     fn hand_global_on(&mut self, g: u32) {
-        let slot = &mut self.globals[g as usize];
+        let slot = &mut self.sync.globals[g as usize];
         let next = slot.spinners.pop_front();
         let lock = slot.lock.clone();
         lock.owner.store(next.map_or(0, ThreadId::to_word), Ordering::Relaxed);
@@ -203,7 +203,7 @@ impl<C: Clock> Kernel<C> {
     /// it, as the guard would have.
     pub(crate) fn release_global(&mut self, id: ThreadId) {
         let Some(g) = self.tcb(id).global else { return };
-        let lock = self.globals[g as usize].lock.clone();
+        let lock = self.sync.globals[g as usize].lock.clone();
         let word = id.to_word();
         if C::MODE == ClockMode::Real {
             if lock.owner.load(Ordering::Relaxed) != word {
@@ -226,7 +226,7 @@ impl<C: Clock> Kernel<C> {
             return;
         } else if lock.owner.load(Ordering::Relaxed) != word {
             // Still spinning (it is being torn down): it leaves the queue.
-            self.globals[g as usize].spinners.retain(|&w| w != id);
+            self.sync.globals[g as usize].spinners.retain(|&w| w != id);
             self.tcb(id).spin_since = None;
             self.tcb(id).global = None;
             self.recompute_lent(id);

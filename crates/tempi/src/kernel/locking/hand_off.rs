@@ -9,10 +9,10 @@ use crate::clock::Clock;
 use crate::kernel::thread_side::protocol::LockAnswer;
 use crate::kernel::threads::tcb::{State, Tcb, Wait};
 use crate::kernel::Kernel;
+use crate::plain::ThreadId;
+use crate::plain::{StopReason, TraceKind};
 use crate::policy::lock::LockView;
 use crate::policy::sched::ReadyReason;
-use crate::thread::ThreadId;
-use crate::trace::{StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     /// The contended unlock's common case, without the general machinery of
@@ -28,13 +28,13 @@ impl<C: Clock> Kernel<C> {
     ///
     /// [`Scheduler::on_handed_over`]: crate::policy::sched::Scheduler::on_handed_over
     pub(in crate::kernel) fn hand_off(&mut self, id: ThreadId, i: usize, l: usize) -> bool {
-        let lock = &self.locks[l];
+        let lock = &self.sync.locks[l];
         if lock.waiters.len() != 1 || lock.raises_holder || lock.poisoned {
             return false;
         }
         let w = lock.waiters[0];
         let Some(wi) = self.local(w) else { return false };
-        let t = self.slots[i].as_ref().expect("live slot");
+        let t = self.table.slots[i].as_ref().expect("live slot");
         let Some(c) = self.cpu_local(t.cpu) else { return false };
         let cpu = &self.cpus[c];
         if t.held.len() != 1
@@ -54,7 +54,7 @@ impl<C: Clock> Kernel<C> {
         }
         // What `id` runs at once `l` lends it nothing (see `update_effective`).
         let released_urgency = t.base_urgency;
-        let heir = self.slots[wi].as_ref().expect("live slot");
+        let heir = self.table.slots[wi].as_ref().expect("live slot");
         if heir.wants != Some(l as u32)
             || !matches!(heir.state, State::Blocked(Wait::Lock(x)) if x as usize == l)
             || heir.set.is_some()
@@ -63,7 +63,7 @@ impl<C: Clock> Kernel<C> {
             return false;
         }
         let restartable = heir.wants_restartable;
-        let lock = &self.locks[l];
+        let lock = &self.sync.locks[l];
         let ceiling = self.ceiling_now(l);
         if !lock.acquire_decides_nothing {
             let free = LockView {
@@ -79,8 +79,8 @@ impl<C: Clock> Kernel<C> {
         // Commit. Both control blocks, the CPU and the lock are borrowed once, side by side;
         // the effects, trace records and scheduler calls are those `release` and
         // `reschedule` make, in the same order.
-        let (now, costs, accounting) = (self.now, self.costs, self.accounting);
-        let Some((t, heir)) = slot_pair(&mut self.slots, i, wi) else { return false };
+        let (now, costs, accounting) = (self.now, self.costs, self.exec.accounting);
+        let Some((t, heir)) = slot_pair(&mut self.table.slots, i, wi) else { return false };
         let cpu = &mut self.cpus[c];
         let mut trace_seq = self.tracing.then_some(&mut self.trace_seq);
 
@@ -98,13 +98,13 @@ impl<C: Clock> Kernel<C> {
         }
 
         // The heir owns the lock and is ready.
-        let lock = &mut self.locks[l];
-        self.ceilings_held -= u32::from(lock.clear_owner());
+        let lock = &mut self.sync.locks[l];
+        self.sync.ceilings_held -= u32::from(lock.clear_owner());
         lock.waiters.clear();
         if let Some(seq) = trace_seq.as_deref_mut() {
             cpu.record(seq, now, TraceKind::LockAcquired, w, heir.job.number, l as u64);
         }
-        self.ceilings_held += u32::from(lock.set_owner(w, ceiling));
+        self.sync.ceilings_held += u32::from(lock.set_owner(w, ceiling));
         lock.publish_owner(w);
         lock.restartable = restartable;
         heir.held.push(l as u32);
@@ -134,7 +134,7 @@ impl<C: Clock> Kernel<C> {
             }
             next => {
                 self.stop_running(c, StopReason::Preempted);
-                self.slots[i].as_mut().expect("live slot").state = State::Ready;
+                self.table.slots[i].as_mut().expect("live slot").state = State::Ready;
                 if let Some(n) = next {
                     // A wrong pick stops the run; the loop sees it.
                     let _ = self.dispatch_picked(c, n);

@@ -14,16 +14,16 @@
 use crate::clock::Clock;
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
-use crate::trace::TraceKind;
 
 impl<C: Clock> Kernel<C> {
     /// Recompute what the locks held by `id` lend it, and push a change along the chain of
     /// owners it waits for.
     pub(crate) fn recompute_lent(&mut self, id: ThreadId) {
         let mut who = id;
-        for _ in 0..=self.slots.len() {
+        for _ in 0..=self.table.slots.len() {
             let lent = self.lent_to(who);
             let t = self.tcb(who);
             if t.inherited == lent {
@@ -39,7 +39,7 @@ impl<C: Clock> Kernel<C> {
             let state = self.tcb(who).state;
             match state {
                 State::Blocked(Wait::Lock(l)) if self.ask_lock(l as usize, |p| p.inherits()) => {
-                    match self.locks[l as usize].owner {
+                    match self.sync.locks[l as usize].owner {
                         Some(next) => who = next,
                         None => return,
                     }
@@ -57,8 +57,8 @@ impl<C: Clock> Kernel<C> {
         if self.tcb(id).meta.caused == 0 {
             return;
         }
-        for i in 0..self.slots.len() {
-            let Some(holder) = self.slots[i].as_ref().map(|t| t.id) else { continue };
+        for i in 0..self.table.slots.len() {
+            let Some(holder) = self.table.slots[i].as_ref().map(|t| t.id) else { continue };
             while let Some((lend, at)) = self.tcb(holder).meta.take_lend_of(id) {
                 let m = &mut self.tcb(id).meta;
                 m.caused = m.caused.saturating_sub(1);
@@ -78,13 +78,13 @@ impl<C: Clock> Kernel<C> {
     /// and, for inheriting policies, of their waiters' effective urgencies; above everything
     /// inside a global (MSRP) section.
     pub(in crate::kernel) fn lent_to(&self, who: ThreadId) -> Option<Urgency> {
-        let t = self.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
+        let t = self.table.slots[self.local(who).expect("live thread")].as_ref().expect("live slot");
         // Inside a global (MSRP) section, from the request to the release: not preemptible.
         let mut lent: Option<Urgency> = t.global.map(|_| Urgency(i64::MAX));
         // Message-level inheritance (handlers, semaphores: `cpu/sched_meta.rs`).
         lent = lent.max(t.meta.lent());
         for &l in &t.held {
-            let lock = &self.locks[l as usize];
+            let lock = &self.sync.locks[l as usize];
             if lock.raises_holder {
                 let info = &t.sched;
                 let view = self.view(l as usize, who);
@@ -95,7 +95,7 @@ impl<C: Clock> Kernel<C> {
             if lock.inherits {
                 for &w in &lock.waiters {
                     let i = self.local(w).expect("waiters are live");
-                    let u = self.slots[i].as_ref().expect("live").urgency();
+                    let u = self.table.slots[i].as_ref().expect("live").urgency();
                     lent = Some(lent.map_or(u, |x: Urgency| x.max(u)));
                 }
             }
@@ -106,7 +106,7 @@ impl<C: Clock> Kernel<C> {
     /// Panic unless every thread's effective urgency is what its base urgency and its held
     /// locks give, recomputed from scratch (`Config::verify`).
     pub(crate) fn verify_urgencies(&self) {
-        let live: Vec<&crate::kernel::threads::tcb::Tcb> = self.slots.iter().flatten().collect();
+        let live: Vec<&crate::kernel::threads::tcb::Tcb> = self.table.slots.iter().flatten().collect();
         let urgency_of = |id: ThreadId, guess: &[(ThreadId, Urgency)]| {
             guess.iter().find(|(t, _)| *t == id).map(|(_, u)| *u).expect("live thread")
         };
@@ -128,7 +128,7 @@ impl<C: Clock> Kernel<C> {
                     u = u.max(m);
                 }
                 for &l in &t.held {
-                    let lock = &self.locks[l as usize];
+                    let lock = &self.sync.locks[l as usize];
                     let mut info = self.info(t.id);
                     info.urgency = urgency_of(t.id, &guess);
                     let view = self.view(l as usize, t.id);
@@ -148,7 +148,7 @@ impl<C: Clock> Kernel<C> {
             }
             guess = next;
         }
-        for (l, lock) in self.locks.iter().enumerate() {
+        for (l, lock) in self.sync.locks.iter().enumerate() {
             if let Some(o) = lock.owner {
                 let holder = live.iter().find(|t| t.id == o).expect("a lock's owner is live");
                 assert!(
@@ -159,7 +159,7 @@ impl<C: Clock> Kernel<C> {
         }
         for t in &live {
             for &l in &t.held {
-                assert_eq!(self.locks[l as usize].owner, Some(t.id), "thread {:?} lists lock {l} as held", t.id);
+                assert_eq!(self.sync.locks[l as usize].owner, Some(t.id), "thread {:?} lists lock {l} as held", t.id);
             }
         }
         for (t, (_, expected)) in live.iter().zip(&guess) {

@@ -37,10 +37,12 @@ use crate::policy::sched::{SchedInfo, Urgency};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::objects::{LockError, LockId, LockSpec, LockWord};
-use crate::thread::ThreadId;
+use crate::objects::{LockError, LockSpec, LockWord};
+
+use crate::plain::LockId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// Where a lock's ceiling comes from.
 pub(in crate::kernel) enum Ceiling {
@@ -108,8 +110,8 @@ impl<C: Clock> Kernel<C> {
     /// The local index of `lock`, if it is a lock of this kernel. (The `Mutex` has already
     /// refused callers of another runtime or CPU.)
     pub(crate) fn lock_local(&self, lock: LockId) -> Option<usize> {
-        match lock.0.checked_sub(self.lock_base).map(|i| i as usize) {
-            Some(i) if i < self.locks.len() => Some(i),
+        match lock.0.checked_sub(self.sync.lock_base).map(|i| i as usize) {
+            Some(i) if i < self.sync.locks.len() => Some(i),
             _ => None,
         }
     }
@@ -118,7 +120,7 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     pub(in crate::kernel) fn ask_lock<R>(&self, l: usize, ask: impl FnOnce(&dyn LockPolicy) -> R) -> R {
         let before = self.culprit.replace(Culprit::LockPolicy(l as u32));
-        let answer = ask(&*self.locks[l].policy);
+        let answer = ask(&*self.sync.locks[l].policy);
         self.culprit.set(before);
         answer
     }
@@ -126,7 +128,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn create_lock(&mut self, spec: LockSpec) -> Result<LockId, Error> {
         spec.check()?;
         // The policy is asked its properties below: a panic there is the new lock's policy's.
-        let before = self.culprit.replace(Culprit::LockPolicy(self.locks.len() as u32));
+        let before = self.culprit.replace(Culprit::LockPolicy(self.sync.locks.len() as u32));
         let made = self.create_lock_asking(spec);
         self.culprit.set(before);
         made
@@ -140,8 +142,8 @@ impl<C: Clock> Kernel<C> {
                 spec.policy.name()
             )));
         }
-        if self.locks.len() == self.locks.capacity() {
-            return Err(Error::InvalidConfig(format!("more than {} locks on one CPU", self.locks.capacity())));
+        if self.sync.locks.len() == self.sync.locks.capacity() {
+            return Err(Error::InvalidConfig(format!("more than {} locks on one CPU", self.sync.locks.capacity())));
         }
         if self.cpu_local(spec.cpu).is_none() {
             return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
@@ -168,15 +170,15 @@ impl<C: Clock> Kernel<C> {
                 spec.policy.name()
             )));
         }
-        let id = LockId(self.lock_base + self.locks.len() as u32);
-        let cap = self.slots.len();
+        let id = LockId(self.sync.lock_base + self.sync.locks.len() as u32);
+        let cap = self.table.slots.len();
         let costs_free =
             self.costs.lock_acquired.is_zero() && self.costs.lock_not_acquired.is_zero() && self.costs.unlock.is_zero();
         // Fast-path acquisitions are invisible to the trace, so tracing keeps every lock on
         // the kernel path.
         let fast_ok = spec.policy.uncontended_fast_path() && costs_free && !self.tracing;
         spec.word.fast.store(fast_ok, Ordering::Relaxed);
-        self.locks.push(LockState {
+        self.sync.locks.push(LockState {
             inherits: spec.policy.inherits(),
             raises_holder: spec.policy.raises_holder(),
             acquire_decides_nothing: spec.policy.uncontended_fast_path(),
@@ -209,7 +211,7 @@ impl<C: Clock> Kernel<C> {
         cpu: usize,
         except: usize,
     ) -> Option<(Urgency, usize)> {
-        if self.ceilings_held == 0 {
+        if self.sync.ceilings_held == 0 {
             return None;
         }
         self.highest_held_ceiling(id, cpu, except)
@@ -223,7 +225,7 @@ impl<C: Clock> Kernel<C> {
         except: usize,
     ) -> Option<(Urgency, usize)> {
         let mut best: Option<(Urgency, usize)> = None;
-        for (i, l) in self.locks.iter().enumerate() {
+        for (i, l) in self.sync.locks.iter().enumerate() {
             if i == except || l.cpu != cpu || l.owner.is_none() || l.owner == Some(id) {
                 continue;
             }
@@ -244,18 +246,18 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::set_owner`] with the ceiling as it stands now.
     pub(in crate::kernel) fn set_owner_at(&mut self, l: usize, id: ThreadId, ceiling: Option<Urgency>) {
-        self.ceilings_held += u32::from(self.locks[l].set_owner(id, ceiling));
+        self.sync.ceilings_held += u32::from(self.sync.locks[l].set_owner(id, ceiling));
     }
 
     /// Lock `l` has no owner any more.
     pub(in crate::kernel) fn clear_owner(&mut self, l: usize) {
-        self.ceilings_held -= u32::from(self.locks[l].clear_owner());
+        self.sync.ceilings_held -= u32::from(self.sync.locks[l].clear_owner());
     }
 
     /// The ceiling of lock `l` at this instant.
     #[inline(always)]
     pub(in crate::kernel) fn ceiling_now(&self, l: usize) -> Option<Urgency> {
-        match &self.locks[l].ceiling {
+        match &self.sync.locks[l].ceiling {
             Ceiling::None => None,
             Ceiling::Declared(u) => Some(*u),
             Ceiling::Users(users) => self.users_ceiling(l, users),
@@ -268,14 +270,14 @@ impl<C: Clock> Kernel<C> {
         l: usize,
         users: &[(i32, Option<std::time::Duration>)],
     ) -> Option<Urgency> {
-        let c = self.cpu_local(self.locks[l].cpu).expect("lock on this kernel");
+        let c = self.cpu_local(self.sync.locks[l].cpu).expect("lock on this kernel");
         let scheduler = &self.cpus[c].scheduler;
         users
             .iter()
             .map(|&(priority, rel)| {
                 let job = SchedInfo {
                     id: ThreadId::new(u32::MAX, 0),
-                    cpu: self.locks[l].cpu,
+                    cpu: self.sync.locks[l].cpu,
                     priority,
                     urgency: Urgency::LOWEST,
                     importance: 0,
@@ -293,7 +295,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(in crate::kernel) fn view(&self, l: usize, asking: ThreadId) -> LockView {
-        let lock = &self.locks[l];
+        let lock = &self.sync.locks[l];
         LockView {
             ceiling: if lock.owner.is_some() { lock.held_ceiling } else { self.ceiling_now(l) },
             owner: lock.owner,
@@ -316,14 +318,14 @@ impl<C: Clock> Kernel<C> {
         let Some(l) = self.lock_local(lock) else {
             return Some(LockAnswer::Refused(LockError::CrossCpu { from, to: usize::MAX }));
         };
-        if self.locks[l].cpu != from {
-            return Some(LockAnswer::Refused(LockError::CrossCpu { from, to: self.locks[l].cpu }));
+        if self.sync.locks[l].cpu != from {
+            return Some(LockAnswer::Refused(LockError::CrossCpu { from, to: self.sync.locks[l].cpu }));
         }
         self.sync_owner(l);
-        if self.locks[l].owner == Some(id) {
+        if self.sync.locks[l].owner == Some(id) {
             return Some(LockAnswer::Refused(LockError::AlreadyHeld));
         }
-        if self.locks[l].poisoned {
+        if self.sync.locks[l].poisoned {
             return Some(LockAnswer::Refused(LockError::Poisoned));
         }
         let view = self.view(l, id);
@@ -331,7 +333,7 @@ impl<C: Clock> Kernel<C> {
             self.tcb(id).paid_block_cost = false;
             self.grant(id, l);
             self.recompute_lent(id);
-            self.locks[l].restartable = restartable;
+            self.sync.locks[l].restartable = restartable;
             self.charge_overhead(id, self.costs.lock_acquired);
             return Some(LockAnswer::Granted);
         }
@@ -349,7 +351,7 @@ impl<C: Clock> Kernel<C> {
         // holds the system ceiling, whose owner is the one in the way.
         let target = match view.owner {
             Some(_) => l,
-            None => match self.system_ceiling(id, self.locks[l].cpu) {
+            None => match self.system_ceiling(id, self.sync.locks[l].cpu) {
                 Some((_, holder)) => holder,
                 None => {
                     // The policy refused without a ceiling in the way: nothing will change by
@@ -378,8 +380,8 @@ impl<C: Clock> Kernel<C> {
         t.wants = Some(l as u32);
         t.wants_restartable = restartable;
         self.block_in(c, id, Wait::Lock(target as u32), deadline);
-        self.locks[target].waiters.push(id);
-        if let Some(owner) = self.locks[target].owner {
+        self.sync.locks[target].waiters.push(id);
+        if let Some(owner) = self.sync.locks[target].owner {
             self.recompute_lent(owner);
         }
         None
@@ -388,8 +390,8 @@ impl<C: Clock> Kernel<C> {
     /// RCS: abort the owner's restartable section if the policy says so and the owner is
     /// preempted (not waiting inside its section, where it cannot unwind now).
     pub(in crate::kernel) fn maybe_abort_owner(&mut self, requester: ThreadId, l: usize) {
-        let Some(owner) = self.locks[l].owner else { return };
-        if !self.locks[l].restartable {
+        let Some(owner) = self.sync.locks[l].owner else { return };
+        if !self.sync.locks[l].restartable {
             return;
         }
         let o = self.tcb(owner);
@@ -410,13 +412,13 @@ impl<C: Clock> Kernel<C> {
     /// Whether `id` waiting on lock `l` would close a cycle of owners waiting for each other.
     pub(in crate::kernel) fn closes_cycle(&self, id: ThreadId, l: usize) -> bool {
         let mut lock = l;
-        for _ in 0..=self.slots.len() {
-            let Some(owner) = self.locks[lock].owner else { return false };
+        for _ in 0..=self.table.slots.len() {
+            let Some(owner) = self.sync.locks[lock].owner else { return false };
             if owner == id {
                 return true;
             }
             let Some(i) = self.local(owner) else { return false };
-            match self.slots[i].as_ref().map(|t| t.state) {
+            match self.table.slots[i].as_ref().map(|t| t.state) {
                 Some(State::Blocked(Wait::Lock(next))) => lock = next as usize,
                 _ => return false,
             }
@@ -434,7 +436,7 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn grant_at(&mut self, id: ThreadId, l: usize, ceiling: Option<Urgency>) {
         self.trace_thread(id, TraceKind::LockAcquired, l as u64);
         self.set_owner_at(l, id, ceiling);
-        self.locks[l].publish_owner(id);
+        self.sync.locks[l].publish_owner(id);
         self.tcb(id).held.push(l as u32);
     }
 
@@ -444,7 +446,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn unlock(&mut self, id: ThreadId, lock: LockId, poison: bool, running: Option<usize>) {
         let Some(l) = self.lock_local(lock) else { return };
         self.sync_owner(l);
-        if self.locks[l].owner != Some(id) {
+        if self.sync.locks[l].owner != Some(id) {
             // The guard API makes this unreachable; a stray request changes nothing.
             return;
         }
@@ -461,11 +463,11 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn release(&mut self, id: ThreadId, l: usize, poison: bool) {
         self.trace_thread(id, TraceKind::LockReleased, l as u64);
         self.clear_owner(l);
-        self.locks[l].poisoned |= poison;
-        let word = &self.locks[l].word;
+        self.sync.locks[l].poisoned |= poison;
+        let word = &self.sync.locks[l].word;
         word.owner.store(0, Ordering::Relaxed);
         word.managed.store(false, Ordering::Relaxed);
-        if self.locks[l].poisoned {
+        if self.sync.locks[l].poisoned {
             word.fast.store(false, Ordering::Relaxed);
         }
         let held = &mut self.tcb(id).held;
@@ -482,17 +484,17 @@ impl<C: Clock> Kernel<C> {
         self.recompute_lent(id);
         let releaser = self.tcb(id).urgency();
         let exiting = self.tcb(id).exiting;
-        let heir = if self.locks[l].poisoned { None } else { self.heir(l) };
+        let heir = if self.sync.locks[l].poisoned { None } else { self.heir(l) };
         let heir = heir.filter(|&w| exiting || self.tcb(w).urgency() > releaser);
         if let Some(w) = heir {
-            let waiters = &mut self.locks[l].waiters;
+            let waiters = &mut self.sync.locks[l].waiters;
             if let Some(k) = waiters.iter().position(|&x| x == w) {
                 waiters.remove(k);
             }
             let restartable = self.tcb(w).wants_restartable;
             self.tcb(w).paid_block_cost = false;
             self.grant(w, l);
-            self.locks[l].restartable = restartable;
+            self.sync.locks[l].restartable = restartable;
             self.answer_lock_waiter(w, LockAnswer::Granted);
             self.charge_overhead(w, self.costs.lock_acquired);
         }
@@ -501,30 +503,30 @@ impl<C: Clock> Kernel<C> {
         // which moves to the lock now holding that ceiling without waking: it stays blocked by
         // the same critical section. The list is swapped with a pre-sized scratch list so the
         // lock path never allocates.
-        if self.locks[l].waiters.is_empty() {
+        if self.sync.locks[l].waiters.is_empty() {
             if let Some(w) = heir {
                 self.recompute_lent(w);
             }
             return;
         }
-        std::mem::swap(&mut self.lock_scratch, &mut self.locks[l].waiters);
-        for k in 0..self.lock_scratch.len() {
-            let w = self.lock_scratch[k];
+        std::mem::swap(&mut self.sync.lock_scratch, &mut self.sync.locks[l].waiters);
+        for k in 0..self.sync.lock_scratch.len() {
+            let w = self.sync.lock_scratch[k];
             if heir.is_some() && self.tcb(w).wants == Some(l as u32) {
-                self.locks[l].waiters.push(w);
+                self.sync.locks[l].waiters.push(w);
                 continue;
             }
             if let Some(holder) = self.still_ceiling_blocked(w) {
                 self.tcb(w).state = State::Blocked(Wait::Lock(holder as u32));
-                self.locks[holder].waiters.push(w);
-                if let Some(owner) = self.locks[holder].owner {
+                self.sync.locks[holder].waiters.push(w);
+                if let Some(owner) = self.sync.locks[holder].owner {
                     self.recompute_lent(owner);
                 }
                 continue;
             }
             self.answer_lock_waiter(w, LockAnswer::Retry);
         }
-        self.lock_scratch.clear();
+        self.sync.lock_scratch.clear();
         if let Some(w) = heir {
             self.recompute_lent(w);
         }
@@ -534,9 +536,9 @@ impl<C: Clock> Kernel<C> {
     /// this lock (the earliest among equals) and that the policy lets take it now.
     pub(in crate::kernel) fn heir(&mut self, l: usize) -> Option<ThreadId> {
         let mut best: Option<(Urgency, ThreadId)> = None;
-        for &w in &self.locks[l].waiters {
+        for &w in &self.sync.locks[l].waiters {
             let i = self.local(w).expect("waiters are live");
-            let t = self.slots[i].as_ref().expect("live");
+            let t = self.table.slots[i].as_ref().expect("live");
             if t.wants != Some(l as u32) {
                 continue;
             }
@@ -562,7 +564,7 @@ impl<C: Clock> Kernel<C> {
         let wanted = self.tcb(w).wants? as usize;
         // The released lock itself, or another free one, that the ceiling still refuses: the
         // waiter stays blocked by the same outer critical section.
-        if self.locks[wanted].owner.is_some() {
+        if self.sync.locks[wanted].owner.is_some() {
             return None;
         }
         let info = self.info(w);
@@ -570,15 +572,15 @@ impl<C: Clock> Kernel<C> {
         if self.ask_lock(wanted, |p| p.may_acquire(&info, &view)) {
             return None;
         }
-        self.system_ceiling(w, self.locks[wanted].cpu).map(|(_, holder)| holder)
+        self.system_ceiling(w, self.sync.locks[wanted].cpu).map(|(_, holder)| holder)
     }
 
     /// Take `id` out of the waiters of the lock it waits on (timeout, abort, kill).
     pub(crate) fn leave_lock_wait(&mut self, id: ThreadId) {
         let State::Blocked(Wait::Lock(l)) = self.tcb(id).state else { return };
         let l = l as usize;
-        self.locks[l].waiters.retain(|&w| w != id);
-        if let Some(owner) = self.locks[l].owner {
+        self.sync.locks[l].waiters.retain(|&w| w != id);
+        if let Some(owner) = self.sync.locks[l].owner {
             self.recompute_lent(owner);
         }
     }
@@ -613,8 +615,8 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let word = id.to_word();
-        for l in 0..self.locks.len() {
-            if self.locks[l].owner.is_none() && self.locks[l].word.owner.load(Ordering::Relaxed) == word {
+        for l in 0..self.sync.locks.len() {
+            if self.sync.locks[l].owner.is_none() && self.sync.locks[l].word.owner.load(Ordering::Relaxed) == word {
                 self.adopt_fast_owner(l);
             }
         }
@@ -622,9 +624,9 @@ impl<C: Clock> Kernel<C> {
 
     pub(crate) fn clear_poison(&mut self, lock: LockId) {
         if let Some(l) = self.lock_local(lock) {
-            self.locks[l].poisoned = false;
-            let fast = self.locks[l].fast_ok;
-            self.locks[l].word.fast.store(fast, Ordering::Relaxed);
+            self.sync.locks[l].poisoned = false;
+            let fast = self.sync.locks[l].fast_ok;
+            self.sync.locks[l].word.fast.store(fast, Ordering::Relaxed);
         }
     }
 
@@ -633,21 +635,21 @@ impl<C: Clock> Kernel<C> {
     /// and the owner unlocks through the kernel.
     #[inline]
     pub(crate) fn sync_owner(&mut self, l: usize) {
-        if self.locks[l].owner.is_none() {
+        if self.sync.locks[l].owner.is_none() {
             self.adopt_fast_owner(l);
         }
     }
 
     /// [`Kernel::sync_owner`] of a lock the kernel sees as free.
     pub(in crate::kernel) fn adopt_fast_owner(&mut self, l: usize) {
-        let Some(owner) = ThreadId::from_word(self.locks[l].word.owner.load(Ordering::Relaxed)) else {
+        let Some(owner) = ThreadId::from_word(self.sync.locks[l].word.owner.load(Ordering::Relaxed)) else {
             return;
         };
         if self.local(owner).is_none() {
             return;
         }
         self.set_owner(l, owner);
-        self.locks[l].word.managed.store(true, Ordering::Relaxed);
+        self.sync.locks[l].word.managed.store(true, Ordering::Relaxed);
         let t = self.tcb(owner);
         t.held.push(l as u32);
         t.fast_held.set(t.fast_held.get().saturating_sub(1));

@@ -10,16 +10,17 @@
 
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::kernel::thread_side::protocol::{Answer, CondAnswer, LockAnswer, SemAnswer, Settled};
+use crate::kernel::thread_side::protocol::{Answer, CondAnswer, LockAnswer, SemAnswer, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::Kernel;
-use crate::objects::{CondId, LockError, LockId, SemId, SemSpec};
+use crate::objects::{LockError, SemSpec};
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::queue::QueuePolicy;
 use crate::policy::sched::ReadyReason;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::StopReason;
 
 /// Ranked waiters: highest rank first, then arrival order. Pre-sized, so joining never
 /// allocates. In real time an entry may be a *proxy* for a thread of another CPU, marked by
@@ -77,16 +78,16 @@ impl<C: Clock> Kernel<C> {
         if self.cpu_local(cpu).is_none() {
             return Err(Error::NoSuchCpu { cpu, cpus: self.total_cpus });
         }
-        if self.conds.len() == self.conds.capacity() {
+        if self.sync.conds.len() == self.sync.conds.capacity() {
             return Err(Error::InvalidConfig(format!(
                 "more than {} condition variables on one CPU",
-                self.conds.capacity()
+                self.sync.conds.capacity()
             )));
         }
-        let id = CondId(self.lock_base + self.conds.len() as u32);
-        let cap = self.slots.len() + self.proxy_room();
+        let id = CondId(self.sync.lock_base + self.sync.conds.len() as u32);
+        let cap = self.table.slots.len() + self.proxy_room();
         let waiters = WaitQueue::with_capacity(cap, "the waiters of a condition variable (Config::max_threads)")?;
-        self.conds.push(CondState { waiters });
+        self.sync.conds.push(CondState { waiters });
         Ok(id)
     }
 
@@ -95,32 +96,32 @@ impl<C: Clock> Kernel<C> {
         if self.cpu_local(spec.cpu).is_none() {
             return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
         }
-        if self.sems.len() == self.sems.capacity() {
-            return Err(Error::InvalidConfig(format!("more than {} semaphores on one CPU", self.sems.capacity())));
+        if self.sync.sems.len() == self.sync.sems.capacity() {
+            return Err(Error::InvalidConfig(format!("more than {} semaphores on one CPU", self.sync.sems.capacity())));
         }
-        let id = SemId(self.lock_base + self.sems.len() as u32);
-        let cap = self.slots.len() + self.proxy_room();
+        let id = SemId(self.sync.lock_base + self.sync.sems.len() as u32);
+        let cap = self.table.slots.len() + self.proxy_room();
         let waiters = WaitQueue::with_capacity(cap, "the waiters of a semaphore (Config::max_threads)")?;
-        self.sems.push(SemState { name: spec.name, count: spec.count, policy: spec.queue, waiters });
+        self.sync.sems.push(SemState { name: spec.name, count: spec.count, policy: spec.queue, waiters });
         Ok(id)
     }
 
     /// Semaphore `k`'s policy ranks `waiter`: a panic in it is then named as that policy's.
     pub(in crate::kernel) fn sem_rank(&self, k: usize, waiter: &crate::policy::sched::SchedInfo) -> i64 {
         let before = self.culprit.replace(crate::kernel::Culprit::SemQueue(k as u32));
-        let rank = self.sems[k].policy.rank(waiter);
+        let rank = self.sync.sems[k].policy.rank(waiter);
         self.culprit.set(before);
         rank
     }
 
     fn cond_local(&self, cond: CondId) -> Option<usize> {
-        let i = cond.0.checked_sub(self.lock_base)? as usize;
-        (i < self.conds.len()).then_some(i)
+        let i = cond.0.checked_sub(self.sync.lock_base)? as usize;
+        (i < self.sync.conds.len()).then_some(i)
     }
 
     fn sem_local(&self, sem: SemId) -> Option<usize> {
-        let i = sem.0.checked_sub(self.lock_base)? as usize;
-        (i < self.sems.len()).then_some(i)
+        let i = sem.0.checked_sub(self.sync.lock_base)? as usize;
+        (i < self.sync.sems.len()).then_some(i)
     }
 
     /// This kernel's index of `cond` (for a request from another CPU).
@@ -144,7 +145,7 @@ impl<C: Clock> Kernel<C> {
         } else {
             self.stop_running(c, StopReason::Blocked);
         }
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.state = State::Blocked(wait);
         let token = t.wait_token;
         if let Some(d) = deadline {
@@ -170,7 +171,7 @@ impl<C: Clock> Kernel<C> {
         // Any condition variable of this kernel (in virtual time, of any CPU): its waiters
         // are ranked together whatever their CPUs.
         let k = self.cond_local(cond);
-        if k.is_none() && self.object_cpu(cond.0, self.conds.capacity()).is_none() {
+        if k.is_none() && self.object_cpu(cond.0, self.sync.conds.capacity()).is_none() {
             // The caller fills in the condition variable's CPU.
             return Some(Err(LockError::CrossCpu { from, to: usize::MAX }));
         }
@@ -185,7 +186,7 @@ impl<C: Clock> Kernel<C> {
             return self.cond_wait_remote(c, id, cond, deadline);
         };
         let rank = self.tcb(id).urgency().0;
-        self.conds[k].waiters.push(rank, id);
+        self.sync.conds[k].waiters.push(rank, id);
         self.block_in(c, id, Wait::Cond(k as u32), deadline);
         None
     }
@@ -196,7 +197,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn cond_signal(&mut self, c: usize, cond: CondId, all: bool) -> Result<(), LockError> {
         let Some(k) = self.cond_local(cond) else {
             let caller = self.cpus[c].current;
-            return match (self.object_cpu(cond.0, self.conds.capacity()), caller) {
+            return match (self.object_cpu(cond.0, self.sync.conds.capacity()), caller) {
                 (Some(to), Some(id)) => self.post_cond_signal(to, id, cond, all),
                 _ => Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX }),
             };
@@ -207,9 +208,9 @@ impl<C: Clock> Kernel<C> {
 
     /// Wake the most urgent waiter of this kernel's condition variable `k`, or all of them.
     pub(in crate::kernel) fn cond_signal_local(&mut self, k: usize, all: bool) {
-        while let Some((w, stamp)) = self.conds[k].waiters.pop() {
+        while let Some((w, stamp)) = self.sync.conds[k].waiters.pop() {
             if stamp != 0 {
-                self.grant_proxy(w, stamp, self.lock_base + k as u32, false, !all);
+                self.grant_proxy(w, stamp, self.sync.lock_base + k as u32, false, !all);
             } else {
                 self.answer_cond_waiter(w, Ok(false));
             }
@@ -232,14 +233,14 @@ impl<C: Clock> Kernel<C> {
         let from = self.cpus[c].index;
         // Any semaphore of this kernel (in virtual time, of any CPU).
         let Some(k) = self.sem_local(sem) else {
-            return match self.object_cpu(sem.0, self.sems.capacity()) {
+            return match self.object_cpu(sem.0, self.sync.sems.capacity()) {
                 Some(_) => self.procure_remote(c, id, sem, deadline, try_only),
                 // The caller fills in the semaphore's CPU.
                 None => Some(Err(LockError::CrossCpu { from, to: usize::MAX })),
             };
         };
-        if self.sems[k].count > 0 {
-            self.sems[k].count -= 1;
+        if self.sync.sems[k].count > 0 {
+            self.sync.sems[k].count -= 1;
             self.meta_sem_entered(id, k as u32);
             return Some(Ok(k as u32));
         }
@@ -255,7 +256,7 @@ impl<C: Clock> Kernel<C> {
         }
         let info = self.info(id);
         let rank = self.sem_rank(k, &info);
-        self.sems[k].waiters.push(rank, id);
+        self.sync.sems[k].waiters.push(rank, id);
         self.block_in(c, id, Wait::Sem(k as u32), deadline);
         self.meta_procure_blocked(c, id);
         None
@@ -268,7 +269,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn vacate(&mut self, c: usize, sem: SemId) -> Result<(), LockError> {
         let Some(k) = self.sem_local(sem) else {
             let caller = self.cpus[c].current;
-            return match (self.object_cpu(sem.0, self.sems.capacity()), caller) {
+            return match (self.object_cpu(sem.0, self.sync.sems.capacity()), caller) {
                 (Some(to), Some(id)) => self.post_vacate(to, id, sem),
                 _ => Err(LockError::CrossCpu { from: self.cpus[c].index, to: usize::MAX }),
             };
@@ -280,14 +281,14 @@ impl<C: Clock> Kernel<C> {
 
     /// [`Kernel::vacate`] of the semaphore of local index `k`.
     pub(in crate::kernel) fn vacate_local(&mut self, k: usize) -> Result<(), LockError> {
-        match self.sems[k].waiters.pop() {
-            Some((w, stamp)) if stamp != 0 => self.grant_proxy(w, stamp, self.lock_base + k as u32, true, false),
+        match self.sync.sems[k].waiters.pop() {
+            Some((w, stamp)) if stamp != 0 => self.grant_proxy(w, stamp, self.sync.lock_base + k as u32, true, false),
             Some((w, _)) => {
                 self.answer_sem_waiter(w, Ok(k as u32));
                 self.meta_sem_entered(w, k as u32);
             }
             None => {
-                let count = &mut self.sems[k].count;
+                let count = &mut self.sync.sems[k].count;
                 *count = count.checked_add(1).ok_or(LockError::Overflow)?;
             }
         }
@@ -330,14 +331,14 @@ impl<C: Clock> Kernel<C> {
     /// Wake `w`, waiting on a condition variable, with `answer`.
     pub(crate) fn answer_cond_waiter(&mut self, w: ThreadId, answer: CondAnswer) {
         debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Cond(_) | Wait::RemoteCond(_))));
-        self.tcb(w).set_answer(Answer::Settled(Settled::Cond(answer)));
+        self.tcb(w).set_answer(Answer::Value(Value::Cond(answer)));
         self.wake_from_wait(w);
     }
 
     /// Wake `w`, waiting for a semaphore unit, with `answer`.
     pub(crate) fn answer_sem_waiter(&mut self, w: ThreadId, answer: SemAnswer) {
         debug_assert!(matches!(self.tcb(w).state, State::Blocked(Wait::Sem(_) | Wait::RemoteSem(_))));
-        self.tcb(w).set_answer(Answer::Settled(Settled::Sem(answer)));
+        self.tcb(w).set_answer(Answer::Value(Value::Sem(answer)));
         self.wake_from_wait(w);
     }
 
@@ -345,7 +346,7 @@ impl<C: Clock> Kernel<C> {
     /// any timeout armed for the wait goes stale.
     pub(crate) fn wake_from_wait(&mut self, w: ThreadId) {
         let i = self.local(w).expect("the woken thread is live");
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.end_wait(&mut self.timers);
         t.wants = None;
         self.make_ready_at(i, w, ReadyReason::Woken);
@@ -357,9 +358,9 @@ impl<C: Clock> Kernel<C> {
     /// posted there.
     pub(crate) fn leave_queue_wait(&mut self, id: ThreadId) {
         match self.tcb(id).state {
-            State::Blocked(Wait::Cond(k)) => self.conds[k as usize].waiters.remove(id),
+            State::Blocked(Wait::Cond(k)) => self.sync.conds[k as usize].waiters.remove(id),
             State::Blocked(Wait::Sem(k)) => {
-                self.sems[k as usize].waiters.remove(id);
+                self.sync.sems[k as usize].waiters.remove(id);
                 self.end_lends_of(id);
             }
             State::Blocked(Wait::Handler(_)) => self.end_lends_of(id),

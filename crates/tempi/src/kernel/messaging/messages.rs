@@ -5,7 +5,7 @@
 //! past or dropped with its queue; queues hold slot numbers. The pool and every queue are sized
 //! before they are used (the pool in `Kernel::new`, a thread's queues when it is created), so
 //! no call here allocates. Message fields cross between a thread and its kernel through the
-//! [`MailCell`] both share (as the fast-path lock count does), so requests and answers stay
+//! [`Exchange`] both share (as the fast-path lock count does), so requests and answers stay
 //! small and `Copy`.
 //!
 //! Timed messages (`send_at`, `cancel_timer`): the message is taken from the pool when the
@@ -30,20 +30,22 @@ use std::cell::Cell;
 
 use crate::clock::Clock;
 use crate::kernel::messaging::messages_timed::Armed;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::{HandlerId, Message, MsgError, Selection};
+use crate::plain::HandlerId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError, Selection};
 use crate::policy::queue::QueuePolicy;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
-/// What a thread and its kernel exchange message fields through: the message sent, replied or
-/// saved (thread to kernel), the message read or the reply (kernel to thread), and a
-/// selection.
+/// What a thread and its kernel exchange through besides a request and its answer: message
+/// fields (the message sent, replied or saved, thread to kernel; the message read or the
+/// reply, kernel to thread; a selection; a timed message's handle), a handler to invoke on
+/// another CPU, the CPU's event bits and the instants a spin is timed by.
 #[derive(Default)]
-pub(crate) struct MailCell {
+pub(crate) struct Exchange {
     pub(crate) msg: Cell<Message>,
     pub(crate) sel: Cell<Selection>,
     /// A timed message's handle: pool slot and stamp (kernel to thread on `send_at`, thread
@@ -60,25 +62,25 @@ pub(crate) struct MailCell {
     pub(crate) handed_over: Cell<bool>,
     /// The handler of another real-time CPU a request is for (thread to kernel, see
     /// `xcpu/handlers.rs`).
-    pub(crate) handler: std::cell::RefCell<Option<crate::message::Handler>>,
+    pub(crate) handler: std::cell::RefCell<Option<std::sync::Arc<dyn crate::kernel::RemoteHandler>>>,
     /// Real time: the start and end of the thread's spin for the global lock it holds (thread
     /// to kernel, read at the release; see `locking/global_locks.rs`).
     pub(crate) spun: Cell<Option<(Time, Time)>>,
     /// What the thread's timed messages met (kernel to thread, on `timed_refusals`).
-    pub(crate) refused_timed: Cell<crate::message::TimedRefusals>,
+    pub(crate) refused_timed: Cell<crate::plain::TimedRefusals>,
 }
 
-/// [`MailCell::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
+/// [`Exchange::leave`]: the thread holds urgency lent for a handler it runs, so leaving the
 /// handler must be reported (NICE).
 pub(crate) const LEAVE_NICE: u8 = 1;
-/// [`MailCell::leave`]: the thread is OS-backed, so it can be stopped in place between a
+/// [`Exchange::leave`]: the thread is OS-backed, so it can be stopped in place between a
 /// handler's last look at its queue and its release, while a thread of its CPU queues a
 /// message there; after the release it looks at the queue again and drains what came.
 /// (A coroutine thread is only ever switched at a runtime call, so nothing can come in that
 /// window.)
 pub(crate) const LEAVE_RECHECK: u8 = 2;
 
-impl MailCell {
+impl Exchange {
     /// Record whether the thread holds urgency lent for a handler it runs ([`LEAVE_NICE`]).
     pub(crate) fn set_handler_lends(&self, held: bool) {
         let others = self.leave.get() & !LEAVE_NICE;
@@ -111,13 +113,13 @@ pub(crate) struct MsgPool {
     /// Messages waiting for their timer (a thread's end scans the pool only if some are).
     pub(in crate::kernel) armed: u32,
     /// The payload pools of the runtime, to give back the payloads of messages dropped.
-    pub(in crate::kernel) payloads: crate::message::PayloadStores,
+    pub(in crate::kernel) payloads: crate::kernel::PayloadStores,
 }
 
 impl MsgPool {
     /// A pool of `n` messages (`Config::check` keeps `n` within `Config::MAX_MESSAGES`), or
     /// an error if the allocator refuses it.
-    pub(crate) fn new(n: usize, payloads: crate::message::PayloadStores) -> Result<MsgPool, crate::Error> {
+    pub(crate) fn new(n: usize, payloads: crate::kernel::PayloadStores) -> Result<MsgPool, crate::Error> {
         let what = "the message pool (Config::message_pool)";
         let slots = crate::sizes::vec_filled(n, MsgSlot::default(), what)?;
         let mut free = crate::sizes::vec_with_capacity(n, what)?;
@@ -176,7 +178,7 @@ pub(crate) struct Mailbox {
     /// The message last read, until it is replied to, saved or read past.
     current: Option<u32>,
     /// The thread's timed messages refused at their instant, as `Ctx::timed_refusals` reads.
-    pub(in crate::kernel) refused_timed: crate::message::TimedRefusals,
+    pub(in crate::kernel) refused_timed: crate::plain::TimedRefusals,
 }
 
 impl Mailbox {
@@ -203,7 +205,7 @@ impl Mailbox {
             cap,
             policy,
             current: None,
-            refused_timed: crate::message::TimedRefusals::default(),
+            refused_timed: crate::plain::TimedRefusals::default(),
         })
     }
 }
@@ -279,7 +281,7 @@ impl<C: Clock> Kernel<C> {
             MsgOp::HandlerRefused => {
                 let m = self.mail_msg(id);
                 self.drop_payload(m);
-                self.msg_stats.handler_queue_full += 1;
+                self.mail.stats.handler_queue_full += 1;
                 self.trace_thread(id, TraceKind::MessageRefused, HANDLER_QUEUE_FULL);
                 Some(Ok(()))
             }
@@ -294,7 +296,7 @@ impl<C: Clock> Kernel<C> {
             }
         };
         if let Some(a) = answer {
-            self.tcb(id).set_answer(Answer::Settled(Settled::Msg(a)));
+            self.tcb(id).set_answer(Answer::Value(Value::Msg(a)));
         }
     }
 
@@ -319,12 +321,12 @@ impl<C: Clock> Kernel<C> {
                 }
             };
         }
-        let Some(s) = self.msg_pool.take(msg, Some(id), call) else {
+        let Some(s) = self.mail.pool.take(msg, Some(id), call) else {
             self.drop_payload(msg);
             return Some(Err(self.refuse(id, MsgError::PoolFull)));
         };
         if let Err(e) = self.deliver(to, s) {
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             return Some(Err(self.refuse(id, e)));
         }
         if call {
@@ -344,8 +346,8 @@ impl<C: Clock> Kernel<C> {
         }
     }
     #[cold]
-    fn release_payload(&mut self, p: crate::message::Payload) {
-        self.msg_pool.payloads.release(p);
+    fn release_payload(&mut self, p: crate::plain::Payload) {
+        self.mail.pool.payloads.release(p);
     }
 
     /// A message call of `id` failed with `e`: traced, and returned.
@@ -358,10 +360,10 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     pub(in crate::kernel) fn deliver(&mut self, to: ThreadId, s: u32) -> Result<(), MsgError> {
         let i = self.local(to).expect("recipient is live");
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         // Read by field: the sender's fields were just written into the slot, and a copy of
         // the whole message would read them back wider than they were written.
-        let msg = &self.msg_pool.slots[s as usize].msg;
+        let msg = &self.mail.pool.slots[s as usize].msg;
         let constraint = msg.constraint;
         let rank = match &t.mbox.policy {
             Some(p) => {
@@ -379,7 +381,7 @@ impl<C: Clock> Kernel<C> {
             debug_assert!(t.mbox.new.is_empty());
             t.mbox.current = Some(s);
             t.mail.msg.set(*msg);
-            t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+            t.set_answer(Answer::Value(Value::Msg(Ok(()))));
             self.wake_from_wait(to);
             self.meta_message_ready(to, constraint);
             return Ok(());
@@ -387,8 +389,8 @@ impl<C: Clock> Kernel<C> {
         if t.mbox.new.len() >= t.mbox.cap {
             return Err(MsgError::QueueFull);
         }
-        self.msg_pool.slots[s as usize].rank = rank;
-        let slots = &self.msg_pool.slots;
+        self.mail.pool.slots[s as usize].rank = rank;
+        let slots = &self.mail.pool.slots;
         let key = |x: u32| {
             let m = &slots[x as usize];
             (std::cmp::Reverse(m.rank), m.seq)
@@ -405,7 +407,7 @@ impl<C: Clock> Kernel<C> {
         if waiting {
             // A ranked queue: the reader takes its head when it runs (a more urgent message
             // may come first), so its read is answered `Empty`, which `Ctx::read` asks again.
-            t.set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Empty))));
+            t.set_answer(Answer::Value(Value::Msg(Err(MsgError::Empty))));
             self.wake_from_wait(to);
         }
         self.meta_message_ready(to, constraint);
@@ -423,17 +425,17 @@ impl<C: Clock> Kernel<C> {
     /// `Unanswered` (through its CPU's queue, for a caller of another real-time CPU); the
     /// slot goes back to the pool.
     fn drop_msg(&mut self, s: u32) {
-        let msg = self.msg_pool.slots[s as usize].msg;
+        let msg = self.mail.pool.slots[s as usize].msg;
         if let Some(caller) = msg.from.filter(|_| msg.expects_reply) {
-            let stamp = self.msg_pool.slots[s as usize].remote;
+            let stamp = self.mail.pool.slots[s as usize].remote;
             if stamp != 0 {
                 self.answer_remote_sender(caller, stamp, Err(MsgError::Unanswered));
             } else if self.local(caller).is_some() && self.tcb(caller).state == State::Blocked(Wait::Reply(s)) {
-                self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(Err(MsgError::Unanswered))));
+                self.tcb(caller).set_answer(Answer::Value(Value::Msg(Err(MsgError::Unanswered))));
                 self.wake_from_wait(caller);
             }
         }
-        self.msg_pool.give_back(s);
+        self.mail.pool.give_back(s);
     }
 
     /// `id`, running on CPU `c`, replies to its current message with the fields in its mail
@@ -443,37 +445,37 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     pub(crate) fn msg_reply(&mut self, c: usize, id: ThreadId) -> Option<MsgAnswer> {
         let i = self.local(id).expect("the replier is live");
-        let t = self.slots[i].as_ref().expect("live slot");
+        let t = self.table.slots[i].as_ref().expect("live slot");
         let Some(s) = t.mbox.current else { return Some(Err(MsgError::NoCurrent)) };
         // The reply's own sender fields are filled in where it goes (see `MsgPool::take`).
         let reply = t.mail.msg.get();
         let as_reply = |reply: Message| Message { from: Some(id), expects_reply: false, ..reply };
-        let original = self.msg_pool.slots[s as usize].msg;
+        let original = self.mail.pool.slots[s as usize].msg;
         let Some(sender) = original.from else {
             self.drop_payload(reply);
             return Some(Err(MsgError::NoCurrent));
         };
-        let stamp = self.msg_pool.slots[s as usize].remote;
-        self.slots[i].as_mut().expect("live slot").mbox.current = None;
+        let stamp = self.mail.pool.slots[s as usize].remote;
+        self.table.slots[i].as_mut().expect("live slot").mbox.current = None;
         if reply.payload.is_some() && reply.payload == original.payload {
             // The reply carries the payload on: the slot's message gives it up.
-            self.msg_pool.slots[s as usize].msg.payload = None;
+            self.mail.pool.slots[s as usize].msg.payload = None;
         }
         if original.expects_reply && stamp != 0 {
             // The caller waits on another real-time CPU: the reply travels back through that
             // CPU's queue, as plain data; the slot is this kernel's and comes back now.
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             self.answer_remote_sender(sender, stamp, Ok(as_reply(reply)));
             return Some(Ok(()));
         }
         if original.expects_reply {
             let waiting = self
                 .local(sender)
-                .filter(|&k| self.slots[k].as_ref().is_some_and(|t| t.state == State::Blocked(Wait::Reply(s))));
+                .filter(|&k| self.table.slots[k].as_ref().is_some_and(|t| t.state == State::Blocked(Wait::Reply(s))));
             if let Some(k) = waiting {
-                let t = self.slots[k].as_mut().expect("live slot");
+                let t = self.table.slots[k].as_mut().expect("live slot");
                 t.mail.msg.set(as_reply(reply));
-                t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+                t.set_answer(Answer::Value(Value::Msg(Ok(()))));
                 if !self.reply_hand_off(c, i, k) {
                     self.wake_from_wait(sender);
                 }
@@ -481,23 +483,23 @@ impl<C: Clock> Kernel<C> {
                 // A caller that no longer waits (aborted, killed) gets nothing.
                 self.drop_payload(reply);
             }
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             return Some(Ok(()));
         }
         // A reply to an asynchronous message goes back as an asynchronous message, in the
         // same slot (or, to a thread of another real-time CPU, as a send to it).
         if self.local(sender).is_none() {
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             return match self.remote_cpu(sender) {
                 Some(cpu) => self.msg_send_remote(c, id, sender, cpu, reply, false),
                 None => Some(Err(MsgError::NoSuchThread(sender))),
             };
         }
-        let old = std::mem::replace(&mut self.msg_pool.slots[s as usize].msg, as_reply(reply));
+        let old = std::mem::replace(&mut self.mail.pool.slots[s as usize].msg, as_reply(reply));
         self.drop_payload(old);
-        self.msg_pool.slots[s as usize].seq = self.msg_pool.next_seq();
+        self.mail.pool.slots[s as usize].seq = self.mail.pool.next_seq();
         if let Err(e) = self.deliver(sender, s) {
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             return Some(Err(self.refuse(id, e)));
         }
         Some(Ok(()))
@@ -508,10 +510,10 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     pub(crate) fn msg_read(&mut self, c: usize, id: ThreadId, wait: bool, deadline: Option<Time>) -> Option<MsgAnswer> {
         let i = self.local(id).expect("the reader is live");
-        if let Some(s) = self.slots[i].as_mut().expect("live slot").mbox.current.take() {
+        if let Some(s) = self.table.slots[i].as_mut().expect("live slot").mbox.current.take() {
             self.drop_msg(s);
         }
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         if !t.mbox.new.is_empty() {
             // The common case, a single message, without the shift.
             let s = if t.mbox.new.len() == 1 {
@@ -522,9 +524,9 @@ impl<C: Clock> Kernel<C> {
                 t.mbox.new.remove(0)
             };
             t.mbox.current = Some(s);
-            let msg = self.msg_pool.slots[s as usize].msg;
+            let msg = self.mail.pool.slots[s as usize].msg;
             t.mail.msg.set(msg);
-            if self.msg_pool.slots[s as usize].cancelled {
+            if self.mail.pool.slots[s as usize].cancelled {
                 return Some(Err(MsgError::Cancelled(msg)));
             }
             return Some(Ok(()));
@@ -550,17 +552,17 @@ impl<C: Clock> Kernel<C> {
             return Err(MsgError::QueueFull);
         }
         t.mbox.current = None;
-        let seq = self.msg_pool.next_seq();
-        let slot = &mut self.msg_pool.slots[s as usize];
+        let seq = self.mail.pool.next_seq();
+        let slot = &mut self.mail.pool.slots[s as usize];
         slot.msg.id = fields.id;
         slot.msg.value = fields.value;
         slot.msg.constraint = fields.constraint;
         slot.seq = seq;
-        let slots = &self.msg_pool.slots;
+        let slots = &self.mail.pool.slots;
         let key = |x: u32| (slots[x as usize].msg.value, slots[x as usize].seq);
         let k = key(s);
         let i = self.local(id).expect("live thread");
-        let queue = &mut self.slots[i].as_mut().expect("live slot").mbox.saves[q];
+        let queue = &mut self.table.slots[i].as_mut().expect("live slot").mbox.saves[q];
         let at = queue.partition_point(|&x| key(x) < k);
         queue.insert(at, s);
         Ok(())
@@ -571,15 +573,15 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn msg_read_saved(&mut self, id: ThreadId, q: usize) -> MsgAnswer {
         let sel = self.tcb(id).mail.sel.get();
         let i = self.local(id).expect("live thread");
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let Some(queue) = t.mbox.saves.get(q) else { return Err(MsgError::NoSuchSaveQueue(q)) };
-        let slots = &self.msg_pool.slots;
+        let slots = &self.mail.pool.slots;
         let Some(at) = queue.iter().position(|&x| sel.matches(&slots[x as usize].msg)) else {
             return Err(MsgError::NoMatch);
         };
         let s = self.tcb(id).mbox.saves[q].remove(at);
         self.retire_current(id);
-        let msg = self.msg_pool.slots[s as usize].msg;
+        let msg = self.mail.pool.slots[s as usize].msg;
         let t = self.tcb(id);
         t.mbox.current = Some(s);
         t.mail.msg.set(msg);
@@ -605,7 +607,7 @@ impl<C: Clock> Kernel<C> {
         } else {
             Err(MsgError::Unanswered)
         };
-        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.tcb(caller).set_answer(Answer::Value(Value::Msg(answer)));
         self.wake_from_wait(caller);
     }
 
@@ -616,32 +618,32 @@ impl<C: Clock> Kernel<C> {
     /// sender with `arg` [`PENDING_AT_END`], and its slot goes back to the pool. A scan of the
     /// pool, once, and only if some message is timed.
     pub(in crate::kernel) fn drop_timed_at_end(&mut self) {
-        for i in 0..self.slots.len() {
-            let Some(t) = self.slots[i].as_ref() else { continue };
+        for i in 0..self.table.slots.len() {
+            let Some(t) = self.table.slots[i].as_ref() else { continue };
             let queued = t.mbox.new.len() + t.mbox.saves.iter().map(Vec::len).sum::<usize>();
-            self.msg_stats.queued_at_end += queued as u64;
-            if crate::message::PayloadStores::no_pool_exists() {
+            self.mail.stats.queued_at_end += queued as u64;
+            if crate::kernel::PayloadStores::no_pool_exists() {
                 continue;
             }
             // The message being served too: its payload goes back with the rest.
             let held = t.mbox.current.iter().chain(t.mbox.new.iter()).chain(t.mbox.saves.iter().flatten());
             for &m in held {
-                if let Some(p) = self.msg_pool.slots[m as usize].msg.payload.take() {
-                    self.msg_pool.payloads.release(p);
+                if let Some(p) = self.mail.pool.slots[m as usize].msg.payload.take() {
+                    self.mail.pool.payloads.release(p);
                 }
             }
         }
-        if self.msg_pool.armed == 0 {
+        if self.mail.pool.armed == 0 {
             return;
         }
-        for s in 0..self.msg_pool.slots.len() {
-            let slot = &mut self.msg_pool.slots[s];
+        for s in 0..self.mail.pool.slots.len() {
+            let slot = &mut self.mail.pool.slots[s];
             let Some(a) = slot.armed.take() else { continue };
-            self.msg_pool.armed -= 1;
+            self.mail.pool.armed -= 1;
             let sender = slot.msg.from.expect("a timed message has a sender");
             self.timers.cancel(a.timer);
-            self.msg_pool.give_back(s as u32);
-            self.msg_stats.timed_pending_at_end += 1;
+            self.mail.pool.give_back(s as u32);
+            self.mail.stats.timed_pending_at_end += 1;
             if self.local(sender).is_some() {
                 self.trace_thread(sender, TraceKind::MessageRefused, PENDING_AT_END);
             } else {
@@ -658,13 +660,13 @@ impl<C: Clock> Kernel<C> {
         self.drop_timed_to(id);
         self.retire_current(id);
         while let Some(s) = self.tcb(id).mbox.new.pop() {
-            self.msg_stats.unserved_at_receiver_end += 1;
+            self.mail.stats.unserved_at_receiver_end += 1;
             self.drop_msg(s);
         }
         let queues = self.tcb(id).mbox.saves.len();
         for q in 0..queues {
             while let Some(s) = self.tcb(id).mbox.saves[q].pop() {
-                self.msg_stats.unserved_at_receiver_end += 1;
+                self.mail.stats.unserved_at_receiver_end += 1;
                 self.drop_msg(s);
             }
         }

@@ -13,10 +13,10 @@ use crate::kernel::messaging::messages::refusal_code;
 use crate::kernel::thread_side::protocol::MsgAnswer;
 use crate::kernel::timing::timers::{TimerHandle, TimerKind};
 use crate::kernel::Kernel;
-use crate::message::{Message, MsgError};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// A message held by a timer until it fires.
 #[derive(Clone, Copy)]
@@ -39,19 +39,19 @@ impl<C: Clock> Kernel<C> {
             self.drop_payload(msg);
             return Err(MsgError::NoSuchThread(to));
         }
-        let Some(s) = self.msg_pool.take(msg, Some(id), false) else {
+        let Some(s) = self.mail.pool.take(msg, Some(id), false) else {
             self.drop_payload(msg);
             return Err(self.refuse(id, MsgError::PoolFull));
         };
         let Some(timer) = self.timers.push(at.max(self.now), TimerKind::Message(s)) else {
             // Cannot happen with the table sized for the pool; the run ends on the overflow.
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             return Err(self.refuse(id, MsgError::PoolFull));
         };
-        let slot = &mut self.msg_pool.slots[s as usize];
+        let slot = &mut self.mail.pool.slots[s as usize];
         let stamp = slot.seq;
         slot.armed = Some(Armed { to, timer, stamp, cpu: c });
-        self.msg_pool.armed += 1;
+        self.mail.pool.armed += 1;
         self.tcb(id).mail.timer.set((s, stamp));
         Ok(())
     }
@@ -60,16 +60,16 @@ impl<C: Clock> Kernel<C> {
     /// in the mail cell, its slot to the pool. Only the thread that armed it may cancel it.
     pub(crate) fn msg_cancel_timer(&mut self, id: ThreadId) -> MsgAnswer {
         let (s, stamp) = self.tcb(id).mail.timer.get();
-        let Some(slot) = self.msg_pool.slots.get_mut(s as usize) else { return Err(MsgError::NoSuchTimer) };
+        let Some(slot) = self.mail.pool.slots.get_mut(s as usize) else { return Err(MsgError::NoSuchTimer) };
         match slot.armed {
             Some(a) if a.stamp == stamp && slot.msg.from == Some(id) => {
                 slot.armed = None;
-                self.msg_pool.armed -= 1;
+                self.mail.pool.armed -= 1;
                 let msg = slot.msg;
                 // The message, payload included, goes back to its sender.
                 slot.msg.payload = None;
                 self.timers.cancel(a.timer);
-                self.msg_pool.give_back(s);
+                self.mail.pool.give_back(s);
                 self.tcb(id).mail.msg.set(msg);
                 Ok(())
             }
@@ -80,19 +80,19 @@ impl<C: Clock> Kernel<C> {
     /// The timer of the message in slot `s` fired: it is delivered as a send made now would
     /// be; if it cannot be, it goes back to the pool and the refusal is traced on its sender.
     pub(crate) fn on_msg_timer(&mut self, s: u32) {
-        let Some(a) = self.msg_pool.slots[s as usize].armed.take() else { return };
-        self.msg_pool.armed -= 1;
-        let sender = self.msg_pool.slots[s as usize].msg.from.expect("a timed message has a sender");
-        let seq = self.msg_pool.next_seq();
-        self.msg_pool.slots[s as usize].seq = seq;
+        let Some(a) = self.mail.pool.slots[s as usize].armed.take() else { return };
+        self.mail.pool.armed -= 1;
+        let sender = self.mail.pool.slots[s as usize].msg.from.expect("a timed message has a sender");
+        let seq = self.mail.pool.next_seq();
+        self.mail.pool.slots[s as usize].seq = seq;
         if self.local(a.to).is_none()
             && let Some(cpu) = self.remote_cpu(a.to)
         {
             // Posted as plain data; the slot is this kernel's and comes back now, without
             // the payload, which travels with the message.
-            let msg = self.msg_pool.slots[s as usize].msg;
-            self.msg_pool.slots[s as usize].msg.payload = None;
-            self.msg_pool.give_back(s);
+            let msg = self.mail.pool.slots[s as usize].msg;
+            self.mail.pool.slots[s as usize].msg.payload = None;
+            self.mail.pool.give_back(s);
             if let Err(e) = self.post_msg(cpu, a.to, msg, 0) {
                 self.drop_payload(msg);
                 self.refuse_timed(sender, a.cpu, a.to, msg, e);
@@ -101,8 +101,8 @@ impl<C: Clock> Kernel<C> {
         }
         let result = if self.local(a.to).is_none() { Err(MsgError::NoSuchThread(a.to)) } else { self.deliver(a.to, s) };
         if let Err(e) = result {
-            let msg = self.msg_pool.slots[s as usize].msg;
-            self.msg_pool.give_back(s);
+            let msg = self.mail.pool.slots[s as usize].msg;
+            self.mail.pool.give_back(s);
             self.refuse_timed(sender, a.cpu, a.to, msg, e);
         }
     }
@@ -129,7 +129,7 @@ impl<C: Clock> Kernel<C> {
 
     /// Count a timed message refused with `e` in the run's `MessageStats`, by cause.
     pub(in crate::kernel) fn count_timed_refusal(&mut self, e: MsgError) {
-        let stats = &mut self.msg_stats;
+        let stats = &mut self.mail.stats;
         match e {
             MsgError::QueueFull => stats.timed_refused_queue_full += 1,
             MsgError::NoSuchThread(_) => stats.timed_refused_recipient_ended += 1,
@@ -146,7 +146,7 @@ impl<C: Clock> Kernel<C> {
         let at = self.now;
         let record = &mut self.tcb(sender).mbox.refused_timed;
         record.count += 1;
-        record.last = Some(crate::message::TimedRefusal { to, msg: msg.without_payload(), error: e, at });
+        record.last = Some(crate::plain::TimedRefusal { to, msg: msg.without_payload(), error: e, at });
     }
 
     /// `id` asks what its timed messages met: the record goes back in its mail cell.
@@ -161,18 +161,18 @@ impl<C: Clock> Kernel<C> {
     /// thread's end is not a hot path) and each
     /// is traced as refused on its sender.
     pub(in crate::kernel) fn drop_timed_to(&mut self, id: ThreadId) {
-        if self.msg_pool.armed == 0 {
+        if self.mail.pool.armed == 0 {
             return;
         }
-        for s in 0..self.msg_pool.slots.len() {
-            let slot = &mut self.msg_pool.slots[s];
+        for s in 0..self.mail.pool.slots.len() {
+            let slot = &mut self.mail.pool.slots[s];
             let Some(a) = slot.armed.filter(|a| a.to == id) else { continue };
             slot.armed = None;
-            self.msg_pool.armed -= 1;
+            self.mail.pool.armed -= 1;
             let sender = slot.msg.from.expect("a timed message has a sender");
             let msg = slot.msg;
             self.timers.cancel(a.timer);
-            self.msg_pool.give_back(s as u32);
+            self.mail.pool.give_back(s as u32);
             self.refuse_timed(sender, a.cpu, id, msg, MsgError::NoSuchThread(id));
         }
     }

@@ -43,13 +43,13 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::kernel::locking::hand_off::slot_pair;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::Kernel;
-use crate::message::MsgError;
+use crate::plain::MsgError;
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
 use crate::policy::sched::{Events, WakePick};
-use crate::thread::ThreadId;
-use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     /// The process `id`, current on CPU `c`, replies with the message in its mail cell and
@@ -86,7 +86,7 @@ impl<C: Clock> Kernel<C> {
         if !self.direct_hand_off || self.global || !self.costs.context_switch.is_zero() || !self.nothing_due(c) {
             return false;
         }
-        let Some((server, caller)) = slot_pair(&mut self.slots, i, k) else { return false };
+        let Some((server, caller)) = slot_pair(&mut self.table.slots, i, k) else { return false };
         let cpu = &mut self.cpus[c];
         if cpu.preempt
             || cpu.current != Some(server.id)
@@ -117,14 +117,14 @@ impl<C: Clock> Kernel<C> {
                     &mut self.timers,
                     trace_seq,
                     now,
-                    self.accounting,
+                    self.exec.accounting,
                     Duration::ZERO,
                 );
                 self.switched_in_request = true;
             }
             WakePick::Preempted(next) => {
                 self.stop_running_at(c, i, StopReason::Preempted);
-                self.slots[i].as_mut().expect("live slot").state = State::Ready;
+                self.table.slots[i].as_mut().expect("live slot").state = State::Ready;
                 if let Some(next) = next {
                     // A wrong pick stops the run; the run loop sees it.
                     let _ = self.dispatch_picked_at(c, next);
@@ -149,7 +149,7 @@ impl<C: Clock> Kernel<C> {
             return false;
         }
         let Some(i) = self.local(id) else { return false };
-        let (Some(t), cpu) = (self.slots[i].as_mut(), &mut self.cpus[c]) else { return false };
+        let (Some(t), cpu) = (self.table.slots[i].as_mut(), &mut self.cpus[c]) else { return false };
         if cpu.preempt || cpu.current != Some(id) || t.set.is_some() {
             return false;
         }
@@ -157,7 +157,7 @@ impl<C: Clock> Kernel<C> {
         CALL_HAND_OFFS.with(|n| n.set(n.get() + 1));
         let now = self.now;
         let trace_seq = self.tracing.then_some(&mut self.trace_seq);
-        Self::stop_tcb(cpu, t, trace_seq, now, self.accounting, StopReason::Blocked);
+        Self::stop_tcb(cpu, t, trace_seq, now, self.exec.accounting, StopReason::Blocked);
         t.state = State::Blocked(Wait::Reply(s));
         if let Some(next) = cpu.scheduler.on_blocked_pick(&t.sched, now) {
             // A wrong pick stops the run; the run loop sees it.
@@ -172,13 +172,13 @@ impl<C: Clock> Kernel<C> {
     /// current on CPU `c`). Returns false when it blocked the thread: it is not resumed.
     #[inline]
     pub(in crate::kernel) fn deferred_read(&mut self, c: usize, i: usize, id: ThreadId) -> bool {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.pending_read = false;
         // A reply refused across real-time CPUs answers with its error; the `Empty` the fused
         // request itself left as the answer (for a read that is not made) is no refusal.
         // A pattern, not `!=`: the derived comparison of `MsgError` is a call once it has
         // enough variants, on every deferred read.
-        let refused = matches!(t.answer, Answer::Settled(Settled::Msg(Err(e))) if !matches!(e, MsgError::Empty));
+        let refused = matches!(t.answer, Answer::Value(Value::Msg(Err(e))) if !matches!(e, MsgError::Empty));
         if refused
             || t.interrupt.is_some()
             || t.kill_pending
@@ -193,7 +193,7 @@ impl<C: Clock> Kernel<C> {
         DEFERRED_READS.with(|n| n.set(n.get() + 1));
         match self.msg_read(c, id, true, None) {
             Some(a) => {
-                self.slots[i].as_mut().expect("live slot").set_answer(Answer::Settled(Settled::Msg(a)));
+                self.table.slots[i].as_mut().expect("live slot").set_answer(Answer::Value(Value::Msg(a)));
                 true
             }
             None => false,
@@ -215,8 +215,8 @@ thread_local! {
 mod tests {
     use super::{CALL_HAND_OFFS, DEFERRED_READS, REPLY_HAND_OFFS};
     use crate::clock::VirtualClock;
-    use crate::message::{Flow, Message};
-    use crate::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler, StackedScheduler};
+    use crate::plain::{Flow, Message};
+    use crate::policy::sched::{Events, FixedPriority, Scheduler, StackedScheduler, WaitInheritance};
     use crate::{Config, Costs, Runtime, ThreadSpec};
 
     /// A client of priority 2 makes eleven calls to a process of priority 1 that replies
@@ -248,7 +248,7 @@ mod tests {
         let costly = Costs { context_switch: std::time::Duration::from_micros(1), ..Costs::default() };
         assert_eq!(hand_offs(Config::new(1).costs(costly)), (0, 0));
         // A stacked scheduler answers through its own hooks, which the defaults make.
-        let stacked = Config::new(1).scheduler(|| Box::new(PriorityInheritance::new(Box::new(FixedPriority::new()))));
+        let stacked = Config::new(1).scheduler(|| Box::new(WaitInheritance::new(Box::new(FixedPriority::new()))));
         assert_eq!(hand_offs(stacked), (11, 11));
         let next = Config::new(1).scheduler(|| Box::new(HearsNext(FixedPriority::new())));
         assert_eq!(hand_offs(next), (0, 11));

@@ -6,14 +6,16 @@
 //! Must not: touch kernel state or a thread's `Ctx`.
 
 use crate::error::Error;
-use crate::objects::{CondId, LockError, LockId, SemId};
+use crate::objects::LockError;
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::Urgency;
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use crate::kernel::thread_side::protocol::{
-    Answer, Body, CondAnswer, Control, ControlOp, ControlResult, LockAnswer, MsgAnswer, MsgOp, Owned, OwnedAnswer,
-    Plain, Request, SemAnswer, Settled,
+    Answer, Body, CondAnswer, Control, ControlOp, ControlResult, LockAnswer, MsgAnswer, MsgOp, Op, Report, Request,
+    SemAnswer, Setup, Value,
 };
 
 /// The kernel answered a call with another call's kind of answer. The kernel builds each
@@ -52,15 +54,15 @@ pub(crate) enum WhileUnwinding<A> {
 /// The `Go` answer, of the calls that return nothing.
 #[inline(always)]
 fn go(a: Answer) -> Option<()> {
-    settled(a).and_then(|s| matches!(s, Settled::Go).then_some(()))
+    settled(a).and_then(|s| matches!(s, Value::Go).then_some(()))
 }
 
 /// A settled answer. Both arms move what they hold out of `a`, so no drop glue runs for it.
 #[inline(always)]
-fn settled(a: Answer) -> Option<Settled> {
+fn settled(a: Answer) -> Option<Value> {
     match a {
-        Answer::Settled(s) => Some(s),
-        Answer::Owned(owned) => {
+        Answer::Value(s) => Some(s),
+        Answer::Setup(owned) => {
             drop(owned);
             None
         }
@@ -69,24 +71,24 @@ fn settled(a: Answer) -> Option<Settled> {
 
 /// The answer of a call that yields what `settled` reads from a settled answer, or fails
 /// with an error.
-fn fallible<T>(a: Answer, read: impl FnOnce(Settled) -> Option<T>) -> Option<Result<T, Error>> {
+fn fallible<T>(a: Answer, read: impl FnOnce(Value) -> Option<T>) -> Option<Result<T, Error>> {
     match a {
-        Answer::Settled(Settled::Failed(f)) => Some(Err(f.error())),
-        Answer::Settled(s) => read(s).map(Ok),
-        Answer::Owned(owned) => match *owned {
-            OwnedAnswer::Failed(e) => Some(Err(e)),
+        Answer::Value(Value::Failed(f)) => Some(Err(f.error())),
+        Answer::Value(s) => read(s).map(Ok),
+        Answer::Setup(owned) => match *owned {
+            Report::Failed(e) => Some(Err(e)),
             _ => None,
         },
     }
 }
 
 /// The answer of a call that yields an owned value, or fails with an error.
-fn owned<T>(a: Answer, read: impl FnOnce(OwnedAnswer) -> Option<T>) -> Option<Result<T, Error>> {
+fn owned<T>(a: Answer, read: impl FnOnce(Report) -> Option<T>) -> Option<Result<T, Error>> {
     match a {
-        Answer::Settled(Settled::Failed(f)) => Some(Err(f.error())),
-        Answer::Settled(_) => None,
-        Answer::Owned(answer) => match *answer {
-            OwnedAnswer::Failed(e) => Some(Err(e)),
+        Answer::Value(Value::Failed(f)) => Some(Err(f.error())),
+        Answer::Value(_) => None,
+        Answer::Setup(answer) => match *answer {
+            Report::Failed(e) => Some(Err(e)),
             answer => read(answer).map(Ok),
         },
     }
@@ -104,7 +106,7 @@ macro_rules! unit_calls {
             fn request(self) -> Request {
                 #[allow(unused_variables)]
                 let call = self;
-                Request::Plain($plain(call))
+                Request::Op($plain(call))
             }
             #[inline(always)]
             fn answer(a: Answer) -> Option<()> {
@@ -134,22 +136,22 @@ macro_rules! unit_calls {
 
 unit_calls! {
     /// Spend this much CPU time, in ns.
-    Work(u64) => |c: Work| Plain::Work(c.0), skip;
-    Yield => |_| Plain::Yield, skip;
-    SleepUntil(Time) => |c: SleepUntil| Plain::SleepUntil(c.0), skip;
-    SetPriority(i32) => |c: SetPriority| Plain::SetPriority(c.0), defer;
+    Work(u64) => |c: Work| Op::Work(c.0), skip;
+    Yield => |_| Op::Yield, skip;
+    SleepUntil(Time) => |c: SleepUntil| Op::SleepUntil(c.0), skip;
+    SetPriority(i32) => |c: SetPriority| Op::SetPriority(c.0), defer;
     /// Let the kernel do what is due (a timer, a request from another CPU, a preemption).
-    Checkpoint => |_| Plain::Checkpoint, skip;
-    ClearPoison(LockId) => |c: ClearPoison| Plain::ClearPoison(c.0), defer;
+    Checkpoint => |_| Op::Checkpoint, skip;
+    ClearPoison(LockId) => |c: ClearPoison| Op::ClearPoison(c.0), defer;
     /// Release a global lock and become preemptible again. Answered quietly, as `Unlock`.
-    GlobalUnlock(u32, Time, Time) => |c: GlobalUnlock| Plain::GlobalUnlock { global: c.0, acquired: c.1, released: c.2 }, defer;
-    Adopt(LockId) => |c: Adopt| Plain::Adopt(c.0), skip;
+    GlobalUnlock(u32, Time, Time) => |c: GlobalUnlock| Op::GlobalUnlock { global: c.0, acquired: c.1, released: c.2 }, defer;
+    Adopt(LockId) => |c: Adopt| Op::Adopt(c.0), skip;
     /// Release a lock (and poison it). Answered quietly: never with an interrupt, since the
     /// answer comes back into a guard's destructor.
-    Unlock(LockId, bool) => |c: Unlock| Plain::Unlock { lock: c.0, poison: c.1 }, defer;
+    Unlock(LockId, bool) => |c: Unlock| Op::Unlock { lock: c.0, poison: c.1 }, defer;
     /// The current job ended (`true`: abandoned). Only the job loop reports a job's end,
     /// never a destructor.
-    JobDone(bool) => |c: JobDone| Plain::JobDone { aborted: c.0 }, none;
+    JobDone(bool) => |c: JobDone| Op::JobDone { aborted: c.0 }, none;
 }
 
 #[derive(Clone, Copy)]
@@ -165,12 +167,12 @@ impl Call for Lock {
     #[inline(always)]
     fn request(self) -> Request {
         let Lock { lock, deadline, try_only, restartable } = self;
-        Request::Plain(Plain::Lock { lock, deadline, try_only, restartable })
+        Request::Op(Op::Lock { lock, deadline, try_only, restartable })
     }
     #[inline(always)]
     fn answer(a: Answer) -> Option<LockAnswer> {
         match settled(a)? {
-            Settled::Lock(l) => Some(l),
+            Value::Lock(l) => Some(l),
             _ => None,
         }
     }
@@ -192,12 +194,12 @@ impl Call for GlobalLock {
     type Answer = LockAnswer;
     #[inline(always)]
     fn request(self) -> Request {
-        Request::Plain(Plain::GlobalLock { global: self.global, try_only: self.try_only })
+        Request::Op(Op::GlobalLock { global: self.global, try_only: self.try_only })
     }
     #[inline(always)]
     fn answer(a: Answer) -> Option<LockAnswer> {
         match settled(a)? {
-            Settled::Lock(l) => Some(l),
+            Value::Lock(l) => Some(l),
             _ => None,
         }
     }
@@ -220,11 +222,11 @@ impl Call for CondWait {
     type Answer = CondAnswer;
     fn request(self) -> Request {
         let CondWait { cond, lock, deadline } = self;
-        Request::Plain(Plain::CondWait { cond, lock, deadline })
+        Request::Op(Op::CondWait { cond, lock, deadline })
     }
     fn answer(a: Answer) -> Option<CondAnswer> {
         match settled(a)? {
-            Settled::Cond(r) => Some(r),
+            Value::Cond(r) => Some(r),
             _ => None,
         }
     }
@@ -239,7 +241,7 @@ impl UserCall for CondWait {
 /// The answer of a notification or a vacate: its outcome.
 fn status(a: Answer) -> Option<Result<(), LockError>> {
     match settled(a)? {
-        Settled::Status(r) => Some(r),
+        Value::Status(r) => Some(r),
         _ => None,
     }
 }
@@ -253,7 +255,7 @@ pub(crate) struct CondSignal {
 impl Call for CondSignal {
     type Answer = Result<(), LockError>;
     fn request(self) -> Request {
-        Request::Plain(Plain::CondSignal { cond: self.cond, all: self.all })
+        Request::Op(Op::CondSignal { cond: self.cond, all: self.all })
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
         status(a)
@@ -277,11 +279,11 @@ impl Call for Procure {
     type Answer = SemAnswer;
     fn request(self) -> Request {
         let Procure { sem, deadline, try_only } = self;
-        Request::Plain(Plain::Procure { sem, deadline, try_only })
+        Request::Op(Op::Procure { sem, deadline, try_only })
     }
     fn answer(a: Answer) -> Option<SemAnswer> {
         match settled(a)? {
-            Settled::Sem(r) => Some(r),
+            Value::Sem(r) => Some(r),
             _ => None,
         }
     }
@@ -299,7 +301,7 @@ pub(crate) struct Vacate(pub(crate) SemId);
 impl Call for Vacate {
     type Answer = Result<(), LockError>;
     fn request(self) -> Request {
-        Request::Plain(Plain::Vacate(self.0))
+        Request::Op(Op::Vacate(self.0))
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
         status(a)
@@ -319,11 +321,11 @@ pub(crate) struct UrgencyQuery;
 impl Call for UrgencyQuery {
     type Answer = Urgency;
     fn request(self) -> Request {
-        Request::Plain(Plain::Urgency)
+        Request::Op(Op::Urgency)
     }
     fn answer(a: Answer) -> Option<Urgency> {
         match settled(a)? {
-            Settled::Urgency(u) => Some(u),
+            Value::Urgency(u) => Some(u),
             _ => None,
         }
     }
@@ -342,11 +344,11 @@ pub(crate) struct Preemption(pub(crate) bool);
 impl Call for Preemption {
     type Answer = bool;
     fn request(self) -> Request {
-        Request::Plain(Plain::Preemption(self.0))
+        Request::Op(Op::Preemption(self.0))
     }
     fn answer(a: Answer) -> Option<bool> {
         match settled(a)? {
-            Settled::Flag(old) => Some(old),
+            Value::Flag(old) => Some(old),
             _ => None,
         }
     }
@@ -368,12 +370,12 @@ impl Call for MsgCall {
     type Answer = MsgAnswer;
     #[inline(always)]
     fn request(self) -> Request {
-        Request::Plain(Plain::Msg(self.0))
+        Request::Op(Op::Msg(self.0))
     }
     #[inline(always)]
     fn answer(a: Answer) -> Option<MsgAnswer> {
         match settled(a)? {
-            Settled::Msg(r) => Some(r),
+            Value::Msg(r) => Some(r),
             _ => None,
         }
     }
@@ -385,7 +387,7 @@ impl UserCall for MsgCall {
             // What a handler poisoned by this unwind held is refused, and a handler it left
             // with messages queued handed on, once it is over.
             MsgOp::SettleHandlers => WhileUnwinding::Defer(self.request(), Ok(())),
-            _ => WhileUnwinding::Answer(Err(crate::message::MsgError::Unwinding)),
+            _ => WhileUnwinding::Answer(Err(crate::plain::MsgError::Unwinding)),
         }
     }
 }
@@ -396,14 +398,14 @@ pub(crate) struct Join(pub(crate) ThreadId);
 impl Call for Join {
     type Answer = Result<ThreadOutcome, Error>;
     fn request(self) -> Request {
-        Request::Plain(Plain::Join(self.0))
+        Request::Op(Op::Join(self.0))
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
         match a {
-            Answer::Settled(Settled::Joined { killed: false }) => Some(Ok(ThreadOutcome::Completed)),
-            Answer::Settled(Settled::Joined { killed: true }) => Some(Ok(ThreadOutcome::Killed)),
+            Answer::Value(Value::Joined { killed: false }) => Some(Ok(ThreadOutcome::Completed)),
+            Answer::Value(Value::Joined { killed: true }) => Some(Ok(ThreadOutcome::Killed)),
             a => owned(a, |answer| match answer {
-                OwnedAnswer::Joined(outcome) => Some(outcome),
+                Report::Joined(outcome) => Some(outcome),
                 _ => None,
             }),
         }
@@ -422,10 +424,10 @@ pub(crate) struct Release(pub(crate) ThreadId);
 impl Call for Release {
     type Answer = Result<(), Error>;
     fn request(self) -> Request {
-        Request::Plain(Plain::Release(self.0))
+        Request::Op(Op::Release(self.0))
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
-        fallible(a, |s| matches!(s, Settled::Released).then_some(()))
+        fallible(a, |s| matches!(s, Value::Released).then_some(()))
     }
 }
 
@@ -444,10 +446,10 @@ macro_rules! thread_calls {
         impl Call for $name {
             type Answer = Result<(), Error>;
             fn request(self) -> Request {
-                Request::Plain($plain(self))
+                Request::Op($plain(self))
             }
             fn answer(a: Answer) -> Option<Self::Answer> {
-                fallible(a, |s| matches!(s, Settled::Go).then_some(()))
+                fallible(a, |s| matches!(s, Value::Go).then_some(()))
             }
         }
 
@@ -461,9 +463,9 @@ macro_rules! thread_calls {
 
 thread_calls! {
     /// End a thread at its next task boundary.
-    Kill(ThreadId) => |c: Kill| Plain::Kill(c.0);
+    Kill(ThreadId) => |c: Kill| Op::Kill(c.0);
     /// Set another thread's base priority.
-    SetPriorityOf(ThreadId, i32) => |c: SetPriorityOf| Plain::SetPriorityOf(c.0, c.1);
+    SetPriorityOf(ThreadId, i32) => |c: SetPriorityOf| Op::SetPriorityOf(c.0, c.1);
 }
 
 pub(crate) struct Spawn(pub(crate) ThreadSpec, pub(crate) Body);
@@ -471,11 +473,11 @@ pub(crate) struct Spawn(pub(crate) ThreadSpec, pub(crate) Body);
 impl Call for Spawn {
     type Answer = Result<ThreadId, Error>;
     fn request(self) -> Request {
-        Request::Owned(Box::new(Owned::Spawn(self.0, self.1)))
+        Request::Setup(Box::new(Setup::Spawn(self.0, self.1)))
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
         fallible(a, |s| match s {
-            Settled::Spawned(id) => Some(id),
+            Value::Spawned(id) => Some(id),
             _ => None,
         })
     }
@@ -491,15 +493,15 @@ impl<V: ControlResult> Call for Control<V> {
     type Answer = Result<V, Error>;
     fn request(self) -> Request {
         match self.op {
-            ControlOp::Set(op) => Request::Plain(Plain::Set(op)),
-            op => Request::Owned(Box::new(Owned::Control(op))),
+            ControlOp::Set(op) => Request::Op(Op::Set(op)),
+            op => Request::Setup(Box::new(Setup::Control(op))),
         }
     }
     fn answer(a: Answer) -> Option<Self::Answer> {
         match a {
-            Answer::Settled(Settled::Set(value)) => V::from_value(value.into()).map(Ok),
+            Answer::Value(Value::Set(value)) => V::from_value(value.into()).map(Ok),
             a => owned(a, |answer| match answer {
-                OwnedAnswer::Control(value) => V::from_value(value),
+                Report::Control(value) => V::from_value(value),
                 _ => None,
             }),
         }
@@ -516,7 +518,7 @@ impl<V: ControlResult> UserCall for Control<V> {
 mod tests {
     use super::*;
     use crate::kernel::thread_side::protocol::ControlValue;
-    use crate::sets::SetId;
+    use crate::plain::SetId;
 
     #[test]
     fn calls_read_only_their_own_kind_of_answer() {
@@ -524,31 +526,31 @@ mod tests {
         assert_eq!(Lock::answer(Answer::GO), None);
         assert_eq!(Work::answer(Answer::GO), Some(()));
         assert_eq!(Work::answer(LockAnswer::Granted.into()), None);
-        assert_eq!(Procure::answer(Answer::Settled(Settled::Sem(Ok(2)))), Some(Ok(2)));
-        assert_eq!(Procure::answer(Answer::Settled(Settled::Status(Ok(())))), None);
+        assert_eq!(Procure::answer(Answer::Value(Value::Sem(Ok(2)))), Some(Ok(2)));
+        assert_eq!(Procure::answer(Answer::Value(Value::Status(Ok(())))), None);
         assert_eq!(
-            Vacate::answer(Answer::Settled(Settled::Status(Err(LockError::Overflow)))),
+            Vacate::answer(Answer::Value(Value::Status(Err(LockError::Overflow)))),
             Some(Err(LockError::Overflow))
         );
-        assert_eq!(CondWait::answer(Answer::Settled(Settled::Cond(Ok(true)))), Some(Ok(true)));
-        assert_eq!(Join::answer(OwnedAnswer::Joined(ThreadOutcome::Killed).into()), Some(Ok(ThreadOutcome::Killed)));
-        assert_eq!(Join::answer(OwnedAnswer::Failed(Error::JoinSelf).into()), Some(Err(Error::JoinSelf)));
+        assert_eq!(CondWait::answer(Answer::Value(Value::Cond(Ok(true)))), Some(Ok(true)));
+        assert_eq!(Join::answer(Report::Joined(ThreadOutcome::Killed).into()), Some(Ok(ThreadOutcome::Killed)));
+        assert_eq!(Join::answer(Report::Failed(Error::JoinSelf).into()), Some(Err(Error::JoinSelf)));
         assert_eq!(Join::answer(Answer::GO), None);
-        assert_eq!(Release::answer(Answer::Settled(Settled::Released)), Some(Ok(())));
-        assert_eq!(Release::answer(OwnedAnswer::Joined(ThreadOutcome::Completed).into()), None);
+        assert_eq!(Release::answer(Answer::Value(Value::Released)), Some(Ok(())));
+        assert_eq!(Release::answer(Report::Joined(ThreadOutcome::Completed).into()), None);
     }
 
     #[test]
     fn calls_failures_that_own_nothing_come_back_settled() {
         let full = Error::QueueFull { cpu: 1, capacity: 4 };
-        assert!(matches!(Answer::failed(full.clone()), Answer::Settled(Settled::Failed(_))));
+        assert!(matches!(Answer::failed(full.clone()), Answer::Value(Value::Failed(_))));
         assert_eq!(Release::answer(Answer::failed(full.clone())), Some(Err(full.clone())));
         assert_eq!(Kill::answer(Answer::failed(full.clone())), Some(Err(full)));
         assert_eq!(Join::answer(Answer::failed(Error::JoinSelf)), Some(Err(Error::JoinSelf)));
         assert_eq!(Join::answer(Answer::joined(ThreadOutcome::Killed)), Some(Ok(ThreadOutcome::Killed)));
         assert_eq!(Join::answer(Answer::joined(ThreadOutcome::Completed)), Some(Ok(ThreadOutcome::Completed)));
         let panicked = ThreadOutcome::Panicked("boom".into());
-        assert!(matches!(Answer::joined(panicked.clone()), Answer::Owned(_)));
+        assert!(matches!(Answer::joined(panicked.clone()), Answer::Setup(_)));
         assert_eq!(Join::answer(Answer::joined(panicked.clone())), Some(Ok(panicked)));
         assert_eq!(Release::answer(Answer::joined(ThreadOutcome::Completed)), None);
         let held = Error::GlobalLockHeld { thread: ThreadId::new(3, 0), call: "join" };
@@ -556,20 +558,20 @@ mod tests {
         assert_eq!(Control::<bool>::answer(Answer::failed(Error::Unwinding)), Some(Err(Error::Unwinding)));
         // An error that owns a string still travels boxed, and reads back the same.
         let owning = Error::InvalidConfig("too many".into());
-        assert!(matches!(Answer::failed(owning.clone()), Answer::Owned(_)));
+        assert!(matches!(Answer::failed(owning.clone()), Answer::Setup(_)));
         assert_eq!(Spawn::answer(Answer::failed(owning.clone())), Some(Err(owning)));
     }
 
     #[test]
     fn calls_control_answers_carry_the_type_their_operation_yields() {
-        let set = |v| Control::<SetId>::answer(OwnedAnswer::Control(v).into());
+        let set = |v| Control::<SetId>::answer(Report::Control(v).into());
         assert_eq!(set(ControlValue::Set(SetId { word: 7, runtime: 1 })), Some(Ok(SetId { word: 7, runtime: 1 })));
         assert_eq!(set(ControlValue::Bool(true)), None);
-        assert_eq!(Control::<bool>::answer(OwnedAnswer::Failed(Error::Unwinding).into()), Some(Err(Error::Unwinding)));
+        assert_eq!(Control::<bool>::answer(Report::Failed(Error::Unwinding).into()), Some(Err(Error::Unwinding)));
         assert!(matches!(
             Control::create_set("s".into()).while_unwinding(),
             WhileUnwinding::Answer(Err(Error::Unwinding))
         ));
-        assert!(matches!(Unlock(crate::objects::LockId(0), false).while_unwinding(), WhileUnwinding::Defer(_, ())));
+        assert!(matches!(Unlock(crate::plain::LockId(0), false).while_unwinding(), WhileUnwinding::Defer(_, ())));
     }
 }

@@ -43,19 +43,21 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::os::context::Yielder;
 
 use crate::clock::RealClock;
 use crate::error::Error;
-use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+use crate::objects::{LockError, LockSpec, SemSpec};
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::Urgency;
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
 use crate::kernel::thread_side::calls::{self, answer_of_another_kind, Call, UserCall, WhileUnwinding};
 use crate::kernel::thread_side::protocol::{
-    unwind_for, Control, Interrupt, JobInfo, LockAnswer, Plain, Request, Response,
+    unwind_for, Control, Interrupt, JobInfo, LockAnswer, Op, Request, Response,
 };
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
@@ -78,7 +80,7 @@ pub struct Ctx<'a> {
     /// The identity of the thread's runtime: objects of other runtimes are refused.
     pub(in crate::kernel) runtime: u64,
     /// Its kernel, the serial executor it runs under: what a handler it invokes is bound to.
-    pub(in crate::kernel) executor: Executor,
+    pub(in crate::kernel) executor: KernelId,
     pub(in crate::kernel) id: ThreadId,
     pub(in crate::kernel) cpu: usize,
     /// Runs on an OS thread of its own that the dispatcher may stop anywhere (real time,
@@ -92,7 +94,7 @@ pub struct Ctx<'a> {
     /// Locks this thread holds through the fast path; shared with its control block.
     pub(in crate::kernel) fast_held: Rc<Cell<u32>>,
     /// Message fields to and from the kernel; shared with its control block.
-    pub(in crate::kernel) mail: Rc<crate::kernel::messaging::messages::MailCell>,
+    pub(in crate::kernel) mail: Rc<crate::kernel::messaging::messages::Exchange>,
     /// Something waits for the thread's next runtime call: releasing calls made while it
     /// unwound, or an interrupt that came back to a call that could not unwind.
     pub(in crate::kernel) owed: Cell<bool>,
@@ -144,7 +146,7 @@ impl<'a> Ctx<'a> {
         let request = call.request();
         // Known when this is inlined: only a yield or a message request may be handled on this
         // stack (`cpu/direct.rs`).
-        let r = if matches!(request, Request::Plain(Plain::Yield | Plain::Msg(_))) {
+        let r = if matches!(request, Request::Op(Op::Yield | Op::Msg(_))) {
             self.yielder.suspend_hosted(request)
         } else {
             self.yielder.suspend(request)
@@ -265,13 +267,25 @@ impl<'a> Ctx<'a> {
 
     /// The identity of this thread's runtime.
     #[inline(always)]
+    /// The identity of the runtime this thread belongs to ([`crate::Runtime::id`]).
+    ///
+    /// ```
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// let id = rt.id();
+    /// rt.spawn(tempi::ThreadSpec::new("t"), move |cx| assert_eq!(cx.runtime_id(), id)).unwrap();
+    /// rt.run().unwrap();
+    /// ```
+    pub fn runtime_id(&self) -> crate::RuntimeId {
+        crate::RuntimeId(self.runtime)
+    }
+
     pub(crate) fn runtime(&self) -> u64 {
         self.runtime
     }
 
     /// The kernel it runs under, as an executor.
     #[inline]
-    pub(crate) fn executor(&self) -> Executor {
+    pub(crate) fn executor(&self) -> KernelId {
         self.executor
     }
 

@@ -9,8 +9,9 @@
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::sets::{Budget, SetId};
-use crate::thread::ThreadId;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::sets::Budget;
 
 use crate::kernel::thread_side::ctx::Ctx;
 use crate::kernel::thread_side::protocol::Control;

@@ -9,9 +9,10 @@ use std::time::Duration;
 use crate::kernel::thread_side::calls::MsgCall;
 use crate::kernel::thread_side::ctx::Ctx;
 use crate::kernel::thread_side::protocol::MsgOp;
-use crate::message::{HandlerId, Message, MsgError, MsgTimer, Read, Selection};
+use crate::plain::HandlerId;
+use crate::plain::ThreadId;
+use crate::plain::{Message, MsgError, MsgTimer, Read, Selection};
 use crate::policy::sched::{Events, InheritId};
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 impl Ctx<'_> {
@@ -321,7 +322,7 @@ impl Ctx<'_> {
     /// }).unwrap();
     /// assert_eq!(rt.run().unwrap().messages.timed_refused_recipient_ended, 1);
     /// ```
-    pub fn timed_refusals(&self) -> Result<crate::message::TimedRefusals, MsgError> {
+    pub fn timed_refusals(&self) -> Result<crate::plain::TimedRefusals, MsgError> {
         self.invoke(MsgCall(MsgOp::TimedRefusals))?;
         Ok(self.mail.refused_timed.get())
     }

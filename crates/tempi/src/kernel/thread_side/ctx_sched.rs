@@ -29,12 +29,12 @@ impl Ctx<'_> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tempi::policy::sched::{PriorityInheritance, Scheduler};
+    /// use tempi::policy::sched::{WaitInheritance, Scheduler};
     /// use tempi::{Runtime, ThreadSpec};
     /// let mut rt = Runtime::simulated(1);
     /// rt.spawn(ThreadSpec::new("t"), |cx| {
     ///     cx.work(Duration::from_millis(1));
-    ///     cx.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev))).unwrap();
+    ///     cx.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev))).unwrap();
     ///     cx.unstack_scheduler().unwrap(); // the fixed-priority scheduler again
     ///     assert!(cx.unstack_scheduler().is_err()); // nothing below it
     /// }).unwrap();
@@ -56,9 +56,9 @@ impl Ctx<'_> {
     /// it back.
     ///
     /// ```
-    /// use tempi::policy::sched::PriorityInheritance;
+    /// use tempi::policy::sched::WaitInheritance;
     /// let mut rt = tempi::Runtime::simulated(1);
-    /// rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+    /// rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
     /// rt.spawn(tempi::ThreadSpec::new("t"), |cx| cx.unstack_scheduler().unwrap()).unwrap();
     /// rt.run().unwrap();
     /// ```
@@ -73,7 +73,7 @@ impl Ctx<'_> {
     /// - its blocking at a busy handler or a semaphore is reported to a scheduler that asks
     ///   for CALL or PROCURE only for such threads
     ///   ([`crate::policy::sched::Events::TAMED_ONLY`], e.g.
-    ///   [`crate::policy::sched::PriorityInheritance::for_tamed`]), so the urgency it lends
+    ///   [`crate::policy::sched::WaitInheritance::for_tamed`]), so the urgency it lends
     ///   is lent from the instant it blocks; a scheduler without that filter hears of every
     ///   thread's blocking whatever the flag;
     /// - every handler it invokes (idle, so running on its stack) runs with preemption off

@@ -5,7 +5,7 @@
 //! Must not: suspend anything or reach kernel state directly.
 
 use crate::error::Error;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// A timing-event handler's handle on the runtime. Handlers run inside the kernel, between

@@ -9,11 +9,12 @@ use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
-use crate::os::busy_cell::Executor;
+use crate::os::busy_cell::KernelId;
 use crate::os::context::{ForcedUnwind, Yielder};
 
 use crate::clock::RealClock;
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 
 use crate::kernel::thread_side::calls::{answer_of_another_kind, Call, JobDone};
 use crate::kernel::thread_side::ctx::Ctx;
@@ -62,9 +63,9 @@ pub(crate) fn drop_coroutine<T>(co: T) {
 pub(crate) fn thread_main(
     yielder: &Yielder<Response, Request>,
     first: Response,
-    (runtime, executor, id, cpu, os_backed): (u64, Executor, ThreadId, usize, bool),
+    (runtime, executor, id, cpu, os_backed): (u64, KernelId, ThreadId, usize, bool),
     (real_clock, watch): (Option<RealClock>, Option<Rc<crate::kernel::CheckpointWatch>>),
-    (fast_held, mail): (Rc<Cell<u32>>, Rc<crate::kernel::messaging::messages::MailCell>),
+    (fast_held, mail): (Rc<Cell<u32>>, Rc<crate::kernel::messaging::messages::Exchange>),
     mut body: Body,
 ) -> ThreadOutcome {
     let cx = Ctx {

@@ -27,7 +27,7 @@
 //!   a reply that may unwind: the answer to an unlock (which comes back into a destructor)
 //!   never carries one, and the interrupt waits in its slot for the next call instead of
 //!   being lost.
-//! - **Ownership.** [`Plain`] requests and [`Settled`] answers own nothing and are `Copy`: the
+//! - **Ownership.** [`Op`] requests and [`Value`] answers own nothing and are `Copy`: the
 //!   hot paths (`work`, lock, unlock, a job's end) take them apart with no drop glue to run.
 //!   The requests and answers that own heap values (a spawned thread's body, a control
 //!   operation, an error, a joined thread's outcome) sit behind one variant each, so dropping
@@ -42,10 +42,13 @@ use std::panic::resume_unwind;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::objects::{CondId, LockError, LockId, LockSpec, SemId, SemSpec};
+use crate::objects::{LockError, LockSpec, SemSpec};
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::{CondId, LockId, SemId};
 use crate::policy::sched::Urgency;
-use crate::sets::{Budget, SetId};
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::sets::Budget;
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::Time;
 
 use crate::kernel::thread_side::ctx::Ctx;
@@ -55,17 +58,18 @@ pub(crate) type Body = Box<dyn FnMut(&Ctx<'_>) + Send>;
 /// What a thread asks of its kernel.
 pub(crate) enum Request {
     /// A request that owns nothing.
-    Plain(Plain),
+    Op(Op),
     /// A request that owns heap values; boxed, as before the split, so a `Request` stays
     /// small.
-    Owned(Box<Owned>),
+    Setup(Box<Setup>),
 }
 
-/// The requests that own nothing. Being `Copy`, they have no drop glue: taking one apart
-/// leaves nothing to drop, which is why the kernel's short paths for `Work` and `Unlock` need
-/// no special care.
+/// The operations a thread's jobs ask for — work, yield, sleep, join, lock and unlock, waits,
+/// messages, the calls on sets and clocks made in every job — each carrying only ids and
+/// numbers. Being `Copy`, they have no drop glue: taking one apart leaves nothing to drop,
+/// which is why the kernel's short paths for `Work` and `Unlock` need no special care.
 #[derive(Clone, Copy)]
-pub(crate) enum Plain {
+pub(crate) enum Op {
     Work(u64),
     Yield,
     SleepUntil(Time),
@@ -176,7 +180,7 @@ pub(crate) enum MsgOp {
         token: u32,
     },
     /// The thread left a handler for which it holds lent urgency (NICE).
-    LeftHandler(crate::message::HandlerId),
+    LeftHandler(crate::plain::HandlerId),
     /// PRIO SAVE for a message with this constraint; the id comes back in the mail cell.
     PrioSave(i64),
     /// PRIO RESTORE of this PRIO SAVE.
@@ -208,17 +212,19 @@ pub(crate) enum MsgOp {
     DropPayload,
     /// A poisoned handler did not serve the message in the mail cell: counted and traced, and
     /// the caller, if it still waits, answered `HandlerPanicked` (see `xcpu/handlers.rs`).
-    HandlerUnserved(Option<crate::message::Caller>),
+    HandlerUnserved(Option<crate::kernel::Caller>),
     /// The thread's unwind poisoned handlers: refuse what they held (made once the unwind is
     /// over, see `message/handler.rs`).
     SettleHandlers,
 }
 
 /// A message call's answer: done (what it yields is in the thread's mail cell), or why not.
-pub(crate) type MsgAnswer = Result<(), crate::message::MsgError>;
+pub(crate) type MsgAnswer = Result<(), crate::plain::MsgError>;
 
-/// The requests that own heap values.
-pub(crate) enum Owned {
+/// The requests that set something up and hand the kernel what it is made of (heap values):
+/// spawning a thread with its spec and body, and the control operations that create or
+/// configure sets, clocks, budgets and synchronisation objects.
+pub(crate) enum Setup {
     Spawn(ThreadSpec, Body),
     Control(ControlOp),
 }
@@ -263,10 +269,11 @@ pub(crate) type CondAnswer = Result<bool, LockError>;
 /// is unwound before it sees the answer (an RCS restart, an abort: see `Kernel::forgo_unit`).
 pub(crate) type SemAnswer = Result<u32, LockError>;
 
-/// The answers that own nothing. Deliberately not `Copy`, though it could be: taking one out
+/// The answers that carry a value and own nothing: a grant, an outcome code, an id, a number.
+/// Deliberately not `Copy`, though it could be: taking one out
 /// of an [`Answer`] then moves it, which leaves the `Answer` with nothing to drop (a copy
 /// would leave it whole, and its drop glue would run).
-pub(crate) enum Settled {
+pub(crate) enum Value {
     /// The answer of the requests that return nothing.
     Go,
     Lock(LockAnswer),
@@ -289,14 +296,14 @@ pub(crate) enum Settled {
     /// box is made for it, so a failing call allocates no more than a succeeding one.
     Failed(Failure),
     /// A join's answer: the thread ended `Completed`, or `Killed` if `killed` (an outcome
-    /// holding a message travels boxed, in [`OwnedAnswer::Joined`]).
+    /// holding a message travels boxed, in [`Report::Joined`]).
     Joined {
         killed: bool,
     },
 }
 
-/// The errors a runtime call can fail with that own nothing, as [`Settled::Failed`] carries
-/// them (an [`Error`] with a `String` in it travels boxed, in [`OwnedAnswer::Failed`]). Each
+/// The errors a runtime call can fail with that own nothing, as [`Value::Failed`] carries
+/// them (an [`Error`] with a `String` in it travels boxed, in [`Report::Failed`]). Each
 /// variant is the [`Error`] variant of its name, field for field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -369,10 +376,10 @@ impl Failure {
     }
 }
 
-/// The answers that own heap values: rare (a join, a control operation, a call failed with
-/// an error that owns a `String`), so they are boxed and an [`Answer`] stays as small as a
-/// [`Settled`] one.
-pub(crate) enum OwnedAnswer {
+/// The answers that carry a report owning heap values: rare (a joined thread's outcome, a
+/// control operation's value, a call failed with an error that owns a `String`), so they are
+/// boxed and an [`Answer`] stays as small as a [`Value`] one.
+pub(crate) enum Report {
     /// The call failed with an error that owns something (see [`Failure`] for the others).
     Failed(Error),
     Joined(ThreadOutcome),
@@ -381,12 +388,12 @@ pub(crate) enum OwnedAnswer {
 
 /// The kernel's answer to a request, on the wire.
 pub(crate) enum Answer {
-    Settled(Settled),
-    Owned(Box<OwnedAnswer>),
+    Value(Value),
+    Setup(Box<Report>),
 }
 
 impl Answer {
-    pub(crate) const GO: Answer = Answer::Settled(Settled::Go);
+    pub(crate) const GO: Answer = Answer::Value(Value::Go);
 
     /// The answer of a call that yields `T` or fails with an [`Error`].
     pub(crate) fn fallible<T>(r: Result<T, Error>, answer: impl FnOnce(T) -> Answer) -> Answer {
@@ -400,8 +407,8 @@ impl Answer {
     /// refusals of the dispatch, lock, message and accounting paths allocate nothing.
     pub(crate) fn failed(e: Error) -> Answer {
         match Failure::of(e) {
-            Ok(failure) => Answer::Settled(Settled::Failed(failure)),
-            Err(owning) => Answer::Owned(Box::new(OwnedAnswer::Failed(owning))),
+            Ok(failure) => Answer::Value(Value::Failed(failure)),
+            Err(owning) => Answer::Setup(Box::new(Report::Failed(owning))),
         }
     }
 
@@ -410,8 +417,8 @@ impl Answer {
     #[inline(always)]
     pub(crate) fn discard(self) {
         match self {
-            Answer::Settled(_settled) => {}
-            Answer::Owned(owned) => drop(owned),
+            Answer::Value(_settled) => {}
+            Answer::Setup(owned) => drop(owned),
         }
     }
 
@@ -419,9 +426,9 @@ impl Answer {
     /// message.
     pub(crate) fn joined(outcome: ThreadOutcome) -> Answer {
         match outcome {
-            ThreadOutcome::Completed => Answer::Settled(Settled::Joined { killed: false }),
-            ThreadOutcome::Killed => Answer::Settled(Settled::Joined { killed: true }),
-            owning => Answer::Owned(Box::new(OwnedAnswer::Joined(owning))),
+            ThreadOutcome::Completed => Answer::Value(Value::Joined { killed: false }),
+            ThreadOutcome::Killed => Answer::Value(Value::Joined { killed: true }),
+            owning => Answer::Setup(Box::new(Report::Joined(owning))),
         }
     }
 
@@ -429,7 +436,7 @@ impl Answer {
     #[inline]
     pub(crate) fn granted_unit(&self) -> Option<u32> {
         match self {
-            Answer::Settled(Settled::Sem(Ok(k))) => Some(*k),
+            Answer::Value(Value::Sem(Ok(k))) => Some(*k),
             _ => None,
         }
     }
@@ -438,20 +445,20 @@ impl Answer {
 impl From<LockAnswer> for Answer {
     #[inline(always)]
     fn from(a: LockAnswer) -> Answer {
-        Answer::Settled(Settled::Lock(a))
+        Answer::Value(Value::Lock(a))
     }
 }
 
-impl From<Settled> for Answer {
+impl From<Value> for Answer {
     #[inline(always)]
-    fn from(a: Settled) -> Answer {
-        Answer::Settled(a)
+    fn from(a: Value) -> Answer {
+        Answer::Value(a)
     }
 }
 
-impl From<OwnedAnswer> for Answer {
-    fn from(a: OwnedAnswer) -> Answer {
-        Answer::Owned(Box::new(a))
+impl From<Report> for Answer {
+    fn from(a: Report) -> Answer {
+        Answer::Setup(Box::new(a))
     }
 }
 
@@ -501,7 +508,7 @@ pub(crate) struct RestartSection;
 pub(crate) enum ControlOp {
     CreateSet(String),
     /// An operation that owns nothing: asked for by a thread, it travels as
-    /// [`Plain::Set`] and is answered with [`Settled::Set`], with no box either way.
+    /// [`Op::Set`] and is answered with [`Value::Set`], with no box either way.
     Set(SetOp),
     SetMembers(SetId),
     ThreadTimer(ThreadId, Duration, crate::kernel::EventHandler),
@@ -516,8 +523,8 @@ pub(crate) enum ControlOp {
 
 /// The set, clock and budget operations that own nothing. These are the control calls a thread
 /// makes in every job (a Spring task moves its thread into the set of its window, replenishes
-/// its budget and takes it out again), so they travel as a [`Plain`] request and come back as
-/// a [`SetValue`] in a [`Settled`] answer: they allocate nothing, failing or not.
+/// its budget and takes it out again), so they travel as a [`Op`] request and come back as
+/// a [`SetValue`] in a [`Value`] answer: they allocate nothing, failing or not.
 #[derive(Clone, Copy)]
 pub(crate) enum SetOp {
     DestroySet(SetId),
@@ -659,14 +666,104 @@ pub(in crate::kernel) fn unwind_for(interrupt: Interrupt) -> ! {
     }
 }
 
+/// Why a thread's code is being unwound, read from the payload of the unwind: what code that
+/// catches an unwind around part of a thread's body (to record it, as the Spring executor
+/// records a task that panicked) learns before it lets the unwind go on. Every cause but
+/// [`UnwindCause::Panic`] is the runtime's own: the catching code must resume it
+/// (`std::panic::resume_unwind`) at once, without runtime calls that wait.
+///
+/// ```
+/// use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+/// use std::sync::{Arc, Mutex};
+/// use tempi::{Runtime, ThreadSpec, UnwindCause};
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let log = seen.clone();
+/// let mut rt = Runtime::simulated(1);
+/// rt.spawn(ThreadSpec::new("t"), move |cx| {
+///     let caught = catch_unwind(AssertUnwindSafe(|| {
+///         if cx.now() == tempi::Time::ZERO {
+///             panic!("bad sensor");
+///         }
+///     }));
+///     if let Err(payload) = caught {
+///         log.lock().unwrap().push(UnwindCause::of(&*payload));
+///         resume_unwind(payload);
+///     }
+/// }).unwrap();
+/// rt.run().unwrap();
+/// assert_eq!(*seen.lock().unwrap(), vec![UnwindCause::Panic("bad sensor".to_string())]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnwindCause {
+    /// A panic of the application's code, with its message.
+    Panic(String),
+    /// The runtime abandons the job (its abort time passed, or its miss policy abandons it).
+    Abort,
+    /// The thread is killed.
+    Kill,
+    /// The run ends, or the thread is stopped, while it still runs.
+    Stop,
+    /// A restartable critical section (RCS) is abandoned, to be run again.
+    Restart,
+    /// The thread's stack is torn down while it is suspended (its run ended without it).
+    Teardown,
+}
+
+impl UnwindCause {
+    /// The cause of the unwind whose payload is `payload`.
+    ///
+    /// ```
+    /// let payload: Box<dyn std::any::Any + Send> = Box::new("oops");
+    /// assert_eq!(tempi::UnwindCause::of(&*payload), tempi::UnwindCause::Panic("oops".into()));
+    /// ```
+    pub fn of(payload: &(dyn Any + Send)) -> UnwindCause {
+        if payload.is::<JobAborted>() {
+            UnwindCause::Abort
+        } else if payload.is::<Killed>() {
+            UnwindCause::Kill
+        } else if payload.is::<Shutdown>() {
+            UnwindCause::Stop
+        } else if payload.is::<RestartSection>() {
+            UnwindCause::Restart
+        } else if payload.is::<crate::os::context::ForcedUnwind>() {
+            UnwindCause::Teardown
+        } else {
+            UnwindCause::Panic(crate::kernel::panic_message(payload))
+        }
+    }
+
+    /// Whether it is a panic of the application's code (not one of the runtime's unwinds).
+    ///
+    /// ```
+    /// assert!(!tempi::UnwindCause::Kill.is_panic());
+    /// ```
+    pub fn is_panic(&self) -> bool {
+        matches!(self, UnwindCause::Panic(_))
+    }
+}
+
+/// A panic's message; the runtime's own unwinds in a few words.
+///
+/// ```
+/// assert_eq!(tempi::UnwindCause::Panic("oops".into()).to_string(), "oops");
+/// assert_eq!(tempi::UnwindCause::Kill.to_string(), "the thread was killed");
+/// ```
+impl std::fmt::Display for UnwindCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UnwindCause::Panic(message) => message,
+            UnwindCause::Abort => "the job was abandoned",
+            UnwindCause::Kill => "the thread was killed",
+            UnwindCause::Stop => "the run ended or the thread was stopped",
+            UnwindCause::Restart => "a critical section is restarted",
+            UnwindCause::Teardown => "the thread's stack was torn down",
+        })
+    }
+}
+
 /// Whether an unwind payload is the restart of a critical section.
 pub(crate) fn is_restart(payload: &(dyn Any + Send)) -> bool {
     payload.is::<RestartSection>()
-}
-
-/// Whether an unwind payload is the one that ends a killed thread.
-pub(crate) fn is_kill(payload: &(dyn Any + Send)) -> bool {
-    payload.is::<Killed>()
 }
 
 /// Whether an unwind payload is a genuine panic (not one of the runtime's own unwinds).
@@ -678,15 +775,15 @@ pub(crate) fn is_panic(payload: &(dyn Any + Send)) -> bool {
 }
 // The hot paths rely on these: a plain request and a settled answer are taken apart with
 // nothing to drop, and an answer is no larger than a settled one.
-const _: () = assert!(!std::mem::needs_drop::<Plain>() && !std::mem::needs_drop::<Settled>());
-const _: () = assert!(std::mem::size_of::<Answer>() == std::mem::size_of::<Settled>());
+const _: () = assert!(!std::mem::needs_drop::<Op>() && !std::mem::needs_drop::<Value>());
+const _: () = assert!(std::mem::size_of::<Answer>() == std::mem::size_of::<Value>());
 // The error a failed call carries settled is no larger than the other settled answers: it
 // does not make every answer bigger.
-const _: () = assert!(std::mem::size_of::<Failure>() < std::mem::size_of::<crate::message::MsgError>());
+const _: () = assert!(std::mem::size_of::<Failure>() < std::mem::size_of::<crate::plain::MsgError>());
 const _: () = assert!(std::mem::size_of::<Result<Answer, Interrupt>>() == std::mem::size_of::<Answer>());
 // The set, clock and budget operations ride in a plain request and a settled answer without
 // making either larger than the message calls already make them.
-const _: () = assert!(std::mem::size_of::<Plain>() == 40 && std::mem::size_of::<Settled>() == 56);
+const _: () = assert!(std::mem::size_of::<Op>() == 40 && std::mem::size_of::<Value>() == 56);
 
 #[cfg(test)]
 mod tests {
@@ -717,8 +814,8 @@ mod tests {
 
     #[test]
     fn protocol_granted_unit_is_read_from_a_grant_only() {
-        assert_eq!(Answer::Settled(Settled::Sem(Ok(4))).granted_unit(), Some(4));
-        assert_eq!(Answer::Settled(Settled::Sem(Err(LockError::Timeout))).granted_unit(), None);
+        assert_eq!(Answer::Value(Value::Sem(Ok(4))).granted_unit(), Some(4));
+        assert_eq!(Answer::Value(Value::Sem(Err(LockError::Timeout))).granted_unit(), None);
         assert_eq!(Answer::from(LockAnswer::Granted).granted_unit(), None);
         assert_eq!(Answer::GO.granted_unit(), None);
     }

@@ -13,11 +13,12 @@ use crate::kernel::thread_side::protocol::{Interrupt, JobInfo};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::{Culprit, Kernel};
+use crate::plain::ThreadId;
+use crate::plain::{JobEnd, StopReason, TraceKind};
 use crate::policy::sched::ReadyReason;
 use crate::stats::ThreadStats;
-use crate::thread::{MissEvent, MissPolicy, ThreadId, ThreadOutcome, Timing};
+use crate::thread::{MissEvent, MissPolicy, ThreadOutcome, Timing};
 use crate::time::Time;
-use crate::trace::{JobEnd, StopReason, TraceKind};
 
 impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn exit(&mut self, c: usize, id: ThreadId, outcome: ThreadOutcome) {
@@ -37,18 +38,18 @@ impl<C: Clock> Kernel<C> {
         }
         self.trace_thread(id, TraceKind::Exit, cut_short.map_or(0, JobEnd::code));
         if let Some(s) = self.tcb(id).set {
-            let set = self.sets[s as usize].id;
+            let set = self.exec.sets[s as usize].id;
             let _ = self.remove_from_set(set, id);
         }
         self.release_all(id);
         self.close_mailbox(id);
         if self.tcb(id).cpu_timer.take().is_some() {
-            self.exec_watch -= 1;
+            self.exec.watch -= 1;
         }
         let i = self.local(id).expect("exiting thread is live");
-        let tcb = self.slots[i].take().expect("live slot");
+        let tcb = self.table.slots[i].take().expect("live slot");
         // Its stack goes back to the pool: it must not name this thread any more.
-        self.guards[i] = crate::os::overflow::StackGuard::NONE;
+        self.table.guards[i] = crate::os::overflow::StackGuard::NONE;
         for h in tcb.job_timers.into_iter().chain([tcb.wait_timer]).flatten() {
             self.timers.cancel(h);
         }
@@ -58,22 +59,23 @@ impl<C: Clock> Kernel<C> {
         if let Some(co) = tcb.coroutine
             && co.done()
         {
-            self.stacks.give_back(tcb.stack_size, co.into_stack());
+            self.table.stacks.give_back(tcb.stack_size, co.into_stack());
         }
-        self.summaries[tcb.summary].outcome = Some(outcome.clone());
-        self.summaries[tcb.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
-        self.free.push(i as u32);
-        self.live -= 1;
+        self.table.summaries[tcb.summary].outcome = Some(outcome.clone());
+        self.table.summaries[tcb.summary].stats =
+            ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
+        self.table.free.push(i as u32);
+        self.table.live -= 1;
         self.count_exit();
-        if C::MODE == ClockMode::Real && !self.remote_joins.is_empty() {
+        if C::MODE == ClockMode::Real && !self.cross.remote_joins.is_empty() {
             self.answer_remote_joiners(id, &outcome);
         }
         if tcb.joiners == 0 {
             return;
         }
         // Wake every joiner.
-        for j in 0..self.slots.len() {
-            let joiner = match &self.slots[j] {
+        for j in 0..self.table.slots.len() {
+            let joiner = match &self.table.slots[j] {
                 Some(t) if t.state == State::Blocked(Wait::Join(id)) => t.id,
                 _ => continue,
             };
@@ -116,7 +118,7 @@ impl<C: Clock> Kernel<C> {
         if self.local(id).is_some() {
             return Ok(None);
         }
-        match self.summaries.iter().find(|s| s.id == id) {
+        match self.table.summaries.iter().find(|s| s.id == id) {
             Some(s) => Ok(s.outcome.clone()),
             None => Err(Error::UnknownThread(id)),
         }
@@ -317,9 +319,9 @@ impl<C: Clock> Kernel<C> {
         if self.local(id).is_none() {
             return;
         }
-        let room = self.deferred_deadlines.len() < self.deferred_deadlines.capacity();
+        let room = self.exec.deferred_deadlines.len() < self.exec.deferred_deadlines.capacity();
         if room && self.tcb(id).unfinished(number) && self.budget_runs_out_now(id) {
-            self.deferred_deadlines.push((id, number));
+            self.exec.deferred_deadlines.push((id, number));
             return;
         }
         self.judge_deadline(id, number);

@@ -37,11 +37,12 @@ use std::time::{Duration, Instant};
 use crate::os::context::CoroutineResult;
 
 use crate::clock::Clock;
-use crate::kernel::thread_side::protocol::{Interrupt, JobInfo, Plain, Request, Response};
+use crate::kernel::thread_side::protocol::{Interrupt, JobInfo, Op, Request, Response};
 use crate::kernel::threads::tcb::Co;
 use crate::kernel::Kernel;
 use crate::os::worker::{Channel, Stopped};
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 use crate::time::Time;
 
 /// What the coroutine hands back: a request, or its end.
@@ -109,12 +110,12 @@ impl<C: Clock> Kernel<C> {
     /// own. Returns false when the system refused the thread: the thread has then ended.
     #[cold]
     pub(in crate::kernel) fn start_worker(&mut self, c: usize, i: usize, mut co: Co) -> bool {
-        let t = self.slots[i].as_ref().expect("live slot");
+        let t = self.table.slots[i].as_ref().expect("live slot");
         let id = t.id;
         // The OS thread bears the thread's name (an OS thread name cannot hold a NUL).
-        let name = self.summaries[t.summary].name.replace('\0', " ");
+        let name = self.table.summaries[t.summary].name.replace('\0', " ");
         // A fault on the worker's OS thread is checked against this thread's stack there.
-        let mut watch = crate::os::overflow::OwnStackWatch::new(&self.guards[i]);
+        let mut watch = crate::os::overflow::OwnStackWatch::new(&self.table.guards[i]);
         let step = move |response: Response| {
             watch.start();
             let step = co.resume(response);
@@ -123,7 +124,7 @@ impl<C: Clock> Kernel<C> {
         };
         match Channel::start(name, step) {
             Ok((channel, handle)) => {
-                let t = self.slots[i].as_mut().expect("live slot");
+                let t = self.table.slots[i].as_mut().expect("live slot");
                 t.worker =
                     Some(Box::new(Worker { channel, handle: Some(handle), in_place: false, done: false, thread: id }));
                 true
@@ -139,7 +140,7 @@ impl<C: Clock> Kernel<C> {
     /// the latest: the earliest timer, execution-time event or the run's end.
     fn worker_due(&self) -> Time {
         let mut due = self.timers.next_at().unwrap_or(Time::MAX);
-        if self.exec_watch > 0
+        if self.exec.watch > 0
             && let Some(t) = self.next_exec_instant()
         {
             due = due.min(t);
@@ -153,9 +154,10 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn resume_worker(&mut self, i: usize, response: Option<Response>) -> Step {
         let due = self.worker_due();
         let clock = self.real_clock.as_ref().expect("OS-backed threads run in real time");
-        let bell = self.bell.as_deref();
+        let bell = self.cross.bell.as_deref();
         let halt = self.halt.as_deref();
-        let w = self.slots[i].as_mut().and_then(|t| t.worker.as_mut()).expect("an OS-backed thread has its worker");
+        let w =
+            self.table.slots[i].as_mut().and_then(|t| t.worker.as_mut()).expect("an OS-backed thread has its worker");
         match response {
             Some(r) => w.channel.post(r),
             None => {
@@ -176,7 +178,7 @@ impl<C: Clock> Kernel<C> {
                 match w.channel.stop(handle) {
                     Stopped::InPlace => {
                         w.in_place = true;
-                        return CoroutineResult::Yield(Request::Plain(Plain::Checkpoint));
+                        return CoroutineResult::Yield(Request::Op(Op::Checkpoint));
                     }
                     Stopped::Output => continue,
                 }
@@ -187,17 +189,17 @@ impl<C: Clock> Kernel<C> {
 
     /// Resume the OS-backed thread `id` (slot `i`, current on CPU `c`) stopped in place, and
     /// handle what it does next as `resume_once` handles a request.
-    pub(in crate::kernel) fn resume_in_place(&mut self, c: usize, id: crate::thread::ThreadId, i: usize) {
-        let t = self.slots[i].as_ref().expect("live slot");
-        if t.kill_pending && t.holds_nothing() && !crate::message::holds_a_handler(self.executor(), id) {
+    pub(in crate::kernel) fn resume_in_place(&mut self, c: usize, id: crate::plain::ThreadId, i: usize) {
+        let t = self.table.slots[i].as_ref().expect("live slot");
+        if t.kill_pending && t.holds_nothing() && !(self.handler_hooks.holds_a_handler)(self.executor(), id) {
             // It may never reach a runtime call: it ends now and its OS thread stays stopped
             // until the run ends, when it is unwound (it holds no lock another thread could
             // be given meanwhile, and is inside no handler whose callers would wait for it:
             // such a thread is let go, and killed at its next runtime call, as a lock's
             // holder is).
-            let t = self.slots[i].as_mut().expect("live slot");
+            let t = self.table.slots[i].as_mut().expect("live slot");
             let w = t.worker.take().expect("in place");
-            self.abandoned.push(*w);
+            self.table.abandoned.push(*w);
             self.exit(c, id, ThreadOutcome::Killed);
             return;
         }
@@ -207,13 +209,13 @@ impl<C: Clock> Kernel<C> {
         let step = self.resume_worker(i, None);
         self.refresh_now();
         match step {
-            CoroutineResult::Yield(Request::Plain(request)) => {
-                let restart_waits = self.slots[i].as_ref().is_some_and(|t| t.restart_section.is_some());
+            CoroutineResult::Yield(Request::Op(request)) => {
+                let restart_waits = self.table.slots[i].as_ref().is_some_and(|t| t.restart_section.is_some());
                 if !restart_waits || !self.restart_answers(id, &request) {
                     self.handle(c, id, request);
                 }
             }
-            CoroutineResult::Yield(Request::Owned(request)) => self.handle_owned(c, id, *request),
+            CoroutineResult::Yield(Request::Setup(request)) => self.handle_owned(c, id, *request),
             CoroutineResult::Return(outcome) => self.exit(c, id, outcome),
             // An OS-backed thread is never resumed hosted.
             CoroutineResult::Handled => {}
@@ -230,8 +232,8 @@ impl<C: Clock> Kernel<C> {
         let now = self.now;
         let stop = |job: JobInfo| Response { now, job, reply: Err(Interrupt::Stop) };
         let mut workers: Vec<(Worker, JobInfo, u32)> =
-            std::mem::take(&mut self.abandoned).into_iter().map(|w| (w, JobInfo::default(), 0)).collect();
-        for slot in &mut self.slots {
+            std::mem::take(&mut self.table.abandoned).into_iter().map(|w| (w, JobInfo::default(), 0)).collect();
+        for slot in &mut self.table.slots {
             let Some(t) = slot.as_mut() else { continue };
             if let Some(w) = t.worker.take() {
                 workers.push((*w, t.job, 0));
@@ -241,7 +243,7 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         // A grace too long for the clock to add is no bound at all.
-        let deadline = Instant::now().checked_add(self.os_backed_grace);
+        let deadline = Instant::now().checked_add(self.table.os_backed_grace);
         for (w, job, _) in &mut workers {
             if !w.done {
                 w.send_stop(stop(*job));
@@ -281,6 +283,6 @@ impl<C: Clock> Kernel<C> {
             std::thread::park_timeout(deadline.map_or(PARK_MAX, |d| (d - at).min(PARK_MAX)));
         }
         left.sort_unstable();
-        self.left_stopped.extend(left);
+        self.table.left_stopped.extend(left);
     }
 }

@@ -12,16 +12,18 @@ use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::thread_side::job_loop;
 use crate::kernel::thread_side::protocol::{
-    Answer, ControlOp, ControlValue, Interrupt, Owned, OwnedAnswer, Plain, Request, Response, SetOp, SetValue, Settled,
+    Answer, ControlOp, ControlValue, Interrupt, Op, Report, Request, Response, SetOp, SetValue, Setup, Value,
 };
 use crate::kernel::threads::tcb::{State, Tcb, Wait};
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::objects::{LockError, LockId};
-use crate::thread::{ThreadId, ThreadOutcome};
+use crate::objects::LockError;
+use crate::plain::LockId;
+use crate::plain::StopReason;
+use crate::plain::ThreadId;
+use crate::thread::ThreadOutcome;
 use crate::time::Time;
-use crate::trace::StopReason;
 
 impl<C: Clock> Kernel<C> {
     // ----- running threads --------------------------------------------------------------------
@@ -124,7 +126,7 @@ impl<C: Clock> Kernel<C> {
             Some(current) if !cpu.preempt => (current, self.local(current)?),
             _ => return None,
         };
-        let t = self.slots[i].as_ref()?;
+        let t = self.table.slots[i].as_ref()?;
         (t.work_left == 0).then_some((next, i))
     }
 
@@ -136,7 +138,7 @@ impl<C: Clock> Kernel<C> {
         !(self.cpus.len() != 1
             || (C::MODE == ClockMode::Real && self.bell_rung())
             || self.cpus[c].requeue_current
-            || self.exec_watch > 0
+            || self.exec.watch > 0
             || self.timer_due()
             || self.end_or_halt_due())
     }
@@ -147,7 +149,7 @@ impl<C: Clock> Kernel<C> {
     /// thread comes back to the dispatcher, with whatever is left to handle.
     #[inline(never)]
     pub(in crate::kernel) fn resume_once(&mut self, c: usize, id: ThreadId, i: usize) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         // Real time only (compiled out of the simulator): an OS-backed thread stopped in place.
         if C::MODE == ClockMode::Real && t.worker.as_ref().is_some_and(|w| w.in_place) {
             return self.resume_in_place(c, id, i);
@@ -177,7 +179,7 @@ impl<C: Clock> Kernel<C> {
         self.direct_switch
             && self.cpus.len() == 1
             && !self.global
-            && self.exec_watch == 0
+            && self.exec.watch == 0
             && self.costs.context_switch.is_zero()
     }
 
@@ -201,7 +203,7 @@ impl<C: Clock> Kernel<C> {
     /// returned in an `Option` was copied twice more on the way to the thread's stack.
     #[inline(always)]
     fn owed_before_resume(&mut self, c: usize, id: ThreadId, i: usize) -> Option<bool> {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         // A restart that waits for the thread's next call is read here, not after that call.
         let restart_waits = t.restart_section.is_some();
         let settle = restart_waits || t.pending_unlock.is_some();
@@ -211,7 +213,7 @@ impl<C: Clock> Kernel<C> {
             if !self.settle_before_resume(c, id) {
                 return None;
             }
-            read = self.slots[i].as_ref().expect("live slot").pending_read;
+            read = self.table.slots[i].as_ref().expect("live slot").pending_read;
         }
         if read && !self.deferred_read(c, i, id) {
             return None;
@@ -224,7 +226,7 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     fn response(&mut self, i: usize) -> Response {
         let now = self.now;
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.in_work = false;
         let answer = t.take_answer();
         // The answer to an unlock comes back into a destructor: it carries no interrupt, and
@@ -250,7 +252,7 @@ impl<C: Clock> Kernel<C> {
     /// here, or `Some(None)` when it runs on an OS thread of its own (real time only).
     #[inline(always)]
     fn ready_to_resume(&mut self, c: usize, id: ThreadId, i: usize, restart_waits: bool) -> Option<Option<CoHandle>> {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let co = match &t.coroutine {
             Some(co) => Some(co.handle()),
             None if t.worker.is_some() => None,
@@ -259,7 +261,7 @@ impl<C: Clock> Kernel<C> {
                     return None;
                 }
                 // An OS-backed thread's coroutine went to its worker.
-                self.slots[i].as_ref().expect("live slot").coroutine.as_ref().map(Coroutine::handle)
+                self.table.slots[i].as_ref().expect("live slot").coroutine.as_ref().map(Coroutine::handle)
             }
         };
         if C::MODE == ClockMode::Real {
@@ -276,11 +278,11 @@ impl<C: Clock> Kernel<C> {
     fn after_resume(&mut self, result: CoroutineResult<Request, ThreadOutcome>) {
         let Resumed { c, id, .. } = self.resumed;
         match result {
-            CoroutineResult::Yield(Request::Plain(request)) => {
+            CoroutineResult::Yield(Request::Op(request)) => {
                 self.refresh_now();
                 self.handle_plain(request);
             }
-            CoroutineResult::Yield(Request::Owned(request)) => {
+            CoroutineResult::Yield(Request::Setup(request)) => {
                 self.refresh_now();
                 self.handle_owned(c, id, *request);
             }
@@ -298,16 +300,16 @@ impl<C: Clock> Kernel<C> {
 
     /// Handle the request of the thread resumed last ([`Resumed`]), on whichever stack.
     #[inline(always)]
-    pub(in crate::kernel) fn handle_plain(&mut self, request: Plain) {
+    pub(in crate::kernel) fn handle_plain(&mut self, request: Op) {
         let Resumed { c, id, i, restart_waits } = self.resumed;
         match request {
             // Unlocks are the requests that hand a CPU straight to a waiter: they skip the
             // general dispatch on the request kind.
-            Plain::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
+            Op::Unlock { lock, poison } => self.handle_unlock(i, id, lock, poison),
             // The most frequent request in a simulation, handled here.
-            Plain::Work(ns) => self.handle_work(c, i, ns),
+            Op::Work(ns) => self.handle_work(c, i, ns),
             // A yield: `handle_yield` dispatches the scheduler's pick when nothing is due.
-            Plain::Yield if !restart_waits => {
+            Op::Yield if !restart_waits => {
                 self.handle_yield(c, i);
             }
             request => {
@@ -327,7 +329,7 @@ impl<C: Clock> Kernel<C> {
     /// [`Tcb::interrupt_due`]: crate::kernel::threads::tcb::Tcb::interrupt_due
     #[cold]
     fn interrupt_or(&mut self, i: usize, answer: Answer) -> Result<Answer, Interrupt> {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let due = if t.kill_pending || t.abort_pending || t.stale { Self::unwind_reply(t) } else { None };
         let pending = t.interrupt_due();
         // `None` is below any interrupt: this is the more urgent of the two, if any.
@@ -343,7 +345,7 @@ impl<C: Clock> Kernel<C> {
             let id = t.id;
             self.forgo_unit(k, id);
         }
-        self.slots[i].as_mut().expect("live slot").at_boundary = false;
+        self.table.slots[i].as_mut().expect("live slot").at_boundary = false;
         Err(interrupt)
     }
 
@@ -369,18 +371,18 @@ impl<C: Clock> Kernel<C> {
     /// false when no stack could be had: the thread has then ended.
     #[cold]
     pub(in crate::kernel) fn create_coroutine(&mut self, c: usize, i: usize) -> bool {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let id = t.id;
-        match self.stacks.take(t.stack_size) {
+        match self.table.stacks.take(t.stack_size) {
             Ok(stack) => {
                 use corosensei::stack::Stack;
                 let clocks = (self.real_clock.clone(), self.watch.clone());
                 let (runtime, executor) = (self.runtime, self.executor());
-                let t = self.slots[i].as_mut().expect("live slot");
-                self.guards[i] = crate::os::overflow::StackGuard::new(
+                let t = self.table.slots[i].as_mut().expect("live slot");
+                self.table.guards[i] = crate::os::overflow::StackGuard::new(
                     stack.limit().get(),
                     stack.base().get(),
-                    &self.summaries[t.summary].name,
+                    &self.table.summaries[t.summary].name,
                     id.index() as u32,
                     id.generation(),
                     t.cpu,
@@ -410,7 +412,7 @@ impl<C: Clock> Kernel<C> {
     /// The running thread `id`, in slot `i`, unlocks `lock`.
     #[inline]
     pub(in crate::kernel) fn handle_unlock(&mut self, i: usize, id: ThreadId, lock: LockId, poison: bool) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         t.quiet_reply = true;
         let cost = self.costs.unlock;
         if cost.is_zero() {
@@ -433,7 +435,7 @@ impl<C: Clock> Kernel<C> {
     #[inline]
     pub(in crate::kernel) fn handle_yield(&mut self, c: usize, i: usize) -> bool {
         self.stop_running_at(c, i, StopReason::Yielded);
-        self.slots[i].as_mut().expect("live slot").state = State::Ready;
+        self.table.slots[i].as_mut().expect("live slot").state = State::Ready;
         if self.global || self.failed.is_some() || !self.nothing_due(c) {
             self.cpus[c].yielded = true;
             self.sched_call_at(c, i, |s, info| s.on_schedule(info, crate::policy::sched::Schedule::Yield));
@@ -451,7 +453,7 @@ impl<C: Clock> Kernel<C> {
     /// The thread in slot `i`, current on CPU `c`, asks to spend `ns` of CPU time.
     #[inline(always)]
     pub(in crate::kernel) fn handle_work(&mut self, c: usize, i: usize, ns: u64) {
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         let maybe_signalled =
             t.abort_pending || t.kill_pending || t.stale || t.restart_section.is_some() || t.interrupt.is_some();
         if ns > 0 && !(maybe_signalled && Self::signalled(t)) {
@@ -471,24 +473,24 @@ impl<C: Clock> Kernel<C> {
             || t.interrupt_due().is_some()
     }
 
-    pub(in crate::kernel) fn handle(&mut self, c: usize, id: ThreadId, request: Plain) {
+    pub(in crate::kernel) fn handle(&mut self, c: usize, id: ThreadId, request: Op) {
         match request {
-            Plain::Work(ns) => {
+            Op::Work(ns) => {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_work(c, i, ns);
             }
-            Plain::Yield => {
+            Op::Yield => {
                 let i = self.local(id).expect("the running thread is live");
                 self.handle_yield(c, i);
             }
-            Plain::SleepUntil(_) if self.in_global(id) => {
+            Op::SleepUntil(_) if self.in_global(id) => {
                 self.failed = Some(Error::GlobalLockHeld { thread: id, call: "sleep" });
             }
-            Plain::Join(_) if self.in_global(id) => {
+            Op::Join(_) if self.in_global(id) => {
                 let e = Error::GlobalLockHeld { thread: id, call: "join" };
                 self.tcb(id).set_answer(Answer::failed(e));
             }
-            Plain::SleepUntil(t) => {
+            Op::SleepUntil(t) => {
                 if t > self.now {
                     self.stop_running(c, StopReason::Sleeping);
                     let tcb = self.tcb(id);
@@ -499,7 +501,7 @@ impl<C: Clock> Kernel<C> {
                     self.meta_next(c, id);
                 }
             }
-            Plain::Join(target) => {
+            Op::Join(target) => {
                 let from = Some(self.cpus[c].index);
                 let r = if target == id {
                     Err(Error::JoinSelf)
@@ -526,64 +528,64 @@ impl<C: Clock> Kernel<C> {
                     Err(e) => self.tcb(id).set_answer(Answer::failed(e)),
                 }
             }
-            Plain::Release(target) => {
+            Op::Release(target) => {
                 let from = self.cpus[c].index;
                 let r = self.request_release(target, from, self.now);
-                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Released.into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Value::Released.into()));
             }
-            Plain::JobDone { aborted } => self.job_done(c, id, aborted),
-            Plain::Lock { lock, deadline, try_only, restartable } => {
+            Op::JobDone { aborted } => self.job_done(c, id, aborted),
+            Op::Lock { lock, deadline, try_only, restartable } => {
                 if let Some(answer) = self.lock_request(c, id, lock, deadline, try_only, restartable) {
                     self.tcb(id).set_answer(answer);
                 }
             }
-            Plain::Unlock { lock, poison } => {
+            Op::Unlock { lock, poison } => {
                 let i = self.local(id).expect("the requesting thread is live");
                 self.handle_unlock(i, id, lock, poison);
             }
-            Plain::ClearPoison(lock) => self.clear_poison(lock),
-            Plain::GlobalLock { global, try_only } => {
+            Op::ClearPoison(lock) => self.clear_poison(lock),
+            Op::GlobalLock { global, try_only } => {
                 if let Some(answer) = self.global_lock_request(c, id, global, try_only) {
                     self.tcb(id).set_answer(answer);
                 }
             }
-            Plain::GlobalUnlock { global, acquired, released } => {
+            Op::GlobalUnlock { global, acquired, released } => {
                 self.tcb(id).quiet_reply = true;
                 self.global_unlock(id, global, acquired, released);
             }
-            Plain::Adopt(lock) => {
+            Op::Adopt(lock) => {
                 if let Some(l) = self.lock_local(lock) {
                     self.sync_owner(l);
                 }
             }
-            Plain::CondWait { cond, lock, deadline } => {
+            Op::CondWait { cond, lock, deadline } => {
                 if let Some(answer) = self.cond_wait(c, id, cond, lock, deadline) {
-                    self.tcb(id).set_answer(Answer::Settled(Settled::Cond(answer)));
+                    self.tcb(id).set_answer(Answer::Value(Value::Cond(answer)));
                 }
             }
-            Plain::CondSignal { cond, all } => {
+            Op::CondSignal { cond, all } => {
                 let status = self.cond_signal(c, cond, all);
                 self.answer_status(id, status);
             }
-            Plain::Procure { sem, deadline, try_only } => {
+            Op::Procure { sem, deadline, try_only } => {
                 if let Some(answer) = self.procure(c, id, sem, deadline, try_only) {
-                    self.tcb(id).set_answer(Answer::Settled(Settled::Sem(answer)));
+                    self.tcb(id).set_answer(Answer::Value(Value::Sem(answer)));
                 }
             }
-            Plain::Vacate(sem) => {
+            Op::Vacate(sem) => {
                 let status = self.vacate(c, sem);
                 self.answer_status(id, status);
             }
-            Plain::Urgency => {
+            Op::Urgency => {
                 let u = self.tcb(id).urgency();
-                self.tcb(id).set_answer(Answer::Settled(Settled::Urgency(u)));
+                self.tcb(id).set_answer(Answer::Value(Value::Urgency(u)));
             }
-            Plain::Preemption(on) => {
+            Op::Preemption(on) => {
                 let old = self.set_preemption(c, id, on);
-                self.tcb(id).set_answer(Answer::Settled(Settled::Flag(old)));
+                self.tcb(id).set_answer(Answer::Value(Value::Flag(old)));
             }
-            Plain::SetPriority(priority) => self.set_priority_of(id, priority),
-            Plain::Kill(target) => {
+            Op::SetPriority(priority) => self.set_priority_of(id, priority),
+            Op::Kill(target) => {
                 let r = match (self.local(target), self.remote_cpu(target)) {
                     (Some(_), _) => {
                         self.kill(target);
@@ -592,9 +594,9 @@ impl<C: Clock> Kernel<C> {
                     (None, Some(to)) => self.post(to, Post::Kill { target, from: self.first_cpu }),
                     (None, None) => Err(self.no_thread(target)),
                 };
-                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Value::Go.into()));
             }
-            Plain::SetPriorityOf(target, priority) => {
+            Op::SetPriorityOf(target, priority) => {
                 let r = match (self.local(target), self.remote_cpu(target)) {
                     (Some(_), _) => {
                         self.set_priority_of(target, priority);
@@ -603,25 +605,25 @@ impl<C: Clock> Kernel<C> {
                     (None, Some(to)) => self.post(to, Post::SetPriority { target, priority, from: self.first_cpu }),
                     (None, None) => Err(self.no_thread(target)),
                 };
-                self.tcb(id).set_answer(Answer::fallible(r, |()| Settled::Go.into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |()| Value::Go.into()));
             }
             // Coming back to the loop is the point: it fires what is due and preempts.
-            Plain::Checkpoint => {}
-            Plain::Msg(op) => self.handle_msg(c, id, op),
-            Plain::Set(op) => {
+            Op::Checkpoint => {}
+            Op::Msg(op) => self.handle_msg(c, id, op),
+            Op::Set(op) => {
                 let r = self.set_op(op);
-                self.tcb(id).set_answer(Answer::fallible(r, |value| Settled::Set(value).into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |value| Value::Set(value).into()));
             }
         }
     }
 
     /// Handle a request that owns heap values.
     #[cold]
-    pub(in crate::kernel) fn handle_owned(&mut self, c: usize, id: ThreadId, request: Owned) {
+    pub(in crate::kernel) fn handle_owned(&mut self, c: usize, id: ThreadId, request: Setup) {
         match request {
-            Owned::Spawn(spec, body) => {
+            Setup::Spawn(spec, body) => {
                 let cpu = self.cpus[c].index;
-                if self.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
+                if self.cross.crossing.is_some() && spec.cpu != cpu && spec.cpu < self.total_cpus {
                     // Real time: the target CPU's kernel creates it and answers.
                     let to = spec.cpu;
                     let stamp = self.remote_stamp(id);
@@ -637,18 +639,18 @@ impl<C: Clock> Kernel<C> {
                     return;
                 }
                 let r = self.spawn_thread(spec, body, cpu);
-                self.tcb(id).set_answer(Answer::fallible(r, |id| Settled::Spawned(id).into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |id| Value::Spawned(id).into()));
             }
-            Owned::Control(op) => {
+            Setup::Control(op) => {
                 let r = self.control(op);
-                self.tcb(id).set_answer(Answer::fallible(r, |value| OwnedAnswer::Control(value).into()));
+                self.tcb(id).set_answer(Answer::fallible(r, |value| Report::Control(value).into()));
             }
         }
     }
 
     /// Answer a notification or a vacate with its outcome.
     fn answer_status(&mut self, id: ThreadId, status: Result<(), LockError>) {
-        self.tcb(id).set_answer(Answer::Settled(Settled::Status(status)));
+        self.tcb(id).set_answer(Answer::Value(Value::Status(status)));
     }
 
     /// Carry out a set, clock or budget operation asked for by a thread.
@@ -657,7 +659,7 @@ impl<C: Clock> Kernel<C> {
         Ok(match op {
             ControlOp::CreateSet(name) => ControlValue::Set(self.create_set(name)?),
             ControlOp::Set(op) => self.set_op(op)?.into(),
-            ControlOp::SetMembers(set) => Members(self.sets[self.set_local(set)?].members.clone()),
+            ControlOp::SetMembers(set) => Members(self.exec.sets[self.set_local(set)?].members.clone()),
             ControlOp::ThreadTimer(t, at, h) => self.arm_thread_timer(t, at, h).map(|_| Unit)?,
             ControlOp::SetTimer(set, at, h) => self.arm_set_timer(set, at, h).map(|_| Unit)?,
             ControlOp::SetBudget(set, b) => self.set_budget(set, b).map(|_| Unit)?,
@@ -685,13 +687,13 @@ impl<C: Clock> Kernel<C> {
                 if !self.id_check.owns(t) {
                     return Err(Error::ForeignThread(t));
                 }
-                Bool(self.sets[s].members.contains(&t))
+                Bool(self.exec.sets[s].members.contains(&t))
             }
             SetOp::SetOf(t) => {
                 if self.local(t).is_none() {
                     return Err(self.no_thread(t));
                 }
-                SetValue::SetOf(self.tcb(t).set.map(|s| self.sets[s as usize].id))
+                SetValue::SetOf(self.tcb(t).set.map(|s| self.exec.sets[s as usize].id))
             }
             SetOp::ThreadClock(t) => SetValue::Time(self.thread_clock(t)?),
             SetOp::SetThreadClock(t, v) => self.set_thread_clock(t, v).map(|_| Unit)?,

@@ -6,9 +6,9 @@
 //! functions.
 
 use crate::clock::Clock;
-use crate::kernel::thread_side::protocol::{Answer, Interrupt, LockAnswer, Plain, Settled};
+use crate::kernel::thread_side::protocol::{Answer, Interrupt, LockAnswer, Op, Value};
 use crate::kernel::Kernel;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 impl<C: Clock> Kernel<C> {
     /// What must happen before thread `id` is resumed with its reply: an RCS restart (of a
@@ -22,9 +22,7 @@ impl<C: Clock> Kernel<C> {
         if let Some(section) = t.restart_section {
             // Only a lock request is answered `Granted`, so this is the section's own lock,
             // just granted.
-            if matches!(t.answer, Answer::Settled(Settled::Lock(LockAnswer::Granted)))
-                && t.held.last() == Some(&section)
-            {
+            if matches!(t.answer, Answer::Value(Value::Lock(LockAnswer::Granted))) && t.held.last() == Some(&section) {
                 // RCS aborted a section that has not begun (the owner was still paying for the
                 // acquisition): give the lock back and let the owner ask again, behind the
                 // aborter.
@@ -54,7 +52,7 @@ impl<C: Clock> Kernel<C> {
             }
         }
         let i = self.local(id).expect("the resumed thread is live");
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         if let Some((lock, poison)) = t.pending_unlock.take() {
             self.unlock(id, lock, poison, Some(i));
             if self.cpus[c].preempt || self.cpus[c].current != Some(id) {
@@ -88,18 +86,18 @@ impl<C: Clock> Kernel<C> {
     /// seeing it, and a wait would hold the aborter up. The others (releases, queries, the end
     /// of a job) are made as usual.
     #[cold]
-    pub(in crate::kernel) fn restart_answers(&mut self, id: ThreadId, request: &Plain) -> bool {
+    pub(in crate::kernel) fn restart_answers(&mut self, id: ThreadId, request: &Op) -> bool {
         let t = self.tcb(id);
         let in_section = t.restart_section.is_some_and(|s| t.held.contains(&s));
         in_section
             && matches!(
                 request,
-                Plain::Lock { .. }
-                    | Plain::GlobalLock { .. }
-                    | Plain::Procure { .. }
-                    | Plain::Yield
-                    | Plain::SleepUntil(_)
-                    | Plain::Join(_)
+                Op::Lock { .. }
+                    | Op::GlobalLock { .. }
+                    | Op::Procure { .. }
+                    | Op::Yield
+                    | Op::SleepUntil(_)
+                    | Op::Join(_)
             )
     }
 }

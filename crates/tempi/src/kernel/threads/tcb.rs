@@ -24,12 +24,13 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::kernel::thread_side::protocol::{Answer, Body, Interrupt, JobInfo, LockAnswer, Request, Response, Settled};
+use crate::kernel::thread_side::protocol::{Answer, Body, Interrupt, JobInfo, LockAnswer, Request, Response, Value};
 use crate::kernel::timing::timers::{TimerHandle, TimerQueue};
 use crate::objects::LockError;
+use crate::plain::ThreadId;
 use crate::policy::sched::{SchedInfo, Urgency};
 use crate::stats::ThreadStats;
-use crate::thread::{MissHandler, MissPolicy, ThreadId, ThreadOutcome, Timing};
+use crate::thread::{MissHandler, MissPolicy, ThreadOutcome, Timing};
 use crate::time::Time;
 
 pub(crate) type Co = crate::os::context::Coroutine<Response, Request, ThreadOutcome>;
@@ -75,9 +76,9 @@ impl Wait {
     pub(crate) fn timeout_answer(self) -> Option<Answer> {
         Some(match self {
             Wait::Lock(_) => LockAnswer::Refused(LockError::Timeout).into(),
-            Wait::Cond(_) | Wait::RemoteCond(_) => Answer::Settled(Settled::Cond(Ok(true))),
-            Wait::Sem(_) | Wait::RemoteSem(_) => Answer::Settled(Settled::Sem(Err(LockError::Timeout))),
-            Wait::Msg => Answer::Settled(Settled::Msg(Err(crate::message::MsgError::Timeout))),
+            Wait::Cond(_) | Wait::RemoteCond(_) => Answer::Value(Value::Cond(Ok(true))),
+            Wait::Sem(_) | Wait::RemoteSem(_) => Answer::Value(Value::Sem(Err(LockError::Timeout))),
+            Wait::Msg => Answer::Value(Value::Msg(Err(crate::plain::MsgError::Timeout))),
             Wait::Join(_) | Wait::Spawn(_) | Wait::Reply(_) | Wait::Handler(_) => return None,
         })
     }
@@ -144,7 +145,7 @@ pub(crate) struct Tcb {
     /// thread's `Ctx`, which counts them.
     pub(crate) fast_held: std::rc::Rc<std::cell::Cell<u32>>,
     /// Message fields between the thread and the kernel; shared with the thread's `Ctx`.
-    pub(crate) mail: std::rc::Rc<crate::kernel::messaging::messages::MailCell>,
+    pub(crate) mail: std::rc::Rc<crate::kernel::messaging::messages::Exchange>,
     /// Its new queue, save queues and current message.
     pub(crate) mbox: crate::kernel::messaging::messages::Mailbox,
     /// Its part in the message-level scheduling events (lends, semaphores inside).
@@ -158,7 +159,7 @@ pub(crate) struct Tcb {
     /// more urgent thread run first; see `messaging/short_path.rs`).
     pub(crate) pending_read: bool,
     /// An unlock waiting for its simulated cost to be paid.
-    pub(crate) pending_unlock: Option<(crate::objects::LockId, bool)>,
+    pub(crate) pending_unlock: Option<(crate::plain::LockId, bool)>,
     /// The restartable lock (kernel-local index) whose critical section was aborted (RCS): the
     /// section is unwound at the first reply that may unwind, and the mark is dropped once the
     /// lock is released some other way (the section ended first).

@@ -12,12 +12,14 @@ use crate::error::Error;
 use crate::kernel::threads::tcb::State;
 use crate::kernel::timing::timers::TimerKind;
 use crate::kernel::Kernel;
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::{BudgetEvent, BudgetEventKind};
+use crate::plain::{StopReason, TraceKind};
 use crate::policy::budget::{BudgetAction, Enforcement};
 use crate::policy::sched::ReadyReason;
-use crate::sets::{Budget, BudgetEvent, BudgetEventKind, BudgetHandler, Replenishment, SetId};
-use crate::thread::ThreadId;
+use crate::sets::{Budget, BudgetHandler, Replenishment};
 use crate::time::{nanos, Time};
-use crate::trace::{StopReason, TraceKind};
 
 /// Replenishments a sporadic server has scheduled and not yet applied, oldest first.
 const PENDING: usize = 16;
@@ -47,17 +49,17 @@ impl<C: Clock> Kernel<C> {
         budget.validate()?;
         let s = self.set_local(set)?;
         self.charge_all();
-        let old_epoch = self.sets[s].budget.as_ref().map_or(0, |b| b.epoch);
+        let old_epoch = self.exec.sets[s].budget.as_ref().map_or(0, |b| b.epoch);
         self.clear_budget(s);
         let amount = nanos(budget.amount);
         let now = self.now;
-        let consumed = self.sets[s].consumed;
+        let consumed = self.exec.sets[s].consumed;
         let server_deadline = match budget.replenish {
             Replenishment::ConstantBandwidth { period } => Some(now + period),
             _ => None,
         };
         let epoch = old_epoch.wrapping_add(1);
-        self.sets[s].budget = Some(BudgetState {
+        self.exec.sets[s].budget = Some(BudgetState {
             amount,
             limit: consumed.saturating_add(amount),
             exhausted: false,
@@ -71,29 +73,29 @@ impl<C: Clock> Kernel<C> {
             server_deadline,
             epoch,
         });
-        self.exec_watch += 1;
+        self.exec.watch += 1;
         if let Replenishment::Periodic { period } = budget.replenish {
             self.timers.push(now + period, TimerKind::Replenish(s as u32, epoch, u64::MAX));
         }
         if matches!(budget.replenish, Replenishment::Sporadic { .. }) && self.set_active(s) {
-            self.sets[s].budget.as_mut().expect("just set").active_since = Some((now, consumed));
+            self.exec.sets[s].budget.as_mut().expect("just set").active_since = Some((now, consumed));
         }
-        for i in 0..self.sets[s].members.len() {
-            let m = self.sets[s].members[i];
+        for i in 0..self.exec.sets[s].members.len() {
+            let m = self.exec.sets[s].members[i];
             self.refresh_urgency(m);
         }
         Ok(())
     }
 
     pub(in crate::kernel) fn clear_budget(&mut self, s: usize) {
-        if self.sets[s].budget.is_none() {
+        if self.exec.sets[s].budget.is_none() {
             return;
         }
         self.lift(s);
-        self.sets[s].budget = None;
-        self.exec_watch -= 1;
-        for i in 0..self.sets[s].members.len() {
-            let m = self.sets[s].members[i];
+        self.exec.sets[s].budget = None;
+        self.exec.watch -= 1;
+        for i in 0..self.exec.sets[s].members.len() {
+            let m = self.exec.sets[s].members[i];
             self.refresh_urgency(m);
         }
     }
@@ -102,8 +104,8 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn budget_left(&mut self, set: SetId) -> Result<(Duration, bool), Error> {
         let s = self.set_local(set)?;
         self.charge_all();
-        let consumed = self.sets[s].consumed;
-        let b = self.sets[s].budget.as_ref().ok_or(Error::NoBudget(set))?;
+        let consumed = self.exec.sets[s].consumed;
+        let b = self.exec.sets[s].budget.as_ref().ok_or(Error::NoBudget(set))?;
         // Reaching the limit is exhaustion even at the very instant, before the kernel has
         // run the action for it.
         Ok((Duration::from_nanos(b.limit.saturating_sub(consumed)), b.exhausted || consumed >= b.limit))
@@ -113,8 +115,8 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn replenish_to(&mut self, set: SetId, to: Duration) -> Result<(), Error> {
         let s = self.set_local(set)?;
         self.charge_all();
-        let consumed = self.sets[s].consumed;
-        self.sets[s].budget.as_mut().ok_or(Error::NoBudget(set))?.limit = consumed.saturating_add(nanos(to));
+        let consumed = self.exec.sets[s].consumed;
+        self.exec.sets[s].budget.as_mut().ok_or(Error::NoBudget(set))?.limit = consumed.saturating_add(nanos(to));
         self.after_refill(s);
         Ok(())
     }
@@ -123,8 +125,8 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn add_budget(&mut self, set: SetId, delta_ns: i64) -> Result<(), Error> {
         let s = self.set_local(set)?;
         self.charge_all();
-        let consumed = self.sets[s].consumed;
-        let b = self.sets[s].budget.as_mut().ok_or(Error::NoBudget(set))?;
+        let consumed = self.exec.sets[s].consumed;
+        let b = self.exec.sets[s].budget.as_mut().ok_or(Error::NoBudget(set))?;
         b.limit = (b.limit as i128 + delta_ns as i128).max(consumed as i128) as u64;
         if delta_ns > 0 {
             self.after_refill(s);
@@ -133,7 +135,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(in crate::kernel) fn budget_event(&self, s: usize, kind: BudgetEventKind) -> BudgetEvent {
-        let set = &self.sets[s];
+        let set = &self.exec.sets[s];
         let left = set.budget.as_ref().map_or(0, |b| b.limit.saturating_sub(set.consumed));
         BudgetEvent {
             set: set.id,
@@ -146,18 +148,18 @@ impl<C: Clock> Kernel<C> {
 
     pub(in crate::kernel) fn trace_set(&mut self, s: usize, kind: TraceKind, arg: u64) {
         let placeholder = ThreadId::new(u32::MAX, 0);
-        let id = self.sets[s].id.index() as u32;
+        let id = self.exec.sets[s].id.index() as u32;
         let c = self.set_cpu(s);
         self.trace(c, kind, placeholder, id, arg);
     }
 
     /// The budget of set `s` just ran out.
     pub(in crate::kernel) fn exhaust(&mut self, s: usize) {
-        self.sets[s].exhaustions += 1;
-        let consumed = self.sets[s].consumed;
+        self.exec.sets[s].exhaustions += 1;
+        let consumed = self.exec.sets[s].consumed;
         self.trace_set(s, TraceKind::BudgetExhausted, consumed);
         let event = self.budget_event(s, BudgetEventKind::Exhausted);
-        let b = self.sets[s].budget.as_mut().expect("exhausting a budget");
+        let b = self.exec.sets[s].budget.as_mut().expect("exhausting a budget");
         b.exhausted = true;
         self.culprit.set(crate::kernel::Culprit::Budget(s as u32));
         if let Some(h) = b.handler.as_mut() {
@@ -172,9 +174,9 @@ impl<C: Clock> Kernel<C> {
                 b.limit = consumed.saturating_add(b.amount);
                 b.exhausted = false;
                 b.server_deadline = Some(b.server_deadline.unwrap_or(self.now) + period);
-                self.sets[s].replenishments += 1;
-                for i in 0..self.sets[s].members.len() {
-                    let m = self.sets[s].members[i];
+                self.exec.sets[s].replenishments += 1;
+                for i in 0..self.exec.sets[s].members.len() {
+                    let m = self.exec.sets[s].members[i];
                     self.refresh_urgency(m);
                 }
                 self.enforce(s, enforcement);
@@ -190,7 +192,7 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(in crate::kernel) fn schedule_sporadic(&mut self, s: usize, at: Time, amount: u64) {
-        let b = self.sets[s].budget.as_mut().expect("sporadic budget");
+        let b = self.exec.sets[s].budget.as_mut().expect("sporadic budget");
         if amount == 0 {
             return;
         }
@@ -208,13 +210,13 @@ impl<C: Clock> Kernel<C> {
 
     /// A replenishment timer fired.
     pub(crate) fn on_replenish_timer(&mut self, s: usize, epoch: u32, amount: u64, at: Time) {
-        let Some(b) = self.sets.get(s).and_then(|set| set.budget.as_ref()) else { return };
-        if b.epoch != epoch || self.sets[s].destroyed {
+        let Some(b) = self.exec.sets.get(s).and_then(|set| set.budget.as_ref()) else { return };
+        if b.epoch != epoch || self.exec.sets[s].destroyed {
             return;
         }
         self.charge_all();
-        let consumed = self.sets[s].consumed;
-        let b = self.sets[s].budget.as_mut().expect("checked");
+        let consumed = self.exec.sets[s].consumed;
+        let b = self.exec.sets[s].budget.as_mut().expect("checked");
         match b.rule {
             Replenishment::Periodic { period } => {
                 b.limit = consumed.saturating_add(b.amount);
@@ -228,23 +230,23 @@ impl<C: Clock> Kernel<C> {
             }
             Replenishment::Manual | Replenishment::ConstantBandwidth { .. } => return,
         }
-        self.sets[s].replenishments += 1;
+        self.exec.sets[s].replenishments += 1;
         self.after_refill(s);
     }
 
     /// Budget came back: lift enforcement if it is no longer exhausted, tell everyone.
     pub(in crate::kernel) fn after_refill(&mut self, s: usize) {
-        let consumed = self.sets[s].consumed;
-        let b = self.sets[s].budget.as_mut().expect("refilled budget");
+        let consumed = self.exec.sets[s].consumed;
+        let b = self.exec.sets[s].budget.as_mut().expect("refilled budget");
         let left = b.limit.saturating_sub(consumed);
         self.trace_set(s, TraceKind::BudgetReplenished, left);
-        let b = self.sets[s].budget.as_mut().expect("refilled budget");
+        let b = self.exec.sets[s].budget.as_mut().expect("refilled budget");
         let was_exhausted = b.exhausted;
         if was_exhausted && left > 0 {
             b.exhausted = false;
         }
         let event = self.budget_event(s, BudgetEventKind::Replenished);
-        let b = self.sets[s].budget.as_mut().expect("refilled budget");
+        let b = self.exec.sets[s].budget.as_mut().expect("refilled budget");
         self.culprit.set(crate::kernel::Culprit::Budget(s as u32));
         if let Some(h) = b.handler.as_mut() {
             h(&event);
@@ -252,36 +254,36 @@ impl<C: Clock> Kernel<C> {
         self.culprit.set(crate::kernel::Culprit::Scheduler);
         if was_exhausted && left > 0 {
             self.lift(s);
-            let b = self.sets[s].budget.as_mut().expect("refilled budget");
+            let b = self.exec.sets[s].budget.as_mut().expect("refilled budget");
             self.culprit.set(crate::kernel::Culprit::Budget(s as u32));
             b.action.on_replenished(&event);
             self.culprit.set(crate::kernel::Culprit::Scheduler);
             if matches!(b.rule, Replenishment::Sporadic { .. }) && self.set_active(s) {
                 let now = self.now;
-                self.sets[s].budget.as_mut().expect("sporadic").active_since = Some((now, consumed));
+                self.exec.sets[s].budget.as_mut().expect("sporadic").active_since = Some((now, consumed));
             }
         }
     }
 
     /// Carry out an enforcement on every member.
     pub(in crate::kernel) fn enforce(&mut self, s: usize, enforcement: Enforcement) {
-        if let Some(b) = self.sets[s].budget.as_mut() {
+        if let Some(b) = self.exec.sets[s].budget.as_mut() {
             b.enforced = enforcement;
         }
-        let members = self.sets[s].members.len();
+        let members = self.exec.sets[s].members.len();
         match enforcement {
             Enforcement::Nothing => {}
             Enforcement::Demote => {
                 for i in 0..members {
-                    let m = self.sets[s].members[i];
+                    let m = self.exec.sets[s].members[i];
                     self.tcb(m).demoted = true;
                     self.refresh_urgency(m);
                 }
             }
             Enforcement::Suspend => {
-                self.sets[s].suspended = true;
+                self.exec.sets[s].suspended = true;
                 for i in 0..members {
-                    let m = self.sets[s].members[i];
+                    let m = self.exec.sets[s].members[i];
                     match self.tcb(m).state {
                         State::Running => {
                             let c = self.cpu_of(m);
@@ -295,10 +297,10 @@ impl<C: Clock> Kernel<C> {
             }
             Enforcement::Kill => {
                 for i in 0..members {
-                    let m = self.sets[s].members[i];
+                    let m = self.exec.sets[s].members[i];
                     // A running member is in its current runtime call (`work`): it ends at this
                     // instant, before anything else runs (`Kernel::settle_budgets`).
-                    self.budget_killed_running |= self.tcb(m).state == State::Running;
+                    self.exec.budget_killed_running |= self.tcb(m).state == State::Running;
                     self.kill(m);
                 }
             }
@@ -307,20 +309,20 @@ impl<C: Clock> Kernel<C> {
 
     /// Undo the enforcement in force.
     pub(in crate::kernel) fn lift(&mut self, s: usize) {
-        let Some(b) = self.sets[s].budget.as_mut() else { return };
+        let Some(b) = self.exec.sets[s].budget.as_mut() else { return };
         let enforced = std::mem::take(&mut b.enforced);
         match enforced {
             Enforcement::Demote => {
-                for i in 0..self.sets[s].members.len() {
-                    let m = self.sets[s].members[i];
+                for i in 0..self.exec.sets[s].members.len() {
+                    let m = self.exec.sets[s].members[i];
                     self.tcb(m).demoted = false;
                     self.refresh_urgency(m);
                 }
             }
             Enforcement::Suspend => {
-                self.sets[s].suspended = false;
-                for i in 0..self.sets[s].members.len() {
-                    let m = self.sets[s].members[i];
+                self.exec.sets[s].suspended = false;
+                for i in 0..self.exec.sets[s].members.len() {
+                    let m = self.exec.sets[s].members[i];
                     if self.tcb(m).state == State::Held {
                         self.make_ready(m, ReadyReason::Woken);
                     }
@@ -332,7 +334,7 @@ impl<C: Clock> Kernel<C> {
 
     /// The local CPU of a set's first member (events of an empty set go to the first CPU).
     pub(in crate::kernel) fn set_cpu(&mut self, s: usize) -> usize {
-        match self.sets[s].members.first() {
+        match self.exec.sets[s].members.first() {
             Some(&m) => self.cpu_of(m),
             None => 0,
         }
@@ -347,8 +349,8 @@ impl<C: Clock> Kernel<C> {
 
     /// Whether a member of set `s` is ready or running.
     pub(crate) fn set_active(&self, s: usize) -> bool {
-        self.sets[s].members.iter().any(|&m| {
-            let t = self.slots[self.local(m).expect("member is live")].as_ref().expect("live");
+        self.exec.sets[s].members.iter().any(|&m| {
+            let t = self.table.slots[self.local(m).expect("member is live")].as_ref().expect("live");
             matches!(t.state, State::Ready | State::Running)
         })
     }
@@ -357,13 +359,13 @@ impl<C: Clock> Kernel<C> {
     /// servers may take a fresh deadline. Returns whether the thread must be held instead.
     pub(crate) fn member_ready(&mut self, id: ThreadId) -> bool {
         let Some(s) = self.tcb(id).set.map(|s| s as usize) else { return false };
-        if self.sets[s].suspended && !self.tcb(id).kill_pending {
+        if self.exec.sets[s].suspended && !self.tcb(id).kill_pending {
             return true;
         }
         let now = self.now;
-        let others_active = self.sets[s].members.iter().any(|&m| {
+        let others_active = self.exec.sets[s].members.iter().any(|&m| {
             m != id && {
-                let t = self.slots[self.local(m).expect("member is live")].as_ref().expect("live");
+                let t = self.table.slots[self.local(m).expect("member is live")].as_ref().expect("live");
                 matches!(t.state, State::Ready | State::Running)
             }
         });
@@ -371,8 +373,8 @@ impl<C: Clock> Kernel<C> {
             return false;
         }
         self.charge_all();
-        let consumed = self.sets[s].consumed;
-        let Some(b) = self.sets[s].budget.as_mut() else { return false };
+        let consumed = self.exec.sets[s].consumed;
+        let Some(b) = self.exec.sets[s].budget.as_mut() else { return false };
         match b.rule {
             Replenishment::Sporadic { .. } if !b.exhausted && b.active_since.is_none() => {
                 b.active_since = Some((now, consumed));
@@ -386,8 +388,8 @@ impl<C: Clock> Kernel<C> {
                 if d <= now || left * nanos(period) as u128 >= horizon * b.amount as u128 {
                     b.server_deadline = Some(now + period);
                     b.limit = consumed.saturating_add(b.amount);
-                    for i in 0..self.sets[s].members.len() {
-                        let m = self.sets[s].members[i];
+                    for i in 0..self.exec.sets[s].members.len() {
+                        let m = self.exec.sets[s].members[i];
                         if m != id {
                             self.refresh_urgency(m);
                         }
@@ -403,7 +405,7 @@ impl<C: Clock> Kernel<C> {
     /// schedules the return of what it consumed.
     pub(crate) fn member_idle(&mut self, id: ThreadId) {
         let Some(s) = self.tcb(id).set.map(|s| s as usize) else { return };
-        let sporadic = self.sets[s].budget.as_ref().and_then(|b| match b.rule {
+        let sporadic = self.exec.sets[s].budget.as_ref().and_then(|b| match b.rule {
             Replenishment::Sporadic { period } => b.active_since.map(|(t, at)| (t, at, period)),
             _ => None,
         });
@@ -411,15 +413,15 @@ impl<C: Clock> Kernel<C> {
         if self.set_active(s) {
             return;
         }
-        let consumed = self.sets[s].consumed;
-        self.sets[s].budget.as_mut().expect("sporadic").active_since = None;
+        let consumed = self.exec.sets[s].consumed;
+        self.exec.sets[s].budget.as_mut().expect("sporadic").active_since = None;
         self.schedule_sporadic(s, start + period, consumed.saturating_sub(at));
     }
 
     /// The urgency a server imposes on its members, if any (constant bandwidth servers).
     pub(crate) fn server_deadline(&self, id: ThreadId) -> Option<Time> {
-        let t = self.slots[self.local(id)?].as_ref()?;
-        let b = self.sets[t.set? as usize].budget.as_ref()?;
+        let t = self.table.slots[self.local(id)?].as_ref()?;
+        let b = self.exec.sets[t.set? as usize].budget.as_ref()?;
         match b.rule {
             Replenishment::ConstantBandwidth { .. } => b.server_deadline,
             _ => None,

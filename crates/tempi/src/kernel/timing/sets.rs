@@ -19,12 +19,13 @@ use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::timing::budgets::BudgetState;
 use crate::kernel::{EventHandler, Kernel};
+use crate::plain::SetId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
 use crate::policy::budget::Enforcement;
 use crate::policy::sched::ReadyReason;
-use crate::sets::{Accounting, SetId, SetSummary};
-use crate::thread::ThreadId;
+use crate::sets::{Accounting, SetSummary};
 use crate::time::{nanos, Time};
-use crate::trace::TraceKind;
 
 /// The `arg` of an `EventReleaseRefused` record made for an execution-time timer's handler
 /// (a timing event's records carry the event's index).
@@ -88,8 +89,8 @@ impl<C: Clock> Kernel<C> {
         if set.runtime != self.runtime {
             return Err(Error::ForeignSet(set));
         }
-        let i = set.word.checked_sub(self.set_base).map(|i| i as usize);
-        match i.and_then(|i| self.sets.get(i).map(|s| (i, s))) {
+        let i = set.word.checked_sub(self.exec.set_base).map(|i| i as usize);
+        match i.and_then(|i| self.exec.sets.get(i).map(|s| (i, s))) {
             Some((i, s)) if !s.destroyed => Ok(i),
             _ => Err(Error::UnknownSet(set)),
         }
@@ -109,7 +110,7 @@ impl<C: Clock> Kernel<C> {
         }
         if let (Some(from), ClockMode::Real) = (from, C::MODE) {
             // One kernel per CPU, each numbering `slots.len()` slots from `CPU × slots.len()`.
-            let to = id.index() / self.slots.len();
+            let to = id.index() / self.table.slots.len();
             if to != from && to < self.total_cpus {
                 return Error::CrossCpu { from, to };
             }
@@ -118,12 +119,12 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(crate) fn create_set(&mut self, name: String) -> Result<SetId, Error> {
-        if self.sets.len() == self.sets.capacity() {
-            return Err(Error::TooManySets { max: self.sets.capacity() });
+        if self.exec.sets.len() == self.exec.sets.capacity() {
+            return Err(Error::TooManySets { max: self.exec.sets.capacity() });
         }
-        let id = SetId { word: self.set_base + self.sets.len() as u32, runtime: self.runtime };
-        let cap = self.slots.len();
-        self.sets.push(SetState::new(id, name, cap)?);
+        let id = SetId { word: self.exec.set_base + self.exec.sets.len() as u32, runtime: self.runtime };
+        let cap = self.table.slots.len();
+        self.exec.sets.push(SetState::new(id, name, cap)?);
         Ok(id)
     }
 
@@ -131,16 +132,16 @@ impl<C: Clock> Kernel<C> {
         self.empty_set(set)?;
         let s = self.set_local(set)?;
         self.clear_budget(s);
-        if self.sets[s].timer.take().is_some() {
-            self.exec_watch -= 1;
+        if self.exec.sets[s].timer.take().is_some() {
+            self.exec.watch -= 1;
         }
-        self.sets[s].destroyed = true;
+        self.exec.sets[s].destroyed = true;
         Ok(())
     }
 
     pub(crate) fn empty_set(&mut self, set: SetId) -> Result<(), Error> {
         let s = self.set_local(set)?;
-        while let Some(&t) = self.sets[s].members.last() {
+        while let Some(&t) = self.exec.sets[s].members.last() {
             self.remove_from_set(set, t)?;
         }
         Ok(())
@@ -152,13 +153,13 @@ impl<C: Clock> Kernel<C> {
             return Err(self.no_thread(id));
         }
         if let Some(other) = self.tcb(id).set {
-            return Err(Error::AlreadyInSet { thread: id, set: self.sets[other as usize].id });
+            return Err(Error::AlreadyInSet { thread: id, set: self.exec.sets[other as usize].id });
         }
         // Charge up to now under the old membership, so the set only sees time from here on.
         self.charge_thread(id);
         self.tcb(id).set = Some(s as u32);
-        self.sets[s].members.push(id);
-        if self.tcb(id).state == State::Ready && self.sets[s].suspended {
+        self.exec.sets[s].members.push(id);
+        if self.tcb(id).state == State::Ready && self.exec.sets[s].suspended {
             self.hold(id);
         }
         self.member_changed(s, id);
@@ -170,11 +171,11 @@ impl<C: Clock> Kernel<C> {
         if !self.id_check.owns(id) {
             return Err(Error::ForeignThread(id));
         }
-        let Some(pos) = self.sets[s].members.iter().position(|&m| m == id) else {
+        let Some(pos) = self.exec.sets[s].members.iter().position(|&m| m == id) else {
             return Err(Error::NotInSet { thread: id, set });
         };
         self.charge_thread(id);
-        self.sets[s].members.swap_remove(pos);
+        self.exec.sets[s].members.swap_remove(pos);
         let t = self.tcb(id);
         t.set = None;
         let (held, demoted) = (t.state == State::Held, t.demoted);
@@ -191,7 +192,7 @@ impl<C: Clock> Kernel<C> {
 
     /// A thread joined a set: it takes on the set's enforcement and server deadline.
     pub(in crate::kernel) fn member_changed(&mut self, s: usize, id: ThreadId) {
-        if self.sets[s].budget.as_ref().is_some_and(|b| b.enforced == Enforcement::Demote) {
+        if self.exec.sets[s].budget.as_ref().is_some_and(|b| b.enforced == Enforcement::Demote) {
             self.tcb(id).demoted = true;
         }
         self.refresh_urgency(id);
@@ -216,17 +217,17 @@ impl<C: Clock> Kernel<C> {
             return;
         }
         let ran = cpu.ran_until(now);
-        let accounting = self.accounting;
+        let accounting = self.exec.accounting;
         if accounting == Accounting::Off {
             return;
         }
-        let t = self.slots[i].as_mut().expect("live slot");
+        let t = self.table.slots[i].as_mut().expect("live slot");
         debug_assert_eq!(cpu.current, Some(t.id), "slot {i} holds the running thread");
         t.add_cpu_time(ran);
         if accounting == Accounting::Group
             && let Some(s) = t.set
         {
-            self.sets[s as usize].consumed = self.sets[s as usize].consumed.saturating_add(ran);
+            self.exec.sets[s as usize].consumed = self.exec.sets[s as usize].consumed.saturating_add(ran);
         }
     }
 
@@ -261,7 +262,7 @@ impl<C: Clock> Kernel<C> {
     pub(crate) fn group_clock(&mut self, set: SetId) -> Result<Duration, Error> {
         let s = self.set_local(set)?;
         self.charge_all();
-        Ok(Duration::from_nanos(self.sets[s].consumed))
+        Ok(Duration::from_nanos(self.exec.sets[s].consumed))
     }
 
     /// Set a group clock. A budget keeps what it had left: its limit moves with the clock.
@@ -269,9 +270,9 @@ impl<C: Clock> Kernel<C> {
         let s = self.set_local(set)?;
         self.charge_all();
         let new = nanos(value);
-        let old = self.sets[s].consumed;
-        self.sets[s].consumed = new;
-        if let Some(b) = self.sets[s].budget.as_mut() {
+        let old = self.exec.sets[s].consumed;
+        self.exec.sets[s].consumed = new;
+        if let Some(b) = self.exec.sets[s].budget.as_mut() {
             b.limit = (b.limit as i128 + new as i128 - old as i128).max(0) as u64;
             if let Some((t, at)) = b.active_since {
                 b.active_since = Some((t, (at as i128 + new as i128 - old as i128).max(0) as u64));
@@ -288,7 +289,7 @@ impl<C: Clock> Kernel<C> {
         }
         let t = self.tcb(id);
         if t.cpu_timer.is_none() {
-            self.exec_watch += 1;
+            self.exec.watch += 1;
         }
         self.tcb(id).cpu_timer = Some(ExecTimer { at: nanos(at), handler });
         Ok(())
@@ -296,10 +297,10 @@ impl<C: Clock> Kernel<C> {
 
     pub(crate) fn arm_set_timer(&mut self, set: SetId, at: Duration, handler: EventHandler) -> Result<(), Error> {
         let s = self.set_local(set)?;
-        if self.sets[s].timer.is_none() {
-            self.exec_watch += 1;
+        if self.exec.sets[s].timer.is_none() {
+            self.exec.watch += 1;
         }
-        self.sets[s].timer = Some(ExecTimer { at: nanos(at), handler });
+        self.exec.sets[s].timer = Some(ExecTimer { at: nanos(at), handler });
         Ok(())
     }
 
@@ -308,7 +309,7 @@ impl<C: Clock> Kernel<C> {
     /// The earliest instant an armed execution-time event is reached if the running threads
     /// keep running.
     pub(crate) fn next_exec_instant(&self) -> Option<Time> {
-        if self.exec_watch == 0 || self.accounting == Accounting::Off {
+        if self.exec.watch == 0 || self.exec.accounting == Accounting::Off {
             return None;
         }
         let now = self.now;
@@ -316,17 +317,17 @@ impl<C: Clock> Kernel<C> {
         let mut earliest = |t: Time| next = Some(next.map_or(t, |n: Time| n.min(t)));
         for cpu in &self.cpus {
             let Some(id) = cpu.current else { continue };
-            let t = self.slots[self.local(id).expect("live")].as_ref().expect("live");
+            let t = self.table.slots[self.local(id).expect("live")].as_ref().expect("live");
             let running_part = nanos(now - cpu.charged_at);
             if let Some(timer) = &t.cpu_timer {
                 let value = t.cpu_ns + running_part;
                 earliest(now + Duration::from_nanos(timer.at.saturating_sub(value)));
             }
             let Some(s) = t.set.map(|s| s as usize) else { continue };
-            if self.accounting != Accounting::Group {
+            if self.exec.accounting != Accounting::Group {
                 continue;
             }
-            let set = &self.sets[s];
+            let set = &self.exec.sets[s];
             let target = match (&set.timer, &set.budget) {
                 (Some(tm), Some(b)) if !b.exhausted => tm.at.min(b.limit),
                 (Some(tm), _) => tm.at,
@@ -337,7 +338,7 @@ impl<C: Clock> Kernel<C> {
             let (mut value, mut running) = (set.consumed, 0u64);
             for other in &self.cpus {
                 if let Some(o) = other.current {
-                    let ot = self.slots[self.local(o).expect("live")].as_ref().expect("live");
+                    let ot = self.table.slots[self.local(o).expect("live")].as_ref().expect("live");
                     if ot.set == t.set {
                         value += nanos(now - other.charged_at);
                         running += 1;
@@ -352,7 +353,7 @@ impl<C: Clock> Kernel<C> {
 
     /// Fire every execution-time event whose clock has reached its value.
     pub(crate) fn check_exec_events(&mut self) {
-        if self.exec_watch == 0 || self.accounting == Accounting::Off {
+        if self.exec.watch == 0 || self.exec.accounting == Accounting::Off {
             return;
         }
         self.charge_all();
@@ -361,19 +362,19 @@ impl<C: Clock> Kernel<C> {
             let t = self.tcb(id);
             if t.cpu_timer.as_ref().is_some_and(|tm| t.cpu_ns >= tm.at) {
                 let timer = t.cpu_timer.take().expect("checked");
-                self.exec_watch -= 1;
+                self.exec.watch -= 1;
                 self.run_exec_handler(c, timer.handler);
             }
         }
-        for s in 0..self.sets.len() {
-            let consumed = self.sets[s].consumed;
-            if self.sets[s].timer.as_ref().is_some_and(|tm| consumed >= tm.at) {
-                let timer = self.sets[s].timer.take().expect("checked");
-                self.exec_watch -= 1;
+        for s in 0..self.exec.sets.len() {
+            let consumed = self.exec.sets[s].consumed;
+            if self.exec.sets[s].timer.as_ref().is_some_and(|tm| consumed >= tm.at) {
+                let timer = self.exec.sets[s].timer.take().expect("checked");
+                self.exec.watch -= 1;
                 let c = self.set_cpu(s);
                 self.run_exec_handler(c, timer.handler);
             }
-            if self.sets[s].budget.as_ref().is_some_and(|b| !b.exhausted && consumed >= b.limit) {
+            if self.exec.sets[s].budget.as_ref().is_some_and(|b| !b.exhausted && consumed >= b.limit) {
                 self.exhaust(s);
             }
         }
@@ -383,17 +384,17 @@ impl<C: Clock> Kernel<C> {
     /// and has not been found exhausted yet: its exhaustion is due in this instant's
     /// [`Kernel::check_exec_events`].
     pub(in crate::kernel) fn budget_runs_out_now(&mut self, id: ThreadId) -> bool {
-        if self.exec_watch == 0 || self.accounting != Accounting::Group {
+        if self.exec.watch == 0 || self.exec.accounting != Accounting::Group {
             return false;
         }
         let t = self.tcb(id);
         let Some(s) = t.set.map(|s| s as usize) else { return false };
-        if t.state != State::Running || self.sets[s].budget.as_ref().is_none_or(|b| b.exhausted) {
+        if t.state != State::Running || self.exec.sets[s].budget.as_ref().is_none_or(|b| b.exhausted) {
             return false;
         }
         // Members running on other CPUs advance the group clock too.
         self.charge_all();
-        let set = &self.sets[s];
+        let set = &self.exec.sets[s];
         set.budget.as_ref().is_some_and(|b| set.consumed >= b.limit)
     }
 
@@ -418,6 +419,6 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(crate) fn set_summaries(&self) -> Vec<SetSummary> {
-        self.sets.iter().map(SetState::summary).collect()
+        self.exec.sets.iter().map(SetState::summary).collect()
     }
 }

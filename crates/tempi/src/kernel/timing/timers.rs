@@ -13,7 +13,7 @@
 //!
 //! Must not: act on a timer: it only orders them; the run loop fires them.
 
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

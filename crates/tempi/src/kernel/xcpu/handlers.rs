@@ -32,23 +32,29 @@ use crate::error::Error;
 use crate::kernel::messaging::messages::{HANDLER_PANICKED, HANDLER_QUEUE_FULL};
 use crate::kernel::thread_side::calls::MsgCall;
 use crate::kernel::thread_side::ctx::Ctx;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, MsgOp, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::message::{Caller, Handler, HandlerHost, Message, MsgError, Served};
-use crate::os::busy_cell::Executor;
+use crate::kernel::{Caller, HandlerHost, RemoteHandler, Served};
+use crate::os::busy_cell::KernelId;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 use crate::policy::sched::Urgency;
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 impl Ctx<'_> {
     /// Invoke `h`, a handler of another real-time CPU, with `msg` (its sender and kind set);
     /// `wait`: until it has been run, queued or refused there. Returns the reply to a call.
-    pub(crate) fn handler_remote(&self, h: &Handler, msg: Message, wait: bool) -> Result<Option<Message>, MsgError> {
+    pub(crate) fn handler_remote(
+        &self,
+        h: std::sync::Arc<dyn RemoteHandler>,
+        msg: Message,
+        wait: bool,
+    ) -> Result<Option<Message>, MsgError> {
         self.mail.msg.set(msg);
-        self.mail.handler.replace(Some(h.clone()));
+        self.mail.handler.replace(Some(h));
         let answer = self.invoke(MsgCall(MsgOp::RemoteHandler { wait }));
         // The kernel took the handler; after an error before it did, drop it here.
         self.mail.handler.replace(None);
@@ -138,7 +144,7 @@ impl<C: Clock> Kernel<C> {
     /// queue, in which case the thread that drains it answers.
     pub(in crate::kernel) fn accept_remote_handler(
         &mut self,
-        handler: &Handler,
+        handler: &std::sync::Arc<dyn RemoteHandler>,
         msg: Message,
         stamp: u32,
         urgency: Urgency,
@@ -152,7 +158,7 @@ impl<C: Clock> Kernel<C> {
         let naming = NameOnUnwind(handler);
         let served = {
             let host = RefCell::new(KernelHost { k: self, invoker: sender, urgency, now });
-            handler.serve_remote(&host, msg, caller)
+            std::sync::Arc::clone(handler).serve_remote(&host, msg, caller)
         };
         std::mem::forget(naming);
         self.culprit.set(before);
@@ -179,7 +185,7 @@ impl<C: Clock> Kernel<C> {
     /// traced (on the sender's name, on this CPU).
     fn handler_queue_refused(&mut self, msg: Message) {
         self.drop_payload(msg);
-        self.msg_stats.handler_queue_full += 1;
+        self.mail.stats.handler_queue_full += 1;
         if self.tracing {
             let sender = msg.from.expect("a posted message has a sender");
             self.trace(0, TraceKind::MessageRefused, sender, 0, HANDLER_QUEUE_FULL);
@@ -203,7 +209,7 @@ impl<C: Clock> Kernel<C> {
     /// `caller`, if it still waits, is answered `HandlerPanicked`.
     #[cold]
     pub(in crate::kernel) fn handler_unserved(&mut self, msg: Message, caller: Option<Caller>) {
-        self.msg_stats.handler_panicked += 1;
+        self.mail.stats.handler_panicked += 1;
         if let Some(sender) = msg.from.filter(|_| self.tracing) {
             match self.local(sender) {
                 Some(_) => self.trace_thread(sender, TraceKind::MessageRefused, HANDLER_PANICKED),
@@ -222,10 +228,10 @@ impl<C: Clock> Kernel<C> {
     /// on this kernel standing in for `id` (`message/leftovers.rs`).
     #[cold]
     pub(in crate::kernel) fn settle_handlers(&mut self, id: ThreadId) {
-        let (now, urgency) = (self.now, self.tcb(id).urgency());
+        let (now, urgency, hooks) = (self.now, self.tcb(id).urgency(), self.handler_hooks);
         let host = RefCell::new(KernelHost { k: self, invoker: id, urgency, now });
-        crate::message::settle_poisoned(&host);
-        crate::message::settle_unwound(&host);
+        (hooks.settle_poisoned)(&host);
+        (hooks.settle_unwound)(&host);
     }
 
     /// Answer `caller`, a thread of this CPU waiting at a handler with `token`, with `reply`.
@@ -237,7 +243,7 @@ impl<C: Clock> Kernel<C> {
             r.expects_reply = false;
             self.tcb(caller).mail.msg.set(r);
         });
-        self.tcb(caller).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.tcb(caller).set_answer(Answer::Value(Value::Msg(answer)));
         self.wake_from_wait(caller);
     }
 }
@@ -249,7 +255,7 @@ std::thread_local! {
 
 /// Keeps its handler's name for the run's error when dropped, which happens only in an unwind
 /// (the normal path forgets it).
-struct NameOnUnwind<'a>(&'a Handler);
+struct NameOnUnwind<'a>(&'a std::sync::Arc<dyn RemoteHandler>);
 
 impl Drop for NameOnUnwind<'_> {
     fn drop(&mut self) {
@@ -276,7 +282,7 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
     fn cpu(&self) -> usize {
         self.k.first_cpu
     }
-    fn executor(&self) -> Executor {
+    fn executor(&self) -> KernelId {
         self.k.executor()
     }
     fn invoker(&self) -> ThreadId {
@@ -334,7 +340,7 @@ impl<C: Clock> HandlerHost for KernelHost<'_, C> {
         }
         let t = k.tcb(caller);
         t.mail.handed_over.set(true);
-        t.set_answer(Answer::Settled(Settled::Msg(Ok(()))));
+        t.set_answer(Answer::Value(Value::Msg(Ok(()))));
         k.wake_from_wait(caller);
         true
     }

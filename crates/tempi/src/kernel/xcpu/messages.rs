@@ -29,13 +29,13 @@
 
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Settled};
+use crate::kernel::thread_side::protocol::{Answer, MsgAnswer, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::Post;
 use crate::kernel::Kernel;
-use crate::message::{Message, MsgError};
-use crate::thread::ThreadId;
-use crate::trace::TraceKind;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{Message, MsgError};
 
 /// The top bit of a `Wait::Reply` stamp that waits for another CPU (pool slots are below it).
 const REMOTE: u32 = 1 << 31;
@@ -117,7 +117,7 @@ impl<C: Clock> Kernel<C> {
                 // Nobody waits for it, but the sender is told: its kernel keeps the refusal
                 // for it to read (`Ctx::timed_refusals`).
                 let code = crate::kernel::messaging::messages::refusal_code(e) as u8;
-                let back = sender.index() / self.slots.len();
+                let back = sender.index() / self.table.slots.len();
                 self.post_answer(back, Post::TimedRefused { to, msg: msg.without_payload(), code });
             }
             (Err(e), _) => self.answer_remote_sender(sender, stamp, Err(e)),
@@ -128,10 +128,10 @@ impl<C: Clock> Kernel<C> {
         if self.local(to).is_none() {
             return Err(MsgError::NoSuchThread(to));
         }
-        let s = self.msg_pool.take(msg, msg.from, msg.expects_reply).ok_or(MsgError::PoolFull)?;
-        self.msg_pool.slots[s as usize].remote = stamp;
+        let s = self.mail.pool.take(msg, msg.from, msg.expects_reply).ok_or(MsgError::PoolFull)?;
+        self.mail.pool.slots[s as usize].remote = stamp;
         if let Err(e) = self.deliver(to, s) {
-            self.msg_pool.give_back(s);
+            self.mail.pool.give_back(s);
             return Err(e);
         }
         Ok(())
@@ -145,7 +145,7 @@ impl<C: Clock> Kernel<C> {
         stamp: u32,
         result: Result<Message, MsgError>,
     ) {
-        let to = sender.index() / self.slots.len();
+        let to = sender.index() / self.table.slots.len();
         self.post_answer(to, Post::MsgAnswer { sender: sender.to_word(), stamp, result });
     }
 
@@ -187,7 +187,7 @@ impl<C: Clock> Kernel<C> {
             Err(e @ (MsgError::PoolFull | MsgError::QueueFull | MsgError::Refused)) => Err(self.refuse(sender, e)),
             Err(e) => Err(e),
         };
-        self.tcb(sender).set_answer(Answer::Settled(Settled::Msg(answer)));
+        self.tcb(sender).set_answer(Answer::Value(Value::Msg(answer)));
         self.wake_from_wait(sender);
     }
 }

@@ -34,6 +34,7 @@
 //! Must not: block (a post never waits for room), or carry out an operation itself (the
 //! target kernel does, through the same functions a local request uses).
 
+pub(in crate::kernel) mod handler_host;
 pub(in crate::kernel) mod handlers;
 pub(in crate::kernel) mod messages;
 pub(in crate::kernel) mod queue;
@@ -45,16 +46,18 @@ use std::sync::Arc;
 
 use crate::clock::{Clock, ClockMode, RealClock};
 use crate::error::Error;
-use crate::kernel::thread_side::protocol::{Body, Settled};
+use crate::kernel::thread_side::protocol::{Body, Value};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::queue::Sent;
 pub(crate) use crate::kernel::xcpu::queue::{Crossing, Outbox};
 use crate::kernel::{CheckpointWatch, Kernel};
-use crate::message::{Message, MsgError};
-use crate::objects::{CondId, LockError, SemId};
-use crate::thread::{ThreadId, ThreadOutcome, ThreadSpec};
+use crate::objects::LockError;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{CondId, SemId};
+use crate::plain::{Message, MsgError};
+use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::Time;
-use crate::trace::TraceKind;
 
 /// The requests a [`TraceKind::StaleAnswer`] record names in its `job` field (after the codes
 /// of [`RemoteOp`]): a spawn, a join.
@@ -109,7 +112,12 @@ pub(crate) enum Post {
     /// A message for a handler of the target CPU, from `msg.from` (a call if
     /// `msg.expects_reply`), whose urgency was `urgency`; it waits on `stamp` (0: nobody
     /// waits), answered with `MsgAnswer`. See `handlers.rs`.
-    Handler { handler: crate::message::Handler, msg: Message, stamp: u32, urgency: crate::policy::sched::Urgency },
+    Handler {
+        handler: std::sync::Arc<dyn crate::kernel::RemoteHandler>,
+        msg: Message,
+        stamp: u32,
+        urgency: crate::policy::sched::Urgency,
+    },
     /// Wake the most urgent waiter (or all) of a condition variable of the target CPU, for
     /// thread `notifier`.
     CondSignal { cond: CondId, all: bool, notifier: ThreadId },
@@ -194,19 +202,19 @@ impl<C: Clock> Kernel<C> {
     /// The CPU of `id`, when it is a live-looking thread of this runtime on another real-time
     /// CPU (whose kernel is another); `None` otherwise.
     pub(in crate::kernel) fn remote_cpu(&self, id: ThreadId) -> Option<usize> {
-        self.crossing.as_ref()?;
+        self.cross.crossing.as_ref()?;
         if !self.id_check.owns(id) {
             return None;
         }
         // One kernel per CPU, each numbering `slots.len()` slots from `CPU × slots.len()`.
-        let to = id.index() / self.slots.len();
+        let to = id.index() / self.table.slots.len();
         (to != self.first_cpu && to < self.total_cpus).then_some(to)
     }
 
     /// Post a request to CPU `to`; a full queue fails it with [`Error::QueueFull`], which is
     /// also counted and traced here.
     pub(in crate::kernel) fn post(&mut self, to: usize, post: Post) -> Result<(), Error> {
-        let crossing = self.crossing.as_ref().expect("posts are made in real time only");
+        let crossing = self.cross.crossing.as_ref().expect("posts are made in real time only");
         let capacity = crossing.capacity(to);
         match crossing.post(to, post) {
             Ok(()) => {
@@ -223,7 +231,7 @@ impl<C: Clock> Kernel<C> {
     /// A post to CPU `to` fitted: a refusal after it starts a new `queue-full` record.
     #[inline(always)]
     fn note_room(&mut self, to: usize) {
-        if let Some(run) = self.full_runs.get_mut(to) {
+        if let Some(run) = self.cross.full_runs.get_mut(to) {
             *run = None;
         }
     }
@@ -241,22 +249,22 @@ impl<C: Clock> Kernel<C> {
     /// [`Kernel::note_queue_full`] of a request of kind `request` about `subject`.
     #[cold]
     fn note_queue_full_of(&mut self, to: usize, subject: ThreadId, request: std::mem::Discriminant<Post>) {
-        self.xcpu.queue_full += 1;
-        self.full_repeat = false;
+        self.cross.stats.queue_full += 1;
+        self.cross.full_repeat = false;
         let Some(c) = self.cpu_local(self.first_cpu).filter(|_| self.tracing) else { return };
-        if let Some(Some(run)) = self.full_runs.get(to).copied()
+        if let Some(Some(run)) = self.cross.full_runs.get(to).copied()
             && run.subject == subject
             && run.request == request
             && let Some(r) = self.cpus[c].trace.get_mut(run.at).filter(|r| r.job < u32::MAX)
         {
             r.job += 1;
-            self.full_repeat = true;
+            self.cross.full_repeat = true;
             return;
         }
         let at = self.cpus[c].trace.len();
         self.trace(c, TraceKind::QueueFull, subject, 0, to as u64);
         let kept = self.cpus[c].trace.len() > at;
-        if let Some(run) = self.full_runs.get_mut(to) {
+        if let Some(run) = self.cross.full_runs.get_mut(to) {
             *run = kept.then_some(FullRun { subject, request, at });
         }
     }
@@ -267,9 +275,9 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn refuse_unposted(
         &mut self,
         id: ThreadId,
-        e: crate::message::MsgError,
-    ) -> crate::message::MsgError {
-        if self.full_repeat && matches!(e, crate::message::MsgError::CpuQueueFull { .. }) {
+        e: crate::plain::MsgError,
+    ) -> crate::plain::MsgError {
+        if self.cross.full_repeat && matches!(e, crate::plain::MsgError::CpuQueueFull { .. }) {
             return e;
         }
         self.refuse(id, e)
@@ -278,12 +286,12 @@ impl<C: Clock> Kernel<C> {
     /// Post an answer this kernel owes CPU `to`; one that does not fit waits in the outbox
     /// (counted and traced as a full queue once, when it is put there).
     pub(in crate::kernel) fn post_answer(&mut self, to: usize, post: Post) {
-        let crossing = self.crossing.as_ref().expect("posts are made in real time only");
-        match self.outbox.send(crossing, to, post) {
+        let crossing = self.cross.crossing.as_ref().expect("posts are made in real time only");
+        match self.cross.outbox.send(crossing, to, post) {
             Sent::Posted => self.note_room(to),
             Sent::Behind => {}
             Sent::Full => {
-                let kept = self.outbox.newest().expect("the answer was kept");
+                let kept = self.cross.outbox.newest().expect("the answer was kept");
                 let (subject, request) = (kept.subject(), std::mem::discriminant(kept));
                 self.note_queue_full_of(to, subject, request);
             }
@@ -293,25 +301,25 @@ impl<C: Clock> Kernel<C> {
     /// Whether another CPU rang this one's bell (requests wait in its queue).
     #[inline(always)]
     pub(in crate::kernel) fn bell_rung(&self) -> bool {
-        self.bell.as_ref().is_some_and(|b| b.load(Ordering::Acquire))
+        self.cross.bell.as_ref().is_some_and(|b| b.load(Ordering::Acquire))
     }
 
     /// Carry out the requests other CPUs posted to this one, and post the answers waiting in
     /// the outbox.
     #[cold]
     pub(in crate::kernel) fn drain_posts(&mut self) {
-        if !self.outbox.is_empty() {
+        if !self.cross.outbox.is_empty() {
             self.flush_outbox();
         }
-        let Some(crossing) = self.crossing.clone() else { return };
+        let Some(crossing) = self.cross.crossing.clone() else { return };
         crossing.drain(self.first_cpu, |post| self.carry_out(post));
     }
 
     fn flush_outbox(&mut self) {
-        let Some(crossing) = self.crossing.clone() else { return };
-        let mut outbox = std::mem::replace(&mut self.outbox, Outbox::with_capacity(0));
+        let Some(crossing) = self.cross.crossing.clone() else { return };
+        let mut outbox = std::mem::replace(&mut self.cross.outbox, Outbox::with_capacity(0));
         outbox.flush(&crossing, |to| self.note_room(to));
-        self.outbox = outbox;
+        self.cross.outbox = outbox;
     }
 
     /// Carry out one request from another CPU.
@@ -342,7 +350,7 @@ impl<C: Clock> Kernel<C> {
             Post::Refused { target, op, by } => {
                 // Nobody waits for this answer: it is counted, and traced with the request
                 // (`job`) and the CPU that refused it (`arg`).
-                self.xcpu.refused += 1;
+                self.cross.stats.refused += 1;
                 if let Some(c) = self.cpu_local(self.first_cpu) {
                     self.trace(c, TraceKind::CrossCpuRefused, target, op as u32, by as u64);
                 }
@@ -357,13 +365,13 @@ impl<C: Clock> Kernel<C> {
             Post::Spawn(request) => {
                 let (spec, body, spawner, stamp) = *request;
                 let result = self.spawn_thread(spec, body, self.first_cpu);
-                let to = spawner.index() / self.slots.len();
+                let to = spawner.index() / self.table.slots.len();
                 self.post_answer(to, Post::Spawned { spawner, stamp, result });
             }
             Post::Join { target, joiner } => {
-                let to = joiner.index() / self.slots.len();
+                let to = joiner.index() / self.table.slots.len();
                 match self.outcome_of(target) {
-                    Ok(None) => self.remote_joins.push((target, joiner)),
+                    Ok(None) => self.cross.remote_joins.push((target, joiner)),
                     Ok(Some(outcome)) => self.post_answer(to, Post::Joined { joiner, target, outcome: Ok(outcome) }),
                     Err(e) => self.post_answer(to, Post::Joined { joiner, target, outcome: Err(e) }),
                 }
@@ -373,7 +381,7 @@ impl<C: Clock> Kernel<C> {
                 if self.local(spawner).is_some_and(|_| self.tcb(spawner).state == State::Blocked(waits)) {
                     self.tcb(spawner)
                         .set_answer(crate::kernel::thread_side::protocol::Answer::fallible(result, |id| {
-                            Settled::Spawned(id).into()
+                            Value::Spawned(id).into()
                         }));
                     self.wake(spawner);
                 } else {
@@ -414,7 +422,7 @@ impl<C: Clock> Kernel<C> {
     /// (`request` [`STALE_SPAWN`] or [`STALE_JOIN`], `arg` the thread created or joined).
     #[cold]
     fn note_stale_answer(&mut self, waiter: ThreadId, request: u32, arg: u64) {
-        self.xcpu.stale_answers += 1;
+        self.cross.stats.stale_answers += 1;
         if let Some(c) = self.cpu_local(self.first_cpu) {
             self.trace(c, TraceKind::StaleAnswer, waiter, request, arg);
         }
@@ -422,14 +430,14 @@ impl<C: Clock> Kernel<C> {
 
     /// A thread was created on this CPU during the run.
     pub(in crate::kernel) fn count_spawn(&self) {
-        if let Some(crossing) = &self.crossing {
+        if let Some(crossing) = &self.cross.crossing {
             crossing.spawned();
         }
     }
 
     /// A thread of this CPU ended; the last of the run wakes every dispatcher to stop.
     pub(in crate::kernel) fn count_exit(&self) {
-        if let Some(crossing) = &self.crossing {
+        if let Some(crossing) = &self.cross.crossing {
             crossing.exited();
         }
     }
@@ -441,11 +449,11 @@ impl<C: Clock> Kernel<C> {
     #[inline(always)]
     pub(in crate::kernel) fn run_over(&self) -> bool {
         if C::MODE == ClockMode::Virtual {
-            return self.live == 0;
+            return self.table.live == 0;
         }
-        match &self.crossing {
-            Some(crossing) => self.outbox.is_empty() && crossing.over(),
-            None => self.live == 0,
+        match &self.cross.crossing {
+            Some(crossing) => self.cross.outbox.is_empty() && crossing.over(),
+            None => self.table.live == 0,
         }
     }
 
@@ -454,26 +462,26 @@ impl<C: Clock> Kernel<C> {
     /// flight, so nothing can happen any more and the run ends (after waking the others);
     /// otherwise the dispatcher waits for a post and calls [`Kernel::leave_idle`] after.
     pub(in crate::kernel) fn settle_idle(&self) -> bool {
-        self.crossing.as_ref().is_none_or(|crossing| crossing.settle_idle())
+        self.cross.crossing.as_ref().is_none_or(|crossing| crossing.settle_idle())
     }
 
     /// The dispatcher woke from [`Kernel::settle_idle`]'s wait.
     pub(in crate::kernel) fn leave_idle(&self) {
-        if let Some(crossing) = &self.crossing {
+        if let Some(crossing) = &self.cross.crossing {
             crossing.leave_idle();
         }
     }
 
     /// This dispatcher has left its loop: the others may now be the last.
     pub(in crate::kernel) fn leave_run(&self) {
-        if let Some(crossing) = &self.crossing {
+        if let Some(crossing) = &self.cross.crossing {
             crossing.leave_run();
         }
     }
 
     /// Wake the other dispatchers, to stop: this one failed.
     pub(in crate::kernel) fn ring_others(&self) {
-        if let Some(crossing) = &self.crossing {
+        if let Some(crossing) = &self.cross.crossing {
             crossing.ring_all();
         }
     }
@@ -485,7 +493,7 @@ impl<C: Clock> Kernel<C> {
     pub(in crate::kernel) fn publish_due(&self) {
         let Some(watch) = &self.watch else { return };
         let mut due = self.timers.next_at().unwrap_or(Time::MAX);
-        if self.exec_watch > 0
+        if self.exec.watch > 0
             && let Some(t) = self.next_exec_instant()
         {
             due = due.min(t);
@@ -498,11 +506,11 @@ impl<C: Clock> Kernel<C> {
     /// Thread `id` of this kernel ended with `outcome`: answer the joiners on other CPUs.
     pub(in crate::kernel) fn answer_remote_joiners(&mut self, id: ThreadId, outcome: &ThreadOutcome) {
         let mut k = 0;
-        while k < self.remote_joins.len() {
-            let (target, joiner) = self.remote_joins[k];
+        while k < self.cross.remote_joins.len() {
+            let (target, joiner) = self.cross.remote_joins[k];
             if target == id {
-                self.remote_joins.swap_remove(k);
-                let to = joiner.index() / self.slots.len();
+                self.cross.remote_joins.swap_remove(k);
+                let to = joiner.index() / self.table.slots.len();
                 self.post_answer(to, Post::Joined { joiner, target, outcome: Ok(outcome.clone()) });
             } else {
                 k += 1;
@@ -519,14 +527,14 @@ impl Kernel<RealClock> {
         crossing.register(cpu);
         let bell = crossing.bell(cpu);
         // Every thread of the run could wait on a thread of this CPU, and owe an answer.
-        let others = self.slots.len() * self.total_cpus;
-        self.remote_joins = Vec::with_capacity(others);
-        self.outbox = Outbox::with_capacity(others);
-        self.full_runs = vec![None; self.total_cpus];
+        let others = self.table.slots.len() * self.total_cpus;
+        self.cross.remote_joins = Vec::with_capacity(others);
+        self.cross.outbox = Outbox::with_capacity(others);
+        self.cross.full_runs = vec![None; self.total_cpus];
         self.watch =
             Some(Rc::new(CheckpointWatch { due: std::sync::atomic::AtomicU64::new(u64::MAX), bell: bell.clone() }));
-        self.bell = Some(bell);
-        self.crossing = Some(crossing);
+        self.cross.bell = Some(bell);
+        self.cross.crossing = Some(crossing);
     }
 }
 
@@ -669,4 +677,28 @@ mod loom_models {
             assert_eq!(crossing.crossing.take_leftovers(), 0, "no request was left in a queue");
         });
     }
+}
+
+/// The kernel's part in the requests between real-time CPUs (all empty in virtual time).
+pub(in crate::kernel) struct CrossCpu {
+    /// Real time: the request queues of every CPU of the run (see `xcpu/mod.rs`).
+    pub(in crate::kernel) crossing: Option<std::sync::Arc<crate::kernel::xcpu::Crossing>>,
+    /// Real time: this CPU's doorbell, rung when another CPU posted to it.
+    pub(in crate::kernel) bell: Option<std::sync::Arc<crate::os::loom_shim::AtomicBool>>,
+    /// Real time: (thread of this CPU, joiner on another CPU), answered when the thread ends.
+    pub(in crate::kernel) remote_joins: Vec<(crate::plain::ThreadId, crate::plain::ThreadId)>,
+    /// Real time: proxies of threads of other CPUs queued in this kernel's condition variables
+    /// and semaphores (at most [`Kernel::proxy_room`], see `xcpu/sync.rs`).
+    pub(in crate::kernel) proxies: usize,
+    /// Real time: answers owed to other CPUs whose queues were full, posted again each turn.
+    pub(in crate::kernel) outbox: crate::kernel::xcpu::Outbox,
+    /// Real time, per CPU of the run: the `queue-full` record that counts the refusals of the
+    /// posts to that CPU's full queue since the last post that fitted, while they are all the
+    /// same request about the same thread (see `xcpu/mod.rs`).
+    pub(in crate::kernel) full_runs: Vec<Option<crate::kernel::xcpu::FullRun>>,
+    /// Real time: the last post that found a queue full was counted on an earlier record.
+    pub(in crate::kernel) full_repeat: bool,
+    /// Real time: this kernel's requests refused by other CPUs, and posts that found a queue
+    /// full.
+    pub(in crate::kernel) stats: crate::stats::CrossCpuStats,
 }

@@ -54,11 +54,12 @@ use crate::kernel::thread_side::protocol::{CondAnswer, SemAnswer};
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::xcpu::{NowOr, Post, RemoteOp, RemoteWait};
 use crate::kernel::Kernel;
-use crate::objects::{CondId, LockError, SemId};
+use crate::objects::LockError;
+use crate::plain::ThreadId;
+use crate::plain::TraceKind;
+use crate::plain::{CondId, SemId};
 use crate::policy::sched::{SchedInfo, Urgency};
-use crate::thread::ThreadId;
 use crate::time::Time;
-use crate::trace::TraceKind;
 use std::time::Duration;
 
 /// The top bit of a remote wait's stamp (so it is never 0, a local waiter's stamp), and of a
@@ -160,7 +161,7 @@ impl<C: Clock> Kernel<C> {
     /// variables, semaphores and locks are numbered `CPU × per-CPU capacity + index`), or
     /// `None` (virtual time, or not another CPU's).
     pub(in crate::kernel) fn object_cpu(&self, raw: u32, per_cpu: usize) -> Option<usize> {
-        self.crossing.as_ref()?;
+        self.cross.crossing.as_ref()?;
         let to = raw as usize / per_cpu.max(1);
         (to != self.first_cpu && to < self.total_cpus).then_some(to)
     }
@@ -203,7 +204,7 @@ impl<C: Clock> Kernel<C> {
             None => false,
         };
         if !done {
-            let to = giver.index() / self.slots.len();
+            let to = giver.index() / self.table.slots.len();
             self.post_answer(to, Post::Refused { target: giver, op: RemoteOp::Vacate, by: self.first_cpu });
         }
     }
@@ -212,7 +213,7 @@ impl<C: Clock> Kernel<C> {
     /// has thread slots, in a real-time run of several CPUs; none otherwise.
     pub(in crate::kernel) fn proxy_room(&self) -> usize {
         if C::MODE == ClockMode::Real && self.total_cpus > 1 {
-            self.slots.len()
+            self.table.slots.len()
         } else {
             0
         }
@@ -225,7 +226,7 @@ impl<C: Clock> Kernel<C> {
 
     /// The CPU of the thread `id` of this run (whichever kernel it is on).
     fn cpu_of_remote(&self, id: ThreadId) -> usize {
-        id.index() / self.slots.len()
+        id.index() / self.table.slots.len()
     }
 
     /// `id`, running on CPU `c`, waits for a unit of `sem`, a semaphore of another CPU. Returns
@@ -278,7 +279,7 @@ impl<C: Clock> Kernel<C> {
         now_or: NowOr,
         deadline: Option<Time>,
     ) -> Option<LockError> {
-        let per_cpu = if sem { self.sems.capacity() } else { self.conds.capacity() };
+        let per_cpu = if sem { self.sync.sems.capacity() } else { self.sync.conds.capacity() };
         let to = self.object_cpu(obj, per_cpu)?;
         let stamp = self.sync_wait_stamp(id);
         let info = WaiterInfo::pack(&self.info(id));
@@ -301,24 +302,24 @@ impl<C: Clock> Kernel<C> {
         let refusal = match (k, w.now_or) {
             // Not an object of this CPU: the caller fills in the CPU numbers.
             (None, _) => LockError::CrossCpu { from: self.cpu_of_remote(waiter), to: usize::MAX },
-            (Some(k), _) if w.sem && self.sems[k].count > 0 => {
-                self.sems[k].count -= 1;
+            (Some(k), _) if w.sem && self.sync.sems[k].count > 0 => {
+                self.sync.sems[k].count -= 1;
                 self.answer_proxy(waiter, w.stamp, w.obj, true, Ok(()), false);
                 return;
             }
             (Some(_), NowOr::WouldBlock) => LockError::WouldBlock,
             (Some(_), NowOr::Timeout) => LockError::Timeout,
-            (Some(_), NowOr::Wait) if self.proxies >= self.proxy_room() => {
+            (Some(_), NowOr::Wait) if self.cross.proxies >= self.proxy_room() => {
                 LockError::ProxiesFull { cpu: self.first_cpu, capacity: self.proxy_room() }
             }
             (Some(k), NowOr::Wait) => {
                 if w.sem {
                     let rank = self.sem_rank(k, &w.info.unpack());
-                    self.sems[k].waiters.push_stamped(rank, waiter, w.stamp);
+                    self.sync.sems[k].waiters.push_stamped(rank, waiter, w.stamp);
                 } else {
-                    self.conds[k].waiters.push_stamped(w.info.urgency, waiter, w.stamp);
+                    self.sync.conds[k].waiters.push_stamped(w.info.urgency, waiter, w.stamp);
                 }
-                self.proxies += 1;
+                self.cross.proxies += 1;
                 return;
             }
         };
@@ -329,7 +330,7 @@ impl<C: Clock> Kernel<C> {
     /// went to the proxy of `waiter` (taken out of its queue): answer its CPU. `pass_on`: a
     /// `notify_one`, passed on if the waiter gave up meanwhile.
     pub(in crate::kernel) fn grant_proxy(&mut self, waiter: ThreadId, stamp: u32, obj: u32, sem: bool, pass_on: bool) {
-        self.proxies -= 1;
+        self.cross.proxies -= 1;
         self.answer_proxy(waiter, stamp, obj, sem, Ok(()), pass_on);
     }
 
@@ -359,7 +360,7 @@ impl<C: Clock> Kernel<C> {
         pass_on: bool,
     ) {
         if let Err(LockError::ProxiesFull { cpu, .. }) = result {
-            self.xcpu.proxies_full += 1;
+            self.cross.stats.proxies_full += 1;
             if let Some(c) = self.cpu_local(self.first_cpu) {
                 self.trace(c, TraceKind::CrossCpuRefused, waiter, RemoteOp::Wait as u32, cpu as u64);
             }
@@ -380,7 +381,7 @@ impl<C: Clock> Kernel<C> {
         match unclaimed(&result, sem, pass_on) {
             Unclaimed::GiveBack => self.give_back_remote_unit(obj, waiter),
             Unclaimed::PassOn => {
-                let to = self.object_cpu(obj, self.conds.capacity()).expect("an object of another CPU");
+                let to = self.object_cpu(obj, self.sync.conds.capacity()).expect("an object of another CPU");
                 self.post_answer(to, Post::CondSignal { cond: CondId(obj), all: false, notifier: waiter });
             }
             Unclaimed::Drop => {}
@@ -391,7 +392,7 @@ impl<C: Clock> Kernel<C> {
     /// thread never saw). Posted as an answer: it waits in the outbox if the queue is full,
     /// so it is never lost.
     pub(in crate::kernel) fn give_back_remote_unit(&mut self, raw: u32, giver: ThreadId) {
-        if let Some(to) = self.object_cpu(raw, self.sems.capacity()) {
+        if let Some(to) = self.object_cpu(raw, self.sync.sems.capacity()) {
             self.post_answer(to, Post::Vacate { sem: SemId(raw), giver });
         }
     }
@@ -401,7 +402,7 @@ impl<C: Clock> Kernel<C> {
     /// waits, so its stamp is the wait's.
     pub(in crate::kernel) fn withdraw_remote_wait(&mut self, id: ThreadId, obj: u32, sem: bool) {
         let stamp = self.sync_wait_stamp(id);
-        let per_cpu = if sem { self.sems.capacity() } else { self.conds.capacity() };
+        let per_cpu = if sem { self.sync.sems.capacity() } else { self.sync.conds.capacity() };
         if let Some(to) = self.object_cpu(obj, per_cpu) {
             self.post_answer(to, Post::Withdraw { waiter: id, stamp, obj, sem });
         }
@@ -411,12 +412,12 @@ impl<C: Clock> Kernel<C> {
     /// queue if no grant took it out first.
     pub(in crate::kernel) fn remote_withdrawn(&mut self, waiter: ThreadId, stamp: u32, obj: u32, sem: bool) {
         let removed = if sem {
-            self.sem_index(SemId(obj)).is_some_and(|k| self.sems[k].waiters.remove_proxy(waiter, stamp))
+            self.sem_index(SemId(obj)).is_some_and(|k| self.sync.sems[k].waiters.remove_proxy(waiter, stamp))
         } else {
-            self.cond_index(CondId(obj)).is_some_and(|k| self.conds[k].waiters.remove_proxy(waiter, stamp))
+            self.cond_index(CondId(obj)).is_some_and(|k| self.sync.conds[k].waiters.remove_proxy(waiter, stamp))
         };
         if removed {
-            self.proxies -= 1;
+            self.cross.proxies -= 1;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The `demote` budget action. Demote the members to background urgency until replenishment.
 
 use super::{BudgetAction, Enforcement};
-use crate::sets::BudgetEvent;
+use crate::plain::BudgetEvent;
 
 /// Demote the members to background urgency until replenishment.
 ///

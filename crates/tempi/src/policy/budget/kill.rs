@@ -1,7 +1,7 @@
 //! The `kill` budget action. End the members at their next task boundary.
 
 use super::{BudgetAction, Enforcement};
-use crate::sets::BudgetEvent;
+use crate::plain::BudgetEvent;
 
 /// End the members at their next task boundary.
 ///

@@ -37,8 +37,8 @@ pub use suspend::Suspend;
 
 use std::sync::{Arc, LazyLock};
 
+use crate::plain::BudgetEvent;
 use crate::policy::{Registry, RegistryError};
-use crate::sets::BudgetEvent;
 
 /// What the kernel does to the members of a set whose budget ran out.
 ///

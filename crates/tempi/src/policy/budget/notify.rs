@@ -1,7 +1,7 @@
 //! The `notify` budget action. Only notify: the members run on; the exhaustion handler and the trace record the overrun.
 
 use super::{BudgetAction, Enforcement};
-use crate::sets::BudgetEvent;
+use crate::plain::BudgetEvent;
 
 /// Only notify: the members run on; the exhaustion handler and the trace record the overrun.
 ///

@@ -1,7 +1,7 @@
 //! The `suspend` budget action. Suspend the members until replenishment (deferrable and sporadic servers use this).
 
 use super::{BudgetAction, Enforcement};
-use crate::sets::BudgetEvent;
+use crate::plain::BudgetEvent;
 
 /// Suspend the members until replenishment (deferrable and sporadic servers use this).
 ///

@@ -1,6 +1,6 @@
 //! BP, basic priority: urgency-ordered waiters, preemptable critical sections, no inheritance.
 
-use super::LockPolicy;
+use super::{BlockingBound, LockPolicy};
 
 /// Basic priority protocol: waiters are served in urgency order, the owner keeps its own
 /// urgency. A high-urgency waiter can therefore wait for every medium-urgency thread that
@@ -14,6 +14,9 @@ use super::LockPolicy;
 pub struct BasicPriority;
 
 impl LockPolicy for BasicPriority {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Bp)
+    }
     fn uncontended_fast_path(&self) -> bool {
         true
     }

@@ -1,6 +1,6 @@
 //! PCP, the original priority ceiling protocol.
 
-use super::{LockPolicy, LockView};
+use super::{BlockingBound, LockPolicy, LockView};
 use crate::policy::sched::SchedInfo;
 
 /// Priority ceiling protocol (Sha, Rajkumar, Lehoczky): a thread may take a free lock only if
@@ -18,6 +18,9 @@ use crate::policy::sched::SchedInfo;
 pub struct PriorityCeiling;
 
 impl LockPolicy for PriorityCeiling {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Pcp)
+    }
     fn needs_ceiling(&self) -> bool {
         true
     }

@@ -1,6 +1,6 @@
 //! SRP / immediate ceiling (POSIX "priority protect").
 
-use super::{LockPolicy, LockView};
+use super::{BlockingBound, LockPolicy, LockView};
 use crate::policy::sched::{SchedInfo, Urgency};
 
 /// Immediate ceiling: taking the lock raises the owner to the lock's ceiling at once, so no
@@ -17,6 +17,9 @@ use crate::policy::sched::{SchedInfo, Urgency};
 pub struct ImmediateCeiling;
 
 impl LockPolicy for ImmediateCeiling {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Srp)
+    }
     fn needs_ceiling(&self) -> bool {
         true
     }

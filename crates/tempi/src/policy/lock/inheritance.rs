@@ -1,6 +1,6 @@
 //! BPI, basic priority inheritance.
 
-use super::LockPolicy;
+use super::{BlockingBound, LockPolicy};
 
 /// Priority inheritance: the owner runs at the highest urgency of the threads waiting for it,
 /// transitively through chains of blocked owners and across nested locks; releasing one of
@@ -14,6 +14,9 @@ use super::LockPolicy;
 pub struct PriorityInheritance;
 
 impl LockPolicy for PriorityInheritance {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Bpi)
+    }
     fn uncontended_fast_path(&self) -> bool {
         true
     }

@@ -1,6 +1,6 @@
 //! KM, the kernelized monitor: a critical section is not preemptable.
 
-use super::{LockPolicy, LockView};
+use super::{BlockingBound, LockPolicy, LockView};
 use crate::policy::sched::{SchedInfo, Urgency};
 
 /// Kernelized monitor: the owner runs above every other thread of its CPU until it unlocks,
@@ -15,6 +15,9 @@ use crate::policy::sched::{SchedInfo, Urgency};
 pub struct KernelizedMonitor;
 
 impl LockPolicy for KernelizedMonitor {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Km)
+    }
     fn name(&self) -> &str {
         "km"
     }

@@ -56,8 +56,8 @@
 //! ```
 //! use tempi::policy::lock::LockPolicy;
 //!
-//! struct Plain;
-//! impl LockPolicy for Plain {
+//! struct Op;
+//! impl LockPolicy for Op {
 //!     fn name(&self) -> &str { "plain" }
 //!     fn raises_holder(&self) -> bool { false }
 //!     fn uncontended_fast_path(&self) -> bool { true }
@@ -67,6 +67,7 @@
 //! ```
 
 mod basic_priority;
+mod bound;
 mod ceiling;
 mod immediate_ceiling;
 mod inheritance;
@@ -75,6 +76,7 @@ mod msrp;
 mod restartable;
 
 pub use basic_priority::BasicPriority;
+pub use bound::BlockingBound;
 pub use ceiling::PriorityCeiling;
 pub use immediate_ceiling::ImmediateCeiling;
 pub use inheritance::PriorityInheritance;
@@ -100,7 +102,7 @@ pub struct LockView {
     /// The lock's ceiling, if it has one (declared, or computed from its declared users).
     pub ceiling: Option<Urgency>,
     /// The current owner.
-    pub owner: Option<crate::ThreadId>,
+    pub owner: Option<crate::plain::ThreadId>,
     /// The highest ceiling among locks of this CPU held by threads other than the one asking
     /// (the PCP "system ceiling"), if any is held.
     pub system_ceiling: Option<Urgency>,
@@ -178,6 +180,43 @@ pub trait LockPolicy: Send {
     /// ```
     fn global(&self) -> bool {
         false
+    }
+
+    /// Which published blocking bound covers the waits this protocol causes, for the
+    /// analysis ([`crate::analysis::Protocol::for_lock_policy`], which asks one instance built
+    /// from the [`registry`]); `None` when none does. Never asked on a lock's path.
+    ///
+    /// Each built-in protocol answers its own bound. The default derives one from the
+    /// answers above, where they fix the blocking: a protocol that takes a free lock without
+    /// a kernel decision ([`LockPolicy::uncontended_fast_path`]: no ceiling test, so
+    /// `may_acquire` is always yes), never raises its holder ([`LockPolicy::raises_holder`]
+    /// no, so no holding urgency) and needs no ceiling is bounded as
+    /// [`BlockingBound::Bpi`] if its waiters lend their urgency ([`LockPolicy::inherits`])
+    /// and as [`BlockingBound::Bp`] if not. Who gets a released lock is kernel mechanism,
+    /// the same for every protocol, so nothing else about such a protocol changes the bound.
+    /// Any other protocol (a ceiling test, a holding urgency) gets `None`: its blocking
+    /// depends on answers the analysis cannot bound from outside. The one answer the
+    /// derivation cannot ask in advance is [`LockPolicy::aborts_owner`]: it holds for a
+    /// protocol that keeps the default (never abort); one that aborts owners makes them redo
+    /// work the bp and bpi bounds do not count, and must answer for itself.
+    ///
+    /// ```
+    /// use tempi::policy::lock::{BlockingBound, LockPolicy, PriorityCeiling};
+    /// struct Lender;
+    /// impl LockPolicy for Lender {
+    ///     fn name(&self) -> &str { "lender" }
+    ///     fn uncontended_fast_path(&self) -> bool { true }
+    ///     fn raises_holder(&self) -> bool { false }
+    ///     fn inherits(&self) -> bool { true }
+    /// }
+    /// assert_eq!(Lender.blocking_bound(), Some(BlockingBound::Bpi));
+    /// assert_eq!(PriorityCeiling.blocking_bound(), Some(BlockingBound::Pcp));
+    /// ```
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        if self.uncontended_fast_path() && !self.raises_holder() && !self.needs_ceiling() {
+            return Some(if self.inherits() { BlockingBound::Bpi } else { BlockingBound::Bp });
+        }
+        None
     }
 }
 

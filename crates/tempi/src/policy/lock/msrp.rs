@@ -5,7 +5,7 @@
 //! memory, non-preemptive spinning and holding, the refusals of waiting inside a global
 //! section — lives in `kernel::global_locks`; the analysis terms in `analysis::msrp`.
 
-use super::{LockPolicy, LockView};
+use super::{BlockingBound, LockPolicy, LockView};
 use crate::policy::sched::{SchedInfo, Urgency};
 
 /// MSRP for a *global* lock: one used by threads of several CPUs. (Locks used by the threads
@@ -52,6 +52,9 @@ use crate::policy::sched::{SchedInfo, Urgency};
 pub struct Msrp;
 
 impl LockPolicy for Msrp {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Msrp)
+    }
     fn name(&self) -> &str {
         "msrp"
     }

@@ -1,6 +1,6 @@
 //! RCS, the restartable critical section protocol.
 
-use super::LockPolicy;
+use super::{BlockingBound, LockPolicy};
 use crate::policy::sched::SchedInfo;
 
 /// Restartable critical sections: a more urgent thread that wants a lock held by a preempted
@@ -18,6 +18,9 @@ use crate::policy::sched::SchedInfo;
 pub struct Restartable;
 
 impl LockPolicy for Restartable {
+    fn blocking_bound(&self) -> Option<BlockingBound> {
+        Some(BlockingBound::Rcs)
+    }
     fn name(&self) -> &str {
         "rcs"
     }

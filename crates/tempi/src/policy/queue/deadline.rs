@@ -22,7 +22,7 @@ impl QueuePolicy for ByDeadline {
     }
     /// A message's constraint read as its absolute deadline in ns, earliest first; a
     /// constraint of zero or less (none) after every deadline, in arrival order.
-    fn rank_message(&self, msg: &crate::message::Message, _receiver: &SchedInfo) -> Option<i64> {
+    fn rank_message(&self, msg: &crate::plain::Message, _receiver: &SchedInfo) -> Option<i64> {
         Some(if msg.constraint > 0 { -msg.constraint } else { i64::MIN })
     }
 }

@@ -6,13 +6,13 @@ use crate::policy::sched::SchedInfo;
 /// Arrival order (FREE JAZZ's default for semaphores).
 ///
 /// ```
-/// use tempi::policy::queue::{Fifo, QueuePolicy};
-/// assert_eq!(Fifo.name(), "fifo");
+/// use tempi::policy::queue::{ArrivalOrder, QueuePolicy};
+/// assert_eq!(ArrivalOrder.name(), "fifo");
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Fifo;
+pub struct ArrivalOrder;
 
-impl QueuePolicy for Fifo {
+impl QueuePolicy for ArrivalOrder {
     fn name(&self) -> &str {
         "fifo"
     }

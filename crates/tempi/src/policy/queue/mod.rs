@@ -3,7 +3,7 @@
 //! A [`QueuePolicy`] ranks a waiter when it joins a queue; the kernel serves the highest rank
 //! first and, among equal ranks, the earliest arrival. Semaphores take any policy (FREE JAZZ
 //! lets the user replace a semaphore's FIFO queue); condition variables rank by urgency, as
-//! the locking protocols order their waiters. Built-in policies, one per file: [`Fifo`],
+//! the locking protocols order their waiters. Built-in policies, one per file: [`ArrivalOrder`],
 //! [`ByUrgency`], [`ByDeadline`]. The [`registry`] holds them by name, with any policy the
 //! application adds with [`register`].
 //!
@@ -25,7 +25,7 @@ mod fifo;
 mod urgency;
 
 pub use deadline::ByDeadline;
-pub use fifo::Fifo;
+pub use fifo::ArrivalOrder;
 pub use urgency::ByUrgency;
 
 use std::sync::{Arc, LazyLock};
@@ -59,7 +59,7 @@ pub trait QueuePolicy: Send {
     /// }
     /// # let _ = tempi::ThreadSpec::new("s").message_queue(Edf);
     /// ```
-    fn rank_message(&self, msg: &crate::message::Message, receiver: &SchedInfo) -> Option<i64> {
+    fn rank_message(&self, msg: &crate::plain::Message, receiver: &SchedInfo) -> Option<i64> {
         let _ = (msg, receiver);
         Some(0)
     }
@@ -68,7 +68,7 @@ pub trait QueuePolicy: Send {
 /// Builds a queue policy: called once per semaphore created with the policy.
 ///
 /// ```
-/// let make: tempi::policy::queue::QueuePolicyFactory = std::sync::Arc::new(|| Box::new(tempi::policy::queue::Fifo));
+/// let make: tempi::policy::queue::QueuePolicyFactory = std::sync::Arc::new(|| Box::new(tempi::policy::queue::ArrivalOrder));
 /// assert_eq!(make().name(), "fifo");
 /// ```
 pub type QueuePolicyFactory = Arc<dyn Fn() -> Box<dyn QueuePolicy> + Send + Sync>;
@@ -85,7 +85,7 @@ pub fn registry() -> &'static Registry<QueuePolicyFactory> {
         Registry::new(
             "queue policy",
             &[
-                ("fifo", &[], f(|| Box::new(Fifo))),
+                ("fifo", &[], f(|| Box::new(ArrivalOrder))),
                 ("urgency", &["priority"], f(|| Box::new(ByUrgency))),
                 ("deadline", &[], f(|| Box::new(ByDeadline))),
             ],

@@ -26,6 +26,7 @@ pub struct FixedPriorityDiscipline;
 
 impl QueueDiscipline for FixedPriorityDiscipline {
     const NAME: &'static str = "fp";
+    const PRIORITY_ORDER: bool = true;
     #[inline]
     fn base_urgency(&self, t: &SchedInfo) -> Urgency {
         Urgency::from_priority(t.priority)

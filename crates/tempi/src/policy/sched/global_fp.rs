@@ -41,6 +41,7 @@ pub struct GlobalFpDiscipline;
 impl QueueDiscipline for GlobalFpDiscipline {
     const NAME: &'static str = "global-fp";
     const GLOBAL: bool = true;
+    const PRIORITY_ORDER: bool = true;
     #[inline]
     fn base_urgency(&self, t: &SchedInfo) -> Urgency {
         Urgency::from_priority(t.priority)

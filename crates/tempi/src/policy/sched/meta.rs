@@ -1,12 +1,12 @@
 //! The vocabulary of the message-level scheduling events (FREE JAZZ's scheduling messages): which
 //! events a policy asks for ([`Events`]), the ids pairing an inheritance with its restore
-//! ([`InheritId`]), what a thread is blocked at ([`Stymie`]) and why the CPU is reassigned
+//! ([`InheritId`]), what a thread is blocked at ([`BlockedAt`]) and why the CPU is reassigned
 //! ([`Schedule`]). The hooks themselves are methods of [`super::Scheduler`].
 
 use std::fmt;
 
-use crate::message::HandlerId;
-use crate::objects::SemId;
+use crate::plain::HandlerId;
+use crate::plain::SemId;
 
 /// The constraint of a message that does not affect scheduling: the kernel reports no event for
 /// it ([`super::Scheduler::on_message_ready`], [`super::Scheduler::on_prio_save`]).
@@ -159,12 +159,12 @@ impl InheritId {
 /// [`super::Scheduler::on_nice`].
 ///
 /// ```
-/// use tempi::policy::sched::Stymie;
+/// use tempi::policy::sched::BlockedAt;
 /// let h = tempi::message::Handler::new("h", 0, 1, |_, _| {});
-/// assert_eq!(Stymie::Handler(h.id()), Stymie::Handler(h.id()));
+/// assert_eq!(BlockedAt::Handler(h.id()), BlockedAt::Handler(h.id()));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Stymie {
+pub enum BlockedAt {
     /// A busy handler.
     Handler(HandlerId),
     /// A semaphore with no unit left.

@@ -16,6 +16,7 @@
 //! | a lock went to a waiter, its releaser lost urgency | [`Scheduler::on_handed_over`] |
 //! | a ready or running thread's urgency changed (inheritance, priority change, deadline of a job released while it runs) | [`Scheduler::on_urgency_changed`] |
 //! | a thread is dispatched (policies that slice) | [`Scheduler::time_slice`] |
+//! | a thread is spawned with properties of the policy's own ([`crate::ThreadSpec::sched_properties`]) | [`Scheduler::on_properties`] |
 //! | a ready thread leaves without running (abort, exit) | [`Scheduler::on_removed`] |
 //! | the scheduler is un-stacked during the run ([`crate::Ctx::unstack_scheduler`]) | [`Scheduler::take_prev`] |
 //!
@@ -51,10 +52,12 @@
 //! one can forward to it. Here a whole scheduler is stacked on the previous one:
 //! [`crate::Runtime::stack_scheduler`] hands each CPU's scheduler so far to a closure that
 //! wraps it, and a wrapper written as a [`StackedScheduler`] forwards every hook it does not
-//! override. The kernel only calls the top of the chain and knows nothing of it.
-//! [`PriorityInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
+//! override. The kernel only calls the top of the chain and knows nothing of it. The trait,
+//! `StackedScheduler`'s defaults and its blanket impl are made from one list of the hooks
+//! (`scheduler_hooks!` below, expanded by `hooks.rs`), so a new hook is one entry there.
+//! [`WaitInheritance`] is such a wrapper: it answers CALL and PROCURE with the blocked
 //! thread's urgency and leaves every other decision to the policy below
-//! ([`PriorityInheritance::for_tamed`]: only for threads with FREE JAZZ's `tame_prio_inv` on,
+//! ([`WaitInheritance::for_tamed`]: only for threads with FREE JAZZ's `tame_prio_inv` on,
 //! through the [`Events::TAMED_ONLY`] filter).
 //!
 //! During the run, a thread stacks a wrapper on its own CPU's scheduler with
@@ -63,11 +66,11 @@
 //! the top gives back the one below through [`Scheduler::take_prev`] (leaving a [`Vacant`]).
 //!
 //! ```
-//! use tempi::policy::sched::{Events, PriorityInheritance, Scheduler};
+//! use tempi::policy::sched::{Events, WaitInheritance, Scheduler};
 //! use tempi::sync::SemSpec;
 //! use tempi::{Runtime, ThreadSpec};
 //! let mut rt = Runtime::simulated(1);
-//! rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+//! rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
 //! let s = std::sync::Arc::new(rt.create_semaphore(SemSpec::new("s", 1)).unwrap());
 //! let s2 = s.clone();
 //! rt.spawn(ThreadSpec::new("low").priority(1), move |cx| {
@@ -140,12 +143,14 @@
 //! # rt.set_scheduler(|| Box::new(LeastLaxity::default()));
 //! ```
 
+mod class;
 pub mod collator;
 mod edf;
 mod fifo;
 mod fixed_priority;
 mod global_edf;
 mod global_fp;
+mod hooks;
 mod meta;
 mod plan_first;
 mod queue_scheduler;
@@ -154,13 +159,14 @@ mod registry;
 mod round_robin;
 mod stacked;
 
+pub use class::PolicyClass;
 pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
 pub use edf::{Edf, EdfDiscipline};
 pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
 pub use global_edf::{GlobalEdf, GlobalEdfDiscipline};
 pub use global_fp::{GlobalFp, GlobalFpDiscipline};
-pub use meta::{Events, InheritId, Schedule, Stymie, NO_CONSTRAINT};
+pub use meta::{BlockedAt, Events, InheritId, Schedule, NO_CONSTRAINT};
 pub use plan_first::{PlanFirst, PLANNED_PRIORITY, PLANNER_PRIORITY};
 pub use queue_scheduler::{QueueDiscipline, QueueScheduler};
 pub use ready_queue::ReadyQueue;
@@ -170,12 +176,12 @@ pub use registry::{
     SchedulerMaker, NAMES,
 };
 pub use round_robin::{RoundRobin, RoundRobinDiscipline};
-pub use stacked::{PriorityInheritance, StackedScheduler, Vacant};
+pub use stacked::{StackedScheduler, Vacant, WaitInheritance};
 
 use std::time::Duration;
 
-use crate::message::Message;
-use crate::thread::ThreadId;
+use crate::plain::Message;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// How urgent a thread is, as one totally ordered number: larger runs first.
@@ -320,326 +326,437 @@ pub enum WakePick {
     Preempted(Option<ThreadId>),
 }
 
+/// The hooks of [`Scheduler`], each written once: its docs, its signature, its default, and
+/// how a [`StackedScheduler`] defaults it (`[forward]` to the scheduler below, or `[own]`: the
+/// same default through the wrapper's own hooks). `hooks.rs` turns the list into the trait's
+/// methods, `StackedScheduler`'s and the blanket `impl<S: StackedScheduler> Scheduler for S`,
+/// so a new hook is one entry here.
+macro_rules! scheduler_hooks {
+    ($generate:ident) => {
+        $crate::policy::sched::hooks::normalise_hooks! { $generate []
+            /// The policy's registry name, e.g. `"edf"`.
+            [forward]
+            fn name(&self) -> &str;
+
+            /// The urgency a thread has on its own, without inheritance. Called when the thread is
+            /// spawned and at every release of a new job (deadlines move).
+            [forward]
+            fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
+
+            /// The thread became ready and must be queued.
+            [forward]
+            fn on_ready(&mut self, thread: &SchedInfo, why: ReadyReason);
+
+            /// The running thread yields; by default it is queued like any ready thread.
+            [forward]
+            fn on_yield(&mut self, thread: &SchedInfo) {
+                self.on_ready(thread, ReadyReason::Yielded)
+            }
+
+            /// The running thread stopped being runnable (blocked, sleeping, job done). It is not in
+            /// the queue; nothing to do by default.
+            [forward]
+            fn on_blocked(&mut self, _thread: &SchedInfo) {}
+
+            /// A queued thread must leave the queue without running (it was aborted or exited).
+            [forward]
+            fn on_removed(&mut self, id: ThreadId);
+
+            /// The thread was spawned with properties of the policy's own
+            /// ([`crate::ThreadSpec::sched_properties`]): a value of a type the policy defines
+            /// (Boost.Fiber's scheduler properties), handed over once, before the thread's
+            /// [`Scheduler::base_urgency`] is first asked and before it is first ready. The
+            /// policy reads it with `downcast_ref` and keeps what it needs in tables of its own
+            /// (sized in its constructor), so a policy with a per-thread attribute changes no
+            /// kernel file; the kernel keeps nothing of it. A thread spawned without
+            /// properties is not reported; a scheduler stacked during the run hears of the
+            /// threads spawned after it. Default: ignore them (a stacked scheduler forwards
+            /// them to the one below).
+            ///
+            /// ```
+            /// use std::any::Any;
+            /// use tempi::policy::sched::{ReadyReason, SchedInfo, Scheduler, Urgency};
+            /// use tempi::{Runtime, ThreadId, ThreadSpec, Time};
+            ///
+            /// /// A thread's rank under `ByRank`: larger runs first.
+            /// struct Rank(i64);
+            ///
+            /// #[derive(Default)]
+            /// struct ByRank { ranks: Vec<(ThreadId, i64)>, ready: Vec<(i64, ThreadId)> }
+            /// impl Scheduler for ByRank {
+            ///     fn name(&self) -> &str { "by-rank" }
+            ///     fn on_properties(&mut self, t: &SchedInfo, p: &dyn Any) {
+            ///         if let Some(Rank(r)) = p.downcast_ref::<Rank>() { self.ranks.push((t.id, *r)) }
+            ///     }
+            ///     fn base_urgency(&self, t: &SchedInfo) -> Urgency {
+            ///         Urgency(self.ranks.iter().find(|(id, _)| *id == t.id).map_or(0, |(_, r)| *r))
+            ///     }
+            ///     fn on_ready(&mut self, t: &SchedInfo, _why: ReadyReason) { self.ready.push((t.urgency.0, t.id)) }
+            ///     fn on_removed(&mut self, id: ThreadId) { self.ready.retain(|(_, t)| *t != id) }
+            ///     fn pick_next(&mut self, _now: Time) -> Option<ThreadId> {
+            ///         let best = (0..self.ready.len()).max_by_key(|&i| self.ready[i].0)?;
+            ///         Some(self.ready.remove(best).1)
+            ///     }
+            /// }
+            /// let mut rt = Runtime::simulated(1);
+            /// rt.set_scheduler(|| Box::new(ByRank::default()));
+            /// let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            /// for (name, rank) in [("low", 1), ("high", 9)] {
+            ///     let order = order.clone();
+            ///     let spec = ThreadSpec::new(name).sched_properties(Rank(rank));
+            ///     rt.spawn(spec, move |_| order.lock().unwrap().push(name)).unwrap();
+            /// }
+            /// rt.run().unwrap();
+            /// assert_eq!(*order.lock().unwrap(), ["high", "low"]);
+            /// ```
+            [forward]
+            fn on_properties(&mut self, _thread: &SchedInfo, _properties: &dyn std::any::Any) {}
+
+            /// `woken` just became ready while `running` holds the CPU: should `running` be
+            /// preempted? Default: when `woken` is strictly more urgent.
+            [forward]
+            fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
+                woken.urgency > running.urgency
+            }
+
+            /// Remove and return the thread to run next, or `None` to idle.
+            [forward]
+            fn pick_next(&mut self, now: Time) -> Option<ThreadId>;
+
+            /// A contended unlock handed the lock to `woken`, which became ready, while `running`,
+            /// the releaser, lost the urgency the lock lent it (it ran at `running_was`) and is
+            /// offered the CPU again as a preempted thread: queue both and return the thread to run
+            /// next.
+            ///
+            /// The default is exactly [`Scheduler::on_urgency_changed`] for `running`,
+            /// [`Scheduler::on_ready`] for `woken` (`Woken`), `on_ready` for `running`
+            /// (`Preempted`), then [`Scheduler::pick_next`]. A policy may answer faster (the built-in
+            /// ones skip the urgency change of a thread they do not queue, and queueing `woken` when
+            /// it would come straight back out), but must leave the same queue and return the same
+            /// thread.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
+            /// # use tempi::{Runtime, ThreadSpec, Time};
+            /// # let mut rt = Runtime::simulated(1);
+            /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+            /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+            /// # let info = |id, u| SchedInfo {
+            /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+            /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+            /// #     job_cpu_time: Default::default(), job: 0,
+            /// # };
+            /// let mut fp = FixedPriority::new();
+            /// let (waiter, releaser) = (info(a, 20), info(b, 10));
+            /// assert_eq!(fp.on_handed_over(&waiter, &releaser, Urgency(20), Time::ZERO), Some(a));
+            /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
+            /// ```
+            [own]
+            fn on_handed_over(
+                &mut self,
+                woken: &SchedInfo,
+                running: &SchedInfo,
+                running_was: Urgency,
+                now: Time,
+            ) -> Option<ThreadId> {
+                self.on_urgency_changed(running, running_was);
+                self.on_ready(woken, ReadyReason::Woken);
+                self.on_ready(running, ReadyReason::Preempted);
+                self.pick_next(now)
+            }
+
+            /// The running thread `blocked` stopped being runnable and the kernel asks at once which
+            /// thread runs next: [`Scheduler::on_blocked`] and [`Scheduler::pick_next`] in one call.
+            /// The kernel calls this instead of the two when nothing comes between them (one CPU,
+            /// nothing due, no NEXT event asked for: the short path of a call that blocks its caller).
+            ///
+            /// The default is exactly the two calls. A policy may answer faster, but must leave the
+            /// same queue and return the same thread.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{FixedPriority, ReadyReason, SchedInfo, Scheduler, Urgency};
+            /// # use tempi::{Runtime, ThreadSpec, Time};
+            /// # let mut rt = Runtime::simulated(1);
+            /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+            /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+            /// # let info = |id, u| SchedInfo {
+            /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+            /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+            /// #     job_cpu_time: Default::default(), job: 0,
+            /// # };
+            /// let mut fp = FixedPriority::new();
+            /// fp.on_ready(&info(b, 10), ReadyReason::Preempted);
+            /// // `a` blocks in a call to `b`, which runs.
+            /// assert_eq!(fp.on_blocked_pick(&info(a, 20), Time::ZERO), Some(b));
+            /// assert_eq!(fp.pick_next(Time::ZERO), None);
+            /// ```
+            [own]
+            fn on_blocked_pick(&mut self, blocked: &SchedInfo, now: Time) -> Option<ThreadId> {
+                self.on_blocked(blocked);
+                self.pick_next(now)
+            }
+
+            /// READY of a woken thread and, when it preempts, the pick, in one call: `woken` became
+            /// ready while `running` holds the CPU, with nothing else due there (the kernel's short
+            /// path for a reply that wakes its caller). Queue `woken`; when `running` is to be
+            /// preempted, queue `running` as a preempted thread and name the thread to run next.
+            ///
+            /// The default is exactly [`Scheduler::on_ready`] for `woken` (`Woken`), then
+            /// [`Scheduler::should_preempt`]; when it says yes, `on_ready` for `running`
+            /// (`Preempted`) and [`Scheduler::pick_next`]. A policy may answer faster (the built-in
+            /// queue policies do not queue `woken` when it would come straight back out), but must
+            /// leave the same queue and return the same answer.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency, WakePick};
+            /// # use tempi::{Runtime, ThreadSpec, Time};
+            /// # let mut rt = Runtime::simulated(1);
+            /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+            /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+            /// # let info = |id, u| SchedInfo {
+            /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+            /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+            /// #     job_cpu_time: Default::default(), job: 0,
+            /// # };
+            /// let mut fp = FixedPriority::new();
+            /// // The more urgent caller `a` preempts the server `b`, which is queued.
+            /// assert_eq!(fp.on_woken_pick(&info(a, 20), &info(b, 10), Time::ZERO), WakePick::Preempted(Some(a)));
+            /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
+            /// // A less urgent one is only queued.
+            /// assert_eq!(fp.on_woken_pick(&info(b, 10), &info(a, 20), Time::ZERO), WakePick::Stays);
+            /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
+            /// ```
+            [own]
+            fn on_woken_pick(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> WakePick {
+                self.on_ready(woken, ReadyReason::Woken);
+                if !self.should_preempt(running, woken) {
+                    return WakePick::Stays;
+                }
+                self.on_ready(running, ReadyReason::Preempted);
+                WakePick::Preempted(self.pick_next(now))
+            }
+
+            /// SCHEDULE and pick in one call: the running thread `yielder` yields (it stays ready) and
+            /// the kernel asks at once which thread runs next. The kernel calls this instead of
+            /// [`Scheduler::on_schedule`] with [`Schedule::Yield`] when it will pick right after, with
+            /// nothing in between (one CPU, nothing due); otherwise the two separate hooks.
+            ///
+            /// The default is exactly [`Scheduler::on_schedule`] (`Yield`) then
+            /// [`Scheduler::pick_next`]. A policy may answer faster (the built-in queue policies take
+            /// the next thread out before queueing the yielder, and do not queue a yielder that would
+            /// come straight back out), but must leave the same queue and return the same thread.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
+            /// # use tempi::{Runtime, ThreadSpec, Time};
+            /// # let mut rt = Runtime::simulated(1);
+            /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
+            /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
+            /// # let info = |id, u| SchedInfo {
+            /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
+            /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
+            /// #     job_cpu_time: Default::default(), job: 0,
+            /// # };
+            /// let mut fp = FixedPriority::new();
+            /// fp.on_ready(&info(b, 10), tempi::policy::sched::ReadyReason::Released);
+            /// // `a` yields to `b`, of its own priority, and is queued behind it.
+            /// assert_eq!(fp.on_yield_pick(&info(a, 10), Time::ZERO), Some(b));
+            /// assert_eq!(fp.pick_next(Time::ZERO), Some(a));
+            /// ```
+            [own]
+            fn on_yield_pick(&mut self, yielder: &SchedInfo, now: Time) -> Option<ThreadId> {
+                self.on_schedule(yielder, Schedule::Yield);
+                self.pick_next(now)
+            }
+
+            /// A ready or running thread's effective urgency changed from `old` to `thread.urgency`.
+            /// If it is queued, reposition it. The running thread may also be reported; the kernel
+            /// then re-checks preemption itself. A thread that is not ready (dormant between jobs,
+            /// asleep, blocked) is not reported: its new urgency comes with [`Scheduler::on_ready`]
+            /// when it next becomes ready.
+            [forward]
+            fn on_urgency_changed(&mut self, _thread: &SchedInfo, _old: Urgency) {}
+
+            /// Whether this policy ever gives time slices. Asked once, when the CPU starts; when
+            /// `false` (the default) the kernel skips [`Scheduler::time_slice`] on every dispatch.
+            [forward]
+            fn time_sliced(&self) -> bool {
+                false
+            }
+
+            /// The time slice a thread gets when dispatched; `None` runs it until it blocks, yields or
+            /// is preempted. Only asked when [`Scheduler::time_sliced`] is `true`.
+            [forward]
+            fn time_slice(&self, _thread: &SchedInfo) -> Option<Duration> {
+                None
+            }
+
+            /// Whether one instance of this policy serves every CPU of the run (see "Global policies"
+            /// in the [module docs](self)): the first CPU's instance then serves all CPUs, the kernel
+            /// runs its most urgent threads on whichever CPUs are free, and the run must be in virtual
+            /// time.
+            /// Default: `false`, one instance per CPU.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{Edf, GlobalEdf, Scheduler};
+            /// assert!(!Edf::new().global());
+            /// assert!(GlobalEdf::new().global());
+            /// ```
+            [forward]
+            fn global(&self) -> bool {
+                false
+            }
+
+            /// Whether this policy is preemptive earliest-deadline-first: it always runs the ready
+            /// job with the earliest absolute deadline (on its CPU; for a [`Scheduler::global`]
+            /// policy, the `m` earliest on the `m` CPUs), and a job with an earlier deadline
+            /// preempts. With [`Scheduler::global`] it says which tests describe the policy
+            /// ([`PolicyClass::of`]): per CPU, this is what an admission test that guarantees
+            /// deadlines assumes ([`crate::admission::Admission::new`] refuses a CPU scheduled
+            /// otherwise) and what `tempi analyze` judges by the EDF tests, whatever name the policy
+            /// is registered under. A stacked policy answers what the one below it answers unless it
+            /// says otherwise; one that changes EDF's decisions must answer `false`.
+            /// Default: `false`.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{Edf, FixedPriority, GlobalEdf, Scheduler};
+            /// assert!(Edf::new().earliest_deadline_first());
+            /// assert!(!FixedPriority::new().earliest_deadline_first());
+            /// assert!(GlobalEdf::new().earliest_deadline_first() && GlobalEdf::new().global());
+            /// ```
+            [forward: "A wrapper that changes the decisions of an EDF policy below it answers `false`."]
+            fn earliest_deadline_first(&self) -> bool {
+                false
+            }
+
+            /// Whether this policy is preemptive fixed priority: it always runs the ready thread of
+            /// the highest base priority ([`SchedInfo::priority`], raised by inheritance; on its CPU,
+            /// or for a [`Scheduler::global`] policy the `m` highest on the `m` CPUs), and a more
+            /// urgent thread preempts. What response-time analysis assumes ([`PolicyClass::of`]),
+            /// whatever name the policy is registered under. A stacked policy answers what the one
+            /// below it answers unless it says otherwise. Default: `false`.
+            ///
+            /// ```
+            /// use tempi::policy::sched::{Fifo, FixedPriority, GlobalFp, RoundRobin, Scheduler};
+            /// assert!(FixedPriority::new().fixed_priority() && GlobalFp::new().fixed_priority());
+            /// assert!(!Fifo::new().fixed_priority());
+            /// assert!(!RoundRobin::new(std::time::Duration::from_millis(1)).fixed_priority());
+            /// ```
+            [forward: "A wrapper that changes the decisions of a fixed-priority policy below it answers `false`."]
+            fn fixed_priority(&self) -> bool {
+                false
+            }
+
+            // ----- message-level events (see "Message-level events" in the module docs) ---------------
+
+            /// Which message-level events this policy is told of; asked once, when the CPU starts.
+            /// Default: none, and the kernel then calls none of the hooks below but
+            /// [`Scheduler::on_schedule`].
+            ///
+            /// ```
+            /// use tempi::policy::sched::{Events, FixedPriority, Scheduler};
+            /// assert_eq!(FixedPriority::new().events(), Events::NONE);
+            /// ```
+            [forward]
+            fn events(&self) -> Events {
+                Events::NONE
+            }
+
+            /// Un-stacking ([`crate::Ctx::unstack_scheduler`]): give back the scheduler this one is
+            /// stacked on, with every thread this one kept of its own handed back to it first, leaving
+            /// a [`Vacant`] in its place; the kernel then drops this one and the one given back serves
+            /// the CPU again. Default: `None`, not stacked on another (un-stacking it is an error).
+            ///
+            /// ```
+            /// use tempi::policy::sched::{FixedPriority, WaitInheritance, Scheduler};
+            /// assert!(FixedPriority::new().take_prev().is_none());
+            /// let mut pi = WaitInheritance::new(Box::new(FixedPriority::new()));
+            /// assert_eq!(pi.take_prev().unwrap().name(), "fp");
+            /// ```
+            [own: "This default says the wrapper cannot be un-stacked; a wrapper that keeps no threads of its own writes `Some(std::mem::replace(&mut self.prev, Box::new(Vacant)))`."]
+            fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
+                None
+            }
+
+            /// SCHEDULE: the running thread gives up the CPU and stays ready, because it yielded or
+            /// because its quantum ran out. Default: [`Scheduler::on_yield`] for a yield,
+            /// [`Scheduler::on_ready`] with [`ReadyReason::SliceExpired`] for a quantum.
+            [own]
+            fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
+                match why {
+                    Schedule::Yield => self.on_yield(thread),
+                    Schedule::Quantum => self.on_ready(thread, ReadyReason::SliceExpired),
+                }
+            }
+
+            /// READY with a constraint ([`Events::READY`]): a message whose constraint is not
+            /// [`NO_CONSTRAINT`] was queued for (or handed to) `thread`. Called after the thread was
+            /// made ready, if the message woke it; the policy owns its ready queue and may reorder it.
+            [forward]
+            fn on_message_ready(&mut self, _thread: &SchedInfo, _constraint: i64) {}
+
+            /// PRIO SAVE ([`Events::PRIO`]): a handler running on `thread`'s stack is about to serve a
+            /// message with this constraint. An urgency returned is lent to `thread` while it serves
+            /// it; PRIO RESTORE ([`Scheduler::on_prio_restore`]) follows with the same `id` either way.
+            [forward]
+            fn on_prio_save(&mut self, _thread: &SchedInfo, _constraint: i64, _id: InheritId) -> Option<Urgency> {
+                None
+            }
+
+            /// PRIO RESTORE ([`Events::PRIO`]): the message of PRIO SAVE `id` is served; what was lent
+            /// for it is withdrawn (before this call).
+            [forward]
+            fn on_prio_restore(&mut self, _thread: &SchedInfo, _id: InheritId) {}
+
+            /// NEXT ([`Events::NEXT`]): `thread` blocked or went idle (it waits for a message). The
+            /// policy may look at the messages queued on this CPU and cancel some by marking them
+            /// (it may not remove one): the recipient reads a cancelled message as
+            /// [`crate::message::MsgError::Cancelled`].
+            [forward]
+            fn on_next(&mut self, _thread: &SchedInfo, _queues: &mut dyn QueuedMessages) {}
+
+            /// CALL ([`Events::CALL`]): `waiter` blocked calling the busy handler `at`, which runs on
+            /// `holder`'s stack; `constraint` is the call's. An urgency returned is lent to `holder`
+            /// until it leaves the handler, then NICE ([`Scheduler::on_nice`]) reports `id` again.
+            [forward]
+            fn on_call(
+                &mut self,
+                _waiter: &SchedInfo,
+                _holder: &SchedInfo,
+                _at: BlockedAt,
+                _constraint: i64,
+                _id: InheritId,
+            ) -> Option<Urgency> {
+                None
+            }
+
+            /// PROCURE ([`Events::PROCURE`]): `waiter` blocked at semaphore `at`, inside which `holder`
+            /// is (called once per holder). An urgency returned is lent to `holder` until it vacates
+            /// `at`, then NICE reports `id`. Transitive: when a raised holder is itself blocked at a
+            /// semaphore or a busy handler, the kernel reports that blocking again (PROCURE or CALL,
+            /// with the holder as the waiter).
+            [forward]
+            fn on_procure(&mut self, _waiter: &SchedInfo, _holder: &SchedInfo, _at: BlockedAt, _id: InheritId) -> Option<Urgency> {
+                None
+            }
+
+            /// NICE: `thread` left the handler or vacated the semaphore `at` for which inheritance
+            /// `id` lent it urgency; the lend is withdrawn before this call (`thread.urgency` is what
+            /// it keeps). Several NICEs come latest-first when several inheritances end at once.
+            [forward]
+            fn on_nice(&mut self, _thread: &SchedInfo, _at: BlockedAt, _id: InheritId) {}
+        }
+    };
+}
+use scheduler_hooks;
+
 /// A scheduling policy for one CPU. See the [module docs](self) for when each hook is called
 /// and an example policy.
 ///
 /// Every hook runs on the CPU's dispatcher, between two thread executions, with no lock held.
 /// A hook must not block and should not allocate (pre-size queues in the constructor).
 pub trait Scheduler {
-    /// The policy's registry name, e.g. `"edf"`.
-    fn name(&self) -> &str;
-
-    /// The urgency a thread has on its own, without inheritance. Called when the thread is
-    /// spawned and at every release of a new job (deadlines move).
-    fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
-
-    /// The thread became ready and must be queued.
-    fn on_ready(&mut self, thread: &SchedInfo, why: ReadyReason);
-
-    /// The running thread yields; by default it is queued like any ready thread.
-    fn on_yield(&mut self, thread: &SchedInfo) {
-        self.on_ready(thread, ReadyReason::Yielded)
-    }
-
-    /// The running thread stopped being runnable (blocked, sleeping, job done). It is not in
-    /// the queue; nothing to do by default.
-    fn on_blocked(&mut self, _thread: &SchedInfo) {}
-
-    /// A queued thread must leave the queue without running (it was aborted or exited).
-    fn on_removed(&mut self, id: ThreadId);
-
-    /// `woken` just became ready while `running` holds the CPU: should `running` be
-    /// preempted? Default: when `woken` is strictly more urgent.
-    fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
-        woken.urgency > running.urgency
-    }
-
-    /// Remove and return the thread to run next, or `None` to idle.
-    fn pick_next(&mut self, now: Time) -> Option<ThreadId>;
-
-    /// A contended unlock handed the lock to `woken`, which became ready, while `running`,
-    /// the releaser, lost the urgency the lock lent it (it ran at `running_was`) and is
-    /// offered the CPU again as a preempted thread: queue both and return the thread to run
-    /// next.
-    ///
-    /// The default is exactly [`Scheduler::on_urgency_changed`] for `running`,
-    /// [`Scheduler::on_ready`] for `woken` (`Woken`), `on_ready` for `running`
-    /// (`Preempted`), then [`Scheduler::pick_next`]. A policy may answer faster (the built-in
-    /// ones skip the urgency change of a thread they do not queue, and queueing `woken` when
-    /// it would come straight back out), but must leave the same queue and return the same
-    /// thread.
-    ///
-    /// ```
-    /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
-    /// # use tempi::{Runtime, ThreadSpec, Time};
-    /// # let mut rt = Runtime::simulated(1);
-    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-    /// # let info = |id, u| SchedInfo {
-    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
-    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
-    /// #     job_cpu_time: Default::default(), job: 0,
-    /// # };
-    /// let mut fp = FixedPriority::new();
-    /// let (waiter, releaser) = (info(a, 20), info(b, 10));
-    /// assert_eq!(fp.on_handed_over(&waiter, &releaser, Urgency(20), Time::ZERO), Some(a));
-    /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
-    /// ```
-    fn on_handed_over(
-        &mut self,
-        woken: &SchedInfo,
-        running: &SchedInfo,
-        running_was: Urgency,
-        now: Time,
-    ) -> Option<ThreadId> {
-        self.on_urgency_changed(running, running_was);
-        self.on_ready(woken, ReadyReason::Woken);
-        self.on_ready(running, ReadyReason::Preempted);
-        self.pick_next(now)
-    }
-
-    /// The running thread `blocked` stopped being runnable and the kernel asks at once which
-    /// thread runs next: [`Scheduler::on_blocked`] and [`Scheduler::pick_next`] in one call.
-    /// The kernel calls this instead of the two when nothing comes between them (one CPU,
-    /// nothing due, no NEXT event asked for: the short path of a call that blocks its caller).
-    ///
-    /// The default is exactly the two calls. A policy may answer faster, but must leave the
-    /// same queue and return the same thread.
-    ///
-    /// ```
-    /// use tempi::policy::sched::{FixedPriority, ReadyReason, SchedInfo, Scheduler, Urgency};
-    /// # use tempi::{Runtime, ThreadSpec, Time};
-    /// # let mut rt = Runtime::simulated(1);
-    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-    /// # let info = |id, u| SchedInfo {
-    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
-    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
-    /// #     job_cpu_time: Default::default(), job: 0,
-    /// # };
-    /// let mut fp = FixedPriority::new();
-    /// fp.on_ready(&info(b, 10), ReadyReason::Preempted);
-    /// // `a` blocks in a call to `b`, which runs.
-    /// assert_eq!(fp.on_blocked_pick(&info(a, 20), Time::ZERO), Some(b));
-    /// assert_eq!(fp.pick_next(Time::ZERO), None);
-    /// ```
-    fn on_blocked_pick(&mut self, blocked: &SchedInfo, now: Time) -> Option<ThreadId> {
-        self.on_blocked(blocked);
-        self.pick_next(now)
-    }
-
-    /// READY of a woken thread and, when it preempts, the pick, in one call: `woken` became
-    /// ready while `running` holds the CPU, with nothing else due there (the kernel's short
-    /// path for a reply that wakes its caller). Queue `woken`; when `running` is to be
-    /// preempted, queue `running` as a preempted thread and name the thread to run next.
-    ///
-    /// The default is exactly [`Scheduler::on_ready`] for `woken` (`Woken`), then
-    /// [`Scheduler::should_preempt`]; when it says yes, `on_ready` for `running`
-    /// (`Preempted`) and [`Scheduler::pick_next`]. A policy may answer faster (the built-in
-    /// queue policies do not queue `woken` when it would come straight back out), but must
-    /// leave the same queue and return the same answer.
-    ///
-    /// ```
-    /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency, WakePick};
-    /// # use tempi::{Runtime, ThreadSpec, Time};
-    /// # let mut rt = Runtime::simulated(1);
-    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-    /// # let info = |id, u| SchedInfo {
-    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
-    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
-    /// #     job_cpu_time: Default::default(), job: 0,
-    /// # };
-    /// let mut fp = FixedPriority::new();
-    /// // The more urgent caller `a` preempts the server `b`, which is queued.
-    /// assert_eq!(fp.on_woken_pick(&info(a, 20), &info(b, 10), Time::ZERO), WakePick::Preempted(Some(a)));
-    /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
-    /// // A less urgent one is only queued.
-    /// assert_eq!(fp.on_woken_pick(&info(b, 10), &info(a, 20), Time::ZERO), WakePick::Stays);
-    /// assert_eq!(fp.pick_next(Time::ZERO), Some(b));
-    /// ```
-    fn on_woken_pick(&mut self, woken: &SchedInfo, running: &SchedInfo, now: Time) -> WakePick {
-        self.on_ready(woken, ReadyReason::Woken);
-        if !self.should_preempt(running, woken) {
-            return WakePick::Stays;
-        }
-        self.on_ready(running, ReadyReason::Preempted);
-        WakePick::Preempted(self.pick_next(now))
-    }
-
-    /// SCHEDULE and pick in one call: the running thread `yielder` yields (it stays ready) and
-    /// the kernel asks at once which thread runs next. The kernel calls this instead of
-    /// [`Scheduler::on_schedule`] with [`Schedule::Yield`] when it will pick right after, with
-    /// nothing in between (one CPU, nothing due); otherwise the two separate hooks.
-    ///
-    /// The default is exactly [`Scheduler::on_schedule`] (`Yield`) then
-    /// [`Scheduler::pick_next`]. A policy may answer faster (the built-in queue policies take
-    /// the next thread out before queueing the yielder, and do not queue a yielder that would
-    /// come straight back out), but must leave the same queue and return the same thread.
-    ///
-    /// ```
-    /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, Urgency};
-    /// # use tempi::{Runtime, ThreadSpec, Time};
-    /// # let mut rt = Runtime::simulated(1);
-    /// # let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-    /// # let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-    /// # let info = |id, u| SchedInfo {
-    /// #     id, cpu: 0, priority: u, urgency: Urgency(u as i64), importance: 0, release: Time::ZERO,
-    /// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
-    /// #     job_cpu_time: Default::default(), job: 0,
-    /// # };
-    /// let mut fp = FixedPriority::new();
-    /// fp.on_ready(&info(b, 10), tempi::policy::sched::ReadyReason::Released);
-    /// // `a` yields to `b`, of its own priority, and is queued behind it.
-    /// assert_eq!(fp.on_yield_pick(&info(a, 10), Time::ZERO), Some(b));
-    /// assert_eq!(fp.pick_next(Time::ZERO), Some(a));
-    /// ```
-    fn on_yield_pick(&mut self, yielder: &SchedInfo, now: Time) -> Option<ThreadId> {
-        self.on_schedule(yielder, Schedule::Yield);
-        self.pick_next(now)
-    }
-
-    /// A ready or running thread's effective urgency changed from `old` to `thread.urgency`.
-    /// If it is queued, reposition it. The running thread may also be reported; the kernel
-    /// then re-checks preemption itself. A thread that is not ready (dormant between jobs,
-    /// asleep, blocked) is not reported: its new urgency comes with [`Scheduler::on_ready`]
-    /// when it next becomes ready.
-    fn on_urgency_changed(&mut self, _thread: &SchedInfo, _old: Urgency) {}
-
-    /// Whether this policy ever gives time slices. Asked once, when the CPU starts; when
-    /// `false` (the default) the kernel skips [`Scheduler::time_slice`] on every dispatch.
-    fn time_sliced(&self) -> bool {
-        false
-    }
-
-    /// The time slice a thread gets when dispatched; `None` runs it until it blocks, yields or
-    /// is preempted. Only asked when [`Scheduler::time_sliced`] is `true`.
-    fn time_slice(&self, _thread: &SchedInfo) -> Option<Duration> {
-        None
-    }
-
-    /// Whether one instance of this policy serves every CPU of the run (see "Global policies"
-    /// in the [module docs](self)): the first CPU's instance then serves all CPUs, the kernel
-    /// runs its most urgent threads on whichever CPUs are free, and the run must be in virtual
-    /// time.
-    /// Default: `false`, one instance per CPU.
-    ///
-    /// ```
-    /// use tempi::policy::sched::{Edf, GlobalEdf, Scheduler};
-    /// assert!(!Edf::new().global());
-    /// assert!(GlobalEdf::new().global());
-    /// ```
-    fn global(&self) -> bool {
-        false
-    }
-
-    /// Whether this policy, one instance per CPU, is preemptive earliest-deadline-first: it
-    /// always runs the ready job with the earliest absolute deadline, and a job with an
-    /// earlier deadline preempts. This is what an admission test that guarantees deadlines
-    /// assumes ([`crate::admission::Admission::new`] refuses a CPU scheduled otherwise),
-    /// whatever name the policy is registered under. A stacked policy answers what the one
-    /// below it answers unless it says otherwise; one that changes EDF's decisions must
-    /// answer `false`.
-    /// Default: `false`.
-    ///
-    /// ```
-    /// use tempi::policy::sched::{Edf, FixedPriority, GlobalEdf, Scheduler};
-    /// assert!(Edf::new().earliest_deadline_first());
-    /// assert!(!FixedPriority::new().earliest_deadline_first());
-    /// assert!(!GlobalEdf::new().earliest_deadline_first());
-    /// ```
-    fn earliest_deadline_first(&self) -> bool {
-        false
-    }
-
-    // ----- message-level events (see "Message-level events" in the module docs) ---------------
-
-    /// Which message-level events this policy is told of; asked once, when the CPU starts.
-    /// Default: none, and the kernel then calls none of the hooks below but
-    /// [`Scheduler::on_schedule`].
-    ///
-    /// ```
-    /// use tempi::policy::sched::{Events, FixedPriority, Scheduler};
-    /// assert_eq!(FixedPriority::new().events(), Events::NONE);
-    /// ```
-    fn events(&self) -> Events {
-        Events::NONE
-    }
-
-    /// Un-stacking ([`crate::Ctx::unstack_scheduler`]): give back the scheduler this one is
-    /// stacked on, with every thread this one kept of its own handed back to it first, leaving
-    /// a [`Vacant`] in its place; the kernel then drops this one and the one given back serves
-    /// the CPU again. Default: `None`, not stacked on another (un-stacking it is an error).
-    ///
-    /// ```
-    /// use tempi::policy::sched::{FixedPriority, PriorityInheritance, Scheduler};
-    /// assert!(FixedPriority::new().take_prev().is_none());
-    /// let mut pi = PriorityInheritance::new(Box::new(FixedPriority::new()));
-    /// assert_eq!(pi.take_prev().unwrap().name(), "fp");
-    /// ```
-    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
-        None
-    }
-
-    /// SCHEDULE: the running thread gives up the CPU and stays ready, because it yielded or
-    /// because its quantum ran out. Default: [`Scheduler::on_yield`] for a yield,
-    /// [`Scheduler::on_ready`] with [`ReadyReason::SliceExpired`] for a quantum.
-    fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
-        match why {
-            Schedule::Yield => self.on_yield(thread),
-            Schedule::Quantum => self.on_ready(thread, ReadyReason::SliceExpired),
-        }
-    }
-
-    /// READY with a constraint ([`Events::READY`]): a message whose constraint is not
-    /// [`NO_CONSTRAINT`] was queued for (or handed to) `thread`. Called after the thread was
-    /// made ready, if the message woke it; the policy owns its ready queue and may reorder it.
-    fn on_message_ready(&mut self, _thread: &SchedInfo, _constraint: i64) {}
-
-    /// PRIO SAVE ([`Events::PRIO`]): a handler running on `thread`'s stack is about to serve a
-    /// message with this constraint. An urgency returned is lent to `thread` while it serves
-    /// it; PRIO RESTORE ([`Scheduler::on_prio_restore`]) follows with the same `id` either way.
-    fn on_prio_save(&mut self, _thread: &SchedInfo, _constraint: i64, _id: InheritId) -> Option<Urgency> {
-        None
-    }
-
-    /// PRIO RESTORE ([`Events::PRIO`]): the message of PRIO SAVE `id` is served; what was lent
-    /// for it is withdrawn (before this call).
-    fn on_prio_restore(&mut self, _thread: &SchedInfo, _id: InheritId) {}
-
-    /// NEXT ([`Events::NEXT`]): `thread` blocked or went idle (it waits for a message). The
-    /// policy may look at the messages queued on this CPU and cancel some by marking them
-    /// (it may not remove one): the recipient reads a cancelled message as
-    /// [`crate::message::MsgError::Cancelled`].
-    fn on_next(&mut self, _thread: &SchedInfo, _queues: &mut dyn QueuedMessages) {}
-
-    /// CALL ([`Events::CALL`]): `waiter` blocked calling the busy handler `at`, which runs on
-    /// `holder`'s stack; `constraint` is the call's. An urgency returned is lent to `holder`
-    /// until it leaves the handler, then NICE ([`Scheduler::on_nice`]) reports `id` again.
-    fn on_call(
-        &mut self,
-        _waiter: &SchedInfo,
-        _holder: &SchedInfo,
-        _at: Stymie,
-        _constraint: i64,
-        _id: InheritId,
-    ) -> Option<Urgency> {
-        None
-    }
-
-    /// PROCURE ([`Events::PROCURE`]): `waiter` blocked at semaphore `at`, inside which `holder`
-    /// is (called once per holder). An urgency returned is lent to `holder` until it vacates
-    /// `at`, then NICE reports `id`. Transitive: when a raised holder is itself blocked at a
-    /// semaphore or a busy handler, the kernel reports that blocking again (PROCURE or CALL,
-    /// with the holder as the waiter).
-    fn on_procure(&mut self, _waiter: &SchedInfo, _holder: &SchedInfo, _at: Stymie, _id: InheritId) -> Option<Urgency> {
-        None
-    }
-
-    /// NICE: `thread` left the handler or vacated the semaphore `at` for which inheritance
-    /// `id` lent it urgency; the lend is withdrawn before this call (`thread.urgency` is what
-    /// it keeps). Several NICEs come latest-first when several inheritances end at once.
-    fn on_nice(&mut self, _thread: &SchedInfo, _at: Stymie, _id: InheritId) {}
+    scheduler_hooks!(scheduler_methods);
 }
 
 /// The messages queued on a CPU, as [`Scheduler::on_next`] sees them: read them, and cancel

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ReadyQueue, ReadyReason, SchedInfo, Scheduler, SchedulerFactory, Urgency};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::Time;
 
 /// The base priority of a thread executing guaranteed tasks. Priorities at or above it are

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::{ReadyQueue, ReadyReason, SchedInfo, Scheduler, Urgency, WakePick, DEFAULT_QUEUE};
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 use crate::time::Time;
 
 /// What distinguishes one ready-queue policy from another. See [`QueueScheduler`].
@@ -54,9 +54,14 @@ pub trait QueueDiscipline {
     const GLOBAL: bool = false;
 
     /// Whether `base_urgency` is the current job's absolute deadline, earlier first, so that
-    /// one instance per CPU is preemptive EDF ([`Scheduler::earliest_deadline_first`]).
-    /// Default: no.
+    /// the policy is preemptive EDF ([`Scheduler::earliest_deadline_first`]; global EDF when
+    /// [`QueueDiscipline::GLOBAL`]). Default: no.
     const DEADLINE_ORDER: bool = false;
+
+    /// Whether `base_urgency` is the thread's base priority, so that the policy is
+    /// preemptive fixed priority ([`Scheduler::fixed_priority`]; global fixed priority when
+    /// [`QueueDiscipline::GLOBAL`]). Default: no.
+    const PRIORITY_ORDER: bool = false;
 
     /// The urgency a thread has on its own ([`Scheduler::base_urgency`]).
     fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
@@ -180,7 +185,10 @@ impl<D: QueueDiscipline> Scheduler for QueueScheduler<D> {
         D::GLOBAL
     }
     fn earliest_deadline_first(&self) -> bool {
-        D::DEADLINE_ORDER && D::PREEMPTIVE && D::URGENCY_ORDER && !D::GLOBAL
+        D::DEADLINE_ORDER && D::PREEMPTIVE && D::URGENCY_ORDER
+    }
+    fn fixed_priority(&self) -> bool {
+        D::PRIORITY_ORDER && D::PREEMPTIVE && D::URGENCY_ORDER
     }
     fn time_slice(&self, t: &SchedInfo) -> Option<Duration> {
         self.discipline.time_slice(t)

@@ -1,7 +1,7 @@
 //! [`ReadyQueue`]: the urgency-ordered ready queue the built-in policies share.
 
 use super::Urgency;
-use crate::thread::ThreadId;
+use crate::plain::ThreadId;
 
 /// An urgency-ordered ready queue with FIFO order among equals, stored in one pre-sized vector.
 ///

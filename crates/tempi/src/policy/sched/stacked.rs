@@ -1,5 +1,5 @@
 //! Stacking schedulers: a policy written as a decorator over the one it replaces
-//! ([`StackedScheduler`]), and [`PriorityInheritance`], the decorator that answers CALL and
+//! ([`StackedScheduler`]), and [`WaitInheritance`], the decorator that answers CALL and
 //! PROCURE with classic priority inheritance.
 //!
 //! FREE JAZZ's `register_scheduler(handler, event)` returns the previous handler of the event so
@@ -11,13 +11,19 @@
 
 use std::time::Duration;
 
-use super::{Events, InheritId, QueuedMessages, ReadyReason, SchedInfo, Schedule, Scheduler, Stymie, Urgency};
-use crate::thread::ThreadId;
+use super::{
+    scheduler_hooks, BlockedAt, Events, InheritId, QueuedMessages, ReadyReason, SchedInfo, Schedule, Scheduler,
+    Urgency, WakePick,
+};
+use crate::plain::ThreadId;
 use crate::time::Time;
 
-/// A scheduler stacked on a previous one: every method defaults to forwarding to
-/// [`StackedScheduler::prev`], and every `StackedScheduler` is a [`Scheduler`]. Override the
-/// hooks whose decisions change.
+/// A scheduler stacked on a previous one: every hook defaults to forwarding to
+/// [`StackedScheduler::prev`] (those that stand for other hooks, such as
+/// [`Scheduler::on_handed_over`], to the trait's default through this scheduler's own hooks),
+/// and every `StackedScheduler` is a [`Scheduler`]. Override the hooks whose decisions change.
+/// Its hooks, their defaults and the blanket impl are generated from the one list of
+/// `Scheduler`'s hooks (`scheduler_hooks!` in the parent module).
 ///
 /// ```
 /// use tempi::policy::sched::{FixedPriority, SchedInfo, Scheduler, StackedScheduler};
@@ -51,214 +57,11 @@ pub trait StackedScheduler {
     /// The scheduler this one is stacked on, to forward to.
     fn prev_mut(&mut self) -> &mut dyn Scheduler;
 
-    /// [`Scheduler::name`]; default: the previous one's.
-    fn name(&self) -> &str {
-        self.prev().name()
-    }
-    /// [`Scheduler::base_urgency`].
-    fn base_urgency(&self, thread: &SchedInfo) -> Urgency {
-        self.prev().base_urgency(thread)
-    }
-    /// [`Scheduler::on_ready`].
-    fn on_ready(&mut self, thread: &SchedInfo, why: ReadyReason) {
-        self.prev_mut().on_ready(thread, why)
-    }
-    /// [`Scheduler::on_yield`].
-    fn on_yield(&mut self, thread: &SchedInfo) {
-        self.prev_mut().on_yield(thread)
-    }
-    /// [`Scheduler::on_blocked`].
-    fn on_blocked(&mut self, thread: &SchedInfo) {
-        self.prev_mut().on_blocked(thread)
-    }
-    /// [`Scheduler::on_removed`].
-    fn on_removed(&mut self, id: ThreadId) {
-        self.prev_mut().on_removed(id)
-    }
-    /// [`Scheduler::should_preempt`].
-    fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
-        self.prev().should_preempt(running, woken)
-    }
-    /// [`Scheduler::pick_next`].
-    fn pick_next(&mut self, now: Time) -> Option<ThreadId> {
-        self.prev_mut().pick_next(now)
-    }
-    /// [`Scheduler::on_handed_over`]. The default forwards the three calls and the pick it
-    /// stands for through this scheduler's own hooks, so overriding any of them is seen.
-    fn on_handed_over(
-        &mut self,
-        woken: &SchedInfo,
-        running: &SchedInfo,
-        running_was: Urgency,
-        now: Time,
-    ) -> Option<ThreadId> {
-        self.on_urgency_changed(running, running_was);
-        self.on_ready(woken, ReadyReason::Woken);
-        self.on_ready(running, ReadyReason::Preempted);
-        self.pick_next(now)
-    }
-    /// [`Scheduler::on_urgency_changed`].
-    fn on_urgency_changed(&mut self, thread: &SchedInfo, old: Urgency) {
-        self.prev_mut().on_urgency_changed(thread, old)
-    }
-    /// [`Scheduler::time_sliced`].
-    fn time_sliced(&self) -> bool {
-        self.prev().time_sliced()
-    }
-    /// [`Scheduler::time_slice`].
-    fn time_slice(&self, thread: &SchedInfo) -> Option<Duration> {
-        self.prev().time_slice(thread)
-    }
-    /// [`Scheduler::global`].
-    fn global(&self) -> bool {
-        self.prev().global()
-    }
-    /// [`Scheduler::earliest_deadline_first`]: what the policy below answers. A wrapper that
-    /// changes the decisions of an EDF policy below it answers `false`.
-    fn earliest_deadline_first(&self) -> bool {
-        self.prev().earliest_deadline_first()
-    }
-    /// [`Scheduler::events`].
-    fn events(&self) -> Events {
-        self.prev().events()
-    }
-    /// [`Scheduler::take_prev`]: give the previous scheduler back when un-stacked. Default:
-    /// `None` (this wrapper cannot be un-stacked); a wrapper that keeps no threads of its own
-    /// writes `Some(std::mem::replace(&mut self.prev, Box::new(Vacant)))`.
-    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
-        None
-    }
-    /// [`Scheduler::on_schedule`]. The default goes through this scheduler's own
-    /// [`StackedScheduler::on_yield`] and [`StackedScheduler::on_ready`], as the trait's does.
-    fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
-        match why {
-            Schedule::Yield => self.on_yield(thread),
-            Schedule::Quantum => self.on_ready(thread, ReadyReason::SliceExpired),
-        }
-    }
-    /// [`Scheduler::on_message_ready`].
-    fn on_message_ready(&mut self, thread: &SchedInfo, constraint: i64) {
-        self.prev_mut().on_message_ready(thread, constraint)
-    }
-    /// [`Scheduler::on_prio_save`].
-    fn on_prio_save(&mut self, thread: &SchedInfo, constraint: i64, id: InheritId) -> Option<Urgency> {
-        self.prev_mut().on_prio_save(thread, constraint, id)
-    }
-    /// [`Scheduler::on_prio_restore`].
-    fn on_prio_restore(&mut self, thread: &SchedInfo, id: InheritId) {
-        self.prev_mut().on_prio_restore(thread, id)
-    }
-    /// [`Scheduler::on_next`].
-    fn on_next(&mut self, thread: &SchedInfo, queues: &mut dyn QueuedMessages) {
-        self.prev_mut().on_next(thread, queues)
-    }
-    /// [`Scheduler::on_call`].
-    fn on_call(
-        &mut self,
-        waiter: &SchedInfo,
-        holder: &SchedInfo,
-        at: Stymie,
-        constraint: i64,
-        id: InheritId,
-    ) -> Option<Urgency> {
-        self.prev_mut().on_call(waiter, holder, at, constraint, id)
-    }
-    /// [`Scheduler::on_procure`].
-    fn on_procure(&mut self, waiter: &SchedInfo, holder: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
-        self.prev_mut().on_procure(waiter, holder, at, id)
-    }
-    /// [`Scheduler::on_nice`].
-    fn on_nice(&mut self, thread: &SchedInfo, at: Stymie, id: InheritId) {
-        self.prev_mut().on_nice(thread, at, id)
-    }
+    scheduler_hooks!(stacked_methods);
 }
 
 impl<S: StackedScheduler> Scheduler for S {
-    fn name(&self) -> &str {
-        StackedScheduler::name(self)
-    }
-    fn base_urgency(&self, thread: &SchedInfo) -> Urgency {
-        StackedScheduler::base_urgency(self, thread)
-    }
-    fn on_ready(&mut self, thread: &SchedInfo, why: ReadyReason) {
-        StackedScheduler::on_ready(self, thread, why)
-    }
-    fn on_yield(&mut self, thread: &SchedInfo) {
-        StackedScheduler::on_yield(self, thread)
-    }
-    fn on_blocked(&mut self, thread: &SchedInfo) {
-        StackedScheduler::on_blocked(self, thread)
-    }
-    fn on_removed(&mut self, id: ThreadId) {
-        StackedScheduler::on_removed(self, id)
-    }
-    fn should_preempt(&self, running: &SchedInfo, woken: &SchedInfo) -> bool {
-        StackedScheduler::should_preempt(self, running, woken)
-    }
-    fn pick_next(&mut self, now: Time) -> Option<ThreadId> {
-        StackedScheduler::pick_next(self, now)
-    }
-    fn on_handed_over(
-        &mut self,
-        woken: &SchedInfo,
-        running: &SchedInfo,
-        running_was: Urgency,
-        now: Time,
-    ) -> Option<ThreadId> {
-        StackedScheduler::on_handed_over(self, woken, running, running_was, now)
-    }
-    fn on_urgency_changed(&mut self, thread: &SchedInfo, old: Urgency) {
-        StackedScheduler::on_urgency_changed(self, thread, old)
-    }
-    fn time_sliced(&self) -> bool {
-        StackedScheduler::time_sliced(self)
-    }
-    fn time_slice(&self, thread: &SchedInfo) -> Option<Duration> {
-        StackedScheduler::time_slice(self, thread)
-    }
-    fn global(&self) -> bool {
-        StackedScheduler::global(self)
-    }
-    fn earliest_deadline_first(&self) -> bool {
-        StackedScheduler::earliest_deadline_first(self)
-    }
-    fn events(&self) -> Events {
-        StackedScheduler::events(self)
-    }
-    fn take_prev(&mut self) -> Option<Box<dyn Scheduler>> {
-        StackedScheduler::take_prev(self)
-    }
-    fn on_schedule(&mut self, thread: &SchedInfo, why: Schedule) {
-        StackedScheduler::on_schedule(self, thread, why)
-    }
-    fn on_message_ready(&mut self, thread: &SchedInfo, constraint: i64) {
-        StackedScheduler::on_message_ready(self, thread, constraint)
-    }
-    fn on_prio_save(&mut self, thread: &SchedInfo, constraint: i64, id: InheritId) -> Option<Urgency> {
-        StackedScheduler::on_prio_save(self, thread, constraint, id)
-    }
-    fn on_prio_restore(&mut self, thread: &SchedInfo, id: InheritId) {
-        StackedScheduler::on_prio_restore(self, thread, id)
-    }
-    fn on_next(&mut self, thread: &SchedInfo, queues: &mut dyn QueuedMessages) {
-        StackedScheduler::on_next(self, thread, queues)
-    }
-    fn on_call(
-        &mut self,
-        waiter: &SchedInfo,
-        holder: &SchedInfo,
-        at: Stymie,
-        constraint: i64,
-        id: InheritId,
-    ) -> Option<Urgency> {
-        StackedScheduler::on_call(self, waiter, holder, at, constraint, id)
-    }
-    fn on_procure(&mut self, waiter: &SchedInfo, holder: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
-        StackedScheduler::on_procure(self, waiter, holder, at, id)
-    }
-    fn on_nice(&mut self, thread: &SchedInfo, at: Stymie, id: InheritId) {
-        StackedScheduler::on_nice(self, thread, at, id)
-    }
+    scheduler_hooks!(blanket_methods);
 }
 
 /// Priority inheritance through handlers and semaphores, stacked on any policy: it asks for
@@ -267,27 +70,27 @@ impl<S: StackedScheduler> Scheduler for S {
 /// other decision is the previous scheduler's. NICE gives it back when the holder leaves.
 ///
 /// ```
-/// use tempi::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler};
-/// let s = PriorityInheritance::new(Box::new(FixedPriority::new()));
+/// use tempi::policy::sched::{Events, FixedPriority, WaitInheritance, Scheduler};
+/// let s = WaitInheritance::new(Box::new(FixedPriority::new()));
 /// assert_eq!(s.name(), "fp");
 /// assert_eq!(s.events(), Events::CALL | Events::PROCURE);
 /// let mut rt = tempi::Runtime::simulated(1);
-/// rt.stack_scheduler(|prev| Box::new(PriorityInheritance::new(prev)));
+/// rt.stack_scheduler(|prev| Box::new(WaitInheritance::new(prev)));
 /// ```
-pub struct PriorityInheritance {
+pub struct WaitInheritance {
     prev: Box<dyn Scheduler>,
     /// Asks for CALL and PROCURE of tamed threads only.
     tamed_only: bool,
 }
 
-impl PriorityInheritance {
+impl WaitInheritance {
     /// Inheritance stacked on `prev`.
     ///
     /// ```
-    /// let _ = tempi::policy::sched::PriorityInheritance::new(Box::new(tempi::policy::sched::Edf::new()));
+    /// let _ = tempi::policy::sched::WaitInheritance::new(Box::new(tempi::policy::sched::Edf::new()));
     /// ```
-    pub fn new(prev: Box<dyn Scheduler>) -> PriorityInheritance {
-        PriorityInheritance { prev, tamed_only: false }
+    pub fn new(prev: Box<dyn Scheduler>) -> WaitInheritance {
+        WaitInheritance { prev, tamed_only: false }
     }
 
     /// Inheritance stacked on `prev` for the threads with `tame_prio_inv` on only (FREE
@@ -296,12 +99,12 @@ impl PriorityInheritance {
     /// of other threads lends nothing.
     ///
     /// ```
-    /// use tempi::policy::sched::{Events, FixedPriority, PriorityInheritance, Scheduler};
-    /// let s = PriorityInheritance::for_tamed(Box::new(FixedPriority::new()));
+    /// use tempi::policy::sched::{Events, FixedPriority, WaitInheritance, Scheduler};
+    /// let s = WaitInheritance::for_tamed(Box::new(FixedPriority::new()));
     /// assert!(s.events().contains(Events::TAMED_ONLY | Events::CALL | Events::PROCURE));
     /// ```
-    pub fn for_tamed(prev: Box<dyn Scheduler>) -> PriorityInheritance {
-        PriorityInheritance { prev, tamed_only: true }
+    pub fn for_tamed(prev: Box<dyn Scheduler>) -> WaitInheritance {
+        WaitInheritance { prev, tamed_only: true }
     }
 
     fn lend(waiter: &SchedInfo, holder: &SchedInfo) -> Option<Urgency> {
@@ -309,7 +112,7 @@ impl PriorityInheritance {
     }
 }
 
-impl StackedScheduler for PriorityInheritance {
+impl StackedScheduler for WaitInheritance {
     fn prev(&self) -> &dyn Scheduler {
         &*self.prev
     }
@@ -327,7 +130,7 @@ impl StackedScheduler for PriorityInheritance {
         &mut self,
         waiter: &SchedInfo,
         holder: &SchedInfo,
-        at: Stymie,
+        at: BlockedAt,
         constraint: i64,
         id: InheritId,
     ) -> Option<Urgency> {
@@ -335,7 +138,7 @@ impl StackedScheduler for PriorityInheritance {
         let below = self.prev.on_call(waiter, holder, at, constraint, id);
         lent.max(below)
     }
-    fn on_procure(&mut self, waiter: &SchedInfo, holder: &SchedInfo, at: Stymie, id: InheritId) -> Option<Urgency> {
+    fn on_procure(&mut self, waiter: &SchedInfo, holder: &SchedInfo, at: BlockedAt, id: InheritId) -> Option<Urgency> {
         let lent = Self::lend(waiter, holder);
         let below = self.prev.on_procure(waiter, holder, at, id);
         lent.max(below)

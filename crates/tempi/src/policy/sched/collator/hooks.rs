@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use super::{Collator, Dispatch, Entry, Party};
+use crate::plain::ThreadId;
 use crate::policy::admit::AdmissionEngine;
 use crate::policy::sched::{ReadyReason, SchedInfo, Scheduler, Urgency};
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 impl Collator {

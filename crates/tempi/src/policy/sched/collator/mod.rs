@@ -96,8 +96,8 @@ use std::fmt;
 use std::time::Duration;
 
 use super::{Edf, Fifo, FixedPriority, ReadyReason, SchedInfo, Scheduler};
+use crate::plain::ThreadId;
 use crate::policy::admit::{AdmissionEngine, AdmitId, TreeEngine};
-use crate::thread::ThreadId;
 use crate::time::Time;
 
 /// A part of the collator: the guaranteed part or a child by rank.

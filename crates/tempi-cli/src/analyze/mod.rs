@@ -23,24 +23,40 @@
 //! as a whole (EDF, global, the necessary conditions elsewhere) judge it as hard
 //! (`soft_notes`).
 //!
-//! With `--partition ffd|wfd` ([`partition`]) the scenario's own CPU placement of the analysed
+//! With `--partition ffd|wfd` ([`partition()`]) the scenario's own CPU placement of the analysed
 //! threads is replaced by the one [`TaskSet::partition`] finds over the scenario's CPUs (tasks
 //! by density, each CPU judged by the test the policy gets below), and the analysis then runs
 //! on that placement.
 //!
+//! Which tests apply is read from the policy the scenario's name builds ([`kind`]: fixed
+//! priority, EDF, global EDF or global fixed priority, as [`PolicyClass::of`] says), and each
+//! resource's blocking bound from its lock protocol
+//! ([`Protocol::for_lock_policy`]), both through the registries the runtime builds them from.
+//!
 //! Under a global policy (`global-edf`, `global-fp`) threads migrate, so the CPUs are judged
 //! together: every analysed thread goes into one task set and the global tests of
 //! [`tempi::analysis`] decide for all CPUs at once (`analyze/global.rs`).
+//!
+//! The parts, by concern: `model.rs` builds the task sets (and their MSRP inflation),
+//! `text.rs` writes figures and verdict lines, `partition.rs` answers `--partition`, and
+//! `global.rs` judges a global policy; this file runs the tests and assembles the report.
 
 mod global;
-
-use std::time::{Duration, Instant};
+mod model;
+mod partition;
+mod text;
 
 use serde_json::{json, Value};
-use tempi::analysis::{CpuTest, Fit, Infeasible, Protocol, Resource, Response, SortKey, Task, TaskSet};
-use tempi::Timing;
+use tempi::analysis::{CpuTest, Protocol, Response, Task, TaskSet};
+use tempi::policy::sched::PolicyClass;
 
-use tempi_cli::scenario::{Scenario, Step, ThreadDef};
+use tempi_cli::scenario::Scenario;
+
+use model::{model, msrp, CpuModel, Notes};
+pub use partition::{partition, PartitionError};
+use text::{
+    dur, failed, infeasible_json, infeasible_text, ns, opt, progress, response_json, response_text, some_names,
+};
 
 /// How the scenario's policy is analysed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -54,178 +70,18 @@ enum Kind {
     Other,
 }
 
-/// One CPU's task set, with the scenario's thread index of each task and remarks.
-struct CpuModel {
-    cpu: usize,
-    tasks: TaskSet,
-    threads: Vec<usize>,
-    /// Per task, the sleep its `C` includes (see `analysed_wcet`): time, not CPU demand.
-    sleeps: Vec<Duration>,
+/// A placement found by `--partition`, for the report: its text lines and its JSON.
+pub struct Placement {
+    text: String,
+    json: Value,
 }
 
-impl CpuModel {
-    /// The tasks with the CPU time they ask for only, which the necessary conditions judge: a
-    /// sleep counted in `C` bounds a response, but does not load the CPU.
-    fn demand(&self) -> TaskSet {
-        let mut ts = self.tasks.clone();
-        for (t, s) in ts.tasks.iter_mut().zip(&self.sleeps) {
-            t.wcet = t.wcet.saturating_sub(*s);
-        }
-        ts
-    }
-}
-
-/// What the model leaves out or cannot vouch for.
-#[derive(Default)]
-struct Notes {
-    /// Remarks printed as `note:` lines.
-    lines: Vec<String>,
-    /// Figures of the scenario the analysis does not take as written, printed as `warning:`.
-    warnings: Vec<String>,
-    /// The threads left out of the model, as (CPU, name): a verdict over their CPU (or, under
-    /// a global policy, over all CPUs) cannot be "schedulable".
-    unanalysed: Vec<(usize, String)>,
-}
-
-/// Build the per-CPU task sets.
-fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
-    let specs = sc.specs();
-    let mut cpus: Vec<CpuModel> = Vec::new();
-    for (i, def) in sc.threads.iter().enumerate() {
-        let period = match def.timing {
-            Timing::Periodic { period, .. } => period,
-            Timing::Sporadic { min_interarrival } if !min_interarrival.is_zero() => min_interarrival,
-            Timing::Sporadic { .. } => {
-                notes.lines.push(format!("thread \"{}\": sporadic without min_interarrival: not analysed", def.name));
-                notes.unanalysed.push((def.cpu, def.name.clone()));
-                continue;
-            }
-            Timing::OneShot => {
-                notes.lines.push(format!("thread \"{}\": one-shot: not analysed", def.name));
-                notes.unanalysed.push((def.cpu, def.name.clone()));
-                continue;
-            }
-        };
-        if def.forever {
-            notes.lines.push(format!("thread \"{}\": `forever` never completes a job: its C is unbounded", def.name));
-        }
-        let deadline = def.deadline.unwrap_or(period);
-        let (wcet, sleeps) = analysed_wcet(def, notes);
-        let mut task = Task::new(def.name.clone(), wcet, period)
-            .deadline(deadline)
-            .priority(specs[i].priority_value())
-            .criticality(def.criticality);
-        // Walk the steps: each open lock accumulates the work done while it is held.
-        let mut open: Vec<(usize, Duration)> = Vec::new();
-        let mut sections: Vec<(usize, Duration)> = Vec::new();
-        let mut nested = false;
-        let mut suspends = false;
-        for s in &def.steps {
-            match *s {
-                Step::Work(d) | Step::WorkBetween(_, d) => open.iter_mut().for_each(|(_, acc)| *acc += d),
-                // Counted as work of the section, as it is of C (see `analysed_wcet`): the lock
-                // stays held through the sleep.
-                Step::Sleep(d) if !open.is_empty() => {
-                    suspends = true;
-                    open.iter_mut().for_each(|(_, acc)| *acc += d);
-                }
-                Step::Lock(r) => {
-                    nested |= !open.is_empty();
-                    open.push((r, Duration::ZERO));
-                }
-                Step::Unlock(_) => sections.extend(open.pop()),
-                _ => {}
-            }
-        }
-        while let Some(s) = open.pop() {
-            sections.push(s);
-        }
-        if nested {
-            notes.lines.push(format!(
-                "thread \"{}\": nested critical sections are analysed as separate sections; the bpi bound ignores \
-                 the chains nesting can add",
-                def.name
-            ));
-        }
-        if suspends {
-            notes.lines.push(format!(
-                "thread \"{}\": sleeps while holding a lock: the sleep counts in the section's length, as in C",
-                def.name
-            ));
-        }
-        // A `lock` step holds a guard: under rcs such a section is waited for, not aborted.
-        for (r, d) in sections {
-            task = task.guarded_section(r, d);
-        }
-        let at = match cpus.iter().position(|c| c.cpu == def.cpu) {
-            Some(at) => at,
-            None => {
-                cpus.push(CpuModel { cpu: def.cpu, tasks: resources(sc), threads: Vec::new(), sleeps: Vec::new() });
-                cpus.len() - 1
-            }
-        };
-        cpus[at].tasks.add_task(task);
-        cpus[at].threads.push(i);
-        cpus[at].sleeps.push(sleeps);
-    }
-    cpus.sort_by_key(|c| c.cpu);
-    cpus
-}
-
-/// The `C` of a thread: its declared `wcet`, unless its steps can ask for more, plus the time it
-/// sleeps within a job. The kernel does not hold a job to its `wcet`, so a job whose steps are
-/// longer runs them all, and an analysis on the declared figure would vouch for less work than
-/// the job does. A job that sleeps is a self-suspending task, which none of the tests model:
-/// counting the sleep as if the job ran then (suspension-oblivious) bounds both its own
-/// response and what it can cost the others.
-/// Returns `C` and the sleep it includes.
-fn analysed_wcet(def: &ThreadDef, notes: &mut Notes) -> (Duration, Duration) {
-    if def.forever {
-        return (def.wcet, Duration::ZERO);
-    }
-    let (mut longest, mut sleeps) = (Duration::ZERO, Duration::ZERO);
-    for s in &def.steps {
-        match *s {
-            Step::Work(d) | Step::WorkBetween(_, d) => longest += d,
-            Step::Sleep(d) => sleeps += d,
-            _ => {}
-        }
-    }
-    if longest > def.wcet {
-        notes.warnings.push(format!(
-            "thread \"{}\": its steps can take {} of work per job, more than its wcet of {}: analysed with C = {}",
-            def.name,
-            dur(longest),
-            dur(def.wcet),
-            dur(longest + sleeps)
-        ));
-    }
-    let work = longest.max(def.wcet);
-    if !sleeps.is_zero() {
-        notes.lines.push(format!(
-            "thread \"{}\": sleeps {} within a job, analysed as if it ran then: C = {} + {}",
-            def.name,
-            dur(sleeps),
-            dur(work),
-            dur(sleeps)
-        ));
-    }
-    (work + sleeps, sleeps)
-}
-
-/// The scenario's resources as analysis resources (all of them, so indices match).
-fn resources(sc: &Scenario) -> TaskSet {
-    let mut ts = TaskSet::new();
-    for r in &sc.resources {
-        // A protocol the analysis cannot take is analysed as bpi, with a note saying why.
-        let protocol = Protocol::from_name(&r.protocol).unwrap_or(Protocol::Bpi);
-        let mut res = Resource::new(r.name.clone(), protocol);
-        if let Some(c) = r.ceiling {
-            res = res.ceiling(c);
-        }
-        ts.add_resource(res);
-    }
-    ts
+/// What `tempi analyze` found: the text (or JSON) to print and the overall verdict, which the
+/// exit status reports (`Some(true)`: shown schedulable; `Some(false)`: shown not schedulable;
+/// `None`: not shown either way).
+pub struct Report {
+    pub text: String,
+    pub schedulable: Option<bool>,
 }
 
 /// A CPU that could not be shown schedulable: the overall verdict becomes unknown, unless
@@ -265,196 +121,21 @@ fn soft_notes(cpus: &[CpuModel], kind: Kind, notes: &mut Notes) {
     });
 }
 
-fn kind(policy: &str) -> Kind {
-    match policy {
-        "fp" | "rm" | "dm" => Kind::FixedPriority,
-        "edf" => Kind::Edf,
-        "global-edf" => Kind::Global { edf: true },
-        "global-fp" => Kind::Global { edf: false },
-        _ => Kind::Other,
+/// How the scenario's policy is analysed: by what the policy built from the registry answers
+/// ([`PolicyClass::of`], as admission asks), not by its name, so an alias or a policy the
+/// application registered is analysed as what it does.
+fn kind(sc: &Scenario) -> Kind {
+    match sc.policy_class() {
+        PolicyClass::FixedPriority => Kind::FixedPriority,
+        PolicyClass::Edf => Kind::Edf,
+        PolicyClass::GlobalEdf => Kind::Global { edf: true },
+        PolicyClass::GlobalFixedPriority => Kind::Global { edf: false },
+        PolicyClass::Other => Kind::Other,
     }
-}
-
-fn dur(d: Duration) -> String {
-    format!("{d:?}")
-}
-
-fn opt(d: Option<Duration>) -> String {
-    d.map_or_else(|| "unbounded".to_string(), dur)
-}
-
-fn response_text(r: Response) -> (String, &'static str) {
-    match r {
-        Response::Bounded(d) => (dur(d), "ok"),
-        Response::ExceedsDeadline(d) => (format!(">{}", dur(d)), "MISS"),
-        Response::Unbounded => ("unbounded".into(), "MISS"),
-        Response::NotCovered(d) => (format!("{}?", dur(d)), "n/a"),
-        Response::Overloaded => ("overloaded".into(), "MISS"),
-        Response::GaveUp(d) => (format!(">={}?", dur(d)), "n/a"),
-    }
-}
-
-fn response_json(r: Response) -> Value {
-    match r {
-        Response::Bounded(d) => json!({ "kind": "bounded", "ns": d.as_nanos() as u64 }),
-        Response::ExceedsDeadline(d) => json!({ "kind": "exceeds_deadline", "ns": d.as_nanos() as u64 }),
-        Response::Unbounded => json!({ "kind": "unbounded" }),
-        Response::NotCovered(d) => json!({ "kind": "not_covered", "ns": d.as_nanos() as u64 }),
-        Response::Overloaded => json!({ "kind": "overloaded" }),
-        Response::GaveUp(d) => json!({ "kind": "gave_up", "ns": d.as_nanos() as u64 }),
-    }
-}
-
-fn ns(d: Option<Duration>) -> Value {
-    d.map_or(Value::Null, |d| json!(d.as_nanos() as u64))
-}
-
-/// MSRP: when a resource is global (protocol `msrp`) and used, each CPU's task set is
-/// inflated by what the other CPUs do ([`TaskSet::msrp_inflated`]): every request for a
-/// global resource spins at most the sum over the other CPUs of their longest section on it,
-/// which is added to the requester's `C` and to its section (a lower task's section and spin
-/// are not preemptible). Returns the lines stating each spin bound, and their JSON.
-fn msrp(cpus: &mut [CpuModel], notes: &mut Notes) -> (String, Vec<Value>) {
-    let (mut text, mut json) = (String::new(), Vec::new());
-    if !cpus.iter().any(|c| c.tasks.uses_msrp()) {
-        return (text, json);
-    }
-    let originals: Vec<TaskSet> = cpus.iter().map(|c| c.tasks.clone()).collect();
-    for (k, c) in cpus.iter_mut().enumerate() {
-        let others: Vec<&TaskSet> = originals.iter().enumerate().filter(|&(o, _)| o != k).map(|(_, t)| t).collect();
-        let own = &originals[k];
-        for (r, res) in own.resources.iter().enumerate() {
-            let used = own.tasks.iter().any(|t| t.sections.iter().any(|s| s.resource == r));
-            if res.protocol != Protocol::Msrp || !used {
-                continue;
-            }
-            let spin = own.msrp_spin(r, &others);
-            text.push_str(&format!(
-                "MSRP: a request for \"{}\" on CPU {} spins at most {}\n",
-                res.name,
-                c.cpu,
-                dur(spin)
-            ));
-            json.push(json!({ "cpu": c.cpu, "resource": res.name, "spin_ns": spin.as_nanos() as u64 }));
-        }
-        c.tasks = own.msrp_inflated(&others);
-    }
-    notes.lines.push(
-        "global resources (msrp): each C includes the spin of its requests, and B the longest global section plus \
-         spin of a lower-priority thread of the CPU (or the local srp term, whichever is larger)"
-            .to_string(),
-    );
-    (text, json)
-}
-
-/// A progress reporter for one CPU's response-time analysis: silent for the first two
-/// seconds, then a line on stderr at most every two seconds.
-fn progress(cpu: usize, total: usize) -> impl FnMut(usize) {
-    let start = Instant::now();
-    let mut next = Duration::from_secs(2);
-    move |done| {
-        let elapsed = start.elapsed();
-        if elapsed >= next && done < total {
-            eprintln!(
-                "tempi analyze: CPU {cpu}: response times of {done} of {total} threads ({} s)",
-                elapsed.as_secs()
-            );
-            next = elapsed + Duration::from_secs(2);
-        }
-    }
-}
-
-/// A placement found by `--partition`, for the report: its text lines and its JSON.
-pub struct Placement {
-    text: String,
-    json: Value,
-}
-
-/// What `tempi analyze` found: the text (or JSON) to print and the overall verdict, which the
-/// exit status reports (`Some(true)`: shown schedulable; `Some(false)`: shown not schedulable;
-/// `None`: not shown either way).
-pub struct Report {
-    pub text: String,
-    pub schedulable: Option<bool>,
-}
-
-/// The line that states a broken necessary condition ([`TaskSet::infeasibility`]) of `ts`;
-/// `cpu` names the CPU of a partitioned set (`None`: all `m` CPUs of a global one).
-fn infeasible_text(ts: &TaskSet, why: &Infeasible, cpu: Option<usize>) -> String {
-    match *why {
-        Infeasible::Utilisation { utilisation, cpus } => {
-            let u = above(utilisation, cpus);
-            match cpu {
-                Some(n) => format!("NOT schedulable: utilisation {u} > 1 on CPU {n}"),
-                None => format!("NOT schedulable: utilisation {u} > {cpus} on {cpus} CPUs"),
-            }
-        }
-        Infeasible::WcetAboveDeadline { task } => {
-            let t = &ts.tasks[task];
-            format!(
-                "NOT schedulable: thread \"{}\" needs C = {} within D = {}, whatever the policy",
-                t.name,
-                dur(t.wcet),
-                dur(t.deadline)
-            )
-        }
-        Infeasible::TaskUtilisation { task, utilisation } => format!(
-            "NOT schedulable: thread \"{}\" alone has utilisation {utilisation:.3} > 1 (its jobs run one at a time)",
-            ts.tasks[task].name
-        ),
-    }
-}
-
-/// A utilisation the exact comparison found above `bound`, written so that it reads as above
-/// it: three decimals, or as many as it takes when those round it down to the bound.
-fn above(utilisation: f64, bound: usize) -> String {
-    let short = format!("{utilisation:.3}");
-    if short.parse::<f64>().is_ok_and(|u| u > bound as f64) {
-        short
-    } else if utilisation > bound as f64 {
-        format!("{utilisation}")
-    } else {
-        format!("{bound} plus less than a floating-point rounding")
-    }
-}
-
-fn infeasible_json(ts: &TaskSet, why: Option<&Infeasible>) -> Value {
-    match why {
-        None => Value::Null,
-        Some(Infeasible::Utilisation { utilisation, cpus }) => {
-            json!({ "kind": "utilisation", "utilisation": utilisation, "cpus": cpus })
-        }
-        Some(Infeasible::WcetAboveDeadline { task }) => {
-            json!({ "kind": "wcet_above_deadline", "thread": ts.tasks[*task].name })
-        }
-        Some(Infeasible::TaskUtilisation { task, utilisation }) => {
-            json!({ "kind": "task_utilisation", "thread": ts.tasks[*task].name, "utilisation": utilisation })
-        }
-    }
-}
-
-/// What a failed sufficient test says: nothing, unless the set is already known infeasible.
-fn failed(infeasible: bool) -> &'static str {
-    if infeasible {
-        "fails"
-    } else {
-        "inconclusive"
-    }
-}
-
-/// Threads named in a line, the first few only: a scenario may leave out thousands.
-fn some_names<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
-    const SHOWN: usize = 3;
-    let total = names.len();
-    let mut text: Vec<String> = names.take(SHOWN).map(|n| format!("\"{n}\"")).collect();
-    if total > SHOWN {
-        text.push(format!("and {} more", total - SHOWN));
-    }
-    text.join(", ")
 }
 
 /// Run the analysis. Returns the text (or JSON) to print and the verdict. `placement` is the
-/// partition the scenario's CPUs come from, if [`partition`] made them.
+/// partition the scenario's CPUs come from, if [`partition()`] made them.
 pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> Result<Report, String> {
     let mut notes = Notes::default();
     for r in &sc.resources {
@@ -473,7 +154,7 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
     for c in &cpus {
         c.tasks.validate().map_err(|e| format!("{}: {e}", sc.file))?;
     }
-    let kind = kind(&sc.policy);
+    let kind = kind(sc);
     // Judged before MSRP adds its spin bounds: those are worst cases, not demand, and a
     // necessary condition broken only by them would prove nothing.
     // As (its line, its JSON), written now: the figures they quote are the unspun ones too.
@@ -827,75 +508,4 @@ pub fn analyze(sc: &Scenario, as_json: bool, placement: Option<&Placement>) -> R
         return Ok(Report { text, schedulable: overall });
     }
     Ok(Report { text: out, schedulable: overall })
-}
-
-/// Why [`partition`] gives no placement.
-pub enum PartitionError {
-    /// Nothing to partition, or no test to partition with: a request that cannot be met.
-    Refused(String),
-    /// Every placement the heuristic tried fails the policy's test: not shown schedulable.
-    NotFound(String),
-}
-
-/// Place the scenario's analysed threads on its CPUs with `fit` (`ffd` or `wfd`; tasks by
-/// density), each CPU judged by the policy's test (response-time analysis under fixed priority,
-/// the EDF tests under EDF). Returns the scenario with those CPUs (a resource follows its
-/// users) and the placement for the report, or why no placement was found: the first task, in
-/// density order, that fits on no CPU.
-pub fn partition(sc: &Scenario, fit: Fit) -> Result<(Scenario, Placement), PartitionError> {
-    let test = match kind(&sc.policy) {
-        Kind::FixedPriority => CpuTest::ResponseTime,
-        Kind::Edf => CpuTest::Edf,
-        Kind::Global { .. } => {
-            return Err(PartitionError::Refused(format!(
-                "{}: policy \"{}\" migrates threads between CPUs, so there is nothing to partition; choose a \
-                 per-CPU policy with --policy edf or --policy fp",
-                sc.file, sc.policy
-            )))
-        }
-        Kind::Other => {
-            return Err(PartitionError::Refused(format!(
-                "{}: policy \"{}\": no per-CPU test to partition with (fixed priority or EDF only)",
-                sc.file, sc.policy
-            )))
-        }
-    };
-    // Every analysed thread in one task set: the placement is what is being decided.
-    let mut all = sc.clone();
-    all.threads.iter_mut().for_each(|t| t.cpu = 0);
-    let mut ignored = Notes::default();
-    let models = model(&all, &mut ignored);
-    let Some(m) = models.first() else {
-        return Err(PartitionError::Refused(format!("{}: no periodic or sporadic thread to partition", sc.file)));
-    };
-    m.tasks.validate().map_err(|e| PartitionError::Refused(format!("{}: {e}", sc.file)))?;
-    let heading = format!(
-        "partition: {} over {} CPU(s), tasks by density, each CPU judged by {}\n",
-        fit.name(),
-        sc.cpus,
-        test.name()
-    );
-    let p = match m.tasks.partition(sc.cpus, fit, SortKey::Density, test) {
-        Ok(p) => p,
-        Err(e) => {
-            return Err(PartitionError::NotFound(format!("{heading}{}: no partition found: {e}", sc.file)));
-        }
-    };
-    let mut placed = sc.clone();
-    let mut text = heading;
-    let mut rows = Vec::new();
-    for (k, &thread) in m.threads.iter().enumerate() {
-        let cpu = p.cpu_of[k];
-        let t = &m.tasks.tasks[k];
-        placed.threads[thread].cpu = cpu;
-        text.push_str(&format!("  {:<14} -> CPU {cpu}  (density {:.3})\n", t.name, SortKey::Density.of(t)));
-        rows.push(json!({ "thread": t.name, "cpu": cpu }));
-    }
-    for r in &mut placed.resources {
-        if let Some(&u) = r.users.first() {
-            r.cpu = placed.threads[u].cpu;
-        }
-    }
-    let json = json!({ "fit": fit.name(), "key": "density", "test": test.name(), "cpus": sc.cpus, "threads": rows });
-    Ok((placed, Placement { text, json }))
 }

@@ -1,298 +1,14 @@
-//! What a thread is, as the application describes it: identity, timing attributes, miss policy.
-//!
-//! Owns the public description types ([`ThreadSpec`], [`Timing`], [`MissPolicy`]) and the values
-//! the kernel reports back ([`ThreadOutcome`], [`MissEvent`]). It holds no runtime state: the
-//! kernel's thread control blocks live in `kernel::tcb`.
+//! [`ThreadSpec`], the description of one thread that a runtime spawns, with its chained
+//! setters and their limits, and the priority assignments over a set of specs (rate and
+//! deadline monotonic). It must not hold runtime state: the kernel copies what it needs at
+//! spawn.
 
 use std::fmt;
-use std::num::NonZeroU64;
 use std::time::Duration;
 
 use crate::time::Time;
 
-/// Identifies a thread for the lifetime of a runtime.
-///
-/// A slot index plus a generation, so an id of an exited thread never aliases a newer thread
-/// that reuses the slot, plus the tag of the runtime that made it. A runtime refuses an id of
-/// any other runtime with [`crate::Error::ForeignThread`] wherever the id is handed to it (a
-/// message to it is refused with [`crate::message::MsgError::NoSuchThread`]), however many
-/// runtimes the process has made before, alive or dropped: runtimes alive at once have
-/// different tags, and a runtime that takes up the tag of a dropped one numbers its
-/// generations from above every generation the dropped one used. Ids of two runtimes
-/// therefore never compare equal, even when the runs are identical: compare
-/// [`ThreadId::index`] (and the order of spawning) across runs instead.
-///
-/// An id is one word (`Option<ThreadId>` too): the runtime's tag (12 bits) and the slot
-/// index (20 bits), then the generation (32 bits). So at most 4 096 runtimes are alive at
-/// once ([`crate::Error::TooManyRuntimes`]).
-///
-/// ```
-/// use tempi::{Runtime, ThreadSpec};
-/// let mut rt = Runtime::simulated(1);
-/// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-/// let b = rt.spawn(ThreadSpec::new("b"), |_| {}).unwrap();
-/// assert_ne!(a, b);
-/// assert_eq!(std::mem::size_of::<Option<tempi::ThreadId>>(), 8);
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId {
-    /// Slot (tag and index) and generation (see [`ThreadId::new`]).
-    word: NonZeroU64,
-}
-
-impl ThreadId {
-    /// The id of slot `slot` (the runtime's tag in its top 12 bits, [`ThreadId::TAG_SHIFT`],
-    /// the slot index below) in generation `generation`: packed in one word, slot first, so
-    /// ids order by (slot, generation); the `+ 1` keeps zero free, so `Option<ThreadId>`
-    /// needs no word of its own.
-    pub(crate) fn new(slot: u32, generation: u32) -> ThreadId {
-        let packed = ((slot as u64) << 32 | generation as u64).wrapping_add(1);
-        ThreadId { word: NonZeroU64::new(packed).expect("slot and generation are not both at their maximum") }
-    }
-
-    /// Where the runtime's tag starts in the slot field; the slot index is below it, so a
-    /// runtime has at most `1 << TAG_SHIFT` (1 048 576) thread slots.
-    pub(crate) const TAG_SHIFT: u32 = 20;
-
-    /// The tag of the runtime that made this id ([`crate::id_space`]).
-    #[inline]
-    pub(crate) fn tag(self) -> u16 {
-        (self.slot() >> Self::TAG_SHIFT) as u16
-    }
-
-    /// The slot field: the runtime's tag, then the slot index.
-    #[inline]
-    pub(crate) fn slot(self) -> u32 {
-        ((self.word.get() - 1) >> 32) as u32
-    }
-
-    #[inline]
-    pub(crate) fn generation(self) -> u32 {
-        (self.word.get() - 1) as u32
-    }
-
-    /// The id's word, non-zero (a lock's owner word).
-    #[inline]
-    pub(crate) fn to_word(self) -> u64 {
-        self.word.get()
-    }
-
-    /// The id whose word from [`ThreadId::to_word`] is `word`; `None` for zero.
-    #[inline]
-    pub(crate) fn from_word(word: u64) -> Option<ThreadId> {
-        NonZeroU64::new(word).map(|word| ThreadId { word })
-    }
-
-    /// The slot index: small, dense, stable while the thread lives. Useful as an array index
-    /// in user-defined schedulers.
-    ///
-    /// ```
-    /// use tempi::{Runtime, ThreadSpec};
-    /// let mut rt = Runtime::simulated(1);
-    /// let a = rt.spawn(ThreadSpec::new("a"), |_| {}).unwrap();
-    /// assert_eq!(a.index(), 0);
-    /// ```
-    pub fn index(self) -> usize {
-        (self.slot() & ((1 << Self::TAG_SHIFT) - 1)) as usize
-    }
-}
-
-impl fmt::Debug for ThreadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}.{}", self.index(), self.generation())
-    }
-}
-
-impl fmt::Display for ThreadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}", self.index())
-    }
-}
-
-/// How a thread's jobs are released.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempi::Timing;
-/// let t = Timing::Periodic { period: Duration::from_millis(10), phase: Duration::ZERO };
-/// assert!(matches!(t, Timing::Periodic { .. }));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timing {
-    /// One job, released when the thread is spawned. The body runs once.
-    OneShot,
-    /// A job every `period`, the first at `phase` after start (or after spawn, for threads
-    /// spawned while running).
-    Periodic {
-        /// Time between releases (T).
-        period: Duration,
-        /// Offset of the first release (the paper's phase / start time).
-        phase: Duration,
-    },
-    /// Jobs released on demand ([`crate::Ctx::release`], [`crate::EventCtx::release`]); two
-    /// releases are at least `min_interarrival` apart: an early request is deferred to that
-    /// instant. An aperiodic thread is a sporadic one with a zero minimum.
-    Sporadic {
-        /// Minimum time between two releases.
-        min_interarrival: Duration,
-    },
-}
-
-/// Whether a missed deadline is a fault of the system (hard) or a target missed (soft), in
-/// Real-Time Mach's sense: a hard thread must complete each job by its deadline; a soft
-/// thread's deadline is a target, and a job finished late still has value.
-///
-/// The kernel schedules and handles misses alike for both (the miss handler and
-/// [`MissPolicy`] run whatever the criticality). What differs is how a miss is judged:
-///
-/// - in a run's report, a miss by a hard thread is a fault of the run, counted by
-///   [`crate::RunOutcome::hard_misses`] and named on a `faults:` line of
-///   [`crate::trace::report::summary_text`]; a soft thread's misses are only counted;
-/// - in fixed-priority response-time analysis ([`crate::analysis::Task::criticality`]), a
-///   soft thread whose worst-case response exceeds its deadline is a soft target missed, and
-///   does not make the set unschedulable; tests that judge a set as a whole (EDF, utilisation
-///   bounds, global tests) judge soft threads as hard.
-///
-/// Real-Time Mach also lets a soft thread carry an abort time of its own; here a soft job's
-/// lateness is bounded the way any job's is: [`MissPolicy::AbortJob`] abandons it at its
-/// deadline, [`ThreadSpec::abort_after`] a given time after its release.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempi::{Criticality, Runtime, ThreadSpec, Time};
-/// assert_eq!(Criticality::default(), Criticality::Hard);
-/// let mut rt = Runtime::simulated(1);
-/// // Each needs 30 ms every 20 ms: both miss, only h's misses are faults.
-/// for (name, c) in [("h", Criticality::Hard), ("s", Criticality::Soft)] {
-///     let spec = ThreadSpec::new(name).periodic(Duration::from_millis(20)).criticality(c);
-///     rt.spawn(spec, |cx| cx.work(Duration::from_millis(30))).unwrap();
-/// }
-/// let out = rt.run_until(Time::from_millis(100)).unwrap();
-/// assert!(out.hard_misses() > 0);
-/// assert_eq!(out.hard_misses(), out.thread_named("h").unwrap().stats.misses);
-/// assert!(out.total_misses() > out.hard_misses());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Criticality {
-    /// The deadline must be met: a miss is a fault of the system.
-    #[default]
-    Hard,
-    /// The deadline is a target: a miss lowers the value of the result, and finishing the
-    /// job late still makes sense.
-    Soft,
-}
-
-impl Criticality {
-    /// The scenario and report word: `"hard"` or `"soft"`.
-    ///
-    /// ```
-    /// assert_eq!(tempi::Criticality::Soft.name(), "soft");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            Criticality::Hard => "hard",
-            Criticality::Soft => "soft",
-        }
-    }
-}
-
-/// What the kernel does to a job that has missed its deadline, after the miss handler ran.
-///
-/// A closed set rather than a policy trait, on purpose: each answer is a kernel operation on
-/// the job (leave it, abandon it by unwinding its stack, drop the next release), done at the
-/// instant of the miss, with the job's timers and the thread's release count in a state only
-/// the kernel may touch. What an application wants beyond these is a reaction, and goes in the
-/// miss handler ([`crate::ThreadSpec::on_miss`]), which runs first and is shown the miss.
-///
-/// ```
-/// assert_eq!(tempi::MissPolicy::default(), tempi::MissPolicy::Continue);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum MissPolicy {
-    /// The late job runs on to completion.
-    #[default]
-    Continue,
-    /// The late job is abandoned at the deadline instant, which is its end in the report: a
-    /// job that has not begun is removed; one that has unwinds out of its body (destructors
-    /// run) when the thread next runs, in no simulated time, or at its first runtime call after
-    /// its last unlock if it is inside a critical section (and ends then). The thread goes on
-    /// with its next job.
-    AbortJob,
-    /// The late job runs on, and the thread's next release is dropped so it can catch up; if
-    /// jobs already wait, the oldest of them is abandoned when the late job ends instead.
-    SkipNext,
-}
-
-/// Passed to a miss handler at the instant a deadline passes with its job unfinished.
-///
-/// ```
-/// use tempi::{MissEvent, MissPolicy, Runtime, ThreadSpec, Time};
-/// use std::time::Duration;
-/// use std::sync::{Arc, Mutex};
-/// let seen: Arc<Mutex<Vec<MissEvent>>> = Arc::default();
-/// let log = seen.clone();
-/// let mut rt = Runtime::simulated(1);
-/// let spec = ThreadSpec::new("late")
-///     .deadline(Duration::from_millis(1))
-///     .on_miss(move |m| log.lock().unwrap().push(*m));
-/// rt.spawn(spec, |cx| cx.work(Duration::from_millis(3))).unwrap();
-/// rt.run().unwrap();
-/// let seen = seen.lock().unwrap();
-/// assert_eq!(seen[0].deadline, Time::from_millis(1));
-/// assert_eq!(seen[0].at, Time::from_millis(1));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MissEvent {
-    /// The late thread.
-    pub thread: ThreadId,
-    /// Job number, from 0.
-    pub job: u32,
-    /// The job's absolute release.
-    pub release: Time,
-    /// The job's absolute deadline.
-    pub deadline: Time,
-    /// When the kernel noticed: the deadline itself in virtual time; within timer latency in
-    /// real time.
-    pub at: Time,
-}
-
-pub(crate) type MissHandler = Box<dyn FnMut(&MissEvent) + Send>;
-
-/// The smallest stack a thread may have, in bytes: what the runtime's own paths need on the
-/// thread's stack — unwinding an aborted job, a kill or a stop, and a panic's report with a
-/// symbolised backtrace (`RUST_BACKTRACE=1`) — with a margin. Smaller stacks are refused by
-/// [`ThreadSpec`] validation (at spawn) and [`crate::Config`] checks.
-///
-/// ```
-/// let mut rt = tempi::Runtime::simulated(1);
-/// let tiny = tempi::ThreadSpec::new("tiny").stack_size(tempi::MIN_STACK_SIZE - 1);
-/// assert!(rt.spawn(tiny, |_| {}).is_err());
-/// ```
-pub const MIN_STACK_SIZE: usize = 64 * 1024;
-
-/// How a thread ended.
-///
-/// ```
-/// use tempi::{Runtime, ThreadOutcome, ThreadSpec};
-/// let mut rt = Runtime::simulated(1);
-/// let t = rt.spawn(ThreadSpec::new("boom"), |_| panic!("bad sensor")).unwrap();
-/// let out = rt.run().unwrap();
-/// assert!(matches!(out.thread(t).unwrap().outcome, Some(ThreadOutcome::Panicked(ref m)) if m == "bad sensor"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ThreadOutcome {
-    /// The body returned (one-shot) or the thread was stopped at the end of its jobs.
-    Completed,
-    /// The body panicked; the message is recorded. Other threads were not affected.
-    Panicked(String),
-    /// The thread was killed at a task boundary (its set's budget action was
-    /// [`crate::policy::budget::Kill`]).
-    Killed,
-    /// The thread could not be started when it was first to run and ran none of its code: its
-    /// stack could not be mapped, or (an OS-backed thread in real time) its OS thread could
-    /// not be created. The system's reason is recorded. Other threads were not affected.
-    NotStarted(String),
-}
+use super::{Criticality, MissEvent, MissHandler, MissPolicy, Timing, MIN_STACK_SIZE};
 
 /// Everything the kernel needs to know to create a thread: name, placement, timing and
 /// scheduling attributes, miss handling, stack size.
@@ -334,6 +50,9 @@ pub struct ThreadSpec {
     pub(crate) message_queue: Option<Box<dyn crate::policy::queue::QueuePolicy>>,
     pub(crate) os_backed: bool,
     pub(crate) tame_prio_inv: bool,
+    /// Properties of the scheduling policy's own, handed to it at spawn
+    /// ([`crate::policy::sched::Scheduler::on_properties`]).
+    pub(crate) sched_properties: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl fmt::Debug for ThreadSpec {
@@ -414,6 +133,7 @@ impl ThreadSpec {
             message_queue: None,
             os_backed: false,
             tame_prio_inv: false,
+            sched_properties: None,
         }
     }
 
@@ -642,6 +362,27 @@ impl ThreadSpec {
     /// ```
     pub fn tame_prio_inv(mut self, on: bool) -> ThreadSpec {
         self.tame_prio_inv = on;
+        self
+    }
+
+    /// Properties of the scheduling policy's own for this thread (Boost.Fiber's scheduler
+    /// properties): a value of a type the policy defines, such as a rank, a weight or a
+    /// class, handed to the policy once at spawn through
+    /// [`Scheduler::on_properties`](crate::policy::sched::Scheduler::on_properties), which
+    /// reads it by its type. A policy that needs a per-thread attribute defines one, and no
+    /// kernel file changes; one that knows nothing of the type ignores it. Replaces what an
+    /// earlier call set. Boxed once here, when the spec is built, never on a dispatch path.
+    ///
+    /// ```
+    /// /// The share of the CPU a proportional-share policy gives a thread.
+    /// struct Tickets(u32);
+    /// let spec = tempi::ThreadSpec::new("worker").sched_properties(Tickets(40));
+    /// let mut rt = tempi::Runtime::simulated(1);
+    /// rt.spawn(spec, |_| {}).unwrap(); // fixed priority ignores them
+    /// rt.run().unwrap();
+    /// ```
+    pub fn sched_properties<P: std::any::Any + Send>(mut self, properties: P) -> ThreadSpec {
+        self.sched_properties = Some(Box::new(properties));
         self
     }
 
