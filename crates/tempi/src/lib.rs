@@ -43,6 +43,7 @@ mod objects;
 pub mod os;
 mod plain;
 pub mod policy;
+mod raw_ids;
 pub mod runtime;
 mod runtime_run;
 pub mod sets;

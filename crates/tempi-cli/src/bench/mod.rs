@@ -62,12 +62,16 @@
 //!   accounting metrics its `ratio = tempi_ns / peer_ns` (the growth factor, above 1 = slower).
 //!   The workload is in `admit.rs`.
 //!
+//! - `capi.yield`: the `switch.roundtrip` loop through the C API (`tempi_yield` from a body
+//!   with the C calling convention) against the same loop through the Rust API, interleaved;
+//!   an overhead like the accounting metrics (`ratio = tempi_ns / peer_ns`, bar 1.2).
+//!
 //! The files of this module; each owns one part and leaves the others alone:
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
 //! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `admit.rs`,
-//!   `latency.rs`, `preempt.rs`, `xcpu.rs`, `msg.rs`: one file per metric group, each owning the tempi side of its
+//!   `latency.rs`, `preempt.rs`, `xcpu.rs`, `msg.rs`, `capi.rs`: one file per metric group, each owning the tempi side of its
 //!   measurements and how its metrics and notes read. The locking-protocol names live in
 //!   `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
@@ -75,6 +79,7 @@
 
 mod admit;
 mod budget;
+mod capi;
 mod job;
 mod latency;
 mod lock;
@@ -361,6 +366,7 @@ pub const GROUPS: &[&str] = &[
     "xcpu",
     "msg",
     "job",
+    "capi",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -412,6 +418,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("job") {
         job::job_metrics(sz.reps, if quick { 50 } else { 1000 }, &mut metrics)?;
+    }
+    if wanted("capi") {
+        capi::capi_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }

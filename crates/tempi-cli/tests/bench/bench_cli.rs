@@ -87,6 +87,10 @@ fn quick_json_has_every_metric_with_consistent_numbers() {
         off.push(without);
     }
     assert!(off.windows(2).all(|w| w[0] == w[1]), "accounting variants disagree on the baseline: {off:?}");
+    // The C API's round trip against the Rust API's, an overhead too.
+    let c = find("capi.yield");
+    assert_ratio("capi.yield", positive(c, "ratio"), positive(c, "tempi_ns") / positive(c, "peer_ns"));
+    assert!(c["note"].as_str().is_some_and(|n| n.contains("bar 1.2")), "capi.yield: note");
 
     // Locks: every protocol against std::sync::Mutex and against a pthread PI mutex, the same
     // tempi time on both lines and the same peer time on every protocol's line.

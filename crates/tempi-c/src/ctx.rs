@@ -1,0 +1,352 @@
+//! The calls a C thread body makes on its `tempi_ctx`, and how the runtime's unwinds reach a
+//! C body as a status instead.
+//!
+//! # Interrupts
+//!
+//! The runtime ends a job, a thread or a run (an abort, a kill, a budget's kill, the run's
+//! stop, a thread torn down at the end) by unwinding the thread's stack from inside the
+//! runtime call it is in. A C frame cannot be unwound, so every call here runs the Rust call
+//! under `catch_unwind`; a caught unwind is kept in the body's `tempi_ctx` and the call
+//! returns `TEMPI_INTERRUPTED`. Every later call returns the same at once, without entering
+//! the runtime; when the body returns, its trampoline (`run_body`) resumes the kept unwind
+//! in Rust frames only, and the job loop sees exactly what it would have seen from a Rust
+//! body. Inside a critical section (`tempi_mutex_critical`) the unwind is resumed when the
+//! section's C function returns, so that a restartable section (`rcs`) is run again. A body
+//! that ignores the status and keeps calling is ended after
+//! [`TEMPI_IGNORED_INTERRUPT_LIMIT`] further calls: the process aborts with a message naming the
+//! thread, as it cannot be unwound and would otherwise never end.
+//!
+//! Owns `tempi_ctx` and the thread-side entry points; must not reach into the kernel.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::ffi::c_void;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use tempi::{Ctx, ThreadId, Time};
+
+use crate::params::{put, Sized0};
+use crate::runtime::{tempi_thread, CBody};
+use crate::status::{panic_message, set_last_error, tempi_status, Failure};
+
+/// A thread body: called once per job with the thread's context and the `userdata` given
+/// at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
+/// return without further work.
+pub type tempi_body = Option<unsafe extern "C" fn(cx: *mut tempi_ctx, userdata: *mut c_void)>;
+
+/// How many calls a body may make after its interrupt before the process is aborted.
+pub const TEMPI_IGNORED_INTERRUPT_LIMIT: u32 = 1_000_000;
+
+/// A running thread's handle on its runtime: valid inside the body call it was passed to,
+/// on the OS thread running it, and nowhere else.
+pub struct tempi_ctx {
+    /// The thread's Rust context, alive for the body call.
+    cx: *const Ctx<'static>,
+    /// The runtime's unwind caught at the boundary, resumed when the C frames have returned.
+    pending: Cell<Option<Box<dyn Any + Send>>>,
+    /// The status returned since then.
+    pending_status: Cell<tempi_status>,
+    /// Calls made since then.
+    ignored: Cell<u32>,
+    /// The mutexes locked through `tempi_mutex_lock` and not yet unlocked, with their guards.
+    pub(crate) held: RefCell<[Option<crate::sync::Held>; TEMPI_MAX_HELD_LOCKS]>,
+}
+
+/// How many mutexes one thread may hold at once through `tempi_mutex_lock`.
+pub const TEMPI_MAX_HELD_LOCKS: usize = 16;
+
+impl tempi_ctx {
+    /// The thread's Rust context.
+    pub(crate) fn rust(&self) -> &Ctx<'static> {
+        // SAFETY: cx is the body's context, alive while the body runs (run_body), and the
+        // handle is reachable only from inside that body.
+        unsafe { &*self.cx }
+    }
+
+    /// Resume here, in Rust frames, an unwind a call inside the C code just returned from
+    /// caught (see "Interrupts").
+    pub(crate) fn resume_pending(&self) {
+        if let Some(payload) = self.pending.take() {
+            self.ignored.set(0);
+            self.pending_status.set(tempi_status::TEMPI_OK);
+            resume_unwind(payload);
+        }
+    }
+}
+
+/// Call C body `c` for one job on thread context `cx`; an unwind a call caught is resumed
+/// here, after the C frames have returned.
+pub(crate) fn run_body(cx: &Ctx<'_>, c: CBody) {
+    let handle = tempi_ctx {
+        cx: std::ptr::from_ref(cx).cast::<Ctx<'static>>(),
+        pending: Cell::new(None),
+        pending_status: Cell::new(tempi_status::TEMPI_OK),
+        ignored: Cell::new(0),
+        held: RefCell::new(Default::default()),
+    };
+    // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's
+    // contract); handle outlives the call, and calls on it catch every unwind, so none
+    // crosses the C frames. The handle is only read through shared references.
+    unsafe { (c.body)(std::ptr::from_ref(&handle).cast_mut(), c.userdata) };
+    handle.resume_pending();
+    // Locks the body left held are unlocked here, as a Rust guard is at the end of its scope.
+}
+
+/// Run thread call `name` on `cx` (see "Interrupts").
+///
+/// # Safety
+///
+/// `cx` is null or the context passed to the running body.
+#[inline(always)]
+pub(crate) unsafe fn thread_call(
+    name: &str,
+    cx: *mut tempi_ctx,
+    call: impl FnOnce(&tempi_ctx) -> Result<(), Failure>,
+) -> tempi_status {
+    // SAFETY: cx is null or the live context of the running body (the header's contract).
+    // Only shared references to it are made, so calls nested in a critical section's C code
+    // may reach it again.
+    let Some(h) = (unsafe { cx.cast_const().as_ref() }) else {
+        set_last_error(&format!("{name}: cx is null"));
+        return tempi_status::TEMPI_NULL_ARGUMENT;
+    };
+    if h.pending_status.get() != tempi_status::TEMPI_OK {
+        return interrupted_again(name, h);
+    }
+    match catch_unwind(AssertUnwindSafe(|| call(h))) {
+        Ok(Ok(())) => tempi_status::TEMPI_OK,
+        Ok(Err(f)) => {
+            set_last_error(&format!("{name}: {}", f.message));
+            f.status
+        }
+        Err(payload) => {
+            let status = match panic_message(payload.as_ref()) {
+                Some(m) => {
+                    set_last_error(&format!("{name}: panic: {m}"));
+                    tempi_status::TEMPI_PANIC
+                }
+                None => {
+                    set_last_error(&format!("{name}: the job was aborted, the thread killed or the run stopped"));
+                    tempi_status::TEMPI_INTERRUPTED
+                }
+            };
+            h.pending.set(Some(payload));
+            h.pending_status.set(status);
+            status
+        }
+    }
+}
+
+#[cold]
+fn interrupted_again(name: &str, h: &tempi_ctx) -> tempi_status {
+    h.ignored.set(h.ignored.get() + 1);
+    if h.ignored.get() > TEMPI_IGNORED_INTERRUPT_LIMIT {
+        let id = h.rust().id();
+        eprintln!(
+            "tempi: thread {id} called the runtime {TEMPI_IGNORED_INTERRUPT_LIMIT} times after TEMPI_INTERRUPTED \
+             without returning from its body; a C body cannot be unwound, so the process ends"
+        );
+        std::process::abort();
+    }
+    set_last_error(&format!("{name}: interrupted earlier: the body must return"));
+    h.pending_status.get()
+}
+
+/// Consume `ns` of CPU time (virtual time: pure demand; real time: spinning).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_work(cx: *mut tempi_ctx, ns: u64) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_work", cx, |h| {
+            let c = h.rust();
+            c.work(Duration::from_nanos(ns));
+            Ok(())
+        })
+    }
+}
+
+/// Give the CPU to the next ready thread the scheduler picks (possibly this one).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_yield(cx: *mut tempi_ctx) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_yield", cx, |h| {
+            let c = h.rust();
+            c.yield_now();
+            Ok(())
+        })
+    }
+}
+
+/// Sleep until instant `t_ns` (returns at once if it has passed).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_sleep_until(cx: *mut tempi_ctx, t_ns: u64) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_sleep_until", cx, |h| {
+            let c = h.rust();
+            c.sleep_until(Time::from_nanos(t_ns));
+            Ok(())
+        })
+    }
+}
+
+/// Sleep for `ns`.
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_sleep(cx: *mut tempi_ctx, ns: u64) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_sleep", cx, |h| {
+            let c = h.rust();
+            c.sleep(Duration::from_nanos(ns));
+            Ok(())
+        })
+    }
+}
+
+/// A cooperative preemption point for long computations (real time; returns at once in
+/// virtual time).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_checkpoint(cx: *mut tempi_ctx) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_checkpoint", cx, |h| {
+            let c = h.rust();
+            c.checkpoint();
+            Ok(())
+        })
+    }
+}
+
+/// The current instant in ns, into `*out` (only on success).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_now(cx: *mut tempi_ctx, out: *mut u64) -> tempi_status {
+    // SAFETY: forwarded contract; out is null or writable.
+    unsafe { thread_call("tempi_now", cx, |h| put(out, h.rust().now().as_nanos(), "out")) }
+}
+
+/// The job being executed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tempi_job {
+    /// Set by the caller to `sizeof(tempi_job)`.
+    pub size: usize,
+    /// Job number, from 0.
+    pub number: u32,
+    /// 1 if the job has a deadline, else 0.
+    pub has_deadline: u32,
+    /// Absolute release, in ns.
+    pub release_ns: u64,
+    /// Absolute deadline in ns (0 without one).
+    pub deadline_ns: u64,
+}
+
+// SAFETY: repr(C), size first, integer fields only.
+unsafe impl Sized0 for tempi_job {
+    fn defaults() -> tempi_job {
+        tempi_job { size: std::mem::size_of::<tempi_job>(), number: 0, has_deadline: 0, release_ns: 0, deadline_ns: 0 }
+    }
+    const FIRST_VERSION: usize = std::mem::size_of::<tempi_job>();
+}
+
+/// The current job, into `*out`, whose `size` the caller set (written only on success).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_current_job(cx: *mut tempi_ctx, out: *mut tempi_job) -> tempi_status {
+    // SAFETY: forwarded contract; out is null or holds (*out).size writable bytes.
+    unsafe {
+        thread_call("tempi_current_job", cx, |h| {
+            let c = h.rust();
+            let j = c.job();
+            let job = tempi_job {
+                size: std::mem::size_of::<tempi_job>(),
+                number: j.number,
+                has_deadline: u32::from(j.deadline.is_some()),
+                release_ns: j.release.as_nanos(),
+                deadline_ns: j.deadline.map_or(0, Time::as_nanos),
+            };
+            crate::params::write_sized(out, &job, "out")
+        })
+    }
+}
+
+/// The calling thread's id, into `*out` (only on success).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_self(cx: *mut tempi_ctx, out: *mut tempi_thread) -> tempi_status {
+    // SAFETY: forwarded contract; out is null or writable.
+    unsafe { thread_call("tempi_self", cx, |h| put(out, h.rust().id().to_raw(), "out")) }
+}
+
+/// The CPU the calling thread runs on, into `*out` (only on success).
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_cpu(cx: *mut tempi_ctx, out: *mut u32) -> tempi_status {
+    // SAFETY: forwarded contract; out is null or writable.
+    unsafe { thread_call("tempi_cpu", cx, |h| put(out, h.rust().cpu() as u32, "out")) }
+}
+
+/// The thread `t` names, or the failure of a zero id.
+fn thread_of(t: tempi_thread) -> Result<ThreadId, Failure> {
+    ThreadId::from_raw(t).ok_or_else(|| Failure::new(tempi_status::TEMPI_UNKNOWN_THREAD, "thread 0 names no thread"))
+}
+
+/// Release a job of sporadic thread `t` now (deferred to its minimum inter-arrival time);
+/// `t` may run on another CPU.
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_release(cx: *mut tempi_ctx, t: tempi_thread) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe { thread_call("tempi_release", cx, |h| Ok(h.rust().release(thread_of(t)?)?)) }
+}
+
+/// Kill thread `t` at its next runtime call (a C body sees `TEMPI_INTERRUPTED` there);
+/// `t` may run on another CPU.
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_kill(cx: *mut tempi_ctx, t: tempi_thread) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe { thread_call("tempi_kill", cx, |h| Ok(h.rust().kill(thread_of(t)?)?)) }
+}
+
+/// Change the calling thread's base priority.
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_set_priority(cx: *mut tempi_ctx, priority: i32) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_set_priority", cx, |h| {
+            let c = h.rust();
+            c.set_priority(priority);
+            Ok(())
+        })
+    }
+}
+
+/// Change thread `t`'s base priority; `t` may run on another CPU.
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_set_priority_of(cx: *mut tempi_ctx, t: tempi_thread, priority: i32) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe { thread_call("tempi_set_priority_of", cx, |h| Ok(h.rust().set_priority_of(thread_of(t)?, priority)?)) }
+}

@@ -1,0 +1,218 @@
+//! The C examples of `examples/c/`, built with the system compiler and run; each one's
+//! virtual-time output is checked against the same scenario through the Rust API.
+
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::Duration;
+
+use tempi::trace::report::{jobs, to_json};
+use tempi::{RunOutcome, Runtime, ThreadOutcome, ThreadSpec, Time};
+
+use super::support::{build_c, run, scratch};
+
+/// The lines the C examples print: every job, each thread's totals, the misses.
+fn listing(out: &RunOutcome) -> String {
+    let ns = |t: Option<Time>| t.map_or(u64::MAX, Time::as_nanos);
+    let mut s = String::new();
+    for j in jobs(out) {
+        writeln!(
+            s,
+            "job {}#{} release {} start {} finish {} deadline {} missed {}",
+            j.thread,
+            j.job,
+            j.release.as_nanos(),
+            ns(j.start),
+            ns(j.finish),
+            ns(j.deadline),
+            u32::from(j.missed)
+        )
+        .unwrap();
+    }
+    for t in &out.threads {
+        let worst = t.stats.response_max.map_or(0, |d| d.as_nanos());
+        writeln!(
+            s,
+            "thread {} released {} completed {} misses {} worst {} end {}",
+            t.name,
+            t.stats.released,
+            t.stats.completed,
+            t.stats.misses,
+            worst,
+            end_code(t.outcome.as_ref())
+        )
+        .unwrap();
+    }
+    writeln!(s, "misses {}", out.total_misses()).unwrap();
+    s
+}
+
+/// A thread's end as `tempi_thread_end` numbers it.
+fn end_code(outcome: Option<&ThreadOutcome>) -> u32 {
+    match outcome {
+        None => 0,
+        Some(ThreadOutcome::Completed) => 1,
+        Some(ThreadOutcome::Panicked(_)) => 2,
+        Some(ThreadOutcome::Killed) => 3,
+        Some(ThreadOutcome::NotStarted(_)) => 4,
+    }
+}
+
+#[test]
+fn rm_textbook_from_c_matches_the_rust_api() {
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    for (name, period, wcet, priority) in [("t1", 4, 1, 3), ("t2", 6, 2, 2), ("t3", 12, 3, 1)] {
+        let spec = ThreadSpec::new(name).periodic(ms(period)).wcet(ms(wcet)).priority(priority);
+        rt.spawn(spec, move |cx| cx.work(ms(wcet))).unwrap();
+    }
+    let rust = rt.run_until(Time::from_millis(24)).unwrap();
+    assert_eq!(rust.total_misses(), 0);
+
+    let dir = scratch("rm_textbook");
+    let exe = build_c("examples/c/rm_textbook.c", &dir);
+    let report = dir.join("report.json");
+    let printed = run(Command::new(&exe).arg(&report));
+    assert_eq!(printed, listing(&rust));
+    assert!(printed.contains("job t3#0 release 0 start 3000000 finish 10000000"), "{printed}");
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), to_json(&rust), "the C run's report differs");
+}
+
+#[test]
+fn rm_textbook_links_with_pkg_config_against_the_shared_library() {
+    super::support::build_library();
+    let lib = super::support::lib_dir();
+    let pkg = run(Command::new("pkg-config").args(["--cflags", "--libs", "tempi"]).env("PKG_CONFIG_PATH", &lib));
+    let dir = scratch("rm_textbook_shared");
+    let exe = dir.join("rm_textbook");
+    let root = super::support::root();
+    run(Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg(root.join("examples/c/rm_textbook.c"))
+        .args(pkg.split_whitespace())
+        .arg("-o")
+        .arg(&exe));
+    let ldd = run(Command::new("ldd").arg(&exe));
+    assert!(ldd.contains("libtempi_c.so"), "{ldd}");
+    assert!(run(&mut Command::new(&exe)).ends_with("misses 0\n"));
+}
+
+#[test]
+fn a_runaway_c_thread_killed_by_its_budget_returns_cleanly_as_through_the_rust_api() {
+    use std::sync::{Arc, Mutex};
+    let (us, ms) = (Duration::from_micros, Duration::from_millis);
+    let mut rt = Runtime::simulated(1);
+    rt.spawn(ThreadSpec::new("control").periodic(ms(5)).wcet(ms(1)).priority(2), move |cx| cx.work(ms(1))).unwrap();
+    let steps = Arc::new(Mutex::new(0u32));
+    let counted = steps.clone();
+    let hog = rt
+        .spawn(ThreadSpec::new("runaway").priority(1), move |cx| loop {
+            cx.work(us(100));
+            *counted.lock().unwrap() += 1;
+        })
+        .unwrap();
+    let sandbox = rt.create_set("sandbox", 0).unwrap();
+    rt.add_to_set(sandbox, hog).unwrap();
+    let events = Arc::new(Mutex::new(String::new()));
+    let log = events.clone();
+    let budget = tempi::Budget::new(ms(3)).action(tempi::policy::budget::Kill).on_event(move |e| {
+        let what = if e.kind == tempi::BudgetEventKind::Replenished { "replenished" } else { "exhausted" };
+        writeln!(
+            log.lock().unwrap(),
+            "budget {what} at {} consumed {} remaining {}",
+            e.at.as_nanos(),
+            e.consumed.as_nanos(),
+            e.remaining.as_nanos()
+        )
+        .unwrap();
+    });
+    rt.set_budget(sandbox, budget).unwrap();
+    let rust = rt.run_until(Time::from_millis(20)).unwrap();
+    assert_eq!(rust.thread(hog).unwrap().outcome, Some(ThreadOutcome::Killed));
+    let expected = format!(
+        "{}runaway made {} steps, then got TEMPI_INTERRUPTED\n{}",
+        events.lock().unwrap(),
+        steps.lock().unwrap(),
+        listing(&rust)
+    );
+
+    let dir = scratch("runaway");
+    let exe = build_c("examples/c/runaway.c", &dir);
+    let printed = run(&mut Command::new(&exe));
+    assert_eq!(printed, expected);
+    assert!(printed.contains("thread runaway released 1 completed 0 misses 0 worst 0 end 3\n"), "{printed}");
+}
+
+/// The inversion scenario through the Rust API under `protocol`.
+fn inversion_in_rust(protocol: &str) -> RunOutcome {
+    use std::sync::Arc;
+    use tempi::sync::LockSpec;
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    let object = Arc::new(rt.create_mutex((), LockSpec::new("object").protocol(protocol)).unwrap());
+    let o = object.clone();
+    let high = ThreadSpec::new("high").periodic(ms(20)).phase(ms(1)).deadline(ms(5)).priority(3);
+    rt.spawn(high, move |cx| {
+        let g = o.lock(cx).unwrap();
+        cx.work(ms(1));
+        drop(g);
+    })
+    .unwrap();
+    let medium = ThreadSpec::new("medium").periodic(ms(20)).phase(ms(2)).priority(2);
+    rt.spawn(medium, move |cx| cx.work(ms(5))).unwrap();
+    rt.spawn(ThreadSpec::new("low").periodic(ms(20)).priority(1), move |cx| {
+        let g = object.lock(cx).unwrap();
+        cx.work(ms(4));
+        drop(g);
+        cx.work(ms(1));
+    })
+    .unwrap();
+    rt.run_until(Time::from_millis(40)).unwrap()
+}
+
+#[test]
+fn priority_inversion_from_c_under_bp_and_fixed_by_inheritance_matches_the_rust_api() {
+    let dir = scratch("inversion");
+    let exe = build_c("examples/c/inversion.c", &dir);
+    for (protocol, high_worst) in [("bp", 9_000_000), ("bpi", 4_000_000)] {
+        let rust = inversion_in_rust(protocol);
+        assert_eq!(rust.thread_named("high").unwrap().stats.response_max, Some(Duration::from_nanos(high_worst)));
+        let printed = run(Command::new(&exe).arg(protocol));
+        assert_eq!(printed, listing(&rust), "protocol {protocol}");
+    }
+    let unknown = Command::new(&exe).arg("lottery").output().unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).starts_with("tempi_runtime_create_mutex: TEMPI_UNKNOWN_NAME"));
+}
+
+#[test]
+fn the_cpp_example_builds_with_gpp_and_runs_as_the_rust_api_does() {
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    for (name, period, wcet) in [("control", 5, 2), ("logger", 10, 5)] {
+        rt.spawn(ThreadSpec::new(name).periodic(ms(period)).wcet(ms(wcet)), move |cx| cx.work(ms(wcet))).unwrap();
+    }
+    let rust = rt.run_until(Time::from_millis(100)).unwrap();
+    let mut expected = String::new();
+    for t in &rust.threads {
+        writeln!(expected, "{}: {} jobs, {} misses", t.name, t.stats.completed, t.stats.misses).unwrap();
+    }
+    writeln!(expected, "misses {}", rust.total_misses()).unwrap();
+    let dir = scratch("periodic_cpp");
+    let exe = super::support::build_cpp("examples/c/periodic.cpp", &dir);
+    assert_eq!(run(&mut Command::new(&exe)), expected);
+}
+
+#[test]
+fn the_first_program_of_the_guide_builds_and_runs() {
+    let guide = std::fs::read_to_string(super::support::root().join("docs/C-API.md")).unwrap();
+    let start = guide.find("```c\n").expect("the guide has a C program") + 5;
+    let end = start + guide[start..].find("```").unwrap();
+    let dir = scratch("guide");
+    let src = dir.join("first.c");
+    std::fs::write(&src, &guide[start..end]).unwrap();
+    let exe = build_c(src.to_str().unwrap(), &dir);
+    let printed = run(Command::new(&exe).current_dir(&dir));
+    assert_eq!(printed, "misses 0\n");
+    assert!(std::fs::read_to_string(dir.join("gantt.svg")).unwrap().starts_with("<svg"));
+}

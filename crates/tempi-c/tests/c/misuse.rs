@@ -1,0 +1,17 @@
+//! Misuse from C (`misuse.c`): null handles and arguments, bad sizes, unknown names, a
+//! runtime used after it ran, threads, sets and mutexes of another runtime, a body that
+//! ignores its interrupt.
+
+use std::process::Command;
+
+use super::support::{build_c, scratch};
+
+#[test]
+fn every_misuse_answers_its_status() {
+    let dir = scratch("misuse");
+    let exe = build_c("crates/tempi-c/tests/c/misuse.c", &dir);
+    let out = Command::new(&exe).output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{printed}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(printed.trim_end().ends_with(" passed, 0 failed"), "{printed}");
+}

@@ -1,0 +1,95 @@
+//! Building and running C programs against the library this test was built with.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The workspace's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The directory of the library's artifacts (`libtempi_c.a`, `libtempi_c.so`): the profile
+/// directory this test binary was built into.
+pub fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test binary>
+    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
+}
+
+/// What `libtempi_c.a` needs from the system (`--print native-static-libs`).
+pub const NATIVE_LIBS: &[&str] = &["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"];
+
+/// A scratch directory for this test, emptied first.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = lib_dir().join("c-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Run `cmd`, panicking with its output if it fails; its stdout.
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Compile C source `src` (a path under the workspace) with the system `cc` as C11 with
+/// every warning an error, linked statically with the library, into `dir`; the program's path.
+pub fn build_c(src: &str, dir: &Path) -> PathBuf {
+    build_library();
+    let root = root();
+    let exe = dir.join(Path::new(src).file_stem().unwrap());
+    let mut cmd = Command::new("cc");
+    cmd.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join(src))
+        .arg(lib_dir().join("libtempi_c.a"))
+        .args(NATIVE_LIBS)
+        .arg("-o")
+        .arg(&exe);
+    run(&mut cmd);
+    exe
+}
+
+/// Build the C libraries (a test build makes only the rlib) into this test's profile
+/// directory, once per test process: `libtempi_c.a`, `libtempi_c.so` and `tempi.pc`.
+pub fn build_library() {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        let profile = if lib_dir().ends_with("release") { "release" } else { "dev" };
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        run(Command::new(cargo)
+            .args(["build", "-q", "-p", "tempi-c", "--lib", "--profile", profile])
+            .current_dir(root()));
+    });
+}
+
+/// Compile C++ source `src` with the system `g++` as C++17 with every warning an error,
+/// linked statically with the library, into `dir`; the program's path.
+pub fn build_cpp(src: &str, dir: &Path) -> PathBuf {
+    build_library();
+    let root = root();
+    let exe = dir.join(Path::new(src).file_stem().unwrap());
+    let mut cmd = Command::new("g++");
+    cmd.args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join(src))
+        .arg(lib_dir().join("libtempi_c.a"))
+        .args(NATIVE_LIBS)
+        .arg("-o")
+        .arg(&exe);
+    run(&mut cmd);
+    exe
+}
+
+/// Whether `valgrind` is on PATH.
+pub fn have_valgrind() -> bool {
+    Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success())
+}
