@@ -127,7 +127,9 @@ pub(crate) unsafe fn thread_call(
                     tempi_status::TEMPI_PANIC
                 }
                 None => {
-                    set_last_error(&format!("{name}: the job was aborted, the thread killed or the run stopped"));
+                    // Which of the runtime's unwinds it is (abort, kill, stop), in the message.
+                    let cause = tempi::UnwindCause::of(payload.as_ref());
+                    set_last_error(&format!("{name}: interrupted: {cause}"));
                     tempi_status::TEMPI_INTERRUPTED
                 }
             };
