@@ -63,10 +63,11 @@ pub(crate) use cpu::seed::KernelSeed;
 pub(crate) use messaging::payload_stores::{next_pool_id, register_pool, PayloadStore, PayloadStores};
 pub use thread_side::ctx::Ctx;
 pub use thread_side::event_ctx::EventCtx;
+pub(crate) use thread_side::protocol::Body;
 pub use thread_side::protocol::JobInfo;
-pub use thread_side::protocol::UnwindCause;
-pub(crate) use thread_side::protocol::{is_panic, is_restart, Body};
 pub(crate) use thread_side::protocol::{ControlOp, SetOp};
+pub use thread_side::unwinds::UnwindCause;
+pub(crate) use thread_side::unwinds::{is_panic, is_restart};
 pub(crate) use xcpu::handler_host::{Caller, HandlerHooks, HandlerHost, RemoteHandler, Served};
 pub(crate) use xcpu::Crossing;
 

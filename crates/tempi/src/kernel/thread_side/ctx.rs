@@ -56,9 +56,8 @@ use crate::thread::{ThreadOutcome, ThreadSpec};
 use crate::time::{nanos, Time};
 
 use crate::kernel::thread_side::calls::{self, answer_of_another_kind, Call, UserCall, WhileUnwinding};
-use crate::kernel::thread_side::protocol::{
-    unwind_for, Control, Interrupt, JobInfo, LockAnswer, Op, Request, Response,
-};
+use crate::kernel::thread_side::protocol::{Control, Interrupt, JobInfo, LockAnswer, Op, Request, Response};
+use crate::kernel::thread_side::unwinds::unwind_for;
 
 /// A thread's handle on its runtime, passed to the thread body. Every method is a runtime
 /// call and a preemption point.

@@ -18,9 +18,8 @@ use crate::thread::ThreadOutcome;
 
 use crate::kernel::thread_side::calls::{answer_of_another_kind, Call, JobDone};
 use crate::kernel::thread_side::ctx::Ctx;
-use crate::kernel::thread_side::protocol::{
-    Body, Interrupt, JobAborted, Killed, Request, Response, RestartSection, Shutdown,
-};
+use crate::kernel::thread_side::protocol::{Body, Interrupt, Request, Response};
+use crate::kernel::thread_side::unwinds::{JobAborted, Killed, RestartSection, Shutdown};
 
 enum JobEnd {
     Aborted,

@@ -3,7 +3,7 @@
 //! calls as types, the job loop every thread runs, and the [`EventCtx`](crate::kernel::EventCtx)
 //! of timing-event handlers.
 //!
-//! Owns: `protocol`, `calls`, `ctx`, `ctx_control`, `ctx_messages`, `ctx_sched`, `job_loop`
+//! Owns: `protocol`, `unwinds`, `calls`, `ctx`, `ctx_control`, `ctx_messages`, `ctx_sched`, `job_loop`
 //! and `event_ctx`.
 //!
 //! Must not: touch kernel state. A thread reaches its kernel only by the requests of
@@ -17,3 +17,4 @@ pub(in crate::kernel) mod ctx_sched;
 pub(in crate::kernel) mod event_ctx;
 pub(in crate::kernel) mod job_loop;
 pub(in crate::kernel) mod protocol;
+pub(in crate::kernel) mod unwinds;

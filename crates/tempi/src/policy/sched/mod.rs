@@ -145,6 +145,7 @@
 
 mod class;
 pub mod collator;
+mod cpu_choice;
 mod edf;
 mod fifo;
 mod fixed_priority;
@@ -159,8 +160,10 @@ mod registry;
 mod round_robin;
 mod stacked;
 
+pub use crate::plain::{SchedInfo, Urgency};
 pub use class::PolicyClass;
 pub use collator::{Classifier, Collator, CollatorError, CollatorStats, Party};
+pub use cpu_choice::{default_cpu_choice, CpuChoice, CpuView};
 pub use edf::{Edf, EdfDiscipline};
 pub use fifo::{Fifo, FifoDiscipline};
 pub use fixed_priority::{FixedPriority, FixedPriorityDiscipline};
@@ -183,109 +186,6 @@ use std::time::Duration;
 use crate::plain::Message;
 use crate::plain::ThreadId;
 use crate::time::Time;
-
-/// How urgent a thread is, as one totally ordered number: larger runs first.
-///
-/// A policy maps its own notion (a priority, a deadline) onto this scale in
-/// [`Scheduler::base_urgency`]; the kernel keeps it per thread and raises it when a more urgent
-/// thread waits on it (inheritance), so protocols can compare urgencies without knowing the
-/// policy.
-///
-/// ```
-/// use tempi::policy::sched::Urgency;
-/// use tempi::Time;
-/// assert!(Urgency::from_priority(5) > Urgency::from_priority(2));
-/// assert!(Urgency::from_deadline(Some(Time::from_millis(1))) > Urgency::from_deadline(Some(Time::from_millis(2))));
-/// assert!(Urgency::from_deadline(Some(Time::MAX)) > Urgency::from_deadline(None));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Urgency(pub i64);
-
-impl Urgency {
-    /// The least urgent value.
-    ///
-    /// ```
-    /// assert!(tempi::policy::sched::Urgency::LOWEST < tempi::policy::sched::Urgency::from_priority(i32::MIN));
-    /// ```
-    pub const LOWEST: Urgency = Urgency(i64::MIN);
-
-    /// The urgency of a thread demoted by its budget
-    /// ([`crate::policy::budget::Enforcement::Demote`]): below every thread not demoted and
-    /// above [`Urgency::LOWEST`], so demoted threads still run before threads without a
-    /// deadline under EDF. No policy maps a thread below it: [`Urgency::from_priority`] gives
-    /// an `i32`, and [`Urgency::from_deadline`] reaches it only for a deadline beyond 292
-    /// years, which it clamps there.
-    ///
-    /// ```
-    /// use tempi::policy::sched::Urgency;
-    /// use tempi::Time;
-    /// assert!(Urgency::DEMOTED > Urgency::LOWEST);
-    /// assert!(Urgency::DEMOTED < Urgency::from_deadline(Some(Time::from_secs(9_000_000_000))));
-    /// assert!(Urgency::DEMOTED < Urgency::from_priority(i32::MIN));
-    /// ```
-    pub const DEMOTED: Urgency = Urgency(i64::MIN + 1);
-
-    /// A fixed priority: larger is more urgent.
-    ///
-    /// ```
-    /// assert_eq!(tempi::policy::sched::Urgency::from_priority(3).0, 3);
-    /// ```
-    pub fn from_priority(priority: i32) -> Urgency {
-        Urgency(priority as i64)
-    }
-
-    /// An absolute deadline: earlier is more urgent; no deadline is least urgent.
-    ///
-    /// ```
-    /// use tempi::policy::sched::Urgency;
-    /// assert_eq!(Urgency::from_deadline(None), Urgency::LOWEST);
-    /// ```
-    pub fn from_deadline(deadline: Option<Time>) -> Urgency {
-        match deadline {
-            // Deadlines beyond 292 years clamp; they stay above `LOWEST`.
-            Some(d) => Urgency(-(d.as_nanos().min(i64::MAX as u64) as i64)),
-            None => Urgency::LOWEST,
-        }
-    }
-}
-
-/// What a scheduler may know about a thread: a snapshot the kernel builds at each call.
-///
-/// ```
-/// use tempi::policy::sched::SchedInfo;
-/// fn slack(t: &SchedInfo) -> Option<std::time::Duration> {
-///     Some(t.deadline? - t.release)
-/// }
-/// # let _ = slack;
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SchedInfo {
-    /// The thread.
-    pub id: ThreadId,
-    /// The CPU it is pinned to (under a global policy, the CPU it last ran on, or the one it
-    /// was spawned on before it first ran).
-    pub cpu: usize,
-    /// Base priority from its spec.
-    pub priority: i32,
-    /// Effective urgency: the base urgency, or more while a more urgent thread waits on it.
-    pub urgency: Urgency,
-    /// Semantic importance.
-    pub importance: u32,
-    /// Release of the current job.
-    pub release: Time,
-    /// Absolute deadline of the current job, if it has one.
-    pub deadline: Option<Time>,
-    /// Period of a periodic thread.
-    pub period: Option<Duration>,
-    /// Relative deadline.
-    pub relative_deadline: Option<Duration>,
-    /// Declared worst-case execution time per job.
-    pub wcet: Duration,
-    /// CPU time the current job has consumed so far.
-    pub job_cpu_time: Duration,
-    /// Job number of the current job, from 0.
-    pub job: u32,
-}
 
 /// Why a thread is being put on the ready queue.
 ///
@@ -788,124 +688,6 @@ use scheduler_hooks;
 /// A hook must not block and should not allocate (pre-size queues in the constructor).
 pub trait Scheduler {
     scheduler_hooks!(scheduler_methods);
-}
-
-/// One CPU of a global run as [`Scheduler::select_cpu`] sees it.
-///
-/// ```
-/// let v = tempi::policy::sched::CpuView { index: 1, running: None, offered: false, holds_cpu: false };
-/// assert!(v.running.is_none());
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct CpuView<'a> {
-    /// The CPU's number.
-    pub index: usize,
-    /// The thread it runs; `None` when it idles.
-    pub running: Option<&'a SchedInfo>,
-    /// It was offered a thread already and reschedules at its next turn: it cannot be
-    /// chosen again until then.
-    pub offered: bool,
-    /// Its running thread holds it (preemption off, [`crate::Ctx::preemption`]): an offer
-    /// waits until that thread switches preemption on.
-    pub holds_cpu: bool,
-}
-
-/// The CPUs of a global run, in order, as [`Scheduler::select_cpu`] sees them: built by the
-/// kernel over its own CPUs at each offer, without allocating.
-///
-/// ```
-/// use tempi::policy::sched::{CpuChoice, CpuView};
-/// let views = [CpuView { index: 0, running: None, offered: false, holds_cpu: false }];
-/// let c = CpuChoice::new(&views);
-/// assert_eq!((c.len(), c.get(0).unwrap().index), (1, 0));
-/// assert!(c.get(1).is_none());
-/// ```
-pub struct CpuChoice<'a> {
-    len: usize,
-    source: CpuSource<'a>,
-}
-
-enum CpuSource<'a> {
-    Views(&'a [CpuView<'a>]),
-    Kernel(&'a dyn Fn(usize) -> CpuView<'a>),
-}
-
-impl<'a> CpuChoice<'a> {
-    /// The CPUs `views` describe (to try a policy's choice outside a run).
-    pub fn new(views: &'a [CpuView<'a>]) -> CpuChoice<'a> {
-        CpuChoice { len: views.len(), source: CpuSource::Views(views) }
-    }
-
-    /// `len` CPUs, the `c`th described by `view(c)`: what the kernel hands a policy.
-    pub(crate) fn from_fn(len: usize, view: &'a dyn Fn(usize) -> CpuView<'a>) -> CpuChoice<'a> {
-        CpuChoice { len, source: CpuSource::Kernel(view) }
-    }
-
-    /// How many CPUs the run has.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the run has no CPU (never, in a run).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The `c`th CPU, or `None` past the last.
-    pub fn get(&self, c: usize) -> Option<CpuView<'a>> {
-        if c >= self.len {
-            return None;
-        }
-        Some(match self.source {
-            CpuSource::Views(views) => views[c],
-            CpuSource::Kernel(view) => view(c),
-        })
-    }
-
-    /// Every CPU, in order.
-    pub fn iter(&self) -> impl Iterator<Item = CpuView<'a>> + '_ {
-        (0..self.len).filter_map(|c| self.get(c))
-    }
-}
-
-/// The CPU choice every global policy makes unless it says otherwise
-/// ([`Scheduler::select_cpu`]): the lowest-numbered idle CPU not offered yet; else, first
-/// among the CPUs whose threads may be preempted and then among those holding their CPU, the
-/// one not offered yet that runs the least urgent thread (the highest-numbered among equals),
-/// if `policy`'s [`Scheduler::should_preempt`] says `woken` preempts that thread; else none.
-///
-/// ```
-/// use tempi::policy::sched::{default_cpu_choice, CpuChoice, CpuView, GlobalEdf, SchedInfo};
-/// let views = [CpuView { index: 0, running: None, offered: false, holds_cpu: false }];
-/// # use tempi::{policy::sched::Urgency, Runtime, ThreadSpec, Time};
-/// # let mut rt = Runtime::simulated(1);
-/// # let t = rt.spawn(ThreadSpec::new("t"), |_| {}).unwrap();
-/// # let woken = SchedInfo {
-/// #     id: t, cpu: 0, priority: 0, urgency: Urgency(0), importance: 0, release: Time::ZERO,
-/// #     deadline: None, period: None, relative_deadline: None, wcet: Default::default(),
-/// #     job_cpu_time: Default::default(), job: 0,
-/// # };
-/// assert_eq!(default_cpu_choice(&GlobalEdf::new(), &woken, &CpuChoice::new(&views)), Some(0));
-/// ```
-pub fn default_cpu_choice<S: Scheduler + ?Sized>(policy: &S, woken: &SchedInfo, cpus: &CpuChoice<'_>) -> Option<usize> {
-    if let Some(idle) = cpus.iter().find(|v| v.running.is_none() && !v.offered) {
-        return Some(idle.index);
-    }
-    for holding in [false, true] {
-        let mut target: Option<(usize, &SchedInfo)> = None;
-        for v in cpus.iter().filter(|v| !v.offered && v.holds_cpu == holding) {
-            let Some(running) = v.running else { continue };
-            if target.is_none_or(|(_, least)| running.urgency <= least.urgency) {
-                target = Some((v.index, running));
-            }
-        }
-        if let Some((c, running)) = target
-            && policy.should_preempt(running, woken)
-        {
-            return Some(c);
-        }
-    }
-    None
 }
 
 /// The messages queued on a CPU, as [`Scheduler::on_next`] sees them: read them, and cancel
