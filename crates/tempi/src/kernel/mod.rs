@@ -43,9 +43,9 @@
 //! | `threads/` | thread control blocks (`tcb`), the stack pool (`stacks`), jobs, releases and deadlines (`jobs`), answering a thread's requests (`requests`, `restarts`), OS-backed threads (`os_backed`) |
 //! | `timing/` | the timer queue (`timers`), thread sets and execution-time clocks (`sets`), budgets (`budgets`) |
 //! | `locking/` | the lock mechanism (`locks`, `hand_off`), the urgency locks lend (`lending`), MSRP's global locks (`global_locks`), condition-variable and semaphore queues (`waits`) |
-//! | `messaging/` | the message pool and queues (`messages`), timed messages (`messages_timed`), reply-and-read in one request (`short_path`) |
-//! | `xcpu/` | requests between real-time CPUs: the queues (`queue`), messages (`messages`), handlers (`handlers`), shared condition variables and semaphores (`sync`) |
-//! | `thread_side/` | what runs on a thread's stack: [`Ctx`] and its calls (`ctx`, `ctx_control`, `ctx_messages`, `ctx_sched`), the wire protocol (`protocol`), calls as types (`calls`), the job loop (`job_loop`), [`EventCtx`] |
+//! | `messaging/` | the message pool and queues (`messages`), timed messages (`messages_timed`), reply-and-read in one request (`short_path`), what the kernel knows of payload pools (`payload_stores`) |
+//! | `xcpu/` | requests between real-time CPUs: the queues (`queue`), messages (`messages`), handlers (`handlers`) and the interface the kernel serves them through (`handler_host`), shared condition variables and semaphores (`sync`) |
+//! | `thread_side/` | what runs on a thread's stack: [`Ctx`] and its calls (`ctx`, `ctx_control`, `ctx_messages`, `ctx_sched`), the wire protocol (`protocol`), the runtime's unwinds (`unwinds`), calls as types (`calls`), the job loop (`job_loop`), [`EventCtx`] |
 //!
 //! Must not: decide ordering (the scheduler does), allocate on the dispatch path (every
 //! container is sized in `Kernel::new`), or know which clock it runs on beyond `C::MODE`
