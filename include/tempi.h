@@ -72,6 +72,18 @@ typedef enum tempi_status {
   TEMPI_CROSS_CPU = 20,
 } tempi_status;
 
+// Why a body's calls return `TEMPI_INTERRUPTED` ([`tempi_interrupt_cause`]).
+typedef enum tempi_interrupt {
+  // Not interrupted: the body's calls go on.
+  TEMPI_INTERRUPT_NONE = 0,
+  // The job was abandoned (its abort time passed, or its miss policy abandoned it).
+  TEMPI_INTERRUPT_ABORT = 1,
+  // The thread was killed (by another thread, or by its set's budget).
+  TEMPI_INTERRUPT_KILL = 2,
+  // The run ended, or the thread was stopped, while the body ran.
+  TEMPI_INTERRUPT_STOP = 3,
+} tempi_interrupt;
+
 // Which clock a runtime runs on (`tempi_runtime_params.clock`).
 typedef enum tempi_clock {
   // Deterministic virtual time: `tempi_work` is CPU demand, runs are reproducible.
@@ -400,6 +412,14 @@ enum tempi_status tempi_checkpoint(struct tempi_ctx *cx);
 //
 // Only from the running body, with its own `cx`.
 enum tempi_status tempi_now(struct tempi_ctx *cx, uint64_t *out);
+
+// Why the running body was interrupted, into `*out` (only on success):
+// `TEMPI_INTERRUPT_NONE` before any of its calls returned `TEMPI_INTERRUPTED`. Unlike the
+// other calls of an interrupted body, it answers `TEMPI_OK` and does not count towards
+// [`TEMPI_IGNORED_INTERRUPT_LIMIT`].
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_interrupt_cause(const struct tempi_ctx *cx, enum tempi_interrupt *out);
 
 // The current job, into `*out`, whose `size` the caller set (written only on success).
 //

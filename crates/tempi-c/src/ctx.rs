@@ -240,6 +240,52 @@ pub unsafe extern "C" fn tempi_now(cx: *mut tempi_ctx, out: *mut u64) -> tempi_s
     unsafe { thread_call("tempi_now", cx, |h| put(out, h.rust().now().as_nanos(), "out")) }
 }
 
+/// Why a body's calls return `TEMPI_INTERRUPTED` ([`tempi_interrupt_cause`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum tempi_interrupt {
+    /// Not interrupted: the body's calls go on.
+    TEMPI_INTERRUPT_NONE = 0,
+    /// The job was abandoned (its abort time passed, or its miss policy abandoned it).
+    TEMPI_INTERRUPT_ABORT = 1,
+    /// The thread was killed (by another thread, or by its set's budget).
+    TEMPI_INTERRUPT_KILL = 2,
+    /// The run ended, or the thread was stopped, while the body ran.
+    TEMPI_INTERRUPT_STOP = 3,
+}
+
+/// Why the running body was interrupted, into `*out` (only on success):
+/// `TEMPI_INTERRUPT_NONE` before any of its calls returned `TEMPI_INTERRUPTED`. Unlike the
+/// other calls of an interrupted body, it answers `TEMPI_OK` and does not count towards
+/// [`TEMPI_IGNORED_INTERRUPT_LIMIT`].
+///
+/// Only from the running body, with its own `cx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_interrupt_cause(cx: *const tempi_ctx, out: *mut tempi_interrupt) -> tempi_status {
+    // SAFETY: cx is null or the live context of the running body (the header's contract).
+    let Some(h) = (unsafe { cx.as_ref() }) else {
+        set_last_error("tempi_interrupt_cause: cx is null");
+        return tempi_status::TEMPI_NULL_ARGUMENT;
+    };
+    let pending = h.pending.take();
+    let cause = match pending.as_deref().map(tempi::UnwindCause::of) {
+        None => tempi_interrupt::TEMPI_INTERRUPT_NONE,
+        Some(tempi::UnwindCause::Abort | tempi::UnwindCause::Restart) => tempi_interrupt::TEMPI_INTERRUPT_ABORT,
+        Some(tempi::UnwindCause::Kill) => tempi_interrupt::TEMPI_INTERRUPT_KILL,
+        Some(_) => tempi_interrupt::TEMPI_INTERRUPT_STOP,
+    };
+    h.pending.set(pending);
+    // SAFETY: out is null or writable (the header's contract).
+    match unsafe { put(out, cause, "out") } {
+        Ok(()) => tempi_status::TEMPI_OK,
+        Err(f) => {
+            set_last_error(&format!("tempi_interrupt_cause: {}", f.message));
+            f.status
+        }
+    }
+}
+
 /// The job being executed.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -65,10 +65,17 @@ static void misuser(tempi_ctx *cx, void *userdata) {
         EXPECT_TRUE(j.number == 0 && j.has_deadline == 0);
     }
     /* The runaway part: a budget of 1 ms kills it; it ignores the status a few times. */
+    tempi_interrupt why = TEMPI_INTERRUPT_STOP;
+    EXPECT(tempi_interrupt_cause(cx, &why), TEMPI_OK);
+    EXPECT_TRUE(why == TEMPI_INTERRUPT_NONE);
+    EXPECT(tempi_interrupt_cause(NULL, &why), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_interrupt_cause(cx, NULL), TEMPI_NULL_ARGUMENT);
     for (;;) {
         tempi_status s = tempi_work(cx, 100000);
         if (s != TEMPI_OK) {
             EXPECT_TRUE(s == TEMPI_INTERRUPTED);
+            EXPECT(tempi_interrupt_cause(cx, &why), TEMPI_OK);
+            EXPECT_TRUE(why == TEMPI_INTERRUPT_KILL);
             EXPECT(tempi_work(cx, 100000), TEMPI_INTERRUPTED);
             EXPECT(tempi_yield(cx), TEMPI_INTERRUPTED);
             EXPECT(tempi_now(cx, &now), TEMPI_INTERRUPTED);
