@@ -97,11 +97,9 @@ def edges():
                         names.add(reexported.get(head, head))
             for b in names:
                 b = SAME.get(b, b)
-                if b != a and os.path.exists(os.path.join(SRC, b)) or os.path.exists(
-                    os.path.join(SRC, b + ".rs")
-                ):
-                    if b != a:
-                        found.setdefault((a, b), p)
+                is_module = os.path.isdir(os.path.join(SRC, b)) or os.path.exists(os.path.join(SRC, b + ".rs"))
+                if b != a and is_module:
+                    found.setdefault((a, b), p)
     return found
 
 

@@ -43,11 +43,23 @@ pub fn run(cmd: &mut Command) -> String {
 /// Compile C source `src` (a path under the workspace) with the system `cc` as C11 with
 /// every warning an error, linked statically with the library, into `dir`; the program's path.
 pub fn build_c(src: &str, dir: &Path) -> PathBuf {
+    build_with("cc", "-std=c11", src, dir)
+}
+
+/// Compile C++ source `src` with the system `g++` as C++17 with every warning an error,
+/// linked statically with the library, into `dir`; the program's path.
+pub fn build_cpp(src: &str, dir: &Path) -> PathBuf {
+    build_with("g++", "-std=c++17", src, dir)
+}
+
+/// Compile `src` with `compiler` under language standard `std`, every warning an error, linked
+/// statically with the library, into `dir`; the program's path.
+fn build_with(compiler: &str, std: &str, src: &str, dir: &Path) -> PathBuf {
     build_library();
     let root = root();
     let exe = dir.join(Path::new(src).file_stem().unwrap());
-    let mut cmd = Command::new("cc");
-    cmd.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
+    let mut cmd = Command::new(compiler);
+    cmd.args([std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
         .arg(root.join("include"))
         .arg(root.join(src))
         .arg(lib_dir().join("libtempi_c.a"))
@@ -69,24 +81,6 @@ pub fn build_library() {
             .args(["build", "-q", "-p", "tempi-c", "--lib", "--profile", profile])
             .current_dir(root()));
     });
-}
-
-/// Compile C++ source `src` with the system `g++` as C++17 with every warning an error,
-/// linked statically with the library, into `dir`; the program's path.
-pub fn build_cpp(src: &str, dir: &Path) -> PathBuf {
-    build_library();
-    let root = root();
-    let exe = dir.join(Path::new(src).file_stem().unwrap());
-    let mut cmd = Command::new("g++");
-    cmd.args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
-        .arg(root.join("include"))
-        .arg(root.join(src))
-        .arg(lib_dir().join("libtempi_c.a"))
-        .args(NATIVE_LIBS)
-        .arg("-o")
-        .arg(&exe);
-    run(&mut cmd);
-    exe
 }
 
 /// Whether `valgrind` is on PATH.
