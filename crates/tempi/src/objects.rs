@@ -16,7 +16,7 @@ use crate::os::loom_shim;
 
 use crate::plain::ThreadId;
 pub use crate::plain::{CondId, LockId, SemId};
-use crate::policy::lock::{by_name, LockPolicy, PriorityInheritance};
+use crate::policy::lock::{by_name, LockCeiling, LockPolicy, PriorityInheritance};
 use crate::time::Time;
 
 /// The part of a lock's state its threads may read and write without a kernel call: who owns
@@ -150,7 +150,7 @@ pub struct LockSpec {
     pub(crate) name: String,
     pub(crate) cpu: usize,
     pub(crate) policy: Box<dyn LockPolicy>,
-    pub(crate) ceiling: Option<i32>,
+    pub(crate) ceiling: Option<LockCeiling>,
     pub(crate) users: Vec<ThreadId>,
     pub(crate) unknown_protocol: Option<String>,
     pub(crate) word: Arc<LockWord>,
@@ -219,14 +219,32 @@ impl LockSpec {
     /// let _ = tempi::sync::LockSpec::new("m").ceiling(5);
     /// ```
     pub fn ceiling(mut self, priority: i32) -> LockSpec {
-        self.ceiling = Some(priority);
+        self.ceiling = Some(LockCeiling::Declared(priority));
         self
     }
 
-    /// The threads that may lock it; unless a ceiling is declared, the ceiling is computed
-    /// from them: the urgency the CPU's policy would give a job of the most urgent user
-    /// released at the moment of asking (its priority under fixed priority, the current time
-    /// plus its relative deadline under EDF: SRP's preemption levels).
+    /// The ceiling as computed beforehand by [`LockCeiling::of`], for a front end that
+    /// computes each lock's ceiling once and gives the same value to its analysis (as
+    /// `tempi analyze` and `tempi simulate` do). Takes the place of a declared ceiling and of
+    /// the users' level.
+    ///
+    /// ```
+    /// use tempi::policy::lock::LockCeiling;
+    /// let c = LockCeiling::of(None, [(3, None), (6, None)]).unwrap();
+    /// let _ = tempi::sync::LockSpec::new("m").protocol("pcp").ceiling_level(c);
+    /// ```
+    pub fn ceiling_level(mut self, ceiling: LockCeiling) -> LockSpec {
+        self.ceiling = Some(ceiling);
+        self
+    }
+
+    /// The threads that may lock it; unless a ceiling is given, the ceiling is computed from
+    /// them when the lock is made ([`LockCeiling::of`]: their highest priority and shortest
+    /// relative deadline), and the CPU's policy says what urgency it stands for at the moment
+    /// of asking ([`Scheduler::ceiling_urgency`]: the priority under fixed priority, the
+    /// current time plus the relative deadline under EDF, SRP's preemption levels).
+    ///
+    /// [`Scheduler::ceiling_urgency`]: crate::policy::sched::Scheduler::ceiling_urgency
     ///
     /// ```
     /// let mut rt = tempi::Runtime::simulated(1);

@@ -175,14 +175,19 @@ fn analysed_wcet(def: &ThreadDef, notes: &mut Notes) -> (Duration, Duration) {
     (work + sleeps, sleeps)
 }
 
-/// The scenario's resources as analysis resources (all of them, so indices match).
+/// The scenario's resources as analysis resources (all of them, so indices match), each with
+/// the ceiling the run gives its lock ([`Scenario::lock_ceilings`]): computed from all its
+/// users, the threads the model leaves out included. A global (msrp) resource keeps the
+/// analysis's own rule instead, a ceiling per CPU from that CPU's tasks (MSRP's local
+/// ceiling), unless one is declared.
 fn resources(sc: &Scenario) -> TaskSet {
     let mut ts = TaskSet::new();
-    for r in &sc.resources {
+    for (r, ceiling) in sc.resources.iter().zip(sc.lock_ceilings()) {
         // A protocol the analysis cannot take is analysed as bpi, with a note saying why.
         let protocol = Protocol::from_name(&r.protocol).unwrap_or(Protocol::Bpi);
         let mut res = Resource::new(r.name.clone(), protocol);
-        if let Some(c) = r.ceiling {
+        let ceiling = if protocol == Protocol::Msrp { r.ceiling } else { ceiling.map(|c| c.priority()) };
+        if let Some(c) = ceiling {
             res = res.ceiling(c);
         }
         ts.add_resource(res);

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tempi::clock::{Clock, ClockMode};
+use tempi::policy::lock::LockCeiling;
 use tempi::sync::{LockSpec, Mutex, MutexGuard};
 use tempi::{
     assign_deadline_monotonic, assign_rate_monotonic, Budget, Config, Replenishment, Runtime, ThreadId, ThreadSpec,
@@ -44,6 +45,29 @@ impl Scenario {
             .map(|(spec, def)| match def.priority {
                 Some(p) => spec.priority(p),
                 None => spec,
+            })
+            .collect()
+    }
+
+    /// Every resource's ceiling, computed once from its declaration and its users' specs
+    /// ([`LockCeiling::of`], the runtime's own rule): what [`Scenario::populate`] gives each
+    /// lock and what `tempi analyze` gives each resource, so the run and its analysis judge a
+    /// lock by the same ceiling. `None` for a resource with no ceiling and no users.
+    ///
+    /// ```
+    /// let text = "[[resource]]\nname = \"m\"\nprotocol = \"pcp\"\n\
+    ///             [[thread]]\nname = \"a\"\nperiod = \"8ms\"\npriority = 3\n\
+    ///             steps = [{ lock = \"m\" }, { work = \"1ms\" }, { unlock = \"m\" }]\n";
+    /// let sc = tempi_cli::parse("s.toml", text).unwrap();
+    /// assert_eq!(sc.lock_ceilings()[0].map(|c| c.priority()), Some(3));
+    /// ```
+    pub fn lock_ceilings(&self) -> Vec<Option<LockCeiling>> {
+        let specs = self.specs();
+        self.resources
+            .iter()
+            .map(|r| {
+                let users = r.users.iter().map(|&i| (specs[i].priority_value(), specs[i].relative_deadline()));
+                LockCeiling::of(r.ceiling, users)
             })
             .collect()
     }
@@ -179,11 +203,11 @@ impl Scenario {
             ids.push(id);
         }
         let mut locks = Vec::with_capacity(self.resources.len());
-        for r in &self.resources {
+        for (r, ceiling) in self.resources.iter().zip(self.lock_ceilings()) {
             let users: Vec<ThreadId> = r.users.iter().map(|&i| ids[i]).collect();
             let mut spec = LockSpec::new(r.name.clone()).protocol(&r.protocol).cpu(r.cpu).users(&users);
-            if let Some(c) = r.ceiling {
-                spec = spec.ceiling(c);
+            if let Some(c) = ceiling {
+                spec = spec.ceiling_level(c);
             }
             let m = rt.create_mutex((), spec).map_err(|e| at(r.line, format!("resource \"{}\": {e}", r.name)))?;
             locks.push(m);

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod analyze_ceilings_cli;
 mod analyze_criticality_cli;
 mod analyze_crosscheck;
 mod analyze_partition_cli;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::arith::{from_nanos, gcd, nanos, secs};
 use super::Protocol;
+use crate::policy::lock::LockCeiling;
 use crate::Criticality;
 
 /// A shared resource (a lock) and its protocol.
@@ -409,7 +410,8 @@ impl TaskSet {
     }
 
     /// The ceiling of resource `r`: declared, else the highest priority among the tasks that
-    /// use it (`None` if nobody does).
+    /// use it (`None` if nobody does). The rule is the runtime's ([`LockCeiling::of`]), so a lock
+    /// and the resource that models it have the same ceiling.
     ///
     /// ```
     /// use std::time::Duration;
@@ -421,9 +423,12 @@ impl TaskSet {
     /// assert_eq!(ts.ceiling(0), Some(3));
     /// ```
     pub fn ceiling(&self, r: usize) -> Option<i32> {
-        self.resources.get(r)?.ceiling.or_else(|| {
-            self.tasks.iter().filter(|t| t.sections.iter().any(|s| s.resource == r)).map(|t| t.priority).max()
-        })
+        let users = self
+            .tasks
+            .iter()
+            .filter(|t| t.sections.iter().any(|s| s.resource == r))
+            .map(|t| (t.priority, Some(t.deadline)));
+        LockCeiling::of(self.resources.get(r)?.ceiling, users).map(|c| c.priority())
     }
 
     /// Indices of the other tasks of priority at least task `i`'s (interference).

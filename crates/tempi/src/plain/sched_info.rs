@@ -109,3 +109,34 @@ pub struct SchedInfo {
     /// Job number of the current job, from 0.
     pub job: u32,
 }
+
+impl SchedInfo {
+    /// A job of no thread at a given level: priority `priority`, relative deadline
+    /// `relative_deadline`, released at `now` (so its deadline is `now` plus the relative one),
+    /// on CPU 0, with no WCET and no CPU time used. What a policy is asked about when a level
+    /// rather than a thread is to be ranked, as a lock ceiling computed from its users is.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempi::policy::sched::SchedInfo;
+    /// use tempi::Time;
+    /// let job = SchedInfo::at_level(4, Some(Duration::from_nanos(10)), Time::from_nanos(5));
+    /// assert_eq!((job.priority, job.deadline), (4, Some(Time::from_nanos(15))));
+    /// ```
+    pub fn at_level(priority: i32, relative_deadline: Option<Duration>, now: Time) -> SchedInfo {
+        SchedInfo {
+            id: ThreadId::new(u32::MAX, 0),
+            cpu: 0,
+            priority,
+            urgency: Urgency::LOWEST,
+            importance: 0,
+            release: now,
+            deadline: relative_deadline.map(|d| now + d),
+            period: None,
+            relative_deadline,
+            wcet: Duration::ZERO,
+            job_cpu_time: Duration::ZERO,
+            job: 0,
+        }
+    }
+}

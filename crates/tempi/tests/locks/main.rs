@@ -7,6 +7,7 @@ mod common;
 mod condvar_properties;
 mod lock_errors;
 mod lock_foreign;
+mod lock_heir_rank;
 mod lock_misuse;
 mod lock_properties;
 mod lock_protocols;

@@ -10,6 +10,7 @@ mod policy_registry;
 mod sched_bad_pick;
 mod sched_collator;
 mod sched_criticality;
+mod sched_decision_hooks;
 mod sched_meta;
 mod sched_meta_stack;
 mod sched_meta_tame;

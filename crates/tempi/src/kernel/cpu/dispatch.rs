@@ -40,14 +40,10 @@ impl<C: Clock> Kernel<C> {
         let i = self.local(id).expect("live thread");
         let t = self.table.slots[i].as_ref().expect("live slot");
         let c = self.cpu_local(t.cpu).expect("thread on this kernel");
+        let scheduler = &self.cpus[self.sched_of(c)].scheduler;
         let base = match t.set.and_then(|_| self.server_deadline(id)) {
-            Some(d) => {
-                // A constant bandwidth server schedules its members by the server deadline.
-                let mut info = t.sched;
-                info.deadline = Some(d);
-                self.cpus[self.sched_of(c)].scheduler.base_urgency(&info)
-            }
-            None => self.cpus[self.sched_of(c)].scheduler.base_urgency(&t.sched),
+            Some(d) => scheduler.served_urgency(&t.sched, d),
+            None => scheduler.base_urgency(&t.sched),
         };
         self.table.slots[i].as_mut().expect("live slot").base_urgency = base;
         self.update_effective_at(i);

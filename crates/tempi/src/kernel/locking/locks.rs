@@ -32,8 +32,8 @@ use crate::error::Error;
 use crate::kernel::thread_side::protocol::LockAnswer;
 use crate::kernel::threads::tcb::{State, Wait};
 use crate::kernel::{Culprit, Kernel};
-use crate::policy::lock::{LockPolicy, LockView};
-use crate::policy::sched::{SchedInfo, Urgency};
+use crate::policy::lock::{LockCeiling, LockPolicy, LockView};
+use crate::policy::sched::Urgency;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -44,17 +44,6 @@ use crate::plain::ThreadId;
 use crate::plain::TraceKind;
 use crate::time::Time;
 
-/// Where a lock's ceiling comes from.
-pub(in crate::kernel) enum Ceiling {
-    None,
-    /// A declared fixed priority.
-    Declared(Urgency),
-    /// Computed from the declared users: for each, the urgency its policy would give a job of
-    /// it released *now* (its priority under fixed priority; now + its relative deadline under
-    /// EDF, which is SRP's preemption level expressed as a deadline).
-    Users(Vec<(i32, Option<std::time::Duration>)>),
-}
-
 pub(crate) struct LockState {
     pub(in crate::kernel) cpu: usize,
     pub(in crate::kernel) policy: Box<dyn LockPolicy>,
@@ -64,7 +53,9 @@ pub(crate) struct LockState {
     /// The policy's [`LockPolicy::uncontended_fast_path`], asked once: taking the free lock
     /// decides nothing (no ceiling test), so `may_acquire` needs no asking.
     pub(in crate::kernel) acquire_decides_nothing: bool,
-    pub(in crate::kernel) ceiling: Ceiling,
+    /// The lock's ceiling, computed once when the lock is made ([`LockCeiling::of`]); the
+    /// scheduler of its CPU says what urgency it stands for at each instant.
+    pub(in crate::kernel) ceiling: Option<LockCeiling>,
     /// The ceiling as it stood when the current owner took the lock: what it imposes on
     /// others (the system ceiling) until it is released.
     pub(in crate::kernel) held_ceiling: Option<Urgency>,
@@ -148,22 +139,16 @@ impl<C: Clock> Kernel<C> {
         if self.cpu_local(spec.cpu).is_none() {
             return Err(Error::NoSuchCpu { cpu: spec.cpu, cpus: self.total_cpus });
         }
-        let ceiling = match (spec.ceiling, spec.users.is_empty()) {
-            (Some(p), _) => Ceiling::Declared(Urgency::from_priority(p)),
-            (None, false) => {
-                let mut users = Vec::with_capacity(spec.users.len());
-                for &u in &spec.users {
-                    if self.local(u).is_none() {
-                        return Err(self.no_thread(u));
-                    }
-                    let t = self.tcb(u);
-                    users.push((t.sched.priority, t.rel_deadline));
-                }
-                Ceiling::Users(users)
+        let mut users = Vec::with_capacity(spec.users.len());
+        for &u in &spec.users {
+            if self.local(u).is_none() {
+                return Err(self.no_thread(u));
             }
-            (None, true) => Ceiling::None,
-        };
-        if spec.policy.needs_ceiling() && matches!(ceiling, Ceiling::None) {
+            let t = self.tcb(u);
+            users.push((t.sched.priority, t.rel_deadline));
+        }
+        let ceiling = spec.ceiling.or_else(|| LockCeiling::of(None, users));
+        if spec.policy.needs_ceiling() && ceiling.is_none() {
             return Err(Error::InvalidConfig(format!(
                 "lock `{}`: protocol `{}` needs a ceiling: declare one or list the lock's users",
                 spec.name,
@@ -257,41 +242,10 @@ impl<C: Clock> Kernel<C> {
     /// The ceiling of lock `l` at this instant.
     #[inline(always)]
     pub(in crate::kernel) fn ceiling_now(&self, l: usize) -> Option<Urgency> {
-        match &self.sync.locks[l].ceiling {
-            Ceiling::None => None,
-            Ceiling::Declared(u) => Some(*u),
-            Ceiling::Users(users) => self.users_ceiling(l, users),
-        }
-    }
-
-    /// The ceiling of lock `l`, computed from its declared users.
-    pub(in crate::kernel) fn users_ceiling(
-        &self,
-        l: usize,
-        users: &[(i32, Option<std::time::Duration>)],
-    ) -> Option<Urgency> {
-        let c = self.cpu_local(self.sync.locks[l].cpu).expect("lock on this kernel");
-        let scheduler = &self.cpus[c].scheduler;
-        users
-            .iter()
-            .map(|&(priority, rel)| {
-                let job = SchedInfo {
-                    id: ThreadId::new(u32::MAX, 0),
-                    cpu: self.sync.locks[l].cpu,
-                    priority,
-                    urgency: Urgency::LOWEST,
-                    importance: 0,
-                    release: self.now,
-                    deadline: rel.map(|d| self.now + d),
-                    period: None,
-                    relative_deadline: rel,
-                    wcet: std::time::Duration::ZERO,
-                    job_cpu_time: std::time::Duration::ZERO,
-                    job: 0,
-                };
-                scheduler.base_urgency(&job)
-            })
-            .max()
+        let lock = &self.sync.locks[l];
+        let ceiling = lock.ceiling.as_ref()?;
+        let c = self.cpu_local(lock.cpu).expect("lock on this kernel");
+        Some(self.cpus[c].scheduler.ceiling_urgency(ceiling, self.now))
     }
 
     pub(in crate::kernel) fn view(&self, l: usize, asking: ThreadId) -> LockView {
@@ -532,8 +486,9 @@ impl<C: Clock> Kernel<C> {
         }
     }
 
-    /// The waiter of free lock `l` that should get it: the most urgent one that asked for
-    /// this lock (the earliest among equals) and that the policy lets take it now.
+    /// The waiter of free lock `l` that should get it: among those that asked for this lock,
+    /// the one its policy ranks highest ([`LockPolicy::heir_rank`]; the earliest to wait among
+    /// equals), if the policy lets it take the lock now.
     pub(in crate::kernel) fn heir(&mut self, l: usize) -> Option<ThreadId> {
         let mut best: Option<(Urgency, ThreadId)> = None;
         for &w in &self.sync.locks[l].waiters {
@@ -542,8 +497,9 @@ impl<C: Clock> Kernel<C> {
             if t.wants != Some(l as u32) {
                 continue;
             }
-            if best.is_none_or(|(u, _)| t.urgency() > u) {
-                best = Some((t.urgency(), w));
+            let rank = self.ask_lock(l, |p| p.heir_rank(&t.sched));
+            if best.is_none_or(|(r, _)| rank > r) {
+                best = Some((rank, w));
             }
         }
         let (_, w) = best?;

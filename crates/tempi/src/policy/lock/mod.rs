@@ -12,7 +12,7 @@
 //! | conflict | do waiters lend their urgency to the owner? ([`LockPolicy::inherits`]) | — | no | yes, transitively | yes | — |
 //! | conflict | abort a preempted owner's restartable section? ([`LockPolicy::aborts_owner`]) | — | — | — | — | — |
 //! | unlock | may the most urgent waiter take the lock now? ([`LockPolicy::may_acquire`] again) | yes | yes | yes | only above the system ceiling | yes |
-//! | unlock | who gets the lock? | kernel mechanism, the same for every protocol: handed straight to the most urgent waiter (below) ||||||
+//! | unlock | who gets the lock? ([`LockPolicy::heir_rank`]) | the most urgent waiter, for every built-in protocol: handed straight to it (below) ||||||
 //!
 //! Built-in policies, one per file: [`KernelizedMonitor`], [`BasicPriority`],
 //! [`PriorityInheritance`], [`PriorityCeiling`], [`ImmediateCeiling`], [`Restartable`] (RCS:
@@ -22,36 +22,47 @@
 //! applies instead of the questions below). The [`registry`] holds them by name, with any protocol the application
 //! adds with [`register`].
 //!
-//! # What stays kernel mechanism
+//! # Who gets a released lock
 //!
-//! On unlock the kernel, not the policy, chooses the heir: among the waiters that asked for
-//! this lock, the most urgent by the scheduler's effective urgency (inheritance included; the
-//! earliest to wait among equals), provided [`LockPolicy::may_acquire`] lets it take the lock
-//! now. If the heir is more urgent than the releaser is once the lock no longer lends to it
-//! (or the releaser is exiting), the lock is handed to it directly: it becomes the owner
-//! before it runs and wakes up holding the lock, and the other waiters for this lock go on
-//! waiting, now on the heir. Otherwise no one is handed the lock: the waiters are woken to
-//! ask again when they run, except one that a ceiling still refuses, which moves, still
-//! blocked, to the lock holding that ceiling. A poisoned lock is handed to no one.
+//! On unlock the policy ranks the waiters that asked for this lock ([`LockPolicy::heir_rank`];
+//! by default, and for every built-in protocol, the scheduler's effective urgency, inheritance
+//! included), and the kernel offers the lock to the highest-ranked one (the earliest to wait
+//! among equals), provided [`LockPolicy::may_acquire`] lets it take the lock now. The
+//! mechanism that follows is the kernel's, the same for every protocol: if the heir is more
+//! urgent than the releaser is once the lock no longer lends to it (or the releaser is
+//! exiting), the lock is handed to it directly: it becomes the owner before it runs and wakes
+//! up holding the lock, and the other waiters for this lock go on waiting, now on the heir.
+//! Otherwise no one is handed the lock (owning it while the releaser runs on would let the
+//! heir block the releaser): the waiters are woken to ask again when they run, except one
+//! that a ceiling still refuses, which moves, still blocked, to the lock holding that ceiling.
+//! A poisoned lock is handed to no one.
 //!
-//! Condition variables are not ordered by any policy either: a waiter is ranked by its
+//! Condition variables are not ordered by any lock policy: a waiter is ranked by its
 //! effective urgency when it starts waiting, signals wake the highest rank first (the
 //! earliest among equals), and a woken waiter takes its lock again under that lock's own
 //! protocol.
 //!
-//! Both orders follow the urgency scale the scheduler defines
+//! Both default orders follow the urgency scale the scheduler defines
 //! ([`Scheduler::base_urgency`](crate::policy::sched::Scheduler::base_urgency), raised by
 //! inheritance), the scale every question above is asked in. The protocols' blocking bounds
 //! (one critical section per lower-urgency job, transitive inheritance) are stated on that
-//! scale, and a fixed heir rule lets the kernel fuse the hand-off with the reschedule on the
-//! unlock path
-//! ([`Scheduler::on_handed_over`](crate::policy::sched::Scheduler::on_handed_over)). A
-//! policy that picked another heir would void both.
+//! scale; a protocol that ranks heirs otherwise gives up those bounds and says so in its
+//! [`LockPolicy::blocking_bound`]. With one waiter the rank is not asked, and the kernel
+//! fuses the hand-off with the reschedule on the unlock path
+//! ([`Scheduler::on_handed_over`](crate::policy::sched::Scheduler::on_handed_over)).
+//!
+//! # Ceilings
+//!
+//! A lock's ceiling is computed once, when the lock is made, by [`LockCeiling::of`]: the
+//! declared ceiling priority, else the level of its declared users. The CPU's scheduler turns
+//! it into an urgency ([`Scheduler::ceiling_urgency`](crate::policy::sched::Scheduler::ceiling_urgency))
+//! whenever a protocol needs it ([`LockView::ceiling`]); the analysis
+//! ([`TaskSet::ceiling`](crate::analysis::TaskSet::ceiling)) uses the same rule.
 //!
 //! # Writing a protocol
 //!
 //! A protocol that never lends urgency and lets the free lock be taken without a kernel call
-//! (the kernel still hands a released lock to its most urgent waiter):
+//! (a released lock still goes to its most urgent waiter, the default heir rank):
 //!
 //! ```
 //! use tempi::policy::lock::LockPolicy;
@@ -75,6 +86,7 @@ mod kernelized_monitor;
 mod msrp;
 mod restartable;
 
+pub use crate::plain::LockCeiling;
 pub use basic_priority::BasicPriority;
 pub use bound::BlockingBound;
 pub use ceiling::PriorityCeiling;
@@ -118,6 +130,30 @@ pub trait LockPolicy: Send {
     /// lock that holds the system ceiling (ceiling blocking). Default: yes.
     fn may_acquire(&self, _requester: &SchedInfo, _lock: &LockView) -> bool {
         true
+    }
+
+    /// The rank of `waiter` among the threads waiting for this lock when it is released:
+    /// the kernel offers the lock to the highest-ranked waiter (the earliest to wait among
+    /// equal ranks), subject to [`LockPolicy::may_acquire`]. Asked on a release with more than
+    /// one waiter (one waiter is the heir whatever its rank). Default: the waiter's effective
+    /// urgency, inheritance included, the order every built-in protocol's blocking bound
+    /// assumes; a protocol that ranks otherwise (arrival order, importance) states its own
+    /// [`LockPolicy::blocking_bound`].
+    ///
+    /// ```
+    /// use tempi::policy::lock::LockPolicy;
+    /// use tempi::policy::sched::{SchedInfo, Urgency};
+    /// /// Hands a released lock to the most important waiter.
+    /// struct ByImportance;
+    /// impl LockPolicy for ByImportance {
+    ///     fn name(&self) -> &str { "by-importance" }
+    ///     fn heir_rank(&self, waiter: &SchedInfo) -> Urgency { Urgency(i64::from(waiter.importance)) }
+    /// }
+    /// let w = SchedInfo { importance: 3, ..SchedInfo::at_level(1, None, tempi::Time::ZERO) };
+    /// assert_eq!(ByImportance.heir_rank(&w), Urgency(3));
+    /// ```
+    fn heir_rank(&self, waiter: &SchedInfo) -> Urgency {
+        waiter.urgency
     }
 
     /// The urgency the owner runs at, at least, while it holds the lock. Default: none.
@@ -192,8 +228,9 @@ pub trait LockPolicy: Send {
     /// `may_acquire` is always yes), never raises its holder ([`LockPolicy::raises_holder`]
     /// no, so no holding urgency) and needs no ceiling is bounded as
     /// [`BlockingBound::Bpi`] if its waiters lend their urgency ([`LockPolicy::inherits`])
-    /// and as [`BlockingBound::Bp`] if not. Who gets a released lock is kernel mechanism,
-    /// the same for every protocol, so nothing else about such a protocol changes the bound.
+    /// and as [`BlockingBound::Bp`] if not; it takes the default heir order
+    /// ([`LockPolicy::heir_rank`]: the most urgent waiter first), which a protocol that ranks
+    /// heirs otherwise must answer for by overriding this method.
     /// Any other protocol (a ceiling test, a holding urgency) gets `None`: its blocking
     /// depends on answers the analysis cannot bound from outside. The one answer the
     /// derivation cannot ask in advance is [`LockPolicy::aborts_owner`]: it holds for a

@@ -243,6 +243,56 @@ macro_rules! scheduler_hooks {
             [forward]
             fn base_urgency(&self, thread: &SchedInfo) -> Urgency;
 
+            /// The urgency lock `ceiling` stands for on this policy's scale at instant `now`:
+            /// what a ceiling protocol compares requesters with, and the urgency an immediate
+            /// ceiling lends its holder. Asked whenever a free lock's ceiling is needed (a
+            /// ceiling computed from users can move with time, as deadlines do). Default: a
+            /// declared ceiling is that priority ([`Urgency::from_priority`]); one computed from
+            /// users is the [`Scheduler::base_urgency`] of a job at the users' level
+            /// ([`LockCeiling::Users`]: their highest priority, their shortest relative
+            /// deadline) released at `now`, so under fixed priority the highest user priority
+            /// and under EDF `now` plus the shortest relative deadline (SRP's preemption level
+            /// as a deadline).
+            ///
+            /// ```
+            /// use std::time::Duration;
+            /// use tempi::policy::lock::LockCeiling;
+            /// use tempi::policy::sched::{Edf, FixedPriority, Scheduler, Urgency};
+            /// use tempi::Time;
+            /// let users = LockCeiling::Users { priority: 7, relative_deadline: Some(Duration::from_millis(3)) };
+            /// let now = Time::from_nanos(1_000_000);
+            /// assert_eq!(FixedPriority::new().ceiling_urgency(&users, now), Urgency::from_priority(7));
+            /// assert_eq!(Edf::new().ceiling_urgency(&users, now), Urgency::from_deadline(Some(Time::from_nanos(4_000_000))));
+            /// ```
+            [own]
+            fn ceiling_urgency(&self, ceiling: &$crate::policy::lock::LockCeiling, now: Time) -> Urgency {
+                match *ceiling {
+                    $crate::policy::lock::LockCeiling::Declared(priority) => Urgency::from_priority(priority),
+                    $crate::policy::lock::LockCeiling::Users { priority, relative_deadline } => {
+                        self.base_urgency(&SchedInfo::at_level(priority, relative_deadline, now))
+                    }
+                }
+            }
+
+            /// The urgency a member of a constant bandwidth server runs at while the server's
+            /// deadline is `server_deadline`: a CBS schedules its members by the server's
+            /// deadline, not their jobs' own. Asked whenever the server deadline moves and at
+            /// every member's release. Default: [`Scheduler::base_urgency`] of the member's job
+            /// with its deadline replaced by the server's (so a fixed-priority policy, which
+            /// reads no deadline, keeps the member's priority).
+            ///
+            /// ```
+            /// use tempi::policy::sched::{Edf, SchedInfo, Scheduler, Urgency};
+            /// use tempi::Time;
+            /// let member = SchedInfo::at_level(1, None, Time::ZERO);
+            /// let d = Time::from_nanos(5_000);
+            /// assert_eq!(Edf::new().served_urgency(&member, d), Urgency::from_deadline(Some(d)));
+            /// ```
+            [own]
+            fn served_urgency(&self, member: &SchedInfo, server_deadline: Time) -> Urgency {
+                self.base_urgency(&SchedInfo { deadline: Some(server_deadline), ..*member })
+            }
+
             /// The thread became ready and must be queued.
             [forward]
             fn on_ready(&mut self, thread: &SchedInfo, why: ReadyReason);
