@@ -201,10 +201,28 @@ impl RunOutcome {
     }
 }
 
+/// Which send a message came from: the sender and its count of sends ever made, which rollback
+/// does not restore. A re-sent message has the same key as the one it replaces (keys are
+/// deterministic) but a new id, so an anti-message always cancels the right copy however
+/// delivery reorders them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct MsgId {
+    sender: u32,
+    n: u64,
+}
+
+/// A message's record at its sender.
+#[derive(Clone, Copy)]
+struct SentRec {
+    to: LpId,
+    key: EventKey,
+    id: MsgId,
+}
+
 /// A message between workers.
 enum Msg<E> {
-    Event { to: LpId, key: EventKey, event: E },
-    Anti { to: LpId, key: EventKey },
+    Event { to: LpId, key: EventKey, id: MsgId, event: E },
+    Anti { to: LpId, key: EventKey, id: MsgId },
 }
 
 impl<E> Msg<E> {
@@ -216,6 +234,11 @@ impl<E> Msg<E> {
     fn key(&self) -> EventKey {
         match self {
             Msg::Event { key, .. } | Msg::Anti { key, .. } => *key,
+        }
+    }
+    fn id(&self) -> MsgId {
+        match self {
+            Msg::Event { id, .. } | Msg::Anti { id, .. } => *id,
         }
     }
 }
@@ -233,6 +256,7 @@ enum SlotState {
 
 struct Slot<E> {
     key: EventKey,
+    id: MsgId,
     to: LpId,
     event: Option<E>,
     state: SlotState,
@@ -261,7 +285,9 @@ struct LpRun<S, Saved> {
     history: Ring<Entry<Saved>>,
     /// State before each history entry (state-saving LPs only; aligned with `history`).
     states: Ring<S>,
-    sent: Ring<Sent>,
+    sent: Ring<SentRec>,
+    /// Sends ever made (never restored): the next message id.
+    next_id: u64,
     /// A rollback in progress (it waits for outbox room), down to this key.
     rollback_to: Option<EventKey>,
     counters: LpCounters,
@@ -295,7 +321,7 @@ impl Hasher for KeyHasher {
     }
 }
 
-type KeyIndex = HashMap<EventKey, u32, BuildHasherDefault<KeyHasher>>;
+type KeyIndex = HashMap<MsgId, u32, BuildHasherDefault<KeyHasher>>;
 
 struct Log {
     records: Vec<LogRecord>,
@@ -330,11 +356,16 @@ struct Worker<M: Model> {
     outbox_capacity: usize,
     sends: Vec<(LpId, EventKey, M::Event)>,
     sent_scratch: Vec<Sent>,
-    cancels: Vec<EventKey>,
+    ids: Vec<MsgId>,
+    cancels: Vec<MsgId>,
     /// LPs with a rollback in progress.
     rolling_back: usize,
     /// The last GVT this worker was told (never above the true GVT).
     gvt: EventKey,
+    /// The least key an anti-message or rollback could cancel at when `gvt` was computed: a
+    /// conservative event exactly at GVT may still have a doomed twin (a cancelled copy with
+    /// the same key) while that copy's anti-message is in flight.
+    cancel_floor: EventKey,
     blocked_steps: u64,
 }
 
@@ -347,17 +378,17 @@ impl<M: Model> Worker<M> {
         self.outbox_capacity - self.outbox.len()
     }
 
-    fn alloc(&mut self, to: LpId, key: EventKey, event: Option<M::Event>, state: SlotState) -> Option<u32> {
+    fn alloc(&mut self, to: LpId, key: EventKey, id: MsgId, event: Option<M::Event>, state: SlotState) -> Option<u32> {
         let slot = self.free.pop()?;
         let s = &mut self.slots[slot as usize];
-        *s = Slot { key, to, event, state, cancelled: false, undone: false };
-        self.index.insert(key, slot);
+        *s = Slot { key, id, to, event, state, cancelled: false, undone: false };
+        self.index.insert(id, slot);
         Some(slot)
     }
 
     fn free_slot(&mut self, slot: u32) {
         let s = &mut self.slots[slot as usize];
-        self.index.remove(&s.key);
+        self.index.remove(&s.id);
         s.state = SlotState::Free;
         s.event = None;
         self.free.push(slot);
@@ -438,9 +469,9 @@ impl<M: Model> Worker<M> {
             for _ in 0..entry.sent {
                 let s = *sent.pop_back().ok_or_else(|| internal("sent record missing"))?;
                 if sh.place[s.to.index()].worker == my_id {
-                    cancels.push(s.key);
+                    cancels.push(s.id);
                 } else {
-                    outbox.push_back(Msg::Anti { to: s.to, key: s.key });
+                    outbox.push_back(Msg::Anti { to: s.to, key: s.key, id: s.id });
                 }
                 counters.antis_sent += 1;
                 log.push(LogRecord::Anti { from: *id, to: s.to, key: s.key });
@@ -464,8 +495,8 @@ impl<M: Model> Worker<M> {
     /// Cancels the local messages undone events sent (each may roll back its receiver, which
     /// may cancel more).
     fn drain_cancels(&mut self, sh: &Shared<'_, M>, log: &mut Log) -> Result<(), WarpError> {
-        while let Some(key) = self.cancels.pop() {
-            let &slot = self.index.get(&key).ok_or_else(|| internal("local message to cancel not found"))?;
+        while let Some(id) = self.cancels.pop() {
+            let &slot = self.index.get(&id).ok_or_else(|| internal("local message to cancel not found"))?;
             self.cancel_slot(sh, log, slot)?;
         }
         Ok(())
@@ -504,7 +535,8 @@ impl<M: Model> Worker<M> {
     ) -> Result<Option<Msg<M::Event>>, WarpError> {
         let key = msg.key();
         let to = msg.to();
-        let found = self.index.get(&key).copied();
+        let id = msg.id();
+        let found = self.index.get(&id).copied();
         match msg {
             Msg::Event { event, .. } => match found {
                 Some(slot) if self.slots[slot as usize].state == SlotState::Orphan => {
@@ -513,8 +545,8 @@ impl<M: Model> Worker<M> {
                 }
                 Some(_) => return Err(internal("a message arrived twice")),
                 None => {
-                    let Some(slot) = self.alloc(to, key, None, SlotState::Pending) else {
-                        return Ok(Some(Msg::Event { to, key, event }));
+                    let Some(slot) = self.alloc(to, key, id, None, SlotState::Pending) else {
+                        return Ok(Some(Msg::Event { to, key, id, event }));
                     };
                     self.slots[slot as usize].event = Some(event);
                     self.insert_pending(sh, log, sh.place[to.index()].local as usize, slot)?;
@@ -523,7 +555,7 @@ impl<M: Model> Worker<M> {
             Msg::Anti { .. } => match found {
                 Some(slot) => self.cancel_slot(sh, log, slot)?,
                 None => {
-                    if self.alloc(to, key, None, SlotState::Orphan).is_none() {
+                    if self.alloc(to, key, id, None, SlotState::Orphan).is_none() {
                         return Ok(Some(msg));
                     }
                 }
@@ -562,7 +594,9 @@ impl<M: Model> Worker<M> {
         }
         // Safe work first: a conservative event at or below GVT can never be undone.
         let pick = match self.conservative.peek() {
-            Some((slot, key)) if key <= self.gvt && key.time < sh.config.end_time => Some((slot, true)),
+            Some((slot, key)) if key <= self.gvt && key < self.cancel_floor && key.time < sh.config.end_time => {
+                Some((slot, true))
+            }
             _ => match self.optimistic.peek() {
                 Some((slot, key)) if key.time < sh.config.end_time => Some((slot, false)),
                 _ => None,
@@ -571,8 +605,13 @@ impl<M: Model> Worker<M> {
         let Some((slot, conservative)) = pick else { return Ok(idle) };
         let to = self.slots[slot as usize].to;
         let local = sh.place[to.index()].local as usize;
+        // Speculative work (above the last known GVT) leaves an inbox's worth of slots free, so
+        // the worker can always take in its messages, among them the one at GVT that lets
+        // everyone progress; work at GVT may use the whole pool.
+        let key = self.slots[slot as usize].key;
+        let reserve = if key > self.gvt { sh.config.inbox_capacity } else { 0 };
         let room = !self.lps[local].history.is_full()
-            && self.free.len() >= sh.config.max_sends_per_event
+            && self.free.len() >= sh.config.max_sends_per_event + reserve
             && self.outbox_room() >= sh.config.max_sends_per_event;
         if !room {
             self.blocked_steps += 1;
@@ -591,10 +630,11 @@ impl<M: Model> Worker<M> {
         let nlps = sh.place.len();
         let key = self.slots[slot as usize].key;
         let mut sends = std::mem::take(&mut self.sends);
+        let mut ids = std::mem::take(&mut self.ids);
         sends.clear();
         {
             let Worker { lps, slots, .. } = &mut *self;
-            let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, counters, .. } =
+            let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, next_id, counters, .. } =
                 &mut lps[local];
             let entry = history.push_back().ok_or_else(|| internal("history full at process"))?;
             entry.slot = slot;
@@ -610,8 +650,12 @@ impl<M: Model> Worker<M> {
             let event = s.event.as_ref().ok_or_else(|| internal("pending event empty"))?;
             let mut out = Emit::new(key, *id, sh.config, nlps, rng_index, send_seq, &mut sends, &mut entry.error);
             sh.model.event(*id, state, event, &mut entry.saved, &mut out);
+            ids.clear();
             for (to, k, _) in sends.iter() {
-                *sent.push_back().ok_or_else(|| internal("sent ring full"))? = Sent { to: *to, key: *k };
+                let msg_id = MsgId { sender: id.0, n: *next_id };
+                *next_id += 1;
+                *sent.push_back().ok_or_else(|| internal("sent ring full"))? = SentRec { to: *to, key: *k, id: msg_id };
+                ids.push(msg_id);
                 entry.sent += 1;
             }
             s.state = SlotState::Processed;
@@ -622,42 +666,47 @@ impl<M: Model> Worker<M> {
             counters.max_history = counters.max_history.max(history.len());
             log.push(LogRecord::Process { lp: *id, key });
         }
-        for (to, k, event) in sends.drain(..) {
+        for ((to, k, event), &id) in sends.drain(..).zip(ids.iter()) {
             let place = sh.place[to.index()];
             if place.worker == self.id {
                 let slot =
-                    self.alloc(to, k, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
+                    self.alloc(to, k, id, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
                 self.insert_pending(sh, log, place.local as usize, slot)?;
             } else {
-                self.outbox.push_back(Msg::Event { to, key: k, event });
+                self.outbox.push_back(Msg::Event { to, key: k, id, event });
             }
         }
         self.sends = sends;
+        self.ids = ids;
         Ok(())
     }
 
-    /// The least key this worker still has to account for: unprocessed events below the end,
-    /// unfinished rollbacks and its outbox.
-    fn local_min(&self, end_time: u64) -> EventKey {
+    /// The least key this worker still has to account for (unprocessed events below the end,
+    /// unfinished rollbacks and its outbox), and the least key something may still cancel at
+    /// (anti-messages and rollback targets).
+    fn local_min(&self, end_time: u64) -> (EventKey, EventKey) {
         let mut min = EventKey::MAX;
+        let mut cancel = EventKey::MAX;
         for heap in [&self.optimistic, &self.conservative] {
-            if let Some((_, key)) = heap.peek() {
-                if key.time < end_time {
-                    min = min.min(key);
-                }
+            if let Some((_, key)) = heap.peek().filter(|(_, key)| key.time < end_time) {
+                min = min.min(key);
             }
         }
         if self.rolling_back > 0 {
             for lp in &self.lps {
                 if let Some(t) = lp.rollback_to {
                     min = min.min(t);
+                    cancel = cancel.min(t);
                 }
             }
         }
         for msg in &self.outbox {
             min = min.min(msg.key());
+            if matches!(msg, Msg::Anti { .. }) {
+                cancel = cancel.min(msg.key());
+            }
         }
-        min
+        (min, cancel)
     }
 
     /// Commits and frees every processed event below `gvt`.
@@ -665,9 +714,11 @@ impl<M: Model> Worker<M> {
         &mut self,
         log: &mut Log,
         gvt: EventKey,
+        cancel_floor: EventKey,
         commit: &mut dyn FnMut(&Committed<'_, M>),
     ) -> Result<u64, WarpError> {
         self.gvt = self.gvt.max(gvt);
+        self.cancel_floor = cancel_floor;
         let mut count = 0;
         for local in 0..self.lps.len() {
             loop {
@@ -684,7 +735,8 @@ impl<M: Model> Worker<M> {
                 }
                 sent_scratch.clear();
                 for _ in 0..front.sent {
-                    sent_scratch.push(*lp.sent.pop_front().ok_or_else(|| internal("sent record missing at commit"))?);
+                    let rec = *lp.sent.pop_front().ok_or_else(|| internal("sent record missing at commit"))?;
+                    sent_scratch.push(Sent { to: rec.to, key: rec.key });
                 }
                 let event = slots[slot].event.as_ref().ok_or_else(|| internal("committed event empty"))?;
                 commit(&Committed { lp: lp.id, key, event, saved: &front.saved, sent: sent_scratch });
@@ -752,6 +804,7 @@ impl<M: Model> Engine<M> {
                     slots: (0..pool)
                         .map(|_| Slot {
                             key: EventKey::MAX,
+                            id: MsgId { sender: 0, n: 0 },
                             to: LpId(0),
                             event: None,
                             state: SlotState::Free,
@@ -768,8 +821,10 @@ impl<M: Model> Engine<M> {
                     sends: Vec::with_capacity(config.max_sends_per_event),
                     sent_scratch: Vec::with_capacity(config.max_sends_per_event),
                     cancels: Vec::with_capacity(pool),
+                    ids: Vec::with_capacity(config.max_sends_per_event),
                     rolling_back: 0,
                     gvt: EventKey { time: 0, depth: 0, sender: LpId(0), seq: 0 },
+                    cancel_floor: EventKey::MAX,
                     blocked_steps: 0,
                 }
             })
@@ -802,7 +857,11 @@ impl<M: Model> Engine<M> {
                         .collect(),
                 ),
                 states,
-                sent: Ring::over(vec![Sent { to: LpId(0), key: EventKey::MAX }; h * config.max_sends_per_event]),
+                sent: Ring::over(vec![
+                    SentRec { to: LpId(0), key: EventKey::MAX, id: MsgId { sender: 0, n: 0 } };
+                    h * config.max_sends_per_event
+                ]),
+                next_id: 0,
                 rollback_to: None,
                 counters: LpCounters::default(),
             });
@@ -823,7 +882,9 @@ impl<M: Model> Engine<M> {
             for (to, key, event) in initial {
                 let p = place[to.index()];
                 let w = &mut workers[p.worker as usize];
-                let slot = w.alloc(to, key, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
+                let id = MsgId { sender: key.sender.0, n: key.seq };
+                let slot =
+                    w.alloc(to, key, id, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
                 w.insert_pending(&sh, &mut log, p.local as usize, slot)?;
             }
         }
@@ -838,6 +899,17 @@ impl<M: Model> Engine<M> {
             gvt_rounds: 0,
             actions: 0,
         })
+    }
+
+    /// The model (for models that record what they see).
+    ///
+    /// ```
+    /// use tempi::warp::{phold::Phold, Engine, WarpConfig};
+    /// let e = Engine::new(Phold::default().scenario(1, 1, 0), WarpConfig::default()).unwrap();
+    /// assert_eq!(e.model().lps, 16);
+    /// ```
+    pub fn model(&self) -> &M {
+        &self.model
     }
 
     /// The number of workers.
@@ -928,16 +1000,26 @@ impl<M: Model> Engine<M> {
     /// assert_eq!(e.compute_gvt().time, 0); // the first scheduled events are at 0
     /// ```
     pub fn compute_gvt(&self) -> EventKey {
-        let mut min = EventKey::MAX;
+        self.floors().0
+    }
+
+    /// GVT, and the least key an anti-message or unfinished rollback may still cancel at.
+    fn floors(&self) -> (EventKey, EventKey) {
+        let (mut min, mut cancel) = (EventKey::MAX, EventKey::MAX);
         for w in &self.workers {
-            min = min.min(w.local_min(self.config.end_time));
+            let (m, c) = w.local_min(self.config.end_time);
+            min = min.min(m);
+            cancel = cancel.min(c);
         }
         for inbox in &self.inboxes {
             for msg in inbox {
                 min = min.min(msg.key());
+                if matches!(msg, Msg::Anti { .. }) {
+                    cancel = cancel.min(msg.key());
+                }
             }
         }
-        min
+        (min, cancel)
     }
 
     /// Sets GVT to `gvt` (which must not exceed [`Engine::compute_gvt`]) and commits every
@@ -955,12 +1037,12 @@ impl<M: Model> Engine<M> {
     }
 
     fn collect_dyn(&mut self, gvt: EventKey, commit: &mut dyn FnMut(&Committed<'_, M>)) -> Result<u64, WarpError> {
-        let gvt = gvt.min(self.compute_gvt());
-        self.gvt = self.gvt.max(gvt);
+        let (now, cancel_floor) = self.floors();
+        self.gvt = self.gvt.max(gvt.min(now));
         self.gvt_rounds += 1;
         let mut n = 0;
         for w in &mut self.workers {
-            n += w.collect(&mut self.log, self.gvt, commit)?;
+            n += w.collect(&mut self.log, self.gvt, cancel_floor, commit)?;
         }
         Ok(n)
     }
