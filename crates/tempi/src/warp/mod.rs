@@ -356,7 +356,8 @@ pub struct WarpConfig {
     /// Processed, uncommitted events an LP may hold (its history ring).
     pub history_per_lp: usize,
     /// Event slots per worker: unprocessed and processed-uncommitted events of its LPs, and
-    /// anti-messages waiting for their message.
+    /// anti-messages waiting for their message. Speculative work leaves `inbox_capacity` of
+    /// them free, so it must exceed `inbox_capacity + max_sends_per_event`.
     pub events_per_worker: usize,
     /// Most messages one event may send.
     pub max_sends_per_event: usize,
@@ -412,8 +413,9 @@ impl WarpConfig {
         if self.max_sends_per_event == 0 {
             return bad("max_sends_per_event must be at least 1");
         }
-        if self.events_per_worker <= self.max_sends_per_event {
-            return bad("events_per_worker must exceed max_sends_per_event");
+        if self.events_per_worker <= self.max_sends_per_event + self.inbox_capacity {
+            // Speculative work keeps an inbox's worth of slots free for arriving messages.
+            return bad("events_per_worker must exceed max_sends_per_event + inbox_capacity");
         }
         if self.events_per_worker > u32::MAX as usize / 2 {
             return bad("events_per_worker too large");

@@ -91,12 +91,19 @@ fn bad_configurations_are_errors() {
         WarpConfig { workers: 2, outbox_capacity: 0, ..WarpConfig::default() },
         WarpConfig { workers: 2, inbox_capacity: 0, ..WarpConfig::default() },
         WarpConfig { workers: 2, gvt_interval: 0, ..WarpConfig::default() },
+        WarpConfig { workers: 2, events_per_worker: 1024, inbox_capacity: 1024, ..WarpConfig::default() },
         WarpConfig { workers: 2, max_sends_per_event: 0, ..WarpConfig::default() },
     ] {
         assert!(matches!(Engine::new(s(), bad.clone()), Err(WarpError::BadConfig { .. })), "{bad:?}");
         assert!(matches!(sequential(&s(), &bad, |_| {}), Err(WarpError::BadConfig { .. })), "{bad:?}");
     }
-    let small_pool = WarpConfig { workers: 2, events_per_worker: 5, max_sends_per_event: 1, ..WarpConfig::default() };
+    let small_pool = WarpConfig {
+        workers: 2,
+        events_per_worker: 5,
+        max_sends_per_event: 1,
+        inbox_capacity: 2,
+        ..WarpConfig::default()
+    };
     let crowded = Phold { lps: 4, ..Phold::default() }.scenario(4, 2, 0);
     assert_eq!(Engine::new(crowded, small_pool).err(), Some(WarpError::PoolTooSmall { worker: 0, needed: 8 }));
 }
@@ -152,7 +159,8 @@ fn an_exhausted_pool_is_an_error_not_an_abort() {
     let mut s = Scenario::new(Doubling);
     s.add_lp(LpSpec { state: (), rollback: Rollback::StateSaving, worker: 0 });
     s.schedule(LpId(0), 0, ()).unwrap();
-    let config = WarpConfig { events_per_worker: 64, max_sends_per_event: 2, ..WarpConfig::default() };
+    let config =
+        WarpConfig { events_per_worker: 64, max_sends_per_event: 2, inbox_capacity: 8, ..WarpConfig::default() };
     let mut e = Engine::new(s, config).unwrap();
     assert!(matches!(e.run(Schedule::RoundRobin, |_| {}), Err(WarpError::Stalled { .. })));
 }
