@@ -29,6 +29,7 @@
 //! - [`runtime`]: configuration, spawning, running, results.
 //! - [`os`]: the operating-system calls a real-time dispatcher makes.
 //! - [`mem`]: a bounded-time heap over a fixed region, for real-time data or as the global allocator.
+//! - [`warp`]: speculative execution with rollback, a Time Warp engine over logical processes.
 
 pub mod admission;
 pub mod analysis;
@@ -54,6 +55,7 @@ pub mod sync;
 pub mod thread;
 pub mod time;
 pub mod trace;
+pub mod warp;
 
 pub use error::{Error, GlobalRefusal, PanicSource};
 pub use kernel::{Ctx, EventCtx, JobInfo, UnwindCause};

@@ -65,13 +65,16 @@
 //! - `capi.yield`: the `switch.roundtrip` loop through the C API (`tempi_yield` from a body
 //!   with the C calling convention) against the same loop through the Rust API, interleaved;
 //!   an overhead like the accounting metrics (`ratio = tempi_ns / peer_ns`, bar 1.2).
+//! - `warp.rollback`: a Time Warp straggler cycle on a 1 KiB state (undo by the reverse
+//!   handler, run the straggler, re-run) against the same cycle from a fresh `Clone`;
+//!   `warp.phold.seq`: committed PHOLD events per second in the sequential mode (`warp.rs`).
 //!
 //! The files of this module; each owns one part and leaves the others alone:
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of
 //!   `--quick` and full runs, repetitions and medians, progress on stderr, and the report (table
 //!   or JSON). It knows how to run a group, not what a group measures.
 //! - `switch.rs`, `budget.rs`, `spawn.rs`, `lock.rs`, `mem.rs`, `sim.rs`, `plan.rs`, `admit.rs`,
-//!   `latency.rs`, `preempt.rs`, `xcpu.rs`, `msg.rs`, `capi.rs`: one file per metric group, each owning the tempi side of its
+//!   `latency.rs`, `preempt.rs`, `xcpu.rs`, `msg.rs`, `capi.rs`, `warp.rs`: one file per metric group, each owning the tempi side of its
 //!   measurements and how its metrics and notes read. The locking-protocol names live in
 //!   `lock.rs`.
 //! - `peers.rs`: every OS-thread peer (`std`, pthread, POSIX-timer and cyclictest routes).
@@ -92,6 +95,7 @@ mod preempt;
 mod sim;
 mod spawn;
 mod switch;
+mod warp;
 mod xcpu;
 
 use serde::Serialize;
@@ -143,6 +147,10 @@ struct Sizes {
     /// Cross-CPU round trips per `xcpu.wake` run, tempi side and OS-thread side.
     xcpu_tempi: u64,
     xcpu_peer: u64,
+    /// Straggler cycles per `warp.rollback` run (both sides), and the end time of a
+    /// `warp.phold.seq` run (about 1,000 x 4 / 8.5 events per tick).
+    warp_cycles: u64,
+    warp_phold_end: u64,
 }
 
 impl Sizes {
@@ -171,6 +179,8 @@ impl Sizes {
                 admit_scaling_jobs: 100_000,
                 xcpu_tempi: 2_000,
                 xcpu_peer: 2_000,
+                warp_cycles: 20_000,
+                warp_phold_end: 200,
             }
         } else {
             Sizes {
@@ -196,6 +206,8 @@ impl Sizes {
                 admit_scaling_jobs: 1_000_000,
                 xcpu_tempi: 50_000,
                 xcpu_peer: 50_000,
+                warp_cycles: 500_000,
+                warp_phold_end: 5_000,
             }
         }
     }
@@ -367,6 +379,7 @@ pub const GROUPS: &[&str] = &[
     "msg",
     "job",
     "capi",
+    "warp",
 ];
 
 fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
@@ -421,6 +434,9 @@ fn measure(quick: bool, only: &[String]) -> Result<Vec<Metric>, String> {
     }
     if wanted("capi") {
         capi::capi_metrics(&sz, &mut metrics)?;
+    }
+    if wanted("warp") {
+        warp::warp_metrics(&sz, &mut metrics)?;
     }
     Ok(metrics)
 }
