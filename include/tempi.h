@@ -65,11 +65,30 @@ typedef enum tempi_status {
   // The caller already holds this lock (locks are not recursive), or does not hold the
   // lock it unlocks or waits with.
   TEMPI_NOT_OWNER = 18,
-  // A thread ended while holding the lock: its data may be inconsistent.
+  // A thread ended while holding the lock: its data may be inconsistent; or the handler
+  // panicked and serves no more messages.
   TEMPI_POISONED = 19,
   // The object belongs to another CPU and cannot be used from the caller's (a lock under a
   // single-CPU protocol; a thread set in real time).
   TEMPI_CROSS_CPU = 20,
+  // The admission test refused the job (PORTS's negative acknowledgement, as
+  // `SCHED_DEADLINE` answers `EBUSY`): it does not fit before its deadline. Unlike every
+  // other failure, the call writes its answer: the idle time the CPU had before the
+  // deadline, so that a job of at most that WCET would have been admitted.
+  TEMPI_NACK = 21,
+  // A read with a timeout found no message in time.
+  TEMPI_TIMEOUT = 22,
+  // A reply or save with no current message (none read, or it was answered or saved).
+  TEMPI_NO_CURRENT = 23,
+  // No saved message matches the selection.
+  TEMPI_NO_MATCH = 24,
+  // A call was put away without a reply (the recipient read past it, ended, or the
+  // handler serving it was cut short), or a submission got no answer.
+  TEMPI_UNANSWERED = 25,
+  // The message read was cancelled by the scheduler before it was served: it is the
+  // current message all the same (it may be answered or saved), and, unlike every other
+  // failure, the call writes it to its out-parameter.
+  TEMPI_CANCELLED = 26,
 } tempi_status;
 
 // Why a body's calls return `TEMPI_INTERRUPTED` ([`tempi_interrupt_cause`]).
@@ -128,6 +147,10 @@ typedef enum tempi_replenish {
   TEMPI_REPLENISH_CONSTANT_BANDWIDTH = 3,
 } tempi_replenish;
 
+// One CPU's admission test over the jobs it admitted. Owned by its runtime handle: valid
+// until `tempi_runtime_free`, also after the run (to read its decisions).
+typedef struct tempi_admission tempi_admission;
+
 // A condition variable of one runtime, used with a `tempi_mutex`. Owned by the runtime handle.
 typedef struct tempi_condvar tempi_condvar;
 
@@ -153,6 +176,91 @@ typedef struct tempi_runtime tempi_runtime;
 // A counting semaphore of one runtime. Owned by the runtime handle.
 typedef struct tempi_semaphore tempi_semaphore;
 
+// What `tempi_runtime_create_admission` builds. Set `size` to
+// `sizeof(tempi_admission_params)` (or call `tempi_admission_params_init`); a zero field
+// means the default.
+typedef struct tempi_admission_params {
+  // `sizeof(tempi_admission_params)` as the caller compiled it.
+  size_t size;
+  // The CPU whose jobs it tests.
+  uint32_t cpu;
+  // Reserved, zero.
+  uint32_t reserved;
+  // The engine by name: `"tree"` (NULL), `"linear"`, `"min_laxity"`, `"hashed"`.
+  const char *engine;
+  // Entries the engine holds: admitted jobs until their deadline passes (default 256).
+  uint64_t capacity;
+  // Admitted jobs alive at once, one thread set each (default 8).
+  uint64_t max_live;
+  // Entries of each log, decisions and job events (default 1024).
+  uint64_t log_capacity;
+} tempi_admission_params;
+
+// A thread body: called once per job with the thread's context and the `userdata` given
+// at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
+// return without further work.
+typedef void (*tempi_body)(struct tempi_ctx *cx, void *userdata);
+
+// A job to submit (`tempi_admit`). Set `size` to `sizeof(tempi_job_request)`.
+typedef struct tempi_job_request {
+  // `sizeof(tempi_job_request)` as the caller compiled it.
+  size_t size;
+  // The job's name (copied); NULL for `"job"`. Its thread has this name.
+  const char *name;
+  // Its worst-case execution time, in ns: what it is reserved and held to.
+  uint64_t wcet_ns;
+  // Its absolute deadline, in ns from the start.
+  uint64_t deadline_ns;
+  // Its body, called once if the job is admitted, on the admission's CPU.
+  tempi_body body;
+  // Passed to `body`.
+  void *userdata;
+} tempi_job_request;
+
+// A thread, as one non-zero word; valid in calls on its runtime's threads (and refused
+// with `TEMPI_FOREIGN` or `TEMPI_UNKNOWN_THREAD` elsewhere).
+typedef uint64_t tempi_thread;
+
+// What `tempi_admit` answers, on `TEMPI_OK` and on `TEMPI_NACK`. Set `size` to
+// `sizeof(tempi_admit_answer)`.
+typedef struct tempi_admit_answer {
+  // Set by the caller to `sizeof(tempi_admit_answer)`.
+  size_t size;
+  // The admitted job's thread; 0 on `TEMPI_NACK`.
+  tempi_thread thread;
+  // The CPU that admitted or refused it.
+  uint32_t cpu;
+  // 1 if admitted, 0 if refused.
+  uint32_t admitted;
+  // The idle time that CPU had before the job's deadline, in ns, before the test: a job
+  // of at most this WCET is admitted.
+  uint64_t idle_ns;
+} tempi_admit_answer;
+
+// One admission test and its answer (`tempi_admission_decision`).
+typedef struct tempi_decision_record {
+  // Set by the caller to `sizeof(tempi_decision_record)`.
+  size_t size;
+  // The job's name, valid until the runtime is freed.
+  const char *request;
+  // When it was tested, in ns.
+  uint64_t time_ns;
+  // The CPU the request was made on (the submitter's).
+  uint32_t cpu;
+  // The CPU whose admission tested it.
+  uint32_t target_cpu;
+  // The WCET asked for, in ns.
+  uint64_t wcet_ns;
+  // The absolute deadline asked for, in ns.
+  uint64_t deadline_ns;
+  // The idle time the CPU had before the deadline, in ns.
+  uint64_t idle_ns;
+  // 1 if the job was admitted.
+  uint32_t accepted;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_decision_record;
+
 // The job being executed.
 typedef struct tempi_job {
   // Set by the caller to `sizeof(tempi_job)`.
@@ -166,10 +274,6 @@ typedef struct tempi_job {
   // Absolute deadline in ns (0 without one).
   uint64_t deadline_ns;
 } tempi_job;
-
-// A thread, as one non-zero word; valid in calls on its runtime's threads (and refused
-// with `TEMPI_FOREIGN` or `TEMPI_UNKNOWN_THREAD` elsewhere).
-typedef uint64_t tempi_thread;
 
 // One thread's summary and statistics. Times in ns.
 typedef struct tempi_thread_stats {
@@ -290,11 +394,6 @@ typedef struct tempi_thread_params {
   uint64_t stack_size;
 } tempi_thread_params;
 
-// A thread body: called once per job with the thread's context and the `userdata` given
-// at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
-// return without further work.
-typedef void (*tempi_body)(struct tempi_ctx *cx, void *userdata);
-
 // A thread set of one runtime: non-zero, refused by every other runtime with `TEMPI_FOREIGN`.
 typedef uint64_t tempi_set;
 
@@ -381,6 +480,52 @@ typedef void (*tempi_section)(struct tempi_ctx *cx, void *userdata);
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Fill `params` with the defaults: CPU 0, engine `"tree"`, `size` set.
+//
+// Thread-safe (touches only `*params`).
+enum tempi_status tempi_admission_params_init(struct tempi_admission_params *params);
+
+// Create the admission of `params->cpu` on `rt`; `*out` (only on success) is valid until the
+// runtime is freed. The runtime must be scheduled EDF (`"edf"`): otherwise
+// `TEMPI_REFUSED`; an unknown engine is `TEMPI_UNKNOWN_NAME`; a CPU the runtime lacks
+// `TEMPI_NO_SUCH_CPU`; sizes above their limits (2^20 each) `TEMPI_INVALID_ARGUMENT`; more
+// live jobs than the runtime's `max_sets` leaves room for `TEMPI_FULL`.
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_admission(struct tempi_runtime *rt, const struct tempi_admission_params *params, struct tempi_admission **out);
+
+// The idle time `adm`'s CPU has now before instant `deadline_ns`, into `*out` (only on
+// success): what a job due then could use. From a thread of another real-time CPU the
+// question is asked on the admission's CPU (the caller waits for the answer).
+//
+// Only from a running body of `adm`'s runtime, with its own `cx` (another runtime's
+// thread gets `TEMPI_FOREIGN`).
+enum tempi_status tempi_admission_idle_before(struct tempi_ctx *cx, struct tempi_admission *adm, uint64_t deadline_ns, uint64_t *out);
+
+// Submit the job `request` describes to `adm`: tested now and, if it fits, started as a
+// thread on the admission's CPU, due at `request->deadline_ns` and killed if it runs past its
+// WCET. `TEMPI_OK`: admitted, `*out` says its thread, its CPU and the idle time there was.
+// `TEMPI_NACK`: refused, nothing changed; `*out` is written all the same (`thread` 0,
+// `admitted` 0, `idle_ns` the idle time before the deadline), so that the caller may
+// resubmit a job of at most that WCET, here or to another CPU's admission. Other statuses:
+// `TEMPI_INVALID_ARGUMENT` (a zero WCET, a deadline past 2^62 ns), `TEMPI_FULL` (the
+// engine full, `max_live` jobs alive, no thread slot), `TEMPI_FOREIGN`, and from another
+// real-time CPU `TEMPI_UNANSWERED`; `*out` is then untouched.
+//
+// Only from a running body of `adm`'s runtime, with its own `cx`. The job's `body` and
+// `userdata` are used on the OS thread that runs the admission's CPU.
+enum tempi_status tempi_admit(struct tempi_ctx *cx, struct tempi_admission *adm, const struct tempi_job_request *request, struct tempi_admit_answer *out);
+
+// How many decisions `adm` has logged (up to its `log_capacity`), into `*out`.
+//
+// Thread-safe; also after the run, until the runtime is freed.
+enum tempi_status tempi_admission_decision_count(const struct tempi_admission *adm, size_t *out);
+
+// Decision `index` of `adm` (in the order made), into `*out`, whose `size` the caller set.
+//
+// Thread-safe; also after the run, until the runtime is freed.
+enum tempi_status tempi_admission_decision(const struct tempi_admission *adm, size_t index, struct tempi_decision_record *out);
 
 // Consume `ns` of CPU time (virtual time: pure demand; real time: spinning).
 //

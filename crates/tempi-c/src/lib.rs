@@ -41,6 +41,7 @@
 #![allow(clippy::missing_safety_doc)] // the header documents each call's contract
 #![allow(non_camel_case_types)] // C names: tempi_runtime, tempi_status, ...
 
+pub mod admission;
 pub mod ctx;
 pub mod outcome;
 mod params;
@@ -49,6 +50,7 @@ pub mod sets;
 pub mod status;
 pub mod sync;
 
+pub use admission::*;
 pub use ctx::*;
 pub use outcome::*;
 pub use runtime::*;

@@ -154,6 +154,15 @@ pub struct tempi_runtime {
     pub(crate) sets: crate::sets::Sets,
     /// The mutexes, condition variables and semaphores made on it, alive until it is freed.
     pub(crate) objects: crate::sync::Objects,
+    /// The admissions made on it, alive until it is freed.
+    pub(crate) owned: Owned,
+}
+
+/// What a runtime handle keeps alive besides its synchronisation objects: handles C code
+/// holds pointers to, valid until `tempi_runtime_free`.
+#[derive(Default)]
+pub(crate) struct Owned {
+    pub(crate) admissions: Vec<std::sync::Arc<crate::admission::tempi_admission>>,
 }
 
 pub(crate) enum State {
@@ -175,6 +184,20 @@ impl tempi_runtime {
         match rt.state {
             State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
             ref mut s => Ok(s),
+        }
+    }
+
+    /// The whole handle behind `rt`, for a call that needs it not yet run.
+    ///
+    /// # Safety
+    ///
+    /// As for [`tempi_runtime::live`].
+    pub(crate) unsafe fn live_handle<'a>(rt: *mut tempi_runtime) -> Result<&'a mut tempi_runtime, Failure> {
+        // SAFETY: rt is null or live and not used elsewhere meanwhile (caller's contract).
+        let Some(rt) = (unsafe { rt.as_mut() }) else { return Err(Failure::null("rt")) };
+        match rt.state {
+            State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
+            _ => Ok(rt),
         }
     }
 
@@ -303,6 +326,7 @@ pub unsafe extern "C" fn tempi_runtime_new(
             state,
             sets: crate::sets::Sets::new(),
             objects: Default::default(),
+            owned: Owned::default(),
         }));
         // SAFETY: out is non-null and writable (checked above; the header's contract).
         unsafe { put(out, handle, "out") }

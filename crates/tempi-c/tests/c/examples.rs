@@ -216,3 +216,69 @@ fn the_first_program_of_the_guide_builds_and_runs() {
     assert_eq!(printed, "misses 0\n");
     assert!(std::fs::read_to_string(dir.join("gantt.svg")).unwrap().starts_with("<svg"));
 }
+
+#[test]
+fn admission_with_a_nack_and_a_resubmission_from_c_matches_the_rust_api() {
+    use std::sync::{Arc, Mutex};
+    use tempi::admission::{Admission, AdmissionSpec, JobRequest, Refused};
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    let adm = Admission::new(&mut rt, AdmissionSpec::new(0).engine("tree")).unwrap();
+    let printed = Arc::new(Mutex::new(String::new()));
+    let (a, log) = (adm.clone(), printed.clone());
+    rt.spawn(ThreadSpec::new("submitter").deadline(Duration::from_nanos(1)), move |cx| {
+        let deadline = Time::from_millis(10);
+        let idle = a.idle_before(cx, deadline).unwrap();
+        writeln!(log.lock().unwrap(), "idle before {}: {}", deadline.as_nanos(), idle.as_nanos()).unwrap();
+        let submit = |name: &str, wcet: Duration, work: Duration| {
+            let answer = a.admit(cx, JobRequest::new(name, wcet, deadline, move |cx| cx.work(work)));
+            let (status, admitted, cpu, idle) = match &answer {
+                Ok(ok) => ("TEMPI_OK", 1, ok.cpu, ok.idle),
+                Err(Refused::Nack(n)) => ("TEMPI_NACK", 0, n.cpu, n.idle),
+                Err(e) => panic!("{e}"),
+            };
+            writeln!(
+                log.lock().unwrap(),
+                "admit {name} wcet {}: {status} admitted {admitted} cpu {cpu} idle {}",
+                wcet.as_nanos(),
+                idle.as_nanos()
+            )
+            .unwrap();
+            answer
+        };
+        submit("first", ms(6), ms(5)).unwrap();
+        let Err(Refused::Nack(nack)) = submit("big", ms(5), ms(4)) else { panic!("big fits") };
+        submit("big", nack.idle, ms(4)).unwrap();
+    })
+    .unwrap();
+    let rust = rt.run().unwrap();
+    assert_eq!(rust.total_misses(), 0);
+    let mut expected = printed.lock().unwrap().clone();
+    for d in adm.decisions() {
+        writeln!(
+            expected,
+            "decision {} at {} cpu {} target {} wcet {} deadline {} idle {} accepted {}",
+            d.request,
+            d.time.as_nanos(),
+            d.cpu,
+            d.target_cpu,
+            d.wcet.as_nanos(),
+            d.deadline.as_nanos(),
+            d.idle.as_nanos(),
+            u32::from(d.accepted)
+        )
+        .unwrap();
+    }
+    expected.push_str(&listing(&rust));
+
+    let dir = scratch("admission");
+    let exe = build_c("examples/c/admission.c", &dir);
+    let printed = run(&mut Command::new(&exe));
+    assert_eq!(printed, expected);
+    assert!(printed.contains("admit big wcet 5000000: TEMPI_NACK admitted 0 cpu 0 idle 4000000\n"), "{printed}");
+    assert!(printed.contains("admit big wcet 4000000: TEMPI_OK admitted 1 cpu 0 idle 4000000\n"), "{printed}");
+    assert!(
+        printed.contains("decision big at 0 cpu 0 target 0 wcet 5000000 deadline 10000000 idle 4000000 accepted 0\n")
+    );
+}
