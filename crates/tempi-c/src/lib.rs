@@ -43,6 +43,7 @@
 
 pub mod admission;
 pub mod ctx;
+pub mod message;
 pub mod outcome;
 mod params;
 pub mod runtime;
@@ -52,6 +53,7 @@ pub mod sync;
 
 pub use admission::*;
 pub use ctx::*;
+pub use message::*;
 pub use outcome::*;
 pub use runtime::*;
 pub use sets::*;

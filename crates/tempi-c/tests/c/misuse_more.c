@@ -2,6 +2,7 @@
  * leaves its out-parameters alone (but for TEMPI_NACK and TEMPI_CANCELLED, which write their
  * answer), and sets tempi_last_error(). Prints "N passed, N failed" and exits 1 on any
  * failure. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,9 +187,228 @@ static void admission_misuse(void) {
     tempi_runtime_free(other);
 }
 
+
+/* Messages and handlers. */
+
+typedef struct messaging {
+    tempi_thread deaf;
+    tempi_handler *h;
+    tempi_status aborted_call;  /* what the aborted thread's handler call answered */
+    tempi_status handler_work[2]; /* what the handler's work answered there, then after */
+    int handler_ran_misuse;
+} messaging;
+
+static messaging msgs;
+
+static void handler_fn(tempi_handler_ctx *hcx, const tempi_message *msg, void *userdata) {
+    messaging *w = (messaging *)userdata;
+    tempi_message r, fields, got;
+    tempi_selection sel;
+    uint64_t now = 7;
+    tempi_thread invoker = 0;
+    switch (msg->id) {
+    case 1:
+        tempi_message_init(&r, 1, msg->value + 1, 0);
+        (void)tempi_handler_reply(hcx, &r);
+        break;
+    case 2: /* no reply: the caller is answered TEMPI_UNANSWERED */
+        break;
+    case 3:
+        w->handler_ran_misuse = 1;
+        EXPECT(tempi_handler_now(NULL, &now), TEMPI_NULL_ARGUMENT);
+        EXPECT(tempi_handler_now(hcx, NULL), TEMPI_NULL_ARGUMENT);
+        EXPECT(tempi_handler_now(hcx, &now), TEMPI_OK);
+        EXPECT(tempi_handler_invoker(hcx, &invoker), TEMPI_OK);
+        EXPECT_TRUE(invoker == msg->from && invoker != 0);
+        EXPECT(tempi_handler_reply(hcx, NULL), TEMPI_NULL_ARGUMENT);
+        tempi_message_init(&fields, 3, 0, 0);
+        EXPECT(tempi_handler_save(hcx, 7, &fields), TEMPI_OUT_OF_RANGE);
+        memset(&sel, 0, sizeof sel);
+        sel.size = sizeof sel;
+        got.size = sizeof got;
+        EXPECT(tempi_handler_read_saved(hcx, 0, &sel, &got), TEMPI_NO_MATCH);
+        EXPECT(tempi_handler_read_saved(hcx, 0, NULL, &got), TEMPI_NULL_ARGUMENT);
+        EXPECT(tempi_handler_call_handler(hcx, w->h, &fields, &got), TEMPI_WOULD_BLOCK); /* itself: busy */
+        EXPECT(tempi_handler_call_handler(hcx, NULL, &fields, &got), TEMPI_NULL_ARGUMENT);
+        EXPECT(tempi_handler_send_thread(hcx, 0, &fields), TEMPI_UNKNOWN_THREAD);
+        /* Saved, then taken back and answered: the caller gets the reply. */
+        EXPECT(tempi_handler_save(hcx, 0, &fields), TEMPI_OK);
+        EXPECT(tempi_handler_read_saved(hcx, 0, &sel, &got), TEMPI_OK);
+        EXPECT_TRUE(got.id == 3 && got.from == invoker);
+        tempi_message_init(&r, 3, 33, 0);
+        EXPECT(tempi_handler_reply(hcx, &r), TEMPI_OK);
+        break;
+    case 4: /* the invoking thread's job is aborted while the handler works */
+        w->handler_work[0] = tempi_handler_work(hcx, 5 * MS);
+        w->handler_work[1] = tempi_handler_work(hcx, 1 * MS);
+        break;
+    default:
+        break;
+    }
+}
+
+static void deaf(tempi_ctx *cx, void *userdata) {
+    tempi_message m;
+    (void)userdata;
+    m.size = sizeof m;
+    (void)tempi_read(cx, TEMPI_READ_WAIT, 0, &m); /* and ends without replying */
+}
+
+static void aborted(tempi_ctx *cx, void *userdata) {
+    messaging *w = (messaging *)userdata;
+    tempi_message m, r;
+    tempi_message_init(&m, 4, 0, 0);
+    r.size = sizeof r;
+    w->aborted_call = tempi_handler_call(cx, w->h, &m, &r);
+}
+
+static void solo(tempi_ctx *cx, void *userdata) {
+    messaging *w = (messaging *)userdata;
+    tempi_message m, got, fields;
+    tempi_selection sel;
+    tempi_thread me = 0;
+
+    EXPECT(tempi_self(cx, &me), TEMPI_OK);
+    tempi_message_init(&m, 1, 2, 0);
+    got.size = sizeof got;
+    got.id = 55;
+
+    /* Thread messages. */
+    EXPECT(tempi_message_init(NULL, 0, 0, 0), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_send(NULL, me, &m), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_send(cx, me, NULL), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_send(cx, 0, &m), TEMPI_UNKNOWN_THREAD);
+    m.size = 4;
+    EXPECT(tempi_send(cx, me, &m), TEMPI_BAD_SIZE);
+    m.size = sizeof m;
+    EXPECT(tempi_call(cx, me, &m, &got), TEMPI_INVALID_ARGUMENT); /* itself */
+    EXPECT(tempi_call(cx, me, &m, NULL), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_reply(cx, &m), TEMPI_NO_CURRENT);
+    EXPECT(tempi_save(cx, 0, &m), TEMPI_NO_CURRENT);
+    EXPECT(tempi_read(cx, TEMPI_READ_POLL, 0, &got), TEMPI_WOULD_BLOCK);
+    EXPECT(tempi_read(cx, 9, 0, &got), TEMPI_INVALID_ARGUMENT);
+    EXPECT(tempi_read(cx, TEMPI_READ_POLL, 0, NULL), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_read(cx, TEMPI_READ_TIMEOUT, 1 * MS, &got), TEMPI_TIMEOUT);
+    EXPECT_TRUE(got.id == 55);
+    memset(&sel, 0, sizeof sel);
+    sel.size = sizeof sel;
+    EXPECT(tempi_read_saved(cx, 3, &sel, &got), TEMPI_OUT_OF_RANGE);
+    EXPECT(tempi_read_saved(cx, 0, &sel, &got), TEMPI_NO_MATCH);
+    sel.match = 64;
+    EXPECT(tempi_read_saved(cx, 0, &sel, &got), TEMPI_INVALID_ARGUMENT);
+    sel.match = TEMPI_MATCH_FROM;
+    sel.from = 0;
+    EXPECT(tempi_read_saved(cx, 0, &sel, &got), TEMPI_UNKNOWN_THREAD);
+    EXPECT_TRUE(got.id == 55);
+
+    /* A mailbox of one: the second send is refused. */
+    EXPECT(tempi_send(cx, me, &m), TEMPI_OK);
+    EXPECT(tempi_send(cx, me, &m), TEMPI_FULL);
+    EXPECT(tempi_read(cx, TEMPI_READ_POLL, 0, &got), TEMPI_OK);
+    EXPECT_TRUE(got.from == me && got.id == 1 && got.value == 2 && got.expects_reply == 0);
+    EXPECT(tempi_save(cx, 2, &m), TEMPI_OUT_OF_RANGE);
+    tempi_message_init(&fields, 9, 4, 0);
+    EXPECT(tempi_save(cx, 0, &fields), TEMPI_OK);
+    sel.match = TEMPI_MATCH_ID;
+    sel.id = 8;
+    EXPECT(tempi_read_saved(cx, 0, &sel, &got), TEMPI_NO_MATCH);
+    sel.id = 9;
+    EXPECT(tempi_read_saved(cx, 0, &sel, &got), TEMPI_OK);
+    EXPECT_TRUE(got.id == 9 && got.value == 4 && got.from == me);
+    EXPECT(tempi_reply(cx, &m), TEMPI_OK); /* it was sent: the reply comes back as a message */
+    EXPECT(tempi_read(cx, TEMPI_READ_POLL, 0, &got), TEMPI_OK);
+    EXPECT_TRUE(got.id == 1 && got.from == me);
+
+    /* A call its recipient ends without answering. */
+    got.id = 55;
+    EXPECT(tempi_call(cx, w->deaf, &m, &got), TEMPI_UNANSWERED);
+    EXPECT_TRUE(got.id == 55);
+    EXPECT(tempi_send(cx, w->deaf, &m), TEMPI_UNKNOWN_THREAD); /* it has ended */
+
+    /* Handlers. */
+    EXPECT(tempi_handler_call(cx, NULL, &m, &got), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_handler_call(cx, w->h, &m, NULL), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_handler_send(NULL, w->h, &m), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_handler_call(cx, w->h, &m, &got), TEMPI_OK);
+    EXPECT_TRUE(got.value == 3);
+    tempi_message_init(&m, 2, 0, 0);
+    got.id = 55;
+    EXPECT(tempi_handler_call(cx, w->h, &m, &got), TEMPI_UNANSWERED);
+    EXPECT_TRUE(got.id == 55);
+    EXPECT(tempi_handler_send(cx, w->h, &m), TEMPI_OK); /* a send needs no reply */
+    tempi_message_init(&m, 3, 0, 0);
+    EXPECT(tempi_handler_call(cx, w->h, &m, &got), TEMPI_OK);
+    EXPECT_TRUE(got.value == 33 && w->handler_ran_misuse == 1);
+}
+
+static void messages_misuse(void) {
+    tempi_runtime_params rp;
+    tempi_thread_params tp;
+    tempi_handler_params hp;
+    tempi_runtime *rt;
+    tempi_handler *untouched = (tempi_handler *)&passed;
+    tempi_outcome *out;
+
+    EXPECT(tempi_runtime_params_init(&rp), TEMPI_OK);
+    EXPECT(tempi_runtime_new(&rp, &rt), TEMPI_OK);
+
+    memset(&hp, 0, sizeof hp);
+    hp.size = sizeof hp;
+    hp.name = "h";
+    hp.capacity = 2;
+    hp.save_queues = 1;
+    hp.userdata = &msgs;
+    EXPECT(tempi_runtime_create_handler(rt, &hp, &untouched), TEMPI_NULL_ARGUMENT); /* no function */
+    hp.function = handler_fn;
+    EXPECT(tempi_runtime_create_handler(rt, &hp, NULL), TEMPI_NULL_ARGUMENT);
+    EXPECT(tempi_runtime_create_handler(NULL, &hp, &untouched), TEMPI_NULL_ARGUMENT);
+    hp.capacity = (uint64_t)1 << 40;
+    EXPECT(tempi_runtime_create_handler(rt, &hp, &untouched), TEMPI_INVALID_ARGUMENT);
+    hp.capacity = 2;
+    hp.save_queues = 5000;
+    EXPECT(tempi_runtime_create_handler(rt, &hp, &untouched), TEMPI_INVALID_ARGUMENT);
+    hp.size = 5;
+    EXPECT(tempi_runtime_create_handler(rt, &hp, &untouched), TEMPI_BAD_SIZE);
+    EXPECT_TRUE(untouched == (tempi_handler *)&passed);
+    hp.size = sizeof hp;
+    hp.save_queues = 1;
+    EXPECT(tempi_runtime_create_handler(rt, &hp, &msgs.h), TEMPI_OK);
+
+    EXPECT(tempi_thread_params_init(&tp), TEMPI_OK);
+    tp.name = "deaf";
+    tp.priority = 3;
+    EXPECT(tempi_runtime_spawn(rt, &tp, deaf, NULL, &msgs.deaf), TEMPI_OK);
+    tp.name = "aborted";
+    tp.priority = 2;
+    tp.abort_after_ns = 1 * MS;
+    EXPECT(tempi_runtime_spawn(rt, &tp, aborted, &msgs, NULL), TEMPI_OK);
+    EXPECT(tempi_thread_params_init(&tp), TEMPI_OK);
+    tp.name = "solo";
+    tp.priority = 1;
+    tp.mailbox = 1;
+    tp.save_queues = 1;
+    EXPECT(tempi_runtime_spawn(rt, &tp, solo, &msgs, NULL), TEMPI_OK);
+    tp.mailbox = 1u << 30;
+    EXPECT(tempi_runtime_spawn(rt, &tp, solo, &msgs, NULL), TEMPI_INVALID_ARGUMENT);
+    /* A struct of the first version, without mailbox and save_queues, is accepted. */
+    tp.size = offsetof(tempi_thread_params, mailbox);
+    tp.name = "old";
+    EXPECT(tempi_runtime_spawn(rt, &tp, deaf, NULL, NULL), TEMPI_OK);
+
+    EXPECT(tempi_runtime_run(rt, 50 * MS, &out), TEMPI_OK);
+    EXPECT(tempi_runtime_create_handler(rt, &hp, &untouched), TEMPI_ENDED);
+    /* The handler's work in the aborted job: interrupted, then at once again; the thread's
+     * call that invoked it saw the interrupt too. */
+    EXPECT_TRUE(msgs.handler_work[0] == TEMPI_INTERRUPTED && msgs.handler_work[1] == TEMPI_INTERRUPTED);
+    EXPECT_TRUE(msgs.aborted_call == TEMPI_INTERRUPTED);
+    tempi_outcome_free(out);
+    tempi_runtime_free(rt);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0); /* a crash still shows what failed before it */
     admission_misuse();
+    messages_misuse();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -18,6 +18,7 @@ fn the_c_programs_are_valgrind_clean() {
         ("examples/c/runaway.c", &[][..]),
         ("examples/c/inversion.c", &["bpi"][..]),
         ("examples/c/admission.c", &[][..]),
+        ("examples/c/pingpong.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse_more.c", &[][..]),
     ] {
