@@ -65,11 +65,30 @@ typedef enum tempi_status {
   // The caller already holds this lock (locks are not recursive), or does not hold the
   // lock it unlocks or waits with.
   TEMPI_NOT_OWNER = 18,
-  // A thread ended while holding the lock: its data may be inconsistent.
+  // A thread ended while holding the lock: its data may be inconsistent; or the handler
+  // panicked and serves no more messages.
   TEMPI_POISONED = 19,
   // The object belongs to another CPU and cannot be used from the caller's (a lock under a
   // single-CPU protocol; a thread set in real time).
   TEMPI_CROSS_CPU = 20,
+  // The admission test refused the job (PORTS's negative acknowledgement, as
+  // `SCHED_DEADLINE` answers `EBUSY`): it does not fit before its deadline. Unlike every
+  // other failure, the call writes its answer: the idle time the CPU had before the
+  // deadline, so that a job of at most that WCET would have been admitted.
+  TEMPI_NACK = 21,
+  // A read with a timeout found no message in time.
+  TEMPI_TIMEOUT = 22,
+  // A reply or save with no current message (none read, or it was answered or saved).
+  TEMPI_NO_CURRENT = 23,
+  // No saved message matches the selection.
+  TEMPI_NO_MATCH = 24,
+  // A call was put away without a reply (the recipient read past it, ended, or the
+  // handler serving it was cut short), or a submission got no answer.
+  TEMPI_UNANSWERED = 25,
+  // The message read was cancelled by the scheduler before it was served: it is the
+  // current message all the same (it may be answered or saved), and, unlike every other
+  // failure, the call writes it to its out-parameter.
+  TEMPI_CANCELLED = 26,
 } tempi_status;
 
 // Why a body's calls return `TEMPI_INTERRUPTED` ([`tempi_interrupt_cause`]).
@@ -128,12 +147,47 @@ typedef enum tempi_replenish {
   TEMPI_REPLENISH_CONSTANT_BANDWIDTH = 3,
 } tempi_replenish;
 
+// How `tempi_read` waits (`mode`).
+typedef enum tempi_read_mode {
+  // Until a message arrives.
+  TEMPI_READ_WAIT = 0,
+  // Not at all: `TEMPI_WOULD_BLOCK` if the queue is empty.
+  TEMPI_READ_POLL = 1,
+  // At most `timeout_ns`: `TEMPI_TIMEOUT` if none came.
+  TEMPI_READ_TIMEOUT = 2,
+} tempi_read_mode;
+
+// Which fields of a saved message `tempi_read_saved` matches (`tempi_selection.match`, or-ed).
+typedef enum tempi_match {
+  // The sender must be `from`.
+  TEMPI_MATCH_FROM = 1,
+  // The id must be `id`.
+  TEMPI_MATCH_ID = 2,
+  // The value must be `value`.
+  TEMPI_MATCH_VALUE = 4,
+  // The constraint must be `constraint`.
+  TEMPI_MATCH_CONSTRAINT = 8,
+} tempi_match;
+
+// One CPU's admission test over the jobs it admitted. Owned by its runtime handle: valid
+// until `tempi_runtime_free`, also after the run (to read its decisions).
+typedef struct tempi_admission tempi_admission;
+
 // A condition variable of one runtime, used with a `tempi_mutex`. Owned by the runtime handle.
 typedef struct tempi_condvar tempi_condvar;
 
 // A running thread's handle on its runtime: valid inside the body call it was passed to,
 // on the OS thread running it, and nowhere else.
 typedef struct tempi_ctx tempi_ctx;
+
+// A handler: a message receiver without a stack of its own, whose function runs on the
+// stack of the thread that sends or calls it when it is idle, and serves the messages queued
+// meanwhile when it is busy. Owned by its runtime handle: valid until `tempi_runtime_free`.
+typedef struct tempi_handler tempi_handler;
+
+// A handler's view of the thread it runs on: valid inside the function call it was passed
+// to, and nowhere else.
+typedef struct tempi_handler_ctx tempi_handler_ctx;
 
 // A mutex of one runtime (no data: the C code keeps its own). Owned by the runtime handle:
 // valid until `tempi_runtime_free`.
@@ -153,6 +207,91 @@ typedef struct tempi_runtime tempi_runtime;
 // A counting semaphore of one runtime. Owned by the runtime handle.
 typedef struct tempi_semaphore tempi_semaphore;
 
+// What `tempi_runtime_create_admission` builds. Set `size` to
+// `sizeof(tempi_admission_params)` (or call `tempi_admission_params_init`); a zero field
+// means the default.
+typedef struct tempi_admission_params {
+  // `sizeof(tempi_admission_params)` as the caller compiled it.
+  size_t size;
+  // The CPU whose jobs it tests.
+  uint32_t cpu;
+  // Reserved, zero.
+  uint32_t reserved;
+  // The engine by name: `"tree"` (NULL), `"linear"`, `"min_laxity"`, `"hashed"`.
+  const char *engine;
+  // Entries the engine holds: admitted jobs until their deadline passes (default 256).
+  uint64_t capacity;
+  // Admitted jobs alive at once, one thread set each (default 8).
+  uint64_t max_live;
+  // Entries of each log, decisions and job events (default 1024).
+  uint64_t log_capacity;
+} tempi_admission_params;
+
+// A thread body: called once per job with the thread's context and the `userdata` given
+// at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
+// return without further work.
+typedef void (*tempi_body)(struct tempi_ctx *cx, void *userdata);
+
+// A job to submit (`tempi_admit`). Set `size` to `sizeof(tempi_job_request)`.
+typedef struct tempi_job_request {
+  // `sizeof(tempi_job_request)` as the caller compiled it.
+  size_t size;
+  // The job's name (copied); NULL for `"job"`. Its thread has this name.
+  const char *name;
+  // Its worst-case execution time, in ns: what it is reserved and held to.
+  uint64_t wcet_ns;
+  // Its absolute deadline, in ns from the start.
+  uint64_t deadline_ns;
+  // Its body, called once if the job is admitted, on the admission's CPU.
+  tempi_body body;
+  // Passed to `body`.
+  void *userdata;
+} tempi_job_request;
+
+// A thread, as one non-zero word; valid in calls on its runtime's threads (and refused
+// with `TEMPI_FOREIGN` or `TEMPI_UNKNOWN_THREAD` elsewhere).
+typedef uint64_t tempi_thread;
+
+// What `tempi_admit` answers, on `TEMPI_OK` and on `TEMPI_NACK`. Set `size` to
+// `sizeof(tempi_admit_answer)`.
+typedef struct tempi_admit_answer {
+  // Set by the caller to `sizeof(tempi_admit_answer)`.
+  size_t size;
+  // The admitted job's thread; 0 on `TEMPI_NACK`.
+  tempi_thread thread;
+  // The CPU that admitted or refused it.
+  uint32_t cpu;
+  // 1 if admitted, 0 if refused.
+  uint32_t admitted;
+  // The idle time that CPU had before the job's deadline, in ns, before the test: a job
+  // of at most this WCET is admitted.
+  uint64_t idle_ns;
+} tempi_admit_answer;
+
+// One admission test and its answer (`tempi_admission_decision`).
+typedef struct tempi_decision_record {
+  // Set by the caller to `sizeof(tempi_decision_record)`.
+  size_t size;
+  // The job's name, valid until the runtime is freed.
+  const char *request;
+  // When it was tested, in ns.
+  uint64_t time_ns;
+  // The CPU the request was made on (the submitter's).
+  uint32_t cpu;
+  // The CPU whose admission tested it.
+  uint32_t target_cpu;
+  // The WCET asked for, in ns.
+  uint64_t wcet_ns;
+  // The absolute deadline asked for, in ns.
+  uint64_t deadline_ns;
+  // The idle time the CPU had before the deadline, in ns.
+  uint64_t idle_ns;
+  // 1 if the job was admitted.
+  uint32_t accepted;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_decision_record;
+
 // The job being executed.
 typedef struct tempi_job {
   // Set by the caller to `sizeof(tempi_job)`.
@@ -167,9 +306,67 @@ typedef struct tempi_job {
   uint64_t deadline_ns;
 } tempi_job;
 
-// A thread, as one non-zero word; valid in calls on its runtime's threads (and refused
-// with `TEMPI_FOREIGN` or `TEMPI_UNKNOWN_THREAD` elsewhere).
-typedef uint64_t tempi_thread;
+// A message: three words of the application's and who sent it. Set `size` to
+// `sizeof(tempi_message)` (or call `tempi_message_init`) in a message given to a call and
+// in one a call writes.
+typedef struct tempi_message {
+  // `sizeof(tempi_message)` as the caller compiled it.
+  size_t size;
+  // The sender, set by the runtime on every send (ignored in a message given to a call).
+  tempi_thread from;
+  // What is asked: the application's own code.
+  int64_t id;
+  // The argument or the answer.
+  int64_t value;
+  // A scheduling constraint, such as an absolute deadline in ns (0: none).
+  int64_t constraint;
+  // 1 if the sender waits for the reply (a call); set by the runtime.
+  uint32_t expects_reply;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_message;
+
+// Which saved message `tempi_read_saved` takes: the first (smallest `value`, then earliest
+// saved) whose fields named in `match` equal these. Set `size` to `sizeof(tempi_selection)`.
+typedef struct tempi_selection {
+  // `sizeof(tempi_selection)` as the caller compiled it.
+  size_t size;
+  // `tempi_match` values or-ed together; 0 matches every message.
+  uint32_t match;
+  // Reserved, zero.
+  uint32_t reserved;
+  // The sender to match.
+  tempi_thread from;
+  // The id to match.
+  int64_t id;
+  // The value to match.
+  int64_t value;
+  // The constraint to match.
+  int64_t constraint;
+} tempi_selection;
+
+// A handler's function: called once per message, with the handler's context, the message
+// and the `userdata` given at creation. It must not keep `hcx` or `msg`. After one of its
+// calls answered `TEMPI_INTERRUPTED` it must return at once.
+typedef void (*tempi_handler_fn)(struct tempi_handler_ctx *hcx, const struct tempi_message *msg, void *userdata);
+
+// What `tempi_runtime_create_handler` creates. Set `size` to `sizeof(tempi_handler_params)`.
+typedef struct tempi_handler_params {
+  // `sizeof(tempi_handler_params)` as the caller compiled it.
+  size_t size;
+  // Its name (copied); NULL for `"handler"`.
+  const char *name;
+  // The CPU whose threads run it on their stacks.
+  uint32_t cpu;
+  // Its save queues (`tempi_handler_save`), each as large as its queue; at most 1024.
+  uint32_t save_queues;
+  // The messages its queue holds while it is busy (at most 2^20).
+  uint64_t capacity;
+  // Its function.
+  tempi_handler_fn function;
+  // Passed to `function`.
+  void *userdata;
+} tempi_handler_params;
 
 // One thread's summary and statistics. Times in ns.
 typedef struct tempi_thread_stats {
@@ -288,12 +485,12 @@ typedef struct tempi_thread_params {
   uint32_t max_jobs;
   // Stack size in bytes; 0: the runtime's default.
   uint64_t stack_size;
+  // Messages its queue, and each of its save queues, hold (default 8). Added after the
+  // first version: a caller's struct may end before it.
+  uint32_t mailbox;
+  // Its save queues (`tempi_save`; default 1).
+  uint32_t save_queues;
 } tempi_thread_params;
-
-// A thread body: called once per job with the thread's context and the `userdata` given
-// at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
-// return without further work.
-typedef void (*tempi_body)(struct tempi_ctx *cx, void *userdata);
 
 // A thread set of one runtime: non-zero, refused by every other runtime with `TEMPI_FOREIGN`.
 typedef uint64_t tempi_set;
@@ -382,6 +579,52 @@ typedef void (*tempi_section)(struct tempi_ctx *cx, void *userdata);
 extern "C" {
 #endif // __cplusplus
 
+// Fill `params` with the defaults: CPU 0, engine `"tree"`, `size` set.
+//
+// Thread-safe (touches only `*params`).
+enum tempi_status tempi_admission_params_init(struct tempi_admission_params *params);
+
+// Create the admission of `params->cpu` on `rt`; `*out` (only on success) is valid until the
+// runtime is freed. The runtime must be scheduled EDF (`"edf"`): otherwise
+// `TEMPI_REFUSED`; an unknown engine is `TEMPI_UNKNOWN_NAME`; a CPU the runtime lacks
+// `TEMPI_NO_SUCH_CPU`; sizes above their limits (2^20 each) `TEMPI_INVALID_ARGUMENT`; more
+// live jobs than the runtime's `max_sets` leaves room for `TEMPI_FULL`.
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_admission(struct tempi_runtime *rt, const struct tempi_admission_params *params, struct tempi_admission **out);
+
+// The idle time `adm`'s CPU has now before instant `deadline_ns`, into `*out` (only on
+// success): what a job due then could use. From a thread of another real-time CPU the
+// question is asked on the admission's CPU (the caller waits for the answer).
+//
+// Only from a running body of `adm`'s runtime, with its own `cx` (another runtime's
+// thread gets `TEMPI_FOREIGN`).
+enum tempi_status tempi_admission_idle_before(struct tempi_ctx *cx, struct tempi_admission *adm, uint64_t deadline_ns, uint64_t *out);
+
+// Submit the job `request` describes to `adm`: tested now and, if it fits, started as a
+// thread on the admission's CPU, due at `request->deadline_ns` and killed if it runs past its
+// WCET. `TEMPI_OK`: admitted, `*out` says its thread, its CPU and the idle time there was.
+// `TEMPI_NACK`: refused, nothing changed; `*out` is written all the same (`thread` 0,
+// `admitted` 0, `idle_ns` the idle time before the deadline), so that the caller may
+// resubmit a job of at most that WCET, here or to another CPU's admission. Other statuses:
+// `TEMPI_INVALID_ARGUMENT` (a zero WCET, a deadline past 2^62 ns), `TEMPI_FULL` (the
+// engine full, `max_live` jobs alive, no thread slot), `TEMPI_FOREIGN`, and from another
+// real-time CPU `TEMPI_UNANSWERED`; `*out` is then untouched.
+//
+// Only from a running body of `adm`'s runtime, with its own `cx`. The job's `body` and
+// `userdata` are used on the OS thread that runs the admission's CPU.
+enum tempi_status tempi_admit(struct tempi_ctx *cx, struct tempi_admission *adm, const struct tempi_job_request *request, struct tempi_admit_answer *out);
+
+// How many decisions `adm` has logged (up to its `log_capacity`), into `*out`.
+//
+// Thread-safe; also after the run, until the runtime is freed.
+enum tempi_status tempi_admission_decision_count(const struct tempi_admission *adm, size_t *out);
+
+// Decision `index` of `adm` (in the order made), into `*out`, whose `size` the caller set.
+//
+// Thread-safe; also after the run, until the runtime is freed.
+enum tempi_status tempi_admission_decision(const struct tempi_admission *adm, size_t index, struct tempi_decision_record *out);
+
 // Consume `ns` of CPU time (virtual time: pure demand; real time: spinning).
 //
 // Only from the running body, with its own `cx`.
@@ -457,6 +700,133 @@ enum tempi_status tempi_set_priority(struct tempi_ctx *cx, int32_t priority);
 //
 // Only from the running body, with its own `cx`.
 enum tempi_status tempi_set_priority_of(struct tempi_ctx *cx, tempi_thread t, int32_t priority);
+
+// Fill `*out` with a message of these fields, `size` set.
+//
+// Thread-safe (touches only `*out`).
+enum tempi_status tempi_message_init(struct tempi_message *out, int64_t id, int64_t value, int64_t constraint);
+
+// Send `msg` to thread `to` and go on (it waits in `to`'s queue; `to` may run on another
+// CPU). `TEMPI_FULL`: the message pool, `to`'s queue or the other CPU's request queue is
+// full; `TEMPI_REFUSED`: `to`'s queue policy refused it; `TEMPI_UNKNOWN_THREAD`: `to` has
+// ended.
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_send(struct tempi_ctx *cx, tempi_thread to, const struct tempi_message *msg);
+
+// Send `msg` to thread `to` and wait for its reply, written to `*reply` (only on success).
+// As `tempi_send`, and `TEMPI_INVALID_ARGUMENT` for a call to the caller itself,
+// `TEMPI_UNANSWERED` if `to` read past the call, or ended, without replying.
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_call(struct tempi_ctx *cx, tempi_thread to, const struct tempi_message *msg, struct tempi_message *reply);
+
+// Answer the current message (the one last read) with `msg`: a waiting caller gets it; the
+// sender of a message that was sent gets it as a new message. `TEMPI_NO_CURRENT` if there is
+// no current message (none read, or it was answered or saved).
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_reply(struct tempi_ctx *cx, const struct tempi_message *msg);
+
+// Take the next message of the caller's queue into `*out`, which becomes the current
+// message; `mode` is a `tempi_read_mode` (`timeout_ns` for `TEMPI_READ_TIMEOUT`).
+// `TEMPI_WOULD_BLOCK`: a poll found the queue empty; `TEMPI_TIMEOUT`: none came in time;
+// `TEMPI_CANCELLED`: the scheduler cancelled the message read, written to `*out` all the same
+// (it is current: it may be answered or saved).
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_read(struct tempi_ctx *cx, uint32_t mode, uint64_t timeout_ns, struct tempi_message *out);
+
+// Put the current message aside in save queue `queue` (of the thread's
+// `save_queues`), its `id`, `value` and `constraint` replaced by `fields`' (the sender is
+// kept); a waiting caller keeps waiting. `TEMPI_NO_CURRENT`, `TEMPI_OUT_OF_RANGE` (no such
+// save queue), `TEMPI_FULL`.
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_save(struct tempi_ctx *cx, uint32_t queue, const struct tempi_message *fields);
+
+// Take the first message of save queue `queue` that `selection` matches into `*out`; it
+// becomes the current message. `TEMPI_NO_MATCH`, `TEMPI_OUT_OF_RANGE`.
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_read_saved(struct tempi_ctx *cx, uint32_t queue, const struct tempi_selection *selection, struct tempi_message *out);
+
+// Create a handler as `params` says; `*out` (only on success) is valid until the runtime is
+// freed. Sizes above their limits are `TEMPI_INVALID_ARGUMENT`.
+//
+// Not thread-safe with other calls on the same runtime.
+enum tempi_status tempi_runtime_create_handler(struct tempi_runtime *rt, const struct tempi_handler_params *params, struct tempi_handler **out);
+
+// Send `msg` to handler `h`: an idle handler runs it now on the caller's stack (and serves
+// what was queued meanwhile), a busy one queues it (`TEMPI_FULL` if its queue is full).
+// `TEMPI_POISONED`: its function panicked; `TEMPI_FOREIGN`: another runtime is using it.
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_handler_send(struct tempi_ctx *cx, struct tempi_handler *h, const struct tempi_message *msg);
+
+// Call handler `h` with `msg` and write its reply to `*reply` (only on success): at once
+// from an idle handler, once it has served the call from its queue from a busy one.
+// `TEMPI_UNANSWERED` if it did not reply; otherwise as `tempi_handler_send`.
+//
+// Only from the running body, with its own `cx`.
+enum tempi_status tempi_handler_call(struct tempi_ctx *cx, struct tempi_handler *h, const struct tempi_message *msg, struct tempi_message *reply);
+
+// Answer the message being served (or the saved one last taken back) with `msg`: a waiting
+// caller gets it, the sender of a message that was sent gets it as a new message. With no
+// current message (it was saved) the reply is dropped.
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_reply(struct tempi_handler_ctx *hcx, const struct tempi_message *msg);
+
+// Consume `ns` of CPU time on the invoking thread (which may be preempted here: the
+// handler stays busy meanwhile).
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_work(struct tempi_handler_ctx *hcx, uint64_t ns);
+
+// The current instant in ns, into `*out` (only on success).
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_now(struct tempi_handler_ctx *hcx, uint64_t *out);
+
+// The thread the handler runs for (whose stack it borrows, or that asked from another
+// real-time CPU), into `*out` (only on success).
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_invoker(struct tempi_handler_ctx *hcx, tempi_thread *out);
+
+// Send `msg` to thread `to`, as `tempi_send` (it never waits).
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_send_thread(struct tempi_handler_ctx *hcx, tempi_thread to, const struct tempi_message *msg);
+
+// Put the message being served (or the saved one last taken back) aside in the handler's
+// save queue `queue`, its fields replaced by `fields`' (the sender kept). Saving a call
+// keeps its caller waiting until an invocation takes it back and replies.
+// `TEMPI_NO_CURRENT`, `TEMPI_OUT_OF_RANGE`, `TEMPI_FULL`.
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_save(struct tempi_handler_ctx *hcx, uint32_t queue, const struct tempi_message *fields);
+
+// Take the first message of the handler's save queue `queue` that `selection` matches into
+// `*out`; it becomes the current message (`tempi_handler_reply` answers it).
+// `TEMPI_NO_MATCH`, `TEMPI_OUT_OF_RANGE`.
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_read_saved(struct tempi_handler_ctx *hcx, uint32_t queue, const struct tempi_selection *selection, struct tempi_message *out);
+
+// Send `msg` to handler `to` from this handler: an idle `to` runs it now, a busy one
+// (this handler itself included) queues it, served after the current message.
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_send_handler(struct tempi_handler_ctx *hcx, struct tempi_handler *to, const struct tempi_message *msg);
+
+// Call handler `to` from this handler and write its reply to `*reply` (only on success):
+// `TEMPI_WOULD_BLOCK` if `to` is busy (a handler never waits), `TEMPI_UNANSWERED` if it did
+// not reply.
+//
+// Only from the running handler function, with its own `hcx`.
+enum tempi_status tempi_handler_call_handler(struct tempi_handler_ctx *hcx, struct tempi_handler *to, const struct tempi_message *msg, struct tempi_message *reply);
 
 // Release an outcome. NULL is ignored.
 //

@@ -28,7 +28,7 @@ use tempi::{Ctx, ThreadId, Time};
 
 use crate::params::{put, Sized0};
 use crate::runtime::{tempi_thread, CBody};
-use crate::status::{panic_message, set_last_error, tempi_status, Failure};
+use crate::status::{set_last_error, tempi_status, Failure};
 
 /// A thread body: called once per job with the thread's context and the `userdata` given
 /// at spawn. It returns to end the job; after a call answered `TEMPI_INTERRUPTED` it must
@@ -43,12 +43,8 @@ pub const TEMPI_IGNORED_INTERRUPT_LIMIT: u32 = 1_000_000;
 pub struct tempi_ctx {
     /// The thread's Rust context, alive for the body call.
     cx: *const Ctx<'static>,
-    /// The runtime's unwind caught at the boundary, resumed when the C frames have returned.
-    pending: Cell<Option<Box<dyn Any + Send>>>,
-    /// The status returned since then.
-    pending_status: Cell<tempi_status>,
-    /// Calls made since then.
-    ignored: Cell<u32>,
+    /// The runtime's unwind caught at the boundary, if any.
+    pub(crate) interrupts: Interrupts,
     /// The mutexes locked through `tempi_mutex_lock` and not yet unlocked, with their guards.
     pub(crate) held: RefCell<[Option<crate::sync::Held>; TEMPI_MAX_HELD_LOCKS]>,
 }
@@ -56,12 +52,81 @@ pub struct tempi_ctx {
 /// How many mutexes one thread may hold at once through `tempi_mutex_lock`.
 pub const TEMPI_MAX_HELD_LOCKS: usize = 16;
 
-impl tempi_ctx {
-    /// The thread's Rust context.
-    pub(crate) fn rust(&self) -> &Ctx<'static> {
-        // SAFETY: cx is the body's context, alive while the body runs (run_body), and the
-        // handle is reachable only from inside that body.
-        unsafe { &*self.cx }
+/// The runtime's unwind caught at the boundary of a C function (a thread body, a handler's
+/// function), kept until the C function returns and then resumed in Rust frames; and the
+/// status its calls answer meanwhile.
+pub(crate) struct Interrupts {
+    /// The caught unwind, resumed when the C frames have returned.
+    pending: Cell<Option<Box<dyn Any + Send>>>,
+    /// The status returned since then.
+    pending_status: Cell<tempi_status>,
+    /// Calls made since then.
+    ignored: Cell<u32>,
+}
+
+impl Interrupts {
+    pub(crate) fn new() -> Interrupts {
+        Interrupts {
+            pending: Cell::new(None),
+            pending_status: Cell::new(tempi_status::TEMPI_OK),
+            ignored: Cell::new(0),
+        }
+    }
+
+    /// Run call `name` of the C function these interrupts belong to (see "Interrupts"):
+    /// once interrupted, answer the same status at once.
+    #[inline(always)]
+    pub(crate) fn call(&self, name: &str, call: impl FnOnce() -> Result<(), Failure>) -> tempi_status {
+        if self.pending_status.get() != tempi_status::TEMPI_OK {
+            return self.interrupted_again(name);
+        }
+        match catch_unwind(AssertUnwindSafe(call)) {
+            Ok(Ok(())) => tempi_status::TEMPI_OK,
+            Ok(Err(f)) => {
+                set_last_error(&format!("{name}: {}", f.message));
+                f.status
+            }
+            Err(payload) => self.caught(name, payload),
+        }
+    }
+
+    /// Keep the unwind `payload` caught in call `name`; the status the call answers.
+    #[cold]
+    fn caught(&self, name: &str, payload: Box<dyn Any + Send>) -> tempi_status {
+        let status = match tempi::UnwindCause::of(payload.as_ref()) {
+            tempi::UnwindCause::Panic(m) => {
+                set_last_error(&format!("{name}: panic: {m}"));
+                tempi_status::TEMPI_PANIC
+            }
+            // Which of the runtime's unwinds it is (abort, kill, stop), in the message.
+            cause => {
+                set_last_error(&format!("{name}: interrupted: {cause}"));
+                tempi_status::TEMPI_INTERRUPTED
+            }
+        };
+        self.pending.set(Some(payload));
+        self.pending_status.set(status);
+        status
+    }
+
+    #[cold]
+    fn interrupted_again(&self, name: &str) -> tempi_status {
+        self.ignored.set(self.ignored.get().saturating_add(1));
+        set_last_error(&format!("{name}: interrupted earlier: the body must return"));
+        self.pending_status.get()
+    }
+
+    /// Why the C function was interrupted.
+    pub(crate) fn cause(&self) -> tempi_interrupt {
+        let pending = self.pending.take();
+        let cause = match pending.as_deref().map(tempi::UnwindCause::of) {
+            None => tempi_interrupt::TEMPI_INTERRUPT_NONE,
+            Some(tempi::UnwindCause::Abort | tempi::UnwindCause::Restart) => tempi_interrupt::TEMPI_INTERRUPT_ABORT,
+            Some(tempi::UnwindCause::Kill) => tempi_interrupt::TEMPI_INTERRUPT_KILL,
+            Some(_) => tempi_interrupt::TEMPI_INTERRUPT_STOP,
+        };
+        self.pending.set(pending);
+        cause
     }
 
     /// Resume here, in Rust frames, an unwind a call inside the C code just returned from
@@ -75,14 +140,27 @@ impl tempi_ctx {
     }
 }
 
+impl tempi_ctx {
+    /// The thread's Rust context.
+    pub(crate) fn rust(&self) -> &Ctx<'static> {
+        // SAFETY: cx is the body's context, alive while the body runs (run_body), and the
+        // handle is reachable only from inside that body.
+        unsafe { &*self.cx }
+    }
+
+    /// Resume here, in Rust frames, an unwind a call inside the C code just returned from
+    /// caught (see "Interrupts").
+    pub(crate) fn resume_pending(&self) {
+        self.interrupts.resume_pending();
+    }
+}
+
 /// Call C body `c` for one job on thread context `cx`; an unwind a call caught is resumed
 /// here, after the C frames have returned.
 pub(crate) fn run_body(cx: &Ctx<'_>, c: CBody) {
     let handle = tempi_ctx {
         cx: std::ptr::from_ref(cx).cast::<Ctx<'static>>(),
-        pending: Cell::new(None),
-        pending_status: Cell::new(tempi_status::TEMPI_OK),
-        ignored: Cell::new(0),
+        interrupts: Interrupts::new(),
         held: RefCell::new(Default::default()),
     };
     // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's
@@ -111,48 +189,7 @@ pub(crate) unsafe fn thread_call(
         set_last_error(&format!("{name}: cx is null"));
         return tempi_status::TEMPI_NULL_ARGUMENT;
     };
-    if h.pending_status.get() != tempi_status::TEMPI_OK {
-        return interrupted_again(name, h);
-    }
-    match catch_unwind(AssertUnwindSafe(|| call(h))) {
-        Ok(Ok(())) => tempi_status::TEMPI_OK,
-        Ok(Err(f)) => {
-            set_last_error(&format!("{name}: {}", f.message));
-            f.status
-        }
-        Err(payload) => {
-            let status = match panic_message(payload.as_ref()) {
-                Some(m) => {
-                    set_last_error(&format!("{name}: panic: {m}"));
-                    tempi_status::TEMPI_PANIC
-                }
-                None => {
-                    // Which of the runtime's unwinds it is (abort, kill, stop), in the message.
-                    let cause = tempi::UnwindCause::of(payload.as_ref());
-                    set_last_error(&format!("{name}: interrupted: {cause}"));
-                    tempi_status::TEMPI_INTERRUPTED
-                }
-            };
-            h.pending.set(Some(payload));
-            h.pending_status.set(status);
-            status
-        }
-    }
-}
-
-#[cold]
-fn interrupted_again(name: &str, h: &tempi_ctx) -> tempi_status {
-    h.ignored.set(h.ignored.get() + 1);
-    if h.ignored.get() > TEMPI_IGNORED_INTERRUPT_LIMIT {
-        let id = h.rust().id();
-        eprintln!(
-            "tempi: thread {id} called the runtime {TEMPI_IGNORED_INTERRUPT_LIMIT} times after TEMPI_INTERRUPTED \
-             without returning from its body; a C body cannot be unwound, so the process ends"
-        );
-        std::process::abort();
-    }
-    set_last_error(&format!("{name}: interrupted earlier: the body must return"));
-    h.pending_status.get()
+    h.interrupts.call(name, || call(h))
 }
 
 /// Consume `ns` of CPU time (virtual time: pure demand; real time: spinning).
@@ -268,14 +305,7 @@ pub unsafe extern "C" fn tempi_interrupt_cause(cx: *const tempi_ctx, out: *mut t
         set_last_error("tempi_interrupt_cause: cx is null");
         return tempi_status::TEMPI_NULL_ARGUMENT;
     };
-    let pending = h.pending.take();
-    let cause = match pending.as_deref().map(tempi::UnwindCause::of) {
-        None => tempi_interrupt::TEMPI_INTERRUPT_NONE,
-        Some(tempi::UnwindCause::Abort | tempi::UnwindCause::Restart) => tempi_interrupt::TEMPI_INTERRUPT_ABORT,
-        Some(tempi::UnwindCause::Kill) => tempi_interrupt::TEMPI_INTERRUPT_KILL,
-        Some(_) => tempi_interrupt::TEMPI_INTERRUPT_STOP,
-    };
-    h.pending.set(pending);
+    let cause = h.interrupts.cause();
     // SAFETY: out is null or writable (the header's contract).
     match unsafe { put(out, cause, "out") } {
         Ok(()) => tempi_status::TEMPI_OK,

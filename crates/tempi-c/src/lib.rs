@@ -41,7 +41,9 @@
 #![allow(clippy::missing_safety_doc)] // the header documents each call's contract
 #![allow(non_camel_case_types)] // C names: tempi_runtime, tempi_status, ...
 
+pub mod admission;
 pub mod ctx;
+pub mod message;
 pub mod outcome;
 mod params;
 pub mod runtime;
@@ -49,7 +51,9 @@ pub mod sets;
 pub mod status;
 pub mod sync;
 
+pub use admission::*;
 pub use ctx::*;
+pub use message::*;
 pub use outcome::*;
 pub use runtime::*;
 pub use sets::*;

@@ -72,17 +72,8 @@ pub(crate) unsafe fn read_sized<T: Sized0>(p: *const T, what: &str) -> Result<T,
 ///
 /// `out` is null or points to at least `(*out).size` writable bytes.
 pub(crate) unsafe fn write_sized<T: Sized0>(out: *mut T, value: &T, what: &str) -> Result<(), Failure> {
-    if out.is_null() {
-        return Err(Failure::null(what));
-    }
-    // SAFETY: out is non-null and starts with a readable usize size (caller's contract).
-    let size = unsafe { out.cast::<usize>().read_unaligned() };
-    if !(T::FIRST_VERSION..=MAX_STRUCT_SIZE).contains(&size) {
-        return Err(Failure::new(
-            tempi_status::TEMPI_BAD_SIZE,
-            format!("{what}->size is {size}: it must be between {} and {MAX_STRUCT_SIZE}", T::FIRST_VERSION),
-        ));
-    }
+    // SAFETY: forwarded contract.
+    let size = unsafe { writable_size(out, what) }?;
     let n = size.min(std::mem::size_of::<T>()) - std::mem::size_of::<usize>();
     // SAFETY: both regions hold at least `size` bytes past their size fields' start; the copy
     // skips the size field and writes n bytes after it, within both.
@@ -94,6 +85,28 @@ pub(crate) unsafe fn write_sized<T: Sized0>(out: *mut T, value: &T, what: &str) 
         );
     }
     Ok(())
+}
+
+/// The `size` the caller set in its struct at `out`, checked as [`write_sized`] checks it,
+/// without writing anything: for a call that must know its answer can be written before it
+/// acts.
+///
+/// # Safety
+///
+/// `out` is null or points to at least `(*out).size` writable bytes.
+pub(crate) unsafe fn writable_size<T: Sized0>(out: *mut T, what: &str) -> Result<usize, Failure> {
+    if out.is_null() {
+        return Err(Failure::null(what));
+    }
+    // SAFETY: out is non-null and starts with a readable usize size (caller's contract).
+    let size = unsafe { out.cast::<usize>().read_unaligned() };
+    if !(T::FIRST_VERSION..=MAX_STRUCT_SIZE).contains(&size) {
+        return Err(Failure::new(
+            tempi_status::TEMPI_BAD_SIZE,
+            format!("{what}->size is {size}: it must be between {} and {MAX_STRUCT_SIZE}", T::FIRST_VERSION),
+        ));
+    }
+    Ok(size)
 }
 
 /// The UTF-8 text at `p`; `None` for a null pointer.

@@ -121,6 +121,11 @@ pub struct tempi_thread_params {
     pub max_jobs: u32,
     /// Stack size in bytes; 0: the runtime's default.
     pub stack_size: u64,
+    /// Messages its queue, and each of its save queues, hold (default 8). Added after the
+    /// first version: a caller's struct may end before it.
+    pub mailbox: u32,
+    /// Its save queues (`tempi_save`; default 1).
+    pub save_queues: u32,
 }
 
 // SAFETY: repr(C), size first, integer and pointer fields only.
@@ -139,9 +144,11 @@ unsafe impl Sized0 for tempi_thread_params {
             priority: 0,
             max_jobs: 0,
             stack_size: 0,
+            mailbox: 0,
+            save_queues: 0,
         }
     }
-    const FIRST_VERSION: usize = std::mem::size_of::<tempi_thread_params>();
+    const FIRST_VERSION: usize = std::mem::offset_of!(tempi_thread_params, mailbox);
 }
 
 /// A runtime: virtual or real time, with the threads spawned on it, until it runs.
@@ -154,6 +161,16 @@ pub struct tempi_runtime {
     pub(crate) sets: crate::sets::Sets,
     /// The mutexes, condition variables and semaphores made on it, alive until it is freed.
     pub(crate) objects: crate::sync::Objects,
+    /// The admissions and handlers made on it, alive until it is freed.
+    pub(crate) owned: Owned,
+}
+
+/// What a runtime handle keeps alive besides its synchronisation objects: handles C code
+/// holds pointers to, valid until `tempi_runtime_free`.
+#[derive(Default)]
+pub(crate) struct Owned {
+    pub(crate) admissions: Vec<std::sync::Arc<crate::admission::tempi_admission>>,
+    pub(crate) handlers: Vec<std::sync::Arc<crate::message::tempi_handler>>,
 }
 
 pub(crate) enum State {
@@ -175,6 +192,20 @@ impl tempi_runtime {
         match rt.state {
             State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
             ref mut s => Ok(s),
+        }
+    }
+
+    /// The whole handle behind `rt`, for a call that needs it not yet run.
+    ///
+    /// # Safety
+    ///
+    /// As for [`tempi_runtime::live`].
+    pub(crate) unsafe fn live_handle<'a>(rt: *mut tempi_runtime) -> Result<&'a mut tempi_runtime, Failure> {
+        // SAFETY: rt is null or live and not used elsewhere meanwhile (caller's contract).
+        let Some(rt) = (unsafe { rt.as_mut() }) else { return Err(Failure::null("rt")) };
+        match rt.state {
+            State::Ended => Err(Failure::new(tempi_status::TEMPI_ENDED, "the runtime has already run")),
+            _ => Ok(rt),
         }
     }
 
@@ -303,6 +334,7 @@ pub unsafe extern "C" fn tempi_runtime_new(
             state,
             sets: crate::sets::Sets::new(),
             objects: Default::default(),
+            owned: Owned::default(),
         }));
         // SAFETY: out is non-null and writable (checked above; the header's contract).
         unsafe { put(out, handle, "out") }
@@ -350,6 +382,12 @@ pub(crate) fn spec_of(p: &tempi_thread_params, name: &str) -> Result<ThreadSpec,
     }
     if p.max_jobs != 0 {
         spec = spec.max_jobs(p.max_jobs);
+    }
+    if p.mailbox != 0 {
+        spec = spec.mailbox(p.mailbox as usize);
+    }
+    if p.save_queues != 0 {
+        spec = spec.save_queues(p.save_queues as usize);
     }
     if p.stack_size != 0 {
         let bytes = usize::try_from(p.stack_size).map_err(|_| {

@@ -58,11 +58,30 @@ pub enum tempi_status {
     /// The caller already holds this lock (locks are not recursive), or does not hold the
     /// lock it unlocks or waits with.
     TEMPI_NOT_OWNER = 18,
-    /// A thread ended while holding the lock: its data may be inconsistent.
+    /// A thread ended while holding the lock: its data may be inconsistent; or the handler
+    /// panicked and serves no more messages.
     TEMPI_POISONED = 19,
     /// The object belongs to another CPU and cannot be used from the caller's (a lock under a
     /// single-CPU protocol; a thread set in real time).
     TEMPI_CROSS_CPU = 20,
+    /// The admission test refused the job (PORTS's negative acknowledgement, as
+    /// `SCHED_DEADLINE` answers `EBUSY`): it does not fit before its deadline. Unlike every
+    /// other failure, the call writes its answer: the idle time the CPU had before the
+    /// deadline, so that a job of at most that WCET would have been admitted.
+    TEMPI_NACK = 21,
+    /// A read with a timeout found no message in time.
+    TEMPI_TIMEOUT = 22,
+    /// A reply or save with no current message (none read, or it was answered or saved).
+    TEMPI_NO_CURRENT = 23,
+    /// No saved message matches the selection.
+    TEMPI_NO_MATCH = 24,
+    /// A call was put away without a reply (the recipient read past it, ended, or the
+    /// handler serving it was cut short), or a submission got no answer.
+    TEMPI_UNANSWERED = 25,
+    /// The message read was cancelled by the scheduler before it was served: it is the
+    /// current message all the same (it may be answered or saved), and, unlike every other
+    /// failure, the call writes it to its out-parameter.
+    TEMPI_CANCELLED = 26,
 }
 
 /// A failed call: its status and message.
@@ -119,6 +138,48 @@ impl From<tempi::sync::LockError> for Failure {
             _ => TEMPI_REFUSED,
         };
         Failure::new(status, e.to_string())
+    }
+}
+
+impl From<tempi::message::MsgError> for Failure {
+    fn from(e: tempi::message::MsgError) -> Failure {
+        use tempi::message::MsgError as M;
+        use tempi_status::*;
+        let status = match e {
+            M::PoolFull | M::QueueFull | M::CpuQueueFull { .. } | M::PayloadPoolFull => TEMPI_FULL,
+            M::Refused => TEMPI_REFUSED,
+            M::NoSuchThread(_) => TEMPI_UNKNOWN_THREAD,
+            M::CallSelf | M::NoSuchTimer | M::NoPayload | M::WrongPayload | M::StalePayload => TEMPI_INVALID_ARGUMENT,
+            M::CrossCpu { .. } => TEMPI_CROSS_CPU,
+            M::Empty | M::WouldBlock | M::Unwinding => TEMPI_WOULD_BLOCK,
+            M::Timeout => TEMPI_TIMEOUT,
+            M::NoCurrent => TEMPI_NO_CURRENT,
+            M::NoMatch => TEMPI_NO_MATCH,
+            M::NoSuchSaveQueue(_) => TEMPI_OUT_OF_RANGE,
+            M::Unanswered => TEMPI_UNANSWERED,
+            M::HandlerPanicked => TEMPI_POISONED,
+            M::ForeignRuntime => TEMPI_FOREIGN,
+            M::Cancelled(_) => TEMPI_CANCELLED,
+        };
+        Failure::new(status, e.to_string())
+    }
+}
+
+impl From<tempi::admission::AdmissionError> for Failure {
+    fn from(e: tempi::admission::AdmissionError) -> Failure {
+        use tempi::admission::AdmissionError as A;
+        use tempi_status::*;
+        let message = e.to_string();
+        let status = match e {
+            A::UnknownEngine(_) => TEMPI_UNKNOWN_NAME,
+            A::NotEdf { .. } => TEMPI_REFUSED,
+            A::ForeignRuntime => TEMPI_FOREIGN,
+            A::Unanswered { .. } => TEMPI_UNANSWERED,
+            A::FutureRelease { .. } | A::ZeroWcet | A::DeadlineTooLate { .. } => TEMPI_INVALID_ARGUMENT,
+            A::Full { .. } | A::TooManyLive { .. } => TEMPI_FULL,
+            A::NotStarted(e) | A::Runtime(e) => Failure::from(e).status,
+        };
+        Failure::new(status, message)
     }
 }
 
@@ -199,6 +260,12 @@ pub extern "C" fn tempi_status_str(status: i32) -> *const c_char {
         18 => b"TEMPI_NOT_OWNER\0",
         19 => b"TEMPI_POISONED\0",
         20 => b"TEMPI_CROSS_CPU\0",
+        21 => b"TEMPI_NACK\0",
+        22 => b"TEMPI_TIMEOUT\0",
+        23 => b"TEMPI_NO_CURRENT\0",
+        24 => b"TEMPI_NO_MATCH\0",
+        25 => b"TEMPI_UNANSWERED\0",
+        26 => b"TEMPI_CANCELLED\0",
         _ => b"TEMPI_?\0",
     };
     s.as_ptr().cast()
@@ -245,7 +312,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        for s in 0..=20 {
+        for s in 0..=26 {
             // SAFETY: tempi_status_str answers a static NUL-terminated string.
             let name = unsafe { std::ffi::CStr::from_ptr(tempi_status_str(s)) }.to_str().unwrap();
             assert!(name.starts_with("TEMPI_") && name != "TEMPI_?", "{s}: {name}");

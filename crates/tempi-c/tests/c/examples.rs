@@ -216,3 +216,174 @@ fn the_first_program_of_the_guide_builds_and_runs() {
     assert_eq!(printed, "misses 0\n");
     assert!(std::fs::read_to_string(dir.join("gantt.svg")).unwrap().starts_with("<svg"));
 }
+
+#[test]
+fn admission_with_a_nack_and_a_resubmission_from_c_matches_the_rust_api() {
+    use std::sync::{Arc, Mutex};
+    use tempi::admission::{Admission, AdmissionSpec, JobRequest, Refused};
+    let ms = Duration::from_millis;
+    let mut rt = Runtime::simulated(1);
+    rt.set_scheduler(|| Box::new(tempi::policy::sched::Edf::new()));
+    let adm = Admission::new(&mut rt, AdmissionSpec::new(0).engine("tree")).unwrap();
+    let printed = Arc::new(Mutex::new(String::new()));
+    let (a, log) = (adm.clone(), printed.clone());
+    rt.spawn(ThreadSpec::new("submitter").deadline(Duration::from_nanos(1)), move |cx| {
+        let deadline = Time::from_millis(10);
+        let idle = a.idle_before(cx, deadline).unwrap();
+        writeln!(log.lock().unwrap(), "idle before {}: {}", deadline.as_nanos(), idle.as_nanos()).unwrap();
+        let submit = |name: &str, wcet: Duration, work: Duration| {
+            let answer = a.admit(cx, JobRequest::new(name, wcet, deadline, move |cx| cx.work(work)));
+            let (status, admitted, cpu, idle) = match &answer {
+                Ok(ok) => ("TEMPI_OK", 1, ok.cpu, ok.idle),
+                Err(Refused::Nack(n)) => ("TEMPI_NACK", 0, n.cpu, n.idle),
+                Err(e) => panic!("{e}"),
+            };
+            writeln!(
+                log.lock().unwrap(),
+                "admit {name} wcet {}: {status} admitted {admitted} cpu {cpu} idle {}",
+                wcet.as_nanos(),
+                idle.as_nanos()
+            )
+            .unwrap();
+            answer
+        };
+        submit("first", ms(6), ms(5)).unwrap();
+        let Err(Refused::Nack(nack)) = submit("big", ms(5), ms(4)) else { panic!("big fits") };
+        submit("big", nack.idle, ms(4)).unwrap();
+    })
+    .unwrap();
+    let rust = rt.run().unwrap();
+    assert_eq!(rust.total_misses(), 0);
+    let mut expected = printed.lock().unwrap().clone();
+    for d in adm.decisions() {
+        writeln!(
+            expected,
+            "decision {} at {} cpu {} target {} wcet {} deadline {} idle {} accepted {}",
+            d.request,
+            d.time.as_nanos(),
+            d.cpu,
+            d.target_cpu,
+            d.wcet.as_nanos(),
+            d.deadline.as_nanos(),
+            d.idle.as_nanos(),
+            u32::from(d.accepted)
+        )
+        .unwrap();
+    }
+    expected.push_str(&listing(&rust));
+
+    let dir = scratch("admission");
+    let exe = build_c("examples/c/admission.c", &dir);
+    let printed = run(&mut Command::new(&exe));
+    assert_eq!(printed, expected);
+    assert!(printed.contains("admit big wcet 5000000: TEMPI_NACK admitted 0 cpu 0 idle 4000000\n"), "{printed}");
+    assert!(printed.contains("admit big wcet 4000000: TEMPI_OK admitted 1 cpu 0 idle 4000000\n"), "{printed}");
+    assert!(
+        printed.contains("decision big at 0 cpu 0 target 0 wcet 5000000 deadline 10000000 idle 4000000 accepted 0\n")
+    );
+}
+
+/// The ping-pong scenario of `examples/c/pingpong.c` through the Rust API, in virtual time:
+/// what the C program prints.
+fn pingpong_in_rust() -> String {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use tempi::message::{Handler, Message, Read};
+    let us = Duration::from_micros;
+    let printed = Arc::new(Mutex::new(String::new()));
+    let total = Arc::new(AtomicI64::new(0));
+    let sum = total.clone();
+    let tally = Handler::new("tally", 1, 4, move |hcx, m| {
+        let now = sum.fetch_add(m.value, Ordering::Relaxed) + m.value;
+        hcx.reply(Message::new(m.id, now, 0));
+    });
+    let mut rt = Runtime::simulated(2);
+    let log = printed.clone();
+    let pong = rt
+        .spawn(ThreadSpec::new("pong").cpu(1).mailbox(8), move |cx| loop {
+            let m = cx.read(Read::Wait).unwrap();
+            let log = |line: String| log.lock().unwrap().push_str(&line);
+            if m.id == -1 {
+                log(format!("pong: stop at {}\n", cx.now().as_nanos()));
+                return;
+            }
+            if !m.expects_reply {
+                log(format!("pong: note {} value {} at {}\n", m.id, m.value, cx.now().as_nanos()));
+                continue;
+            }
+            cx.work(us(50));
+            let t = tally.call(cx, Message::new(m.id, m.value, 0)).unwrap();
+            cx.reply(Message::new(m.id, m.value * 10 + 1, 0)).unwrap();
+            log(format!("pong: call {} total {} at {}\n", m.id, t.value, cx.now().as_nanos()));
+        })
+        .unwrap();
+    let log = printed.clone();
+    rt.spawn(ThreadSpec::new("ping").cpu(0), move |cx| {
+        for i in 0..5 {
+            cx.work(us(100));
+            let r = cx.call(pong, Message::new(i, i, 0)).unwrap();
+            writeln!(log.lock().unwrap(), "ping: call {i} answered {} at {}", r.value, cx.now().as_nanos()).unwrap();
+        }
+        for k in 0..3 {
+            cx.send(pong, Message::new(100 + k, k, 0)).unwrap();
+        }
+        cx.send(pong, Message::new(-1, 0, 0)).unwrap();
+        writeln!(log.lock().unwrap(), "ping: sent 3 notes and the stop at {}", cx.now().as_nanos()).unwrap();
+    })
+    .unwrap();
+    let out = rt.run().unwrap();
+    let mut s = printed.lock().unwrap().clone();
+    for t in &out.threads {
+        writeln!(
+            s,
+            "thread {} cpu {} completed {} end {}",
+            t.name,
+            t.cpu,
+            t.stats.completed,
+            end_code(t.outcome.as_ref())
+        )
+        .unwrap();
+    }
+    writeln!(s, "total {}", total.load(Ordering::Relaxed)).unwrap();
+    s
+}
+
+#[test]
+fn two_cpus_exchanging_messages_from_c_in_virtual_time_match_the_rust_api() {
+    let expected = pingpong_in_rust();
+    assert!(expected.contains("ping: call 4 answered 41 at "), "{expected}");
+    let dir = scratch("pingpong");
+    let exe = build_c("examples/c/pingpong.c", &dir);
+    assert_eq!(run(&mut Command::new(&exe)), expected);
+}
+
+#[test]
+fn two_cpus_exchanging_messages_from_c_in_real_time_deliver_every_message_in_order() {
+    let dir = scratch("pingpong_real");
+    let exe = build_c("examples/c/pingpong.c", &dir);
+    let printed = run(Command::new(&exe).arg("real"));
+    // Times vary on the real clock: the lines without them, thread by thread.
+    let lines = |prefix: &str| -> Vec<String> {
+        printed
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .map(|l| l.rsplit_once(" at ").map_or(l, |(head, _)| head).to_string())
+            .collect()
+    };
+    let calls: Vec<String> = (0..5).map(|i| format!("ping: call {i} answered {}", i * 10 + 1)).collect();
+    assert_eq!(lines("ping: call"), calls, "{printed}");
+    let totals: Vec<String> =
+        [0, 1, 3, 6, 10].iter().enumerate().map(|(i, t)| format!("pong: call {i} total {t}")).collect();
+    assert_eq!(lines("pong: call"), totals, "{printed}");
+    let notes: Vec<String> = (0..3).map(|k| format!("pong: note {} value {k}", 100 + k)).collect();
+    assert_eq!(lines("pong: note"), notes, "{printed}");
+    assert_eq!(lines("pong: stop"), ["pong: stop"], "{printed}");
+    // Pong's lines come in the order it read the messages: every call before the notes, the
+    // stop last.
+    let pong: Vec<&str> = printed.lines().filter(|l| l.starts_with("pong:")).collect();
+    assert_eq!(pong.len(), 9, "{printed}");
+    assert!(pong[..5].iter().all(|l| l.starts_with("pong: call")) && pong[8].starts_with("pong: stop"), "{printed}");
+    assert!(printed.contains("thread ping cpu 0 completed 1 end 1\n"), "{printed}");
+    assert!(printed.contains("thread pong cpu 1 completed 1 end 1\n"), "{printed}");
+    assert!(printed.ends_with("total 10\n"), "{printed}");
+}

@@ -15,3 +15,13 @@ fn every_misuse_answers_its_status() {
     assert!(out.status.success(), "{printed}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(printed.trim_end().ends_with(" passed, 0 failed"), "{printed}");
 }
+
+#[test]
+fn every_misuse_of_admission_messages_and_handlers_answers_its_status() {
+    let dir = scratch("misuse_more");
+    let exe = build_c("crates/tempi-c/tests/c/misuse_more.c", &dir);
+    let out = Command::new(&exe).output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{printed}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(printed.trim_end().ends_with(" passed, 0 failed"), "{printed}");
+}

@@ -17,7 +17,10 @@ fn the_c_programs_are_valgrind_clean() {
         ("examples/c/rm_textbook.c", &[][..]),
         ("examples/c/runaway.c", &[][..]),
         ("examples/c/inversion.c", &["bpi"][..]),
+        ("examples/c/admission.c", &[][..]),
+        ("examples/c/pingpong.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse.c", &[][..]),
+        ("crates/tempi-c/tests/c/misuse_more.c", &[][..]),
     ] {
         let exe = build_c(src, &dir);
         run(Command::new("valgrind").args(["-q", "--error-exitcode=1"]).arg(&exe).args(args));
