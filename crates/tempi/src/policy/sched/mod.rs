@@ -249,7 +249,7 @@ macro_rules! scheduler_hooks {
             /// ceiling computed from users can move with time, as deadlines do). Default: a
             /// declared ceiling is that priority ([`Urgency::from_priority`]); one computed from
             /// users is the [`Scheduler::base_urgency`] of a job at the users' level
-            /// ([`LockCeiling::Users`]: their highest priority, their shortest relative
+            /// ([`LockCeiling::Users`](crate::policy::lock::LockCeiling::Users): their highest priority, their shortest relative
             /// deadline) released at `now`, so under fixed priority the highest user priority
             /// and under EDF `now` plus the shortest relative deadline (SRP's preemption level
             /// as a deadline).
