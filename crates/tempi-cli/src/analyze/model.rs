@@ -52,6 +52,8 @@ pub(super) struct Notes {
 /// Build the per-CPU task sets.
 pub(super) fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
     let specs = sc.specs();
+    // Every CPU's task set starts with all the resources, their ceilings computed once.
+    let resources = resources(sc);
     let mut cpus: Vec<CpuModel> = Vec::new();
     for (i, def) in sc.threads.iter().enumerate() {
         let period = match def.timing {
@@ -122,7 +124,7 @@ pub(super) fn model(sc: &Scenario, notes: &mut Notes) -> Vec<CpuModel> {
         let at = match cpus.iter().position(|c| c.cpu == def.cpu) {
             Some(at) => at,
             None => {
-                cpus.push(CpuModel { cpu: def.cpu, tasks: resources(sc), threads: Vec::new(), sleeps: Vec::new() });
+                cpus.push(CpuModel { cpu: def.cpu, tasks: resources.clone(), threads: Vec::new(), sleeps: Vec::new() });
                 cpus.len() - 1
             }
         };
