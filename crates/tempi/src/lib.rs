@@ -60,6 +60,7 @@ pub mod warp;
 pub use error::{Error, GlobalRefusal, PanicSource};
 pub use kernel::{Ctx, EventCtx, JobInfo, UnwindCause};
 pub use plain::RuntimeId;
+pub use plain::{Histogram, ThreadDistributions, HISTOGRAM_BUCKETS};
 pub use runtime::{
     Config, Costs, CrossCpuStats, MessageStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary,
     TimerSpec,

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use crate::clock::ClockMode;
-use crate::plain::ThreadId;
 use crate::plain::TraceRecord;
+use crate::plain::{ThreadDistributions, ThreadId};
 use crate::sets::SetSummary;
 use crate::thread::{Criticality, ThreadOutcome, Timing};
 use crate::time::Time;
@@ -111,6 +111,9 @@ pub struct ThreadSummary {
     pub outcome: Option<ThreadOutcome>,
     /// Statistics.
     pub stats: ThreadStats,
+    /// Per job: response time, start latency, tardiness and execution time, as histograms
+    /// (recorded without allocation, in both clocks).
+    pub distributions: ThreadDistributions,
 }
 
 /// Everything a finished run reports.

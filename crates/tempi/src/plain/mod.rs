@@ -8,6 +8,7 @@
 
 pub(crate) mod budget;
 pub(crate) mod ceiling;
+pub(crate) mod histogram;
 pub(crate) mod ids;
 pub(crate) mod message;
 pub(crate) mod sched_info;
@@ -15,6 +16,7 @@ pub(crate) mod trace;
 
 pub use budget::{BudgetEvent, BudgetEventKind};
 pub use ceiling::LockCeiling;
+pub use histogram::{Histogram, ThreadDistributions, HISTOGRAM_BUCKETS};
 pub use ids::{CondId, HandlerId, LockId, RuntimeId, SemId, SetId, ThreadId};
 pub use message::{Flow, Message, MsgError, MsgTimer, Payload, Read, Selection, TimedRefusal, TimedRefusals};
 pub use sched_info::{SchedInfo, Urgency};

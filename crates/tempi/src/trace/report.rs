@@ -449,6 +449,57 @@ struct ThreadJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     spin_time: Option<u64>,
     outcome: Option<String>,
+    /// Per job, in ns: response time, start latency, tardiness and execution time, each
+    /// with its percentiles and its histogram's non-empty buckets (a metric with no values
+    /// is left out).
+    distributions: BTreeMap<&'static str, HistogramJson>,
+}
+
+/// One histogram in the JSON report (ns).
+#[cfg(feature = "export")]
+#[derive(Serialize)]
+struct HistogramJson {
+    count: u64,
+    min: Option<u64>,
+    mean: Option<u64>,
+    p50: Option<u64>,
+    p90: Option<u64>,
+    p99: Option<u64>,
+    #[serde(rename = "p99.9")]
+    p99_9: Option<u64>,
+    max: Option<u64>,
+    /// `[lowest, highest, count]` per non-empty bucket, lowest first.
+    buckets: Vec<[u64; 3]>,
+}
+
+#[cfg(feature = "export")]
+fn histogram_json(h: &crate::Histogram) -> HistogramJson {
+    HistogramJson {
+        count: h.count(),
+        min: h.min().map(nanos),
+        mean: h.mean().map(nanos),
+        p50: h.percentile(50.0).map(nanos),
+        p90: h.percentile(90.0).map(nanos),
+        p99: h.percentile(99.0).map(nanos),
+        p99_9: h.percentile(99.9).map(nanos),
+        max: h.max().map(nanos),
+        buckets: h.buckets().map(|(lo, hi, n)| [lo, hi, n]).collect(),
+    }
+}
+
+/// The thread's distributions by name, those with values only.
+#[cfg(feature = "export")]
+fn distributions_json(d: &crate::ThreadDistributions) -> BTreeMap<&'static str, HistogramJson> {
+    [
+        ("response", &d.response),
+        ("start_latency", &d.start_latency),
+        ("tardiness", &d.tardiness),
+        ("execution", &d.execution),
+    ]
+    .into_iter()
+    .filter(|(_, h)| h.count() > 0)
+    .map(|(name, h)| (name, histogram_json(h)))
+    .collect()
 }
 
 #[cfg(feature = "export")]
@@ -531,6 +582,7 @@ pub(super) fn render(
             cpu_time: nanos(t.stats.cpu_time),
             spin_time: (!t.stats.spin_time.is_zero()).then(|| nanos(t.stats.spin_time)),
             outcome: outcome_text(&t.outcome),
+            distributions: distributions_json(&t.distributions),
         })
         .collect();
     let jobs = jobs(out)

@@ -49,7 +49,34 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
     }
 }
 
-/// A readable summary of a run: one aligned row per thread (times in milliseconds), one per
+/// Per thread with completed jobs: response-time percentiles, the 99th percentile of start
+/// latency (release to first dispatch) and of execution time, and the largest tardiness.
+fn distribution_table(s: &mut String, out: &RunOutcome) {
+    let header = ["thread", "resp p50", "resp p90", "resp p99", "resp p99.9", "start p99", "exec p99", "late max"];
+    let dash = || String::from("-");
+    let at = |h: &crate::Histogram, p: f64| h.percentile(p).map_or_else(dash, |d| ms3(nanos(d)));
+    let mut rows: Vec<[String; 8]> = vec![header.map(String::from)];
+    for t in out.threads.iter().filter(|t| t.distributions.response.count() > 0) {
+        let d = &t.distributions;
+        rows.push([
+            t.name.clone(),
+            at(&d.response, 50.0),
+            at(&d.response, 90.0),
+            at(&d.response, 99.0),
+            at(&d.response, 99.9),
+            at(&d.start_latency, 99.0),
+            at(&d.execution, 99.0),
+            d.tardiness.max().map_or_else(dash, |d| ms3(nanos(d))),
+        ]);
+    }
+    if rows.len() > 1 {
+        let _ = writeln!(s);
+        write_table(s, &rows, false);
+    }
+}
+
+/// A readable summary of a run: one aligned row per thread (times in milliseconds), one with
+/// its percentiles (response time, start latency, execution time, tardiness), one per
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
 /// deadline misses, a `faults:` line naming the hard threads that missed (a miss by a hard
 /// thread is a fault of the run, [`RunOutcome::hard_misses`]) and one naming the soft threads
@@ -113,6 +140,7 @@ pub fn summary_text(out: &RunOutcome) -> String {
     if out.threads.is_empty() {
         let _ = writeln!(s, "(no threads)");
     }
+    distribution_table(&mut s, out);
     if !out.sets.is_empty() {
         let names_by_id = names(out);
         let header = ["set", "cpu time", "exhaustions", "replenishments", "members"];

@@ -226,6 +226,10 @@ impl<C: Clock> Kernel<C> {
         context_switch: Duration,
     ) {
         t.state = State::Running;
+        if !t.job_ran && t.job_active {
+            t.job_ran = true;
+            t.dist.start_latency.record(now - t.job.release);
+        }
         let switched = cpu.start(t.id, now);
         if let Some(seq) = trace_seq {
             cpu.record(seq, now, TraceKind::Run, t.id, t.job.number, 0);

@@ -558,8 +558,11 @@ impl<C: Clock> Kernel<C> {
                 cpu.leave_kernel(end);
             }
         }
-        for t in self.table.slots.iter().flatten() {
-            self.table.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
+        let table = &mut self.table;
+        for t in table.slots.iter_mut().flatten() {
+            table.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
+            table.summaries[t.summary].distributions =
+                std::mem::replace(&mut t.dist, crate::plain::ThreadDistributions::empty());
         }
         // Unwind every suspended thread so its destructors run on its own stack.
         self.teardown_threads();

@@ -429,6 +429,7 @@ impl<C: Clock> Kernel<C> {
             criticality: spec.criticality,
             outcome: None,
             stats: ThreadStats::default(),
+            distributions: crate::plain::ThreadDistributions::empty(),
         });
         let rel_deadline = spec.relative_deadline();
         let period = spec.period();
@@ -504,6 +505,8 @@ impl<C: Clock> Kernel<C> {
             unwind_sent: false,
             joiners: 0,
             stats: ThreadStats::default(),
+            dist: crate::plain::ThreadDistributions::default(),
+            job_ran: false,
             has_run: false,
             skip_next: 0,
             next_sporadic: Time::ZERO,

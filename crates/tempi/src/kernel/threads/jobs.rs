@@ -64,6 +64,7 @@ impl<C: Clock> Kernel<C> {
         self.table.summaries[tcb.summary].outcome = Some(outcome.clone());
         self.table.summaries[tcb.summary].stats =
             ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
+        self.table.summaries[tcb.summary].distributions = tcb.dist;
         self.table.free.push(i as u32);
         self.table.live -= 1;
         self.count_exit();
@@ -209,9 +210,16 @@ impl<C: Clock> Kernel<C> {
     }
 
     pub(in crate::kernel) fn start_job(&mut self, id: ThreadId, job: JobInfo) {
+        let now = self.now;
         let t = self.tcb(id);
         t.set_job(job);
         t.job_active = true;
+        if t.state == State::Running {
+            // A job that begins while its thread runs (the next one, at the end of the last)
+            // starts now, without a dispatch.
+            t.job_ran = true;
+            t.dist.start_latency.record(now - job.release);
+        }
         t.abort_pending = false;
         self.refresh_urgency(id);
         self.make_ready(id, ReadyReason::Released);
@@ -251,6 +259,20 @@ impl<C: Clock> Kernel<C> {
             self.trace_thread(id, TraceKind::JobAbort, 0);
         } else {
             let response = now - release;
+            // The job's CPU time up to this instant (the clock is otherwise charged when the
+            // thread stops).
+            if self.cpus[c].current == Some(id) {
+                self.charge(c);
+            }
+            let accounting = self.exec.accounting;
+            let t = self.tcb(id);
+            t.dist.response.record(response);
+            if accounting != crate::sets::Accounting::Off {
+                t.dist.execution.record(t.sched.job_cpu_time);
+            }
+            if let Some(deadline) = t.job.deadline {
+                t.dist.tardiness.record(now - deadline);
+            }
             let s = self.stats(id);
             s.completed += 1;
             s.response_total += response;

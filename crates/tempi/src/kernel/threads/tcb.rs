@@ -237,6 +237,10 @@ pub(crate) struct Tcb {
     pub(crate) joiners: u32,
     /// Kept here on the hot path; copied to the thread's summary when it ends.
     pub(crate) stats: ThreadStats,
+    /// Per-job histograms, allocated at spawn; moved to the thread's summary when it ends.
+    pub(crate) dist: crate::plain::ThreadDistributions,
+    /// The current job has been dispatched (its start latency is recorded).
+    pub(crate) job_ran: bool,
     /// Under a global policy: the thread has been dispatched at least once, so `cpu` is
     /// where it last ran and a dispatch elsewhere is a migration.
     pub(crate) has_run: bool,
@@ -406,5 +410,6 @@ impl Tcb {
         self.sched.deadline = job.deadline;
         self.sched.job = job.number;
         self.sched.job_cpu_time = Duration::ZERO;
+        self.job_ran = false;
     }
 }
