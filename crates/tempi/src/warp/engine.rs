@@ -206,7 +206,7 @@ impl RunOutcome {
 /// deterministic) but a new id, so an anti-message always cancels the right copy however
 /// delivery reorders them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct MsgId {
+pub(super) struct MsgId {
     sender: u32,
     n: u64,
 }
@@ -220,18 +220,18 @@ struct SentRec {
 }
 
 /// A message between workers.
-enum Msg<E> {
+pub(super) enum Msg<E> {
     Event { to: LpId, key: EventKey, id: MsgId, event: E },
     Anti { to: LpId, key: EventKey, id: MsgId },
 }
 
 impl<E> Msg<E> {
-    fn to(&self) -> LpId {
+    pub(super) fn to(&self) -> LpId {
         match self {
             Msg::Event { to, .. } | Msg::Anti { to, .. } => *to,
         }
     }
-    fn key(&self) -> EventKey {
+    pub(super) fn key(&self) -> EventKey {
         match self {
             Msg::Event { key, .. } | Msg::Anti { key, .. } => *key,
         }
@@ -294,9 +294,9 @@ struct LpRun<S, Saved> {
 }
 
 #[derive(Clone, Copy)]
-struct Place {
-    worker: u32,
-    local: u32,
+pub(super) struct Place {
+    pub(super) worker: u32,
+    pub(super) local: u32,
 }
 
 /// A multiply-rotate hasher for event keys: the index is internal and keys are not chosen by
@@ -323,9 +323,9 @@ impl Hasher for KeyHasher {
 
 type KeyIndex = HashMap<MsgId, u32, BuildHasherDefault<KeyHasher>>;
 
-struct Log {
-    records: Vec<LogRecord>,
-    dropped: u64,
+pub(super) struct Log {
+    pub(super) records: Vec<LogRecord>,
+    pub(super) dropped: u64,
 }
 
 impl Log {
@@ -338,43 +338,45 @@ impl Log {
     }
 }
 
-struct Shared<'a, M> {
-    model: &'a M,
-    config: &'a WarpConfig,
-    place: &'a [Place],
+pub(super) struct Shared<'a, M> {
+    pub(super) model: &'a M,
+    pub(super) config: &'a WarpConfig,
+    pub(super) place: &'a [Place],
 }
 
-struct Worker<M: Model> {
-    id: u32,
+pub(super) struct Worker<M: Model> {
+    pub(super) id: u32,
     lps: Vec<LpRun<M::State, M::Saved>>,
     slots: Vec<Slot<M::Event>>,
-    free: Vec<u32>,
+    pub(super) free: Vec<u32>,
     index: KeyIndex,
-    optimistic: SlotHeap,
-    conservative: SlotHeap,
-    outbox: VecDeque<Msg<M::Event>>,
-    outbox_capacity: usize,
-    sends: Vec<(LpId, EventKey, M::Event)>,
-    sent_scratch: Vec<Sent>,
-    ids: Vec<MsgId>,
-    cancels: Vec<MsgId>,
+    pub(super) optimistic: SlotHeap,
+    pub(super) conservative: SlotHeap,
+    pub(super) outbox: VecDeque<Msg<M::Event>>,
+    pub(super) outbox_capacity: usize,
+    pub(super) sends: Vec<(LpId, EventKey, M::Event)>,
+    pub(super) sent_scratch: Vec<Sent>,
+    pub(super) ids: Vec<MsgId>,
+    pub(super) cancels: Vec<MsgId>,
     /// LPs with a rollback in progress.
-    rolling_back: usize,
+    pub(super) rolling_back: usize,
     /// The last GVT this worker was told (never above the true GVT).
-    gvt: EventKey,
+    pub(super) gvt: EventKey,
     /// The least key an anti-message or rollback could cancel at when `gvt` was computed: a
     /// conservative event exactly at GVT may still have a doomed twin (a cancelled copy with
     /// the same key) while that copy's anti-message is in flight.
-    cancel_floor: EventKey,
-    blocked_steps: u64,
+    pub(super) cancel_floor: EventKey,
+    pub(super) blocked_steps: u64,
+    /// Set by a parallel worker thread when it saw GVT reach the end.
+    pub(super) finished: bool,
 }
 
-fn internal(what: &'static str) -> WarpError {
+pub(super) fn internal(what: &'static str) -> WarpError {
     WarpError::Internal { what }
 }
 
 impl<M: Model> Worker<M> {
-    fn outbox_room(&self) -> usize {
+    pub(super) fn outbox_room(&self) -> usize {
         self.outbox_capacity - self.outbox.len()
     }
 
@@ -564,7 +566,7 @@ impl<M: Model> Worker<M> {
         Ok(None)
     }
 
-    fn step(
+    pub(super) fn step(
         &mut self,
         sh: &Shared<'_, M>,
         log: &mut Log,
@@ -684,7 +686,7 @@ impl<M: Model> Worker<M> {
     /// The least key this worker still has to account for (unprocessed events below the end,
     /// unfinished rollbacks and its outbox), and the least key something may still cancel at
     /// (anti-messages and rollback targets).
-    fn local_min(&self, end_time: u64) -> (EventKey, EventKey) {
+    pub(super) fn local_min(&self, end_time: u64) -> (EventKey, EventKey) {
         let mut min = EventKey::MAX;
         let mut cancel = EventKey::MAX;
         for heap in [&self.optimistic, &self.conservative] {
@@ -710,7 +712,7 @@ impl<M: Model> Worker<M> {
     }
 
     /// Commits and frees every processed event below `gvt`.
-    fn collect(
+    pub(super) fn collect(
         &mut self,
         log: &mut Log,
         gvt: EventKey,
@@ -766,15 +768,15 @@ impl<M: Model> Worker<M> {
 /// assert!(out.processed >= out.committed);
 /// ```
 pub struct Engine<M: Model> {
-    model: M,
-    config: WarpConfig,
-    place: Vec<Place>,
-    workers: Vec<Worker<M>>,
-    inboxes: Vec<VecDeque<Msg<M::Event>>>,
-    log: Log,
-    gvt: EventKey,
-    gvt_rounds: u64,
-    actions: u64,
+    pub(super) model: M,
+    pub(super) config: WarpConfig,
+    pub(super) place: Vec<Place>,
+    pub(super) workers: Vec<Worker<M>>,
+    pub(super) inboxes: Vec<VecDeque<Msg<M::Event>>>,
+    pub(super) log: Log,
+    pub(super) gvt: EventKey,
+    pub(super) gvt_rounds: u64,
+    pub(super) actions: u64,
 }
 
 impl<M: Model> Engine<M> {
@@ -826,6 +828,7 @@ impl<M: Model> Engine<M> {
                     gvt: EventKey { time: 0, depth: 0, sender: LpId(0), seq: 0 },
                     cancel_floor: EventKey::MAX,
                     blocked_steps: 0,
+                    finished: false,
                 }
             })
             .collect();

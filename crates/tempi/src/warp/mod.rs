@@ -61,11 +61,13 @@
 
 mod engine;
 mod heap;
+mod parallel;
 pub mod phold;
 mod ring;
 mod sequential;
 
 pub use engine::{Driver, Engine, LogRecord, LpCounters, RunOutcome, Schedule, StepOutcome};
+pub use parallel::{Parallel, ParallelSpec};
 pub use sequential::{check, sequential, CheckReport, SequentialOutcome};
 
 use std::fmt;
@@ -748,6 +750,14 @@ pub enum WarpError {
         /// `"redo"`: forward again differs from the first forward.
         stage: &'static str,
     },
+    /// A worker thread could not be created on the runtime.
+    Runtime {
+        /// The runtime's error.
+        what: String,
+    },
+    /// The runtime's run ended before the engine's workers did (a horizon before the end of
+    /// the model, a killed worker, a run never made).
+    Unfinished,
     /// A broken engine invariant (a bug, reported instead of a panic).
     Internal {
         /// What broke.
@@ -774,6 +784,8 @@ impl fmt::Display for WarpError {
             WarpError::ReverseMismatch { lp, key, stage } => {
                 write!(f, "LP {} event {key} (time {}): reverse handler check failed at {stage}", lp.0, key.time)
             }
+            WarpError::Runtime { what } => write!(f, "cannot start a warp worker: {what}"),
+            WarpError::Unfinished => write!(f, "the run ended before the warp workers finished"),
             WarpError::Internal { what } => write!(f, "warp engine invariant broken: {what}"),
         }
     }
