@@ -217,6 +217,8 @@ struct SentRec {
     to: LpId,
     key: EventKey,
     id: MsgId,
+    /// The receiver's slot when the receiver is on the sender's worker.
+    slot: u32,
 }
 
 /// A message between workers.
@@ -265,6 +267,9 @@ struct Slot<E> {
     cancelled: bool,
     /// Undone at least once: its next execution is redo work.
     undone: bool,
+    /// In the id index (messages from other workers and orphans; local messages are found
+    /// through their sender's record instead).
+    indexed: bool,
 }
 
 struct Entry<Saved> {
@@ -357,7 +362,7 @@ pub(super) struct Worker<M: Model> {
     pub(super) sends: Vec<(LpId, EventKey, M::Event)>,
     pub(super) sent_scratch: Vec<Sent>,
     pub(super) ids: Vec<MsgId>,
-    pub(super) cancels: Vec<MsgId>,
+    cancels: Vec<(MsgId, u32)>,
     /// LPs with a rollback in progress.
     pub(super) rolling_back: usize,
     /// The last GVT this worker was told (never above the true GVT).
@@ -380,17 +385,31 @@ impl<M: Model> Worker<M> {
         self.outbox_capacity - self.outbox.len()
     }
 
-    fn alloc(&mut self, to: LpId, key: EventKey, id: MsgId, event: Option<M::Event>, state: SlotState) -> Option<u32> {
+    /// A slot for a message; `indexed` when an anti-message may come for it from another
+    /// worker (or it is an orphan anti-message waiting for its message).
+    fn alloc(
+        &mut self,
+        to: LpId,
+        key: EventKey,
+        id: MsgId,
+        event: Option<M::Event>,
+        state: SlotState,
+        indexed: bool,
+    ) -> Option<u32> {
         let slot = self.free.pop()?;
         let s = &mut self.slots[slot as usize];
-        *s = Slot { key, id, to, event, state, cancelled: false, undone: false };
-        self.index.insert(id, slot);
+        *s = Slot { key, id, to, event, state, cancelled: false, undone: false, indexed };
+        if indexed {
+            self.index.insert(id, slot);
+        }
         Some(slot)
     }
 
     fn free_slot(&mut self, slot: u32) {
         let s = &mut self.slots[slot as usize];
-        self.index.remove(&s.id);
+        if s.indexed {
+            self.index.remove(&s.id);
+        }
         s.state = SlotState::Free;
         s.event = None;
         self.free.push(slot);
@@ -471,7 +490,7 @@ impl<M: Model> Worker<M> {
             for _ in 0..entry.sent {
                 let s = *sent.pop_back().ok_or_else(|| internal("sent record missing"))?;
                 if sh.place[s.to.index()].worker == my_id {
-                    cancels.push(s.id);
+                    cancels.push((s.id, s.slot));
                 } else {
                     outbox.push_back(Msg::Anti { to: s.to, key: s.key, id: s.id });
                 }
@@ -497,8 +516,11 @@ impl<M: Model> Worker<M> {
     /// Cancels the local messages undone events sent (each may roll back its receiver, which
     /// may cancel more).
     fn drain_cancels(&mut self, sh: &Shared<'_, M>, log: &mut Log) -> Result<(), WarpError> {
-        while let Some(id) = self.cancels.pop() {
-            let &slot = self.index.get(&id).ok_or_else(|| internal("local message to cancel not found"))?;
+        while let Some((id, slot)) = self.cancels.pop() {
+            let s = self.slots.get(slot as usize).ok_or_else(|| internal("local message slot out of range"))?;
+            if s.id != id || s.state == SlotState::Free {
+                return Err(internal("local message to cancel not found"));
+            }
             self.cancel_slot(sh, log, slot)?;
         }
         Ok(())
@@ -547,7 +569,7 @@ impl<M: Model> Worker<M> {
                 }
                 Some(_) => return Err(internal("a message arrived twice")),
                 None => {
-                    let Some(slot) = self.alloc(to, key, id, None, SlotState::Pending) else {
+                    let Some(slot) = self.alloc(to, key, id, None, SlotState::Pending, true) else {
                         return Ok(Some(Msg::Event { to, key, id, event }));
                     };
                     self.slots[slot as usize].event = Some(event);
@@ -557,7 +579,7 @@ impl<M: Model> Worker<M> {
             Msg::Anti { .. } => match found {
                 Some(slot) => self.cancel_slot(sh, log, slot)?,
                 None => {
-                    if self.alloc(to, key, id, None, SlotState::Orphan).is_none() {
+                    if self.alloc(to, key, id, None, SlotState::Orphan, true).is_none() {
                         return Ok(Some(msg));
                     }
                 }
@@ -656,7 +678,8 @@ impl<M: Model> Worker<M> {
             for (to, k, _) in sends.iter() {
                 let msg_id = MsgId { sender: id.0, n: *next_id };
                 *next_id += 1;
-                *sent.push_back().ok_or_else(|| internal("sent ring full"))? = SentRec { to: *to, key: *k, id: msg_id };
+                *sent.push_back().ok_or_else(|| internal("sent ring full"))? =
+                    SentRec { to: *to, key: *k, id: msg_id, slot: super::heap::NOWHERE };
                 ids.push(msg_id);
                 entry.sent += 1;
             }
@@ -668,11 +691,14 @@ impl<M: Model> Worker<M> {
             counters.max_history = counters.max_history.max(history.len());
             log.push(LogRecord::Process { lp: *id, key });
         }
-        for ((to, k, event), &id) in sends.drain(..).zip(ids.iter()) {
+        let first = self.lps[local].sent.len() - ids.len();
+        for (i, ((to, k, event), &id)) in sends.drain(..).zip(ids.iter()).enumerate() {
             let place = sh.place[to.index()];
             if place.worker == self.id {
-                let slot =
-                    self.alloc(to, k, id, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
+                let slot = self
+                    .alloc(to, k, id, Some(event), SlotState::Pending, false)
+                    .ok_or_else(|| internal("pool checked"))?;
+                self.lps[local].sent.get_mut(first + i).ok_or_else(|| internal("sent record missing"))?.slot = slot;
                 self.insert_pending(sh, log, place.local as usize, slot)?;
             } else {
                 self.outbox.push_back(Msg::Event { to, key: k, id, event });
@@ -812,6 +838,7 @@ impl<M: Model> Engine<M> {
                             state: SlotState::Free,
                             cancelled: false,
                             undone: false,
+                            indexed: false,
                         })
                         .collect(),
                     free: (0..pool as u32).rev().collect(),
@@ -861,7 +888,12 @@ impl<M: Model> Engine<M> {
                 ),
                 states,
                 sent: Ring::over(vec![
-                    SentRec { to: LpId(0), key: EventKey::MAX, id: MsgId { sender: 0, n: 0 } };
+                    SentRec {
+                        to: LpId(0),
+                        key: EventKey::MAX,
+                        id: MsgId { sender: 0, n: 0 },
+                        slot: 0
+                    };
                     h * config.max_sends_per_event
                 ]),
                 next_id: 0,
@@ -886,8 +918,9 @@ impl<M: Model> Engine<M> {
                 let p = place[to.index()];
                 let w = &mut workers[p.worker as usize];
                 let id = MsgId { sender: key.sender.0, n: key.seq };
-                let slot =
-                    w.alloc(to, key, id, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
+                let slot = w
+                    .alloc(to, key, id, Some(event), SlotState::Pending, false)
+                    .ok_or_else(|| internal("pool checked"))?;
                 w.insert_pending(&sh, &mut log, p.local as usize, slot)?;
             }
         }
