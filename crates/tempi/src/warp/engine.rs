@@ -156,6 +156,9 @@ pub struct LpCounters {
     pub redone: u64,
     /// The most processed, uncommitted events the LP held at once.
     pub max_history: usize,
+    /// Events committed after their commit deadline had passed: their results were dropped
+    /// and a fallback ran instead ([`crate::warp::DeadlineSpec`]).
+    pub late: u64,
 }
 
 /// The totals of a run.
@@ -184,6 +187,11 @@ pub struct RunOutcome {
     pub actions: u64,
     /// Log records not kept for lack of room.
     pub log_dropped: u64,
+    /// Events committed after their commit deadline (their results dropped).
+    pub late: u64,
+    /// Fallbacks the reactive watchers ran for events uncommitted at their deadline (a
+    /// fallback may be for an event later cancelled, so this may exceed `late`).
+    pub fallbacks: u64,
 }
 
 impl RunOutcome {
@@ -374,6 +382,8 @@ pub(super) struct Worker<M: Model> {
     pub(super) blocked_steps: u64,
     /// Set by a parallel worker thread when it saw GVT reach the end.
     pub(super) finished: bool,
+    /// Commit-deadline cells, one per slot (on a runtime with deadlines only).
+    pub(super) deadlines: Option<std::sync::Arc<super::deadline::Cells>>,
 }
 
 pub(super) fn internal(what: &'static str) -> WarpError {
@@ -410,6 +420,9 @@ impl<M: Model> Worker<M> {
         if s.indexed {
             self.index.remove(&s.id);
         }
+        if let Some(cells) = &self.deadlines {
+            cells.disarm(slot);
+        }
         s.state = SlotState::Free;
         s.event = None;
         self.free.push(slot);
@@ -427,6 +440,12 @@ impl<M: Model> Worker<M> {
     fn insert_pending(&mut self, sh: &Shared<'_, M>, log: &mut Log, local: usize, slot: u32) -> Result<(), WarpError> {
         let key = self.slots[slot as usize].key;
         let rollback = self.lps[local].rollback;
+        if let Some(cells) = &self.deadlines {
+            let s = &self.slots[slot as usize];
+            if let Some(d) = s.event.as_ref().and_then(|e| sh.model.commit_deadline(s.to, &key, e)) {
+                cells.arm(slot, s.to, key, crate::time::nanos(d));
+            }
+        }
         self.heap_for(rollback).push(slot, key);
         let last = self.lps[local].history.back().map(|e| self.slots[e.slot as usize].key);
         if last.is_some_and(|last| key < last) {
@@ -737,6 +756,19 @@ impl<M: Model> Worker<M> {
         (min, cancel)
     }
 
+    /// Gives the worker its deadline cells and arms them for the events already in its pool.
+    pub(super) fn attach_deadlines(&mut self, model: &M, cells: std::sync::Arc<super::deadline::Cells>) {
+        for (i, s) in self.slots.iter().enumerate() {
+            if !matches!(s.state, SlotState::Pending | SlotState::Processed) {
+                continue;
+            }
+            if let Some(d) = s.event.as_ref().and_then(|e| model.commit_deadline(s.to, &s.key, e)) {
+                cells.arm(i as u32, s.to, s.key, crate::time::nanos(d));
+            }
+        }
+        self.deadlines = Some(cells);
+    }
+
     /// Commits and frees every processed event below `gvt`.
     pub(super) fn collect(
         &mut self,
@@ -750,7 +782,7 @@ impl<M: Model> Worker<M> {
         let mut count = 0;
         for local in 0..self.lps.len() {
             loop {
-                let Worker { lps, slots, sent_scratch, .. } = &mut *self;
+                let Worker { lps, slots, sent_scratch, deadlines, .. } = &mut *self;
                 let lp = &mut lps[local];
                 let Some(front) = lp.history.front() else { break };
                 let slot = front.slot as usize;
@@ -767,7 +799,11 @@ impl<M: Model> Worker<M> {
                     sent_scratch.push(Sent { to: rec.to, key: rec.key });
                 }
                 let event = slots[slot].event.as_ref().ok_or_else(|| internal("committed event empty"))?;
-                commit(&Committed { lp: lp.id, key, event, saved: &front.saved, sent: sent_scratch });
+                let late = deadlines.as_ref().is_some_and(|c| c.commit(slot as u32));
+                if late {
+                    lp.counters.late += 1;
+                }
+                commit(&Committed { lp: lp.id, key, event, saved: &front.saved, sent: sent_scratch, late });
                 lp.history.pop_front();
                 if lp.rollback == Rollback::StateSaving {
                     lp.states.pop_front();
@@ -803,6 +839,8 @@ pub struct Engine<M: Model> {
     pub(super) gvt: EventKey,
     pub(super) gvt_rounds: u64,
     pub(super) actions: u64,
+    /// Fallbacks run by the reactive watchers of a run on a runtime.
+    pub(super) fallbacks: u64,
 }
 
 impl<M: Model> Engine<M> {
@@ -856,6 +894,7 @@ impl<M: Model> Engine<M> {
                     cancel_floor: EventKey::MAX,
                     blocked_steps: 0,
                     finished: false,
+                    deadlines: None,
                 }
             })
             .collect();
@@ -934,6 +973,7 @@ impl<M: Model> Engine<M> {
             gvt: EventKey { time: 0, depth: 0, sender: LpId(0), seq: 0 },
             gvt_rounds: 0,
             actions: 0,
+            fallbacks: 0,
         })
     }
 
@@ -1195,6 +1235,7 @@ impl<M: Model> Engine<M> {
             gvt_rounds: self.gvt_rounds,
             actions: self.actions,
             log_dropped: self.log.dropped,
+            fallbacks: self.fallbacks,
             ..RunOutcome::default()
         };
         for w in &self.workers {
@@ -1206,6 +1247,7 @@ impl<M: Model> Engine<M> {
                 o.rolled_back += c.rolled_back;
                 o.antis_sent += c.antis_sent;
                 o.redone += c.redone;
+                o.late += c.late;
             }
         }
         o

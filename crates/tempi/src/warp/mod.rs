@@ -59,6 +59,7 @@
 //! assert_eq!(out.committed, seq.committed);
 //! ```
 
+mod deadline;
 mod engine;
 mod heap;
 mod parallel;
@@ -67,7 +68,7 @@ mod ring;
 mod sequential;
 
 pub use engine::{Driver, Engine, LogRecord, LpCounters, RunOutcome, Schedule, StepOutcome};
-pub use parallel::{Parallel, ParallelSpec};
+pub use parallel::{DeadlineSpec, Fallback, FallbackFn, Parallel, ParallelSpec};
 pub use sequential::{check, sequential, CheckReport, SequentialOutcome};
 
 use std::fmt;
@@ -242,6 +243,28 @@ pub trait Model {
     /// handlers use state saving).
     fn reverse(&self, lp: LpId, state: &mut Self::State, event: &Self::Event, saved: &Self::Saved) {
         let _ = (lp, state, event, saved);
+    }
+
+    /// The instant, on the runtime's clock (time since the run started), by which the event
+    /// `key` for `lp` must be committed, or `None` (the default) for no deadline. Used only by
+    /// an engine on a runtime with [`ParallelSpec::deadlines`]: an event still uncommitted at
+    /// its deadline is dropped and the fallback runs for it on a reactive thread.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tempi::warp::{Emit, EventKey, LpId, Model};
+    /// # struct M;
+    /// # impl Model for M { type State = (); type Event = (); type Saved = ();
+    /// # fn event(&self, _: LpId, _: &mut (), _: &(), _: &mut (), _: &mut Emit<'_, ()>) {}
+    /// /// The model keeps pace with real time: tick t is due 10 us per tick after the start.
+    /// fn commit_deadline(&self, _: LpId, key: &EventKey, _: &()) -> Option<Duration> {
+    ///     Some(Duration::from_micros(10 * key.time))
+    /// }
+    /// # }
+    /// ```
+    fn commit_deadline(&self, lp: LpId, key: &EventKey, event: &Self::Event) -> Option<std::time::Duration> {
+        let _ = (lp, key, event);
+        None
     }
 }
 
@@ -684,6 +707,10 @@ pub struct Committed<'a, M: Model> {
     pub saved: &'a M::Saved,
     /// What it sent, in send order.
     pub sent: &'a [Sent],
+    /// Committed after its commit deadline ([`Model::commit_deadline`]) had passed: the
+    /// result is dropped, a fallback ran in its place at the deadline. Always `false` without
+    /// deadlines.
+    pub late: bool,
 }
 
 /// Why a warp run or check failed.

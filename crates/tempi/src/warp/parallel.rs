@@ -30,8 +30,9 @@ use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
+use super::deadline::Cells;
 use super::engine::{internal, Engine, Log, Msg, Place, Shared, StepOutcome, Worker};
-use super::{Committed, EventKey, Model, WarpConfig, WarpError};
+use super::{Committed, EventKey, LpId, Model, WarpConfig, WarpError};
 use crate::clock::{Clock, ClockMode};
 use crate::{Ctx, Runtime, ThreadSpec};
 
@@ -42,7 +43,7 @@ use crate::{Ctx, Runtime, ThreadSpec};
 /// assert_eq!(spec.priority, i32::MIN);
 /// assert!(spec.event_cost.is_zero());
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ParallelSpec {
     /// Worker `w` is a thread named `{name}{w}` on CPU `w`.
     pub name: String,
@@ -61,6 +62,76 @@ pub struct ParallelSpec {
     pub idle_polls: u32,
     /// The workers' stack size (`None`: the runtime's default).
     pub stack_size: Option<usize>,
+    /// Commit deadlines ([`Model::commit_deadline`]) with their reactive watchers, or `None`.
+    pub deadlines: Option<DeadlineSpec>,
+}
+
+/// The reactive side of commit deadlines: on each worker's CPU a watcher thread at
+/// `priority` wakes every `period` (at `period`, `2 period`, ... after the run starts), drops
+/// each event of that worker still uncommitted at its deadline and calls `fallback` for it,
+/// on the watcher's own thread. A dropped event that commits later is
+/// [`Committed::late`]. The watcher is an ordinary reactive thread: its CPU time (its scan
+/// and the fallbacks it runs) is reserved like any other thread's, whatever the speculation
+/// does, until each deadline has passed.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::warp::DeadlineSpec;
+/// let d = DeadlineSpec::new(Duration::from_micros(50), |cx, f| {
+///     cx.work(Duration::from_micros(2)); // the guaranteed version of the event's work
+///     let _ = (f.lp, f.key);
+/// });
+/// assert_eq!(d.priority, i32::MAX);
+/// ```
+#[derive(Clone)]
+pub struct DeadlineSpec {
+    /// How often the watcher looks: a fallback runs at the first multiple of `period` at or
+    /// after its deadline.
+    pub period: Duration,
+    /// The watcher's fixed priority (the highest by default).
+    pub priority: i32,
+    /// What runs for an event dropped at its deadline.
+    pub fallback: FallbackFn,
+}
+
+impl DeadlineSpec {
+    /// A watcher every `period` at the highest priority, running `fallback`.
+    ///
+    /// ```
+    /// let d = tempi::warp::DeadlineSpec::new(std::time::Duration::from_millis(1), |_, _| {});
+    /// assert_eq!(d.period, std::time::Duration::from_millis(1));
+    /// ```
+    pub fn new(period: Duration, fallback: impl Fn(&Ctx<'_>, &Fallback) + Send + Sync + 'static) -> Self {
+        DeadlineSpec { period, priority: i32::MAX, fallback: Arc::new(fallback) }
+    }
+}
+
+impl std::fmt::Debug for DeadlineSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeadlineSpec").field("period", &self.period).field("priority", &self.priority).finish()
+    }
+}
+
+/// The fallback of [`DeadlineSpec`]: called on the watcher's thread for each dropped event.
+pub type FallbackFn = Arc<dyn Fn(&Ctx<'_>, &Fallback) + Send + Sync>;
+
+/// An event dropped at its commit deadline, as the fallback sees it.
+///
+/// ```
+/// use tempi::warp::{EventKey, Fallback, LpId};
+/// let f = Fallback { worker: 0, lp: LpId(1), key: EventKey { time: 3, depth: 0, sender: LpId(0), seq: 0 }, deadline: std::time::Duration::from_micros(30) };
+/// assert_eq!(f.key.time, 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fallback {
+    /// The worker (and CPU) whose watcher dropped it.
+    pub worker: usize,
+    /// The LP the event was for.
+    pub lp: LpId,
+    /// The event.
+    pub key: EventKey,
+    /// Its commit deadline (time since the run started).
+    pub deadline: Duration,
 }
 
 impl Default for ParallelSpec {
@@ -72,6 +143,7 @@ impl Default for ParallelSpec {
             poll: Duration::ZERO,
             idle_polls: 64,
             stack_size: None,
+            deadlines: None,
         }
     }
 }
@@ -103,6 +175,10 @@ struct Common<M: Model, F> {
     /// GVT as agreed in the last round.
     gvt: Mutex<EventKey>,
     rounds: AtomicU64,
+    /// Worker threads not ended yet (the watchers stop when none is left).
+    live: AtomicUsize,
+    /// Fallbacks run, per worker.
+    fallbacks: Vec<AtomicU64>,
     /// What each worker thread hands back when it ends.
     parts: Vec<Mutex<Option<Part<M, F>>>>,
 }
@@ -131,10 +207,11 @@ struct Part<M: Model, F> {
 /// assert_eq!(counts.iter().sum::<u64>(), engine.outcome().committed);
 /// ```
 pub struct Parallel<M: Model, T> {
-    common: Arc<Common<M, (T, CommitFn<M, T>)>>,
+    common: Arc<Common<M, Sink<M, T>>>,
 }
 
 type CommitFn<M, T> = fn(&mut T, &Committed<'_, M>);
+type Sink<M, T> = (T, CommitFn<M, T>);
 
 impl<M> Engine<M>
 where
@@ -183,12 +260,21 @@ where
         if C::MODE == ClockMode::Virtual && spec.poll.is_zero() {
             return Err(WarpError::BadConfig { what: "poll must be non-zero in virtual time" });
         }
+        if spec.deadlines.as_ref().is_some_and(|d| d.period.is_zero()) {
+            return Err(WarpError::BadConfig { what: "the deadline watchers' period must be non-zero" });
+        }
         let Engine { model, config, place, workers: ws, inboxes, log, gvt, .. } = self;
         let cap = config.inbox_capacity;
         let per_log = config.log_capacity;
         let mut parts = Vec::with_capacity(workers);
         let mut first_log = Some(log);
-        for ((worker, inbox), sink) in ws.into_iter().zip(inboxes).zip(sinks) {
+        let mut cells = Vec::new();
+        for ((mut worker, inbox), sink) in ws.into_iter().zip(inboxes).zip(sinks) {
+            if spec.deadlines.is_some() {
+                let c = Arc::new(Cells::new(config.events_per_worker));
+                worker.attach_deadlines(&model, c.clone());
+                cells.push(c);
+            }
             let log = first_log.take().unwrap_or_else(|| Log { records: Vec::with_capacity(per_log), dropped: 0 });
             let part = Part { worker, log, inbox, commit: (sink, commit), actions: 0 };
             parts.push(Mutex::new(Some(part)));
@@ -205,6 +291,8 @@ where
             error: Mutex::new(None),
             gvt: Mutex::new(gvt),
             rounds: AtomicU64::new(0),
+            live: AtomicUsize::new(workers),
+            fallbacks: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             parts,
             config,
         });
@@ -221,6 +309,19 @@ where
                 }
             })
             .map_err(|e| WarpError::Runtime { what: e.to_string() })?;
+        }
+        if let Some(d) = &spec.deadlines {
+            for (w, cells) in cells.into_iter().enumerate() {
+                let thread = ThreadSpec::new(format!("{}-watch{w}", spec.name)).cpu(w).priority(d.priority);
+                let (c, d) = (common.clone(), d.clone());
+                let mut once = Some((c, cells));
+                rt.spawn(thread, move |cx| {
+                    if let Some((c, cells)) = once.take() {
+                        watch(cx, &c, &cells, &d, w);
+                    }
+                })
+                .map_err(|e| WarpError::Runtime { what: e.to_string() })?;
+            }
         }
         Ok(Parallel { common })
     }
@@ -271,6 +372,7 @@ impl<M: Model, T> Parallel<M, T> {
             }
         }
         let gvt = common.gvt.into_inner().map_err(|_| internal("gvt poisoned"))?;
+        let fallbacks = common.fallbacks.iter().map(|f| f.load(Ordering::Relaxed)).sum();
         let engine = Engine {
             model: common.model,
             config: common.config,
@@ -281,6 +383,7 @@ impl<M: Model, T> Parallel<M, T> {
             gvt,
             gvt_rounds: common.rounds.into_inner(),
             actions,
+            fallbacks,
         };
         Ok((engine, sinks))
     }
@@ -334,6 +437,26 @@ fn run_worker<M: Model, F: Committer<M>>(cx: &Ctx<'_>, c: &Common<M, F>, w: usiz
     }
     if let Ok(mut slot) = c.parts[w].lock() {
         *slot = Some(part);
+    }
+    c.live.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// A watcher's body: every period, drop what is due and run its fallbacks, until the workers
+/// have ended.
+fn watch<M: Model, F>(cx: &Ctx<'_>, c: &Common<M, F>, cells: &Cells, d: &DeadlineSpec, w: usize) {
+    let mut next = cx.now();
+    loop {
+        next = next.saturating_add(d.period);
+        cx.sleep_until(next);
+        let now = cx.now().as_nanos();
+        let n = cells.expire(now, |e| {
+            let f = Fallback { worker: w, lp: e.lp, key: e.key, deadline: Duration::from_nanos(e.deadline_ns) };
+            (d.fallback)(cx, &f);
+        });
+        c.fallbacks[w].fetch_add(n, Ordering::Relaxed);
+        if c.live.load(Ordering::Acquire) == 0 {
+            return;
+        }
     }
 }
 

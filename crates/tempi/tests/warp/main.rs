@@ -2,6 +2,7 @@
 //! mode over random models and interleavings, its memory bounds, and the reverse-handler check.
 
 mod warp_check_mode;
+mod warp_guarantees;
 mod warp_parallel;
 mod warp_properties;
 mod warp_timelines;
