@@ -13,6 +13,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Duration;
 
 use super::heap::SlotHeap;
 use super::ring::Ring;
@@ -136,13 +137,15 @@ impl fmt::Display for LogRecord {
     }
 }
 
-/// One LP's counters.
+/// One LP's counters. The times are on the runtime's clock and are only measured when the
+/// engine runs on a runtime ([`Engine::spawn_on`]); they stay zero otherwise.
 ///
 /// ```
 /// let c = tempi::warp::LpCounters::default();
 /// assert_eq!(c.processed, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "export", derive(serde::Serialize))]
 pub struct LpCounters {
     /// Forward executions (including re-executions).
     pub processed: u64,
@@ -159,6 +162,12 @@ pub struct LpCounters {
     /// Events committed after their commit deadline had passed: their results were dropped
     /// and a fallback ran instead ([`crate::warp::DeadlineSpec`]).
     pub late: u64,
+    /// Time spent re-executing undone events (their steps, with their charged cost).
+    pub redo_time: Duration,
+    /// Sum, over committed events, of the time from an event's first execution to its commit.
+    pub commit_latency_total: Duration,
+    /// The longest of those.
+    pub commit_latency_max: Duration,
 }
 
 /// The totals of a run.
@@ -168,6 +177,7 @@ pub struct LpCounters {
 /// assert_eq!(o.efficiency(), 0.9);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "export", derive(serde::Serialize))]
 pub struct RunOutcome {
     /// Events committed.
     pub committed: u64,
@@ -278,6 +288,8 @@ struct Slot<E> {
     /// In the id index (messages from other workers and orphans; local messages are found
     /// through their sender's record instead).
     indexed: bool,
+    /// When it was first executed (runtime nanoseconds; on a runtime only).
+    first_ns: u64,
 }
 
 struct Entry<Saved> {
@@ -382,6 +394,10 @@ pub(super) struct Worker<M: Model> {
     pub(super) blocked_steps: u64,
     /// Set by a parallel worker thread when it saw GVT reach the end.
     pub(super) finished: bool,
+    /// The runtime's clock as last told by a parallel driver (0 otherwise).
+    pub(super) now_ns: u64,
+    /// The local LP whose event the last step re-executed, if it was redo work.
+    pub(super) last_redo: Option<usize>,
     /// Commit-deadline cells, one per slot (on a runtime with deadlines only).
     pub(super) deadlines: Option<std::sync::Arc<super::deadline::Cells>>,
 }
@@ -408,7 +424,7 @@ impl<M: Model> Worker<M> {
     ) -> Option<u32> {
         let slot = self.free.pop()?;
         let s = &mut self.slots[slot as usize];
-        *s = Slot { key, id, to, event, state, cancelled: false, undone: false, indexed };
+        *s = Slot { key, id, to, event, state, cancelled: false, undone: false, indexed, first_ns: 0 };
         if indexed {
             self.index.insert(id, slot);
         }
@@ -676,7 +692,7 @@ impl<M: Model> Worker<M> {
         let mut ids = std::mem::take(&mut self.ids);
         sends.clear();
         {
-            let Worker { lps, slots, .. } = &mut *self;
+            let Worker { lps, slots, now_ns, last_redo, .. } = &mut *self;
             let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, next_id, counters, .. } =
                 &mut lps[local];
             let entry = history.push_back().ok_or_else(|| internal("history full at process"))?;
@@ -706,7 +722,10 @@ impl<M: Model> Worker<M> {
             counters.processed += 1;
             if s.undone {
                 counters.redone += 1;
+            } else {
+                s.first_ns = *now_ns;
             }
+            *last_redo = s.undone.then_some(local);
             counters.max_history = counters.max_history.max(history.len());
             log.push(LogRecord::Process { lp: *id, key });
         }
@@ -756,6 +775,15 @@ impl<M: Model> Worker<M> {
         (min, cancel)
     }
 
+    /// Charges `d` of redo time to the LP whose event the last step re-executed, if any.
+    pub(super) fn charge_redo(&mut self, d: Duration) {
+        if let Some(local) = self.last_redo.take() {
+            if let Some(lp) = self.lps.get_mut(local) {
+                lp.counters.redo_time += d;
+            }
+        }
+    }
+
     /// Gives the worker its deadline cells and arms them for the events already in its pool.
     pub(super) fn attach_deadlines(&mut self, model: &M, cells: std::sync::Arc<super::deadline::Cells>) {
         for (i, s) in self.slots.iter().enumerate() {
@@ -782,7 +810,7 @@ impl<M: Model> Worker<M> {
         let mut count = 0;
         for local in 0..self.lps.len() {
             loop {
-                let Worker { lps, slots, sent_scratch, deadlines, .. } = &mut *self;
+                let Worker { lps, slots, sent_scratch, deadlines, now_ns, .. } = &mut *self;
                 let lp = &mut lps[local];
                 let Some(front) = lp.history.front() else { break };
                 let slot = front.slot as usize;
@@ -800,6 +828,11 @@ impl<M: Model> Worker<M> {
                 }
                 let event = slots[slot].event.as_ref().ok_or_else(|| internal("committed event empty"))?;
                 let late = deadlines.as_ref().is_some_and(|c| c.commit(slot as u32));
+                if *now_ns > 0 {
+                    let waited = Duration::from_nanos(now_ns.saturating_sub(slots[slot].first_ns));
+                    lp.counters.commit_latency_total += waited;
+                    lp.counters.commit_latency_max = lp.counters.commit_latency_max.max(waited);
+                }
                 if late {
                     lp.counters.late += 1;
                 }
@@ -877,6 +910,7 @@ impl<M: Model> Engine<M> {
                             cancelled: false,
                             undone: false,
                             indexed: false,
+                            first_ns: 0,
                         })
                         .collect(),
                     free: (0..pool as u32).rev().collect(),
@@ -895,6 +929,8 @@ impl<M: Model> Engine<M> {
                     blocked_steps: 0,
                     finished: false,
                     deadlines: None,
+                    now_ns: 0,
+                    last_redo: None,
                 }
             })
             .collect();

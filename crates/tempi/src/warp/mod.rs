@@ -64,11 +64,13 @@ mod engine;
 mod heap;
 mod parallel;
 pub mod phold;
+mod report;
 mod ring;
 mod sequential;
 
 pub use engine::{Driver, Engine, LogRecord, LpCounters, RunOutcome, Schedule, StepOutcome};
 pub use parallel::{DeadlineSpec, Fallback, FallbackFn, Parallel, ParallelSpec};
+pub use report::{LpReport, WarpReport};
 pub use sequential::{check, sequential, CheckReport, SequentialOutcome};
 
 use std::fmt;

@@ -513,6 +513,9 @@ fn worker_loop<M: Model, F: Committer<M>>(
             part.inbox.push_back(msg);
             moved = true;
         }
+        let t0 = cx.now();
+        part.worker.now_ns = t0.as_nanos().max(1);
+        part.worker.last_redo = None;
         let outcome = part.worker.step(&sh, &mut part.log, &mut part.inbox)?;
         moved |= send_out(c, &mut part.worker);
         part.actions += 1;
@@ -526,6 +529,9 @@ fn worker_loop<M: Model, F: Committer<M>>(
                 cx.work(spec.event_cost);
             } else {
                 cx.checkpoint();
+            }
+            if part.worker.last_redo.is_some() {
+                part.worker.charge_redo(cx.now().saturating_since(t0));
             }
         } else if !p {
             idle += 1;
@@ -600,6 +606,7 @@ fn gvt_round<M: Model, F: Committer<M>>(
         c.rounds.fetch_add(1, Ordering::Relaxed);
         *c.gvt.lock().map_err(|_| internal("gvt poisoned"))? = gvt;
     }
+    part.worker.now_ns = cx.now().as_nanos().max(1);
     let commit = &mut part.commit;
     part.worker.collect(&mut part.log, gvt, floor, &mut |e| commit.commit(e))?;
     if gvt == EventKey::MAX {

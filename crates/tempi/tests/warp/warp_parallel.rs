@@ -140,3 +140,35 @@ fn too_few_cpus_and_a_spinning_virtual_worker_are_errors() {
     let spec = ParallelSpec::default(); // poll zero: would spin in virtual time
     assert!(e.spawn_on(&mut rt, spec, vec![Vec::new(), Vec::new()], record).is_err());
 }
+
+#[test]
+fn the_per_lp_report_adds_up_and_times_redo_work_exactly() {
+    // In virtual time only `work` takes time: each re-execution is charged exactly its cost.
+    let model = Phold { lps: 16, remote_fraction: 0.5, lookahead: 1, mean_delay: 3 };
+    let spec =
+        ParallelSpec { event_cost: Duration::from_micros(2), poll: Duration::from_micros(1), ..Default::default() };
+    let mut rt = Runtime::simulated(2);
+    let engine = Engine::new(model.scenario(2, 2, 5), config(2, 32, 300, 5, 64)).unwrap();
+    let par = engine.spawn_on(&mut rt, spec, vec![Vec::new(); 2], record).unwrap();
+    rt.run().unwrap();
+    let (engine, _) = par.finish().unwrap();
+    let report = engine.report();
+    assert_eq!(report.lps.len(), 16);
+    let sum = |f: fn(&tempi::warp::LpReport) -> u64| report.lps.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|l| l.committed), report.totals.committed);
+    assert_eq!(sum(|l| l.processed), report.totals.processed);
+    assert_eq!(sum(|l| l.antis_sent), report.totals.antis_sent);
+    assert!(report.totals.redone > 0);
+    for l in &report.lps {
+        assert_eq!(l.redo_ns, l.redone * 2_000, "LP {}", l.lp);
+        assert_eq!(l.worker, l.lp as usize / 8);
+        assert!(l.commit_latency_max_ns >= l.commit_latency_mean_ns);
+        assert!(l.committed == 0 || l.commit_latency_max_ns > 0);
+        assert_eq!(l.fallbacks, 0);
+    }
+    let text = report.to_string();
+    assert_eq!(text.lines().count(), 18);
+    let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(v["lps"][3]["redone"], report.lps[3].redone);
+    assert_eq!(v["totals"]["committed"], report.totals.committed);
+}
