@@ -1,4 +1,5 @@
-//! The `warp.*` metrics: the Time Warp engine's cost of undoing work and its sequential speed.
+//! The `warp.*` metrics: the Time Warp engine's cost of undoing work, its sequential speed and
+//! its parallel speedup.
 //!
 //! - `warp.rollback`: a straggler cycle on a 1 KiB state. An LP on worker 1 has run an event
 //!   ahead; a straggler from worker 0 arrives, the engine rolls the event back with its
@@ -9,7 +10,12 @@
 //! - `warp.phold.seq`: committed PHOLD events per second in the sequential mode on one CPU
 //!   (1,000 LPs, 4 events each, 10% remote, lookahead 1), a throughput with no peer.
 //!
-//! Owns the two workloads; it needs no real-time privilege and runs no tempi threads.
+//! - `warp.phold.speedup`: the same PHOLD model (1,000 LPs, 4 events each, 10% remote) run
+//!   optimistically on 2 real-time CPUs (one worker thread per CPU, `Engine::spawn_on`) against
+//!   the sequential mode in the same run; ns per committed event on each side, the ratio is the
+//!   speedup, and the note gives the efficiency (committed / processed).
+//!
+//! Owns the three workloads; it needs no real-time privilege.
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -4,9 +4,11 @@
 //! ([`EventKey`]), the per-LP rollback choice ([`Rollback`]), the scenario and capacities
 //! ([`Scenario`], [`WarpConfig`]), the optimistic engine ([`Engine`]) with its workers, inboxes,
 //! GVT, fossil collection and commit, the reference runs ([`sequential`], [`check`]), the PHOLD
-//! benchmark model ([`phold`]) and the errors ([`WarpError`]). It sits on top of the crate and
-//! uses none of the runtime: the kernel and the policies must not import it, and it must not
-//! reach into them.
+//! benchmark model ([`phold`]), the engine on a runtime's CPUs ([`Engine::spawn_on`],
+//! [`Parallel`], [`ParallelSpec`]) with commit deadlines and their reactive fallbacks
+//! ([`DeadlineSpec`], [`Model::commit_deadline`]), the per-LP report ([`WarpReport`]) and the
+//! errors ([`WarpError`]). It sits on top of the crate and uses only the runtime's public calls:
+//! the kernel and the policies must not import it, and it must not reach into them.
 //!
 //! # The protocol as built
 //!
