@@ -191,6 +191,7 @@ fn speedup_config(workers: usize, end_time: u64) -> WarpConfig {
         seed: 1,
         gvt_interval: 512,
         log_capacity: 0,
+        lazy_cancellation: false,
     }
 }
 

@@ -290,6 +290,9 @@ struct Slot<E> {
     indexed: bool,
     /// When it was first executed (runtime nanoseconds; on a runtime only).
     first_ns: u64,
+    /// Lazy cancellation: the messages its undone execution sent, with their payloads, kept
+    /// until it is executed again (those it sends again are not cancelled).
+    lazy: Vec<(SentRec, Option<E>)>,
 }
 
 struct Entry<Saved> {
@@ -301,7 +304,7 @@ struct Entry<Saved> {
     error: Option<SendError>,
 }
 
-struct LpRun<S, Saved> {
+struct LpRun<S, Saved, E> {
     id: LpId,
     rollback: Rollback,
     state: S,
@@ -311,6 +314,8 @@ struct LpRun<S, Saved> {
     /// State before each history entry (state-saving LPs only; aligned with `history`).
     states: Ring<S>,
     sent: Ring<SentRec>,
+    /// The payloads of `sent` (lazy cancellation only; aligned with it).
+    sent_events: Ring<Option<E>>,
     /// Sends ever made (never restored): the next message id.
     next_id: u64,
     /// A rollback in progress (it waits for outbox room), down to this key.
@@ -371,7 +376,7 @@ pub(super) struct Shared<'a, M> {
 
 pub(super) struct Worker<M: Model> {
     pub(super) id: u32,
-    lps: Vec<LpRun<M::State, M::Saved>>,
+    lps: Vec<LpRun<M::State, M::Saved, M::Event>>,
     slots: Vec<Slot<M::Event>>,
     pub(super) free: Vec<u32>,
     index: KeyIndex,
@@ -394,6 +399,11 @@ pub(super) struct Worker<M: Model> {
     pub(super) blocked_steps: u64,
     /// Set by a parallel worker thread when it saw GVT reach the end.
     pub(super) finished: bool,
+    /// Lazy cancellation: messages of undone executions found not sent again (or whose event
+    /// went away), waiting for outbox room for their anti-messages: (sender, record).
+    lazy_antis: VecDeque<(LpId, SentRec)>,
+    /// Per send of the event being processed: whether it re-uses a lazily kept message.
+    reused: Vec<bool>,
     /// The runtime's clock as last told by a parallel driver (0 otherwise).
     pub(super) now_ns: u64,
     /// The local LP whose event the last step re-executed, if it was redo work.
@@ -424,7 +434,10 @@ impl<M: Model> Worker<M> {
     ) -> Option<u32> {
         let slot = self.free.pop()?;
         let s = &mut self.slots[slot as usize];
-        *s = Slot { key, id, to, event, state, cancelled: false, undone: false, indexed, first_ns: 0 };
+        // Field by field: the lazy list keeps its storage.
+        (s.key, s.id, s.to, s.event, s.state) = (key, id, to, event, state);
+        (s.cancelled, s.undone, s.indexed, s.first_ns) = (false, false, indexed, 0);
+        s.lazy.clear();
         if indexed {
             self.index.insert(id, slot);
         }
@@ -503,9 +516,11 @@ impl<M: Model> Worker<M> {
                 return Ok(()); // resumed by a later step, after delivery makes room
             }
             let my_id = self.id;
+            let lazy = sh.config.lazy_cancellation;
             let Worker { lps, slots, outbox, cancels, .. } = &mut *self;
-            let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, counters, .. } =
-                &mut lps[local];
+            let LpRun {
+                id, rollback, state, rng_index, send_seq, history, states, sent, sent_events, counters, ..
+            } = &mut lps[local];
             let entry = history.pop_back().ok_or_else(|| internal("history emptied under rollback"))?;
             match rollback {
                 Rollback::StateSaving => {
@@ -522,8 +537,16 @@ impl<M: Model> Worker<M> {
             *send_seq = entry.send_seq;
             counters.rolled_back += 1;
             log.push(LogRecord::Rollback { lp: *id, key });
+            let keep = lazy && !slots[slot as usize].cancelled;
             for _ in 0..entry.sent {
                 let s = *sent.pop_back().ok_or_else(|| internal("sent record missing"))?;
+                let payload = if lazy { sent_events.pop_back().and_then(|e| e.take()) } else { None };
+                if keep {
+                    // Lazy: kept with the event; cancelled only if its re-execution does not
+                    // send it again.
+                    slots[slot as usize].lazy.push((s, payload));
+                    continue;
+                }
                 if sh.place[s.to.index()].worker == my_id {
                     cancels.push((s.id, s.slot));
                 } else {
@@ -548,6 +571,43 @@ impl<M: Model> Worker<M> {
         Ok(())
     }
 
+    /// The lazily kept messages of `slot`'s event will not be sent again: they are cancelled
+    /// (as soon as the outbox has room).
+    fn drop_lazy(&mut self, slot: u32) {
+        let Worker { slots, lazy_antis, .. } = &mut *self;
+        let s = &mut slots[slot as usize];
+        let sender = s.to;
+        for (rec, _) in s.lazy.drain(..) {
+            lazy_antis.push_back((sender, rec));
+        }
+    }
+
+    /// Sends the anti-messages of dropped lazy messages while the outbox has room; true if
+    /// any went.
+    fn flush_lazy(&mut self, sh: &Shared<'_, M>, log: &mut Log) -> Result<bool, WarpError> {
+        let mut any = false;
+        while let Some(&(from, rec)) = self.lazy_antis.front() {
+            let local_to = sh.place[rec.to.index()].worker == self.id;
+            if !local_to && self.outbox_room() == 0 {
+                break;
+            }
+            self.lazy_antis.pop_front();
+            if local_to {
+                self.cancels.push((rec.id, rec.slot));
+            } else {
+                self.outbox.push_back(Msg::Anti { to: rec.to, key: rec.key, id: rec.id });
+            }
+            let local = sh.place[from.index()].local as usize;
+            self.lps[local].counters.antis_sent += 1;
+            log.push(LogRecord::Anti { from, to: rec.to, key: rec.key });
+            any = true;
+        }
+        if any {
+            self.drain_cancels(sh, log)?;
+        }
+        Ok(any)
+    }
+
     /// Cancels the local messages undone events sent (each may roll back its receiver, which
     /// may cancel more).
     fn drain_cancels(&mut self, sh: &Shared<'_, M>, log: &mut Log) -> Result<(), WarpError> {
@@ -570,6 +630,7 @@ impl<M: Model> Worker<M> {
             SlotState::Pending => {
                 let rollback = self.lps[local].rollback;
                 self.heap_for(rollback).remove(slot);
+                self.drop_lazy(slot);
                 log.push(LogRecord::Annihilate { lp: to, key });
                 self.free_slot(slot);
                 Ok(())
@@ -637,6 +698,9 @@ impl<M: Model> Worker<M> {
             }
             handled = true;
         }
+        if !self.lazy_antis.is_empty() {
+            handled |= self.flush_lazy(sh, log)?;
+        }
         if self.rolling_back > 0 {
             for local in 0..self.lps.len() {
                 if self.lps[local].rollback_to.is_some() {
@@ -692,9 +756,22 @@ impl<M: Model> Worker<M> {
         let mut ids = std::mem::take(&mut self.ids);
         sends.clear();
         {
-            let Worker { lps, slots, now_ns, last_redo, .. } = &mut *self;
-            let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, next_id, counters, .. } =
-                &mut lps[local];
+            let lazy = sh.config.lazy_cancellation;
+            let Worker { lps, slots, now_ns, last_redo, reused, .. } = &mut *self;
+            let LpRun {
+                id,
+                rollback,
+                state,
+                rng_index,
+                send_seq,
+                history,
+                states,
+                sent,
+                sent_events,
+                next_id,
+                counters,
+                ..
+            } = &mut lps[local];
             let entry = history.push_back().ok_or_else(|| internal("history full at process"))?;
             entry.slot = slot;
             entry.rng_index = *rng_index;
@@ -710,12 +787,26 @@ impl<M: Model> Worker<M> {
             let mut out = Emit::new(key, *id, sh.config, nlps, rng_index, send_seq, &mut sends, &mut entry.error);
             sh.model.event(*id, state, event, &mut entry.saved, &mut out);
             ids.clear();
-            for (to, k, _) in sends.iter() {
-                let msg_id = MsgId { sender: id.0, n: *next_id };
-                *next_id += 1;
-                *sent.push_back().ok_or_else(|| internal("sent ring full"))? =
-                    SentRec { to: *to, key: *k, id: msg_id, slot: super::heap::NOWHERE };
-                ids.push(msg_id);
+            reused.clear();
+            for (to, k, ev) in sends.iter() {
+                // Lazy: the undone execution's copy of this very message is still out there.
+                let again = s.lazy.iter().position(|(r, old)| {
+                    r.to == *to && r.key == *k && old.as_ref().is_some_and(|old| sh.model.same_event(old, ev))
+                });
+                let rec = match again {
+                    Some(i) => s.lazy.swap_remove(i).0,
+                    None => {
+                        let msg_id = MsgId { sender: id.0, n: *next_id };
+                        *next_id += 1;
+                        SentRec { to: *to, key: *k, id: msg_id, slot: super::heap::NOWHERE }
+                    }
+                };
+                *sent.push_back().ok_or_else(|| internal("sent ring full"))? = rec;
+                if lazy {
+                    *sent_events.push_back().ok_or_else(|| internal("sent payload ring full"))? = Some(ev.clone());
+                }
+                ids.push(rec.id);
+                reused.push(again.is_some());
                 entry.sent += 1;
             }
             s.state = SlotState::Processed;
@@ -732,6 +823,9 @@ impl<M: Model> Worker<M> {
         let first = self.lps[local].sent.len() - ids.len();
         for (i, ((to, k, event), &id)) in sends.drain(..).zip(ids.iter()).enumerate() {
             let place = sh.place[to.index()];
+            if self.reused[i] {
+                continue; // its earlier copy stands
+            }
             if place.worker == self.id {
                 let slot = self
                     .alloc(to, k, id, Some(event), SlotState::Pending, false)
@@ -744,6 +838,11 @@ impl<M: Model> Worker<M> {
         }
         self.sends = sends;
         self.ids = ids;
+        if !self.slots[slot as usize].lazy.is_empty() {
+            // What the re-execution did not send again is cancelled.
+            self.drop_lazy(slot);
+            self.flush_lazy(sh, log)?;
+        }
         Ok(())
     }
 
@@ -765,6 +864,10 @@ impl<M: Model> Worker<M> {
                     cancel = cancel.min(t);
                 }
             }
+        }
+        for (_, rec) in &self.lazy_antis {
+            min = min.min(rec.key);
+            cancel = cancel.min(rec.key);
         }
         for msg in &self.outbox {
             min = min.min(msg.key());
@@ -824,6 +927,9 @@ impl<M: Model> Worker<M> {
                 sent_scratch.clear();
                 for _ in 0..front.sent {
                     let rec = *lp.sent.pop_front().ok_or_else(|| internal("sent record missing at commit"))?;
+                    if let Some(e) = lp.sent_events.pop_front() {
+                        *e = None;
+                    }
                     sent_scratch.push(Sent { to: rec.to, key: rec.key });
                 }
                 let event = slots[slot].event.as_ref().ok_or_else(|| internal("committed event empty"))?;
@@ -911,6 +1017,11 @@ impl<M: Model> Engine<M> {
                             undone: false,
                             indexed: false,
                             first_ns: 0,
+                            lazy: Vec::with_capacity(if config.lazy_cancellation {
+                                config.max_sends_per_event
+                            } else {
+                                0
+                            }),
                         })
                         .collect(),
                     free: (0..pool as u32).rev().collect(),
@@ -931,6 +1042,12 @@ impl<M: Model> Engine<M> {
                     deadlines: None,
                     now_ns: 0,
                     last_redo: None,
+                    lazy_antis: VecDeque::with_capacity(if config.lazy_cancellation {
+                        pool * config.max_sends_per_event
+                    } else {
+                        0
+                    }),
+                    reused: Vec::with_capacity(config.max_sends_per_event),
                 }
             })
             .collect();
@@ -962,6 +1079,11 @@ impl<M: Model> Engine<M> {
                         .collect(),
                 ),
                 states,
+                sent_events: Ring::over(if config.lazy_cancellation {
+                    (0..h * config.max_sends_per_event).map(|_| None).collect()
+                } else {
+                    Vec::new()
+                }),
                 sent: Ring::over(vec![
                     SentRec {
                         to: LpId(0),
@@ -1289,7 +1411,7 @@ impl<M: Model> Engine<M> {
         o
     }
 
-    fn lp(&self, lp: LpId) -> Option<&LpRun<M::State, M::Saved>> {
+    fn lp(&self, lp: LpId) -> Option<&LpRun<M::State, M::Saved, M::Event>> {
         let p = self.place.get(lp.index())?;
         self.workers[p.worker as usize].lps.get(p.local as usize)
     }

@@ -266,6 +266,26 @@ pub trait Model {
     /// }
     /// # }
     /// ```
+    /// Whether two payloads are the same message, for lazy cancellation
+    /// ([`WarpConfig::lazy_cancellation`]): a re-execution that sends the same receiver, key
+    /// and payload re-uses the message sent before instead of cancelling it. The default,
+    /// `false`, makes lazy cancellation cancel everything (later than aggressive would).
+    ///
+    /// ```
+    /// # use tempi::warp::{Emit, LpId, Model};
+    /// # struct M;
+    /// # impl Model for M { type State = (); type Event = u32; type Saved = ();
+    /// # fn event(&self, _: LpId, _: &mut (), _: &u32, _: &mut (), _: &mut Emit<'_, u32>) {}
+    /// fn same_event(&self, a: &u32, b: &u32) -> bool {
+    ///     a == b
+    /// }
+    /// # }
+    /// ```
+    fn same_event(&self, a: &Self::Event, b: &Self::Event) -> bool {
+        let _ = (a, b);
+        false
+    }
+
     fn commit_deadline(&self, lp: LpId, key: &EventKey, event: &Self::Event) -> Option<std::time::Duration> {
         let _ = (lp, key, event);
         None
@@ -404,6 +424,10 @@ pub struct WarpConfig {
     pub gvt_interval: usize,
     /// Records kept in the event log (0: no log); later records are counted, not kept.
     pub log_capacity: usize,
+    /// Lazy cancellation: an undone event's messages are kept until it is executed again, and
+    /// only those it does not send again (same receiver, key and, by [`Model::same_event`],
+    /// payload) are cancelled. Off: aggressive cancellation, every message cancelled at once.
+    pub lazy_cancellation: bool,
 }
 
 impl Default for WarpConfig {
@@ -420,6 +444,7 @@ impl Default for WarpConfig {
             seed: 0,
             gvt_interval: 16,
             log_capacity: 0,
+            lazy_cancellation: false,
         }
     }
 }

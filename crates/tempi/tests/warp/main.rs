@@ -33,6 +33,10 @@ impl Model for Scripted {
     fn reverse(&self, _: LpId, seen: &mut Vec<u64>, _: &Script, _: &()) {
         seen.pop();
     }
+
+    fn same_event(&self, a: &Script, b: &Script) -> bool {
+        a == b
+    }
 }
 
 /// A log record in short form: `P1@20` process, `R1@20` rollback, `A0>1@25` anti-message,

@@ -73,6 +73,7 @@ fn config(workers: usize, history: usize, end_time: u64, seed: u64, gvt_interval
         seed,
         gvt_interval,
         log_capacity: 0,
+        lazy_cancellation: false,
     }
 }
 
@@ -89,10 +90,12 @@ proptest! {
         end_time in 50u64..400,
         gvt_interval in 1usize..256,
         seed in any::<u64>(),
+        lazy_cancellation in any::<bool>(),
     ) {
         let model = Phold { lps, remote_fraction: remote, lookahead: 1, mean_delay };
         let rt = Runtime::real_time(2);
-        agree(rt, model, population, seed, config(2, history, end_time, seed, gvt_interval), ParallelSpec::default())?;
+        let config = WarpConfig { lazy_cancellation, ..config(2, history, end_time, seed, gvt_interval) };
+        agree(rt, model, population, seed, config, ParallelSpec::default())?;
     }
 
     #[test]
