@@ -880,10 +880,8 @@ impl<M: Model> Worker<M> {
 
     /// Charges `d` of redo time to the LP whose event the last step re-executed, if any.
     pub(super) fn charge_redo(&mut self, d: Duration) {
-        if let Some(local) = self.last_redo.take() {
-            if let Some(lp) = self.lps.get_mut(local) {
-                lp.counters.redo_time += d;
-            }
+        if let Some(lp) = self.last_redo.take().and_then(|local| self.lps.get_mut(local)) {
+            lp.counters.redo_time += d;
         }
     }
 

@@ -143,7 +143,7 @@ impl<M: Model> Engine<M> {
                     antis_sent: c.antis_sent,
                     redone: c.redone,
                     redo_ns: ns(c.redo_time),
-                    commit_latency_mean_ns: if c.committed == 0 { 0 } else { ns(c.commit_latency_total) / c.committed },
+                    commit_latency_mean_ns: ns(c.commit_latency_total).checked_div(c.committed).unwrap_or(0),
                     commit_latency_max_ns: ns(c.commit_latency_max),
                     fallbacks: c.late,
                     max_history: c.max_history,
