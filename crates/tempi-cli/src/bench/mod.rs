@@ -67,7 +67,9 @@
 //!   an overhead like the accounting metrics (`ratio = tempi_ns / peer_ns`, bar 1.2).
 //! - `warp.rollback`: a Time Warp straggler cycle on a 1 KiB state (undo by the reverse
 //!   handler, run the straggler, re-run) against the same cycle from a fresh `Clone`;
-//!   `warp.phold.seq`: committed PHOLD events per second in the sequential mode (`warp.rs`).
+//!   `warp.phold.seq`: committed PHOLD events per second in the sequential mode;
+//!   `warp.phold.speedup`: the same model optimistic on 2 real-time CPUs against the sequential
+//!   mode, same run (ratio = speedup, bar 1.3; efficiency in the note) (`warp.rs`).
 //!
 //! The files of this module; each owns one part and leaves the others alone:
 //! - `mod.rs` (this file): the driver, i.e. the groups and `--only` ([`GROUPS`]), the sizes of

@@ -1,4 +1,5 @@
-//! The `warp.*` metrics: the Time Warp engine's cost of undoing work and its sequential speed.
+//! The `warp.*` metrics: the Time Warp engine's cost of undoing work, its sequential speed and
+//! its parallel speedup.
 //!
 //! - `warp.rollback`: a straggler cycle on a 1 KiB state. An LP on worker 1 has run an event
 //!   ahead; a straggler from worker 0 arrives, the engine rolls the event back with its
@@ -9,13 +10,23 @@
 //! - `warp.phold.seq`: committed PHOLD events per second in the sequential mode on one CPU
 //!   (1,000 LPs, 4 events each, 10% remote, lookahead 1), a throughput with no peer.
 //!
-//! Owns the two workloads; it needs no real-time privilege and runs no tempi threads.
+//! - `warp.phold.speedup`: the same PHOLD model (1,000 LPs, 4 events each, 10% remote) run
+//!   optimistically on 2 real-time CPUs (one worker thread per CPU, `Engine::spawn_on`) against
+//!   the sequential mode in the same run; ns per committed event on each side, the ratio is the
+//!   speedup, and the note gives the efficiency (committed / processed).
+//!
+//! Owns the three workloads; it needs no real-time privilege.
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use tempi::clock::RealClock;
 use tempi::warp::phold::Phold;
-use tempi::warp::{sequential, Emit, Engine, EventKey, LpId, LpSpec, Model, Rollback, Scenario, WarpConfig};
+use tempi::warp::{
+    sequential, Committed, Emit, Engine, EventKey, LpId, LpSpec, Model, ParallelSpec, Rollback, RunOutcome, Scenario,
+    WarpConfig,
+};
+use tempi::{Config, Runtime};
 
 use super::{compare, median, progress, throughput, Metric, Sizes};
 
@@ -164,6 +175,63 @@ fn phold_run(end_time: u64) -> Result<(f64, u64), String> {
     Ok((committed as f64 / secs, committed))
 }
 
+/// The speedup workload: PHOLD, 1,000 LPs x 4 events, 10% remote, lookahead 1.
+const SPEEDUP_MODEL: Phold = Phold { lps: 1000, remote_fraction: 0.1, lookahead: 1, mean_delay: 8 };
+
+fn speedup_config(workers: usize, end_time: u64) -> WarpConfig {
+    WarpConfig {
+        workers,
+        history_per_lp: 64,
+        events_per_worker: 16_384,
+        max_sends_per_event: 1,
+        outbox_capacity: 4096,
+        inbox_capacity: 4096,
+        lookahead: 1,
+        end_time,
+        seed: 1,
+        gvt_interval: 512,
+        log_capacity: 0,
+        lazy_cancellation: false,
+    }
+}
+
+fn count(n: &mut u64, c: &Committed<'_, Phold>) {
+    *n += 1;
+    black_box(c.key);
+}
+
+/// Optimistic PHOLD on 2 real-time CPUs: seconds for the runtime's run (dispatcher start
+/// included), the totals, and the commits the sinks saw.
+fn phold_parallel(end_time: u64) -> Result<(f64, RunOutcome), String> {
+    let err = |e: tempi::warp::WarpError| e.to_string();
+    let scenario = SPEEDUP_MODEL.scenario(4, 2, 1);
+    let engine = Engine::new(scenario, speedup_config(2, end_time)).map_err(err)?;
+    let mut rt = Runtime::<RealClock>::new(Config::new(2).trace_capacity(0).pin(true)).map_err(|e| e.to_string())?;
+    let par = engine.spawn_on(&mut rt, ParallelSpec::default(), vec![0u64; 2], count).map_err(err)?;
+    let t0 = Instant::now();
+    rt.run().map_err(|e| e.to_string())?;
+    let secs = t0.elapsed().as_secs_f64();
+    let (engine, sinks) = par.finish().map_err(err)?;
+    let out = engine.outcome();
+    if sinks.iter().sum::<u64>() != out.committed {
+        return Err("warp.phold.speedup: commit count mismatch".into());
+    }
+    Ok((secs, out))
+}
+
+/// The same model in the sequential mode: seconds and events.
+fn phold_sequential(end_time: u64) -> Result<(f64, u64), String> {
+    let scenario = SPEEDUP_MODEL.scenario(4, 2, 1);
+    let mut n = 0u64;
+    let t0 = Instant::now();
+    let out = sequential(&scenario, &speedup_config(2, end_time), |c| {
+        n += 1;
+        black_box(c.key);
+    })
+    .map_err(|e| e.to_string())?;
+    Ok((t0.elapsed().as_secs_f64(), out.committed))
+}
+
 pub(super) fn warp_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), String> {
     let cycles = sz.warp_cycles;
     progress(&format!("warp.rollback: {cycles} straggler cycles on a 1 KiB state, engine and clone"));
@@ -203,6 +271,34 @@ pub(super) fn warp_metrics(sz: &Sizes, metrics: &mut Vec<Metric>) -> Result<(), 
             "committed events per second, sequential mode, 1 CPU: PHOLD, 1000 LPs x 4 events, 10% remote, \
              lookahead 1, delay 1 + U[0, 16); {events} events per run (goal: 2 M/s)"
         ),
+    ));
+    let end = sz.warp_phold_end * 4;
+    progress(&format!("warp.phold.speedup: PHOLD up to time {end}, optimistic on 2 real-time CPUs and sequential"));
+    phold_parallel(end / 10 + 1)?;
+    let (mut par, mut seq, mut eff) = (Vec::new(), Vec::new(), Vec::new());
+    let mut events = 0;
+    for _ in 0..sz.reps {
+        let (secs, out) = phold_parallel(end)?;
+        let (seq_secs, n) = phold_sequential(end)?;
+        if out.committed != n {
+            return Err(format!("warp.phold.speedup: {} committed, sequential {n}", out.committed));
+        }
+        events = n;
+        par.push(secs * 1e9 / n as f64);
+        seq.push(seq_secs * 1e9 / n as f64);
+        eff.push(out.efficiency());
+    }
+    metrics.push(compare(
+        "warp.phold.speedup",
+        median(par),
+        "sequential",
+        median(seq),
+        Some(format!(
+            "ns per committed event: optimistic PHOLD on 2 real-time CPUs (whole run, dispatcher start \
+             included) against the sequential mode, same model; 1000 LPs x 4 events, 10% remote, lookahead 1, \
+             {events} events per run; efficiency (committed / processed) {:.3} (bar: ratio >= 1.3)",
+            median(eff)
+        )),
     ));
     Ok(())
 }

@@ -13,6 +13,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Duration;
 
 use super::heap::SlotHeap;
 use super::ring::Ring;
@@ -136,13 +137,15 @@ impl fmt::Display for LogRecord {
     }
 }
 
-/// One LP's counters.
+/// One LP's counters. The times are on the runtime's clock and are only measured when the
+/// engine runs on a runtime ([`Engine::spawn_on`]); they stay zero otherwise.
 ///
 /// ```
 /// let c = tempi::warp::LpCounters::default();
 /// assert_eq!(c.processed, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "export", derive(serde::Serialize))]
 pub struct LpCounters {
     /// Forward executions (including re-executions).
     pub processed: u64,
@@ -156,6 +159,15 @@ pub struct LpCounters {
     pub redone: u64,
     /// The most processed, uncommitted events the LP held at once.
     pub max_history: usize,
+    /// Events committed after their commit deadline had passed: their results were dropped
+    /// and a fallback ran instead ([`crate::warp::DeadlineSpec`]).
+    pub late: u64,
+    /// Time spent re-executing undone events (their steps, with their charged cost).
+    pub redo_time: Duration,
+    /// Sum, over committed events, of the time from an event's first execution to its commit.
+    pub commit_latency_total: Duration,
+    /// The longest of those.
+    pub commit_latency_max: Duration,
 }
 
 /// The totals of a run.
@@ -165,6 +177,7 @@ pub struct LpCounters {
 /// assert_eq!(o.efficiency(), 0.9);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "export", derive(serde::Serialize))]
 pub struct RunOutcome {
     /// Events committed.
     pub committed: u64,
@@ -184,6 +197,11 @@ pub struct RunOutcome {
     pub actions: u64,
     /// Log records not kept for lack of room.
     pub log_dropped: u64,
+    /// Events committed after their commit deadline (their results dropped).
+    pub late: u64,
+    /// Fallbacks the reactive watchers ran for events uncommitted at their deadline (a
+    /// fallback may be for an event later cancelled, so this may exceed `late`).
+    pub fallbacks: u64,
 }
 
 impl RunOutcome {
@@ -206,7 +224,7 @@ impl RunOutcome {
 /// deterministic) but a new id, so an anti-message always cancels the right copy however
 /// delivery reorders them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct MsgId {
+pub(super) struct MsgId {
     sender: u32,
     n: u64,
 }
@@ -217,21 +235,23 @@ struct SentRec {
     to: LpId,
     key: EventKey,
     id: MsgId,
+    /// The receiver's slot when the receiver is on the sender's worker.
+    slot: u32,
 }
 
 /// A message between workers.
-enum Msg<E> {
+pub(super) enum Msg<E> {
     Event { to: LpId, key: EventKey, id: MsgId, event: E },
     Anti { to: LpId, key: EventKey, id: MsgId },
 }
 
 impl<E> Msg<E> {
-    fn to(&self) -> LpId {
+    pub(super) fn to(&self) -> LpId {
         match self {
             Msg::Event { to, .. } | Msg::Anti { to, .. } => *to,
         }
     }
-    fn key(&self) -> EventKey {
+    pub(super) fn key(&self) -> EventKey {
         match self {
             Msg::Event { key, .. } | Msg::Anti { key, .. } => *key,
         }
@@ -265,6 +285,14 @@ struct Slot<E> {
     cancelled: bool,
     /// Undone at least once: its next execution is redo work.
     undone: bool,
+    /// In the id index (messages from other workers and orphans; local messages are found
+    /// through their sender's record instead).
+    indexed: bool,
+    /// When it was first executed (runtime nanoseconds; on a runtime only).
+    first_ns: u64,
+    /// Lazy cancellation: the messages its undone execution sent, with their payloads, kept
+    /// until it is executed again (those it sends again are not cancelled).
+    lazy: Vec<(SentRec, Option<E>)>,
 }
 
 struct Entry<Saved> {
@@ -276,7 +304,7 @@ struct Entry<Saved> {
     error: Option<SendError>,
 }
 
-struct LpRun<S, Saved> {
+struct LpRun<S, Saved, E> {
     id: LpId,
     rollback: Rollback,
     state: S,
@@ -286,6 +314,8 @@ struct LpRun<S, Saved> {
     /// State before each history entry (state-saving LPs only; aligned with `history`).
     states: Ring<S>,
     sent: Ring<SentRec>,
+    /// The payloads of `sent` (lazy cancellation only; aligned with it).
+    sent_events: Ring<Option<E>>,
     /// Sends ever made (never restored): the next message id.
     next_id: u64,
     /// A rollback in progress (it waits for outbox room), down to this key.
@@ -294,9 +324,9 @@ struct LpRun<S, Saved> {
 }
 
 #[derive(Clone, Copy)]
-struct Place {
-    worker: u32,
-    local: u32,
+pub(super) struct Place {
+    pub(super) worker: u32,
+    pub(super) local: u32,
 }
 
 /// A multiply-rotate hasher for event keys: the index is internal and keys are not chosen by
@@ -323,9 +353,9 @@ impl Hasher for KeyHasher {
 
 type KeyIndex = HashMap<MsgId, u32, BuildHasherDefault<KeyHasher>>;
 
-struct Log {
-    records: Vec<LogRecord>,
-    dropped: u64,
+pub(super) struct Log {
+    pub(super) records: Vec<LogRecord>,
+    pub(super) dropped: u64,
 }
 
 impl Log {
@@ -338,57 +368,90 @@ impl Log {
     }
 }
 
-struct Shared<'a, M> {
-    model: &'a M,
-    config: &'a WarpConfig,
-    place: &'a [Place],
+pub(super) struct Shared<'a, M> {
+    pub(super) model: &'a M,
+    pub(super) config: &'a WarpConfig,
+    pub(super) place: &'a [Place],
 }
 
-struct Worker<M: Model> {
-    id: u32,
-    lps: Vec<LpRun<M::State, M::Saved>>,
+pub(super) struct Worker<M: Model> {
+    pub(super) id: u32,
+    lps: Vec<LpRun<M::State, M::Saved, M::Event>>,
     slots: Vec<Slot<M::Event>>,
-    free: Vec<u32>,
+    pub(super) free: Vec<u32>,
     index: KeyIndex,
-    optimistic: SlotHeap,
-    conservative: SlotHeap,
-    outbox: VecDeque<Msg<M::Event>>,
-    outbox_capacity: usize,
-    sends: Vec<(LpId, EventKey, M::Event)>,
-    sent_scratch: Vec<Sent>,
-    ids: Vec<MsgId>,
-    cancels: Vec<MsgId>,
+    pub(super) optimistic: SlotHeap,
+    pub(super) conservative: SlotHeap,
+    pub(super) outbox: VecDeque<Msg<M::Event>>,
+    pub(super) outbox_capacity: usize,
+    pub(super) sends: Vec<(LpId, EventKey, M::Event)>,
+    pub(super) sent_scratch: Vec<Sent>,
+    pub(super) ids: Vec<MsgId>,
+    cancels: Vec<(MsgId, u32)>,
     /// LPs with a rollback in progress.
-    rolling_back: usize,
+    pub(super) rolling_back: usize,
     /// The last GVT this worker was told (never above the true GVT).
-    gvt: EventKey,
+    pub(super) gvt: EventKey,
     /// The least key an anti-message or rollback could cancel at when `gvt` was computed: a
     /// conservative event exactly at GVT may still have a doomed twin (a cancelled copy with
     /// the same key) while that copy's anti-message is in flight.
-    cancel_floor: EventKey,
-    blocked_steps: u64,
+    pub(super) cancel_floor: EventKey,
+    pub(super) blocked_steps: u64,
+    /// Set by a parallel worker thread when it saw GVT reach the end.
+    pub(super) finished: bool,
+    /// Lazy cancellation: messages of undone executions found not sent again (or whose event
+    /// went away), waiting for outbox room for their anti-messages: (sender, record).
+    lazy_antis: VecDeque<(LpId, SentRec)>,
+    /// Per send of the event being processed: whether it re-uses a lazily kept message.
+    reused: Vec<bool>,
+    /// The runtime's clock as last told by a parallel driver (0 otherwise).
+    pub(super) now_ns: u64,
+    /// The local LP whose event the last step re-executed, if it was redo work.
+    pub(super) last_redo: Option<usize>,
+    /// Commit-deadline cells, one per slot (on a runtime with deadlines only).
+    pub(super) deadlines: Option<std::sync::Arc<super::deadline::Cells>>,
 }
 
-fn internal(what: &'static str) -> WarpError {
+pub(super) fn internal(what: &'static str) -> WarpError {
     WarpError::Internal { what }
 }
 
 impl<M: Model> Worker<M> {
-    fn outbox_room(&self) -> usize {
+    pub(super) fn outbox_room(&self) -> usize {
         self.outbox_capacity - self.outbox.len()
     }
 
-    fn alloc(&mut self, to: LpId, key: EventKey, id: MsgId, event: Option<M::Event>, state: SlotState) -> Option<u32> {
+    /// A slot for a message; `indexed` when an anti-message may come for it from another
+    /// worker (or it is an orphan anti-message waiting for its message).
+    fn alloc(
+        &mut self,
+        to: LpId,
+        key: EventKey,
+        id: MsgId,
+        event: Option<M::Event>,
+        state: SlotState,
+        indexed: bool,
+    ) -> Option<u32> {
         let slot = self.free.pop()?;
         let s = &mut self.slots[slot as usize];
-        *s = Slot { key, id, to, event, state, cancelled: false, undone: false };
-        self.index.insert(id, slot);
+        // Field by field: the lazy list keeps its storage.
+        (s.key, s.id, s.to, s.event, s.state) = (key, id, to, event, state);
+        (s.cancelled, s.undone, s.indexed, s.first_ns) = (false, false, indexed, 0);
+        s.lazy.clear();
+        if indexed {
+            self.index.insert(id, slot);
+        }
         Some(slot)
     }
 
     fn free_slot(&mut self, slot: u32) {
         let s = &mut self.slots[slot as usize];
-        self.index.remove(&s.id);
+        if s.indexed {
+            self.index.remove(&s.id);
+        }
+        if let Some(cells) = &self.deadlines {
+            cells.disarm(slot);
+        }
         s.state = SlotState::Free;
         s.event = None;
         self.free.push(slot);
@@ -406,6 +469,12 @@ impl<M: Model> Worker<M> {
     fn insert_pending(&mut self, sh: &Shared<'_, M>, log: &mut Log, local: usize, slot: u32) -> Result<(), WarpError> {
         let key = self.slots[slot as usize].key;
         let rollback = self.lps[local].rollback;
+        if let Some(cells) = &self.deadlines {
+            let s = &self.slots[slot as usize];
+            if let Some(d) = s.event.as_ref().and_then(|e| sh.model.commit_deadline(s.to, &key, e)) {
+                cells.arm(slot, s.to, key, crate::time::nanos(d));
+            }
+        }
         self.heap_for(rollback).push(slot, key);
         let last = self.lps[local].history.back().map(|e| self.slots[e.slot as usize].key);
         if last.is_some_and(|last| key < last) {
@@ -447,9 +516,11 @@ impl<M: Model> Worker<M> {
                 return Ok(()); // resumed by a later step, after delivery makes room
             }
             let my_id = self.id;
+            let lazy = sh.config.lazy_cancellation;
             let Worker { lps, slots, outbox, cancels, .. } = &mut *self;
-            let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, counters, .. } =
-                &mut lps[local];
+            let LpRun {
+                id, rollback, state, rng_index, send_seq, history, states, sent, sent_events, counters, ..
+            } = &mut lps[local];
             let entry = history.pop_back().ok_or_else(|| internal("history emptied under rollback"))?;
             match rollback {
                 Rollback::StateSaving => {
@@ -466,10 +537,18 @@ impl<M: Model> Worker<M> {
             *send_seq = entry.send_seq;
             counters.rolled_back += 1;
             log.push(LogRecord::Rollback { lp: *id, key });
+            let keep = lazy && !slots[slot as usize].cancelled;
             for _ in 0..entry.sent {
                 let s = *sent.pop_back().ok_or_else(|| internal("sent record missing"))?;
+                let payload = if lazy { sent_events.pop_back().and_then(|e| e.take()) } else { None };
+                if keep {
+                    // Lazy: kept with the event; cancelled only if its re-execution does not
+                    // send it again.
+                    slots[slot as usize].lazy.push((s, payload));
+                    continue;
+                }
                 if sh.place[s.to.index()].worker == my_id {
-                    cancels.push(s.id);
+                    cancels.push((s.id, s.slot));
                 } else {
                     outbox.push_back(Msg::Anti { to: s.to, key: s.key, id: s.id });
                 }
@@ -492,11 +571,51 @@ impl<M: Model> Worker<M> {
         Ok(())
     }
 
+    /// The lazily kept messages of `slot`'s event will not be sent again: they are cancelled
+    /// (as soon as the outbox has room).
+    fn drop_lazy(&mut self, slot: u32) {
+        let Worker { slots, lazy_antis, .. } = &mut *self;
+        let s = &mut slots[slot as usize];
+        let sender = s.to;
+        for (rec, _) in s.lazy.drain(..) {
+            lazy_antis.push_back((sender, rec));
+        }
+    }
+
+    /// Sends the anti-messages of dropped lazy messages while the outbox has room; true if
+    /// any went.
+    fn flush_lazy(&mut self, sh: &Shared<'_, M>, log: &mut Log) -> Result<bool, WarpError> {
+        let mut any = false;
+        while let Some(&(from, rec)) = self.lazy_antis.front() {
+            let local_to = sh.place[rec.to.index()].worker == self.id;
+            if !local_to && self.outbox_room() == 0 {
+                break;
+            }
+            self.lazy_antis.pop_front();
+            if local_to {
+                self.cancels.push((rec.id, rec.slot));
+            } else {
+                self.outbox.push_back(Msg::Anti { to: rec.to, key: rec.key, id: rec.id });
+            }
+            let local = sh.place[from.index()].local as usize;
+            self.lps[local].counters.antis_sent += 1;
+            log.push(LogRecord::Anti { from, to: rec.to, key: rec.key });
+            any = true;
+        }
+        if any {
+            self.drain_cancels(sh, log)?;
+        }
+        Ok(any)
+    }
+
     /// Cancels the local messages undone events sent (each may roll back its receiver, which
     /// may cancel more).
     fn drain_cancels(&mut self, sh: &Shared<'_, M>, log: &mut Log) -> Result<(), WarpError> {
-        while let Some(id) = self.cancels.pop() {
-            let &slot = self.index.get(&id).ok_or_else(|| internal("local message to cancel not found"))?;
+        while let Some((id, slot)) = self.cancels.pop() {
+            let s = self.slots.get(slot as usize).ok_or_else(|| internal("local message slot out of range"))?;
+            if s.id != id || s.state == SlotState::Free {
+                return Err(internal("local message to cancel not found"));
+            }
             self.cancel_slot(sh, log, slot)?;
         }
         Ok(())
@@ -511,6 +630,7 @@ impl<M: Model> Worker<M> {
             SlotState::Pending => {
                 let rollback = self.lps[local].rollback;
                 self.heap_for(rollback).remove(slot);
+                self.drop_lazy(slot);
                 log.push(LogRecord::Annihilate { lp: to, key });
                 self.free_slot(slot);
                 Ok(())
@@ -545,7 +665,7 @@ impl<M: Model> Worker<M> {
                 }
                 Some(_) => return Err(internal("a message arrived twice")),
                 None => {
-                    let Some(slot) = self.alloc(to, key, id, None, SlotState::Pending) else {
+                    let Some(slot) = self.alloc(to, key, id, None, SlotState::Pending, true) else {
                         return Ok(Some(Msg::Event { to, key, id, event }));
                     };
                     self.slots[slot as usize].event = Some(event);
@@ -555,7 +675,7 @@ impl<M: Model> Worker<M> {
             Msg::Anti { .. } => match found {
                 Some(slot) => self.cancel_slot(sh, log, slot)?,
                 None => {
-                    if self.alloc(to, key, id, None, SlotState::Orphan).is_none() {
+                    if self.alloc(to, key, id, None, SlotState::Orphan, true).is_none() {
                         return Ok(Some(msg));
                     }
                 }
@@ -564,7 +684,7 @@ impl<M: Model> Worker<M> {
         Ok(None)
     }
 
-    fn step(
+    pub(super) fn step(
         &mut self,
         sh: &Shared<'_, M>,
         log: &mut Log,
@@ -577,6 +697,9 @@ impl<M: Model> Worker<M> {
                 break;
             }
             handled = true;
+        }
+        if !self.lazy_antis.is_empty() {
+            handled |= self.flush_lazy(sh, log)?;
         }
         if self.rolling_back > 0 {
             for local in 0..self.lps.len() {
@@ -633,9 +756,22 @@ impl<M: Model> Worker<M> {
         let mut ids = std::mem::take(&mut self.ids);
         sends.clear();
         {
-            let Worker { lps, slots, .. } = &mut *self;
-            let LpRun { id, rollback, state, rng_index, send_seq, history, states, sent, next_id, counters, .. } =
-                &mut lps[local];
+            let lazy = sh.config.lazy_cancellation;
+            let Worker { lps, slots, now_ns, last_redo, reused, .. } = &mut *self;
+            let LpRun {
+                id,
+                rollback,
+                state,
+                rng_index,
+                send_seq,
+                history,
+                states,
+                sent,
+                sent_events,
+                next_id,
+                counters,
+                ..
+            } = &mut lps[local];
             let entry = history.push_back().ok_or_else(|| internal("history full at process"))?;
             entry.slot = slot;
             entry.rng_index = *rng_index;
@@ -651,26 +787,50 @@ impl<M: Model> Worker<M> {
             let mut out = Emit::new(key, *id, sh.config, nlps, rng_index, send_seq, &mut sends, &mut entry.error);
             sh.model.event(*id, state, event, &mut entry.saved, &mut out);
             ids.clear();
-            for (to, k, _) in sends.iter() {
-                let msg_id = MsgId { sender: id.0, n: *next_id };
-                *next_id += 1;
-                *sent.push_back().ok_or_else(|| internal("sent ring full"))? = SentRec { to: *to, key: *k, id: msg_id };
-                ids.push(msg_id);
+            reused.clear();
+            for (to, k, ev) in sends.iter() {
+                // Lazy: the undone execution's copy of this very message is still out there.
+                let again = s.lazy.iter().position(|(r, old)| {
+                    r.to == *to && r.key == *k && old.as_ref().is_some_and(|old| sh.model.same_event(old, ev))
+                });
+                let rec = match again {
+                    Some(i) => s.lazy.swap_remove(i).0,
+                    None => {
+                        let msg_id = MsgId { sender: id.0, n: *next_id };
+                        *next_id += 1;
+                        SentRec { to: *to, key: *k, id: msg_id, slot: super::heap::NOWHERE }
+                    }
+                };
+                *sent.push_back().ok_or_else(|| internal("sent ring full"))? = rec;
+                if lazy {
+                    *sent_events.push_back().ok_or_else(|| internal("sent payload ring full"))? = Some(ev.clone());
+                }
+                ids.push(rec.id);
+                reused.push(again.is_some());
                 entry.sent += 1;
             }
             s.state = SlotState::Processed;
             counters.processed += 1;
             if s.undone {
                 counters.redone += 1;
+            } else {
+                s.first_ns = *now_ns;
             }
+            *last_redo = s.undone.then_some(local);
             counters.max_history = counters.max_history.max(history.len());
             log.push(LogRecord::Process { lp: *id, key });
         }
-        for ((to, k, event), &id) in sends.drain(..).zip(ids.iter()) {
+        let first = self.lps[local].sent.len() - ids.len();
+        for (i, ((to, k, event), &id)) in sends.drain(..).zip(ids.iter()).enumerate() {
             let place = sh.place[to.index()];
+            if self.reused[i] {
+                continue; // its earlier copy stands
+            }
             if place.worker == self.id {
-                let slot =
-                    self.alloc(to, k, id, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
+                let slot = self
+                    .alloc(to, k, id, Some(event), SlotState::Pending, false)
+                    .ok_or_else(|| internal("pool checked"))?;
+                self.lps[local].sent.get_mut(first + i).ok_or_else(|| internal("sent record missing"))?.slot = slot;
                 self.insert_pending(sh, log, place.local as usize, slot)?;
             } else {
                 self.outbox.push_back(Msg::Event { to, key: k, id, event });
@@ -678,13 +838,18 @@ impl<M: Model> Worker<M> {
         }
         self.sends = sends;
         self.ids = ids;
+        if !self.slots[slot as usize].lazy.is_empty() {
+            // What the re-execution did not send again is cancelled.
+            self.drop_lazy(slot);
+            self.flush_lazy(sh, log)?;
+        }
         Ok(())
     }
 
     /// The least key this worker still has to account for (unprocessed events below the end,
     /// unfinished rollbacks and its outbox), and the least key something may still cancel at
     /// (anti-messages and rollback targets).
-    fn local_min(&self, end_time: u64) -> (EventKey, EventKey) {
+    pub(super) fn local_min(&self, end_time: u64) -> (EventKey, EventKey) {
         let mut min = EventKey::MAX;
         let mut cancel = EventKey::MAX;
         for heap in [&self.optimistic, &self.conservative] {
@@ -700,6 +865,10 @@ impl<M: Model> Worker<M> {
                 }
             }
         }
+        for (_, rec) in &self.lazy_antis {
+            min = min.min(rec.key);
+            cancel = cancel.min(rec.key);
+        }
         for msg in &self.outbox {
             min = min.min(msg.key());
             if matches!(msg, Msg::Anti { .. }) {
@@ -709,8 +878,28 @@ impl<M: Model> Worker<M> {
         (min, cancel)
     }
 
+    /// Charges `d` of redo time to the LP whose event the last step re-executed, if any.
+    pub(super) fn charge_redo(&mut self, d: Duration) {
+        if let Some(lp) = self.last_redo.take().and_then(|local| self.lps.get_mut(local)) {
+            lp.counters.redo_time += d;
+        }
+    }
+
+    /// Gives the worker its deadline cells and arms them for the events already in its pool.
+    pub(super) fn attach_deadlines(&mut self, model: &M, cells: std::sync::Arc<super::deadline::Cells>) {
+        for (i, s) in self.slots.iter().enumerate() {
+            if !matches!(s.state, SlotState::Pending | SlotState::Processed) {
+                continue;
+            }
+            if let Some(d) = s.event.as_ref().and_then(|e| model.commit_deadline(s.to, &s.key, e)) {
+                cells.arm(i as u32, s.to, s.key, crate::time::nanos(d));
+            }
+        }
+        self.deadlines = Some(cells);
+    }
+
     /// Commits and frees every processed event below `gvt`.
-    fn collect(
+    pub(super) fn collect(
         &mut self,
         log: &mut Log,
         gvt: EventKey,
@@ -722,7 +911,7 @@ impl<M: Model> Worker<M> {
         let mut count = 0;
         for local in 0..self.lps.len() {
             loop {
-                let Worker { lps, slots, sent_scratch, .. } = &mut *self;
+                let Worker { lps, slots, sent_scratch, deadlines, now_ns, .. } = &mut *self;
                 let lp = &mut lps[local];
                 let Some(front) = lp.history.front() else { break };
                 let slot = front.slot as usize;
@@ -736,10 +925,22 @@ impl<M: Model> Worker<M> {
                 sent_scratch.clear();
                 for _ in 0..front.sent {
                     let rec = *lp.sent.pop_front().ok_or_else(|| internal("sent record missing at commit"))?;
+                    if let Some(e) = lp.sent_events.pop_front() {
+                        *e = None;
+                    }
                     sent_scratch.push(Sent { to: rec.to, key: rec.key });
                 }
                 let event = slots[slot].event.as_ref().ok_or_else(|| internal("committed event empty"))?;
-                commit(&Committed { lp: lp.id, key, event, saved: &front.saved, sent: sent_scratch });
+                let late = deadlines.as_ref().is_some_and(|c| c.commit(slot as u32));
+                if *now_ns > 0 {
+                    let waited = Duration::from_nanos(now_ns.saturating_sub(slots[slot].first_ns));
+                    lp.counters.commit_latency_total += waited;
+                    lp.counters.commit_latency_max = lp.counters.commit_latency_max.max(waited);
+                }
+                if late {
+                    lp.counters.late += 1;
+                }
+                commit(&Committed { lp: lp.id, key, event, saved: &front.saved, sent: sent_scratch, late });
                 lp.history.pop_front();
                 if lp.rollback == Rollback::StateSaving {
                     lp.states.pop_front();
@@ -766,15 +967,17 @@ impl<M: Model> Worker<M> {
 /// assert!(out.processed >= out.committed);
 /// ```
 pub struct Engine<M: Model> {
-    model: M,
-    config: WarpConfig,
-    place: Vec<Place>,
-    workers: Vec<Worker<M>>,
-    inboxes: Vec<VecDeque<Msg<M::Event>>>,
-    log: Log,
-    gvt: EventKey,
-    gvt_rounds: u64,
-    actions: u64,
+    pub(super) model: M,
+    pub(super) config: WarpConfig,
+    pub(super) place: Vec<Place>,
+    pub(super) workers: Vec<Worker<M>>,
+    pub(super) inboxes: Vec<VecDeque<Msg<M::Event>>>,
+    pub(super) log: Log,
+    pub(super) gvt: EventKey,
+    pub(super) gvt_rounds: u64,
+    pub(super) actions: u64,
+    /// Fallbacks run by the reactive watchers of a run on a runtime.
+    pub(super) fallbacks: u64,
 }
 
 impl<M: Model> Engine<M> {
@@ -810,6 +1013,13 @@ impl<M: Model> Engine<M> {
                             state: SlotState::Free,
                             cancelled: false,
                             undone: false,
+                            indexed: false,
+                            first_ns: 0,
+                            lazy: Vec::with_capacity(if config.lazy_cancellation {
+                                config.max_sends_per_event
+                            } else {
+                                0
+                            }),
                         })
                         .collect(),
                     free: (0..pool as u32).rev().collect(),
@@ -826,6 +1036,16 @@ impl<M: Model> Engine<M> {
                     gvt: EventKey { time: 0, depth: 0, sender: LpId(0), seq: 0 },
                     cancel_floor: EventKey::MAX,
                     blocked_steps: 0,
+                    finished: false,
+                    deadlines: None,
+                    now_ns: 0,
+                    last_redo: None,
+                    lazy_antis: VecDeque::with_capacity(if config.lazy_cancellation {
+                        pool * config.max_sends_per_event
+                    } else {
+                        0
+                    }),
+                    reused: Vec::with_capacity(config.max_sends_per_event),
                 }
             })
             .collect();
@@ -857,8 +1077,18 @@ impl<M: Model> Engine<M> {
                         .collect(),
                 ),
                 states,
+                sent_events: Ring::over(if config.lazy_cancellation {
+                    (0..h * config.max_sends_per_event).map(|_| None).collect()
+                } else {
+                    Vec::new()
+                }),
                 sent: Ring::over(vec![
-                    SentRec { to: LpId(0), key: EventKey::MAX, id: MsgId { sender: 0, n: 0 } };
+                    SentRec {
+                        to: LpId(0),
+                        key: EventKey::MAX,
+                        id: MsgId { sender: 0, n: 0 },
+                        slot: 0
+                    };
                     h * config.max_sends_per_event
                 ]),
                 next_id: 0,
@@ -883,8 +1113,9 @@ impl<M: Model> Engine<M> {
                 let p = place[to.index()];
                 let w = &mut workers[p.worker as usize];
                 let id = MsgId { sender: key.sender.0, n: key.seq };
-                let slot =
-                    w.alloc(to, key, id, Some(event), SlotState::Pending).ok_or_else(|| internal("pool checked"))?;
+                let slot = w
+                    .alloc(to, key, id, Some(event), SlotState::Pending, false)
+                    .ok_or_else(|| internal("pool checked"))?;
                 w.insert_pending(&sh, &mut log, p.local as usize, slot)?;
             }
         }
@@ -898,6 +1129,7 @@ impl<M: Model> Engine<M> {
             gvt: EventKey { time: 0, depth: 0, sender: LpId(0), seq: 0 },
             gvt_rounds: 0,
             actions: 0,
+            fallbacks: 0,
         })
     }
 
@@ -1159,6 +1391,7 @@ impl<M: Model> Engine<M> {
             gvt_rounds: self.gvt_rounds,
             actions: self.actions,
             log_dropped: self.log.dropped,
+            fallbacks: self.fallbacks,
             ..RunOutcome::default()
         };
         for w in &self.workers {
@@ -1170,12 +1403,13 @@ impl<M: Model> Engine<M> {
                 o.rolled_back += c.rolled_back;
                 o.antis_sent += c.antis_sent;
                 o.redone += c.redone;
+                o.late += c.late;
             }
         }
         o
     }
 
-    fn lp(&self, lp: LpId) -> Option<&LpRun<M::State, M::Saved>> {
+    fn lp(&self, lp: LpId) -> Option<&LpRun<M::State, M::Saved, M::Event>> {
         let p = self.place.get(lp.index())?;
         self.workers[p.worker as usize].lps.get(p.local as usize)
     }

@@ -7,21 +7,17 @@ use super::EventKey;
 /// Not in a heap.
 pub(crate) const NOWHERE: u32 = u32::MAX;
 
-/// A min-heap over slot numbers `0..capacity`, with the keys and positions kept here so the
-/// heap needs nothing from its caller.
+/// A min-heap over slot numbers `0..capacity`. Each entry carries its key, so comparisons
+/// read the heap array only (one cache line per level); a slot's position is kept so it can
+/// leave from anywhere.
 pub(crate) struct SlotHeap {
-    heap: Vec<u32>,
-    keys: Vec<EventKey>,
+    heap: Vec<(EventKey, u32)>,
     pos: Vec<u32>,
 }
 
 impl SlotHeap {
     pub(crate) fn new(capacity: usize) -> Self {
-        SlotHeap {
-            heap: Vec::with_capacity(capacity),
-            keys: vec![EventKey::MAX; capacity],
-            pos: vec![NOWHERE; capacity],
-        }
+        SlotHeap { heap: Vec::with_capacity(capacity), pos: vec![NOWHERE; capacity] }
     }
 
     pub(crate) fn contains(&self, slot: u32) -> bool {
@@ -30,20 +26,19 @@ impl SlotHeap {
 
     /// The least slot and its key.
     pub(crate) fn peek(&self) -> Option<(u32, EventKey)> {
-        self.heap.first().map(|&s| (s, self.keys[s as usize]))
+        self.heap.first().map(|&(k, s)| (s, k))
     }
 
     pub(crate) fn push(&mut self, slot: u32, key: EventKey) {
         debug_assert!(!self.contains(slot));
-        self.keys[slot as usize] = key;
         let i = self.heap.len();
-        self.heap.push(slot);
+        self.heap.push((key, slot));
         self.pos[slot as usize] = i as u32;
         self.sift_up(i);
     }
 
     pub(crate) fn pop(&mut self) -> Option<u32> {
-        let top = *self.heap.first()?;
+        let top = self.heap.first()?.1;
         self.remove(top);
         Some(top)
     }
@@ -56,54 +51,56 @@ impl SlotHeap {
         }
         let i = i as usize;
         let last = self.heap.len() - 1;
-        self.heap.swap(i, last);
-        self.pos[self.heap[i] as usize] = i as u32;
-        self.heap.pop();
         self.pos[slot as usize] = NOWHERE;
-        if i < self.heap.len() {
-            self.sift_down(i);
+        if i == last {
+            self.heap.pop();
+            return true;
+        }
+        self.heap.swap(i, last);
+        self.heap.pop();
+        self.pos[self.heap[i].1 as usize] = i as u32;
+        if i > 0 && self.heap[i].0 < self.heap[(i - 1) / 2].0 {
             self.sift_up(i);
+        } else {
+            self.sift_down(i);
         }
         true
     }
 
-    fn less(&self, a: usize, b: usize) -> bool {
-        self.keys[self.heap[a] as usize] < self.keys[self.heap[b] as usize]
-    }
-
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.pos[self.heap[a] as usize] = a as u32;
-        self.pos[self.heap[b] as usize] = b as u32;
-    }
-
     fn sift_up(&mut self, mut i: usize) {
+        let moving = self.heap[i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            if !self.less(i, parent) {
+            if moving.0 >= self.heap[parent].0 {
                 break;
             }
-            self.swap(i, parent);
+            self.heap[i] = self.heap[parent];
+            self.pos[self.heap[i].1 as usize] = i as u32;
             i = parent;
         }
+        self.heap[i] = moving;
+        self.pos[moving.1 as usize] = i as u32;
     }
 
     fn sift_down(&mut self, mut i: usize) {
+        let moving = self.heap[i];
+        let n = self.heap.len();
         loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut least = i;
-            if l < self.heap.len() && self.less(l, least) {
-                least = l;
-            }
-            if r < self.heap.len() && self.less(r, least) {
-                least = r;
-            }
-            if least == i {
+            let l = 2 * i + 1;
+            if l >= n {
                 break;
             }
-            self.swap(i, least);
-            i = least;
+            let r = l + 1;
+            let child = if r < n && self.heap[r].0 < self.heap[l].0 { r } else { l };
+            if self.heap[child].0 >= moving.0 {
+                break;
+            }
+            self.heap[i] = self.heap[child];
+            self.pos[self.heap[i].1 as usize] = i as u32;
+            i = child;
         }
+        self.heap[i] = moving;
+        self.pos[moving.1 as usize] = i as u32;
     }
 }
 

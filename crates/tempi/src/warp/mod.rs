@@ -4,9 +4,11 @@
 //! ([`EventKey`]), the per-LP rollback choice ([`Rollback`]), the scenario and capacities
 //! ([`Scenario`], [`WarpConfig`]), the optimistic engine ([`Engine`]) with its workers, inboxes,
 //! GVT, fossil collection and commit, the reference runs ([`sequential`], [`check`]), the PHOLD
-//! benchmark model ([`phold`]) and the errors ([`WarpError`]). It sits on top of the crate and
-//! uses none of the runtime: the kernel and the policies must not import it, and it must not
-//! reach into them.
+//! benchmark model ([`phold`]), the engine on a runtime's CPUs ([`Engine::spawn_on`],
+//! [`Parallel`], [`ParallelSpec`]) with commit deadlines and their reactive fallbacks
+//! ([`DeadlineSpec`], [`Model::commit_deadline`]), the per-LP report ([`WarpReport`]) and the
+//! errors ([`WarpError`]). It sits on top of the crate and uses only the runtime's public calls:
+//! the kernel and the policies must not import it, and it must not reach into them.
 //!
 //! # The protocol as built
 //!
@@ -59,13 +61,18 @@
 //! assert_eq!(out.committed, seq.committed);
 //! ```
 
+mod deadline;
 mod engine;
 mod heap;
+mod parallel;
 pub mod phold;
+mod report;
 mod ring;
 mod sequential;
 
 pub use engine::{Driver, Engine, LogRecord, LpCounters, RunOutcome, Schedule, StepOutcome};
+pub use parallel::{DeadlineSpec, Fallback, FallbackFn, Parallel, ParallelSpec};
+pub use report::{LpReport, WarpReport};
 pub use sequential::{check, sequential, CheckReport, SequentialOutcome};
 
 use std::fmt;
@@ -241,6 +248,48 @@ pub trait Model {
     fn reverse(&self, lp: LpId, state: &mut Self::State, event: &Self::Event, saved: &Self::Saved) {
         let _ = (lp, state, event, saved);
     }
+
+    /// The instant, on the runtime's clock (time since the run started), by which the event
+    /// `key` for `lp` must be committed, or `None` (the default) for no deadline. Used only by
+    /// an engine on a runtime with [`ParallelSpec::deadlines`]: an event still uncommitted at
+    /// its deadline is dropped and the fallback runs for it on a reactive thread.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tempi::warp::{Emit, EventKey, LpId, Model};
+    /// # struct M;
+    /// # impl Model for M { type State = (); type Event = (); type Saved = ();
+    /// # fn event(&self, _: LpId, _: &mut (), _: &(), _: &mut (), _: &mut Emit<'_, ()>) {}
+    /// /// The model keeps pace with real time: tick t is due 10 us per tick after the start.
+    /// fn commit_deadline(&self, _: LpId, key: &EventKey, _: &()) -> Option<Duration> {
+    ///     Some(Duration::from_micros(10 * key.time))
+    /// }
+    /// # }
+    /// ```
+    /// Whether two payloads are the same message, for lazy cancellation
+    /// ([`WarpConfig::lazy_cancellation`]): a re-execution that sends the same receiver, key
+    /// and payload re-uses the message sent before instead of cancelling it. The default,
+    /// `false`, makes lazy cancellation cancel everything (later than aggressive would).
+    ///
+    /// ```
+    /// # use tempi::warp::{Emit, LpId, Model};
+    /// # struct M;
+    /// # impl Model for M { type State = (); type Event = u32; type Saved = ();
+    /// # fn event(&self, _: LpId, _: &mut (), _: &u32, _: &mut (), _: &mut Emit<'_, u32>) {}
+    /// fn same_event(&self, a: &u32, b: &u32) -> bool {
+    ///     a == b
+    /// }
+    /// # }
+    /// ```
+    fn same_event(&self, a: &Self::Event, b: &Self::Event) -> bool {
+        let _ = (a, b);
+        false
+    }
+
+    fn commit_deadline(&self, lp: LpId, key: &EventKey, event: &Self::Event) -> Option<std::time::Duration> {
+        let _ = (lp, key, event);
+        None
+    }
 }
 
 /// One LP's declaration: initial state, rollback choice, owning worker.
@@ -375,6 +424,10 @@ pub struct WarpConfig {
     pub gvt_interval: usize,
     /// Records kept in the event log (0: no log); later records are counted, not kept.
     pub log_capacity: usize,
+    /// Lazy cancellation: an undone event's messages are kept until it is executed again, and
+    /// only those it does not send again (same receiver, key and, by [`Model::same_event`],
+    /// payload) are cancelled. Off: aggressive cancellation, every message cancelled at once.
+    pub lazy_cancellation: bool,
 }
 
 impl Default for WarpConfig {
@@ -391,6 +444,7 @@ impl Default for WarpConfig {
             seed: 0,
             gvt_interval: 16,
             log_capacity: 0,
+            lazy_cancellation: false,
         }
     }
 }
@@ -682,6 +736,10 @@ pub struct Committed<'a, M: Model> {
     pub saved: &'a M::Saved,
     /// What it sent, in send order.
     pub sent: &'a [Sent],
+    /// Committed after its commit deadline ([`Model::commit_deadline`]) had passed: the
+    /// result is dropped, a fallback ran in its place at the deadline. Always `false` without
+    /// deadlines.
+    pub late: bool,
 }
 
 /// Why a warp run or check failed.
@@ -748,6 +806,14 @@ pub enum WarpError {
         /// `"redo"`: forward again differs from the first forward.
         stage: &'static str,
     },
+    /// A worker thread could not be created on the runtime.
+    Runtime {
+        /// The runtime's error.
+        what: String,
+    },
+    /// The runtime's run ended before the engine's workers did (a horizon before the end of
+    /// the model, a killed worker, a run never made).
+    Unfinished,
     /// A broken engine invariant (a bug, reported instead of a panic).
     Internal {
         /// What broke.
@@ -774,6 +840,8 @@ impl fmt::Display for WarpError {
             WarpError::ReverseMismatch { lp, key, stage } => {
                 write!(f, "LP {} event {key} (time {}): reverse handler check failed at {stage}", lp.0, key.time)
             }
+            WarpError::Runtime { what } => write!(f, "cannot start a warp worker: {what}"),
+            WarpError::Unfinished => write!(f, "the run ended before the warp workers finished"),
             WarpError::Internal { what } => write!(f, "warp engine invariant broken: {what}"),
         }
     }

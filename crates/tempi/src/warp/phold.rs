@@ -145,4 +145,8 @@ impl Model for Phold {
         state.events -= 1;
         state.checksum = saved.checksum;
     }
+
+    fn same_event(&self, a: &PholdEvent, b: &PholdEvent) -> bool {
+        a == b
+    }
 }

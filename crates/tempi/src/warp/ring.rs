@@ -76,6 +76,15 @@ impl<T> Ring<T> {
         Some(&self.slots[self.physical(i)])
     }
 
+    /// Element `i` counted from the front, to change in place.
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        if i >= self.len {
+            return None;
+        }
+        let p = self.physical(i);
+        Some(&mut self.slots[p])
+    }
+
     pub(crate) fn back(&self) -> Option<&T> {
         self.len.checked_sub(1).and_then(|i| self.get(i))
     }

@@ -204,7 +204,7 @@ fn run_inner<M: Model>(
         }
         sent.clear();
         sent.extend(sends.iter().map(|(to, key, _)| Sent { to: *to, key: *key }));
-        commit(&Committed { lp: to, key, event: &event, saved: &saved, sent: &sent });
+        commit(&Committed { lp: to, key, event: &event, saved: &saved, sent: &sent, late: false });
         committed += 1;
         report.events += 1;
         for (to, key, event) in sends.drain(..) {

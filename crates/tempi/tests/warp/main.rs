@@ -2,6 +2,8 @@
 //! mode over random models and interleavings, its memory bounds, and the reverse-handler check.
 
 mod warp_check_mode;
+mod warp_guarantees;
+mod warp_parallel;
 mod warp_properties;
 mod warp_timelines;
 
@@ -30,6 +32,10 @@ impl Model for Scripted {
 
     fn reverse(&self, _: LpId, seen: &mut Vec<u64>, _: &Script, _: &()) {
         seen.pop();
+    }
+
+    fn same_event(&self, a: &Script, b: &Script) -> bool {
+        a == b
     }
 }
 

@@ -73,6 +73,10 @@ impl Model for Net {
         s.count -= 1;
         (s.checksum, s.last) = *saved;
     }
+
+    fn same_event(&self, a: &NetEvent, b: &NetEvent) -> bool {
+        a == b
+    }
 }
 
 type PerLp = Vec<Vec<(EventKey, Vec<Sent>)>>;
@@ -134,7 +138,7 @@ fn net_case() -> impl Strategy<Value = (NetCase, WarpConfig, Option<u64>)> {
                 prop::collection::vec(0u8..3, lps),
                 prop::collection::vec((0..lps as u32, 0u64..20, 0u8..=5), 1..8),
                 (0u64..3, 1u64..10),
-                (Just(workers), 1usize..12, 2usize..48, 1usize..32, 1usize..24, 30u64..150),
+                (Just(workers), 1usize..12, 2usize..48, 1usize..32, 1usize..24, 30u64..150, any::<bool>()),
                 prop::option::of(any::<u64>()),
                 any::<u64>(),
             )
@@ -148,7 +152,7 @@ fn net_case() -> impl Strategy<Value = (NetCase, WarpConfig, Option<u64>)> {
                     e
                 })
                 .collect();
-            let (workers, history, outbox, inbox, gvt_interval, end_time) = cfg;
+            let (workers, history, outbox, inbox, gvt_interval, end_time, lazy_cancellation) = cfg;
             let case = NetCase { lps, edges, workers_of, modes, initial, lookahead, spread };
             let config = WarpConfig {
                 workers,
@@ -162,6 +166,7 @@ fn net_case() -> impl Strategy<Value = (NetCase, WarpConfig, Option<u64>)> {
                 seed,
                 gvt_interval,
                 log_capacity: 0,
+                lazy_cancellation,
             };
             (case, config, schedule)
         })
@@ -232,6 +237,7 @@ proptest! {
         end_time in 20u64..200,
         schedule in prop::option::of(any::<u64>()),
         seed in any::<u64>(),
+        lazy_cancellation in any::<bool>(),
     ) {
         let model = Phold { lps, remote_fraction: remote, lookahead, mean_delay };
         let make = || model.scenario_with(population, workers, seed, |lp| rollback_of(modes[lp.index()]));
@@ -248,6 +254,7 @@ proptest! {
             seed,
             gvt_interval: 8,
             log_capacity: 0,
+            lazy_cancellation,
         };
         let (out, _, _) = agree(make, config, schedule_of(schedule))?;
         prop_assert!(out.efficiency() <= 1.0);

@@ -214,3 +214,44 @@ fn the_log_is_bounded_and_counts_what_it_drops() {
     assert_eq!(e.log().len(), 4);
     assert_eq!(out.log_dropped, 16); // 10 processes + 10 commits, 4 kept
 }
+
+/// The cascade case of `anti_messages_cascade_across_three_lps`, run in the same order with
+/// lazy or aggressive cancellation: the log and A's anti-messages.
+fn cascade(lazy_cancellation: bool) -> (String, u64, Vec<Vec<u64>>) {
+    let mut s = scenario(&[
+        (0, Rollback::Reverse),
+        (1, Rollback::StateSaving),
+        (2, Rollback::Reverse),
+        (3, Rollback::StateSaving),
+    ]);
+    s.schedule(LpId(0), 20, send(1, 5, send(2, 5, none()))).unwrap();
+    s.schedule(LpId(2), 40, none()).unwrap();
+    s.schedule(LpId(3), 10, send(0, 5, none())).unwrap();
+    let mut e = Engine::new(s, WarpConfig { lazy_cancellation, ..config(4) }).unwrap();
+    for w in [0, 1, 2, 2, 3, 0, 1, 2, 0, 1, 2, 0, 1, 2] {
+        e.step(w).unwrap();
+        e.flush(w);
+    }
+    finish(&mut e);
+    let states = (0..4).map(|lp| e.state(LpId(lp)).unwrap().clone()).collect();
+    (short_log(e.log()), e.counters(LpId(0)).unwrap().antis_sent, states)
+}
+
+#[test]
+fn lazy_cancellation_keeps_a_message_the_re_execution_sends_again() {
+    // D's straggler at 15 sends nothing, so A's re-execution of 20 sends B the very message it
+    // sent before (same key, same payload): lazily, no anti-message, and B and C keep their
+    // work; aggressively, the cascade of the other test.
+    let (lazy, lazy_antis, lazy_states) = cascade(true);
+    let (aggressive, antis, states) = cascade(false);
+    assert_eq!(lazy, "P0@20 P1@25 P2@30 P2@40 P3@10 R0@20 P0@15 P0@20 C0@15 C0@20 C1@25 C2@30 C2@40 C3@10");
+    assert_eq!(lazy_antis, 0);
+    assert_eq!(
+        aggressive,
+        "P0@20 P1@25 P2@30 P2@40 P3@10 R0@20 A0>1@25 P0@15 R1@25 A1>2@30 X1@25 R2@40 R2@30 X2@30 P2@40 P0@20 \
+         P1@25 R2@40 P2@30 P2@40 C0@15 C0@20 C1@25 C2@30 C2@40 C3@10"
+    );
+    assert_eq!(antis, 1);
+    assert_eq!(lazy_states, states);
+    assert_eq!(states, vec![vec![15, 20], vec![25], vec![30, 40], vec![10]]);
+}
