@@ -5,7 +5,9 @@
  * thread's last failure message. Parameter and result structs carry their own size first:
  * set it to sizeof the struct (the *_init calls do). Times are uint64_t nanoseconds. Every
  * pointer argument is checked for NULL. No Rust panic crosses into C: it becomes TEMPI_PANIC.
- * A body that gets TEMPI_INTERRUPTED must return: see docs/C-API.md. */
+ * A body that gets TEMPI_INTERRUPTED must return; one that goes on calling is abandoned
+ * after TEMPI_IGNORED_INTERRUPT_LIMIT further calls (its frames are discarded, never
+ * unwound): see docs/C-API.md. */
 
 #ifndef TEMPI_H
 #define TEMPI_H
@@ -13,8 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// How many calls a body may make after its interrupt before the process is aborted.
-#define TEMPI_IGNORED_INTERRUPT_LIMIT 1000000
+// How many calls a body (or a critical section's or handler's C function) may make after
+// its interrupt, each answered `TEMPI_INTERRUPTED` at once, before it is abandoned: the next
+// call does not return, the function's frames are discarded without being unwound, and the
+// runtime goes on as if it had returned (see docs/C-API.md, "Interrupts").
+#define TEMPI_IGNORED_INTERRUPT_LIMIT 1000
 
 // How many mutexes one thread may hold at once through `tempi_mutex_lock`.
 #define TEMPI_MAX_HELD_LOCKS 16
@@ -400,6 +405,10 @@ typedef struct tempi_thread_stats {
   uint64_t response_max_ns;
   // Execution time consumed.
   uint64_t cpu_time_ns;
+  // Times its C code ignored an interrupt and was abandoned after
+  // `TEMPI_IGNORED_INTERRUPT_LIMIT` further calls (each is also a warning of the run).
+  // Added after the first version: a caller's struct may end before it.
+  uint64_t abandoned;
 } tempi_thread_stats;
 
 // One job of the run, from its trace. Times in ns from the start.
@@ -847,6 +856,71 @@ enum tempi_status tempi_outcome_total_misses(const struct tempi_outcome *outcome
 //
 // Thread-safe.
 enum tempi_status tempi_outcome_kills(const struct tempi_outcome *outcome, uint64_t *out);
+
+// The threads whose C code ignored an interrupt and was abandoned (see
+// `TEMPI_IGNORED_INTERRUPT_LIMIT`), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_runtime_run(rt, 1_000_000, &mut out);
+//     let mut n = 9;
+//     assert_eq!(tempi_outcome_abandoned(out, &mut n), tempi_status::TEMPI_OK);
+//     assert_eq!(n, 0); // no body ignored an interrupt
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_outcome_abandoned(const struct tempi_outcome *outcome, uint64_t *out);
+
+// How many warnings the run gave (things it could not do as configured, C code abandoned
+// for ignoring its interrupt), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_runtime_run(rt, 1_000_000, &mut out);
+//     let mut n = 9;
+//     assert_eq!(tempi_outcome_warning_count(out, &mut n), tempi_status::TEMPI_OK);
+//     assert_eq!(n, 0);
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_outcome_warning_count(const struct tempi_outcome *outcome, size_t *out);
+
+// Warning `index` of the run, into `*out`: a NUL-terminated string valid while the outcome
+// lives.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_runtime_run(rt, 1_000_000, &mut out);
+//     let mut w = std::ptr::null();
+//     assert_eq!(tempi_outcome_warning(out, 0, &mut w), tempi_status::TEMPI_OUT_OF_RANGE);
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_outcome_warning(const struct tempi_outcome *outcome, size_t index, const char **out);
 
 // How many threads the run had, into `*out`.
 //

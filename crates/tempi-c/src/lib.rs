@@ -41,6 +41,7 @@
 #![allow(clippy::missing_safety_doc)] // the header documents each call's contract
 #![allow(non_camel_case_types)] // C names: tempi_runtime, tempi_status, ...
 
+mod abandon;
 pub mod admission;
 pub mod ctx;
 pub mod message;

@@ -4,6 +4,7 @@
 
 mod examples;
 mod header;
+mod ignore;
 mod misuse;
 mod support;
 mod valgrind;

@@ -21,6 +21,7 @@ fn the_c_programs_are_valgrind_clean() {
         ("examples/c/pingpong.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse_more.c", &[][..]),
+        ("crates/tempi-c/tests/c/ignore.c", &["virtual"][..]),
     ] {
         let exe = build_c(src, &dir);
         run(Command::new("valgrind").args(["-q", "--error-exitcode=1"]).arg(&exe).args(args));
