@@ -94,6 +94,10 @@ typedef enum tempi_status {
   // current message all the same (it may be answered or saved), and, unlike every other
   // failure, the call writes it to its out-parameter.
   TEMPI_CANCELLED = 26,
+  // The Spring planner refused the thread group: it cannot guarantee every task by its
+  // deadline (or had no budget to find out). Nothing changed; like `TEMPI_NACK`, the call
+  // writes its answer (why).
+  TEMPI_REJECTED = 27,
 } tempi_status;
 
 // Why a body's calls return `TEMPI_INTERRUPTED` ([`tempi_interrupt_cause`]).
@@ -107,6 +111,16 @@ typedef enum tempi_interrupt {
   // The run ended, or the thread was stopped, while the body ran.
   TEMPI_INTERRUPT_STOP = 3,
 } tempi_interrupt;
+
+// The answer to an asynchronous request (`tempi_spring_status`).
+typedef enum tempi_plan_status {
+  // The planner's answer is not known yet (its modelled time has not passed).
+  TEMPI_PLAN_UNKNOWN = 0,
+  // Guaranteed.
+  TEMPI_PLAN_YES = 1,
+  // Refused.
+  TEMPI_PLAN_NO = 2,
+} tempi_plan_status;
 
 // Which clock a runtime runs on (`tempi_runtime_params.clock`).
 typedef enum tempi_clock {
@@ -185,6 +199,9 @@ typedef struct tempi_condvar tempi_condvar;
 // on the OS thread running it, and nowhere else.
 typedef struct tempi_ctx tempi_ctx;
 
+// A thread group being declared (`tempi_group_new`), consumed by the call that plans it.
+typedef struct tempi_group tempi_group;
+
 // A handler: a message receiver without a stack of its own, whose function runs on the
 // stack of the thread that sends or calls it when it is idle, and serves the messages queued
 // meanwhile when it is busy. Owned by its runtime handle: valid until `tempi_runtime_free`.
@@ -211,6 +228,9 @@ typedef struct tempi_runtime tempi_runtime;
 
 // A counting semaphore of one runtime. Owned by the runtime handle.
 typedef struct tempi_semaphore tempi_semaphore;
+
+// A runtime's plan executor: owned by its runtime handle, valid until `tempi_runtime_free`.
+typedef struct tempi_spring tempi_spring;
 
 // What `tempi_runtime_create_admission` builds. Set `size` to
 // `sizeof(tempi_admission_params)` (or call `tempi_admission_params_init`); a zero field
@@ -439,6 +459,65 @@ typedef struct tempi_job_record {
   uint32_t reserved;
 } tempi_job_record;
 
+// One task of an accepted group, planned and actual (`tempi_outcome_spring_task`). Times in
+// ns; `UINT64_MAX` for an instant that did not come.
+typedef struct tempi_spring_task {
+  // Set by the caller to `sizeof(tempi_spring_task)`.
+  size_t size;
+  // The group's name, valid while the outcome lives.
+  const char *group;
+  // The thread's name, valid while the outcome lives.
+  const char *thread;
+  // The task's index in its thread.
+  uint32_t task;
+  // Its CPU.
+  uint32_t cpu;
+  // Planned start (as the plan stood when it started).
+  uint64_t planned_start_ns;
+  // Planned finish.
+  uint64_t planned_finish_ns;
+  // When it started running.
+  uint64_t actual_start_ns;
+  // When it ended.
+  uint64_t actual_finish_ns;
+  // A `tempi_task_outcome` value.
+  uint32_t outcome;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_spring_task;
+
+// One planner answer (`tempi_outcome_spring_decision`). Times in ns.
+typedef struct tempi_spring_decision {
+  // Set by the caller to `sizeof(tempi_spring_decision)`.
+  size_t size;
+  // The group's name, valid while the outcome lives.
+  const char *group;
+  // Its id in the plan if accepted, else 0.
+  uint64_t id;
+  // 1 if accepted.
+  uint32_t accepted;
+  // A `tempi_rejection` value.
+  uint32_t rejection;
+  // When the request was made.
+  uint64_t requested_ns;
+  // When the answer was known (the request plus the planner's time).
+  uint64_t decided_ns;
+  // Tasks planned: the request's and the replanned guaranteed ones.
+  uint64_t tasks;
+  // Candidates per step.
+  uint64_t k;
+  // Evaluations made.
+  uint64_t evaluations;
+  // Backtracks made.
+  uint64_t backtracks;
+  // The planner's time (modelled in virtual time, measured in real time).
+  uint64_t cost_ns;
+  // The budget the request had.
+  uint64_t budget_ns;
+  // The cutoff line.
+  uint64_t cutoff_ns;
+} tempi_spring_decision;
+
 // What `tempi_runtime_new` builds. Set `size` to `sizeof(tempi_runtime_params)` (or call
 // `tempi_runtime_params_init`); a zero field means the default.
 typedef struct tempi_runtime_params {
@@ -545,6 +624,111 @@ typedef struct tempi_budget_params {
   // Passed to `on_event`.
   void *userdata;
 } tempi_budget_params;
+
+// What `tempi_runtime_create_spring` sets up. `tempi_spring_params_init` fills the defaults
+// (those of `PlannerConfig::new` and `SpringSpec::new`); every field is then taken as it is,
+// except the NULL names.
+typedef struct tempi_spring_params {
+  // `sizeof(tempi_spring_params)` as the caller compiled it.
+  size_t size;
+  // Resources tasks may hold (at most 65 536; default 0).
+  uint32_t resources;
+  // Enforcement sets per CPU: planned threads alive at once per CPU that are held to
+  // their windows (default 8).
+  uint32_t sets_per_cpu;
+  // Group releases declared before the run that may be pending at once (default 256).
+  uint32_t max_groups;
+  // Backtracks allowed per request (default 8).
+  uint32_t max_backtracks;
+  // The heuristic by name: `"d+w*est"` (NULL), `"min-d"`, `"min-s"` (`"est"`), `"min-l"`.
+  const char *heuristic;
+  // W of `"d+w*est"`, in thousandths (default 1000).
+  uint64_t weight_milli;
+  // The placement rule by name: `"earliest"` (NULL) or `"only-local"`.
+  const char *placement;
+  // 1: prefer candidates whose CPU last ran a task of their own process (default 0).
+  uint32_t stay_within_process;
+  // A task on its process's home CPU runs in this percentage of its WCET (default 100).
+  uint32_t local_percent;
+  // The planner's declared worst-case time per request, in ns (default 450 ms).
+  uint64_t planner_wcet_ns;
+  // Taken off that WCET to make the budget, in ns (default 50 ms).
+  uint64_t safety_ns;
+  // The modelled cost of a request, whatever its size, in ns (default 1 µs).
+  uint64_t cost_fixed_ns;
+  // The modelled cost of one evaluation, in ns (default 100 ns).
+  uint64_t cost_per_evaluation_ns;
+  // Switching a CPU between tasks of one process, in ns (default 0).
+  uint64_t fast_switch_ns;
+  // Switching a CPU between processes, in ns (default 0).
+  uint64_t slow_switch_ns;
+  // Room in the plan's tables, in tasks (default 1024).
+  uint64_t max_tasks;
+  // Real time: how often an answer owed is looked for, in ns (default 200 µs).
+  uint64_t poll_ns;
+} tempi_spring_params;
+
+// What a task's C body is told about its task.
+typedef struct tempi_task_info {
+  // `sizeof(tempi_task_info)` of this library.
+  size_t size;
+  // The task's group, as the plan numbers it.
+  uint64_t group;
+  // Its thread, by index in the group.
+  uint32_t thread;
+  // The task, by index in its thread.
+  uint32_t task;
+  // Where the plan starts it, in ns.
+  uint64_t planned_start_ns;
+  // Where the plan ends it, in ns: the task is stopped if it runs longer than its window.
+  uint64_t planned_finish_ns;
+  // Its declared WCET, in ns.
+  uint64_t wcet_ns;
+} tempi_task_info;
+
+// A task's code: called once, at its planned start, on its thread. Its runtime calls are
+// those of a body (`cx`); after one answered `TEMPI_INTERRUPTED` it must return.
+typedef void (*tempi_task_fn)(struct tempi_ctx *cx, const struct tempi_task_info *task, void *userdata);
+
+// A resource a task holds for its whole window (`tempi_task_params.uses`).
+typedef struct tempi_resource_use {
+  // The resource, below `tempi_spring_params.resources`.
+  uint32_t resource;
+  // 1: exclusively; 0: shared.
+  uint32_t exclusive;
+} tempi_resource_use;
+
+// A task of a group's thread (`tempi_group_add_task`). Set `size` to
+// `sizeof(tempi_task_params)`.
+typedef struct tempi_task_params {
+  // `sizeof(tempi_task_params)` as the caller compiled it.
+  size_t size;
+  // Its worst-case execution time, what the planner reserves, in ns.
+  uint64_t wcet_ns;
+  // Without a body: the CPU time it works, stated against its WCET and scaled to its
+  // window as `tempi_task_scaled` does, in ns.
+  uint64_t work_ns;
+  // Its code; NULL: it works `work_ns`.
+  tempi_task_fn body;
+  // Passed to `body`.
+  void *userdata;
+  // The resources it holds (`use_count` of them; NULL for none).
+  const struct tempi_resource_use *uses;
+  // How many `uses` has.
+  size_t use_count;
+} tempi_task_params;
+
+// The planner's answer to a synchronous spawn.
+typedef struct tempi_plan_answer {
+  // Set by the caller to `sizeof(tempi_plan_answer)`.
+  size_t size;
+  // The group's id in the plan when accepted (for `tempi_spring_kill_id`); 0 otherwise.
+  uint64_t group;
+  // 1 if accepted.
+  uint32_t accepted;
+  // A `tempi_rejection` value.
+  uint32_t rejection;
+} tempi_plan_answer;
 
 // What `tempi_runtime_create_mutex` creates. Set `size` to `sizeof(tempi_mutex_params)`.
 typedef struct tempi_mutex_params {
@@ -958,6 +1142,44 @@ enum tempi_status tempi_outcome_write_trace(const struct tempi_outcome *outcome,
 // Thread-safe (two calls must not name the same file).
 enum tempi_status tempi_outcome_write_gantt(const struct tempi_outcome *outcome, const char *path);
 
+// How many tasks of accepted thread groups the run's plan had (0 without
+// `tempi_runtime_create_spring`), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_task_count; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_task_count(const struct tempi_outcome *outcome, size_t *out);
+
+// Planned task `index` (accepted groups in acceptance order, then by thread and task):
+// planned and actual times, CPU and outcome, into `*out`, whose `size` the caller set.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_task; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_task(const struct tempi_outcome *outcome, size_t index, struct tempi_spring_task *out);
+
+// How many answers the planner gave in the run, into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_decision_count; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_decision_count(const struct tempi_outcome *outcome, size_t *out);
+
+// The planner's answer `index`, in request order, into `*out`, whose `size` the caller set.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_decision; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_decision(const struct tempi_outcome *outcome, size_t index, struct tempi_spring_decision *out);
+
 // Fill `params` with the defaults: one CPU, virtual time, `"fp"`, `size` set.
 //
 // Thread-safe (touches only `*params`).
@@ -1011,6 +1233,244 @@ enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set s
 // Not thread-safe with other calls on the same runtime. The callback runs on the OS thread
 // that runs the set's CPU.
 enum tempi_status tempi_runtime_set_budget(struct tempi_runtime *rt, tempi_set set, const struct tempi_budget_params *params);
+
+// Fill `params` with the defaults.
+//
+// Thread-safe (touches only `*params`).
+//
+// ```
+// let mut p = std::mem::MaybeUninit::uninit();
+// // SAFETY: p is writable.
+// assert_eq!(unsafe { tempi_c::tempi_spring_params_init(p.as_mut_ptr()) }, tempi_c::tempi_status::TEMPI_OK);
+// assert_eq!(unsafe { p.assume_init() }.planner_wcet_ns, 450_000_000);
+// ```
+enum tempi_status tempi_spring_params_init(struct tempi_spring_params *params);
+
+// Set up Spring plan execution on `rt` as `params` says (its scheduler, which must be a
+// per-CPU one, is wrapped so that planned threads run above every other); `*out` (only on
+// success) is valid until the runtime is freed. One per runtime: a second is
+// `TEMPI_REFUSED`. An invalid planner configuration is `TEMPI_INVALID_ARGUMENT`.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut sp, mut rt) = (std::mem::MaybeUninit::uninit(), std::mem::MaybeUninit::uninit(), std::ptr::null_mut());
+// let mut s = std::ptr::null_mut();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_spring_params_init(sp.as_mut_ptr());
+//     assert_eq!(tempi_runtime_create_spring(rt, sp.as_ptr(), &mut s), tempi_status::TEMPI_OK);
+//     assert_eq!(tempi_runtime_create_spring(rt, sp.as_ptr(), &mut s), tempi_status::TEMPI_REFUSED);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_runtime_create_spring(struct tempi_runtime *rt, const struct tempi_spring_params *params, struct tempi_spring **out);
+
+// Begin declaring thread group `name`, released at `release_ns` and done by `deadline_ns`
+// (absolute, from the run's start); `*out` (only on success) is the caller's until a call
+// consumes it (`tempi_spring_add_group`, `tempi_spring_spawn_sync`,
+// `tempi_spring_spawn_async`, `tempi_group_add_dependent`) or `tempi_group_free`.
+//
+// Thread-safe.
+//
+// ```
+// let mut g = std::ptr::null_mut();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     assert_eq!(tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g), tempi_c::tempi_status::TEMPI_OK);
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_new(const char *name, uint64_t release_ns, uint64_t deadline_ns, struct tempi_group **out);
+
+// Release a group that no call consumed. NULL is ignored.
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// // SAFETY: NULL is ignored.
+// unsafe { tempi_c::tempi_group_free(std::ptr::null_mut()) };
+// ```
+void tempi_group_free(struct tempi_group *g);
+
+// Set the group's importance (recorded with the plan) and the most its request may wait for
+// an answer, in ns (0: the planner's WCET).
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// let mut g = std::ptr::null_mut();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     assert_eq!(tempi_c::tempi_group_set(g, 3, 1_000_000), tempi_c::tempi_status::TEMPI_OK);
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_set(struct tempi_group *g, uint32_t importance, uint64_t max_wait_ns);
+
+// Add thread `name` to the group; its index (from 0, in order of addition) into `*out`
+// (only on success). It starts after every task of the threads `after` lists (`after_count`
+// indices, each smaller than its own; NULL for none). `process` other than 0 places it in
+// that process with home CPU `home_cpu` (the planner's locality model).
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// let (mut g, mut a, mut b) = (std::ptr::null_mut(), 9, 9);
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     tempi_c::tempi_group_add_thread(g, c"a".as_ptr(), std::ptr::null(), 0, 0, 0, &mut a);
+//     tempi_c::tempi_group_add_thread(g, c"b".as_ptr(), &a, 1, 0, 0, &mut b);
+//     assert_eq!((a, b), (0, 1));
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_add_thread(struct tempi_group *g, const char *name, const uint32_t *after, size_t after_count, uint32_t process, uint32_t home_cpu, uint32_t *out);
+
+// Add a task to thread `thread` of the group, as `params` says: after its thread's earlier
+// tasks. A thread index the group does not have is `TEMPI_OUT_OF_RANGE`; a resource beyond
+// the planner's is found when the group is planned (`TEMPI_INVALID_ARGUMENT` there).
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// use tempi_c::*;
+// let (mut g, mut a) = (std::ptr::null_mut(), 0);
+// let mut t = std::mem::MaybeUninit::<tempi_task_params>::zeroed();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     tempi_group_add_thread(g, c"a".as_ptr(), std::ptr::null(), 0, 0, 0, &mut a);
+//     let t = t.as_mut_ptr();
+//     (*t).size = std::mem::size_of::<tempi_task_params>();
+//     (*t).wcet_ns = 1_000_000;
+//     (*t).work_ns = 1_000_000;
+//     assert_eq!(tempi_group_add_task(g, a, t), tempi_status::TEMPI_OK);
+//     assert_eq!(tempi_group_add_task(g, 7, t), tempi_status::TEMPI_OUT_OF_RANGE);
+//     tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_add_task(struct tempi_group *g, uint32_t thread, const struct tempi_task_params *params);
+
+// Make `child` a dependent of `g`: planned with it, whenever it is planned, and guaranteed
+// with it or not at all. `child` is consumed (even when the call fails).
+//
+// Not thread-safe with other calls on the same groups.
+//
+// ```
+// let (mut g, mut d) = (std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     tempi_c::tempi_group_new(c"d".as_ptr(), 0, 20_000_000, &mut d);
+//     assert_eq!(tempi_c::tempi_group_add_dependent(g, d), tempi_c::tempi_status::TEMPI_OK);
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_add_dependent(struct tempi_group *g, struct tempi_group *child);
+
+// Declare group `g` before the run: it is planned at its release by the planner's thread.
+// `g` is consumed (even when the call fails). A malformed group (no thread, a thread without
+// a task, a deadline before the release, a bad predecessor, resource or home CPU) is
+// `TEMPI_INVALID_ARGUMENT`, naming it; an executor of another runtime `TEMPI_FOREIGN`.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut sp, mut rt, mut s, mut g) =
+//     (std::mem::MaybeUninit::uninit(), std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_spring_params_init(sp.as_mut_ptr());
+//     tempi_runtime_create_spring(rt, sp.as_ptr(), &mut s);
+//     tempi_group_new(c"empty".as_ptr(), 0, 10_000_000, &mut g);
+//     assert_eq!(tempi_spring_add_group(rt, s, g), tempi_status::TEMPI_INVALID_ARGUMENT);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_spring_add_group(struct tempi_runtime *rt, struct tempi_spring *s, struct tempi_group *g);
+
+// Synchronous spawn from a running thread: plan group `g` now (a release before now is
+// raised to now), wait until the planner's answer is known (its modelled time in virtual
+// time, at most the group's `max_wait` in real time), and write it to `*out`, whose `size`
+// the caller set. **`TEMPI_OK`**: guaranteed, its threads spawned; **`TEMPI_REJECTED`**:
+// refused, nothing changed, and `*out` says why (like `TEMPI_NACK`, a failure that writes
+// its answer). `g` is consumed (even when the call fails). A malformed group or full tables
+// are `TEMPI_INVALID_ARGUMENT`, an executor of another runtime `TEMPI_FOREIGN`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_spawn_sync; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_spawn_sync(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, struct tempi_plan_answer *out);
+
+// Asynchronous spawn from a running thread: plan group `g` now and return at once with a
+// ticket into `*out` (only on success) for `tempi_spring_status`. `g` is consumed (even
+// when the call fails). Errors as for `tempi_spring_spawn_sync`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_spawn_async; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_spawn_async(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, uint64_t *out);
+
+// The answer to the asynchronous request `ticket` as known now, into `*out` (only on
+// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_status; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_status(struct tempi_ctx *cx, struct tempi_spring *s, uint64_t ticket, enum tempi_plan_status *out);
+
+// Kill the most recently accepted live group called `name`: its tasks that have not
+// started leave the plan and its threads end at their next task boundary. How many tasks
+// left the plan into `*out` (only on success); no live group of that name is
+// `TEMPI_NO_MATCH`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_kill; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_kill(struct tempi_ctx *cx, struct tempi_spring *s, const char *name, uint64_t *out);
+
+// Kill the live group `group` (its id from `tempi_plan_answer.group` or a decision), as
+// `tempi_spring_kill` does by name.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_kill_id; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_kill_id(struct tempi_ctx *cx, struct tempi_spring *s, uint64_t group, uint64_t *out);
+
+// `demand`, stated against the task's WCET, scaled to its planned window (`demand × window
+// / wcet`, rounded down), into `*out`: what a task working its WCET works to fill its window.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let t = tempi_task_info { size: std::mem::size_of::<tempi_task_info>(), group: 1, thread: 0, task: 0,
+//     planned_start_ns: 0, planned_finish_ns: 4, wcet_ns: 5 };
+// let mut n = 0;
+// // SAFETY: the pointers are valid.
+// assert_eq!(unsafe { tempi_task_scaled(&t, 5, &mut n) }, tempi_status::TEMPI_OK);
+// assert_eq!(n, 4);
+// ```
+enum tempi_status tempi_task_scaled(const struct tempi_task_info *task, uint64_t demand_ns, uint64_t *out);
 
 // The name of `status`, e.g. `"TEMPI_OK"`, as a static NUL-terminated string; `"TEMPI_?"`
 // for a value that is not a status.

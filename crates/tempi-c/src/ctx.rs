@@ -205,16 +205,29 @@ impl tempi_ctx {
 /// Call C body `c` for one job on thread context `cx`; an unwind a call caught is resumed
 /// here, after the C frames have returned.
 pub(crate) fn run_body(cx: &Ctx<'_>, c: CBody) {
+    // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's contract).
+    unsafe { run_c(cx, c.body as usize, c.userdata as usize, 0) }
+}
+
+/// Call C function `f(handle, a1, a2)` on a `tempi_ctx` made for thread context `cx`; an
+/// unwind a call on the handle caught is resumed here, after the C frames have returned (or
+/// were abandoned).
+///
+/// # Safety
+///
+/// `f` is a C function whose first argument is a `tempi_ctx *` and whose others (at most
+/// two, pointers or integers) are `a1` and `a2`.
+pub(crate) unsafe fn run_c(cx: &Ctx<'_>, f: usize, a1: usize, a2: usize) {
     let handle = tempi_ctx {
         cx: std::ptr::from_ref(cx).cast::<Ctx<'static>>(),
         interrupts: Interrupts::new(cx.id().to_raw()),
         held: RefCell::new(Default::default()),
     };
     let me = std::ptr::from_ref(&handle).cast_mut();
-    // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's
-    // contract); handle outlives the call, and calls on it catch every unwind, so none
-    // crosses the C frames. The handle is only read through shared references.
-    unsafe { handle.interrupts.enter_c(c.body as usize, me as usize, c.userdata as usize, 0) };
+    // SAFETY: the caller's contract for f; handle outlives the call, and calls on it catch
+    // every unwind, so none crosses the C frames. The handle is only read through shared
+    // references.
+    unsafe { handle.interrupts.enter_c(f, me as usize, a1, a2) };
     handle.resume_pending();
     // Locks the body left held are unlocked here, as a Rust guard is at the end of its scope.
 }

@@ -49,6 +49,7 @@ pub mod outcome;
 mod params;
 pub mod runtime;
 pub mod sets;
+pub mod spring;
 pub mod status;
 pub mod sync;
 
@@ -58,5 +59,6 @@ pub use message::*;
 pub use outcome::*;
 pub use runtime::*;
 pub use sets::*;
+pub use spring::*;
 pub use status::*;
 pub use sync::*;

@@ -10,6 +10,7 @@ use tempi::{RunOutcome, ThreadOutcome, Timing};
 
 use crate::params::{put, text, write_sized, Sized0};
 use crate::runtime::tempi_thread;
+use crate::spring::{tempi_spring_decision, tempi_spring_task, PlanRecords};
 use crate::status::{guard, tempi_status, Failure};
 
 /// The result of a run: immutable, safe to read from several OS threads at once.
@@ -25,12 +26,14 @@ pub struct tempi_outcome {
     abandoned: Vec<u64>,
     /// The run's warnings, NUL-terminated.
     warnings: Vec<CString>,
+    /// The plan executor's records, if the runtime had one.
+    plan: Option<PlanRecords>,
 }
 
 impl tempi_outcome {
     /// The outcome of run `out`, with the abandonments of its threads' C code, each also a
     /// warning of the run (and so in its report).
-    pub(crate) fn new(mut out: RunOutcome) -> tempi_outcome {
+    pub(crate) fn new(mut out: RunOutcome, plan: Option<PlanRecords>) -> tempi_outcome {
         let abandoned = crate::abandon::take(out.threads.iter().map(|t| t.id.to_raw()));
         for (t, &n) in out.threads.iter().zip(&abandoned) {
             if n > 0 {
@@ -46,7 +49,7 @@ impl tempi_outcome {
         let c = |s: &str| CString::new(s.replace('\0', "")).unwrap_or_default();
         let names = out.threads.iter().map(|t| c(&t.name)).collect();
         let warnings = out.warnings.iter().map(|w| c(w)).collect();
-        tempi_outcome { out, jobs, names, abandoned, warnings }
+        tempi_outcome { out, jobs, names, abandoned, warnings, plan }
     }
 
     /// # Safety
@@ -501,5 +504,93 @@ pub unsafe extern "C" fn tempi_outcome_write_gantt(outcome: *const tempi_outcome
         let o = unsafe { tempi_outcome::get(outcome) }?;
         // SAFETY: as above.
         unsafe { write_file(path, || tempi::trace::gantt::to_svg(&o.out)) }
+    })
+}
+
+/// How many tasks of accepted thread groups the run's plan had (0 without
+/// `tempi_runtime_create_spring`), into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_task_count; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_task_count(
+    outcome: *const tempi_outcome,
+    out: *mut usize,
+) -> tempi_status {
+    guard("tempi_outcome_spring_task_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        // SAFETY: out is null or writable.
+        unsafe { put(out, o.plan.as_ref().map_or(0, PlanRecords::task_count), "out") }
+    })
+}
+
+/// Planned task `index` (accepted groups in acceptance order, then by thread and task):
+/// planned and actual times, CPU and outcome, into `*out`, whose `size` the caller set.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_task; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_task(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut tempi_spring_task,
+) -> tempi_status {
+    guard("tempi_outcome_spring_task", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let empty = PlanRecords::default();
+        let record = o.plan.as_ref().unwrap_or(&empty).task(index)?;
+        // SAFETY: out is null or holds (*out).size writable bytes.
+        unsafe { write_sized(out, &record, "out") }
+    })
+}
+
+/// How many answers the planner gave in the run, into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_decision_count; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_decision_count(
+    outcome: *const tempi_outcome,
+    out: *mut usize,
+) -> tempi_status {
+    guard("tempi_outcome_spring_decision_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        // SAFETY: out is null or writable.
+        unsafe { put(out, o.plan.as_ref().map_or(0, PlanRecords::decision_count), "out") }
+    })
+}
+
+/// The planner's answer `index`, in request order, into `*out`, whose `size` the caller set.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_decision; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_decision(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut tempi_spring_decision,
+) -> tempi_status {
+    guard("tempi_outcome_spring_decision", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let empty = PlanRecords::default();
+        let record = o.plan.as_ref().unwrap_or(&empty).decision(index)?;
+        // SAFETY: out is null or holds (*out).size writable bytes.
+        unsafe { write_sized(out, &record, "out") }
     })
 }

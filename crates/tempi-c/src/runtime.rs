@@ -171,6 +171,8 @@ pub struct tempi_runtime {
 pub(crate) struct Owned {
     pub(crate) admissions: Vec<std::sync::Arc<crate::admission::tempi_admission>>,
     pub(crate) handlers: Vec<std::sync::Arc<crate::message::tempi_handler>>,
+    /// The plan executor, if one was set up.
+    pub(crate) spring: Option<std::sync::Arc<crate::spring::tempi_spring>>,
 }
 
 pub(crate) enum State {
@@ -469,17 +471,18 @@ pub unsafe extern "C" fn tempi_runtime_run(
             return Err(Failure::null("out"));
         }
         // SAFETY: rt is null or a live handle (the header's contract).
-        let state = unsafe { tempi_runtime::live(rt) }?;
+        let handle = unsafe { tempi_runtime::live_handle(rt) }?;
         let until = Time::from_nanos(until_ns);
-        let ran = match std::mem::replace(state, State::Ended) {
+        let ran = match std::mem::replace(&mut handle.state, State::Ended) {
             State::Virtual(r) if until_ns == u64::MAX => r.run(),
             State::Virtual(r) => r.run_until(until),
             State::Real(r) if until_ns == u64::MAX => r.run(),
             State::Real(r) => r.run_until(until),
             State::Ended => unreachable!("live() refuses an ended runtime"),
         }?;
-        let handle = Box::into_raw(Box::new(tempi_outcome::new(ran)));
+        let plan = handle.owned.spring.as_deref().map(crate::spring::PlanRecords::of);
+        let outcome = Box::into_raw(Box::new(tempi_outcome::new(ran, plan)));
         // SAFETY: out is non-null and writable (checked above; the header's contract).
-        unsafe { put(out, handle, "out") }
+        unsafe { put(out, outcome, "out") }
     })
 }

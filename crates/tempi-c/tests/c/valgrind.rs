@@ -19,6 +19,7 @@ fn the_c_programs_are_valgrind_clean() {
         ("examples/c/inversion.c", &["bpi"][..]),
         ("examples/c/admission.c", &[][..]),
         ("examples/c/pingpong.c", &[][..]),
+        ("examples/c/spring.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse_more.c", &[][..]),
         ("crates/tempi-c/tests/c/ignore.c", &["virtual"][..]),
