@@ -188,6 +188,49 @@ typedef enum tempi_match {
   TEMPI_MATCH_CONSTRAINT = 8,
 } tempi_match;
 
+// A server's kind (`tempi_runtime_create_server`).
+typedef enum tempi_server {
+  // Fixed priority: `capacity` every `period`, refilled to full at each period boundary;
+  // the members are suspended while it is used up (`Budget::deferrable_server`).
+  TEMPI_SERVER_DEFERRABLE = 0,
+  // Fixed priority: the sporadic-server rule, time consumed comes back `period` after the
+  // active interval began; the members are suspended while it is used up
+  // (`Budget::sporadic_server`).
+  TEMPI_SERVER_SPORADIC = 1,
+  // EDF: a constant bandwidth server, `capacity`/`period` of the CPU, its members scheduled
+  // by the server's deadline (`Budget::constant_bandwidth_server`).
+  TEMPI_SERVER_CONSTANT_BANDWIDTH = 2,
+} tempi_server;
+
+// Why the planner refused a group (`tempi_plan_answer.rejection`,
+// `tempi_spring_decision.rejection`).
+typedef enum tempi_rejection {
+  // Not refused: accepted.
+  TEMPI_REJECTION_NONE = 0,
+  // The budget did not cover one evaluation per task: the search did not start.
+  TEMPI_REJECTION_BUDGET_TOO_SMALL = 1,
+  // The search ran out of budget before finding a plan.
+  TEMPI_REJECTION_BUDGET_EXHAUSTED = 2,
+  // Every schedule tried missed a deadline.
+  TEMPI_REJECTION_INFEASIBLE = 3,
+} tempi_rejection;
+
+// What became of a planned task (`tempi_spring_task.outcome`).
+typedef enum tempi_task_outcome {
+  // Not started.
+  TEMPI_TASK_PLANNED = 0,
+  // Started, not finished when the run ended.
+  TEMPI_TASK_RUNNING = 1,
+  // Ran to its end within its window.
+  TEMPI_TASK_COMPLETED = 2,
+  // Reached the end of its window unfinished and was stopped there; its group was killed.
+  TEMPI_TASK_OVERRUN = 3,
+  // Never ran (its group was killed first), or stopped by a kill of its thread.
+  TEMPI_TASK_KILLED = 4,
+  // Its code panicked.
+  TEMPI_TASK_PANICKED = 5,
+} tempi_task_outcome;
+
 // One CPU's admission test over the jobs it admitted. Owned by its runtime handle: valid
 // until `tempi_runtime_free`, also after the run (to read its decisions).
 typedef struct tempi_admission tempi_admission;
@@ -198,6 +241,10 @@ typedef struct tempi_condvar tempi_condvar;
 // A running thread's handle on its runtime: valid inside the body call it was passed to,
 // on the OS thread running it, and nowhere else.
 typedef struct tempi_ctx tempi_ctx;
+
+// A timing event's or an execution-time timer's handle on the runtime, valid inside the
+// handler call it was passed to and nowhere else.
+typedef struct tempi_event tempi_event;
 
 // A thread group being declared (`tempi_group_new`), consumed by the call that plans it.
 typedef struct tempi_group tempi_group;
@@ -518,6 +565,22 @@ typedef struct tempi_spring_decision {
   uint64_t cutoff_ns;
 } tempi_spring_decision;
 
+// One thread set's summary (`tempi_outcome_set`). Times in ns.
+typedef struct tempi_set_stats {
+  // Set by the caller to `sizeof(tempi_set_stats)`.
+  size_t size;
+  // The set's name, valid while the outcome lives.
+  const char *name;
+  // CPU time its members consumed while they were members.
+  uint64_t cpu_time_ns;
+  // Budget exhaustions.
+  uint64_t exhaustions;
+  // Budget replenishments.
+  uint64_t replenishments;
+  // Members when the run ended.
+  uint64_t members;
+} tempi_set_stats;
+
 // What `tempi_runtime_new` builds. Set `size` to `sizeof(tempi_runtime_params)` (or call
 // `tempi_runtime_params_init`); a zero field means the default.
 typedef struct tempi_runtime_params {
@@ -767,6 +830,27 @@ typedef struct tempi_semaphore_params {
 
 // A critical section: a C function run with a mutex held.
 typedef void (*tempi_section)(struct tempi_ctx *cx, void *userdata);
+
+// When a timing event fires (`tempi_runtime_add_timer`). Set `size` to
+// `sizeof(tempi_timer_params)`.
+typedef struct tempi_timer_params {
+  // `sizeof(tempi_timer_params)` as the caller compiled it.
+  size_t size;
+  // The first firing, in ns from the run's start (an absolute instant; an event set
+  // before the run is relative to its start).
+  uint64_t first_ns;
+  // Then every `period_ns`; 0: only once.
+  uint64_t period_ns;
+  // The CPU whose dispatcher runs the handler.
+  uint32_t cpu;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_timer_params;
+
+// A timing-event or execution-time handler: called inside the runtime, between thread
+// executions, on no thread of its own. It may call only the `tempi_event_*` calls and must
+// return promptly.
+typedef void (*tempi_event_fn)(struct tempi_event *ev, void *userdata);
 
 #ifdef __cplusplus
 extern "C" {
@@ -1180,6 +1264,25 @@ enum tempi_status tempi_outcome_spring_decision_count(const struct tempi_outcome
 // ```
 enum tempi_status tempi_outcome_spring_decision(const struct tempi_outcome *outcome, size_t index, struct tempi_spring_decision *out);
 
+// How many thread sets the run had (those made from C, servers included, and those the
+// runtime made for itself, e.g. a plan executor's), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_set_count; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_outcome_set_count(const struct tempi_outcome *outcome, size_t *out);
+
+// Set `index`'s summary (in creation order), into `*out`, whose `size` the caller set.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_set; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_outcome_set(const struct tempi_outcome *outcome, size_t index, struct tempi_set_stats *out);
+
 // Fill `params` with the defaults: one CPU, virtual time, `"fp"`, `size` set.
 //
 // Thread-safe (touches only `*params`).
@@ -1233,6 +1336,60 @@ enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set s
 // Not thread-safe with other calls on the same runtime. The callback runs on the OS thread
 // that runs the set's CPU.
 enum tempi_status tempi_runtime_set_budget(struct tempi_runtime *rt, tempi_set set, const struct tempi_budget_params *params);
+
+// Create a server on `cpu` before the run: a thread set named `name` with the budget of
+// `kind`, `capacity_ns` every `period_ns`; its id into `*out` (only on success). Its members
+// are added with `tempi_runtime_add_to_set`; give them the server's priority (fixed-priority
+// servers) or run under `"edf"` (constant bandwidth). A zero period or a kind that is not a
+// `tempi_server` is `TEMPI_INVALID_ARGUMENT`.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut set) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), 0);
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     let kind = tempi_server::TEMPI_SERVER_SPORADIC as u32;
+//     assert_eq!(tempi_runtime_create_server(rt, c"ss".as_ptr(), 0, kind, 2_000_000, 10_000_000, &mut set),
+//         tempi_status::TEMPI_OK);
+//     assert_ne!(set, 0);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_runtime_create_server(struct tempi_runtime *rt, const char *name, uint32_t cpu, uint32_t kind, uint64_t capacity_ns, uint64_t period_ns, tempi_set *out);
+
+// What is left of `set`'s budget, in ns, into `*out` (only on success): Ada's
+// `Group_Budgets.Budget_Remaining`. A set without a budget is `TEMPI_REFUSED`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_budget_remaining; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_budget_remaining(struct tempi_ctx *cx, tempi_set set, uint64_t *out);
+
+// Set what is left of `set`'s budget to `to_ns` (Ada's `Group_Budgets.Replenish`): members
+// held for an exhausted budget run again.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_replenish_budget; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_replenish_budget(struct tempi_ctx *cx, tempi_set set, uint64_t to_ns);
+
+// Add `delta_ns` (possibly negative) to what is left of `set`'s budget (Ada's
+// `Group_Budgets.Add`).
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_add_budget; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_add_budget(struct tempi_ctx *cx, tempi_set set, int64_t delta_ns);
 
 // Fill `params` with the defaults.
 //
@@ -1567,6 +1724,114 @@ enum tempi_status tempi_semaphore_try_procure(struct tempi_ctx *cx, struct tempi
 //
 // Only from a running body of `s`'s runtime, with its own `cx`.
 enum tempi_status tempi_semaphore_vacate(struct tempi_ctx *cx, struct tempi_semaphore *s);
+
+// Set a timing event before the run: `handler(ev, userdata)` runs inside the runtime at
+// `params->first_ns`, then every `params->period_ns` if it is not zero, until it cancels
+// itself (`tempi_event_cancel`). More events than `tempi_runtime_params.max_timers` on a CPU
+// is `TEMPI_FULL`; a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
+//
+// Not thread-safe with other calls on the same runtime. The handler runs on the OS thread
+// that runs `params->cpu`.
+//
+// ```
+// use tempi_c::*;
+// unsafe extern "C" fn tick(ev: *mut tempi_event, userdata: *mut std::ffi::c_void) {
+//     // SAFETY: userdata is the counter below; ev the live event.
+//     unsafe { *userdata.cast::<u64>() += 1; tempi_event_cancel(ev); }
+// }
+// unsafe extern "C" fn idle(cx: *mut tempi_ctx, _: *mut std::ffi::c_void) {
+//     // SAFETY: cx is the running body's.
+//     unsafe { tempi_sleep(cx, 5_000) };
+// }
+// let (mut p, mut tp, mut rt, mut out, mut n) = (std::mem::MaybeUninit::uninit(), std::mem::MaybeUninit::uninit(),
+//     std::ptr::null_mut(), std::ptr::null_mut(), 0u64);
+// let t = tempi_timer_params { size: std::mem::size_of::<tempi_timer_params>(), first_ns: 1_000, period_ns: 1_000, cpu: 0, reserved: 0 };
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_thread_params_init(tp.as_mut_ptr());
+//     tempi_runtime_spawn(rt, tp.as_ptr(), Some(idle), std::ptr::null_mut(), std::ptr::null_mut());
+//     let user = (&raw mut n).cast();
+//     assert_eq!(tempi_runtime_add_timer(rt, &t, Some(tick), user), tempi_status::TEMPI_OK);
+//     tempi_runtime_run(rt, 10_000, &mut out);
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// assert_eq!(n, 1); // cancelled at its first firing
+// ```
+enum tempi_status tempi_runtime_add_timer(struct tempi_runtime *rt, const struct tempi_timer_params *params, tempi_event_fn handler, void *userdata);
+
+// The instant the event fired, in ns, into `*out`.
+//
+// Only from the running handler, with its own `ev`.
+//
+// ```
+// let _ = tempi_c::tempi_event_now; // see tempi_runtime_add_timer and tests/c/timers.c
+// ```
+enum tempi_status tempi_event_now(struct tempi_event *ev, uint64_t *out);
+
+// Release a job of sporadic thread `t` when the handler returns. A thread of another
+// runtime is `TEMPI_FOREIGN`; more releases in one firing than the runtime has thread slots
+// `TEMPI_FULL`. A release the runtime cannot make then (the thread ended, or is not
+// sporadic) is counted in the outcome, not answered here.
+//
+// Only from the running handler, with its own `ev`.
+//
+// ```
+// let _ = tempi_c::tempi_event_release; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_event_release(struct tempi_event *ev, tempi_thread t);
+
+// Stop a periodic timing event from firing again.
+//
+// Only from the running handler, with its own `ev`.
+//
+// ```
+// let _ = tempi_c::tempi_event_cancel; // see tempi_runtime_add_timer
+// ```
+enum tempi_status tempi_event_cancel(struct tempi_event *ev);
+
+// Arm an execution-time timer before the run: `handler` runs inside the runtime when thread
+// `t`'s CPU-time clock reaches `at_ns` (Ada's `Execution_Time.Timers.Set_Handler`). One per
+// thread: it replaces any.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// let _ = tempi_c::tempi_runtime_arm_thread_timer; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_runtime_arm_thread_timer(struct tempi_runtime *rt, tempi_thread t, uint64_t at_ns, tempi_event_fn handler, void *userdata);
+
+// Arm an execution-time timer on set `set`'s group clock before the run: `handler` runs
+// when its members together have consumed `at_ns` (one per set; it replaces any).
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// let _ = tempi_c::tempi_runtime_arm_set_timer; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_runtime_arm_set_timer(struct tempi_runtime *rt, tempi_set set, uint64_t at_ns, tempi_event_fn handler, void *userdata);
+
+// Arm an execution-time timer from a running thread: `handler` runs when thread `t`'s
+// CPU-time clock reaches `at_ns` (the thread may be the caller, `tempi_self`). It replaces
+// any timer armed on that clock.
+//
+// Only from the running body, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_arm_thread_timer; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_arm_thread_timer(struct tempi_ctx *cx, tempi_thread t, uint64_t at_ns, tempi_event_fn handler, void *userdata);
+
+// The CPU time thread `t` has consumed, in ns, into `*out` (only on success).
+//
+// Only from the running body, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_thread_cpu_time; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_thread_cpu_time(struct tempi_ctx *cx, tempi_thread t, uint64_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -52,6 +52,7 @@ pub mod sets;
 pub mod spring;
 pub mod status;
 pub mod sync;
+pub mod timers;
 
 pub use admission::*;
 pub use ctx::*;
@@ -62,3 +63,4 @@ pub use sets::*;
 pub use spring::*;
 pub use status::*;
 pub use sync::*;
+pub use timers::*;

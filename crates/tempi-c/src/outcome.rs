@@ -28,6 +28,8 @@ pub struct tempi_outcome {
     warnings: Vec<CString>,
     /// The plan executor's records, if the runtime had one.
     plan: Option<PlanRecords>,
+    /// Each set's name, NUL-terminated, in the order of `out.sets`.
+    set_names: Vec<CString>,
 }
 
 impl tempi_outcome {
@@ -49,7 +51,8 @@ impl tempi_outcome {
         let c = |s: &str| CString::new(s.replace('\0', "")).unwrap_or_default();
         let names = out.threads.iter().map(|t| c(&t.name)).collect();
         let warnings = out.warnings.iter().map(|w| c(w)).collect();
-        tempi_outcome { out, jobs, names, abandoned, warnings, plan }
+        let set_names = out.sets.iter().map(|t| c(&t.name)).collect();
+        tempi_outcome { out, jobs, names, abandoned, warnings, plan, set_names }
     }
 
     /// # Safety
@@ -592,5 +595,89 @@ pub unsafe extern "C" fn tempi_outcome_spring_decision(
         let record = o.plan.as_ref().unwrap_or(&empty).decision(index)?;
         // SAFETY: out is null or holds (*out).size writable bytes.
         unsafe { write_sized(out, &record, "out") }
+    })
+}
+
+/// One thread set's summary (`tempi_outcome_set`). Times in ns.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tempi_set_stats {
+    /// Set by the caller to `sizeof(tempi_set_stats)`.
+    pub size: usize,
+    /// The set's name, valid while the outcome lives.
+    pub name: *const c_char,
+    /// CPU time its members consumed while they were members.
+    pub cpu_time_ns: u64,
+    /// Budget exhaustions.
+    pub exhaustions: u64,
+    /// Budget replenishments.
+    pub replenishments: u64,
+    /// Members when the run ended.
+    pub members: u64,
+}
+
+// SAFETY: repr(C), size first, integer and pointer fields only.
+unsafe impl Sized0 for tempi_set_stats {
+    fn defaults() -> tempi_set_stats {
+        tempi_set_stats {
+            size: std::mem::size_of::<tempi_set_stats>(),
+            name: std::ptr::null(),
+            cpu_time_ns: 0,
+            exhaustions: 0,
+            replenishments: 0,
+            members: 0,
+        }
+    }
+    const FIRST_VERSION: usize = std::mem::size_of::<tempi_set_stats>();
+}
+
+/// How many thread sets the run had (those made from C, servers included, and those the
+/// runtime made for itself, e.g. a plan executor's), into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_set_count; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_set_count(outcome: *const tempi_outcome, out: *mut usize) -> tempi_status {
+    guard("tempi_outcome_set_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        unsafe { put(out, tempi_outcome::get(outcome)?.out.sets.len(), "out") }
+    })
+}
+
+/// Set `index`'s summary (in creation order), into `*out`, whose `size` the caller set.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_set; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_set(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut tempi_set_stats,
+) -> tempi_status {
+    guard("tempi_outcome_set", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let Some(t) = o.out.sets.get(index) else {
+            return Err(Failure::new(
+                tempi_status::TEMPI_OUT_OF_RANGE,
+                format!("set index {index}: the run had {}", o.out.sets.len()),
+            ));
+        };
+        let stats = tempi_set_stats {
+            size: std::mem::size_of::<tempi_set_stats>(),
+            name: o.set_names[index].as_ptr(),
+            cpu_time_ns: t.cpu_time.as_nanos() as u64,
+            exhaustions: t.exhaustions,
+            replenishments: t.replenishments,
+            members: t.members.len() as u64,
+        };
+        // SAFETY: out is null or holds (*out).size writable bytes.
+        unsafe { write_sized(out, &stats, "out") }
     })
 }

@@ -7,4 +7,5 @@ mod header;
 mod ignore;
 mod misuse;
 mod support;
+mod timers;
 mod valgrind;
