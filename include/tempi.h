@@ -607,6 +607,13 @@ typedef struct tempi_runtime_params {
   uint64_t trace_capacity;
   // Stack size in bytes of threads whose parameters give none (default 256 KiB).
   uint64_t default_stack;
+  // 1: keep no trace records at all (trace capacity 0, as `Config::trace_capacity(0)`):
+  // the job records, the report's jobs, the trace and the Gantt chart are then empty, and
+  // a thread switch costs less. Added after the first version: a caller's struct may end
+  // before it.
+  uint32_t trace_off;
+  // Reserved, zero.
+  uint32_t reserved;
 } tempi_runtime_params;
 
 // What `tempi_runtime_spawn` creates. Set `size` to `sizeof(tempi_thread_params)` (or call
