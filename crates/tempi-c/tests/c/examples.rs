@@ -80,9 +80,14 @@ fn rm_textbook_from_c_matches_the_rust_api() {
 #[test]
 fn rm_textbook_links_with_pkg_config_against_the_shared_library() {
     super::support::build_library();
-    let lib = super::support::lib_dir();
-    let pkg = run(Command::new("pkg-config").args(["--cflags", "--libs", "tempi"]).env("PKG_CONFIG_PATH", &lib));
+    // The `tempi.pc` the build script wrote, with its library directory pointed at a copy of
+    // this build's shared library under the installed name.
     let dir = scratch("rm_textbook_shared");
+    std::fs::copy(super::support::test_lib_dir().join("libtempi_c_shared.so"), dir.join("libtempi_c.so")).unwrap();
+    let pkg = run(Command::new("pkg-config")
+        .args(["--cflags", "--libs", "tempi"])
+        .arg(format!("--define-variable=libdir={}", dir.display()))
+        .env("PKG_CONFIG_PATH", super::support::lib_dir()));
     let exe = dir.join("rm_textbook");
     let root = super::support::root();
     run(Command::new("cc")

@@ -62,7 +62,7 @@ fn build_with(compiler: &str, std: &str, src: &str, dir: &Path) -> PathBuf {
     cmd.args([std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
         .arg(root.join("include"))
         .arg(root.join(src))
-        .arg(lib_dir().join("libtempi_c.a"))
+        .arg(test_lib_dir().join("libtempi_c_static.a"))
         .args(NATIVE_LIBS)
         .arg("-o")
         .arg(&exe);
@@ -70,15 +70,33 @@ fn build_with(compiler: &str, std: &str, src: &str, dir: &Path) -> PathBuf {
     exe
 }
 
-/// Build the C libraries (a test build makes only the rlib) into this test's profile
-/// directory, once per test process: `libtempi_c.a`, `libtempi_c.so` and `tempi.pc`.
+/// Where the C tests' copies of the libraries are: `libtempi_c_static.a` and
+/// `libtempi_c_shared.so`, the crate's two examples (`examples/static_lib.rs`), which
+/// `cargo test` builds with the tests' own features.
+pub fn test_lib_dir() -> PathBuf {
+    lib_dir().join("examples")
+}
+
+/// Make sure the libraries are those of this build, once per test process. A whole
+/// `cargo test` has just built them; a run of this test alone (`--test c`) builds no
+/// examples, so when they are missing or older than the crate's rlib they are built here, by
+/// a second `cargo build` (slower: it resolves features for this crate alone and compiles
+/// `tempi` again, which is why a whole run does not go this way).
 pub fn build_library() {
     static BUILT: std::sync::Once = std::sync::Once::new();
     BUILT.call_once(|| {
+        let modified = |p: PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let rlib = modified(lib_dir().join("deps").join("libtempi_c.rlib"));
+        let fresh = ["libtempi_c_static.a", "libtempi_c_shared.so"]
+            .iter()
+            .all(|f| matches!((modified(test_lib_dir().join(f)), rlib), (Some(lib), Some(rlib)) if lib >= rlib));
+        if fresh {
+            return;
+        }
         let profile = if lib_dir().ends_with("release") { "release" } else { "dev" };
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         run(Command::new(cargo)
-            .args(["build", "-q", "-p", "tempi-c", "--lib", "--profile", profile])
+            .args(["build", "-q", "-p", "tempi-c", "--lib", "--examples", "--profile", profile])
             .current_dir(root()));
     });
 }

@@ -6,7 +6,7 @@
 //! conclusions it checks and its report:
 //! - `rtmach.rs`: `rtmach-1` to `rtmach-3`, the Real-Time Mach locking benchmarks, in virtual
 //!   time (breakdown utilisation per locking protocol);
-//! - `ports.rs`: `ports-1` and `ports-2`, the PORTS scheduler's cost tables (insertion into the
+//! - `ports/`: `ports-1` and `ports-2`, the PORTS scheduler's cost tables (insertion into the
 //!   slot list, total scheduling cost), timed on this machine's clock for the admission
 //!   engines of `tempi::policy::admit`;
 //! - `spring.rs`: `spring-planner`, `spring-fastswitch` and `spring-locality`, the Spring
@@ -58,10 +58,19 @@ pub struct ExperimentArgs {
     /// zero).
     #[arg(long)]
     pub no_costs: bool,
+    /// ports-* only: how relative deadlines are drawn. seed-like (the default): a small
+    /// multiple of the job's worst case, so insertions land near the last one; random: around
+    /// N/2 arrivals ahead, at random places in the list; both: one after the other, with the
+    /// paper's conclusions side by side.
+    #[arg(long, value_enum)]
+    pub workload: Option<ports::Workload>,
 }
 
 /// Run experiment `args.name` and print its report.
 pub fn run(args: &ExperimentArgs) -> Result<(), String> {
+    if args.workload.is_some() && !args.name.starts_with("ports-") {
+        return Err(format!("--workload is for ports-1 and ports-2, not {}", args.name));
+    }
     if args.name == "freejazz-2" {
         freejazz::run(args)
     } else if args.name.starts_with("ports-") {

@@ -10,7 +10,13 @@ use crate::common;
 use common::tempi;
 
 fn text(name: &str) -> String {
-    let out = tempi(&["experiment", name, "--quick"]);
+    text_with(name, &[])
+}
+
+fn text_with(name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["experiment", name, "--quick"];
+    args.extend_from_slice(extra);
+    let out = tempi(&args);
     assert!(out.status.success(), "{name}: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
@@ -215,6 +221,43 @@ fn ports_experiments_report_every_length_and_engine_with_checked_conclusions() {
         let conclusions = v["conclusions"].as_array().unwrap();
         assert!(conclusions.iter().all(|c| c["holds"].is_boolean()), "every conclusion is checked: {v}");
     }
+}
+
+/// `--workload`: the seed-like workload is the default; `both` runs the two workloads on the
+/// same jobs per length and checks the same conclusions under each; the choice is refused for
+/// experiments other than `ports-*`.
+#[test]
+fn ports_workloads_default_to_seed_like_and_both_checks_every_conclusion_under_each() {
+    let default = json("ports-1", &[]);
+    assert_eq!(default["workload"], "seed-like");
+    let random = json("ports-1", &["--workload", "random"]);
+    assert_eq!(random["workload"], "random");
+    let both = json("ports-2", &["--workload", "both"]);
+    let workloads = both["workloads"].as_array().expect("a `workloads` array");
+    let names: Vec<&str> = workloads.iter().map(|w| w["workload"].as_str().unwrap()).collect();
+    assert_eq!(names, ["seed-like", "random"]);
+    let claims = |w: &Value| -> Vec<String> {
+        w["conclusions"].as_array().unwrap().iter().map(|c| c["claim"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(claims(&workloads[0]), claims(&workloads[1]));
+    for w in workloads {
+        let engines = ["linear", "min_laxity", "hashed", "tree"].map(String::from).to_vec();
+        assert_eq!(ports_rows(w), [100, 500, 1000, 3000].map(|n| (n, 8000, engines.clone())).to_vec());
+    }
+    // Seed-like deadlines are a few worst cases ahead, so a collection empties nearly the whole
+    // list and the next comes about N jobs later; random deadlines keep about N/2 slots live,
+    // so collections come about every N/2 jobs.
+    let collections = |w: &Value| -> Vec<u64> {
+        w["rows"].as_array().unwrap().iter().map(|r| r["collections"].as_u64().unwrap()).collect()
+    };
+    for (seed_like, random) in collections(&workloads[0]).into_iter().zip(collections(&workloads[1])) {
+        assert!(seed_like < random, "{seed_like} vs {random}");
+    }
+    let text = text_with("ports-2", &["--workload", "both"]);
+    assert!(text.contains("Conclusions under each workload (seed-like | random):"), "{text}");
+    let out = tempi(&["experiment", "rtmach-1", "--quick", "--workload", "random"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--workload is for ports-1 and ports-2"), "{out:?}");
 }
 
 /// `freejazz-2`: the four operations of FREE JAZZ's table 2, each timed with the scheduler

@@ -1,8 +1,12 @@
-//! Scheduling: the policies, meta-schedulers, the collator, the registry and global EDF.
+//! Scheduling: the policies, meta-schedulers, the collator, the registry, global EDF, and
+//! execution-time budgets (budget clocks, sets with budgets, servers).
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod budget_clocks;
+mod budget_properties;
+mod budget_servers;
 mod global_cpu_choice;
 mod global_edf;
 mod global_properties;
