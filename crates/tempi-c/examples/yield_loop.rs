@@ -36,7 +36,10 @@ fn c_side(mut n: u64, real: bool) {
         assert_eq!(tempi_runtime_new(&rp, &mut rt), tempi_status::TEMPI_OK);
         tempi_thread_params_init(tp.as_mut_ptr());
         for _ in 0..2 {
-            assert_eq!(tempi_runtime_spawn(rt, tp.as_ptr(), Some(body), user, std::ptr::null_mut()), tempi_status::TEMPI_OK);
+            assert_eq!(
+                tempi_runtime_spawn(rt, tp.as_ptr(), Some(body), user, std::ptr::null_mut()),
+                tempi_status::TEMPI_OK
+            );
         }
         assert_eq!(tempi_runtime_run(rt, u64::MAX, &mut out), tempi_status::TEMPI_OK);
         tempi_outcome_free(out);
