@@ -5,7 +5,9 @@
  * thread's last failure message. Parameter and result structs carry their own size first:
  * set it to sizeof the struct (the *_init calls do). Times are uint64_t nanoseconds. Every
  * pointer argument is checked for NULL. No Rust panic crosses into C: it becomes TEMPI_PANIC.
- * A body that gets TEMPI_INTERRUPTED must return: see docs/C-API.md. */
+ * A body that gets TEMPI_INTERRUPTED must return; one that goes on calling is abandoned
+ * after TEMPI_IGNORED_INTERRUPT_LIMIT further calls (its frames are discarded, never
+ * unwound): see docs/C-API.md. */
 
 #ifndef TEMPI_H
 #define TEMPI_H
@@ -13,8 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// How many calls a body may make after its interrupt before the process is aborted.
-#define TEMPI_IGNORED_INTERRUPT_LIMIT 1000000
+// How many calls a body (or a critical section's or handler's C function) may make after
+// its interrupt, each answered `TEMPI_INTERRUPTED` at once, before it is abandoned: the next
+// call does not return, the function's frames are discarded without being unwound, and the
+// runtime goes on as if it had returned (see docs/C-API.md, "Interrupts").
+#define TEMPI_IGNORED_INTERRUPT_LIMIT 1000
 
 // How many mutexes one thread may hold at once through `tempi_mutex_lock`.
 #define TEMPI_MAX_HELD_LOCKS 16
@@ -89,6 +94,10 @@ typedef enum tempi_status {
   // current message all the same (it may be answered or saved), and, unlike every other
   // failure, the call writes it to its out-parameter.
   TEMPI_CANCELLED = 26,
+  // The Spring planner refused the thread group: it cannot guarantee every task by its
+  // deadline (or had no budget to find out). Nothing changed; like `TEMPI_NACK`, the call
+  // writes its answer (why).
+  TEMPI_REJECTED = 27,
 } tempi_status;
 
 // Why a body's calls return `TEMPI_INTERRUPTED` ([`tempi_interrupt_cause`]).
@@ -102,6 +111,16 @@ typedef enum tempi_interrupt {
   // The run ended, or the thread was stopped, while the body ran.
   TEMPI_INTERRUPT_STOP = 3,
 } tempi_interrupt;
+
+// The answer to an asynchronous request (`tempi_spring_status`).
+typedef enum tempi_plan_status {
+  // The planner's answer is not known yet (its modelled time has not passed).
+  TEMPI_PLAN_UNKNOWN = 0,
+  // Guaranteed.
+  TEMPI_PLAN_YES = 1,
+  // Refused.
+  TEMPI_PLAN_NO = 2,
+} tempi_plan_status;
 
 // Which clock a runtime runs on (`tempi_runtime_params.clock`).
 typedef enum tempi_clock {
@@ -169,6 +188,49 @@ typedef enum tempi_match {
   TEMPI_MATCH_CONSTRAINT = 8,
 } tempi_match;
 
+// A server's kind (`tempi_runtime_create_server`).
+typedef enum tempi_server {
+  // Fixed priority: `capacity` every `period`, refilled to full at each period boundary;
+  // the members are suspended while it is used up (`Budget::deferrable_server`).
+  TEMPI_SERVER_DEFERRABLE = 0,
+  // Fixed priority: the sporadic-server rule, time consumed comes back `period` after the
+  // active interval began; the members are suspended while it is used up
+  // (`Budget::sporadic_server`).
+  TEMPI_SERVER_SPORADIC = 1,
+  // EDF: a constant bandwidth server, `capacity`/`period` of the CPU, its members scheduled
+  // by the server's deadline (`Budget::constant_bandwidth_server`).
+  TEMPI_SERVER_CONSTANT_BANDWIDTH = 2,
+} tempi_server;
+
+// Why the planner refused a group (`tempi_plan_answer.rejection`,
+// `tempi_spring_decision.rejection`).
+typedef enum tempi_rejection {
+  // Not refused: accepted.
+  TEMPI_REJECTION_NONE = 0,
+  // The budget did not cover one evaluation per task: the search did not start.
+  TEMPI_REJECTION_BUDGET_TOO_SMALL = 1,
+  // The search ran out of budget before finding a plan.
+  TEMPI_REJECTION_BUDGET_EXHAUSTED = 2,
+  // Every schedule tried missed a deadline.
+  TEMPI_REJECTION_INFEASIBLE = 3,
+} tempi_rejection;
+
+// What became of a planned task (`tempi_spring_task.outcome`).
+typedef enum tempi_task_outcome {
+  // Not started.
+  TEMPI_TASK_PLANNED = 0,
+  // Started, not finished when the run ended.
+  TEMPI_TASK_RUNNING = 1,
+  // Ran to its end within its window.
+  TEMPI_TASK_COMPLETED = 2,
+  // Reached the end of its window unfinished and was stopped there; its group was killed.
+  TEMPI_TASK_OVERRUN = 3,
+  // Never ran (its group was killed first), or stopped by a kill of its thread.
+  TEMPI_TASK_KILLED = 4,
+  // Its code panicked.
+  TEMPI_TASK_PANICKED = 5,
+} tempi_task_outcome;
+
 // One CPU's admission test over the jobs it admitted. Owned by its runtime handle: valid
 // until `tempi_runtime_free`, also after the run (to read its decisions).
 typedef struct tempi_admission tempi_admission;
@@ -179,6 +241,13 @@ typedef struct tempi_condvar tempi_condvar;
 // A running thread's handle on its runtime: valid inside the body call it was passed to,
 // on the OS thread running it, and nowhere else.
 typedef struct tempi_ctx tempi_ctx;
+
+// A timing event's or an execution-time timer's handle on the runtime, valid inside the
+// handler call it was passed to and nowhere else.
+typedef struct tempi_event tempi_event;
+
+// A thread group being declared (`tempi_group_new`), consumed by the call that plans it.
+typedef struct tempi_group tempi_group;
 
 // A handler: a message receiver without a stack of its own, whose function runs on the
 // stack of the thread that sends or calls it when it is idle, and serves the messages queued
@@ -206,6 +275,9 @@ typedef struct tempi_runtime tempi_runtime;
 
 // A counting semaphore of one runtime. Owned by the runtime handle.
 typedef struct tempi_semaphore tempi_semaphore;
+
+// A runtime's plan executor: owned by its runtime handle, valid until `tempi_runtime_free`.
+typedef struct tempi_spring tempi_spring;
 
 // What `tempi_runtime_create_admission` builds. Set `size` to
 // `sizeof(tempi_admission_params)` (or call `tempi_admission_params_init`); a zero field
@@ -400,6 +472,10 @@ typedef struct tempi_thread_stats {
   uint64_t response_max_ns;
   // Execution time consumed.
   uint64_t cpu_time_ns;
+  // Times its C code ignored an interrupt and was abandoned after
+  // `TEMPI_IGNORED_INTERRUPT_LIMIT` further calls (each is also a warning of the run).
+  // Added after the first version: a caller's struct may end before it.
+  uint64_t abandoned;
 } tempi_thread_stats;
 
 // One job of the run, from its trace. Times in ns from the start.
@@ -430,6 +506,81 @@ typedef struct tempi_job_record {
   uint32_t reserved;
 } tempi_job_record;
 
+// One task of an accepted group, planned and actual (`tempi_outcome_spring_task`). Times in
+// ns; `UINT64_MAX` for an instant that did not come.
+typedef struct tempi_spring_task {
+  // Set by the caller to `sizeof(tempi_spring_task)`.
+  size_t size;
+  // The group's name, valid while the outcome lives.
+  const char *group;
+  // The thread's name, valid while the outcome lives.
+  const char *thread;
+  // The task's index in its thread.
+  uint32_t task;
+  // Its CPU.
+  uint32_t cpu;
+  // Planned start (as the plan stood when it started).
+  uint64_t planned_start_ns;
+  // Planned finish.
+  uint64_t planned_finish_ns;
+  // When it started running.
+  uint64_t actual_start_ns;
+  // When it ended.
+  uint64_t actual_finish_ns;
+  // A `tempi_task_outcome` value.
+  uint32_t outcome;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_spring_task;
+
+// One planner answer (`tempi_outcome_spring_decision`). Times in ns.
+typedef struct tempi_spring_decision {
+  // Set by the caller to `sizeof(tempi_spring_decision)`.
+  size_t size;
+  // The group's name, valid while the outcome lives.
+  const char *group;
+  // Its id in the plan if accepted, else 0.
+  uint64_t id;
+  // 1 if accepted.
+  uint32_t accepted;
+  // A `tempi_rejection` value.
+  uint32_t rejection;
+  // When the request was made.
+  uint64_t requested_ns;
+  // When the answer was known (the request plus the planner's time).
+  uint64_t decided_ns;
+  // Tasks planned: the request's and the replanned guaranteed ones.
+  uint64_t tasks;
+  // Candidates per step.
+  uint64_t k;
+  // Evaluations made.
+  uint64_t evaluations;
+  // Backtracks made.
+  uint64_t backtracks;
+  // The planner's time (modelled in virtual time, measured in real time).
+  uint64_t cost_ns;
+  // The budget the request had.
+  uint64_t budget_ns;
+  // The cutoff line.
+  uint64_t cutoff_ns;
+} tempi_spring_decision;
+
+// One thread set's summary (`tempi_outcome_set`). Times in ns.
+typedef struct tempi_set_stats {
+  // Set by the caller to `sizeof(tempi_set_stats)`.
+  size_t size;
+  // The set's name, valid while the outcome lives.
+  const char *name;
+  // CPU time its members consumed while they were members.
+  uint64_t cpu_time_ns;
+  // Budget exhaustions.
+  uint64_t exhaustions;
+  // Budget replenishments.
+  uint64_t replenishments;
+  // Members when the run ended.
+  uint64_t members;
+} tempi_set_stats;
+
 // What `tempi_runtime_new` builds. Set `size` to `sizeof(tempi_runtime_params)` (or call
 // `tempi_runtime_params_init`); a zero field means the default.
 typedef struct tempi_runtime_params {
@@ -456,6 +607,13 @@ typedef struct tempi_runtime_params {
   uint64_t trace_capacity;
   // Stack size in bytes of threads whose parameters give none (default 256 KiB).
   uint64_t default_stack;
+  // 1: keep no trace records at all (trace capacity 0, as `Config::trace_capacity(0)`):
+  // the job records, the report's jobs, the trace and the Gantt chart are then empty, and
+  // a thread switch costs less. Added after the first version: a caller's struct may end
+  // before it.
+  uint32_t trace_off;
+  // Reserved, zero.
+  uint32_t reserved;
 } tempi_runtime_params;
 
 // What `tempi_runtime_spawn` creates. Set `size` to `sizeof(tempi_thread_params)` (or call
@@ -537,6 +695,111 @@ typedef struct tempi_budget_params {
   void *userdata;
 } tempi_budget_params;
 
+// What `tempi_runtime_create_spring` sets up. `tempi_spring_params_init` fills the defaults
+// (those of `PlannerConfig::new` and `SpringSpec::new`); every field is then taken as it is,
+// except the NULL names.
+typedef struct tempi_spring_params {
+  // `sizeof(tempi_spring_params)` as the caller compiled it.
+  size_t size;
+  // Resources tasks may hold (at most 65 536; default 0).
+  uint32_t resources;
+  // Enforcement sets per CPU: planned threads alive at once per CPU that are held to
+  // their windows (default 8).
+  uint32_t sets_per_cpu;
+  // Group releases declared before the run that may be pending at once (default 256).
+  uint32_t max_groups;
+  // Backtracks allowed per request (default 8).
+  uint32_t max_backtracks;
+  // The heuristic by name: `"d+w*est"` (NULL), `"min-d"`, `"min-s"` (`"est"`), `"min-l"`.
+  const char *heuristic;
+  // W of `"d+w*est"`, in thousandths (default 1000).
+  uint64_t weight_milli;
+  // The placement rule by name: `"earliest"` (NULL) or `"only-local"`.
+  const char *placement;
+  // 1: prefer candidates whose CPU last ran a task of their own process (default 0).
+  uint32_t stay_within_process;
+  // A task on its process's home CPU runs in this percentage of its WCET (default 100).
+  uint32_t local_percent;
+  // The planner's declared worst-case time per request, in ns (default 450 ms).
+  uint64_t planner_wcet_ns;
+  // Taken off that WCET to make the budget, in ns (default 50 ms).
+  uint64_t safety_ns;
+  // The modelled cost of a request, whatever its size, in ns (default 1 µs).
+  uint64_t cost_fixed_ns;
+  // The modelled cost of one evaluation, in ns (default 100 ns).
+  uint64_t cost_per_evaluation_ns;
+  // Switching a CPU between tasks of one process, in ns (default 0).
+  uint64_t fast_switch_ns;
+  // Switching a CPU between processes, in ns (default 0).
+  uint64_t slow_switch_ns;
+  // Room in the plan's tables, in tasks (default 1024).
+  uint64_t max_tasks;
+  // Real time: how often an answer owed is looked for, in ns (default 200 µs).
+  uint64_t poll_ns;
+} tempi_spring_params;
+
+// What a task's C body is told about its task.
+typedef struct tempi_task_info {
+  // `sizeof(tempi_task_info)` of this library.
+  size_t size;
+  // The task's group, as the plan numbers it.
+  uint64_t group;
+  // Its thread, by index in the group.
+  uint32_t thread;
+  // The task, by index in its thread.
+  uint32_t task;
+  // Where the plan starts it, in ns.
+  uint64_t planned_start_ns;
+  // Where the plan ends it, in ns: the task is stopped if it runs longer than its window.
+  uint64_t planned_finish_ns;
+  // Its declared WCET, in ns.
+  uint64_t wcet_ns;
+} tempi_task_info;
+
+// A task's code: called once, at its planned start, on its thread. Its runtime calls are
+// those of a body (`cx`); after one answered `TEMPI_INTERRUPTED` it must return.
+typedef void (*tempi_task_fn)(struct tempi_ctx *cx, const struct tempi_task_info *task, void *userdata);
+
+// A resource a task holds for its whole window (`tempi_task_params.uses`).
+typedef struct tempi_resource_use {
+  // The resource, below `tempi_spring_params.resources`.
+  uint32_t resource;
+  // 1: exclusively; 0: shared.
+  uint32_t exclusive;
+} tempi_resource_use;
+
+// A task of a group's thread (`tempi_group_add_task`). Set `size` to
+// `sizeof(tempi_task_params)`.
+typedef struct tempi_task_params {
+  // `sizeof(tempi_task_params)` as the caller compiled it.
+  size_t size;
+  // Its worst-case execution time, what the planner reserves, in ns.
+  uint64_t wcet_ns;
+  // Without a body: the CPU time it works, stated against its WCET and scaled to its
+  // window as `tempi_task_scaled` does, in ns.
+  uint64_t work_ns;
+  // Its code; NULL: it works `work_ns`.
+  tempi_task_fn body;
+  // Passed to `body`.
+  void *userdata;
+  // The resources it holds (`use_count` of them; NULL for none).
+  const struct tempi_resource_use *uses;
+  // How many `uses` has.
+  size_t use_count;
+} tempi_task_params;
+
+// The planner's answer to a synchronous spawn.
+typedef struct tempi_plan_answer {
+  // Set by the caller to `sizeof(tempi_plan_answer)`.
+  size_t size;
+  // The group's id in the plan when accepted (for `tempi_spring_kill_id`); 0 otherwise.
+  uint64_t group;
+  // 1 if accepted.
+  uint32_t accepted;
+  // A `tempi_rejection` value.
+  uint32_t rejection;
+} tempi_plan_answer;
+
 // What `tempi_runtime_create_mutex` creates. Set `size` to `sizeof(tempi_mutex_params)`.
 typedef struct tempi_mutex_params {
   // `sizeof(tempi_mutex_params)` as the caller compiled it.
@@ -574,6 +837,27 @@ typedef struct tempi_semaphore_params {
 
 // A critical section: a C function run with a mutex held.
 typedef void (*tempi_section)(struct tempi_ctx *cx, void *userdata);
+
+// When a timing event fires (`tempi_runtime_add_timer`). Set `size` to
+// `sizeof(tempi_timer_params)`.
+typedef struct tempi_timer_params {
+  // `sizeof(tempi_timer_params)` as the caller compiled it.
+  size_t size;
+  // The first firing, in ns from the run's start (an absolute instant; an event set
+  // before the run is relative to its start).
+  uint64_t first_ns;
+  // Then every `period_ns`; 0: only once.
+  uint64_t period_ns;
+  // The CPU whose dispatcher runs the handler.
+  uint32_t cpu;
+  // Reserved, zero.
+  uint32_t reserved;
+} tempi_timer_params;
+
+// A timing-event or execution-time handler: called inside the runtime, between thread
+// executions, on no thread of its own. It may call only the `tempi_event_*` calls and must
+// return promptly.
+typedef void (*tempi_event_fn)(struct tempi_event *ev, void *userdata);
 
 #ifdef __cplusplus
 extern "C" {
@@ -848,6 +1132,71 @@ enum tempi_status tempi_outcome_total_misses(const struct tempi_outcome *outcome
 // Thread-safe.
 enum tempi_status tempi_outcome_kills(const struct tempi_outcome *outcome, uint64_t *out);
 
+// The threads whose C code ignored an interrupt and was abandoned (see
+// `TEMPI_IGNORED_INTERRUPT_LIMIT`), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_runtime_run(rt, 1_000_000, &mut out);
+//     let mut n = 9;
+//     assert_eq!(tempi_outcome_abandoned(out, &mut n), tempi_status::TEMPI_OK);
+//     assert_eq!(n, 0); // no body ignored an interrupt
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_outcome_abandoned(const struct tempi_outcome *outcome, uint64_t *out);
+
+// How many warnings the run gave (things it could not do as configured, C code abandoned
+// for ignoring its interrupt), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_runtime_run(rt, 1_000_000, &mut out);
+//     let mut n = 9;
+//     assert_eq!(tempi_outcome_warning_count(out, &mut n), tempi_status::TEMPI_OK);
+//     assert_eq!(n, 0);
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_outcome_warning_count(const struct tempi_outcome *outcome, size_t *out);
+
+// Warning `index` of the run, into `*out`: a NUL-terminated string valid while the outcome
+// lives.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_runtime_run(rt, 1_000_000, &mut out);
+//     let mut w = std::ptr::null();
+//     assert_eq!(tempi_outcome_warning(out, 0, &mut w), tempi_status::TEMPI_OUT_OF_RANGE);
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_outcome_warning(const struct tempi_outcome *outcome, size_t index, const char **out);
+
 // How many threads the run had, into `*out`.
 //
 // Thread-safe.
@@ -883,6 +1232,63 @@ enum tempi_status tempi_outcome_write_trace(const struct tempi_outcome *outcome,
 //
 // Thread-safe (two calls must not name the same file).
 enum tempi_status tempi_outcome_write_gantt(const struct tempi_outcome *outcome, const char *path);
+
+// How many tasks of accepted thread groups the run's plan had (0 without
+// `tempi_runtime_create_spring`), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_task_count; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_task_count(const struct tempi_outcome *outcome, size_t *out);
+
+// Planned task `index` (accepted groups in acceptance order, then by thread and task):
+// planned and actual times, CPU and outcome, into `*out`, whose `size` the caller set.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_task; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_task(const struct tempi_outcome *outcome, size_t index, struct tempi_spring_task *out);
+
+// How many answers the planner gave in the run, into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_decision_count; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_decision_count(const struct tempi_outcome *outcome, size_t *out);
+
+// The planner's answer `index`, in request order, into `*out`, whose `size` the caller set.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_spring_decision; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_outcome_spring_decision(const struct tempi_outcome *outcome, size_t index, struct tempi_spring_decision *out);
+
+// How many thread sets the run had (those made from C, servers included, and those the
+// runtime made for itself, e.g. a plan executor's), into `*out`.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_set_count; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_outcome_set_count(const struct tempi_outcome *outcome, size_t *out);
+
+// Set `index`'s summary (in creation order), into `*out`, whose `size` the caller set.
+//
+// Thread-safe.
+//
+// ```
+// let _ = tempi_c::tempi_outcome_set; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_outcome_set(const struct tempi_outcome *outcome, size_t index, struct tempi_set_stats *out);
 
 // Fill `params` with the defaults: one CPU, virtual time, `"fp"`, `size` set.
 //
@@ -937,6 +1343,298 @@ enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set s
 // Not thread-safe with other calls on the same runtime. The callback runs on the OS thread
 // that runs the set's CPU.
 enum tempi_status tempi_runtime_set_budget(struct tempi_runtime *rt, tempi_set set, const struct tempi_budget_params *params);
+
+// Create a server on `cpu` before the run: a thread set named `name` with the budget of
+// `kind`, `capacity_ns` every `period_ns`; its id into `*out` (only on success). Its members
+// are added with `tempi_runtime_add_to_set`; give them the server's priority (fixed-priority
+// servers) or run under `"edf"` (constant bandwidth). A zero period or a kind that is not a
+// `tempi_server` is `TEMPI_INVALID_ARGUMENT`.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut rt, mut set) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), 0);
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     let kind = tempi_server::TEMPI_SERVER_SPORADIC as u32;
+//     assert_eq!(tempi_runtime_create_server(rt, c"ss".as_ptr(), 0, kind, 2_000_000, 10_000_000, &mut set),
+//         tempi_status::TEMPI_OK);
+//     assert_ne!(set, 0);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_runtime_create_server(struct tempi_runtime *rt, const char *name, uint32_t cpu, uint32_t kind, uint64_t capacity_ns, uint64_t period_ns, tempi_set *out);
+
+// What is left of `set`'s budget, in ns, into `*out` (only on success): Ada's
+// `Group_Budgets.Budget_Remaining`. A set without a budget is `TEMPI_REFUSED`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_budget_remaining; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_budget_remaining(struct tempi_ctx *cx, tempi_set set, uint64_t *out);
+
+// Set what is left of `set`'s budget to `to_ns` (Ada's `Group_Budgets.Replenish`): members
+// held for an exhausted budget run again.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_replenish_budget; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_replenish_budget(struct tempi_ctx *cx, tempi_set set, uint64_t to_ns);
+
+// Add `delta_ns` (possibly negative) to what is left of `set`'s budget (Ada's
+// `Group_Budgets.Add`).
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_add_budget; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_add_budget(struct tempi_ctx *cx, tempi_set set, int64_t delta_ns);
+
+// Fill `params` with the defaults.
+//
+// Thread-safe (touches only `*params`).
+//
+// ```
+// let mut p = std::mem::MaybeUninit::uninit();
+// // SAFETY: p is writable.
+// assert_eq!(unsafe { tempi_c::tempi_spring_params_init(p.as_mut_ptr()) }, tempi_c::tempi_status::TEMPI_OK);
+// assert_eq!(unsafe { p.assume_init() }.planner_wcet_ns, 450_000_000);
+// ```
+enum tempi_status tempi_spring_params_init(struct tempi_spring_params *params);
+
+// Set up Spring plan execution on `rt` as `params` says (its scheduler, which must be a
+// per-CPU one, is wrapped so that planned threads run above every other); `*out` (only on
+// success) is valid until the runtime is freed. One per runtime: a second is
+// `TEMPI_REFUSED`. An invalid planner configuration is `TEMPI_INVALID_ARGUMENT`.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut sp, mut rt) = (std::mem::MaybeUninit::uninit(), std::mem::MaybeUninit::uninit(), std::ptr::null_mut());
+// let mut s = std::ptr::null_mut();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_spring_params_init(sp.as_mut_ptr());
+//     assert_eq!(tempi_runtime_create_spring(rt, sp.as_ptr(), &mut s), tempi_status::TEMPI_OK);
+//     assert_eq!(tempi_runtime_create_spring(rt, sp.as_ptr(), &mut s), tempi_status::TEMPI_REFUSED);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_runtime_create_spring(struct tempi_runtime *rt, const struct tempi_spring_params *params, struct tempi_spring **out);
+
+// Begin declaring thread group `name`, released at `release_ns` and done by `deadline_ns`
+// (absolute, from the run's start); `*out` (only on success) is the caller's until a call
+// consumes it (`tempi_spring_add_group`, `tempi_spring_spawn_sync`,
+// `tempi_spring_spawn_async`, `tempi_group_add_dependent`) or `tempi_group_free`.
+//
+// Thread-safe.
+//
+// ```
+// let mut g = std::ptr::null_mut();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     assert_eq!(tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g), tempi_c::tempi_status::TEMPI_OK);
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_new(const char *name, uint64_t release_ns, uint64_t deadline_ns, struct tempi_group **out);
+
+// Release a group that no call consumed. NULL is ignored.
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// // SAFETY: NULL is ignored.
+// unsafe { tempi_c::tempi_group_free(std::ptr::null_mut()) };
+// ```
+void tempi_group_free(struct tempi_group *g);
+
+// Set the group's importance (recorded with the plan) and the most its request may wait for
+// an answer, in ns (0: the planner's WCET).
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// let mut g = std::ptr::null_mut();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     assert_eq!(tempi_c::tempi_group_set(g, 3, 1_000_000), tempi_c::tempi_status::TEMPI_OK);
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_set(struct tempi_group *g, uint32_t importance, uint64_t max_wait_ns);
+
+// Add thread `name` to the group; its index (from 0, in order of addition) into `*out`
+// (only on success). It starts after every task of the threads `after` lists (`after_count`
+// indices, each smaller than its own; NULL for none). `process` other than 0 places it in
+// that process with home CPU `home_cpu` (the planner's locality model).
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// let (mut g, mut a, mut b) = (std::ptr::null_mut(), 9, 9);
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     tempi_c::tempi_group_add_thread(g, c"a".as_ptr(), std::ptr::null(), 0, 0, 0, &mut a);
+//     tempi_c::tempi_group_add_thread(g, c"b".as_ptr(), &a, 1, 0, 0, &mut b);
+//     assert_eq!((a, b), (0, 1));
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_add_thread(struct tempi_group *g, const char *name, const uint32_t *after, size_t after_count, uint32_t process, uint32_t home_cpu, uint32_t *out);
+
+// Add a task to thread `thread` of the group, as `params` says: after its thread's earlier
+// tasks. A thread index the group does not have is `TEMPI_OUT_OF_RANGE`; a resource beyond
+// the planner's is found when the group is planned (`TEMPI_INVALID_ARGUMENT` there).
+//
+// Not thread-safe with other calls on the same group.
+//
+// ```
+// use tempi_c::*;
+// let (mut g, mut a) = (std::ptr::null_mut(), 0);
+// let mut t = std::mem::MaybeUninit::<tempi_task_params>::zeroed();
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     tempi_group_add_thread(g, c"a".as_ptr(), std::ptr::null(), 0, 0, 0, &mut a);
+//     let t = t.as_mut_ptr();
+//     (*t).size = std::mem::size_of::<tempi_task_params>();
+//     (*t).wcet_ns = 1_000_000;
+//     (*t).work_ns = 1_000_000;
+//     assert_eq!(tempi_group_add_task(g, a, t), tempi_status::TEMPI_OK);
+//     assert_eq!(tempi_group_add_task(g, 7, t), tempi_status::TEMPI_OUT_OF_RANGE);
+//     tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_add_task(struct tempi_group *g, uint32_t thread, const struct tempi_task_params *params);
+
+// Make `child` a dependent of `g`: planned with it, whenever it is planned, and guaranteed
+// with it or not at all. `child` is consumed (even when the call fails).
+//
+// Not thread-safe with other calls on the same groups.
+//
+// ```
+// let (mut g, mut d) = (std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_c::tempi_group_new(c"g".as_ptr(), 0, 10_000_000, &mut g);
+//     tempi_c::tempi_group_new(c"d".as_ptr(), 0, 20_000_000, &mut d);
+//     assert_eq!(tempi_c::tempi_group_add_dependent(g, d), tempi_c::tempi_status::TEMPI_OK);
+//     tempi_c::tempi_group_free(g);
+// }
+// ```
+enum tempi_status tempi_group_add_dependent(struct tempi_group *g, struct tempi_group *child);
+
+// Declare group `g` before the run: it is planned at its release by the planner's thread.
+// `g` is consumed (even when the call fails). A malformed group (no thread, a thread without
+// a task, a deadline before the release, a bad predecessor, resource or home CPU) is
+// `TEMPI_INVALID_ARGUMENT`, naming it; an executor of another runtime `TEMPI_FOREIGN`.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// use tempi_c::*;
+// let (mut p, mut sp, mut rt, mut s, mut g) =
+//     (std::mem::MaybeUninit::uninit(), std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_spring_params_init(sp.as_mut_ptr());
+//     tempi_runtime_create_spring(rt, sp.as_ptr(), &mut s);
+//     tempi_group_new(c"empty".as_ptr(), 0, 10_000_000, &mut g);
+//     assert_eq!(tempi_spring_add_group(rt, s, g), tempi_status::TEMPI_INVALID_ARGUMENT);
+//     tempi_runtime_free(rt);
+// }
+// ```
+enum tempi_status tempi_spring_add_group(struct tempi_runtime *rt, struct tempi_spring *s, struct tempi_group *g);
+
+// Synchronous spawn from a running thread: plan group `g` now (a release before now is
+// raised to now), wait until the planner's answer is known (its modelled time in virtual
+// time, at most the group's `max_wait` in real time), and write it to `*out`, whose `size`
+// the caller set. **`TEMPI_OK`**: guaranteed, its threads spawned; **`TEMPI_REJECTED`**:
+// refused, nothing changed, and `*out` says why (like `TEMPI_NACK`, a failure that writes
+// its answer). `g` is consumed (even when the call fails). A malformed group or full tables
+// are `TEMPI_INVALID_ARGUMENT`, an executor of another runtime `TEMPI_FOREIGN`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_spawn_sync; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_spawn_sync(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, struct tempi_plan_answer *out);
+
+// Asynchronous spawn from a running thread: plan group `g` now and return at once with a
+// ticket into `*out` (only on success) for `tempi_spring_status`. `g` is consumed (even
+// when the call fails). Errors as for `tempi_spring_spawn_sync`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_spawn_async; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_spawn_async(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, uint64_t *out);
+
+// The answer to the asynchronous request `ticket` as known now, into `*out` (only on
+// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_status; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_status(struct tempi_ctx *cx, struct tempi_spring *s, uint64_t ticket, enum tempi_plan_status *out);
+
+// Kill the most recently accepted live group called `name`: its tasks that have not
+// started leave the plan and its threads end at their next task boundary. How many tasks
+// left the plan into `*out` (only on success); no live group of that name is
+// `TEMPI_NO_MATCH`.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_kill; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_kill(struct tempi_ctx *cx, struct tempi_spring *s, const char *name, uint64_t *out);
+
+// Kill the live group `group` (its id from `tempi_plan_answer.group` or a decision), as
+// `tempi_spring_kill` does by name.
+//
+// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_spring_kill_id; // see examples/c/spring.c
+// ```
+enum tempi_status tempi_spring_kill_id(struct tempi_ctx *cx, struct tempi_spring *s, uint64_t group, uint64_t *out);
+
+// `demand`, stated against the task's WCET, scaled to its planned window (`demand × window
+// / wcet`, rounded down), into `*out`: what a task working its WCET works to fill its window.
+//
+// Thread-safe.
+//
+// ```
+// use tempi_c::*;
+// let t = tempi_task_info { size: std::mem::size_of::<tempi_task_info>(), group: 1, thread: 0, task: 0,
+//     planned_start_ns: 0, planned_finish_ns: 4, wcet_ns: 5 };
+// let mut n = 0;
+// // SAFETY: the pointers are valid.
+// assert_eq!(unsafe { tempi_task_scaled(&t, 5, &mut n) }, tempi_status::TEMPI_OK);
+// assert_eq!(n, 4);
+// ```
+enum tempi_status tempi_task_scaled(const struct tempi_task_info *task, uint64_t demand_ns, uint64_t *out);
 
 // The name of `status`, e.g. `"TEMPI_OK"`, as a static NUL-terminated string; `"TEMPI_?"`
 // for a value that is not a status.
@@ -1033,6 +1731,114 @@ enum tempi_status tempi_semaphore_try_procure(struct tempi_ctx *cx, struct tempi
 //
 // Only from a running body of `s`'s runtime, with its own `cx`.
 enum tempi_status tempi_semaphore_vacate(struct tempi_ctx *cx, struct tempi_semaphore *s);
+
+// Set a timing event before the run: `handler(ev, userdata)` runs inside the runtime at
+// `params->first_ns`, then every `params->period_ns` if it is not zero, until it cancels
+// itself (`tempi_event_cancel`). More events than `tempi_runtime_params.max_timers` on a CPU
+// is `TEMPI_FULL`; a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
+//
+// Not thread-safe with other calls on the same runtime. The handler runs on the OS thread
+// that runs `params->cpu`.
+//
+// ```
+// use tempi_c::*;
+// unsafe extern "C" fn tick(ev: *mut tempi_event, userdata: *mut std::ffi::c_void) {
+//     // SAFETY: userdata is the counter below; ev the live event.
+//     unsafe { *userdata.cast::<u64>() += 1; tempi_event_cancel(ev); }
+// }
+// unsafe extern "C" fn idle(cx: *mut tempi_ctx, _: *mut std::ffi::c_void) {
+//     // SAFETY: cx is the running body's.
+//     unsafe { tempi_sleep(cx, 5_000) };
+// }
+// let (mut p, mut tp, mut rt, mut out, mut n) = (std::mem::MaybeUninit::uninit(), std::mem::MaybeUninit::uninit(),
+//     std::ptr::null_mut(), std::ptr::null_mut(), 0u64);
+// let t = tempi_timer_params { size: std::mem::size_of::<tempi_timer_params>(), first_ns: 1_000, period_ns: 1_000, cpu: 0, reserved: 0 };
+// // SAFETY: the pointers are valid for the calls.
+// unsafe {
+//     tempi_runtime_params_init(p.as_mut_ptr());
+//     tempi_runtime_new(p.as_ptr(), &mut rt);
+//     tempi_thread_params_init(tp.as_mut_ptr());
+//     tempi_runtime_spawn(rt, tp.as_ptr(), Some(idle), std::ptr::null_mut(), std::ptr::null_mut());
+//     let user = (&raw mut n).cast();
+//     assert_eq!(tempi_runtime_add_timer(rt, &t, Some(tick), user), tempi_status::TEMPI_OK);
+//     tempi_runtime_run(rt, 10_000, &mut out);
+//     tempi_outcome_free(out);
+//     tempi_runtime_free(rt);
+// }
+// assert_eq!(n, 1); // cancelled at its first firing
+// ```
+enum tempi_status tempi_runtime_add_timer(struct tempi_runtime *rt, const struct tempi_timer_params *params, tempi_event_fn handler, void *userdata);
+
+// The instant the event fired, in ns, into `*out`.
+//
+// Only from the running handler, with its own `ev`.
+//
+// ```
+// let _ = tempi_c::tempi_event_now; // see tempi_runtime_add_timer and tests/c/timers.c
+// ```
+enum tempi_status tempi_event_now(struct tempi_event *ev, uint64_t *out);
+
+// Release a job of sporadic thread `t` when the handler returns. A thread of another
+// runtime is `TEMPI_FOREIGN`; more releases in one firing than the runtime has thread slots
+// `TEMPI_FULL`. A release the runtime cannot make then (the thread ended, or is not
+// sporadic) is counted in the outcome, not answered here.
+//
+// Only from the running handler, with its own `ev`.
+//
+// ```
+// let _ = tempi_c::tempi_event_release; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_event_release(struct tempi_event *ev, tempi_thread t);
+
+// Stop a periodic timing event from firing again.
+//
+// Only from the running handler, with its own `ev`.
+//
+// ```
+// let _ = tempi_c::tempi_event_cancel; // see tempi_runtime_add_timer
+// ```
+enum tempi_status tempi_event_cancel(struct tempi_event *ev);
+
+// Arm an execution-time timer before the run: `handler` runs inside the runtime when thread
+// `t`'s CPU-time clock reaches `at_ns` (Ada's `Execution_Time.Timers.Set_Handler`). One per
+// thread: it replaces any.
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// let _ = tempi_c::tempi_runtime_arm_thread_timer; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_runtime_arm_thread_timer(struct tempi_runtime *rt, tempi_thread t, uint64_t at_ns, tempi_event_fn handler, void *userdata);
+
+// Arm an execution-time timer on set `set`'s group clock before the run: `handler` runs
+// when its members together have consumed `at_ns` (one per set; it replaces any).
+//
+// Not thread-safe with other calls on the same runtime.
+//
+// ```
+// let _ = tempi_c::tempi_runtime_arm_set_timer; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_runtime_arm_set_timer(struct tempi_runtime *rt, tempi_set set, uint64_t at_ns, tempi_event_fn handler, void *userdata);
+
+// Arm an execution-time timer from a running thread: `handler` runs when thread `t`'s
+// CPU-time clock reaches `at_ns` (the thread may be the caller, `tempi_self`). It replaces
+// any timer armed on that clock.
+//
+// Only from the running body, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_arm_thread_timer; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_arm_thread_timer(struct tempi_ctx *cx, tempi_thread t, uint64_t at_ns, tempi_event_fn handler, void *userdata);
+
+// The CPU time thread `t` has consumed, in ns, into `*out` (only on success).
+//
+// Only from the running body, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_thread_cpu_time; // see tests/c/timers.c
+// ```
+enum tempi_status tempi_thread_cpu_time(struct tempi_ctx *cx, tempi_thread t, uint64_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

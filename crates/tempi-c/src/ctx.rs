@@ -11,10 +11,18 @@
 //! the runtime; when the body returns, its trampoline (`run_body`) resumes the kept unwind
 //! in Rust frames only, and the job loop sees exactly what it would have seen from a Rust
 //! body. Inside a critical section (`tempi_mutex_critical`) the unwind is resumed when the
-//! section's C function returns, so that a restartable section (`rcs`) is run again. A body
-//! that ignores the status and keeps calling is ended after
-//! [`TEMPI_IGNORED_INTERRUPT_LIMIT`] further calls: the process aborts with a message naming the
-//! thread, as it cannot be unwound and would otherwise never end.
+//! section's C function returns, so that a restartable section (`rcs`) is run again.
+//!
+//! # A body that ignores its interrupt
+//!
+//! A body that ignores the status and keeps calling would never end: it cannot be unwound,
+//! and while it runs nothing else runs on its CPU. After [`TEMPI_IGNORED_INTERRUPT_LIMIT`]
+//! further calls, each answered at once, the next call does not return: the C function is
+//! abandoned (see `abandon.rs`): its frames are discarded without being unwound, the call
+//! into it returns as if it had, and the kept unwind goes on in Rust frames (the job is
+//! aborted, the thread killed or stopped, as it would have been). The thread is named in the
+//! run's warnings and counted in its `tempi_thread_stats.abandoned`. Nothing aborts the
+//! process.
 //!
 //! Owns `tempi_ctx` and the thread-side entry points; must not reach into the kernel.
 
@@ -26,6 +34,7 @@ use std::time::Duration;
 
 use tempi::{Ctx, ThreadId, Time};
 
+use crate::abandon::{self, call_c, JumpBuf};
 use crate::params::{put, Sized0};
 use crate::runtime::{tempi_thread, CBody};
 use crate::status::{set_last_error, tempi_status, Failure};
@@ -35,8 +44,11 @@ use crate::status::{set_last_error, tempi_status, Failure};
 /// return without further work.
 pub type tempi_body = Option<unsafe extern "C" fn(cx: *mut tempi_ctx, userdata: *mut c_void)>;
 
-/// How many calls a body may make after its interrupt before the process is aborted.
-pub const TEMPI_IGNORED_INTERRUPT_LIMIT: u32 = 1_000_000;
+/// How many calls a body (or a critical section's or handler's C function) may make after
+/// its interrupt, each answered `TEMPI_INTERRUPTED` at once, before it is abandoned: the next
+/// call does not return, the function's frames are discarded without being unwound, and the
+/// runtime goes on as if it had returned (see docs/C-API.md, "Interrupts").
+pub const TEMPI_IGNORED_INTERRUPT_LIMIT: u32 = 1_000;
 
 /// A running thread's handle on its runtime: valid inside the body call it was passed to,
 /// on the OS thread running it, and nowhere else.
@@ -62,15 +74,38 @@ pub(crate) struct Interrupts {
     pending_status: Cell<tempi_status>,
     /// Calls made since then.
     ignored: Cell<u32>,
+    /// Where the innermost C function running with these interrupts was entered (null
+    /// outside one): an ignoring function is left there.
+    entered: Cell<*mut JumpBuf>,
+    /// The raw id of the thread the C function runs on, for the record of abandonments.
+    thread: u64,
 }
 
 impl Interrupts {
-    pub(crate) fn new() -> Interrupts {
+    pub(crate) fn new(thread: u64) -> Interrupts {
         Interrupts {
             pending: Cell::new(None),
             pending_status: Cell::new(tempi_status::TEMPI_OK),
             ignored: Cell::new(0),
+            entered: Cell::new(std::ptr::null_mut()),
+            thread,
         }
+    }
+
+    /// Call C function `f(a0, a1, a2)` with these interrupts; whether it was abandoned for
+    /// ignoring its interrupt (see "A body that ignores its interrupt") rather than returned.
+    ///
+    /// # Safety
+    ///
+    /// `f` is a C function of at most three pointer or integer arguments, these, whose
+    /// runtime calls go through these interrupts.
+    pub(crate) unsafe fn enter_c(&self, f: usize, a0: usize, a1: usize, a2: usize) -> bool {
+        let mut buf = JumpBuf::new();
+        let outer = self.entered.replace(&raw mut buf);
+        // SAFETY: the caller's contract; buf stays in this frame for the call.
+        let abandoned = unsafe { call_c(&mut buf, f, a0, a1, a2) };
+        self.entered.set(outer);
+        abandoned
     }
 
     /// Run call `name` of the C function these interrupts belong to (see "Interrupts"):
@@ -78,6 +113,8 @@ impl Interrupts {
     #[inline(always)]
     pub(crate) fn call(&self, name: &str, call: impl FnOnce() -> Result<(), Failure>) -> tempi_status {
         if self.pending_status.get() != tempi_status::TEMPI_OK {
+            // Nothing of the call is kept: the function may be left from here.
+            drop(call);
             return self.interrupted_again(name);
         }
         match catch_unwind(AssertUnwindSafe(call)) {
@@ -111,7 +148,17 @@ impl Interrupts {
 
     #[cold]
     fn interrupted_again(&self, name: &str) -> tempi_status {
-        self.ignored.set(self.ignored.get().saturating_add(1));
+        let ignored = self.ignored.get().saturating_add(1);
+        self.ignored.set(ignored);
+        let entered = self.entered.get();
+        if ignored > TEMPI_IGNORED_INTERRUPT_LIMIT && !entered.is_null() {
+            abandon::record(self.thread);
+            // SAFETY: entered is the buffer of the enter_c running the C function that made
+            // this call, on this stack; between it and here are that function's frames and
+            // this call's, which hold nothing to drop (the call's closure was dropped, the
+            // messages below are not made yet).
+            unsafe { abandon::leave(entered) }
+        }
         set_last_error(&format!("{name}: interrupted earlier: the body must return"));
         self.pending_status.get()
     }
@@ -158,15 +205,29 @@ impl tempi_ctx {
 /// Call C body `c` for one job on thread context `cx`; an unwind a call caught is resumed
 /// here, after the C frames have returned.
 pub(crate) fn run_body(cx: &Ctx<'_>, c: CBody) {
+    // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's contract).
+    unsafe { run_c(cx, c.body as usize, c.userdata as usize, 0) }
+}
+
+/// Call C function `f(handle, a1, a2)` on a `tempi_ctx` made for thread context `cx`; an
+/// unwind a call on the handle caught is resumed here, after the C frames have returned (or
+/// were abandoned).
+///
+/// # Safety
+///
+/// `f` is a C function whose first argument is a `tempi_ctx *` and whose others (at most
+/// two, pointers or integers) are `a1` and `a2`.
+pub(crate) unsafe fn run_c(cx: &Ctx<'_>, f: usize, a1: usize, a2: usize) {
     let handle = tempi_ctx {
         cx: std::ptr::from_ref(cx).cast::<Ctx<'static>>(),
-        interrupts: Interrupts::new(),
+        interrupts: Interrupts::new(cx.id().to_raw()),
         held: RefCell::new(Default::default()),
     };
-    // SAFETY: the body is a C function taking (tempi_ctx *, void *) (the header's
-    // contract); handle outlives the call, and calls on it catch every unwind, so none
-    // crosses the C frames. The handle is only read through shared references.
-    unsafe { (c.body)(std::ptr::from_ref(&handle).cast_mut(), c.userdata) };
+    let me = std::ptr::from_ref(&handle).cast_mut();
+    // SAFETY: the caller's contract for f; handle outlives the call, and calls on it catch
+    // every unwind, so none crosses the C frames. The handle is only read through shared
+    // references.
+    unsafe { handle.interrupts.enter_c(f, me as usize, a1, a2) };
     handle.resume_pending();
     // Locks the body left held are unlocked here, as a Rust guard is at the end of its scope.
 }

@@ -41,6 +41,7 @@
 #![allow(clippy::missing_safety_doc)] // the header documents each call's contract
 #![allow(non_camel_case_types)] // C names: tempi_runtime, tempi_status, ...
 
+mod abandon;
 pub mod admission;
 pub mod ctx;
 pub mod message;
@@ -48,8 +49,10 @@ pub mod outcome;
 mod params;
 pub mod runtime;
 pub mod sets;
+pub mod spring;
 pub mod status;
 pub mod sync;
+pub mod timers;
 
 pub use admission::*;
 pub use ctx::*;
@@ -57,5 +60,7 @@ pub use message::*;
 pub use outcome::*;
 pub use runtime::*;
 pub use sets::*;
+pub use spring::*;
 pub use status::*;
 pub use sync::*;
+pub use timers::*;

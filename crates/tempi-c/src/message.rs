@@ -436,13 +436,21 @@ impl CHandler {
     fn serve(&self, hcx: &HandlerCtx<'_, '_>, m: Message) {
         let handle = tempi_handler_ctx {
             hcx: std::ptr::from_ref(hcx).cast::<HandlerCtx<'static, 'static>>(),
-            interrupts: Interrupts::new(),
+            interrupts: Interrupts::new(hcx.invoker().to_raw()),
         };
         let msg = tempi_message::of(&m);
+        let me = std::ptr::from_ref(&handle).cast_mut();
         // SAFETY: the function is a C function of this signature (the header's contract);
         // handle and msg outlive the call, and calls on the handle catch every unwind, so
         // none crosses the C frames.
-        unsafe { (self.function)(std::ptr::from_ref(&handle).cast_mut(), &msg, self.userdata) };
+        unsafe {
+            handle.interrupts.enter_c(
+                self.function as usize,
+                me as usize,
+                std::ptr::from_ref(&msg) as usize,
+                self.userdata as usize,
+            )
+        };
         handle.interrupts.resume_pending();
     }
 }

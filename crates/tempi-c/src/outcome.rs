@@ -10,6 +10,7 @@ use tempi::{RunOutcome, ThreadOutcome, Timing};
 
 use crate::params::{put, text, write_sized, Sized0};
 use crate::runtime::tempi_thread;
+use crate::spring::{tempi_spring_decision, tempi_spring_task, PlanRecords};
 use crate::status::{guard, tempi_status, Failure};
 
 /// The result of a run: immutable, safe to read from several OS threads at once.
@@ -20,13 +21,38 @@ pub struct tempi_outcome {
     jobs: Vec<JobRecord>,
     /// Each thread's name, NUL-terminated, in the order of `out.threads`.
     names: Vec<CString>,
+    /// How many times each thread's C code ignored its interrupt and was abandoned, in the
+    /// order of `out.threads`.
+    abandoned: Vec<u64>,
+    /// The run's warnings, NUL-terminated.
+    warnings: Vec<CString>,
+    /// The plan executor's records, if the runtime had one.
+    plan: Option<PlanRecords>,
+    /// Each set's name, NUL-terminated, in the order of `out.sets`.
+    set_names: Vec<CString>,
 }
 
 impl tempi_outcome {
-    pub(crate) fn new(out: RunOutcome) -> tempi_outcome {
+    /// The outcome of run `out`, with the abandonments of its threads' C code, each also a
+    /// warning of the run (and so in its report).
+    pub(crate) fn new(mut out: RunOutcome, plan: Option<PlanRecords>) -> tempi_outcome {
+        let abandoned = crate::abandon::take(out.threads.iter().map(|t| t.id.to_raw()));
+        for (t, &n) in out.threads.iter().zip(&abandoned) {
+            if n > 0 {
+                out.warnings.push(format!(
+                    "thread \"{}\" ignored its interrupt: its C code was abandoned {n} time(s), each after {} \
+                     further calls answered TEMPI_INTERRUPTED",
+                    t.name,
+                    crate::ctx::TEMPI_IGNORED_INTERRUPT_LIMIT
+                ));
+            }
+        }
         let jobs = jobs(&out);
-        let names = out.threads.iter().map(|t| CString::new(t.name.replace('\0', "")).unwrap_or_default()).collect();
-        tempi_outcome { out, jobs, names }
+        let c = |s: &str| CString::new(s.replace('\0', "")).unwrap_or_default();
+        let names = out.threads.iter().map(|t| c(&t.name)).collect();
+        let warnings = out.warnings.iter().map(|w| c(w)).collect();
+        let set_names = out.sets.iter().map(|t| c(&t.name)).collect();
+        tempi_outcome { out, jobs, names, abandoned, warnings, plan, set_names }
     }
 
     /// # Safety
@@ -88,6 +114,10 @@ pub struct tempi_thread_stats {
     pub response_max_ns: u64,
     /// Execution time consumed.
     pub cpu_time_ns: u64,
+    /// Times its C code ignored an interrupt and was abandoned after
+    /// `TEMPI_IGNORED_INTERRUPT_LIMIT` further calls (each is also a warning of the run).
+    /// Added after the first version: a caller's struct may end before it.
+    pub abandoned: u64,
 }
 
 // SAFETY: repr(C), size first, integer and pointer fields only.
@@ -109,9 +139,10 @@ unsafe impl Sized0 for tempi_thread_stats {
             response_min_ns: 0,
             response_max_ns: 0,
             cpu_time_ns: 0,
+            abandoned: 0,
         }
     }
-    const FIRST_VERSION: usize = std::mem::size_of::<tempi_thread_stats>();
+    const FIRST_VERSION: usize = std::mem::offset_of!(tempi_thread_stats, abandoned);
 }
 
 /// One job of the run, from its trace. Times in ns from the start.
@@ -215,6 +246,104 @@ pub unsafe extern "C" fn tempi_outcome_kills(outcome: *const tempi_outcome, out:
     })
 }
 
+/// The threads whose C code ignored an interrupt and was abandoned (see
+/// `TEMPI_IGNORED_INTERRUPT_LIMIT`), into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// use tempi_c::*;
+/// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+/// // SAFETY: the pointers are valid for the calls.
+/// unsafe {
+///     tempi_runtime_params_init(p.as_mut_ptr());
+///     tempi_runtime_new(p.as_ptr(), &mut rt);
+///     tempi_runtime_run(rt, 1_000_000, &mut out);
+///     let mut n = 9;
+///     assert_eq!(tempi_outcome_abandoned(out, &mut n), tempi_status::TEMPI_OK);
+///     assert_eq!(n, 0); // no body ignored an interrupt
+///     tempi_outcome_free(out);
+///     tempi_runtime_free(rt);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_abandoned(outcome: *const tempi_outcome, out: *mut u64) -> tempi_status {
+    guard("tempi_outcome_abandoned", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let n = o.abandoned.iter().filter(|&&n| n > 0).count() as u64;
+        // SAFETY: out is null or writable.
+        unsafe { put(out, n, "out") }
+    })
+}
+
+/// How many warnings the run gave (things it could not do as configured, C code abandoned
+/// for ignoring its interrupt), into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// use tempi_c::*;
+/// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+/// // SAFETY: the pointers are valid for the calls.
+/// unsafe {
+///     tempi_runtime_params_init(p.as_mut_ptr());
+///     tempi_runtime_new(p.as_ptr(), &mut rt);
+///     tempi_runtime_run(rt, 1_000_000, &mut out);
+///     let mut n = 9;
+///     assert_eq!(tempi_outcome_warning_count(out, &mut n), tempi_status::TEMPI_OK);
+///     assert_eq!(n, 0);
+///     tempi_outcome_free(out);
+///     tempi_runtime_free(rt);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_warning_count(outcome: *const tempi_outcome, out: *mut usize) -> tempi_status {
+    guard("tempi_outcome_warning_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        unsafe { put(out, tempi_outcome::get(outcome)?.warnings.len(), "out") }
+    })
+}
+
+/// Warning `index` of the run, into `*out`: a NUL-terminated string valid while the outcome
+/// lives.
+///
+/// Thread-safe.
+///
+/// ```
+/// use tempi_c::*;
+/// let (mut p, mut rt, mut out) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), std::ptr::null_mut());
+/// // SAFETY: the pointers are valid for the calls.
+/// unsafe {
+///     tempi_runtime_params_init(p.as_mut_ptr());
+///     tempi_runtime_new(p.as_ptr(), &mut rt);
+///     tempi_runtime_run(rt, 1_000_000, &mut out);
+///     let mut w = std::ptr::null();
+///     assert_eq!(tempi_outcome_warning(out, 0, &mut w), tempi_status::TEMPI_OUT_OF_RANGE);
+///     tempi_outcome_free(out);
+///     tempi_runtime_free(rt);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_warning(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut *const c_char,
+) -> tempi_status {
+    guard("tempi_outcome_warning", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let Some(w) = o.warnings.get(index) else {
+            return Err(Failure::new(
+                tempi_status::TEMPI_OUT_OF_RANGE,
+                format!("warning index {index}: the run has {} warnings", o.warnings.len()),
+            ));
+        };
+        // SAFETY: out is null or writable.
+        unsafe { put(out, w.as_ptr(), "out") }
+    })
+}
+
 /// How many threads the run had, into `*out`.
 ///
 /// Thread-safe.
@@ -271,6 +400,7 @@ pub unsafe extern "C" fn tempi_outcome_thread(
             response_min_ns: ns(t.stats.response_min),
             response_max_ns: ns(t.stats.response_max),
             cpu_time_ns: t.stats.cpu_time.as_nanos() as u64,
+            abandoned: o.abandoned[index],
         };
         // SAFETY: out is null or holds (*out).size writable bytes.
         unsafe { write_sized(out, &stats, "out") }
@@ -377,5 +507,177 @@ pub unsafe extern "C" fn tempi_outcome_write_gantt(outcome: *const tempi_outcome
         let o = unsafe { tempi_outcome::get(outcome) }?;
         // SAFETY: as above.
         unsafe { write_file(path, || tempi::trace::gantt::to_svg(&o.out)) }
+    })
+}
+
+/// How many tasks of accepted thread groups the run's plan had (0 without
+/// `tempi_runtime_create_spring`), into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_task_count; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_task_count(
+    outcome: *const tempi_outcome,
+    out: *mut usize,
+) -> tempi_status {
+    guard("tempi_outcome_spring_task_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        // SAFETY: out is null or writable.
+        unsafe { put(out, o.plan.as_ref().map_or(0, PlanRecords::task_count), "out") }
+    })
+}
+
+/// Planned task `index` (accepted groups in acceptance order, then by thread and task):
+/// planned and actual times, CPU and outcome, into `*out`, whose `size` the caller set.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_task; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_task(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut tempi_spring_task,
+) -> tempi_status {
+    guard("tempi_outcome_spring_task", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let empty = PlanRecords::default();
+        let record = o.plan.as_ref().unwrap_or(&empty).task(index)?;
+        // SAFETY: out is null or holds (*out).size writable bytes.
+        unsafe { write_sized(out, &record, "out") }
+    })
+}
+
+/// How many answers the planner gave in the run, into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_decision_count; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_decision_count(
+    outcome: *const tempi_outcome,
+    out: *mut usize,
+) -> tempi_status {
+    guard("tempi_outcome_spring_decision_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        // SAFETY: out is null or writable.
+        unsafe { put(out, o.plan.as_ref().map_or(0, PlanRecords::decision_count), "out") }
+    })
+}
+
+/// The planner's answer `index`, in request order, into `*out`, whose `size` the caller set.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_spring_decision; // see examples/c/spring.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_spring_decision(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut tempi_spring_decision,
+) -> tempi_status {
+    guard("tempi_outcome_spring_decision", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let empty = PlanRecords::default();
+        let record = o.plan.as_ref().unwrap_or(&empty).decision(index)?;
+        // SAFETY: out is null or holds (*out).size writable bytes.
+        unsafe { write_sized(out, &record, "out") }
+    })
+}
+
+/// One thread set's summary (`tempi_outcome_set`). Times in ns.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tempi_set_stats {
+    /// Set by the caller to `sizeof(tempi_set_stats)`.
+    pub size: usize,
+    /// The set's name, valid while the outcome lives.
+    pub name: *const c_char,
+    /// CPU time its members consumed while they were members.
+    pub cpu_time_ns: u64,
+    /// Budget exhaustions.
+    pub exhaustions: u64,
+    /// Budget replenishments.
+    pub replenishments: u64,
+    /// Members when the run ended.
+    pub members: u64,
+}
+
+// SAFETY: repr(C), size first, integer and pointer fields only.
+unsafe impl Sized0 for tempi_set_stats {
+    fn defaults() -> tempi_set_stats {
+        tempi_set_stats {
+            size: std::mem::size_of::<tempi_set_stats>(),
+            name: std::ptr::null(),
+            cpu_time_ns: 0,
+            exhaustions: 0,
+            replenishments: 0,
+            members: 0,
+        }
+    }
+    const FIRST_VERSION: usize = std::mem::size_of::<tempi_set_stats>();
+}
+
+/// How many thread sets the run had (those made from C, servers included, and those the
+/// runtime made for itself, e.g. a plan executor's), into `*out`.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_set_count; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_set_count(outcome: *const tempi_outcome, out: *mut usize) -> tempi_status {
+    guard("tempi_outcome_set_count", || {
+        // SAFETY: as in tempi_outcome_end.
+        unsafe { put(out, tempi_outcome::get(outcome)?.out.sets.len(), "out") }
+    })
+}
+
+/// Set `index`'s summary (in creation order), into `*out`, whose `size` the caller set.
+///
+/// Thread-safe.
+///
+/// ```
+/// let _ = tempi_c::tempi_outcome_set; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_outcome_set(
+    outcome: *const tempi_outcome,
+    index: usize,
+    out: *mut tempi_set_stats,
+) -> tempi_status {
+    guard("tempi_outcome_set", || {
+        // SAFETY: as in tempi_outcome_end.
+        let o = unsafe { tempi_outcome::get(outcome) }?;
+        let Some(t) = o.out.sets.get(index) else {
+            return Err(Failure::new(
+                tempi_status::TEMPI_OUT_OF_RANGE,
+                format!("set index {index}: the run had {}", o.out.sets.len()),
+            ));
+        };
+        let stats = tempi_set_stats {
+            size: std::mem::size_of::<tempi_set_stats>(),
+            name: o.set_names[index].as_ptr(),
+            cpu_time_ns: t.cpu_time.as_nanos() as u64,
+            exhaustions: t.exhaustions,
+            replenishments: t.replenishments,
+            members: t.members.len() as u64,
+        };
+        // SAFETY: out is null or holds (*out).size writable bytes.
+        unsafe { write_sized(out, &stats, "out") }
     })
 }

@@ -70,6 +70,13 @@ pub struct tempi_runtime_params {
     pub trace_capacity: u64,
     /// Stack size in bytes of threads whose parameters give none (default 256 KiB).
     pub default_stack: u64,
+    /// 1: keep no trace records at all (trace capacity 0, as `Config::trace_capacity(0)`):
+    /// the job records, the report's jobs, the trace and the Gantt chart are then empty, and
+    /// a thread switch costs less. Added after the first version: a caller's struct may end
+    /// before it.
+    pub trace_off: u32,
+    /// Reserved, zero.
+    pub reserved: u32,
 }
 
 // SAFETY: repr(C), size first, integer and pointer fields only.
@@ -87,9 +94,11 @@ unsafe impl Sized0 for tempi_runtime_params {
             max_locks: 0,
             trace_capacity: 0,
             default_stack: 0,
+            trace_off: 0,
+            reserved: 0,
         }
     }
-    const FIRST_VERSION: usize = std::mem::size_of::<tempi_runtime_params>();
+    const FIRST_VERSION: usize = std::mem::offset_of!(tempi_runtime_params, trace_off);
 }
 
 /// What `tempi_runtime_spawn` creates. Set `size` to `sizeof(tempi_thread_params)` (or call
@@ -171,6 +180,8 @@ pub struct tempi_runtime {
 pub(crate) struct Owned {
     pub(crate) admissions: Vec<std::sync::Arc<crate::admission::tempi_admission>>,
     pub(crate) handlers: Vec<std::sync::Arc<crate::message::tempi_handler>>,
+    /// The plan executor, if one was set up.
+    pub(crate) spring: Option<std::sync::Arc<crate::spring::tempi_spring>>,
 }
 
 pub(crate) enum State {
@@ -293,8 +304,12 @@ fn config_of(p: &tempi_runtime_params, scheduler: &str) -> Result<Config, Failur
     if p.max_locks != 0 {
         config = config.max_locks(p.max_locks as usize);
     }
-    if p.trace_capacity != 0 {
-        config = config.trace_capacity(size(p.trace_capacity, "trace_capacity")?);
+    match (p.trace_off, p.trace_capacity) {
+        (0, 0) => {}
+        (0, n) => config = config.trace_capacity(size(n, "trace_capacity")?),
+        (1, 0) => config = config.trace_capacity(0),
+        (1, _) => return Err(invalid("params->trace_off is 1 with a trace_capacity: choose one".into())),
+        (other, _) => return Err(invalid(format!("params->trace_off is {other}: 0 or 1"))),
     }
     if p.default_stack != 0 {
         config = config.default_stack(size(p.default_stack, "default_stack")?);
@@ -469,17 +484,18 @@ pub unsafe extern "C" fn tempi_runtime_run(
             return Err(Failure::null("out"));
         }
         // SAFETY: rt is null or a live handle (the header's contract).
-        let state = unsafe { tempi_runtime::live(rt) }?;
+        let handle = unsafe { tempi_runtime::live_handle(rt) }?;
         let until = Time::from_nanos(until_ns);
-        let ran = match std::mem::replace(state, State::Ended) {
+        let ran = match std::mem::replace(&mut handle.state, State::Ended) {
             State::Virtual(r) if until_ns == u64::MAX => r.run(),
             State::Virtual(r) => r.run_until(until),
             State::Real(r) if until_ns == u64::MAX => r.run(),
             State::Real(r) => r.run_until(until),
             State::Ended => unreachable!("live() refuses an ended runtime"),
         }?;
-        let handle = Box::into_raw(Box::new(tempi_outcome::new(ran)));
+        let plan = handle.owned.spring.as_deref().map(crate::spring::PlanRecords::of);
+        let outcome = Box::into_raw(Box::new(tempi_outcome::new(ran, plan)));
         // SAFETY: out is non-null and writable (checked above; the header's contract).
-        unsafe { put(out, handle, "out") }
+        unsafe { put(out, outcome, "out") }
     })
 }

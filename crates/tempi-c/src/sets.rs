@@ -4,12 +4,15 @@
 //! Owns the `tempi_set` ids (one word: the runtime handle's serial and the set's index) and
 //! the budget parameters; must not reach into the kernel.
 
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
 use tempi::{Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, ThreadId};
 
+use crate::ctx::{tempi_ctx, thread_call};
 use crate::params::{put, read_sized, text, Sized0};
 use crate::runtime::{tempi_runtime, tempi_thread, State};
 use crate::status::{guard, tempi_status, Failure};
@@ -114,7 +117,7 @@ impl Sets {
         (u64::from(self.serial) << 32) | (index as u64 + 1)
     }
 
-    fn id(&self, set: tempi_set) -> Result<SetId, Failure> {
+    pub(crate) fn id(&self, set: tempi_set) -> Result<SetId, Failure> {
         if (set >> 32) as u32 != self.serial {
             return Err(Failure::new(tempi_status::TEMPI_FOREIGN, format!("set {set:#x} is not of this runtime")));
         }
@@ -124,6 +127,35 @@ impl Sets {
             .copied()
             .ok_or_else(|| Failure::new(tempi_status::TEMPI_INVALID_ARGUMENT, format!("set {set:#x} names no set")))
     }
+}
+
+impl Drop for Sets {
+    fn drop(&mut self) {
+        let words: Vec<tempi_set> = (0..self.ids.len()).map(|i| self.word(i)).collect();
+        live_sets(|m| {
+            for w in &words {
+                m.remove(w);
+            }
+        });
+    }
+}
+
+/// The sets of every live runtime handle by C id, for the calls of running threads (which
+/// do not see their runtime's handle): written when a set is made and when its runtime
+/// handle is freed, read by the thread-side budget calls.
+static LIVE_SETS: RwLock<Option<HashMap<tempi_set, SetId>>> = RwLock::new(None);
+
+fn live_sets<R>(f: impl FnOnce(&mut HashMap<tempi_set, SetId>) -> R) -> R {
+    let mut g = LIVE_SETS.write().unwrap_or_else(PoisonError::into_inner);
+    f(g.get_or_insert_with(HashMap::new))
+}
+
+/// The set C id `set` names, for a running thread (its runtime checks it is its own).
+fn live_set(set: tempi_set) -> Result<SetId, Failure> {
+    let g = LIVE_SETS.read().unwrap_or_else(PoisonError::into_inner);
+    g.as_ref()
+        .and_then(|m| m.get(&set).copied())
+        .ok_or_else(|| Failure::new(tempi_status::TEMPI_INVALID_ARGUMENT, format!("set {set:#x} names no set")))
 }
 
 /// A callback and its user pointer, moved into the runtime.
@@ -170,6 +202,7 @@ pub unsafe extern "C" fn tempi_runtime_create_set(
         };
         sets.ids.push(id);
         let word = sets.word(sets.ids.len() - 1);
+        live_sets(|m| m.insert(word, id));
         // SAFETY: out is non-null and writable.
         unsafe { put(out, word, "out") }
     })
@@ -257,4 +290,143 @@ pub unsafe extern "C" fn tempi_runtime_set_budget(
         }
         Ok(())
     })
+}
+
+/// A server's kind (`tempi_runtime_create_server`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum tempi_server {
+    /// Fixed priority: `capacity` every `period`, refilled to full at each period boundary;
+    /// the members are suspended while it is used up (`Budget::deferrable_server`).
+    TEMPI_SERVER_DEFERRABLE = 0,
+    /// Fixed priority: the sporadic-server rule, time consumed comes back `period` after the
+    /// active interval began; the members are suspended while it is used up
+    /// (`Budget::sporadic_server`).
+    TEMPI_SERVER_SPORADIC = 1,
+    /// EDF: a constant bandwidth server, `capacity`/`period` of the CPU, its members scheduled
+    /// by the server's deadline (`Budget::constant_bandwidth_server`).
+    TEMPI_SERVER_CONSTANT_BANDWIDTH = 2,
+}
+
+/// Create a server on `cpu` before the run: a thread set named `name` with the budget of
+/// `kind`, `capacity_ns` every `period_ns`; its id into `*out` (only on success). Its members
+/// are added with `tempi_runtime_add_to_set`; give them the server's priority (fixed-priority
+/// servers) or run under `"edf"` (constant bandwidth). A zero period or a kind that is not a
+/// `tempi_server` is `TEMPI_INVALID_ARGUMENT`.
+///
+/// Not thread-safe with other calls on the same runtime.
+///
+/// ```
+/// use tempi_c::*;
+/// let (mut p, mut rt, mut set) = (std::mem::MaybeUninit::uninit(), std::ptr::null_mut(), 0);
+/// // SAFETY: the pointers are valid for the calls.
+/// unsafe {
+///     tempi_runtime_params_init(p.as_mut_ptr());
+///     tempi_runtime_new(p.as_ptr(), &mut rt);
+///     let kind = tempi_server::TEMPI_SERVER_SPORADIC as u32;
+///     assert_eq!(tempi_runtime_create_server(rt, c"ss".as_ptr(), 0, kind, 2_000_000, 10_000_000, &mut set),
+///         tempi_status::TEMPI_OK);
+///     assert_ne!(set, 0);
+///     tempi_runtime_free(rt);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_runtime_create_server(
+    rt: *mut tempi_runtime,
+    name: *const c_char,
+    cpu: u32,
+    kind: u32,
+    capacity_ns: u64,
+    period_ns: u64,
+    out: *mut tempi_set,
+) -> tempi_status {
+    guard("tempi_runtime_create_server", || {
+        if out.is_null() {
+            return Err(Failure::null("out"));
+        }
+        let (capacity, period) = (Duration::from_nanos(capacity_ns), Duration::from_nanos(period_ns));
+        let invalid = |m: String| Failure::new(tempi_status::TEMPI_INVALID_ARGUMENT, m);
+        if period.is_zero() {
+            return Err(invalid("period_ns is 0: a server needs a period".into()));
+        }
+        let budget = match kind {
+            0 => Budget::deferrable_server(capacity, period),
+            1 => Budget::sporadic_server(capacity, period),
+            2 => Budget::constant_bandwidth_server(capacity, period),
+            other => return Err(invalid(format!("kind is {other}: not a tempi_server"))),
+        };
+        // SAFETY: rt is null or live (the header's contract).
+        let (state, sets) = unsafe { tempi_runtime::live_with_sets(rt) }?;
+        // SAFETY: name is null or NUL-terminated.
+        let Some(name) = (unsafe { text(name, "name") })? else { return Err(Failure::null("name")) };
+        let id = match state {
+            State::Virtual(r) => {
+                let id = r.create_set(name, cpu as usize)?;
+                r.set_budget(id, budget)?;
+                id
+            }
+            State::Real(r) => {
+                let id = r.create_set(name, cpu as usize)?;
+                r.set_budget(id, budget)?;
+                id
+            }
+            State::Ended => unreachable!("live refuses an ended runtime"),
+        };
+        sets.ids.push(id);
+        let word = sets.word(sets.ids.len() - 1);
+        live_sets(|m| m.insert(word, id));
+        // SAFETY: out is non-null and writable.
+        unsafe { put(out, word, "out") }
+    })
+}
+
+/// What is left of `set`'s budget, in ns, into `*out` (only on success): Ada's
+/// `Group_Budgets.Budget_Remaining`. A set without a budget is `TEMPI_REFUSED`.
+///
+/// Only from the running body of a thread of the set's runtime, with its own `cx`.
+///
+/// ```
+/// let _ = tempi_c::tempi_budget_remaining; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_budget_remaining(cx: *mut tempi_ctx, set: tempi_set, out: *mut u64) -> tempi_status {
+    // SAFETY: forwarded contract; out is null or writable.
+    unsafe {
+        thread_call("tempi_budget_remaining", cx, |h| {
+            let d = h.rust().budget_remaining(live_set(set)?)?;
+            put(out, d.as_nanos() as u64, "out")
+        })
+    }
+}
+
+/// Set what is left of `set`'s budget to `to_ns` (Ada's `Group_Budgets.Replenish`): members
+/// held for an exhausted budget run again.
+///
+/// Only from the running body of a thread of the set's runtime, with its own `cx`.
+///
+/// ```
+/// let _ = tempi_c::tempi_replenish_budget; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_replenish_budget(cx: *mut tempi_ctx, set: tempi_set, to_ns: u64) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_replenish_budget", cx, |h| {
+            Ok(h.rust().replenish_budget(live_set(set)?, Duration::from_nanos(to_ns))?)
+        })
+    }
+}
+
+/// Add `delta_ns` (possibly negative) to what is left of `set`'s budget (Ada's
+/// `Group_Budgets.Add`).
+///
+/// Only from the running body of a thread of the set's runtime, with its own `cx`.
+///
+/// ```
+/// let _ = tempi_c::tempi_add_budget; // see tests/c/timers.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_add_budget(cx: *mut tempi_ctx, set: tempi_set, delta_ns: i64) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe { thread_call("tempi_add_budget", cx, |h| Ok(h.rust().add_budget(live_set(set)?, delta_ns)?)) }
 }

@@ -82,6 +82,10 @@ pub enum tempi_status {
     /// current message all the same (it may be answered or saved), and, unlike every other
     /// failure, the call writes it to its out-parameter.
     TEMPI_CANCELLED = 26,
+    /// The Spring planner refused the thread group: it cannot guarantee every task by its
+    /// deadline (or had no budget to find out). Nothing changed; like `TEMPI_NACK`, the call
+    /// writes its answer (why).
+    TEMPI_REJECTED = 27,
 }
 
 /// A failed call: its status and message.
@@ -266,6 +270,7 @@ pub extern "C" fn tempi_status_str(status: i32) -> *const c_char {
         24 => b"TEMPI_NO_MATCH\0",
         25 => b"TEMPI_UNANSWERED\0",
         26 => b"TEMPI_CANCELLED\0",
+        27 => b"TEMPI_REJECTED\0",
         _ => b"TEMPI_?\0",
     };
     s.as_ptr().cast()
@@ -312,7 +317,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        for s in 0..=26 {
+        for s in 0..=27 {
             // SAFETY: tempi_status_str answers a static NUL-terminated string.
             let name = unsafe { std::ffi::CStr::from_ptr(tempi_status_str(s)) }.to_str().unwrap();
             assert!(name.starts_with("TEMPI_") && name != "TEMPI_?", "{s}: {name}");

@@ -345,7 +345,7 @@ pub unsafe extern "C" fn tempi_mutex_critical(
                 let user = &user;
                 // SAFETY: section is a C function of this signature (the header's contract);
                 // calls it makes catch every unwind, resumed below in Rust frames only.
-                (section)(cx, user.0);
+                h.interrupts.enter_c(section as usize, cx as usize, user.0 as usize, 0);
                 h.resume_pending();
             })?;
             Ok(())

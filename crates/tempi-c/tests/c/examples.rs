@@ -392,3 +392,134 @@ fn two_cpus_exchanging_messages_from_c_in_real_time_deliver_every_message_in_ord
     assert!(printed.contains("thread pong cpu 1 completed 1 end 1\n"), "{printed}");
     assert!(printed.ends_with("total 10\n"), "{printed}");
 }
+
+/// The scenario of `examples/c/spring.c` through the Rust API (`tempi::spring`), in virtual
+/// time: what the C program prints.
+fn spring_in_rust() -> String {
+    use std::sync::{Arc, Mutex};
+    use tempi::policy::admit::planner::{Decision, PlannerConfig, Rejection, ResourceId, TaskRequest};
+    use tempi::spring::{GroupSpec, GroupThread, Spring, SpringSpec, Status, TaskOutcome};
+    let ms = Duration::from_millis;
+    let printed = Arc::new(Mutex::new(String::new()));
+    let mut rt = Runtime::simulated(2);
+    let planner = PlannerConfig { planner_wcet: ms(2), safety: Duration::ZERO, ..PlannerConfig::new(2, 1) };
+    let spring = Spring::new(&mut rt, SpringSpec::new(planner)).unwrap();
+    let log = printed.clone();
+    let sense = GroupSpec::new("sense", Time::ZERO, Time::from_millis(20))
+        .thread(GroupThread::new("read").task(TaskRequest::new(ms(3)), move |cx, t| {
+            writeln!(
+                log.lock().unwrap(),
+                "task {}/{}#{} starts at {} (planned {}..{})",
+                t.group.0,
+                t.thread,
+                t.task,
+                cx.now().as_nanos(),
+                t.planned_start.as_nanos(),
+                t.planned_finish.as_nanos()
+            )
+            .unwrap();
+            cx.work(t.scaled(ms(3)));
+        }))
+        .thread(GroupThread::new("fuse").after(0).work(TaskRequest::new(ms(4)).exclusive(ResourceId(0)), ms(2)));
+    spring.add_group(&mut rt, sense).unwrap();
+    let group_of = |name: &str, deadline: u64, tasks: usize, work: Duration| {
+        let mut t = GroupThread::new("b");
+        for _ in 0..tasks {
+            t = t.work(TaskRequest::new(work), work);
+        }
+        GroupSpec::new(name, Time::ZERO, Time::from_millis(deadline)).thread(t)
+    };
+    let (s, log) = (spring.clone(), printed.clone());
+    rt.spawn(ThreadSpec::new("app").cpu(1).priority(1), move |cx| {
+        let say = |line: String| log.lock().unwrap().push_str(&line);
+        let status = |st: Status| match st {
+            Status::Unknown => 0,
+            Status::Yes => 1,
+            Status::No => 2,
+        };
+        cx.sleep_until(Time::from_millis(1));
+        let d = s.spawn_sync(cx, group_of("burst", 12, 2, ms(1))).unwrap();
+        let Decision::Accepted(id) = d else { panic!("burst refused") };
+        say(format!("at {}: burst TEMPI_OK (group {})\n", cx.now().as_nanos(), id.0));
+        let (_, removed) = s.kill_id(cx, id).unwrap().unwrap();
+        say(format!("kill burst: TEMPI_OK, {removed} task(s) removed\n"));
+        let ticket = s.spawn_async(cx, group_of("late", 4, 1, ms(3))).unwrap();
+        say(format!("late: TEMPI_OK, ticket 1, status {}\n", status(s.status(cx, ticket).unwrap())));
+        cx.sleep(ms(2));
+        say(format!("at {}: late status {}\n", cx.now().as_nanos(), status(s.status(cx, ticket).unwrap())));
+        let d = s.spawn_sync(cx, group_of("never", 6, 1, ms(5))).unwrap();
+        assert_eq!(d, Decision::Rejected(Rejection::Infeasible));
+        say(format!("at {}: never TEMPI_REJECTED (rejection 3)\n", cx.now().as_nanos()));
+        let (_, removed) = s.kill(cx, "sense").unwrap().unwrap();
+        say(format!("kill sense: TEMPI_OK, {removed} task(s) removed\n"));
+        assert_eq!(s.kill(cx, "nobody").unwrap(), None);
+        say("kill nobody: TEMPI_NO_MATCH\n".to_string());
+    })
+    .unwrap();
+    rt.run().unwrap();
+    let mut out = printed.lock().unwrap().clone();
+    let ns = |t: Option<Time>| t.map_or(u64::MAX, Time::as_nanos);
+    for d in spring.decisions() {
+        let o = d.outcome;
+        let rejection = match o.decision {
+            Decision::Accepted(_) => 0,
+            Decision::Rejected(Rejection::BudgetTooSmall { .. }) => 1,
+            Decision::Rejected(Rejection::BudgetExhausted) => 2,
+            Decision::Rejected(Rejection::Infeasible) => 3,
+        };
+        writeln!(
+            out,
+            "decision {}: accepted {} rejection {rejection} id {} requested {} decided {} tasks {} k {} evaluations {} \
+             cost {} budget {} cutoff {}",
+            d.group,
+            u32::from(o.decision.is_accepted()),
+            d.id.map_or(0, |g| g.0),
+            d.requested.as_nanos(),
+            d.decided.as_nanos(),
+            o.tasks,
+            o.k,
+            o.evaluations,
+            o.cost.as_nanos(),
+            o.budget.as_nanos(),
+            o.cutoff.as_nanos()
+        )
+        .unwrap();
+    }
+    for t in spring.tasks() {
+        let outcome = match t.outcome {
+            TaskOutcome::Planned => "planned",
+            TaskOutcome::Running => "running",
+            TaskOutcome::Completed => "completed",
+            TaskOutcome::Overrun => "overrun",
+            TaskOutcome::Killed => "killed",
+            TaskOutcome::Panicked => "panicked",
+        };
+        writeln!(
+            out,
+            "task {}/{}#{} cpu {} planned {}..{} actual {}..{} {outcome}",
+            t.group,
+            t.thread,
+            t.task,
+            t.cpu,
+            t.planned_start.as_nanos(),
+            t.planned_finish.as_nanos(),
+            ns(t.actual_start),
+            ns(t.actual_finish)
+        )
+        .unwrap();
+    }
+    out
+}
+
+#[test]
+fn spring_groups_from_c_declared_spawned_and_killed_match_the_rust_api() {
+    let expected = spring_in_rust();
+    // The plan as the scenario intends it: the declared group's first task at the cutoff of
+    // its planning (2 ms), its second killed before it starts; the two refusals infeasible.
+    assert!(expected.contains("task sense/read#0 cpu 0 planned 2000000..5000000 actual 2000000..5000000 completed\n"));
+    assert!(expected.contains("kill sense: TEMPI_OK, 1 task(s) removed\n"), "{expected}");
+    assert!(expected.contains("never TEMPI_REJECTED (rejection 3)\n"), "{expected}");
+    let dir = scratch("spring");
+    let exe = build_c("examples/c/spring.c", &dir);
+    assert_eq!(run(&mut Command::new(&exe)), expected);
+}

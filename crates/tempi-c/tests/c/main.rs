@@ -4,6 +4,8 @@
 
 mod examples;
 mod header;
+mod ignore;
 mod misuse;
 mod support;
+mod timers;
 mod valgrind;

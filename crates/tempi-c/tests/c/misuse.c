@@ -142,7 +142,12 @@ int main(void) {
     rp.clock = TEMPI_CLOCK_VIRTUAL;
     rp.trace_capacity = (uint64_t)1 << 40;
     EXPECT(tempi_runtime_new(&rp, &untouched), TEMPI_INVALID_ARGUMENT);
+    rp.trace_off = 1;
+    EXPECT(tempi_runtime_new(&rp, &untouched), TEMPI_INVALID_ARGUMENT); /* both: choose one */
     rp.trace_capacity = 0;
+    rp.trace_off = 2;
+    EXPECT(tempi_runtime_new(&rp, &untouched), TEMPI_INVALID_ARGUMENT);
+    rp.trace_off = 0;
     rp.max_threads = 1u << 30;
     EXPECT(tempi_runtime_new(&rp, &untouched), TEMPI_INVALID_ARGUMENT);
     EXPECT_TRUE(untouched == (tempi_runtime *)&passed);

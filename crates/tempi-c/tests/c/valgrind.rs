@@ -19,8 +19,11 @@ fn the_c_programs_are_valgrind_clean() {
         ("examples/c/inversion.c", &["bpi"][..]),
         ("examples/c/admission.c", &[][..]),
         ("examples/c/pingpong.c", &[][..]),
+        ("examples/c/spring.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse.c", &[][..]),
         ("crates/tempi-c/tests/c/misuse_more.c", &[][..]),
+        ("crates/tempi-c/tests/c/ignore.c", &["virtual"][..]),
+        ("crates/tempi-c/tests/c/timers.c", &[][..]),
     ] {
         let exe = build_c(src, &dir);
         run(Command::new("valgrind").args(["-q", "--error-exitcode=1"]).arg(&exe).args(args));

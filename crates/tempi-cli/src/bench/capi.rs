@@ -100,7 +100,7 @@ fn c_roundtrip(n: u64) -> Result<f64, String> {
         tempi_c::tempi_runtime_params_init(rp.as_mut_ptr());
         let mut rp = rp.assume_init();
         rp.clock = tempi_c::tempi_clock::TEMPI_CLOCK_REAL as u32;
-        rp.trace_capacity = 0;
+        rp.trace_off = 1;
         if tempi_c::tempi_runtime_new(&rp, &mut rt) != tempi_status::TEMPI_OK {
             return Err(c_error("capi.yield"));
         }
