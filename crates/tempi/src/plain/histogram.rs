@@ -64,7 +64,8 @@ fn bucket_top(b: usize) -> u64 {
 /// assert_eq!(h.count(), 4);
 /// assert_eq!(h.max(), Some(Duration::from_millis(4)));
 /// assert_eq!(h.percentile(100.0), Some(Duration::from_millis(4)));
-/// assert_eq!(h.percentile(0.0), Some(Duration::from_millis(1)));
+/// // The lowest rank reads its bucket's top: 1 ms lies in [2^19 + 7/8 of 2^19, 2^20) ns.
+/// assert_eq!(h.percentile(0.0), Some(Duration::from_nanos(1_048_575)));
 /// // The median is the second value's bucket: 2 ms lies in [2^20 + 7/8 of 2^20, 2^21) ns.
 /// assert_eq!(h.percentile(50.0), Some(Duration::from_nanos(2_097_151)));
 /// ```
