@@ -117,6 +117,14 @@ impl Sets {
         (u64::from(self.serial) << 32) | (index as u64 + 1)
     }
 
+    /// Keep a set the runtime just made: its C id, also known to the thread-side calls.
+    fn register(&mut self, id: SetId) -> tempi_set {
+        self.ids.push(id);
+        let word = self.word(self.ids.len() - 1);
+        live_sets(|m| m.insert(word, id));
+        word
+    }
+
     pub(crate) fn id(&self, set: tempi_set) -> Result<SetId, Failure> {
         if (set >> 32) as u32 != self.serial {
             return Err(Failure::new(tempi_status::TEMPI_FOREIGN, format!("set {set:#x} is not of this runtime")));
@@ -200,9 +208,7 @@ pub unsafe extern "C" fn tempi_runtime_create_set(
             State::Real(r) => r.create_set(name, cpu as usize)?,
             State::Ended => unreachable!("live refuses an ended runtime"),
         };
-        sets.ids.push(id);
-        let word = sets.word(sets.ids.len() - 1);
-        live_sets(|m| m.insert(word, id));
+        let word = sets.register(id);
         // SAFETY: out is non-null and writable.
         unsafe { put(out, word, "out") }
     })
@@ -372,9 +378,7 @@ pub unsafe extern "C" fn tempi_runtime_create_server(
             }
             State::Ended => unreachable!("live refuses an ended runtime"),
         };
-        sets.ids.push(id);
-        let word = sets.word(sets.ids.len() - 1);
-        live_sets(|m| m.insert(word, id));
+        let word = sets.register(id);
         // SAFETY: out is non-null and writable.
         unsafe { put(out, word, "out") }
     })

@@ -63,7 +63,7 @@ pub struct ExperimentArgs {
     /// N/2 arrivals ahead, at random places in the list; both: one after the other, with the
     /// paper's conclusions side by side.
     #[arg(long, value_enum)]
-    pub workload: Option<ports::Workload>,
+    pub workload: Option<ports::WorkloadChoice>,
 }
 
 /// Run experiment `args.name` and print its report.

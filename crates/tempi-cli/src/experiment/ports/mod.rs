@@ -77,9 +77,9 @@ const PAPER_TABLE1: [(usize, f64, f64, f64); 4] =
 const PAPER_TABLE2: [(usize, f64, f64); 4] =
     [(100, 500.0, 830.0), (500, 1750.0, 534.0), (1000, 2722.0, 913.0), (3000, 5300.0, 1337.0)];
 
-/// How a job's relative deadline is drawn (the rest of the workload is shared).
+/// What `--workload` asks for: one workload, or both in turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Workload {
+pub enum WorkloadChoice {
     /// A small multiple of the job's worst case (4 to 12 times): deadlines grow with arrival
     /// time and insertions land near the last one, the kind of workload the paper's schemes
     /// were designed for.
@@ -91,6 +91,24 @@ pub enum Workload {
     Both,
 }
 
+impl WorkloadChoice {
+    /// The workloads run, in order.
+    fn workloads(self) -> &'static [Workload] {
+        match self {
+            WorkloadChoice::SeedLike => &[Workload::SeedLike],
+            WorkloadChoice::Random => &[Workload::Random],
+            WorkloadChoice::Both => &[Workload::SeedLike, Workload::Random],
+        }
+    }
+}
+
+/// How a job's relative deadline is drawn (the rest of the workload is shared).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Workload {
+    SeedLike,
+    Random,
+}
+
 /// The seed-like workload's relative deadline, in multiples of the job's worst case.
 const SEED_LIKE_MULTIPLE: (f64, f64) = (4.0, 12.0);
 
@@ -100,7 +118,6 @@ impl Workload {
         match self {
             Workload::SeedLike => "seed-like",
             Workload::Random => "random",
-            Workload::Both => "both",
         }
     }
 
@@ -108,7 +125,9 @@ impl Workload {
     fn deadline_rule(self) -> &'static str {
         match self {
             Workload::Random => "relative deadline U(0.5, 1.5) x N/2 x 125 us (insertions at random places)",
-            _ => "relative deadline U(4, 12) x WCET (deadlines grow with arrival time, insertions near the last one)",
+            Workload::SeedLike => {
+                "relative deadline U(4, 12) x WCET (deadlines grow with arrival time, insertions near the last one)"
+            }
         }
     }
 
@@ -116,7 +135,7 @@ impl Workload {
     fn relative_deadline_ns(self, length: usize, wcet_ns: u64, rng: &mut Rng) -> u64 {
         match self {
             Workload::Random => ((length as f64 / 2.0) * MEAN_GAP_NS * (0.5 + rng.unit())) as u64,
-            _ => {
+            Workload::SeedLike => {
                 let (lo, hi) = SEED_LIKE_MULTIPLE;
                 (wcet_ns as f64 * (lo + (hi - lo) * rng.unit())) as u64
             }
@@ -398,13 +417,12 @@ pub(super) fn run(args: &ExperimentArgs) -> Result<(), String> {
     let jobs = if args.quick { JOBS_QUICK } else { JOBS_FULL };
     let repeats = if args.quick { 1 } else { REPEATS };
     let overhead = timer_overhead_ns();
-    let workloads = match args.workload.unwrap_or(Workload::SeedLike) {
-        Workload::Both => vec![Workload::SeedLike, Workload::Random],
-        one => vec![one],
-    };
-    let done = workloads
-        .into_iter()
-        .map(|w| run_workload(table, w, jobs, repeats, overhead))
+    let done = args
+        .workload
+        .unwrap_or(WorkloadChoice::SeedLike)
+        .workloads()
+        .iter()
+        .map(|&w| run_workload(table, w, jobs, repeats, overhead))
         .collect::<Result<Vec<_>, _>>()?;
     let text = if args.json {
         format!("{}\n", report::to_json(table, &done, jobs, overhead, repeats))

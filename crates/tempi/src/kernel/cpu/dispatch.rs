@@ -227,8 +227,7 @@ impl<C: Clock> Kernel<C> {
     ) {
         t.state = State::Running;
         if !t.job_ran && t.job_active {
-            t.job_ran = true;
-            t.dist.start_latency.record(now - t.job.release);
+            t.job_first_runs(now);
         }
         let switched = cpu.start(t.id, now);
         if let Some(seq) = trace_seq {

@@ -217,8 +217,7 @@ impl<C: Clock> Kernel<C> {
         if t.state == State::Running {
             // A job that begins while its thread runs (the next one, at the end of the last)
             // starts now, without a dispatch.
-            t.job_ran = true;
-            t.dist.start_latency.record(now - job.release);
+            t.job_first_runs(now);
         }
         t.abort_pending = false;
         self.refresh_urgency(id);

@@ -412,4 +412,11 @@ impl Tcb {
         self.sched.job_cpu_time = Duration::ZERO;
         self.job_ran = false;
     }
+
+    /// The current job runs for the first time at `now`: its start latency is recorded.
+    #[inline]
+    pub(crate) fn job_first_runs(&mut self, now: Time) {
+        self.job_ran = true;
+        self.dist.start_latency.record(now - self.job.release);
+    }
 }
