@@ -1337,6 +1337,29 @@ enum tempi_status tempi_runtime_create_set(struct tempi_runtime *rt, const char 
 // Not thread-safe with other calls on the same runtime.
 enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set set, tempi_thread thread);
 
+// Make thread `thread` a member of `set` from a running thread (`Ctx::add_to_set`): the
+// thread may be the caller (`tempi_self`) and may run on another CPU in virtual time. A
+// thread already in a set is `TEMPI_REFUSED`; a set or thread of another runtime
+// `TEMPI_FOREIGN`; a set id no live runtime made `TEMPI_INVALID_ARGUMENT`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_add_to_set; // see tests/c/membership.c
+// ```
+enum tempi_status tempi_add_to_set(struct tempi_ctx *cx, tempi_set set, tempi_thread thread);
+
+// Remove thread `thread` from `set` from a running thread (`Ctx::remove_from_set`). A
+// thread that is not a member is `TEMPI_REFUSED`; otherwise the errors of
+// `tempi_add_to_set`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_remove_from_set; // see tests/c/membership.c
+// ```
+enum tempi_status tempi_remove_from_set(struct tempi_ctx *cx, tempi_set set, tempi_thread thread);
+
 // Give `set` an execution-time budget as `params` says. A C body of a member killed or
 // stopped by it sees `TEMPI_INTERRUPTED` at its next call and must return.
 //
