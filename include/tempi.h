@@ -1612,7 +1612,8 @@ enum tempi_status tempi_spring_spawn_sync(struct tempi_ctx *cx, struct tempi_spr
 enum tempi_status tempi_spring_spawn_async(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, uint64_t *out);
 
 // The answer to the asynchronous request `ticket` as known now, into `*out` (only on
-// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`.
+// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`; an executor of another
+// runtime than the caller's `TEMPI_FOREIGN`.
 //
 // Only from the running body of a thread of `s`'s runtime, with its own `cx`.
 //
@@ -1758,7 +1759,8 @@ enum tempi_status tempi_semaphore_vacate(struct tempi_ctx *cx, struct tempi_sema
 // Set a timing event before the run: `handler(ev, userdata)` runs inside the runtime at
 // `params->first_ns`, then every `params->period_ns` if it is not zero, until it cancels
 // itself (`tempi_event_cancel`). More events than `tempi_runtime_params.max_timers` on a CPU
-// is `TEMPI_FULL`; a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
+// is `TEMPI_INVALID_ARGUMENT` (the runtime's configuration does not hold them: "more than N
+// timing events"); a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
 //
 // Not thread-safe with other calls on the same runtime. The handler runs on the OS thread
 // that runs `params->cpu`.

@@ -101,6 +101,9 @@ unsafe impl Sized0 for tempi_spring_params {
 /// A runtime's plan executor: owned by its runtime handle, valid until `tempi_runtime_free`.
 pub struct tempi_spring {
     spring: Spring,
+    /// The runtime it was made on: a thread of another is refused before its tickets are
+    /// looked at.
+    runtime: tempi::RuntimeId,
     /// The asynchronous requests' tickets, numbered from 1.
     tickets: Mutex<Vec<Ticket>>,
 }
@@ -363,12 +366,12 @@ pub unsafe extern "C" fn tempi_runtime_create_spring(
             poll: Duration::from_nanos(p.poll_ns),
             ..SpringSpec::new(planner)
         };
-        let spring = match &mut handle.state {
-            State::Virtual(r) => Spring::new(r, spec)?,
-            State::Real(r) => Spring::new(r, spec)?,
+        let (spring, runtime) = match &mut handle.state {
+            State::Virtual(r) => (Spring::new(r, spec)?, r.id()),
+            State::Real(r) => (Spring::new(r, spec)?, r.id()),
             State::Ended => unreachable!("live_handle refuses an ended runtime"),
         };
-        let s = Arc::new(tempi_spring { spring, tickets: Mutex::new(Vec::new()) });
+        let s = Arc::new(tempi_spring { spring, runtime, tickets: Mutex::new(Vec::new()) });
         let ptr = Arc::as_ptr(&s).cast_mut();
         handle.owned.spring = Some(s);
         // SAFETY: out is non-null and writable (checked above).
@@ -832,7 +835,8 @@ pub enum tempi_plan_status {
 }
 
 /// The answer to the asynchronous request `ticket` as known now, into `*out` (only on
-/// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`.
+/// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`; an executor of another
+/// runtime than the caller's `TEMPI_FOREIGN`.
 ///
 /// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
 ///
@@ -852,6 +856,9 @@ pub unsafe extern "C" fn tempi_spring_status(
             let s = spring(s)?;
             if out.is_null() {
                 return Err(Failure::null("out"));
+            }
+            if h.rust().runtime_id() != s.runtime {
+                return Err(Failure::from(tempi::Error::ForeignRuntime));
             }
             let t = {
                 let tickets = s.tickets.lock().unwrap_or_else(PoisonError::into_inner);
