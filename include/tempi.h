@@ -1612,8 +1612,9 @@ enum tempi_status tempi_spring_spawn_sync(struct tempi_ctx *cx, struct tempi_spr
 enum tempi_status tempi_spring_spawn_async(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, uint64_t *out);
 
 // The answer to the asynchronous request `ticket` as known now, into `*out` (only on
-// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`; an executor of another
-// runtime than the caller's `TEMPI_FOREIGN`.
+// success). A ticket is a non-zero word of its executor's: one another executor gave (or
+// 0) is `TEMPI_FOREIGN`, as is an executor of another runtime than the caller's; a ticket
+// of `s`'s it did not give `TEMPI_OUT_OF_RANGE`.
 //
 // Only from the running body of a thread of `s`'s runtime, with its own `cx`.
 //

@@ -59,6 +59,7 @@ typedef struct probe {
     tempi_spring *mine, *foreign;
     tempi_thread foreign_thread, sporadic;
     tempi_set server, plain, foreign_set, freed_set;
+    uint64_t yonder_ticket; /* an asynchronous request's ticket of another executor */
     int handler_ran;
 } probe;
 
@@ -169,9 +170,11 @@ static void app(tempi_ctx *cx, void *userdata) {
                "another runtime");
     EXPECT_TRUE(ticket == 77);
     EXPECT(tempi_spring_spawn_async(cx, p.mine, one_task("later", 0, 300 * MS, 1 * MS), &ticket), TEMPI_OK);
-    EXPECT_TRUE(ticket == 1);
-    EXPECT_ERR(tempi_spring_status(cx, p.mine, 0, &st), TEMPI_OUT_OF_RANGE, "no ticket 0");
-    EXPECT_ERR(tempi_spring_status(cx, p.mine, 2, &st), TEMPI_OUT_OF_RANGE, "no ticket 2");
+    EXPECT_TRUE(ticket != 0 && ticket != 77);
+    EXPECT_ERR(tempi_spring_status(cx, p.mine, 0, &st), TEMPI_FOREIGN, "ticket 0x0 is not of this executor");
+    EXPECT_ERR(tempi_spring_status(cx, p.mine, p.yonder_ticket, &st), TEMPI_FOREIGN, "is not of this executor");
+    EXPECT_ERR(tempi_spring_status(cx, p.mine, ticket + 1, &st), TEMPI_OUT_OF_RANGE, "no ticket 0x");
+    EXPECT_ERR(tempi_spring_status(cx, p.mine, ticket - 1, &st), TEMPI_OUT_OF_RANGE, "no ticket 0x");
     EXPECT_ERR(tempi_spring_status(cx, p.mine, ticket, NULL), TEMPI_NULL_ARGUMENT, "out is null");
     EXPECT_ERR(tempi_spring_status(cx, NULL, ticket, &st), TEMPI_NULL_ARGUMENT, "s is null");
     EXPECT_ERR(tempi_spring_status(NULL, p.mine, ticket, &st), TEMPI_NULL_ARGUMENT, "cx is null");
@@ -247,6 +250,31 @@ static void app(tempi_ctx *cx, void *userdata) {
     EXPECT(tempi_add_to_set(cx, p.plain, me), TEMPI_OK);
     EXPECT_ERR(tempi_add_to_set(cx, p.server, me), TEMPI_REFUSED, "already belongs to set");
     EXPECT(tempi_remove_from_set(cx, p.plain, me), TEMPI_OK);
+}
+
+/* On a third runtime, run first: a ticket of its executor. */
+static void yonder_app(tempi_ctx *cx, void *userdata) {
+    tempi_spring *s = (tempi_spring *)userdata;
+    EXPECT(tempi_spring_spawn_async(cx, s, one_task("far", 0, 50 * MS, 1 * MS), &p.yonder_ticket), TEMPI_OK);
+}
+
+static void yonder(void) {
+    tempi_runtime_params rp;
+    tempi_spring_params sp;
+    tempi_thread_params tp;
+    tempi_runtime *rt;
+    tempi_spring *s;
+    tempi_outcome *out;
+    EXPECT(tempi_runtime_params_init(&rp), TEMPI_OK);
+    EXPECT(tempi_runtime_new(&rp, &rt), TEMPI_OK);
+    EXPECT(tempi_spring_params_init(&sp), TEMPI_OK);
+    EXPECT(tempi_runtime_create_spring(rt, &sp, &s), TEMPI_OK);
+    EXPECT(tempi_thread_params_init(&tp), TEMPI_OK);
+    EXPECT(tempi_runtime_spawn(rt, &tp, yonder_app, s, NULL), TEMPI_OK);
+    EXPECT(tempi_runtime_run(rt, 1 * MS, &out), TEMPI_OK);
+    EXPECT_TRUE(p.yonder_ticket != 0);
+    tempi_outcome_free(out);
+    tempi_runtime_free(rt);
 }
 
 static void spring_before_the_run(tempi_runtime *rt, tempi_runtime *other, tempi_runtime *ended) {
@@ -553,6 +581,7 @@ int main(void) {
     tp.priority = 5;
     EXPECT(tempi_runtime_spawn(rt, &tp, app, NULL, &app_thread), TEMPI_OK);
 
+    yonder();
     spring_before_the_run(rt, other, ended);
     groups_before_the_run(rt, ended);
     servers_before_the_run(rt, other, ended);
