@@ -453,6 +453,10 @@ struct ThreadJson<'a> {
     /// with its percentiles and its histogram's non-empty buckets (a metric with no values
     /// is left out).
     distributions: BTreeMap<&'static str, HistogramJson>,
+    /// Largest minus smallest response time of the completed jobs (ns); null before one.
+    response_jitter: Option<u64>,
+    /// Largest minus smallest start latency of the jobs that ran (ns); null before one.
+    start_jitter: Option<u64>,
 }
 
 /// One histogram in the JSON report (ns).
@@ -583,6 +587,8 @@ pub(super) fn render(
             spin_time: (!t.stats.spin_time.is_zero()).then(|| nanos(t.stats.spin_time)),
             outcome: outcome_text(&t.outcome),
             distributions: distributions_json(&t.distributions),
+            response_jitter: t.distributions.response_jitter().map(nanos),
+            start_jitter: t.distributions.start_jitter().map(nanos),
         })
         .collect();
     let jobs = jobs(out)

@@ -50,12 +50,25 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 }
 
 /// Per thread with completed jobs: response-time percentiles, the 99th percentile of start
-/// latency (release to first dispatch) and of execution time, and the largest tardiness.
+/// latency (release to first dispatch) and of execution time, the largest tardiness, and the
+/// response and start jitter (largest minus smallest, [`crate::ThreadDistributions::response_jitter`]).
 fn distribution_table(s: &mut String, out: &RunOutcome) {
-    let header = ["thread", "resp p50", "resp p90", "resp p99", "resp p99.9", "start p99", "exec p99", "late max"];
+    let header = [
+        "thread",
+        "resp p50",
+        "resp p90",
+        "resp p99",
+        "resp p99.9",
+        "start p99",
+        "exec p99",
+        "late max",
+        "resp jitter",
+        "start jitter",
+    ];
     let dash = || String::from("-");
     let at = |h: &crate::Histogram, p: f64| h.percentile(p).map_or_else(dash, |d| ms3(nanos(d)));
-    let mut rows: Vec<[String; 8]> = vec![header.map(String::from)];
+    let ms = |d: Option<std::time::Duration>| d.map_or_else(dash, |d| ms3(nanos(d)));
+    let mut rows: Vec<[String; 10]> = vec![header.map(String::from)];
     for t in out.threads.iter().filter(|t| t.distributions.response.count() > 0) {
         let d = &t.distributions;
         rows.push([
@@ -66,7 +79,9 @@ fn distribution_table(s: &mut String, out: &RunOutcome) {
             at(&d.response, 99.9),
             at(&d.start_latency, 99.0),
             at(&d.execution, 99.0),
-            d.tardiness.max().map_or_else(dash, |d| ms3(nanos(d))),
+            ms(d.tardiness.max()),
+            ms(d.response_jitter()),
+            ms(d.start_jitter()),
         ]);
     }
     if rows.len() > 1 {
