@@ -90,6 +90,39 @@ fn distribution_table(s: &mut String, out: &RunOutcome) {
     }
 }
 
+/// Per member of each set whose budget ran out: the exhaustions at which it was running, its
+/// overruns (exhaustions past which it ran on) and the CPU time it used past them
+/// ([`crate::MemberBudgetCounts`]); a row `(no member running)` for exhaustions at which none ran.
+fn member_table(s: &mut String, out: &RunOutcome, names_by_id: &std::collections::HashMap<crate::ThreadId, &str>) {
+    let header = ["set", "member", "exhaustions", "overruns", "overrun time"];
+    let mut rows: Vec<[String; 5]> = vec![header.map(String::from)];
+    for set in out.sets.iter().filter(|set| set.exhaustions > 0) {
+        for m in &set.per_member {
+            let who = m.thread.map_or_else(|| String::from("(others)"), |id| display_name(names_by_id, id));
+            rows.push([
+                set.name.clone(),
+                who,
+                m.exhaustions.to_string(),
+                m.overruns.to_string(),
+                ms3(nanos(m.overrun_time)),
+            ]);
+        }
+        if set.exhaustions_idle > 0 {
+            rows.push([
+                set.name.clone(),
+                String::from("(no member running)"),
+                set.exhaustions_idle.to_string(),
+                String::from("-"),
+                String::from("-"),
+            ]);
+        }
+    }
+    if rows.len() > 1 {
+        let _ = writeln!(s);
+        write_table(s, &rows, false);
+    }
+}
+
 /// A readable summary of a run: one aligned row per thread (times in milliseconds), one with
 /// its percentiles (response time, start latency, execution time, tardiness), one per
 /// thread set (CPU time, budget exhaustions and replenishments, members), the total of
@@ -173,6 +206,7 @@ pub fn summary_text(out: &RunOutcome) -> String {
         }
         let _ = writeln!(s);
         write_table(&mut s, &rows, true);
+        member_table(&mut s, out, &names_by_id);
     }
     let _ = writeln!(s, "(times in ms)");
     let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));
