@@ -1337,6 +1337,29 @@ enum tempi_status tempi_runtime_create_set(struct tempi_runtime *rt, const char 
 // Not thread-safe with other calls on the same runtime.
 enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set set, tempi_thread thread);
 
+// Make thread `thread` a member of `set` from a running thread (`Ctx::add_to_set`): the
+// thread may be the caller (`tempi_self`) and may run on another CPU in virtual time. A
+// thread already in a set is `TEMPI_REFUSED`; a set or thread of another runtime
+// `TEMPI_FOREIGN`; a set id no live runtime made `TEMPI_INVALID_ARGUMENT`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_add_to_set; // see tests/c/membership.c
+// ```
+enum tempi_status tempi_add_to_set(struct tempi_ctx *cx, tempi_set set, tempi_thread thread);
+
+// Remove thread `thread` from `set` from a running thread (`Ctx::remove_from_set`). A
+// thread that is not a member is `TEMPI_REFUSED`; otherwise the errors of
+// `tempi_add_to_set`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_remove_from_set; // see tests/c/membership.c
+// ```
+enum tempi_status tempi_remove_from_set(struct tempi_ctx *cx, tempi_set set, tempi_thread thread);
+
 // Give `set` an execution-time budget as `params` says. A C body of a member killed or
 // stopped by it sees `TEMPI_INTERRUPTED` at its next call and must return.
 //
@@ -1589,7 +1612,9 @@ enum tempi_status tempi_spring_spawn_sync(struct tempi_ctx *cx, struct tempi_spr
 enum tempi_status tempi_spring_spawn_async(struct tempi_ctx *cx, struct tempi_spring *s, struct tempi_group *g, uint64_t *out);
 
 // The answer to the asynchronous request `ticket` as known now, into `*out` (only on
-// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`.
+// success). A ticket is a non-zero word of its executor's: one another executor gave (or
+// 0) is `TEMPI_FOREIGN`, as is an executor of another runtime than the caller's; a ticket
+// of `s`'s it did not give `TEMPI_OUT_OF_RANGE`.
 //
 // Only from the running body of a thread of `s`'s runtime, with its own `cx`.
 //
@@ -1735,7 +1760,8 @@ enum tempi_status tempi_semaphore_vacate(struct tempi_ctx *cx, struct tempi_sema
 // Set a timing event before the run: `handler(ev, userdata)` runs inside the runtime at
 // `params->first_ns`, then every `params->period_ns` if it is not zero, until it cancels
 // itself (`tempi_event_cancel`). More events than `tempi_runtime_params.max_timers` on a CPU
-// is `TEMPI_FULL`; a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
+// is `TEMPI_INVALID_ARGUMENT` (the runtime's configuration does not hold them: "more than N
+// timing events"); a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
 //
 // Not thread-safe with other calls on the same runtime. The handler runs on the OS thread
 // that runs `params->cpu`.

@@ -62,7 +62,7 @@ static void app(tempi_ctx *cx, void *userdata) {
     printf("kill burst: %s, %llu task(s) removed\n", tempi_status_str(s), (unsigned long long)removed);
     s = tempi_spring_spawn_async(cx, spring, group_of("late", 4 * MS, 1, 3 * MS), &ticket);
     tempi_spring_status(cx, spring, ticket, &status);
-    printf("late: %s, ticket %llu, status %d\n", tempi_status_str(s), (unsigned long long)ticket, (int)status);
+    printf("late: %s, ticket %s, status %d\n", tempi_status_str(s), ticket != 0 ? "given" : "none", (int)status);
     if (tempi_sleep(cx, 2 * MS) != TEMPI_OK) {
         return;
     }

@@ -238,6 +238,56 @@ pub unsafe extern "C" fn tempi_runtime_add_to_set(
     })
 }
 
+/// Make thread `thread` a member of `set` from a running thread (`Ctx::add_to_set`): the
+/// thread may be the caller (`tempi_self`) and may run on another CPU in virtual time. A
+/// thread already in a set is `TEMPI_REFUSED`; a set or thread of another runtime
+/// `TEMPI_FOREIGN`; a set id no live runtime made `TEMPI_INVALID_ARGUMENT`.
+///
+/// Only from the running body of a thread of the set's runtime, with its own `cx`.
+///
+/// ```
+/// let _ = tempi_c::tempi_add_to_set; // see tests/c/membership.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_add_to_set(cx: *mut tempi_ctx, set: tempi_set, thread: tempi_thread) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_add_to_set", cx, |h| {
+            let set = live_set(set)?;
+            Ok(h.rust().add_to_set(set, thread_id(thread)?)?)
+        })
+    }
+}
+
+/// Remove thread `thread` from `set` from a running thread (`Ctx::remove_from_set`). A
+/// thread that is not a member is `TEMPI_REFUSED`; otherwise the errors of
+/// `tempi_add_to_set`.
+///
+/// Only from the running body of a thread of the set's runtime, with its own `cx`.
+///
+/// ```
+/// let _ = tempi_c::tempi_remove_from_set; // see tests/c/membership.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_remove_from_set(
+    cx: *mut tempi_ctx,
+    set: tempi_set,
+    thread: tempi_thread,
+) -> tempi_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        thread_call("tempi_remove_from_set", cx, |h| {
+            let set = live_set(set)?;
+            Ok(h.rust().remove_from_set(set, thread_id(thread)?)?)
+        })
+    }
+}
+
+/// The thread `t` names, or the failure of a zero id.
+fn thread_id(t: tempi_thread) -> Result<ThreadId, Failure> {
+    ThreadId::from_raw(t).ok_or_else(|| Failure::new(tempi_status::TEMPI_UNKNOWN_THREAD, "thread 0 names no thread"))
+}
+
 /// Give `set` an execution-time budget as `params` says. A C body of a member killed or
 /// stopped by it sees `TEMPI_INTERRUPTED` at its next call and must return.
 ///

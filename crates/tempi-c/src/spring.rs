@@ -8,6 +8,7 @@
 //! `tempi::spring`; must not reach into the executor or the planner.
 
 use std::ffi::{c_char, c_void, CString};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -101,9 +102,17 @@ unsafe impl Sized0 for tempi_spring_params {
 /// A runtime's plan executor: owned by its runtime handle, valid until `tempi_runtime_free`.
 pub struct tempi_spring {
     spring: Spring,
-    /// The asynchronous requests' tickets, numbered from 1.
+    /// The runtime it was made on: a thread of another is refused before its tickets are
+    /// looked at.
+    runtime: tempi::RuntimeId,
+    /// This executor's serial, the top half of its tickets' words.
+    serial: u32,
+    /// The asynchronous requests' tickets, numbered from 1 in the bottom half of their words.
     tickets: Mutex<Vec<Ticket>>,
 }
+
+/// Every executor's serial, the top half of its tickets.
+static NEXT_SERIAL: AtomicU32 = AtomicU32::new(1);
 
 /// What a task's C body is told about its task.
 #[repr(C)]
@@ -363,12 +372,17 @@ pub unsafe extern "C" fn tempi_runtime_create_spring(
             poll: Duration::from_nanos(p.poll_ns),
             ..SpringSpec::new(planner)
         };
-        let spring = match &mut handle.state {
-            State::Virtual(r) => Spring::new(r, spec)?,
-            State::Real(r) => Spring::new(r, spec)?,
+        let (spring, runtime) = match &mut handle.state {
+            State::Virtual(r) => (Spring::new(r, spec)?, r.id()),
+            State::Real(r) => (Spring::new(r, spec)?, r.id()),
             State::Ended => unreachable!("live_handle refuses an ended runtime"),
         };
-        let s = Arc::new(tempi_spring { spring, tickets: Mutex::new(Vec::new()) });
+        let s = Arc::new(tempi_spring {
+            spring,
+            runtime,
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            tickets: Mutex::new(Vec::new()),
+        });
         let ptr = Arc::as_ptr(&s).cast_mut();
         handle.owned.spring = Some(s);
         // SAFETY: out is non-null and writable (checked above).
@@ -812,9 +826,9 @@ pub unsafe extern "C" fn tempi_spring_spawn_async(
             let ticket = s.spring.spawn_async(h.rust(), g.into_spec())?;
             let mut tickets = s.tickets.lock().unwrap_or_else(PoisonError::into_inner);
             tickets.push(ticket);
-            let n = tickets.len() as u64;
+            let word = (u64::from(s.serial) << 32) | tickets.len() as u64;
             drop(tickets);
-            put(out, n, "out")
+            put(out, word, "out")
         })
     }
 }
@@ -832,7 +846,9 @@ pub enum tempi_plan_status {
 }
 
 /// The answer to the asynchronous request `ticket` as known now, into `*out` (only on
-/// success). A ticket `s` did not give is `TEMPI_OUT_OF_RANGE`.
+/// success). A ticket is a non-zero word of its executor's: one another executor gave (or
+/// 0) is `TEMPI_FOREIGN`, as is an executor of another runtime than the caller's; a ticket
+/// of `s`'s it did not give `TEMPI_OUT_OF_RANGE`.
 ///
 /// Only from the running body of a thread of `s`'s runtime, with its own `cx`.
 ///
@@ -853,12 +869,21 @@ pub unsafe extern "C" fn tempi_spring_status(
             if out.is_null() {
                 return Err(Failure::null("out"));
             }
+            if h.rust().runtime_id() != s.runtime {
+                return Err(Failure::from(tempi::Error::ForeignRuntime));
+            }
+            if (ticket >> 32) as u32 != s.serial {
+                return Err(Failure::new(
+                    tempi_status::TEMPI_FOREIGN,
+                    format!("ticket {ticket:#x} is not of this executor"),
+                ));
+            }
             let t = {
                 let tickets = s.tickets.lock().unwrap_or_else(PoisonError::into_inner);
-                ticket.checked_sub(1).and_then(|i| tickets.get(i as usize).copied())
+                (ticket as u32 as usize).checked_sub(1).and_then(|i| tickets.get(i).copied())
             };
             let Some(t) = t else {
-                return Err(Failure::new(tempi_status::TEMPI_OUT_OF_RANGE, format!("no ticket {ticket}")));
+                return Err(Failure::new(tempi_status::TEMPI_OUT_OF_RANGE, format!("no ticket {ticket:#x}")));
             };
             let status = match s.spring.status(h.rust(), t)? {
                 Status::Unknown => tempi_plan_status::TEMPI_PLAN_UNKNOWN,

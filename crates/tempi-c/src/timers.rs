@@ -94,7 +94,8 @@ unsafe impl Sized0 for tempi_timer_params {
 /// Set a timing event before the run: `handler(ev, userdata)` runs inside the runtime at
 /// `params->first_ns`, then every `params->period_ns` if it is not zero, until it cancels
 /// itself (`tempi_event_cancel`). More events than `tempi_runtime_params.max_timers` on a CPU
-/// is `TEMPI_FULL`; a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
+/// is `TEMPI_INVALID_ARGUMENT` (the runtime's configuration does not hold them: "more than N
+/// timing events"); a CPU the runtime does not have `TEMPI_NO_SUCH_CPU`.
 ///
 /// Not thread-safe with other calls on the same runtime. The handler runs on the OS thread
 /// that runs `params->cpu`.

@@ -5,6 +5,7 @@
 mod examples;
 mod header;
 mod ignore;
+mod membership;
 mod misuse;
 mod support;
 mod timers;

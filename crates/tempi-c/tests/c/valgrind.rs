@@ -24,6 +24,8 @@ fn the_c_programs_are_valgrind_clean() {
         ("crates/tempi-c/tests/c/misuse_more.c", &[][..]),
         ("crates/tempi-c/tests/c/ignore.c", &["virtual"][..]),
         ("crates/tempi-c/tests/c/timers.c", &[][..]),
+        ("crates/tempi-c/tests/c/membership.c", &[][..]),
+        ("crates/tempi-c/tests/c/misuse_spring.c", &[][..]),
     ] {
         let exe = build_c(src, &dir);
         run(Command::new("valgrind").args(["-q", "--error-exitcode=1"]).arg(&exe).args(args));

@@ -143,6 +143,12 @@ struct Cpu {
 }
 
 impl Cpu {
+    /// CPU time `current` ran since it was last charged, up to `now`, left uncharged.
+    #[inline]
+    fn uncharged(&self, now: Time) -> u64 {
+        now.min(self.kernel_since).as_nanos().saturating_sub(self.charged_at.as_nanos())
+    }
+
     /// CPU time `current` ran since it was last charged; it is charged up to `now`.
     #[inline]
     fn ran_until(&mut self, now: Time) -> u64 {

@@ -116,7 +116,13 @@ impl Histogram {
     /// ```
     #[inline]
     pub fn record(&mut self, d: Duration) {
-        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.record_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// [`Histogram::record`] of a value already in nanoseconds, as the kernel has its
+    /// instants: no conversion through [`Duration`] on the job path.
+    #[inline]
+    pub(crate) fn record_nanos(&mut self, ns: u64) {
         self.count += 1;
         self.sum_ns += u128::from(ns);
         self.min_ns = self.min_ns.min(ns);
@@ -164,6 +170,19 @@ impl Histogram {
     /// ```
     pub fn spread(&self) -> Option<Duration> {
         (self.count > 0).then(|| Duration::from_nanos(self.max_ns - self.min_ns))
+    }
+
+    /// The sum of the values recorded (saturating at [`Duration::MAX`]).
+    ///
+    /// ```
+    /// let mut h = tempi::Histogram::new();
+    /// h.record(std::time::Duration::from_millis(1));
+    /// h.record(std::time::Duration::from_millis(3));
+    /// assert_eq!(h.sum(), std::time::Duration::from_millis(4));
+    /// ```
+    pub fn sum(&self) -> Duration {
+        let secs = u64::try_from(self.sum_ns / 1_000_000_000).unwrap_or(u64::MAX);
+        Duration::new(secs, (self.sum_ns % 1_000_000_000) as u32)
     }
 
     /// The mean of the values recorded.

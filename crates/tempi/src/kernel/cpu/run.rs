@@ -16,7 +16,6 @@ use crate::kernel::EventCtx;
 use crate::kernel::{panic_message, Culprit, Kernel, KernelPart};
 use crate::plain::ThreadId;
 use crate::plain::{StopReason, TraceKind};
-use crate::stats::ThreadStats;
 use crate::thread::Timing;
 use crate::time::Time;
 use std::sync::atomic::Ordering;
@@ -560,7 +559,7 @@ impl<C: Clock> Kernel<C> {
         }
         let table = &mut self.table;
         for t in table.slots.iter_mut().flatten() {
-            table.summaries[t.summary].stats = ThreadStats { cpu_time: Duration::from_nanos(t.cpu_ns), ..t.stats };
+            table.summaries[t.summary].stats = t.final_stats();
             table.summaries[t.summary].distributions =
                 std::mem::replace(&mut t.dist, crate::plain::ThreadDistributions::empty());
         }

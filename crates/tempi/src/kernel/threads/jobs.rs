@@ -5,8 +5,6 @@
 //! Must not: pick threads or switch CPUs (it asks the dispatch functions), or interpret
 //! thread requests (see `requests.rs`).
 
-use std::time::Duration;
-
 use crate::clock::{Clock, ClockMode};
 use crate::error::Error;
 use crate::kernel::thread_side::protocol::{Interrupt, JobInfo};
@@ -16,7 +14,6 @@ use crate::kernel::{Culprit, Kernel};
 use crate::plain::ThreadId;
 use crate::plain::{JobEnd, StopReason, TraceKind};
 use crate::policy::sched::ReadyReason;
-use crate::stats::ThreadStats;
 use crate::thread::{MissEvent, MissPolicy, ThreadOutcome, Timing};
 use crate::time::Time;
 
@@ -56,14 +53,14 @@ impl<C: Clock> Kernel<C> {
         if tcb.state == State::Ready {
             self.sched_mut(c).on_removed(id);
         }
+        let stats = tcb.final_stats();
         if let Some(co) = tcb.coroutine
             && co.done()
         {
             self.table.stacks.give_back(tcb.stack_size, co.into_stack());
         }
         self.table.summaries[tcb.summary].outcome = Some(outcome.clone());
-        self.table.summaries[tcb.summary].stats =
-            ThreadStats { cpu_time: Duration::from_nanos(tcb.cpu_ns), ..tcb.stats };
+        self.table.summaries[tcb.summary].stats = stats;
         self.table.summaries[tcb.summary].distributions = tcb.dist;
         self.table.free.push(i as u32);
         self.table.live -= 1;
@@ -257,27 +254,26 @@ impl<C: Clock> Kernel<C> {
             self.stats(id).aborted += 1;
             self.trace_thread(id, TraceKind::JobAbort, 0);
         } else {
-            let response = now - release;
-            // The job's CPU time up to this instant (the clock is otherwise charged when the
-            // thread stops).
-            if self.cpus[c].current == Some(id) {
-                self.charge(c);
-            }
+            let response = now.as_nanos().saturating_sub(release.as_nanos());
+            // The job's CPU time up to this instant is what its clock holds plus the part not
+            // yet charged (the clock is charged when the thread stops, just below).
             let accounting = self.exec.accounting;
+            let uncharged = match accounting {
+                crate::sets::Accounting::Off => 0,
+                _ if self.cpus[c].current == Some(id) => self.cpus[c].uncharged(now),
+                _ => 0,
+            };
             let t = self.tcb(id);
-            t.dist.response.record(response);
+            // The response histogram is also the count of completed jobs and their response
+            // times ([`Tcb::final_stats`]).
+            t.dist.response.record_nanos(response);
             if accounting != crate::sets::Accounting::Off {
-                t.dist.execution.record(t.sched.job_cpu_time);
+                t.dist.execution.record_nanos(crate::time::nanos(t.sched.job_cpu_time).saturating_add(uncharged));
             }
             if let Some(deadline) = t.job.deadline {
-                t.dist.tardiness.record(now - deadline);
+                t.dist.tardiness.record_nanos(now.as_nanos().saturating_sub(deadline.as_nanos()));
             }
-            let s = self.stats(id);
-            s.completed += 1;
-            s.response_total += response;
-            s.response_min = Some(s.response_min.map_or(response, |m| m.min(response)));
-            s.response_max = Some(s.response_max.map_or(response, |m| m.max(response)));
-            self.trace_thread(id, TraceKind::JobComplete, crate::time::nanos(response));
+            self.trace_thread(id, TraceKind::JobComplete, response);
         }
         let t = self.tcb(id);
         if t.deadline_next == number && t.pending == 0 && t.released == number + 1 && t.job_timers[1].is_none() {

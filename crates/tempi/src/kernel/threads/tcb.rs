@@ -237,7 +237,9 @@ pub(crate) struct Tcb {
     pub(crate) cpu_ns: u64,
     /// Threads blocked joining this one (an upper bound: an aborted joiner is not subtracted).
     pub(crate) joiners: u32,
-    /// Kept here on the hot path; copied to the thread's summary when it ends.
+    /// Kept here on the hot path; copied to the thread's summary when it ends, with the
+    /// completed jobs and their response times taken from `dist.response` (see
+    /// [`Tcb::final_stats`]), which the job path does not count twice.
     pub(crate) stats: ThreadStats,
     /// Per-job histograms, allocated at spawn; moved to the thread's summary when it ends.
     pub(crate) dist: crate::plain::ThreadDistributions,
@@ -419,6 +421,20 @@ impl Tcb {
     #[inline]
     pub(crate) fn job_first_runs(&mut self, now: Time) {
         self.job_ran = true;
-        self.dist.start_latency.record(now - self.job.release);
+        self.dist.start_latency.record_nanos(now.as_nanos().saturating_sub(self.job.release.as_nanos()));
+    }
+
+    /// The statistics its summary reports: what the kernel counted, the execution-time clock,
+    /// and the completed jobs with their response times, which the response histogram holds.
+    pub(crate) fn final_stats(&self) -> ThreadStats {
+        let response = &self.dist.response;
+        ThreadStats {
+            cpu_time: Duration::from_nanos(self.cpu_ns),
+            completed: response.count(),
+            response_min: response.min(),
+            response_max: response.max(),
+            response_total: response.sum(),
+            ..self.stats
+        }
     }
 }
