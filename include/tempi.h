@@ -1349,6 +1349,18 @@ enum tempi_status tempi_runtime_add_to_set(struct tempi_runtime *rt, tempi_set s
 // ```
 enum tempi_status tempi_add_to_set(struct tempi_ctx *cx, tempi_set set, tempi_thread thread);
 
+// The CPU time the members of `set` have consumed (its group clock, `Ctx::set_cpu_time`),
+// in ns, into `*out` (only on success), including the running members' parts. A set of
+// another runtime is `TEMPI_FOREIGN`; a set id no live runtime made
+// `TEMPI_INVALID_ARGUMENT`.
+//
+// Only from the running body of a thread of the set's runtime, with its own `cx`.
+//
+// ```
+// let _ = tempi_c::tempi_set_cpu_time; // see tests/c/membership.c
+// ```
+enum tempi_status tempi_set_cpu_time(struct tempi_ctx *cx, tempi_set set, uint64_t *out);
+
 // Remove thread `thread` from `set` from a running thread (`Ctx::remove_from_set`). A
 // thread that is not a member is `TEMPI_REFUSED`; otherwise the errors of
 // `tempi_add_to_set`.

@@ -259,6 +259,28 @@ pub unsafe extern "C" fn tempi_add_to_set(cx: *mut tempi_ctx, set: tempi_set, th
     }
 }
 
+/// The CPU time the members of `set` have consumed (its group clock, `Ctx::set_cpu_time`),
+/// in ns, into `*out` (only on success), including the running members' parts. A set of
+/// another runtime is `TEMPI_FOREIGN`; a set id no live runtime made
+/// `TEMPI_INVALID_ARGUMENT`.
+///
+/// Only from the running body of a thread of the set's runtime, with its own `cx`.
+///
+/// ```
+/// let _ = tempi_c::tempi_set_cpu_time; // see tests/c/membership.c
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tempi_set_cpu_time(cx: *mut tempi_ctx, set: tempi_set, out: *mut u64) -> tempi_status {
+    // SAFETY: forwarded contract; out is null or writable.
+    unsafe {
+        thread_call("tempi_set_cpu_time", cx, |h| {
+            let set = live_set(set)?;
+            let d = h.rust().set_cpu_time(set)?;
+            put(out, u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), "out")
+        })
+    }
+}
+
 /// Remove thread `thread` from `set` from a running thread (`Ctx::remove_from_set`). A
 /// thread that is not a member is `TEMPI_REFUSED`; otherwise the errors of
 /// `tempi_add_to_set`.

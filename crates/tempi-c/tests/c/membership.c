@@ -44,6 +44,11 @@ static void manager(tempi_ctx *cx, void *userdata) {
     if (tempi_sleep_until(cx, 11 * MS) != TEMPI_OK) {
         return;
     }
+    {
+        uint64_t used = 0;
+        tempi_status s = tempi_set_cpu_time(cx, w.pool, &used);
+        printf("%s: pool clock %llu\n", tempi_status_str(s), (unsigned long long)used);
+    }
     say(cx, "remove worker from pool", tempi_remove_from_set(cx, w.pool, w.worker));
     say(cx, "remove worker from pool", tempi_remove_from_set(cx, w.pool, w.worker));
     say(cx, "add manager to other", tempi_add_to_set(cx, w.other, me));

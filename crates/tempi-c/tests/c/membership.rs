@@ -40,6 +40,8 @@ fn membership_in_rust() -> String {
         say("add worker to pool", cx.add_to_set(pool, worker));
         say("add worker to other", cx.add_to_set(other, worker));
         cx.sleep_until(Time::from_millis(11));
+        let used = cx.set_cpu_time(pool).unwrap();
+        writeln!(l.lock().unwrap(), "TEMPI_OK: pool clock {}", used.as_nanos()).unwrap();
         say("remove worker from pool", cx.remove_from_set(pool, worker));
         say("remove worker from pool", cx.remove_from_set(pool, worker));
         say("add manager to other", cx.add_to_set(other, cx.id()));
@@ -96,6 +98,8 @@ fn set_membership_from_a_c_thread_matches_the_rust_api() {
     // 10 ms while it was a member, and not after its removal at 11 ms.
     assert!(expected.contains("1000000: add worker to other: TEMPI_REFUSED\n"), "{expected}");
     assert!(expected.contains("11000000: remove worker from pool: TEMPI_REFUSED\n"), "{expected}");
+    // At 11 ms the pool has run its worker from 1 ms to 3 ms and from 10 ms to 11 ms.
+    assert!(expected.contains("TEMPI_OK: pool clock 3000000\n"), "{expected}");
     assert!(expected.contains("job worker#0 release 0 start 0 finish 16000000 preemptions 2\n"), "{expected}");
     assert!(expected.contains("set pool: cpu 3000000, exhaustions 1, replenishments 1, members 0\n"), "{expected}");
     assert!(expected.contains("set other: cpu 1000000, exhaustions 0, replenishments 0, members 0\n"), "{expected}");
