@@ -29,7 +29,7 @@ Durations are written like 12ms, 500us, 250ns, 1.5s or 2s; a bare integer is nan
 (one under 1000 in a file is warned about: `period = 10` is 10 ns, not 10 ms).
 A file that is valid but doubtful (a bare integer, a wcet above the period, a periodic
 thread with no work, steps longer than the declared wcet) runs with warnings on stderr.
-Output files (--report, --trace, --gantt) go into existing directories only: tempi never
+Output files (--report, --trace, --gantt, --csv) go into existing directories only: tempi never
 creates one. Exit codes: 0 success, 2 bad input (with FILE:LINE when a line applies),
 1 the run itself failed.
 The scenario format is described in docs/SCENARIOS.md.
@@ -160,6 +160,10 @@ struct Outputs {
     /// Write an SVG Gantt chart here (its directory must exist).
     #[arg(long, value_name = "OUT.svg")]
     gantt: Option<PathBuf>,
+    /// Write one CSV row per job here (thread, CPU, job number, release, start, finish,
+    /// deadline, response, execution, lateness, outcome; its directory must exist).
+    #[arg(long, value_name = "OUT.csv")]
+    csv: Option<PathBuf>,
     /// Print nothing but warnings and errors.
     #[arg(long, short)]
     quiet: bool,
@@ -341,7 +345,7 @@ fn simulate(out: &Outputs) -> Result<(), Failure> {
 /// whose protocol takes a free lock without a runtime call when tracing is off, which would
 /// then no longer be a preemption point and could change the schedule.
 fn needs_trace(sc: &Scenario, out: &Outputs) -> bool {
-    out.report.is_some() || out.trace.is_some() || out.gantt.is_some() || locks_need_trace(sc)
+    out.report.is_some() || out.trace.is_some() || out.gantt.is_some() || out.csv.is_some() || locks_need_trace(sc)
 }
 
 /// Whether the scenario has a lock whose protocol takes a free lock without a runtime call
@@ -432,10 +436,14 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
             print!("{}", tempi_cli::scenario::spring_summary(sp));
         }
     }
-    let files: [(&Option<PathBuf>, &str, Exporter); 3] = [
+    if let Some(path) = &out.csv {
+        warn_missing_rows(path, &outcome);
+    }
+    let files: [(&Option<PathBuf>, &str, Exporter); 4] = [
         (&out.report, "report", tempi::trace::report::to_json),
         (&out.trace, "trace", tempi::trace::perfetto::to_json),
         (&out.gantt, "Gantt chart", tempi::trace::gantt::to_svg),
+        (&out.csv, "per-job CSV", tempi::trace::csv::to_csv),
     ];
     for (path, what, export) in files {
         if let Some(path) = path {
@@ -452,6 +460,7 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
                 (Some(sp), "trace") => {
                     tempi::trace::plans::perfetto_with_plan(&outcome, &tempi_cli::scenario::overlay(sp))
                 }
+                (Some(_), "per-job CSV") => text,
                 (Some(sp), _) => tempi::trace::gantt::to_svg_with_plan(&outcome, &tempi_cli::scenario::overlay(sp)),
                 (None, _) => text,
             };
@@ -462,6 +471,22 @@ fn execute<C: Clock>(sc: &Scenario, config: Config, until: Time, out: &Outputs) 
         }
     }
     Ok(())
+}
+
+/// A per-job CSV never lacks rows silently: when the trace lost records, say on stderr (even
+/// with --quiet) how many jobs have no row and that the rows kept may lack their end.
+fn warn_missing_rows(path: &Path, outcome: &RunOutcome) {
+    if outcome.trace_dropped == 0 {
+        return;
+    }
+    let missing = tempi::trace::csv::missing_jobs(outcome);
+    eprintln!(
+        "tempi: warning: --csv {}: {missing} jobs have no row (their release records were among the {} trace \
+         records dropped, per-CPU buffer full); the rows written may lack a start or finish: a shorter \
+         run (--until) keeps every row",
+        path.display(),
+        outcome.trace_dropped
+    );
 }
 
 /// The library's summary, or a few lines of our own while that is still empty.
@@ -501,7 +526,7 @@ fn print_summary(sc: &Scenario, outcome: &RunOutcome) {
 /// directory, a file in a directory that does not exist (directories are never created: a
 /// mistyped path should not leave new directories behind), or two outputs on one file.
 fn check_outputs(out: &Outputs) -> Result<(), Failure> {
-    let files = [("--report", &out.report), ("--trace", &out.trace), ("--gantt", &out.gantt)];
+    let files = [("--report", &out.report), ("--trace", &out.trace), ("--gantt", &out.gantt), ("--csv", &out.csv)];
     let given: Vec<(&str, &PathBuf)> = files.iter().filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p))).collect();
     for (i, &(flag, path)) in given.iter().enumerate() {
         check_output(flag, path)?;

@@ -65,7 +65,9 @@ pub use runtime::{
     Config, Costs, CrossCpuStats, MessageStats, ProgressHook, RunOutcome, Runtime, ThreadStats, ThreadSummary,
     TimerSpec,
 };
-pub use sets::{Accounting, Budget, BudgetEvent, BudgetEventKind, Replenishment, SetId, SetSummary};
+pub use sets::{
+    Accounting, Budget, BudgetEvent, BudgetEventKind, MemberBudgetCounts, Replenishment, SetId, SetSummary,
+};
 pub use thread::{
     assign_deadline_monotonic, assign_rate_monotonic, Criticality, MissEvent, MissPolicy, ThreadId, ThreadOutcome,
     ThreadSpec, Timing, MIN_STACK_SIZE,

@@ -257,4 +257,48 @@ pub struct SetSummary {
     pub replenishments: u64,
     /// Whether the set was destroyed during the run.
     pub destroyed: bool,
+    /// Per thread that was ever a member, in the order they joined: the exhaustions at which
+    /// it was running and its overruns (see [`MemberBudgetCounts`]).
+    pub per_member: Vec<MemberBudgetCounts>,
+    /// Exhaustions at which no member was running (the budget was cut while all were idle).
+    pub exhaustions_idle: u64,
+}
+
+/// One member's share of its set's budget events.
+///
+/// - `exhaustions`: the set's exhaustions at which this thread was running, the member whose
+///   consumption used the budget up (members running at once on several CPUs are each
+///   counted);
+/// - `overruns`: the exhaustions past which this thread went on running, each counted once:
+///   it consumed CPU time while the set's budget was exhausted (with `notify` or `demote`,
+///   or before a `kill` took effect);
+/// - `overrun_time`: the CPU time it consumed while the budget was exhausted.
+///
+/// Counted by the kernel without allocating: a set has room for [`crate::Config::max_threads`]
+/// members' counts; threads that join past that are summed in one entry whose `thread` is
+/// `None`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempi::{Budget, Runtime, ThreadSpec};
+/// let ms = Duration::from_millis;
+/// let mut rt = Runtime::simulated(1);
+/// let t = rt.spawn(ThreadSpec::new("greedy"), move |cx| cx.work(ms(5))).unwrap();
+/// let set = rt.create_set("box", 0).unwrap();
+/// rt.add_to_set(set, t).unwrap();
+/// rt.set_budget(set, Budget::new(ms(2))).unwrap(); // notify: it runs on
+/// let out = rt.run().unwrap();
+/// let m = out.sets[0].per_member[0];
+/// assert_eq!((m.thread, m.exhaustions, m.overruns, m.overrun_time), (Some(t), 1, 1, ms(3)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberBudgetCounts {
+    /// The member; `None` for the threads beyond the set's room for counts.
+    pub thread: Option<ThreadId>,
+    /// Exhaustions at which it was running.
+    pub exhaustions: u64,
+    /// Exhaustions past which it went on running.
+    pub overruns: u64,
+    /// CPU time it consumed while the budget was exhausted.
+    pub overrun_time: Duration,
 }

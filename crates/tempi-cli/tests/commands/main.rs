@@ -6,6 +6,7 @@ mod common;
 
 mod admission_cli;
 mod cli;
+mod csv_cli;
 mod experiment_cli;
 mod global_cli;
 mod inputs_cli;

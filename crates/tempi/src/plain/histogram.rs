@@ -159,6 +159,19 @@ impl Histogram {
         (self.count > 0).then(|| Duration::from_nanos(self.max_ns))
     }
 
+    /// The spread of the values recorded: the largest minus the smallest (their jitter).
+    ///
+    /// ```
+    /// let mut h = tempi::Histogram::new();
+    /// assert_eq!(h.spread(), None);
+    /// h.record(std::time::Duration::from_millis(3));
+    /// h.record(std::time::Duration::from_millis(5));
+    /// assert_eq!(h.spread(), Some(std::time::Duration::from_millis(2)));
+    /// ```
+    pub fn spread(&self) -> Option<Duration> {
+        (self.count > 0).then(|| Duration::from_nanos(self.max_ns - self.min_ns))
+    }
+
     /// The sum of the values recorded (saturating at [`Duration::MAX`]).
     ///
     /// ```
@@ -264,6 +277,31 @@ pub struct ThreadDistributions {
 }
 
 impl ThreadDistributions {
+    /// Response-time jitter: the longest response minus the shortest, over the completed
+    /// jobs; `None` before a job completes. Read from what is recorded anyway (the response
+    /// histogram's exact minimum and maximum), so nothing more runs per job.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut d = tempi::ThreadDistributions::default();
+    /// d.response.record(Duration::from_millis(4));
+    /// d.response.record(Duration::from_millis(7));
+    /// assert_eq!(d.response_jitter(), Some(Duration::from_millis(3)));
+    /// ```
+    pub fn response_jitter(&self) -> Option<Duration> {
+        self.response.spread()
+    }
+
+    /// Start jitter: the largest start latency (release to first dispatch) minus the
+    /// smallest, over the jobs that ran; `None` before a job runs.
+    ///
+    /// ```
+    /// assert_eq!(tempi::ThreadDistributions::default().start_jitter(), None);
+    /// ```
+    pub fn start_jitter(&self) -> Option<Duration> {
+        self.start_latency.spread()
+    }
+
     /// Four histograms without buckets: nothing allocated (see [`Histogram::empty`]).
     ///
     /// ```

@@ -37,6 +37,7 @@
 //!   traced at all.
 
 pub mod admissions;
+pub mod csv;
 pub mod gantt;
 #[cfg(feature = "export")]
 pub mod perfetto;

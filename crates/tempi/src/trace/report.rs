@@ -410,6 +410,22 @@ struct SetJson<'a> {
     exhaustions: u64,
     replenishments: u64,
     destroyed: bool,
+    /// Per thread that was ever a member: exhaustions while it ran, overruns, overrun time.
+    per_member: Vec<MemberJson>,
+    /// Exhaustions at which no member was running, when there were any.
+    #[serde(skip_serializing_if = "is_zero")]
+    exhaustions_idle: u64,
+}
+
+/// One member's share of its set's budget events (`"thread": "(others)"` for the threads
+/// past the set's room for counts).
+#[cfg(feature = "export")]
+#[derive(Serialize)]
+struct MemberJson {
+    thread: String,
+    exhaustions: u64,
+    overruns: u64,
+    overrun_time: u64,
 }
 
 #[cfg(feature = "export")]
@@ -453,6 +469,10 @@ struct ThreadJson<'a> {
     /// with its percentiles and its histogram's non-empty buckets (a metric with no values
     /// is left out).
     distributions: BTreeMap<&'static str, HistogramJson>,
+    /// Largest minus smallest response time of the completed jobs (ns); null before one.
+    response_jitter: Option<u64>,
+    /// Largest minus smallest start latency of the jobs that ran (ns); null before one.
+    start_jitter: Option<u64>,
 }
 
 /// One histogram in the JSON report (ns).
@@ -583,6 +603,8 @@ pub(super) fn render(
             spin_time: (!t.stats.spin_time.is_zero()).then(|| nanos(t.stats.spin_time)),
             outcome: outcome_text(&t.outcome),
             distributions: distributions_json(&t.distributions),
+            response_jitter: t.distributions.response_jitter().map(nanos),
+            start_jitter: t.distributions.start_jitter().map(nanos),
         })
         .collect();
     let jobs = jobs(out)
@@ -613,6 +635,17 @@ pub(super) fn render(
             exhaustions: s.exhaustions,
             replenishments: s.replenishments,
             destroyed: s.destroyed,
+            per_member: s
+                .per_member
+                .iter()
+                .map(|m| MemberJson {
+                    thread: m.thread.map_or_else(|| String::from("(others)"), |id| display_name(&names_by_id, id)),
+                    exhaustions: m.exhaustions,
+                    overruns: m.overruns,
+                    overrun_time: nanos(m.overrun_time),
+                })
+                .collect(),
+            exhaustions_idle: s.exhaustions_idle,
         })
         .collect();
     let budget_events = budget_events(out)

@@ -50,12 +50,25 @@ fn write_table<const N: usize>(s: &mut String, rows: &[[String; N]], left_last: 
 }
 
 /// Per thread with completed jobs: response-time percentiles, the 99th percentile of start
-/// latency (release to first dispatch) and of execution time, and the largest tardiness.
+/// latency (release to first dispatch) and of execution time, the largest tardiness, and the
+/// response and start jitter (largest minus smallest, [`crate::ThreadDistributions::response_jitter`]).
 fn distribution_table(s: &mut String, out: &RunOutcome) {
-    let header = ["thread", "resp p50", "resp p90", "resp p99", "resp p99.9", "start p99", "exec p99", "late max"];
+    let header = [
+        "thread",
+        "resp p50",
+        "resp p90",
+        "resp p99",
+        "resp p99.9",
+        "start p99",
+        "exec p99",
+        "late max",
+        "resp jitter",
+        "start jitter",
+    ];
     let dash = || String::from("-");
     let at = |h: &crate::Histogram, p: f64| h.percentile(p).map_or_else(dash, |d| ms3(nanos(d)));
-    let mut rows: Vec<[String; 8]> = vec![header.map(String::from)];
+    let ms = |d: Option<std::time::Duration>| d.map_or_else(dash, |d| ms3(nanos(d)));
+    let mut rows: Vec<[String; 10]> = vec![header.map(String::from)];
     for t in out.threads.iter().filter(|t| t.distributions.response.count() > 0) {
         let d = &t.distributions;
         rows.push([
@@ -66,8 +79,43 @@ fn distribution_table(s: &mut String, out: &RunOutcome) {
             at(&d.response, 99.9),
             at(&d.start_latency, 99.0),
             at(&d.execution, 99.0),
-            d.tardiness.max().map_or_else(dash, |d| ms3(nanos(d))),
+            ms(d.tardiness.max()),
+            ms(d.response_jitter()),
+            ms(d.start_jitter()),
         ]);
+    }
+    if rows.len() > 1 {
+        let _ = writeln!(s);
+        write_table(s, &rows, false);
+    }
+}
+
+/// Per member of each set whose budget ran out: the exhaustions at which it was running, its
+/// overruns (exhaustions past which it ran on) and the CPU time it used past them
+/// ([`crate::MemberBudgetCounts`]); a row `(no member running)` for exhaustions at which none ran.
+fn member_table(s: &mut String, out: &RunOutcome, names_by_id: &std::collections::HashMap<crate::ThreadId, &str>) {
+    let header = ["set", "member", "exhaustions", "overruns", "overrun time"];
+    let mut rows: Vec<[String; 5]> = vec![header.map(String::from)];
+    for set in out.sets.iter().filter(|set| set.exhaustions > 0) {
+        for m in &set.per_member {
+            let who = m.thread.map_or_else(|| String::from("(others)"), |id| display_name(names_by_id, id));
+            rows.push([
+                set.name.clone(),
+                who,
+                m.exhaustions.to_string(),
+                m.overruns.to_string(),
+                ms3(nanos(m.overrun_time)),
+            ]);
+        }
+        if set.exhaustions_idle > 0 {
+            rows.push([
+                set.name.clone(),
+                String::from("(no member running)"),
+                set.exhaustions_idle.to_string(),
+                String::from("-"),
+                String::from("-"),
+            ]);
+        }
     }
     if rows.len() > 1 {
         let _ = writeln!(s);
@@ -158,6 +206,7 @@ pub fn summary_text(out: &RunOutcome) -> String {
         }
         let _ = writeln!(s);
         write_table(&mut s, &rows, true);
+        member_table(&mut s, out, &names_by_id);
     }
     let _ = writeln!(s, "(times in ms)");
     let _ = writeln!(s, "total misses: {}", out.threads.iter().map(|t| t.stats.misses).fold(0u64, u64::saturating_add));

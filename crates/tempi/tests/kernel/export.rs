@@ -516,7 +516,8 @@ fn export_report_sets_and_budget_events_are_exact() {
             "cpu_time": 8 * MS,
             "exhaustions": 4,
             "replenishments": 3,
-            "destroyed": false
+            "destroyed": false,
+            "per_member": [{"thread": "runaway", "exhaustions": 4, "overruns": 0, "overrun_time": 0}]
         }])
     );
     let ev = |kind: &str, time: u64, value: u64| serde_json::json!({"set": "sandbox", "kind": kind, "time": time * MS, "value": value * MS});

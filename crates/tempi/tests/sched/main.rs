@@ -5,6 +5,7 @@
 mod common;
 
 mod budget_clocks;
+mod budget_members;
 mod budget_properties;
 mod budget_servers;
 mod global_cpu_choice;

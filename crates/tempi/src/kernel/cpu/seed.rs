@@ -507,6 +507,7 @@ impl<C: Clock> Kernel<C> {
             stats: ThreadStats::default(),
             dist: crate::plain::ThreadDistributions::default(),
             job_ran: false,
+            set_record: u32::MAX,
             has_run: false,
             skip_next: 0,
             next_sporadic: Time::ZERO,

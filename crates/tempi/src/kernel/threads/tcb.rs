@@ -135,6 +135,8 @@ pub(crate) struct Tcb {
     pub(crate) kill_pending: bool,
     /// The thread set it belongs to (kernel-local index).
     pub(crate) set: Option<u32>,
+    /// Its place in its set's per-member budget counts (`u32::MAX`: none, the list was full).
+    pub(crate) set_record: u32,
     /// At background urgency while its set's budget is exhausted.
     pub(crate) demoted: bool,
     /// Execution-time timer on this thread's clock.

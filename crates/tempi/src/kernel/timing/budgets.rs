@@ -156,6 +156,20 @@ impl<C: Clock> Kernel<C> {
     /// The budget of set `s` just ran out.
     pub(in crate::kernel) fn exhaust(&mut self, s: usize) {
         self.exec.sets[s].exhaustions += 1;
+        // Which members were running when it ran out (no allocation: one pass over the CPUs).
+        let mut running = false;
+        for c in 0..self.cpus.len() {
+            let Some(m) = self.cpus[c].current else { continue };
+            let Some(t) = self.local(m).and_then(|i| self.table.slots[i].as_ref()) else { continue };
+            if t.set == Some(s as u32) {
+                let record = t.set_record;
+                self.exec.sets[s].counts(record).exhaustions += 1;
+                running = true;
+            }
+        }
+        if !running {
+            self.exec.sets[s].exhaustions_idle += 1;
+        }
         let consumed = self.exec.sets[s].consumed;
         self.trace_set(s, TraceKind::BudgetExhausted, consumed);
         let event = self.budget_event(s, BudgetEventKind::Exhausted);

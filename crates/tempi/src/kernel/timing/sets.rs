@@ -24,7 +24,7 @@ use crate::plain::ThreadId;
 use crate::plain::TraceKind;
 use crate::policy::budget::Enforcement;
 use crate::policy::sched::ReadyReason;
-use crate::sets::{Accounting, SetSummary};
+use crate::sets::{Accounting, MemberBudgetCounts, SetSummary};
 use crate::time::{nanos, Time};
 
 /// The `arg` of an `EventReleaseRefused` record made for an execution-time timer's handler
@@ -50,6 +50,39 @@ pub(crate) struct SetState {
     pub(crate) exhaustions: u64,
     pub(crate) replenishments: u64,
     pub(crate) destroyed: bool,
+    /// Per thread that joined, its share of the budget events; room for as many as the
+    /// members (preallocated), the rest summed in `others`.
+    pub(crate) per_member: Vec<MemberCounts>,
+    pub(crate) others: MemberCounts,
+    /// Exhaustions at which no member was running.
+    pub(crate) exhaustions_idle: u64,
+}
+
+/// One member's share of its set's budget events (see [`crate::MemberBudgetCounts`]).
+#[derive(Clone, Copy)]
+pub(crate) struct MemberCounts {
+    pub(crate) thread: Option<ThreadId>,
+    pub(crate) exhaustions: u64,
+    pub(crate) overruns: u64,
+    pub(crate) overrun_ns: u64,
+    /// The set's exhaustion count when this member's last overrun was counted: one overrun
+    /// per exhaustion.
+    pub(crate) last_overrun: u64,
+}
+
+impl MemberCounts {
+    const fn new(thread: Option<ThreadId>) -> MemberCounts {
+        MemberCounts { thread, exhaustions: 0, overruns: 0, overrun_ns: 0, last_overrun: 0 }
+    }
+
+    fn summary(&self) -> MemberBudgetCounts {
+        MemberBudgetCounts {
+            thread: self.thread,
+            exhaustions: self.exhaustions,
+            overruns: self.overruns,
+            overrun_time: Duration::from_nanos(self.overrun_ns),
+        }
+    }
 }
 
 impl SetState {
@@ -59,6 +92,12 @@ impl SetState {
             id,
             name,
             members: crate::sizes::vec_with_capacity(capacity, "the members of a thread set (Config::max_threads)")?,
+            per_member: crate::sizes::vec_with_capacity(
+                capacity,
+                "the per-member budget counts of a thread set (Config::max_threads)",
+            )?,
+            others: MemberCounts::new(None),
+            exhaustions_idle: 0,
             consumed: 0,
             timer: None,
             budget: None,
@@ -78,6 +117,50 @@ impl SetState {
             exhaustions: self.exhaustions,
             replenishments: self.replenishments,
             destroyed: self.destroyed,
+            per_member: self
+                .per_member
+                .iter()
+                .chain((self.others.exhaustions + self.others.overruns > 0).then_some(&self.others))
+                .map(MemberCounts::summary)
+                .collect(),
+            exhaustions_idle: self.exhaustions_idle,
+        }
+    }
+
+    /// The place of `id`'s counts, made when it first joins (no allocation: the list has room
+    /// for as many as the set's members); `u32::MAX` once the list is full.
+    fn record_for(&mut self, id: ThreadId) -> u32 {
+        if let Some(i) = self.per_member.iter().position(|c| c.thread == Some(id)) {
+            return i as u32;
+        }
+        if self.per_member.len() == self.per_member.capacity() {
+            return u32::MAX;
+        }
+        self.per_member.push(MemberCounts::new(Some(id)));
+        (self.per_member.len() - 1) as u32
+    }
+
+    /// The counts at place `record` (`others` past the list).
+    pub(crate) fn counts(&mut self, record: u32) -> &mut MemberCounts {
+        match self.per_member.get_mut(record as usize) {
+            Some(c) => c,
+            None => &mut self.others,
+        }
+    }
+
+    /// The member at place `record` ran `ran` ns while the budget was exhausted.
+    #[cold]
+    #[inline(never)]
+    fn overran(&mut self, record: u32, ran: u64) {
+        if ran == 0 {
+            return;
+        }
+        let mark = self.exhaustions;
+        let c = self.counts(record);
+        c.overrun_ns = c.overrun_ns.saturating_add(ran);
+        if c.last_overrun != mark {
+            c.last_overrun = mark;
+            c.overruns += 1;
         }
     }
 }
@@ -159,6 +242,8 @@ impl<C: Clock> Kernel<C> {
         self.charge_thread(id);
         self.tcb(id).set = Some(s as u32);
         self.exec.sets[s].members.push(id);
+        let record = self.exec.sets[s].record_for(id);
+        self.tcb(id).set_record = record;
         if self.tcb(id).state == State::Ready && self.exec.sets[s].suspended {
             self.hold(id);
         }
@@ -227,7 +312,11 @@ impl<C: Clock> Kernel<C> {
         if accounting == Accounting::Group
             && let Some(s) = t.set
         {
-            self.exec.sets[s as usize].consumed = self.exec.sets[s as usize].consumed.saturating_add(ran);
+            let set = &mut self.exec.sets[s as usize];
+            set.consumed = set.consumed.saturating_add(ran);
+            if set.budget.as_ref().is_some_and(|b| b.exhausted) {
+                set.overran(t.set_record, ran);
+            }
         }
     }
 
